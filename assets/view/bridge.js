@@ -1,0 +1,32 @@
+// The MCP Apps host bridge (stable spec 2026-01-26), written by hand: JSON-RPC 2.0 over
+// postMessage with the parent window, accepting only messages whose source is the parent.
+const bridge = (() => {
+  let nextId = 1;
+  const waiting = new Map();
+  const handlers = new Map();
+  function post(message) { window.parent.postMessage(Object.assign({ jsonrpc: "2.0" }, message), "*"); }
+  function request(method, params) {
+    const id = nextId++;
+    post({ id, method, params });
+    return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
+  }
+  function notify(method, params) { post({ method, params }); }
+  window.addEventListener("message", (event) => {
+    if (event.source !== window.parent) return;
+    const msg = event.data;
+    if (!msg || msg.jsonrpc !== "2.0") return;
+    if (msg.method === undefined && waiting.has(msg.id)) {
+      const w = waiting.get(msg.id);
+      waiting.delete(msg.id);
+      if (msg.error) w.reject(msg.error); else w.resolve(msg.result);
+      return;
+    }
+    const handle = handlers.get(msg.method);
+    const answer = handle ? handle(msg.params || {}) : undefined;
+    if (msg.id !== undefined) {
+      if (handle) post({ id: msg.id, result: answer || {} });
+      else post({ id: msg.id, error: { code: -32601, message: "Method not found" } });
+    }
+  });
+  return { request, notify, on: (method, fn) => handlers.set(method, fn) };
+})();

@@ -1,0 +1,242 @@
+//! Whether a tool call's arguments fit the tool's input schema, and if not, what is wrong in
+//! words the model can act on.
+//!
+//! bb's schemas use a small subset of JSON Schema, and this module checks exactly that subset:
+//! `type` (object, string, integer, number, boolean, array), `properties`, `required`,
+//! `additionalProperties: false`, `enum`, `minimum`, `maximum`, `minLength`, `maxLength`,
+//! `items`, `minItems`, `maxItems`. A schema keyword outside the subset is a bug in bb, caught
+//! by the catalogue's tests, not by a user.
+
+use serde_json::{Map, Value};
+
+/// The JSON Schema keywords this validator understands.
+pub const KNOWN_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "properties",
+    "required",
+    "additionalProperties",
+    "enum",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "items",
+    "minItems",
+    "maxItems",
+    "default",
+];
+
+/// Checks `args` (the call's `arguments`, absent = `{}`) against `schema`.
+/// The error names the argument and says what was expected.
+pub fn validate(args: Option<&Value>, schema: &Value) -> Result<(), String> {
+    let empty = Value::Object(Map::new());
+    let args = match args {
+        None | Some(Value::Null) => &empty,
+        Some(v) => v,
+    };
+    check(args, schema, "")
+}
+
+fn check(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
+    let name = if at.is_empty() { "the arguments".to_owned() } else { format!("`{at}`") };
+    if let Some(ty) = schema.get("type").and_then(Value::as_str) {
+        let fits = match ty {
+            "object" => value.is_object(),
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "array" => value.is_array(),
+            _ => true,
+        };
+        if !fits {
+            let article = if ty.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+            return Err(format!("{name} must be {article} {ty}, not {}.", describe(value)));
+        }
+    }
+    if let Some(choices) = schema.get("enum").and_then(Value::as_array) {
+        if !choices.contains(value) {
+            let list: Vec<String> = choices.iter().map(Value::to_string).collect();
+            return Err(format!("{name} must be one of {}, not {}.", list.join(", "), describe(value)));
+        }
+    }
+    match value {
+        Value::Object(map) => check_object(map, schema, at),
+        Value::String(s) => {
+            let chars = s.chars().count() as u64;
+            if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
+                if chars < min {
+                    return Err(format!("{name} must have at least {min} characters."));
+                }
+            }
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
+                if chars > max {
+                    return Err(format!("{name} must have at most {max} characters (it has {chars})."));
+                }
+            }
+            Ok(())
+        }
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
+                if x < min {
+                    return Err(format!("{name} must be at least {min}, not {n}."));
+                }
+            }
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
+                if x > max {
+                    return Err(format!("{name} must be at most {max}, not {n}."));
+                }
+            }
+            Ok(())
+        }
+        Value::Array(items) => {
+            let len = items.len() as u64;
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64) {
+                if len < min {
+                    return Err(format!("{name} must have at least {min} items."));
+                }
+            }
+            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64) {
+                if len > max {
+                    return Err(format!("{name} must have at most {max} items (it has {len})."));
+                }
+            }
+            if let Some(item_schema) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    check(item, item_schema, &format!("{}[{i}]", if at.is_empty() { "arguments" } else { at }))?;
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn check_object(map: &Map<String, Value>, schema: &Value, at: &str) -> Result<(), String> {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let join = |key: &str| if at.is_empty() { key.to_owned() } else { format!("{at}.{key}") };
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for key in required.iter().filter_map(Value::as_str) {
+            if map.get(key).is_none_or(Value::is_null) {
+                return Err(format!("`{}` is required.", join(key)));
+            }
+        }
+    }
+    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+    for (key, value) in map {
+        match properties.and_then(|p| p.get(key)) {
+            // An explicit null means "not given", as most clients send for an optional argument.
+            Some(_) if value.is_null() => {}
+            Some(sub) => check(value, sub, &join(key))?,
+            None if closed => {
+                let mut known: Vec<&str> =
+                    properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+                known.sort_unstable();
+                let expected = if known.is_empty() {
+                    "this tool takes no arguments".to_owned()
+                } else {
+                    format!("expected one of: {}", known.join(", "))
+                };
+                return Err(format!("`{}` is not an argument of this tool; {expected}.", join(key)));
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// A short description of a value for an error message, never echoing a long string whole.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) if s.chars().count() <= 40 => format!("the string {}", Value::String(s.clone())),
+        Value::String(s) => format!("a string of {} characters", s.chars().count()),
+        Value::Array(a) => format!("an array of {} items", a.len()),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "project": {"type": "string", "minLength": 1},
+                "pr_id": {"type": "integer", "minimum": 1},
+                "state": {"type": "string", "enum": ["OPEN", "MERGED"]},
+                "paths": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+                "draft": {"type": "boolean"}
+            },
+            "required": ["project", "pr_id"],
+            "additionalProperties": false
+        })
+    }
+
+    fn err(args: Value) -> String {
+        match validate(Some(&args), &schema()) {
+            Err(e) => e,
+            Ok(()) => String::from("<accepted>"),
+        }
+    }
+
+    #[test]
+    fn fitting_arguments_are_accepted() {
+        assert_eq!(validate(Some(&json!({"project": "P", "pr_id": 3, "paths": ["a"]})), &schema()), Ok(()));
+    }
+
+    #[test]
+    fn a_missing_required_argument_is_named() {
+        assert_eq!(err(json!({"project": "P"})), "`pr_id` is required.");
+        assert_eq!(err(json!({"project": "P", "pr_id": null})), "`pr_id` is required.");
+    }
+
+    #[test]
+    fn a_wrong_type_says_what_was_expected_and_what_came() {
+        assert_eq!(err(json!({"project": "P", "pr_id": "12"})), "`pr_id` must be an integer, not the string \"12\".");
+        assert_eq!(err(json!({"project": "P", "pr_id": 1.5})), "`pr_id` must be an integer, not 1.5.");
+    }
+
+    #[test]
+    fn an_unknown_argument_lists_the_known_ones() {
+        assert_eq!(
+            err(json!({"project": "P", "pr_id": 1, "prId": 1})),
+            "`prId` is not an argument of this tool; expected one of: draft, paths, pr_id, project, state."
+        );
+    }
+
+    #[test]
+    fn enums_bounds_and_lengths_are_checked() {
+        assert!(err(json!({"project": "P", "pr_id": 1, "state": "open"})).contains("must be one of"));
+        assert!(err(json!({"project": "P", "pr_id": 0})).contains("at least 1"));
+        assert!(err(json!({"project": "", "pr_id": 1})).contains("at least 1 characters"));
+        assert!(err(json!({"project": "P", "pr_id": 1, "paths": ["a", "b", "c"]})).contains("at most 2 items"));
+        assert!(err(json!({"project": "P", "pr_id": 1, "paths": [1]})).contains("`paths[0]` must be a string"));
+    }
+
+    #[test]
+    fn arguments_that_are_not_an_object_are_refused() {
+        assert_eq!(err(json!([1])), "the arguments must be an object, not an array of 1 items.");
+    }
+
+    #[test]
+    fn absent_arguments_count_as_an_empty_object() {
+        let open = json!({"type": "object", "properties": {}});
+        assert_eq!(validate(None, &open), Ok(()));
+        assert_eq!(validate(Some(&Value::Null), &open), Ok(()));
+    }
+
+    #[test]
+    fn a_long_string_is_described_not_echoed() {
+        let long = "x".repeat(10_000);
+        let e = err(json!({"project": "P", "pr_id": long}));
+        assert!(e.len() < 100, "{e}");
+    }
+}

@@ -1,0 +1,46 @@
+//! The server's `instructions`: what the model is told about bb once, at initialize.
+//!
+//! The guidance about `show` follows the views decision record (ADR-101): the other tools
+//! answer the model; `show` is for the person, once an answer is ready, for someone who is there
+//! to see it, never for an agent working on its own; a diff only for what the person cannot
+//! open in their own editor. It is given only while `show` is exposed.
+
+use crate::catalogue::Exposed;
+
+/// The instructions for a server exposing `exposed`.
+pub fn for_exposed(exposed: &Exposed) -> String {
+    let mut text = String::from(
+        "bb reads and acts on Bitbucket Data Center: pull requests, their diffs, comments, tasks and builds. \
+         Its tools answer in short lines; a list says how many it shows and whether more exist, and a cut \
+         says how to get the rest. A failed call says what went wrong in one sentence: act on it rather than retry blindly.",
+    );
+    if exposed.get("show").is_some() {
+        text.push_str(
+            "\n\nThe other tools answer you; `show` is for the person. Call `show` once your answer is ready, \
+             for a person who is there to see it, never while working on your own. Show a diff only for what the \
+             person cannot open in their own editor. If the person sees no view, answer in words.",
+        );
+    }
+    if exposed.tools().iter().any(|t| t.access != crate::catalogue::Access::Read) {
+        text.push_str("\n\nTools that write change Bitbucket for everyone: call them only when the person asked for the change.");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::catalogue::ExposureOptions;
+    use crate::testing::test_catalogue;
+
+    #[test]
+    fn show_guidance_is_given_only_while_show_is_exposed() {
+        let with = test_catalogue().expose(&ExposureOptions::default()).unwrap();
+        assert!(for_exposed(&with).contains("`show` is for the person"));
+        let without = test_catalogue()
+            .expose(&ExposureOptions { exclude: ["show".to_string()].into(), ..Default::default() })
+            .unwrap();
+        assert!(!for_exposed(&without).contains("`show`"));
+    }
+}

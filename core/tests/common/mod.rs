@@ -1,0 +1,96 @@
+//! A driver for sessions in tests: feeds lines at an explicit time and collects what comes out.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use bb_core::testing::test_catalogue;
+use bb_core::{ExposureOptions, FetchOutcome, FetchRequest, Input, Output, ServerConfig, Session, Ticket};
+use serde_json::{Value, json};
+
+/// A session over the test catalogue and everything it has emitted.
+pub struct Harness {
+    pub session: Session,
+    pub now: u64,
+    pub sent: Vec<Value>,
+    pub fetches: Vec<(Ticket, FetchRequest)>,
+    pub cancelled: Vec<Ticket>,
+    next_tag: u64,
+}
+
+impl Harness {
+    pub fn new() -> Harness {
+        Harness::with(ExposureOptions::default(), 100)
+    }
+
+    pub fn with(options: ExposureOptions, page: usize) -> Harness {
+        let exposed = test_catalogue().expose(&options).unwrap();
+        let mut config = ServerConfig::new(exposed, "0.0.0-test");
+        config.tools_page_size = page;
+        Harness { session: Session::new(Arc::new(config)), now: 1_000, sent: vec![], fetches: vec![], cancelled: vec![], next_tag: 0 }
+    }
+
+    /// A session initialized under `version`, with or without the UI extension.
+    pub fn initialized(version: &str, views: bool) -> Harness {
+        let mut h = Harness::new();
+        let caps = if views {
+            json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}})
+        } else {
+            json!({})
+        };
+        let answer = h.request(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": caps, "clientInfo": {"name": "test", "version": "1"}}}));
+        assert!(answer.get("result").is_some(), "{answer}");
+        h.line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        h
+    }
+
+    /// Feeds raw bytes; returns the messages sent in answer.
+    pub fn bytes(&mut self, bytes: &[u8]) -> Vec<Value> {
+        self.next_tag += 1;
+        self.now += 1;
+        self.session.handle(Input::Message { bytes, tag: self.next_tag }, self.now);
+        self.drain()
+    }
+
+    pub fn line(&mut self, line: &str) -> Vec<Value> {
+        self.bytes(line.as_bytes())
+    }
+
+    /// Sends one request and returns its only answer.
+    pub fn request(&mut self, message: Value) -> Value {
+        let mut out = self.line(&message.to_string());
+        assert_eq!(out.len(), 1, "expected one answer to {message}, got {out:?}");
+        out.remove(0)
+    }
+
+    pub fn call(&mut self, id: i64, name: &str, arguments: Value) -> Vec<Value> {
+        self.line(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}).to_string())
+    }
+
+    pub fn fetched(&mut self, ticket: Ticket, outcome: FetchOutcome) -> Vec<Value> {
+        self.now += 1;
+        self.session.handle(Input::Fetched { ticket, outcome }, self.now);
+        self.drain()
+    }
+
+    pub fn ok(body: &str) -> FetchOutcome {
+        FetchOutcome::Response { status: 200, body: body.as_bytes().to_vec() }
+    }
+
+    fn drain(&mut self) -> Vec<Value> {
+        let mut answers = vec![];
+        while let Some(out) = self.session.poll_output() {
+            match out {
+                Output::Send { message, .. } => {
+                    let v: Value = serde_json::from_slice(&message).unwrap();
+                    self.sent.push(v.clone());
+                    answers.push(v);
+                }
+                Output::Fetch { ticket, request } => self.fetches.push((ticket, request)),
+                Output::CancelFetch(t) => self.cancelled.push(t),
+                Output::Log { .. } => {}
+            }
+        }
+        answers
+    }
+}

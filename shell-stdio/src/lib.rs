@@ -1,0 +1,10 @@
+//! bb's shell: the command line, the stdio transport and the driver loop that pumps a
+//! [`bb_core::Session`]. Everything that decides lives in bb-core; this crate only does IO.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod cli;
+pub mod fetch;
+pub mod lines;
+pub mod log;
+pub mod stdio;

@@ -1,0 +1,61 @@
+//! The `bb` binary.
+#![forbid(unsafe_code)]
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use bb::cli::{self, Command};
+use bb::fetch::Unconfigured;
+use bb::lines::MAX_LINE;
+use bb::log::Logger;
+use bb_core::catalogue::{Access, Role};
+use bb_core::{Catalogue, ServerConfig, Session};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            let _ = writeln!(std::io::stderr(), "bb: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    match cli::parse(std::env::args_os().skip(1))? {
+        Command::Help(text) => print(text),
+        Command::Version => print(&format!("bb {VERSION}\n")),
+        Command::Tools(exposure) => {
+            let exposed = Catalogue::standard().expose(&exposure)?;
+            if exposed.tools().is_empty() {
+                let _ = writeln!(std::io::stderr(), "bb: these options expose no tools");
+            }
+            let mut out = String::new();
+            for t in exposed.tools() {
+                let access = match (t.role, t.access) {
+                    (Role::ViewCompanion, _) => "views only",
+                    (_, Access::Read) => "read",
+                    (_, Access::Write) => "write",
+                    (_, Access::UnsafeWrite) => "unsafe write",
+                };
+                out.push_str(&format!("{:<22} {:<13} {}\n", t.name, access, t.title));
+            }
+            print(&out)
+        }
+        Command::Serve(options) => {
+            let logger = Logger::new(options.log_level);
+            let exposed = Catalogue::standard().expose(&options.exposure)?;
+            let session = Session::new(Arc::new(ServerConfig::new(exposed, VERSION)));
+            bb::stdio::serve_stdio(session, Arc::new(Unconfigured), logger, MAX_LINE)
+                .map_err(|e| format!("writing to stdout failed: {e}"))
+        }
+    }
+}
+
+fn print(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| format!("writing to stdout failed: {e}"))
+}
