@@ -143,8 +143,10 @@ impl Catalogue {
     /// that lists the tools it has.
     pub fn expose(&self, options: &ExposureOptions) -> Result<Arc<Exposed>, String> {
         let known: BTreeSet<&str> = self.names().collect();
-        for (flag, names) in [("--tools", options.tools.iter().flatten().collect::<Vec<_>>()),
-                              ("--exclude", options.exclude.iter().collect())] {
+        for (flag, names) in [
+            ("--tools", options.tools.iter().flatten().collect::<Vec<_>>()),
+            ("--exclude", options.exclude.iter().collect()),
+        ] {
             if let Some(unknown) = names.iter().find(|n| !known.contains(n.as_str())) {
                 let list: Vec<&str> = self.names().collect();
                 let list = if list.is_empty() { "none yet".to_owned() } else { list.join(", ") };
@@ -168,9 +170,10 @@ impl Catalogue {
                 }
             }
         }
-        let show_exposed = self.tools.iter().any(|t| {
-            t.role == Role::Show && named(t.name) && !excluded(t.name) && !show_kinds.is_empty()
-        });
+        let show_exposed = self
+            .tools
+            .iter()
+            .any(|t| t.role == Role::Show && named(t.name) && !excluded(t.name) && !show_kinds.is_empty());
         let tools: Vec<ToolSpec> = self
             .tools
             .iter()
@@ -286,7 +289,16 @@ mod tests {
     fn by_default_everything_but_unsafe_writes_is_exposed() {
         assert_eq!(
             exposed(None, &[], false),
-            ["echo", "get_thing", "list_things", "add_note", "fetch_twice", "show", "refresh_view", "suggest_form_values"]
+            [
+                "echo",
+                "get_thing",
+                "list_things",
+                "add_note",
+                "fetch_twice",
+                "show",
+                "refresh_view",
+                "suggest_form_values"
+            ]
         );
     }
 
@@ -320,7 +332,10 @@ mod tests {
     #[test]
     fn companions_never_come_without_show() {
         assert_eq!(exposed(Some(&["get_thing", "refresh_view"]), &[], false), ["get_thing"]);
-        assert_eq!(exposed(None, &["show"], false).iter().filter(|n| n.contains("view") || n.contains("form")).count(), 0);
+        assert_eq!(
+            exposed(None, &["show"], false).iter().filter(|n| n.contains("view") || n.contains("form")).count(),
+            0
+        );
     }
 
     #[test]

@@ -22,7 +22,9 @@ pub fn for_exposed(exposed: &Exposed) -> String {
         );
     }
     if exposed.tools().iter().any(|t| t.access != crate::catalogue::Access::Read) {
-        text.push_str("\n\nTools that write change Bitbucket for everyone: call them only when the person asked for the change.");
+        text.push_str(
+            "\n\nTools that write change Bitbucket for everyone: call them only when the person asked for the change.",
+        );
     }
     text
 }

@@ -171,11 +171,9 @@ pub fn decode_line(bytes: &[u8]) -> Decoded {
         }
     };
     match value {
-        Value::Array(items) if items.is_empty() => Decoded::Invalid(ErrorReply::new(
-            None,
-            INVALID_REQUEST,
-            "Invalid request: an empty batch.",
-        )),
+        Value::Array(items) if items.is_empty() => {
+            Decoded::Invalid(ErrorReply::new(None, INVALID_REQUEST, "Invalid request: an empty batch."))
+        }
         Value::Array(items) => Decoded::Batch(items.into_iter().map(decode_value).collect()),
         other => match decode_value(other) {
             Ok(message) => Decoded::Single(message),
@@ -187,11 +185,7 @@ pub fn decode_line(bytes: &[u8]) -> Decoded {
 /// Decodes one JSON value as a message (not a batch).
 pub fn decode_value(value: Value) -> Result<Message, ErrorReply> {
     let Value::Object(mut object) = value else {
-        return Err(ErrorReply::new(
-            None,
-            INVALID_REQUEST,
-            "Invalid request: a JSON-RPC message is a JSON object.",
-        ));
+        return Err(ErrorReply::new(None, INVALID_REQUEST, "Invalid request: a JSON-RPC message is a JSON object."));
     };
     // The id is read first so that every later complaint can be answered under it.
     let id = match object.get("id") {
@@ -208,11 +202,7 @@ pub fn decode_value(value: Value) -> Result<Message, ErrorReply> {
         },
     };
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(ErrorReply::new(
-            id,
-            INVALID_REQUEST,
-            "Invalid request: `jsonrpc` must be \"2.0\".",
-        ));
+        return Err(ErrorReply::new(id, INVALID_REQUEST, "Invalid request: `jsonrpc` must be \"2.0\"."));
     }
     let params = object.remove("params");
     if let Some(p) = &params {
@@ -229,15 +219,9 @@ pub fn decode_value(value: Value) -> Result<Message, ErrorReply> {
             Some(id) => Message::Request { id, method, params },
             None => Message::Notification { method, params },
         }),
-        Some(_) => Err(ErrorReply::new(
-            id,
-            INVALID_REQUEST,
-            "Invalid request: `method` must be a string.",
-        )),
+        Some(_) => Err(ErrorReply::new(id, INVALID_REQUEST, "Invalid request: `method` must be a string.")),
         None => match id {
-            Some(id) if object.contains_key("result") || object.contains_key("error") => {
-                Ok(Message::Response { id })
-            }
+            Some(id) if object.contains_key("result") || object.contains_key("error") => Ok(Message::Response { id }),
             _ => Err(ErrorReply::new(
                 id,
                 INVALID_REQUEST,

@@ -36,7 +36,7 @@ pub mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use catalogue::{Catalogue, ExposureOptions, Exposed, ToolSpec, VIEW_URI};
+pub use catalogue::{Catalogue, Exposed, ExposureOptions, ToolSpec, VIEW_URI};
 pub use logging::Level;
 pub use plan::{FetchOutcome, FetchRequest, Method, Ticket, ToolResult};
 pub use protocol::ProtocolVersion;

@@ -101,8 +101,7 @@ impl ToolResult {
 
     /// The result as MCP JSON.
     pub fn to_value(&self) -> Value {
-        let content: Vec<Value> =
-            self.text.iter().map(|t| json!({"type": "text", "text": t})).collect();
+        let content: Vec<Value> = self.text.iter().map(|t| json!({"type": "text", "text": t})).collect();
         let mut out = Map::new();
         out.insert("content".into(), Value::Array(content));
         if let Some(s) = &self.structured {

@@ -71,9 +71,7 @@ impl ClientProfile {
     /// Reads the profile from `initialize` params, leniently: unknown or malformed keys are ignored.
     pub fn from_initialize(params: &Value) -> ClientProfile {
         let info = params.get("clientInfo");
-        let text = |key: &str| {
-            info.and_then(|i| i.get(key)).and_then(Value::as_str).unwrap_or_default().to_owned()
-        };
+        let text = |key: &str| info.and_then(|i| i.get(key)).and_then(Value::as_str).unwrap_or_default().to_owned();
         ClientProfile {
             name: text("name"),
             version: text("version"),

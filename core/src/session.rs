@@ -186,7 +186,9 @@ impl Session {
                 let reply = ErrorReply::new(
                     None,
                     INVALID_REQUEST,
-                    format!("Invalid request: the message is longer than bb's limit of {limit} bytes and was dropped unread."),
+                    format!(
+                        "Invalid request: the message is longer than bb's limit of {limit} bytes and was dropped unread."
+                    ),
                 );
                 self.send(reply.to_value(), Some(tag));
             }
@@ -477,7 +479,8 @@ impl Session {
                 self.answer_later(&id, pending, result.to_value());
             }
             None if pending.tickets.is_empty() => {
-                let result = ToolResult::error("The call stopped waiting on Bitbucket without an answer. This is a bug in bb.");
+                let result =
+                    ToolResult::error("The call stopped waiting on Bitbucket without an answer. This is a bug in bb.");
                 self.answer_later(&id, pending, result.to_value());
             }
             None => {
@@ -544,7 +547,9 @@ impl Session {
     fn send(&mut self, value: Value, tag: Option<u64>) {
         match serde_json::to_vec(&value) {
             Ok(message) => self.out.push_back(Output::Send { message, tag }),
-            Err(e) => self.out.push_back(Output::Log { level: Level::Error, message: format!("could not encode an answer: {e}") }),
+            Err(e) => self
+                .out
+                .push_back(Output::Log { level: Level::Error, message: format!("could not encode an answer: {e}") }),
         }
     }
 

@@ -25,7 +25,13 @@ fn text_schema() -> Value {
            "required": ["text"], "additionalProperties": false})
 }
 
-fn spec(name: &'static str, access: Access, role: Role, input_schema: fn() -> Value, start: crate::catalogue::StartFn) -> ToolSpec {
+fn spec(
+    name: &'static str,
+    access: Access,
+    role: Role,
+    input_schema: fn() -> Value,
+    start: crate::catalogue::StartFn,
+) -> ToolSpec {
     let annotations = match access {
         Access::Read => READ,
         Access::Write => WRITE,

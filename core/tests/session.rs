@@ -32,7 +32,9 @@ fn initialize_with_an_unknown_version_answers_with_the_latest() {
 #[test]
 fn initialize_declares_tools_resources_logging_and_the_ui_extension() {
     let mut h = Harness::new();
-    let a = h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}));
+    let a = h.request(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
+    );
     let caps = &a["result"]["capabilities"];
     assert!(caps["tools"].is_object() && caps["resources"].is_object() && caps["logging"].is_object());
     assert!(caps["extensions"]["io.modelcontextprotocol/ui"].is_object());
@@ -61,7 +63,9 @@ fn show_tells_a_client_without_views_that_nothing_was_shown() {
 #[test]
 fn a_second_initialize_is_refused() {
     let mut h = Harness::initialized("2025-11-25", false);
-    let a = h.request(json!({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}));
+    let a = h.request(
+        json!({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
+    );
     assert_eq!(code(&a), -32600);
 }
 
@@ -175,7 +179,10 @@ fn tools_list_pages_with_a_cursor_and_refuses_a_forged_one() {
             None => break,
         }
     }
-    assert_eq!(names, ["echo", "get_thing", "list_things", "add_note", "fetch_twice", "show", "refresh_view", "suggest_form_values"]);
+    assert_eq!(
+        names,
+        ["echo", "get_thing", "list_things", "add_note", "fetch_twice", "show", "refresh_view", "suggest_form_values"]
+    );
     for bad in [json!("tools:999"), json!("garbage"), json!(5)] {
         let a = h.request(json!({"jsonrpc": "2.0", "id": 20, "method": "tools/list", "params": {"cursor": bad}}));
         assert_eq!(code(&a), -32602, "{bad}");
@@ -186,7 +193,11 @@ fn tools_list_pages_with_a_cursor_and_refuses_a_forged_one() {
 fn calling_an_unknown_or_unexposed_tool_is_invalid_params() {
     let mut h = Harness::initialized("2025-11-25", false);
     assert_eq!(code(&h.call(1, "nope", json!({}))[0]), -32602);
-    assert_eq!(code(&h.call(2, "merge_thing", json!({"id": 1}))[0]), -32602, "unsafe writes are not exposed by default");
+    assert_eq!(
+        code(&h.call(2, "merge_thing", json!({"id": 1}))[0]),
+        -32602,
+        "unsafe writes are not exposed by default"
+    );
     let a = h.request(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {}}));
     assert_eq!(code(&a), -32602);
 }
@@ -242,7 +253,8 @@ fn parallel_fetches_answer_once_both_have_arrived_in_any_order() {
 fn a_cancelled_call_gets_no_answer_and_its_fetches_are_cancelled() {
     let mut h = Harness::initialized("2025-11-25", false);
     h.call(1, "fetch_twice", json!({}));
-    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "user"}});
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "user"}});
     assert!(h.line(&cancel.to_string()).is_empty());
     assert_eq!(h.cancelled.len(), 2);
     let (a, b) = (h.fetches[0].0, h.fetches[1].0);
@@ -256,7 +268,9 @@ fn cancelling_an_unknown_or_answered_request_does_nothing() {
     let mut h = Harness::initialized("2025-11-25", false);
     h.call(1, "echo", json!({"text": "x"}));
     for p in [json!({"requestId": 1}), json!({"requestId": 99}), json!({}), json!({"requestId": null})] {
-        assert!(h.line(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": p}).to_string()).is_empty());
+        assert!(
+            h.line(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": p}).to_string()).is_empty()
+        );
     }
 }
 
@@ -287,7 +301,8 @@ fn the_view_resource_is_served_and_left_out_of_the_list() {
 fn the_view_resource_is_byte_identical_across_sessions() {
     let read = || {
         let mut h = Harness::initialized("2025-11-25", true);
-        h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": VIEW_URI}})).to_string()
+        h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": VIEW_URI}}))
+            .to_string()
     };
     assert_eq!(read(), read());
 }
@@ -295,7 +310,8 @@ fn the_view_resource_is_byte_identical_across_sessions() {
 #[test]
 fn an_unknown_resource_is_not_found_with_its_uri() {
     let mut h = Harness::initialized("2025-11-25", false);
-    let a = h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "ui://bb/other"}}));
+    let a =
+        h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "ui://bb/other"}}));
     assert_eq!(code(&a), -32002);
     assert_eq!(a["error"]["data"]["uri"], "ui://bb/other");
 }
@@ -303,7 +319,10 @@ fn an_unknown_resource_is_not_found_with_its_uri() {
 #[test]
 fn set_level_turns_on_log_notifications_at_and_above_the_level() {
     let mut h = Harness::initialized("2025-11-25", false);
-    assert_eq!(h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "debug"}}))["result"], json!({}));
+    assert_eq!(
+        h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "debug"}}))["result"],
+        json!({})
+    );
     let out = h.line(r#"{"jsonrpc":"2.0","method":"some/notification"}"#);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0]["method"], "notifications/message");
@@ -317,7 +336,9 @@ fn an_oversized_message_is_answered_with_a_clear_error() {
     let mut h = Harness::initialized("2025-11-25", false);
     h.session.handle(bb_core::Input::Oversized { limit: 16 << 20, tag: 5 }, 10);
     let out: Vec<_> = std::iter::from_fn(|| h.session.poll_output()).collect();
-    let Some(bb_core::Output::Send { message, tag }) = out.iter().find(|o| matches!(o, bb_core::Output::Send { .. })).cloned() else {
+    let Some(bb_core::Output::Send { message, tag }) =
+        out.iter().find(|o| matches!(o, bb_core::Output::Send { .. })).cloned()
+    else {
         panic!("expected an answer, got {out:?}")
     };
     assert_eq!(tag, Some(5));

@@ -152,7 +152,20 @@ mod tests {
 
     #[test]
     fn serve_takes_exposure_flags_and_a_log_level() {
-        let Command::Serve(o) = p(&["ai", "mcp", "serve", "--tools", "a,b", "--tools=c", "--exclude", "d", "--allow-writes", "--log-level", "debug"]).unwrap() else {
+        let Command::Serve(o) = p(&[
+            "ai",
+            "mcp",
+            "serve",
+            "--tools",
+            "a,b",
+            "--tools=c",
+            "--exclude",
+            "d",
+            "--allow-writes",
+            "--log-level",
+            "debug",
+        ])
+        .unwrap() else {
             panic!("expected serve");
         };
         assert_eq!(o.exposure.tools.unwrap().into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
@@ -199,6 +212,10 @@ mod tests {
 
     #[test]
     fn tools_refuses_serve_only_flags() {
-        assert!(p(&["ai", "mcp", "tools", "--log-level", "info"]).unwrap_err().contains("not an option of `bb ai mcp tools`"));
+        assert!(
+            p(&["ai", "mcp", "tools", "--log-level", "info"])
+                .unwrap_err()
+                .contains("not an option of `bb ai mcp tools`")
+        );
     }
 }

@@ -139,7 +139,12 @@ async fn read_frames<R: AsyncRead + Unpin>(input: R, tx: Sender<Event>, max_line
 }
 
 /// Runs `bb ai mcp serve` on the process's stdin and stdout.
-pub fn serve_stdio(session: Session, fetcher: Arc<dyn Fetcher>, logger: Logger, max_line: usize) -> std::io::Result<()> {
+pub fn serve_stdio(
+    session: Session,
+    fetcher: Arc<dyn Fetcher>,
+    logger: Logger,
+    max_line: usize,
+) -> std::io::Result<()> {
     let stdin = smol::Unblock::new(std::io::stdin());
     let stdout = smol::Unblock::new(std::io::stdout());
     smol::block_on(serve(stdin, stdout, session, fetcher, logger, max_line))

@@ -26,7 +26,14 @@ impl Harness {
         let exposed = test_catalogue().expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.tools_page_size = page;
-        Harness { session: Session::new(Arc::new(config)), now: 1_000, sent: vec![], fetches: vec![], cancelled: vec![], next_tag: 0 }
+        Harness {
+            session: Session::new(Arc::new(config)),
+            now: 1_000,
+            sent: vec![],
+            fetches: vec![],
+            cancelled: vec![],
+            next_tag: 0,
+        }
     }
 
     /// A session initialized under `version`, with or without the UI extension.
@@ -92,5 +99,19 @@ impl Harness {
             }
         }
         answers
+    }
+}
+
+/// The proptest configuration every property runs with: a pinned seed (`BB_PROPTEST_SEED`,
+/// default 0xbb), `BB_PROPTEST_CASES` cases (default `cases`), and no failure files: a
+/// counterexample becomes a named test instead.
+pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
+    let seed = std::env::var("BB_PROPTEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xbb);
+    let cases = std::env::var("BB_PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(cases);
+    proptest::test_runner::Config {
+        cases,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
     }
 }

@@ -1,0 +1,27 @@
+//! A pull request's activity, newest first.
+//!
+//! Source: reference "Activity" [spec][rec]: newest first, the OPENED activity last; COMMENTED carries
+//! `commentAction`, `comment` and, for file and line comments, `commentAnchor`.
+
+use super::{Cx, Reply, find_pr};
+use crate::exchange::{Request, Response};
+use crate::model::Activity;
+use crate::paging::page_of;
+use crate::render;
+
+/// `GET …/pull-requests/{id}/activities?start&limit`. Activities of a deleted comment other than its DELETED
+/// one are not listed.
+pub fn list(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    let pr = find_pr(cx.m, key, slug, id)?;
+    let mut acts: Vec<&Activity> = pr
+        .activities
+        .iter()
+        .filter(|a| match a.comment_id.and_then(|c| pr.comments.get(&c)) {
+            Some(c) if c.deleted => a.comment_action.as_deref() == Some("DELETED"),
+            _ => true,
+        })
+        .collect();
+    acts.sort_by(|a, b| b.created.cmp(&a.created).then(b.id.cmp(&a.id)));
+    let all = acts.into_iter().map(|a| render::activity(&cx.v, cx.m, pr, a)).collect();
+    Ok(Response::json(200, &page_of(req, all)))
+}

@@ -1,0 +1,250 @@
+//! Comments, replies and tasks on a pull request: add, read, edit, resolve, delete.
+//!
+//! Source: reference "Pull requests" [spec][rec]: `POST …/comments` `{text, parent?{id}, anchor?, severity?}` → 201;
+//! tasks are comments with `severity: BLOCKER`; resolve with `PUT …/comments/{id}` `{version, state: RESOLVED}`.
+//! None of this changes the pull request's `version` or `updatedDate` [rec + seed].
+
+use super::{Cx, Reply, find_pr, pr_key};
+use crate::errors::{self, exception};
+use crate::exchange::{Request, Response};
+use crate::model::{Activity, Comment, Model, PullRequest, RepoKey};
+use crate::paging::page_of;
+use crate::render::{self, View};
+use serde_json::{Value, json};
+
+fn no_such_comment(id: &str) -> Response {
+    errors::error(
+        404,
+        Some(exception::NO_SUCH_COMMENT),
+        &format!("No comment with id {id} exists on this pull request."),
+    )
+}
+
+/// Adds a comment (or reply, or task) by `author` from a request body; returns the new comment's JSON.
+pub fn add(m: &mut Model, v: &View, k: &(RepoKey, u64), author: &str, body: &Value) -> Result<Value, Response> {
+    let text = body.get("text").and_then(Value::as_str).unwrap_or("");
+    if text.trim().is_empty() {
+        return Err(errors::field_error("text", "A comment needs text."));
+    }
+    let pr = m.prs.get(k).ok_or_else(|| errors::no_such_resource("pull request"))?;
+    let parent = match body.pointer("/parent/id") {
+        Some(p) => {
+            let pid = p.as_u64().ok_or_else(|| errors::field_error("parent", "parent.id must be a number"))?;
+            match pr.comments.get(&pid) {
+                Some(c) if !c.deleted => Some(pid),
+                _ => return Err(no_such_comment(&pid.to_string())),
+            }
+        }
+        None => None,
+    };
+    let severity = body.get("severity").and_then(Value::as_str).unwrap_or("NORMAL").to_ascii_uppercase();
+    if severity != "NORMAL" && severity != "BLOCKER" {
+        return Err(errors::field_error("severity", "severity must be NORMAL or BLOCKER"));
+    }
+    let anchor = match (parent, body.get("anchor")) {
+        (None, Some(a)) if a.is_object() => {
+            if a.get("path").and_then(Value::as_str).is_none() {
+                return Err(errors::field_error("anchor", "anchor.path is required"));
+            }
+            Some(a.clone())
+        }
+        _ => None,
+    };
+    let now = m.tick();
+    let id = m.comment_id();
+    let aid = m.activity_id();
+    let comment = Comment {
+        id,
+        version: 0,
+        text: text.to_string(),
+        author: author.to_string(),
+        created: now,
+        updated: now,
+        parent,
+        anchor,
+        severity,
+        state: "OPEN".into(),
+        thread_resolved: false,
+        resolver: None,
+        resolved_date: None,
+        deleted: false,
+    };
+    let pr = m.prs.get_mut(k).ok_or_else(|| errors::no_such_resource("pull request"))?;
+    pr.comments.insert(id, comment);
+    pr.activities.push(Activity {
+        id: aid,
+        created: now,
+        user: author.to_string(),
+        action: "COMMENTED".into(),
+        comment_id: Some(id),
+        comment_action: Some(if parent.is_some() { "REPLIED" } else { "ADDED" }.into()),
+        extra: json!({}),
+    });
+    let pr = m.prs.get(k).ok_or_else(|| errors::no_such_resource("pull request"))?;
+    let c = pr.comments.get(&id).ok_or_else(|| no_such_comment(&id.to_string()))?;
+    Ok(render::comment(v, m, pr, c))
+}
+
+/// `POST …/pull-requests/{id}/comments` → 201 with the comment.
+pub fn create(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    let body = req.json().map_err(|e| errors::bad_request(&e))?;
+    let k = pr_key(cx.m, key, slug, id)?;
+    let me = cx.me.clone();
+    Ok(Response::json(201, &add(cx.m, &cx.v, &k, &me, &body)?))
+}
+
+/// Control API: `POST /_stack/comments {project, repo, pullRequest, user, text, parent?, anchor?, severity?}` —
+/// a comment as another user, as if they had posted it.
+pub fn control_add_comment(m: &mut Model, v: &View, body: &Value) -> Response {
+    let key = body.get("project").and_then(Value::as_str).unwrap_or("");
+    let slug = body.get("repo").and_then(Value::as_str).unwrap_or("");
+    let id = body.get("pullRequest").map(|x| x.to_string()).unwrap_or_default();
+    let user = body.get("user").and_then(Value::as_str).unwrap_or(&m.default_user).to_string();
+    if !m.users.contains_key(&user) {
+        return errors::field_error("user", &format!("{user} is not a user."));
+    }
+    let result = pr_key(m, key, slug, id.trim_matches('"')).and_then(|k| add(m, v, &k, &user, body));
+    match result {
+        Ok(c) => Response::json(201, &c),
+        Err(r) => r,
+    }
+}
+
+fn find<'p>(pr: &'p PullRequest, cid: &str) -> Result<&'p Comment, Response> {
+    cid.parse::<u64>().ok().and_then(|n| pr.comments.get(&n)).filter(|c| !c.deleted).ok_or_else(|| no_such_comment(cid))
+}
+
+/// `GET …/comments/{commentId}`.
+pub fn one(cx: &mut Cx, key: &str, slug: &str, id: &str, cid: &str) -> Reply {
+    let pr = find_pr(cx.m, key, slug, id)?;
+    let c = find(pr, cid)?;
+    Ok(Response::json(200, &render::comment(&cx.v, cx.m, pr, c)))
+}
+
+/// `GET …/comments?path=` — the root comments anchored to a file. [spec: `path` is required]
+pub fn list(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    let path = req.param("path").ok_or_else(|| errors::field_error("path", "path is required"))?;
+    let pr = find_pr(cx.m, key, slug, id)?;
+    let all = pr
+        .comments
+        .values()
+        .filter(|c| !c.deleted && c.parent.is_none())
+        .filter(|c| c.anchor.as_ref().and_then(|a| a.get("path")).and_then(Value::as_str) == Some(path))
+        .map(|c| render::comment(&cx.v, cx.m, pr, c))
+        .collect();
+    Ok(Response::json(200, &page_of(req, all)))
+}
+
+fn check_comment_version(c: &Comment, given: Option<u64>) -> Result<(), Response> {
+    match given {
+        Some(v) if v != c.version => Err(errors::error_with(
+            409,
+            Some(exception::COMMENT_OUT_OF_DATE),
+            None,
+            &format!(
+                "You are attempting to modify a comment based on out-of-date information (version {v}, current {}).",
+                c.version
+            ),
+            json!({ "currentVersion": c.version, "expectedVersion": v }),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `PUT …/comments/{commentId}` `{version, text?, state?, severity?, threadResolved?}` — edits (EDITED activity),
+/// resolves or reopens a task (`state`), or marks a thread resolved. The comment's version moves; the pull
+/// request's does not.
+pub fn update(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str, cid: &str) -> Reply {
+    let body = req.json().map_err(|e| errors::bad_request(&e))?;
+    let k = pr_key(cx.m, key, slug, id)?;
+    let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
+    let c = find(pr, cid)?;
+    check_comment_version(c, body.get("version").and_then(Value::as_u64))?;
+    let n = c.id;
+    let state = body.get("state").and_then(Value::as_str).map(str::to_ascii_uppercase);
+    if let Some(s) = &state
+        && !["OPEN", "RESOLVED"].contains(&s.as_str())
+    {
+        return Err(errors::field_error("state", "state must be OPEN or RESOLVED"));
+    }
+    let now = cx.m.tick();
+    let aid = cx.m.activity_id();
+    let me = cx.me.clone();
+    let Some(pr) = cx.m.prs.get_mut(&k) else {
+        return Err(errors::no_such_resource(id));
+    };
+    let Some(c) = pr.comments.get_mut(&n) else {
+        return Err(no_such_comment(cid));
+    };
+    let mut edited = false;
+    if let Some(t) = body.get("text").and_then(Value::as_str)
+        && t != c.text
+    {
+        c.text = t.to_string();
+        edited = true;
+    }
+    if let Some(s) = body.get("severity").and_then(Value::as_str) {
+        c.severity = s.to_ascii_uppercase();
+    }
+    if let Some(s) = state {
+        let resolved = s == "RESOLVED";
+        c.state = s;
+        c.resolver = resolved.then(|| me.clone());
+        c.resolved_date = resolved.then_some(now);
+    }
+    if let Some(t) = body.get("threadResolved").and_then(Value::as_bool) {
+        c.thread_resolved = t;
+        c.resolver = t.then(|| me.clone());
+        c.resolved_date = t.then_some(now);
+    }
+    c.version += 1;
+    c.updated = now;
+    if edited {
+        pr.activities.push(Activity {
+            id: aid,
+            created: now,
+            user: me,
+            action: "COMMENTED".into(),
+            comment_id: Some(n),
+            comment_action: Some("EDITED".into()),
+            extra: json!({}),
+        });
+    }
+    let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
+    let c = find(pr, cid)?;
+    Ok(Response::json(200, &render::comment(&cx.v, cx.m, pr, c)))
+}
+
+/// `DELETE …/comments/{commentId}?version=N` → 204; a comment with replies cannot be deleted (409).
+pub fn delete(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str, cid: &str) -> Reply {
+    let k = pr_key(cx.m, key, slug, id)?;
+    let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
+    let c = find(pr, cid)?;
+    check_comment_version(c, req.param("version").and_then(|v| v.parse().ok()))?;
+    let n = c.id;
+    if pr.comments.values().any(|r| r.parent == Some(n) && !r.deleted) {
+        return Err(errors::error(
+            409,
+            Some("com.atlassian.bitbucket.comment.CommentDeletionException"),
+            "A comment with replies cannot be deleted.",
+        ));
+    }
+    let now = cx.m.tick();
+    let aid = cx.m.activity_id();
+    let me = cx.me.clone();
+    if let Some(pr) = cx.m.prs.get_mut(&k) {
+        if let Some(c) = pr.comments.get_mut(&n) {
+            c.deleted = true;
+        }
+        pr.activities.push(Activity {
+            id: aid,
+            created: now,
+            user: me,
+            action: "COMMENTED".into(),
+            comment_id: Some(n),
+            comment_action: Some("DELETED".into()),
+            extra: json!({}),
+        });
+    }
+    Ok(Response::empty(204))
+}

@@ -1,0 +1,561 @@
+//! Pull requests: listing (per repository, dashboard, inbox), one, create, edit, merge, decline, reopen, and the
+//! control API's push to a source branch.
+//!
+//! Source: reference "Pull requests" [spec][rec]. Which events change `version` and `updatedDate` [rec + seed]:
+//! reviewer changes, decline, reopen, merge and title/description edits do; comments, replies, task changes and
+//! approvals do not (those live in `comments` and `review`, which leave both alone).
+
+use super::{Cx, Reply, find_pr, find_repo, pr_key, upper_param};
+use crate::errors::{self, exception};
+use crate::exchange::{Request, Response};
+use crate::model::*;
+use crate::paging::page_of;
+use crate::render::{self, View};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+fn order(list: &mut [&PullRequest], req: &Request) {
+    // NEWEST (the default) lists the most recently updated first, OLDEST the reverse. [assumed: the sort key]
+    list.sort_by(|a, b| b.updated.cmp(&a.updated).then(b.id.cmp(&a.id)));
+    if upper_param(req, "order").as_deref() == Some("OLDEST") {
+        list.reverse();
+    }
+}
+
+fn state_filter(req: &Request, default: &str) -> Option<PrState> {
+    let s = upper_param(req, "state").unwrap_or(default.to_string());
+    if s == "ALL" { None } else { PrState::parse(&s).or(Some(PrState::Open)) }
+}
+
+/// `GET …/pull-requests?state&direction&at&order&filterText&draft&role.N&username.N&approved.N`.
+pub fn list(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
+    let repo = find_repo(cx.m, key, slug)?.key.clone();
+    let state = state_filter(req, "OPEN");
+    let outgoing = upper_param(req, "direction").as_deref() == Some("OUTGOING");
+    let at = req
+        .param("at")
+        .filter(|s| !s.is_empty())
+        .map(|a| if a.starts_with("refs/") { a.to_string() } else { format!("refs/heads/{a}") });
+    let text = req.param("filterText").unwrap_or("").to_lowercase();
+    let draft = req.param("draft").and_then(|d| d.parse::<bool>().ok());
+    let mut user_filters = Vec::new();
+    for n in 1..=10 {
+        let Some(user) = req.param(&format!("username.{n}")) else {
+            continue;
+        };
+        let role = upper_param(req, &format!("role.{n}"));
+        let approved = req.param(&format!("approved.{n}")).and_then(|a| a.parse::<bool>().ok());
+        user_filters.push((user.to_string(), role, approved));
+    }
+    let mut list: Vec<&PullRequest> = cx
+        .m
+        .prs
+        .values()
+        .filter(|pr| if outgoing { pr.from.repo == repo } else { pr.to.repo == repo })
+        .filter(|pr| state.is_none_or(|s| pr.state == s))
+        .filter(|pr| at.as_ref().is_none_or(|a| *a == if outgoing { pr.from.id() } else { pr.to.id() }))
+        .filter(|pr| {
+            text.is_empty() || pr.title.to_lowercase().contains(&text) || pr.description.to_lowercase().contains(&text)
+        })
+        .filter(|pr| draft.is_none_or(|d| pr.draft == d))
+        .filter(|pr| user_filters.iter().all(|(u, role, approved)| matches_user(pr, u, role.as_deref(), *approved)))
+        .collect();
+    order(&mut list, req);
+    let all = list.into_iter().map(|pr| render::pull_request(&cx.v, cx.m, pr)).collect();
+    Ok(Response::json(200, &page_of(req, all)))
+}
+
+fn matches_user(pr: &PullRequest, user: &str, role: Option<&str>, approved: Option<bool>) -> bool {
+    let Some(actual) = pr.role_of(user) else {
+        return false;
+    };
+    if role.is_some_and(|r| r != actual) {
+        return false;
+    }
+    match approved {
+        None => true,
+        Some(want) => {
+            let status =
+                pr.reviewers.iter().chain(&pr.participants).find(|p| p.user == user).map(|p| p.status.as_str());
+            (status == Some("APPROVED")) == want
+        }
+    }
+}
+
+fn my_status<'p>(pr: &'p PullRequest, me: &str) -> Option<&'p str> {
+    pr.reviewers.iter().chain(&pr.participants).find(|p| p.user == me).map(|p| p.status.as_str())
+}
+
+/// `GET /rest/api/latest/dashboard/pull-requests?state&role&participantStatus&order` — the caller's pull requests
+/// across repositories. Without `state` it lists open ones. [assumed: the default]
+pub fn dashboard(cx: &mut Cx, req: &Request) -> Reply {
+    let state = state_filter(req, "OPEN");
+    let role = upper_param(req, "role");
+    let statuses: Vec<String> = upper_param(req, "participantStatus")
+        .map(|s| s.split(',').map(|x| x.trim().to_string()).collect())
+        .unwrap_or_default();
+    let me = cx.me.clone();
+    let mut list: Vec<&PullRequest> =
+        cx.m.prs
+            .values()
+            .filter(|pr| state.is_none_or(|s| pr.state == s))
+            .filter(|pr| match (pr.role_of(&me), role.as_deref()) {
+                (None, _) => false,
+                (Some(_), None) => true,
+                (Some(actual), Some(want)) => actual == want,
+            })
+            .filter(|pr| statuses.is_empty() || my_status(pr, &me).is_some_and(|s| statuses.iter().any(|w| w == s)))
+            .collect();
+    order(&mut list, req);
+    let all = list.into_iter().map(|pr| render::pull_request(&cx.v, cx.m, pr)).collect();
+    Ok(Response::json(200, &page_of(req, all)))
+}
+
+/// The inbox: open pull requests the caller reviews and has not approved (`role=reviewer`, the default), or
+/// authored (`role=author`). [assumed: which reviewer statuses count]
+fn inbox_list<'m>(m: &'m Model, me: &str, req: &Request) -> Vec<&'m PullRequest> {
+    let author = upper_param(req, "role").as_deref() == Some("AUTHOR");
+    let mut list: Vec<&PullRequest> = m
+        .prs
+        .values()
+        .filter(|pr| pr.state == PrState::Open)
+        .filter(|pr| {
+            if author { pr.author == me } else { pr.reviewers.iter().any(|r| r.user == me && r.status != "APPROVED") }
+        })
+        .collect();
+    list.sort_by(|a, b| b.updated.cmp(&a.updated).then(b.id.cmp(&a.id)));
+    list
+}
+
+/// `GET /rest/api/latest/inbox/pull-requests?role=reviewer`.
+pub fn inbox(cx: &mut Cx, req: &Request) -> Reply {
+    let all = inbox_list(cx.m, &cx.me, req).into_iter().map(|pr| render::pull_request(&cx.v, cx.m, pr)).collect();
+    Ok(Response::json(200, &page_of(req, all)))
+}
+
+/// `GET /rest/api/latest/inbox/pull-requests/count` → `{"count": n}`, the only PR total Bitbucket reports. [spec]
+pub fn inbox_count(cx: &mut Cx, req: &Request) -> Reply {
+    Ok(Response::json(200, &json!({ "count": inbox_list(cx.m, &cx.me, req).len() })))
+}
+
+/// `GET …/pull-requests/{id}`.
+pub fn one(cx: &mut Cx, key: &str, slug: &str, id: &str) -> Reply {
+    let pr = find_pr(cx.m, key, slug, id)?;
+    Ok(Response::json(200, &render::pull_request(&cx.v, cx.m, pr)))
+}
+
+/// `GET …/pull-requests/{id}/commits` — commits on the source not on the target.
+pub fn commits(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    let pr = find_pr(cx.m, key, slug, id)?;
+    let repo = cx.m.repos.get(&pr.from.repo).ok_or_else(|| errors::no_such_resource(id))?;
+    let all =
+        cx.m.history(repo, &pr.from_commit, Some(&pr.to_commit))
+            .iter()
+            .map(|c| render::commit(&cx.v, cx.m, c))
+            .collect();
+    Ok(Response::json(200, &page_of(req, all)))
+}
+
+fn ref_of(m: &Model, v: &Value, field: &str) -> Result<(RepoKey, String), Response> {
+    let id = v
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| errors::field_error(field, &format!("{field}.id is required")))?;
+    let branch = id.strip_prefix("refs/heads/").unwrap_or(id).to_string();
+    let repo =
+        v.get("repository").ok_or_else(|| errors::field_error(field, &format!("{field}.repository is required")))?;
+    let slug = repo.get("slug").and_then(Value::as_str).unwrap_or("");
+    let key = repo.pointer("/project/key").and_then(Value::as_str).unwrap_or("");
+    let r = find_repo(m, key, slug)?;
+    if !r.branches.contains_key(&branch) {
+        return Err(errors::error(
+            404,
+            Some(exception::NO_SUCH_REF),
+            &format!("Repository {key}/{slug} has no branch {id}. [assumed: 404 NoSuchBranch]"),
+        ));
+    }
+    Ok((r.key.clone(), branch))
+}
+
+/// `POST …/pull-requests` `{title, description, fromRef, toRef, reviewers[{user{name}}], draft?}` → 201;
+/// 409 DuplicatePullRequestException with `existingPullRequest` when one is open for the same branches. [rec]
+pub fn create(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
+    let target = find_repo(cx.m, key, slug)?.key.clone();
+    let body = req.json().map_err(|e| errors::bad_request(&e))?;
+    let title = body.get("title").and_then(Value::as_str).map(str::trim).unwrap_or("");
+    if title.is_empty() {
+        return Err(errors::field_error("title", "A title is required."));
+    }
+    let (from_repo, from_branch) = ref_of(cx.m, body.get("fromRef").unwrap_or(&Value::Null), "fromRef")?;
+    let (to_repo, to_branch) = ref_of(cx.m, body.get("toRef").unwrap_or(&Value::Null), "toRef")?;
+    if to_repo != target {
+        return Err(errors::field_error("toRef", "toRef must be a branch of this repository."));
+    }
+    if from_repo == to_repo && from_branch == to_branch {
+        return Err(errors::error(
+            409,
+            Some("com.atlassian.bitbucket.pull.EmptyPullRequestException"),
+            "The source and target are the same branch.",
+        ));
+    }
+    let from = RefKey { repo: from_repo, branch: from_branch };
+    let to = RefKey { repo: to_repo, branch: to_branch };
+    if let Some(existing) = cx.m.prs.values().find(|p| p.state == PrState::Open && p.from == from && p.to == to) {
+        let existing_json = render::pull_request(&cx.v, cx.m, existing);
+        return Err(errors::error_with(
+            409,
+            Some(exception::DUPLICATE_PR),
+            None,
+            &format!("Only one pull request may be open for a given source and target branch ({}).", existing.id),
+            json!({ "existingPullRequest": existing_json }),
+        ));
+    }
+    let mut reviewers = Vec::new();
+    for r in body.get("reviewers").and_then(Value::as_array).into_iter().flatten() {
+        let name = r.pointer("/user/name").or_else(|| r.pointer("/user/slug")).and_then(Value::as_str).unwrap_or("");
+        if !cx.m.users.contains_key(name) {
+            return Err(errors::field_error("reviewers", &format!("{name} is not a user.")));
+        }
+        if name == cx.me {
+            return Err(errors::field_error(
+                "reviewers",
+                "The author of a pull request cannot be one of its reviewers.",
+            ));
+        }
+        if !reviewers.iter().any(|p: &Participant| p.user == name) {
+            reviewers.push(Participant { user: name.to_string(), status: "UNAPPROVED".into(), last_reviewed: None });
+        }
+    }
+    let head = |m: &Model, r: &RefKey| {
+        m.repos.get(&r.repo).and_then(|x| x.branches.get(&r.branch)).cloned().unwrap_or_default()
+    };
+    let now = cx.m.tick();
+    let id = cx.m.prs.keys().filter(|(k, _)| *k == target).map(|(_, n)| *n).max().unwrap_or(0) + 1;
+    let activity_id = cx.m.activity_id();
+    let pr = PullRequest {
+        id,
+        version: 0,
+        title: title.to_string(),
+        description: body.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
+        state: PrState::Open,
+        draft: body.get("draft").and_then(Value::as_bool).unwrap_or(false),
+        locked: false,
+        created: now,
+        updated: now,
+        closed: None,
+        from_commit: head(cx.m, &from),
+        to_commit: head(cx.m, &to),
+        from,
+        to,
+        author: cx.me.clone(),
+        reviewers,
+        participants: Vec::new(),
+        conflicted: false,
+        vetoes: Vec::new(),
+        files: Vec::new(),
+        comments: BTreeMap::new(),
+        activities: vec![Activity {
+            id: activity_id,
+            created: now,
+            user: cx.me.clone(),
+            action: "OPENED".into(),
+            comment_id: None,
+            comment_action: None,
+            extra: json!({}),
+        }],
+        merge_commit: None,
+    };
+    let json = render::pull_request(&cx.v, cx.m, &pr);
+    cx.m.prs.insert((target, id), pr);
+    Ok(Response::json(201, &json))
+}
+
+fn given_version(req: &Request, body: &Value) -> Option<u64> {
+    req.param("version")
+        .and_then(|v| v.parse().ok())
+        .or_else(|| body.get("version").and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))))
+}
+
+/// 409 PullRequestOutOfDateException with `currentVersion` and `expectedVersion` when `given` is stale. [rec]
+fn check_version(pr: &PullRequest, given: Option<u64>) -> Result<(), Response> {
+    match given {
+        Some(v) if v != pr.version => Err(errors::error_with(
+            409,
+            Some(exception::PR_OUT_OF_DATE),
+            None,
+            &format!(
+                "You are attempting to modify a pull request based on out-of-date information. The current version is {}; you gave {v}.",
+                pr.version
+            ),
+            json!({ "currentVersion": pr.version, "expectedVersion": v, "pullRequest": Value::Null }),
+        )),
+        // Without a version the stack does not check. [assumed]
+        _ => Ok(()),
+    }
+}
+
+fn not_open(pr: &PullRequest, what: &str) -> Response {
+    errors::error(
+        409,
+        Some(exception::ILLEGAL_PR_STATE),
+        &format!("Pull request {} is {} and cannot be {what}.", pr.id, pr.state.name().to_lowercase()),
+    )
+}
+
+/// The merge check's vetoes: the seeded ones, plus one for conflicts and one for drafts. [assumed: their wording]
+fn vetoes(pr: &PullRequest) -> Vec<Value> {
+    let mut out = pr.vetoes.clone();
+    if pr.conflicted {
+        out.push(json!({ "summaryMessage": "Merge conflicts", "detailedMessage": "This pull request has conflicts that must be resolved before it can be merged." }));
+    }
+    if pr.draft {
+        out.push(json!({ "summaryMessage": "Draft pull request", "detailedMessage": "A draft pull request cannot be merged. Publish it first." }));
+    }
+    out
+}
+
+/// `GET …/pull-requests/{id}/merge` → `{canMerge, conflicted, outcome, vetoes[]}`. [rec]
+pub fn merge_check(cx: &mut Cx, key: &str, slug: &str, id: &str) -> Reply {
+    let pr = find_pr(cx.m, key, slug, id)?;
+    let mut v = vetoes(pr);
+    if pr.state != PrState::Open {
+        v.push(json!({ "summaryMessage": "Pull request is closed", "detailedMessage": "Only open pull requests can be merged." }));
+    }
+    Ok(Response::json(
+        200,
+        &json!({
+            "canMerge": v.is_empty(),
+            "conflicted": pr.conflicted,
+            "outcome": if pr.conflicted { "CONFLICTED" } else { "CLEAN" },
+            "vetoes": v,
+        }),
+    ))
+}
+
+fn activity(m: &mut Model, user: &str, action: &str, extra: Value) -> Activity {
+    Activity {
+        id: m.activity_id(),
+        created: m.clock,
+        user: user.to_string(),
+        action: action.into(),
+        comment_id: None,
+        comment_action: None,
+        extra,
+    }
+}
+
+/// `POST …/merge?version=N` `{version, message?}` — 409 when stale (currentVersion, expectedVersion) or vetoed
+/// (`vetoes`); otherwise MERGED, with a merge commit on the target branch.
+pub fn merge(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    let body = req.json().map_err(|e| errors::bad_request(&e))?;
+    let k = pr_key(cx.m, key, slug, id)?;
+    let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
+    if pr.state != PrState::Open {
+        return Err(not_open(pr, "merged"));
+    }
+    check_version(pr, given_version(req, &body))?;
+    let v = vetoes(pr);
+    if !v.is_empty() {
+        return Err(errors::error_with(
+            409,
+            Some(exception::MERGE_VETOED),
+            None,
+            "Merging the pull request has been vetoed.",
+            json!({ "conflicted": pr.conflicted, "vetoes": v }),
+        ));
+    }
+    let message = body.get("message").and_then(Value::as_str).map(str::to_string);
+    let (to, from_commit, to_commit, title) =
+        (pr.to.clone(), pr.from_commit.clone(), pr.to_commit.clone(), pr.title.clone());
+    let now = cx.m.tick();
+    let me = cx.me.clone();
+    let merge_id = commit_id(&format!("{}/{}#{}:merge@{now}", to.repo.0, to.repo.1, k.1));
+    if let Some(repo) = cx.m.repos.get_mut(&to.repo) {
+        let parent = repo.branches.get(&to.branch).cloned().unwrap_or(to_commit);
+        let text = message.unwrap_or_else(|| format!("Merge pull request #{} {title}", k.1));
+        repo.commits.insert(
+            merge_id.clone(),
+            Commit {
+                id: merge_id.clone(),
+                message: text,
+                author: me.clone(),
+                at: now,
+                parents: vec![parent, from_commit],
+            },
+        );
+        repo.branches.insert(to.branch.clone(), merge_id.clone());
+    }
+    let act = activity(cx.m, &me, "MERGED", json!({ "commit": { "id": merge_id, "displayId": &merge_id[..11] } }));
+    if let Some(pr) = cx.m.prs.get_mut(&k) {
+        pr.state = PrState::Merged;
+        pr.closed = Some(now);
+        pr.updated = now;
+        pr.version += 1;
+        pr.merge_commit = Some(merge_id);
+        pr.activities.push(act);
+    }
+    one(cx, key, slug, id)
+}
+
+/// `POST …/decline?version=N` — 409 when stale or not open; otherwise DECLINED.
+pub fn decline(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    close_or_reopen(cx, req, key, slug, id, PrState::Open, PrState::Declined, "DECLINED", "declined")
+}
+
+/// `POST …/reopen?version=N` — only a declined pull request can be reopened.
+pub fn reopen(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    close_or_reopen(cx, req, key, slug, id, PrState::Declined, PrState::Open, "REOPENED", "reopened")
+}
+
+#[allow(clippy::too_many_arguments)]
+fn close_or_reopen(
+    cx: &mut Cx,
+    req: &Request,
+    key: &str,
+    slug: &str,
+    id: &str,
+    from: PrState,
+    to: PrState,
+    action: &str,
+    verb: &str,
+) -> Reply {
+    let body = req.json().map_err(|e| errors::bad_request(&e))?;
+    let k = pr_key(cx.m, key, slug, id)?;
+    let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
+    if pr.state != from {
+        return Err(not_open(pr, verb));
+    }
+    check_version(pr, given_version(req, &body))?;
+    let now = cx.m.tick();
+    let me = cx.me.clone();
+    let act = activity(cx.m, &me, action, json!({}));
+    if let Some(pr) = cx.m.prs.get_mut(&k) {
+        pr.state = to;
+        pr.closed = (to != PrState::Open).then_some(now);
+        pr.updated = now;
+        pr.version += 1;
+        pr.activities.push(act);
+    }
+    one(cx, key, slug, id)
+}
+
+/// `PUT …/pull-requests/{id}` `{version, title?, description?, reviewers?, draft?}` — an edit: version and
+/// updatedDate move; a reviewer change adds an UPDATED activity with `addedReviewers`/`removedReviewers`.
+pub fn update(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    let body = req.json().map_err(|e| errors::bad_request(&e))?;
+    let k = pr_key(cx.m, key, slug, id)?;
+    let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
+    check_version(pr, given_version(req, &body))?;
+    let new_reviewers: Option<Vec<String>> = body.get("reviewers").and_then(Value::as_array).map(|list| {
+        list.iter()
+            .filter_map(|r| r.pointer("/user/name").or_else(|| r.pointer("/user/slug")).and_then(Value::as_str))
+            .map(str::to_string)
+            .collect()
+    });
+    if let Some(names) = &new_reviewers
+        && let Some(bad) = names.iter().find(|n| !cx.m.users.contains_key(*n) || **n == pr.author)
+    {
+        return Err(errors::field_error("reviewers", &format!("{bad} cannot be a reviewer of this pull request.")));
+    }
+    let _ = pr;
+    let now = cx.m.tick();
+    let v = cx.v.clone();
+    let me = cx.me.clone();
+    let aid = cx.m.activity_id();
+    let users: Vec<User> = cx.m.users.values().cloned().collect();
+    let user_json =
+        |slug: &str| users.iter().find(|u| u.slug == slug).map(|u| render::user(&v, u)).unwrap_or(Value::Null);
+    let Some(pr) = cx.m.prs.get_mut(&k) else {
+        return Err(errors::no_such_resource(id));
+    };
+    if let Some(t) = body.get("title").and_then(Value::as_str) {
+        pr.title = t.to_string();
+    }
+    if let Some(d) = body.get("description").and_then(Value::as_str) {
+        pr.description = d.to_string();
+    }
+    if let Some(d) = body.get("draft").and_then(Value::as_bool) {
+        pr.draft = d;
+    }
+    if let Some(names) = new_reviewers {
+        let added: Vec<Value> =
+            names.iter().filter(|n| !pr.reviewers.iter().any(|r| &r.user == *n)).map(|n| user_json(n)).collect();
+        let removed: Vec<Value> =
+            pr.reviewers.iter().filter(|r| !names.contains(&r.user)).map(|r| user_json(&r.user)).collect();
+        pr.reviewers.retain(|r| names.contains(&r.user));
+        for n in names {
+            if !pr.reviewers.iter().any(|r| r.user == n) {
+                pr.reviewers.push(Participant { user: n, status: "UNAPPROVED".into(), last_reviewed: None });
+            }
+        }
+        if !added.is_empty() || !removed.is_empty() {
+            pr.activities.push(Activity {
+                id: aid,
+                created: now,
+                user: me,
+                action: "UPDATED".into(),
+                comment_id: None,
+                comment_action: None,
+                extra: json!({ "addedReviewers": added, "removedReviewers": removed }),
+            });
+        }
+    }
+    pr.version += 1;
+    pr.updated = now;
+    one(cx, key, slug, id)
+}
+
+/// Control API: `POST /_stack/push {project, repo, pullRequest, user?, message?}` — a new commit on the pull
+/// request's source branch. The pull request is rescoped: new `latestCommit`, a RESCOPED activity, and
+/// `version`/`updatedDate` move. [assumed: the reference does not list rescoping among the events that change them;
+/// a real server's optimistic lock does move when the source ref moves]
+pub fn control_push(m: &mut Model, v: &View, body: &Value) -> Response {
+    let key = body.get("project").and_then(Value::as_str).unwrap_or("");
+    let slug = body.get("repo").and_then(Value::as_str).unwrap_or("");
+    let id = body.get("pullRequest").map(|x| x.to_string()).unwrap_or_default();
+    let k = match pr_key(m, key, slug, id.trim_matches('"')) {
+        Ok(k) => k,
+        Err(r) => return r,
+    };
+    let Some(pr) = m.prs.get(&k) else {
+        return errors::no_such_resource(&id);
+    };
+    let user = body.get("user").and_then(Value::as_str).unwrap_or(&pr.author).to_string();
+    if !m.users.contains_key(&user) {
+        return errors::field_error("user", &format!("{user} is not a user."));
+    }
+    let (from, old) = (pr.from.clone(), pr.from_commit.clone());
+    let now = m.tick();
+    let message =
+        body.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or(format!("Follow-up on #{}", k.1));
+    let new_id = commit_id(&format!("{}/{}:{}@{now}", from.repo.0, from.repo.1, from.branch));
+    let commit = Commit { id: new_id.clone(), message, author: user.clone(), at: now, parents: vec![old] };
+    let commit_json = render::commit(v, m, &commit);
+    if let Some(repo) = m.repos.get_mut(&from.repo) {
+        repo.commits.insert(new_id.clone(), commit);
+        repo.branches.insert(from.branch.clone(), new_id.clone());
+    }
+    let aid = m.activity_id();
+    let Some(pr) = m.prs.get_mut(&k) else {
+        return errors::no_such_resource(&id);
+    };
+    pr.activities.push(Activity {
+        id: aid,
+        created: now,
+        user,
+        action: "RESCOPED".into(),
+        comment_id: None,
+        comment_action: None,
+        extra: json!({
+            "fromHash": new_id,
+            "previousFromHash": pr.from_commit,
+            "added": { "commits": [commit_json], "total": 1 },
+            "removed": { "commits": [], "total": 0 },
+        }),
+    });
+    pr.from_commit = new_id;
+    pr.version += 1;
+    pr.updated = now;
+    let pr = &m.prs[&k];
+    Response::json(200, &render::pull_request(v, m, pr))
+}

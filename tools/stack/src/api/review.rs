@@ -1,0 +1,96 @@
+//! Reviews: who takes part in a pull request and the caller's review status.
+//!
+//! Source: reference "Pull requests" [spec]: `PUT …/participants/{userSlug}` `{status}` acts for the current user,
+//! 400 for the author; approvals do not change the pull request's `version` or `updatedDate` [rec + seed].
+
+use super::{Cx, Reply, find_pr, pr_key};
+use crate::errors::{self, exception};
+use crate::exchange::{Request, Response};
+use crate::model::{Activity, Participant, PrState};
+use crate::paging::page_of;
+use crate::render;
+use serde_json::{Value, json};
+
+/// `GET …/pull-requests/{id}/participants` — the author, reviewers and other participants.
+pub fn list(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    let pr = find_pr(cx.m, key, slug, id)?;
+    let author = Participant { user: pr.author.clone(), status: "UNAPPROVED".into(), last_reviewed: None };
+    let mut all = vec![render::participant(&cx.v, cx.m, &author, "AUTHOR")];
+    all.extend(pr.reviewers.iter().map(|p| render::participant(&cx.v, cx.m, p, "REVIEWER")));
+    all.extend(pr.participants.iter().map(|p| render::participant(&cx.v, cx.m, p, "PARTICIPANT")));
+    Ok(Response::json(200, &page_of(req, all)))
+}
+
+/// `PUT …/participants/{userSlug}` `{status: APPROVED|NEEDS_WORK|UNAPPROVED}`: sets the caller's status (a
+/// non-reviewer becomes a participant) and adds APPROVED, REVIEWED or UNAPPROVED to the activity.
+pub fn set_status(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str, user: &str) -> Reply {
+    let body = req.json().map_err(|e| errors::bad_request(&e))?;
+    let k = pr_key(cx.m, key, slug, id)?;
+    let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
+    if user != cx.me {
+        // Acting for someone else. [assumed: 401, Bitbucket's status for "not permitted"]
+        return Err(errors::error(
+            401,
+            Some(exception::NOT_PERMITTED),
+            &format!("You may only set your own review status, not {user}'s."),
+        ));
+    }
+    if pr.author == cx.me {
+        return Err(errors::error(
+            400,
+            Some(exception::INVALID_PARTICIPANT),
+            "The author of a pull request cannot review it.",
+        ));
+    }
+    if pr.state != PrState::Open {
+        return Err(errors::error(
+            409,
+            Some(exception::ILLEGAL_PR_STATE),
+            "Only an open pull request can be reviewed.",
+        ));
+    }
+    let status = body.get("status").and_then(Value::as_str).unwrap_or("").to_ascii_uppercase();
+    let action = match status.as_str() {
+        "APPROVED" => "APPROVED",
+        "NEEDS_WORK" => "REVIEWED",
+        "UNAPPROVED" => "UNAPPROVED",
+        _ => {
+            return Err(errors::field_error("status", "status must be APPROVED, NEEDS_WORK or UNAPPROVED."));
+        }
+    };
+    // The clock moves for the activity's time, but the pull request's version and updatedDate do not.
+    let now = cx.m.tick();
+    let aid = cx.m.activity_id();
+    let me = cx.me.clone();
+    let Some(pr) = cx.m.prs.get_mut(&k) else {
+        return Err(errors::no_such_resource(id));
+    };
+    let head = pr.from_commit.clone();
+    let (entry, role) = match pr.reviewers.iter_mut().find(|p| p.user == me) {
+        Some(p) => (p, "REVIEWER"),
+        None => {
+            if !pr.participants.iter().any(|p| p.user == me) {
+                pr.participants.push(Participant {
+                    user: me.clone(),
+                    status: "UNAPPROVED".into(),
+                    last_reviewed: None,
+                });
+            }
+            let p = pr.participants.iter_mut().find(|p| p.user == me).ok_or_else(|| errors::no_such_resource(id))?;
+            (p, "PARTICIPANT")
+        }
+    };
+    entry.status = status;
+    entry.last_reviewed = Some(head);
+    let entry = entry.clone();
+    pr.activities.push(Activity {
+        id: aid,
+        created: now,
+        user: me,
+        action: action.into(),
+        comment_id: None,
+        comment_action: None,
+        extra: json!({}),
+    });
+    Ok(Response::json(200, &render::participant(&cx.v, cx.m, &entry, role)))
+}

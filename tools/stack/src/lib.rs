@@ -1,0 +1,132 @@
+//! bb-stack: a local stand-in for a Bitbucket Data Center server, for bb's tests, demo and preview.
+//!
+//! It serves every endpoint of `shared/reference/bitbucket-dc.md` from seeded, deterministic data
+//! (`seed/seed.json`), with Bitbucket's paging, error JSON, authentication and state changes, plus a control API
+//! under `/_stack/...` for faults, latency, request counts, reset, and changes made as other users.
+//!
+//! ```no_run
+//! let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).map_err(|e| e.to_string())?;
+//! println!("{} {}", stack.base_url, stack.token);
+//! # Ok::<(), String>(())
+//! ```
+//!
+//! Handlers are plain functions over the world and a [`exchange::Request`]: [`routes::serve`] answers one
+//! without sockets. The server (hyper 1 on smol) only adds the control API's faults around them.
+
+pub mod api;
+pub mod auth;
+pub mod avatar_png;
+pub mod control;
+pub mod errors;
+pub mod exchange;
+pub mod hyper_smol;
+pub mod model;
+pub mod paging;
+pub mod patches;
+pub mod ref_matchers;
+pub mod render;
+pub mod routes;
+pub mod seed;
+pub mod server;
+pub mod world;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use world::World;
+
+/// How to start a stack.
+#[derive(Debug, Clone, Default)]
+pub struct StackConfig {
+    /// Port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// Seed JSON text; the committed seed when absent.
+    pub seed: Option<String>,
+    /// The default user's personal access token, replacing the seed's.
+    pub token: Option<String>,
+    /// A context path such as `/bitbucket` that every Bitbucket path sits under (empty for none).
+    pub context_path: String,
+}
+
+/// Starts stacks.
+#[derive(Debug)]
+pub struct Stack;
+
+impl Stack {
+    /// Binds 127.0.0.1:`port` and serves on a thread of its own until the handle is shut down or dropped.
+    pub fn start(config: StackConfig) -> Result<RunningStack, String> {
+        let mut world = match &config.seed {
+            Some(text) => World::from_seed_text(text, config.token.as_deref())?,
+            None => World::from_seed_text(seed::DEFAULT_SEED, config.token.as_deref())?,
+        };
+        let context_path = config.context_path.trim_end_matches('/').to_string();
+        if !context_path.is_empty() && !context_path.starts_with('/') {
+            return Err(format!("The context path must start with '/': {context_path}"));
+        }
+        let std_listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, config.port))
+            .map_err(|e| format!("Cannot listen on 127.0.0.1:{}: {e}", config.port))?;
+        let addr = std_listener.local_addr().map_err(|e| format!("Cannot read the bound address: {e}"))?;
+        let listener =
+            smol::net::TcpListener::try_from(std_listener).map_err(|e| format!("Cannot use the socket: {e}"))?;
+        let base_url = format!("http://{addr}{context_path}");
+        world.base_url = base_url.clone();
+        world.context_path = context_path;
+        let token = world.default_token();
+        let shared = Arc::new(server::Shared { world: Mutex::new(world) });
+        let (stop_tx, stop_rx) = smol::channel::bounded(1);
+        let thread_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("bb-stack".into())
+            .spawn(move || server::run(listener, thread_shared, stop_rx))
+            .map_err(|e| format!("Cannot start the server thread: {e}"))?;
+        Ok(RunningStack { base_url, token, addr, stop: Some(stop_tx), thread: Some(thread), shared })
+    }
+}
+
+/// A running stack; dropping it stops the server.
+#[derive(Debug)]
+pub struct RunningStack {
+    /// `http://127.0.0.1:PORT` plus the context path.
+    pub base_url: String,
+    /// The default user's personal access token.
+    pub token: String,
+    /// The bound address.
+    pub addr: SocketAddr,
+    stop: Option<smol::channel::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    shared: Arc<server::Shared>,
+}
+
+impl RunningStack {
+    /// Runs `f` on the world under its lock (for tests that look inside).
+    pub fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
+        f(&mut self.shared.lock())
+    }
+
+    /// Stops serving and waits for the server thread.
+    pub fn shutdown(mut self) {
+        self.stop_and_join();
+    }
+
+    /// Blocks until the server stops (it stops only when the process is killed).
+    pub fn wait(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+
+    fn stop_and_join(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.try_send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for RunningStack {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}

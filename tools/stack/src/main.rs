@@ -1,0 +1,55 @@
+//! `bb-stack --port 0 [--data FILE] [--token T] [--context-path /bitbucket]`: serves a local Bitbucket Data Center
+//! stand-in. Prints its base URL on the first line and the default user's personal access token on the second,
+//! then serves until killed.
+
+use std::io::Write;
+
+const USAGE: &str = "usage: bb-stack [--port N] [--data FILE] [--token TOKEN] [--context-path /PATH]";
+
+fn main() {
+    match run() {
+        Ok(()) => {}
+        Err(e) => {
+            eprintln!("bb-stack: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    use lexopt::prelude::*;
+    let mut config = bb_stack::StackConfig::default();
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("port") | Short('p') => {
+                config.port = parser.value().map_err(|e| e.to_string())?.parse().map_err(|e| format!("--port: {e}"))?
+            }
+            Long("data") => {
+                let path = parser.value().map_err(|e| e.to_string())?;
+                let text =
+                    std::fs::read_to_string(&path).map_err(|e| format!("--data {}: {e}", path.to_string_lossy()))?;
+                config.seed = Some(text);
+            }
+            Long("token") => {
+                config.token = Some(parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?)
+            }
+            Long("context-path") => {
+                config.context_path = parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?
+            }
+            Long("help") | Short('h') => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            _ => return Err(format!("{}\n{USAGE}", arg.unexpected())),
+        }
+    }
+    let stack = bb_stack::Stack::start(config)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", stack.base_url).map_err(|e| e.to_string())?;
+    writeln!(out, "{}", stack.token).map_err(|e| e.to_string())?;
+    out.flush().map_err(|e| e.to_string())?;
+    drop(out);
+    stack.wait();
+    Ok(())
+}

@@ -1,0 +1,528 @@
+//! The stack's in-memory Bitbucket: users, projects, repositories, pull requests and builds, and the logical
+//! clock that stamps every write so a run is reproducible.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A repository's identity: project key and repository slug.
+pub type RepoKey = (String, String);
+
+/// Everything the stack serves, as plain data.
+#[derive(Debug, Clone, Default)]
+pub struct Model {
+    /// The logical clock (epoch ms): each write takes the next second, so runs are deterministic.
+    pub clock: i64,
+    /// What `application-properties` answers.
+    pub application: Value,
+    /// Slug of the user whose token the binary prints.
+    pub default_user: String,
+    /// Users by slug.
+    pub users: BTreeMap<String, User>,
+    /// Projects by key.
+    pub projects: BTreeMap<String, Project>,
+    /// Repositories by (project key, slug).
+    pub repos: BTreeMap<RepoKey, Repo>,
+    /// Pull requests by (target repository, id).
+    pub prs: BTreeMap<(RepoKey, u64), PullRequest>,
+    /// Build statuses, in the order they were posted.
+    pub builds: Vec<Build>,
+    /// The next comment id (ids are global, as Bitbucket's are).
+    pub next_comment_id: u64,
+    /// The next activity id.
+    pub next_activity_id: u64,
+}
+
+/// A user account.
+#[derive(Debug, Clone, PartialEq)]
+pub struct User {
+    /// URL-safe name, also the login name.
+    pub slug: String,
+    /// Numeric id.
+    pub id: u64,
+    /// Display name.
+    pub display_name: String,
+    /// E-mail address.
+    pub email: String,
+    /// A service (bot) account rather than a person.
+    pub service: bool,
+    /// Password for basic authentication.
+    pub password: String,
+    /// Personal access token for bearer (or basic) authentication.
+    pub token: String,
+    /// Avatar colour.
+    pub colour: [u8; 3],
+}
+
+/// A project.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Project {
+    /// Key (upper case).
+    pub key: String,
+    /// Numeric id.
+    pub id: u64,
+    /// Name.
+    pub name: String,
+    /// Description, possibly empty.
+    pub description: String,
+}
+
+/// A repository with its git objects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repo {
+    /// Project key and slug.
+    pub key: RepoKey,
+    /// Numeric id.
+    pub id: u64,
+    /// Name.
+    pub name: String,
+    /// The repository this one was forked from.
+    pub fork_of: Option<RepoKey>,
+    /// Short name of the default branch.
+    pub default_branch: String,
+    /// Commits by id.
+    pub commits: BTreeMap<String, Commit>,
+    /// Branch heads: short name → commit id.
+    pub branches: BTreeMap<String, String>,
+    /// Tags by short name.
+    pub tags: BTreeMap<String, Tag>,
+    /// The branching model as Bitbucket returns it, if the repository has one.
+    pub branch_model: Option<Value>,
+    /// Required-build conditions as Bitbucket returns them.
+    pub conditions: Vec<Value>,
+    /// Default reviewer conditions.
+    pub default_reviewers: Vec<DefaultReviewers>,
+}
+
+/// A commit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Commit {
+    /// 40 hex digits.
+    pub id: String,
+    /// Message.
+    pub message: String,
+    /// Author's slug.
+    pub author: String,
+    /// Author and committer time.
+    pub at: i64,
+    /// Parent ids.
+    pub parents: Vec<String>,
+}
+
+/// A tag.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tag {
+    /// Short name.
+    pub name: String,
+    /// Commit it points at.
+    pub commit: String,
+    /// Annotation message, for annotated tags.
+    pub message: Option<String>,
+}
+
+/// A default reviewer condition: who is suggested for which branch pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DefaultReviewers {
+    /// Condition id.
+    pub id: u64,
+    /// Matcher over the source ref.
+    pub source: Value,
+    /// Matcher over the target ref.
+    pub target: Value,
+    /// Reviewer slugs.
+    pub reviewers: Vec<String>,
+    /// Approvals required.
+    pub required_approvals: u64,
+}
+
+/// A pull request state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrState {
+    /// Open (drafts are open too).
+    Open,
+    /// Merged.
+    Merged,
+    /// Declined.
+    Declined,
+}
+
+impl PrState {
+    /// Bitbucket's name for the state.
+    pub fn name(self) -> &'static str {
+        match self {
+            PrState::Open => "OPEN",
+            PrState::Merged => "MERGED",
+            PrState::Declined => "DECLINED",
+        }
+    }
+
+    /// The state Bitbucket names so (upper case), if any.
+    pub fn parse(s: &str) -> Option<PrState> {
+        match s.to_ascii_uppercase().as_str() {
+            "OPEN" => Some(PrState::Open),
+            "MERGED" => Some(PrState::Merged),
+            "DECLINED" => Some(PrState::Declined),
+            _ => None,
+        }
+    }
+}
+
+/// One end of a pull request: a branch of a repository.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefKey {
+    /// The repository.
+    pub repo: RepoKey,
+    /// Short branch name.
+    pub branch: String,
+}
+
+impl RefKey {
+    /// The full ref id, `refs/heads/<branch>`.
+    pub fn id(&self) -> String {
+        format!("refs/heads/{}", self.branch)
+    }
+}
+
+/// A reviewer or participant of a pull request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Participant {
+    /// User slug.
+    pub user: String,
+    /// UNAPPROVED, NEEDS_WORK or APPROVED.
+    pub status: String,
+    /// The commit the user last reviewed.
+    pub last_reviewed: Option<String>,
+}
+
+/// A pull request with its comments, activity and diff.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PullRequest {
+    /// Id within the target repository.
+    pub id: u64,
+    /// Optimistic-lock version.
+    pub version: u64,
+    /// Title.
+    pub title: String,
+    /// Description (empty means absent).
+    pub description: String,
+    /// State.
+    pub state: PrState,
+    /// Draft flag.
+    pub draft: bool,
+    /// Locked flag.
+    pub locked: bool,
+    /// Created (epoch ms).
+    pub created: i64,
+    /// Updated (epoch ms).
+    pub updated: i64,
+    /// Closed (epoch ms), once merged or declined.
+    pub closed: Option<i64>,
+    /// Source branch.
+    pub from: RefKey,
+    /// Target branch.
+    pub to: RefKey,
+    /// Source commit.
+    pub from_commit: String,
+    /// Target commit.
+    pub to_commit: String,
+    /// Author slug.
+    pub author: String,
+    /// Reviewers.
+    pub reviewers: Vec<Participant>,
+    /// Participants that are not reviewers.
+    pub participants: Vec<Participant>,
+    /// Whether merging would conflict.
+    pub conflicted: bool,
+    /// Merge check vetoes besides conflicts (`{summaryMessage, detailedMessage}`).
+    pub vetoes: Vec<Value>,
+    /// The changed files.
+    pub files: Vec<FileDiff>,
+    /// Comments by id (replies point at their parent).
+    pub comments: BTreeMap<u64, Comment>,
+    /// Activities in the order they happened.
+    pub activities: Vec<Activity>,
+    /// The merge commit, once merged.
+    pub merge_commit: Option<String>,
+}
+
+impl PullRequest {
+    /// Whether `slug` is the author or a reviewer or participant.
+    pub fn role_of(&self, slug: &str) -> Option<&'static str> {
+        if self.author == slug {
+            Some("AUTHOR")
+        } else if self.reviewers.iter().any(|p| p.user == slug) {
+            Some("REVIEWER")
+        } else if self.participants.iter().any(|p| p.user == slug) {
+            Some("PARTICIPANT")
+        } else {
+            None
+        }
+    }
+}
+
+/// One changed file of a diff.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileDiff {
+    /// Path after the change.
+    pub path: String,
+    /// Path before the change, for moves and copies.
+    pub src_path: Option<String>,
+    /// ADD, MODIFY, DELETE, MOVE or COPY.
+    pub change: String,
+    /// A binary file (no hunks).
+    pub binary: bool,
+    /// The hunks, already cut to the server's line cap.
+    pub hunks: Vec<Hunk>,
+    /// Whether lines were cut.
+    pub truncated: bool,
+}
+
+/// A diff hunk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hunk {
+    /// Text after the `@@` header (a function name).
+    pub context: Option<String>,
+    /// First source line.
+    pub source_line: u32,
+    /// Source lines covered.
+    pub source_span: u32,
+    /// First destination line.
+    pub destination_line: u32,
+    /// Destination lines covered.
+    pub destination_span: u32,
+    /// Runs of lines of one type.
+    pub segments: Vec<Segment>,
+    /// Whether lines were cut.
+    pub truncated: bool,
+}
+
+/// A run of lines of one type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    /// ADDED, REMOVED or CONTEXT.
+    pub kind: &'static str,
+    /// The lines.
+    pub lines: Vec<Line>,
+    /// Whether lines were cut.
+    pub truncated: bool,
+}
+
+/// One line of a diff.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// Line number in the source file.
+    pub source: u32,
+    /// Line number in the destination file.
+    pub destination: u32,
+    /// Text without the newline.
+    pub text: String,
+}
+
+/// A comment, a reply or a task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comment {
+    /// Id.
+    pub id: u64,
+    /// Version, bumped on every edit.
+    pub version: u64,
+    /// Markdown text.
+    pub text: String,
+    /// Author slug.
+    pub author: String,
+    /// Created.
+    pub created: i64,
+    /// Updated.
+    pub updated: i64,
+    /// Parent comment, for replies.
+    pub parent: Option<u64>,
+    /// File or line anchor as Bitbucket returns it (`orphaned` included).
+    pub anchor: Option<Value>,
+    /// NORMAL or BLOCKER (a task).
+    pub severity: String,
+    /// OPEN, PENDING or RESOLVED.
+    pub state: String,
+    /// Whether a comment thread was marked resolved.
+    pub thread_resolved: bool,
+    /// Who resolved it.
+    pub resolver: Option<String>,
+    /// When it was resolved.
+    pub resolved_date: Option<i64>,
+    /// Deleted comments stay for their DELETED activity but are no longer shown.
+    pub deleted: bool,
+}
+
+impl Comment {
+    /// Whether the comment is an open task.
+    pub fn is_open_task(&self) -> bool {
+        !self.deleted && self.severity == "BLOCKER" && self.state != "RESOLVED"
+    }
+
+    /// Whether the comment is a resolved task.
+    pub fn is_resolved_task(&self) -> bool {
+        !self.deleted && self.severity == "BLOCKER" && self.state == "RESOLVED"
+    }
+
+    /// Whether the anchor says the comment no longer sits on the current diff.
+    pub fn is_orphaned(&self) -> bool {
+        self.anchor.as_ref().and_then(|a| a.get("orphaned")).and_then(Value::as_bool) == Some(true)
+    }
+}
+
+/// An entry of a pull request's activity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Activity {
+    /// Id.
+    pub id: u64,
+    /// When it happened.
+    pub created: i64,
+    /// Who did it.
+    pub user: String,
+    /// The action (COMMENTED, APPROVED, ...).
+    pub action: String,
+    /// For COMMENTED: the comment.
+    pub comment_id: Option<u64>,
+    /// For COMMENTED: ADDED, EDITED, DELETED or REPLIED.
+    pub comment_action: Option<String>,
+    /// Further fields of the activity (an object), e.g. RESCOPED's `added`.
+    pub extra: Value,
+}
+
+/// A build status reported for a commit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Build {
+    /// The commit.
+    pub commit: String,
+    /// The build's key.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// SUCCESSFUL, FAILED, INPROGRESS, CANCELLED or UNKNOWN.
+    pub state: String,
+    /// Link to the build.
+    pub url: String,
+    /// Description.
+    pub description: String,
+    /// When it was reported.
+    pub date_added: i64,
+    /// The ref it was built for, if it says.
+    pub ref_id: Option<String>,
+    /// The parent key it reports under for required builds.
+    pub parent: Option<String>,
+    /// Build number.
+    pub build_number: Option<String>,
+    /// Duration in ms.
+    pub duration: Option<u64>,
+    /// `{successful, failed, skipped}`.
+    pub test_results: Option<Value>,
+}
+
+impl Model {
+    /// Advances the logical clock by one second and returns the new time.
+    pub fn tick(&mut self) -> i64 {
+        self.clock += 1000;
+        self.clock
+    }
+
+    /// A fresh comment id.
+    pub fn comment_id(&mut self) -> u64 {
+        self.next_comment_id += 1;
+        self.next_comment_id
+    }
+
+    /// A fresh activity id.
+    pub fn activity_id(&mut self) -> u64 {
+        self.next_activity_id += 1;
+        self.next_activity_id
+    }
+
+    /// The repository a project key and slug name (the key's letter case is ignored, as Bitbucket does).
+    pub fn repo(&self, key: &str, slug: &str) -> Option<&Repo> {
+        self.repos.get(&(key.to_ascii_uppercase(), slug.to_string()))
+    }
+
+    /// The user with a slug.
+    pub fn user(&self, slug: &str) -> Option<&User> {
+        self.users.get(slug)
+    }
+
+    /// The id of a user, 0 when unknown.
+    pub fn user_id(&self, slug: &str) -> u64 {
+        self.users.get(slug).map(|u| u.id).unwrap_or(0)
+    }
+
+    /// Resolves a ref or commit name in a repository (`refs/heads/x`, `x`, `refs/tags/t`, `t` or a commit id prefix)
+    /// to a commit id.
+    pub fn resolve(&self, repo: &Repo, name: &str) -> Option<String> {
+        let short = name.strip_prefix("refs/heads/").unwrap_or(name);
+        if let Some(c) = repo.branches.get(short) {
+            return Some(c.clone());
+        }
+        let tag = name.strip_prefix("refs/tags/").unwrap_or(name);
+        if let Some(t) = repo.tags.get(tag) {
+            return Some(t.commit.clone());
+        }
+        if name.len() >= 4 && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return repo.commits.keys().find(|id| id.starts_with(&name.to_ascii_lowercase())).cloned();
+        }
+        None
+    }
+
+    /// Commits reachable from `head`, newest first (by time, then id), excluding those reachable from `stop`.
+    pub fn history(&self, repo: &Repo, head: &str, stop: Option<&str>) -> Vec<Commit> {
+        let excluded = match stop {
+            Some(s) => reachable(repo, s),
+            None => Default::default(),
+        };
+        let mut out: Vec<Commit> = reachable(repo, head)
+            .into_iter()
+            .filter(|id| !excluded.contains(id))
+            .filter_map(|id| repo.commits.get(&id).cloned())
+            .collect();
+        out.sort_by(|a, b| b.at.cmp(&a.at).then(b.id.cmp(&a.id)));
+        out
+    }
+}
+
+fn reachable(repo: &Repo, head: &str) -> std::collections::BTreeSet<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = vec![head.to_string()];
+    while let Some(id) = todo.pop() {
+        if let Some(c) = repo.commits.get(&id)
+            && seen.insert(id)
+        {
+            todo.extend(c.parents.iter().cloned());
+        }
+    }
+    seen
+}
+
+/// A deterministic 40-hex-digit commit id for a label (FNV-1a over the label, three ways).
+pub fn commit_id(label: &str) -> String {
+    let mut out = String::with_capacity(48);
+    for salt in 0u64..3 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        for b in label.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h ^= h >> 29;
+        h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h ^= h >> 32;
+        out.push_str(&format!("{h:016x}"));
+    }
+    out.truncate(40);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_ids_are_forty_hex_digits_and_stable() {
+        let a = commit_id("BB/api@0");
+        assert_eq!(a.len(), 40);
+        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(a, commit_id("BB/api@0"));
+        assert_ne!(a, commit_id("BB/api@1"));
+    }
+}

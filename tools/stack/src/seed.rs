@@ -1,0 +1,774 @@
+//! The seed file (`seed/seed.json`): its schema, and how it becomes the model the stack starts from.
+//!
+//! The file is meant to be read: commits, ids of comments and activities, and the biggest diffs are derived here,
+//! deterministically, from short descriptions, so the same file always gives the same stack.
+
+use crate::model::*;
+use crate::patches;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The seed committed with the stack, used when no `--data` file is given.
+pub const DEFAULT_SEED: &str = include_str!("../seed/seed.json");
+
+/// The whole seed file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Seed {
+    /// Free text for people reading the file.
+    #[serde(default)]
+    pub about: Vec<String>,
+    /// The logical clock's start (epoch ms); every write after start is a second later than the last.
+    pub now: i64,
+    /// What `application-properties` answers.
+    pub application: Value,
+    /// The user whose token the binary prints.
+    pub default_user: String,
+    /// Users.
+    pub users: Vec<SeedUser>,
+    /// Projects.
+    pub projects: Vec<SeedProject>,
+    /// Repositories (a fork after its origin).
+    pub repositories: Vec<SeedRepo>,
+    /// Pull requests.
+    pub pull_requests: Vec<SeedPr>,
+}
+
+/// A user.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedUser {
+    /// Slug and login name.
+    pub slug: String,
+    /// Id.
+    pub id: u64,
+    /// Display name.
+    pub display_name: String,
+    /// E-mail.
+    pub email: String,
+    /// NORMAL or SERVICE.
+    #[serde(rename = "type", default = "normal")]
+    pub kind: String,
+    /// Password.
+    pub password: String,
+    /// Personal access token.
+    pub token: String,
+    /// Avatar colour, `#rrggbb`.
+    pub colour: String,
+}
+
+fn normal() -> String {
+    "NORMAL".into()
+}
+
+/// A project.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedProject {
+    /// Key.
+    pub key: String,
+    /// Id.
+    pub id: u64,
+    /// Name.
+    pub name: String,
+    /// Description.
+    #[serde(default)]
+    pub description: String,
+}
+
+/// A repository.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedRepo {
+    /// `KEY/slug`.
+    pub repo: String,
+    /// Id.
+    pub id: u64,
+    /// Name.
+    pub name: String,
+    /// `KEY/slug` of the origin, for a fork: the fork starts with the origin's commits and branches.
+    #[serde(default)]
+    pub fork_of: Option<String>,
+    /// Default branch.
+    #[serde(default = "main_branch")]
+    pub default_branch: String,
+    /// The default branch's history, oldest first (ignored for forks).
+    #[serde(default)]
+    pub history: Vec<SeedCommit>,
+    /// Further branches, each one commit ahead of the default branch (pull request branches are made on their own).
+    #[serde(default)]
+    pub branches: Vec<String>,
+    /// Tags.
+    #[serde(default)]
+    pub tags: Vec<SeedTag>,
+    /// The branching model, as Bitbucket returns it.
+    #[serde(default)]
+    pub branch_model: Option<Value>,
+    /// Required-build conditions, as Bitbucket returns them.
+    #[serde(default)]
+    pub conditions: Vec<Value>,
+    /// Default reviewer conditions.
+    #[serde(default)]
+    pub default_reviewers: Vec<SeedDefaultReviewers>,
+}
+
+fn main_branch() -> String {
+    "main".into()
+}
+
+/// A commit of a default branch's history.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedCommit {
+    /// Message.
+    pub message: String,
+    /// Author slug.
+    pub author: String,
+    /// Time.
+    pub at: i64,
+}
+
+/// A tag on the default branch's history.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedTag {
+    /// Name.
+    pub name: String,
+    /// Index into the history (oldest is 0).
+    pub commit: usize,
+    /// Annotation.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// A default reviewer condition.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedDefaultReviewers {
+    /// Id.
+    pub id: u64,
+    /// Source matcher.
+    pub source_matcher: Value,
+    /// Target matcher.
+    pub target_matcher: Value,
+    /// Reviewer slugs.
+    pub reviewers: Vec<String>,
+    /// Approvals required.
+    #[serde(default)]
+    pub required_approvals: u64,
+}
+
+/// A pull request.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedPr {
+    /// Target repository, `KEY/slug`.
+    pub repo: String,
+    /// Id in the target repository.
+    pub id: u64,
+    /// Version.
+    #[serde(default)]
+    pub version: u64,
+    /// Title.
+    pub title: String,
+    /// Repeat the title until it is at least this many bytes long (for the 100 KB title).
+    #[serde(default)]
+    pub title_pad_to: usize,
+    /// Description.
+    #[serde(default)]
+    pub description: String,
+    /// Source branch.
+    pub from: String,
+    /// Source repository when it is a fork, `KEY/slug`.
+    #[serde(default)]
+    pub from_repo: Option<String>,
+    /// Target branch.
+    #[serde(default = "main_branch")]
+    pub to: String,
+    /// Author slug.
+    pub author: String,
+    /// OPEN, MERGED or DECLINED.
+    pub state: String,
+    /// Draft.
+    #[serde(default)]
+    pub draft: bool,
+    /// Locked.
+    #[serde(default)]
+    pub locked: bool,
+    /// Would merging conflict.
+    #[serde(default)]
+    pub conflicted: bool,
+    /// Created.
+    pub created: i64,
+    /// Updated.
+    pub updated: i64,
+    /// Closed, for merged and declined ones.
+    #[serde(default)]
+    pub closed: Option<i64>,
+    /// Commits on the source branch (at least 1).
+    #[serde(default = "one")]
+    pub commits: u32,
+    /// Reviewers.
+    #[serde(default)]
+    pub reviewers: Vec<SeedParticipant>,
+    /// Participants that are not reviewers.
+    #[serde(default)]
+    pub participants: Vec<SeedParticipant>,
+    /// Merge-check vetoes besides conflicts.
+    #[serde(default)]
+    pub vetoes: Vec<Value>,
+    /// Changed files.
+    #[serde(default)]
+    pub files: Vec<SeedFile>,
+    /// Activity after OPENED, oldest first (MERGED/DECLINED are added from `closed` when missing).
+    #[serde(default)]
+    pub activities: Vec<SeedActivity>,
+    /// Builds of the source commit.
+    #[serde(default)]
+    pub builds: Vec<SeedBuild>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A reviewer or participant.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedParticipant {
+    /// Slug.
+    pub user: String,
+    /// UNAPPROVED, NEEDS_WORK or APPROVED.
+    #[serde(default = "unapproved")]
+    pub status: String,
+}
+
+fn unapproved() -> String {
+    "UNAPPROVED".into()
+}
+
+/// A changed file: a patch, a generated diff, or a binary file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedFile {
+    /// Path after the change.
+    pub path: String,
+    /// Path before, for MOVE and COPY.
+    #[serde(default)]
+    pub src_path: Option<String>,
+    /// ADD, MODIFY, DELETE, MOVE or COPY.
+    #[serde(default = "modify")]
+    pub change: String,
+    /// Binary: no hunks.
+    #[serde(default)]
+    pub binary: bool,
+    /// Unified-diff lines.
+    #[serde(default)]
+    pub patch: Vec<String>,
+    /// A generated diff instead of a patch.
+    #[serde(default)]
+    pub generate: Option<SeedGenerate>,
+}
+
+fn modify() -> String {
+    "MODIFY".into()
+}
+
+/// A generated diff's description.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedGenerate {
+    /// rust, typescript, python, go, java or yaml.
+    pub language: String,
+    /// Lines of diff.
+    pub lines: u32,
+}
+
+/// An activity.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedActivity {
+    /// The action.
+    pub action: String,
+    /// Who.
+    pub user: String,
+    /// When.
+    pub at: i64,
+    /// For COMMENTED: the comment thread started.
+    #[serde(default)]
+    pub comment: Option<SeedComment>,
+    /// Further fields of the activity.
+    #[serde(default)]
+    pub extra: Option<Value>,
+}
+
+/// A comment with its replies.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedComment {
+    /// Text.
+    pub text: String,
+    /// Author (for replies; a thread's root takes the activity's user).
+    #[serde(default)]
+    pub author: Option<String>,
+    /// When (for replies; a thread's root takes the activity's time).
+    #[serde(default)]
+    pub at: Option<i64>,
+    /// NORMAL or BLOCKER.
+    #[serde(default = "normal_severity")]
+    pub severity: String,
+    /// Anchor as Bitbucket returns it (`orphaned` included).
+    #[serde(default)]
+    pub anchor: Option<Value>,
+    /// Edited at this time (an EDITED activity follows).
+    #[serde(default)]
+    pub edited_at: Option<i64>,
+    /// Deleted at this time (a DELETED activity follows).
+    #[serde(default)]
+    pub deleted_at: Option<i64>,
+    /// Resolved (a task) or thread marked resolved (a comment).
+    #[serde(default)]
+    pub resolved: Option<SeedResolved>,
+    /// Replies.
+    #[serde(default)]
+    pub replies: Vec<SeedComment>,
+}
+
+fn normal_severity() -> String {
+    "NORMAL".into()
+}
+
+/// Who resolved a task or thread, and when.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedResolved {
+    /// Slug.
+    pub by: String,
+    /// When.
+    pub at: i64,
+}
+
+/// A build of a pull request's source commit.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedBuild {
+    /// Key.
+    pub key: String,
+    /// Name.
+    pub name: String,
+    /// State.
+    pub state: String,
+    /// `"source"` for the pull request's branch, a full ref id, or absent for none.
+    #[serde(default, rename = "ref")]
+    pub ref_id: Option<String>,
+    /// Parent key.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// When.
+    pub at: i64,
+    /// Description.
+    #[serde(default)]
+    pub description: String,
+    /// Build number.
+    #[serde(default)]
+    pub build_number: Option<String>,
+    /// Duration (ms).
+    #[serde(default)]
+    pub duration: Option<u64>,
+    /// `{successful, failed, skipped}`.
+    #[serde(default)]
+    pub test_results: Option<Value>,
+}
+
+/// Parses seed JSON text.
+pub fn parse(text: &str) -> Result<Seed, String> {
+    serde_json::from_str(text).map_err(|e| format!("The seed data is not valid: {e}"))
+}
+
+fn repo_key(s: &str) -> Result<RepoKey, String> {
+    let (k, r) = s.split_once('/').ok_or(format!("`{s}` should be PROJECT/slug"))?;
+    Ok((k.to_ascii_uppercase(), r.to_string()))
+}
+
+fn colour(s: &str) -> [u8; 3] {
+    let hex = s.trim_start_matches('#');
+    let byte = |i: usize| hex.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()).unwrap_or(0x80);
+    [byte(0), byte(2), byte(4)]
+}
+
+/// Builds the model a seed describes; `token` replaces the default user's token.
+pub fn build(seed: &Seed, token: Option<&str>) -> Result<Model, String> {
+    let mut m = Model {
+        clock: seed.now,
+        application: seed.application.clone(),
+        default_user: seed.default_user.clone(),
+        next_comment_id: 1000,
+        next_activity_id: 5000,
+        ..Model::default()
+    };
+    for u in &seed.users {
+        let token = match token {
+            Some(t) if u.slug == seed.default_user => t.to_string(),
+            _ => u.token.clone(),
+        };
+        m.users.insert(
+            u.slug.clone(),
+            User {
+                slug: u.slug.clone(),
+                id: u.id,
+                display_name: u.display_name.clone(),
+                email: u.email.clone(),
+                service: u.kind == "SERVICE",
+                password: u.password.clone(),
+                token,
+                colour: colour(&u.colour),
+            },
+        );
+    }
+    if !m.users.contains_key(&seed.default_user) {
+        return Err(format!("defaultUser `{}` is not among the users", seed.default_user));
+    }
+    for p in &seed.projects {
+        m.projects.insert(
+            p.key.to_ascii_uppercase(),
+            Project {
+                key: p.key.to_ascii_uppercase(),
+                id: p.id,
+                name: p.name.clone(),
+                description: p.description.clone(),
+            },
+        );
+    }
+    for r in &seed.repositories {
+        add_repo(&mut m, r)?;
+    }
+    for p in &seed.pull_requests {
+        add_pr(&mut m, p).map_err(|e| format!("pull request {} #{}: {e}", p.repo, p.id))?;
+    }
+    Ok(m)
+}
+
+fn add_repo(m: &mut Model, r: &SeedRepo) -> Result<(), String> {
+    let key = repo_key(&r.repo)?;
+    if !m.projects.contains_key(&key.0) {
+        return Err(format!("repository {} names an unknown project", r.repo));
+    }
+    let mut repo = Repo {
+        key: key.clone(),
+        id: r.id,
+        name: r.name.clone(),
+        fork_of: None,
+        default_branch: r.default_branch.clone(),
+        commits: BTreeMap::new(),
+        branches: BTreeMap::new(),
+        tags: BTreeMap::new(),
+        branch_model: r.branch_model.clone(),
+        conditions: r.conditions.clone(),
+        default_reviewers: r
+            .default_reviewers
+            .iter()
+            .map(|d| DefaultReviewers {
+                id: d.id,
+                source: d.source_matcher.clone(),
+                target: d.target_matcher.clone(),
+                reviewers: d.reviewers.clone(),
+                required_approvals: d.required_approvals,
+            })
+            .collect(),
+    };
+    let mut history_ids = Vec::new();
+    if let Some(origin) = &r.fork_of {
+        let origin_key = repo_key(origin)?;
+        let o = m.repos.get(&origin_key).ok_or(format!("fork {} of unknown {origin}", r.repo))?;
+        repo.commits = o.commits.clone();
+        repo.branches = o.branches.clone();
+        repo.fork_of = Some(origin_key);
+    } else {
+        let mut parent: Option<String> = None;
+        for (i, c) in r.history.iter().enumerate() {
+            let id = commit_id(&format!("{}/{}@{i}", key.0, key.1));
+            repo.commits.insert(
+                id.clone(),
+                Commit {
+                    id: id.clone(),
+                    message: c.message.clone(),
+                    author: c.author.clone(),
+                    at: c.at,
+                    parents: parent.iter().cloned().collect(),
+                },
+            );
+            history_ids.push(id.clone());
+            parent = Some(id);
+        }
+        let head = parent.ok_or(format!("repository {} needs a history", r.repo))?;
+        repo.branches.insert(r.default_branch.clone(), head);
+    }
+    for t in &r.tags {
+        let commit = history_ids.get(t.commit).ok_or(format!("tag {} points past the history", t.name))?;
+        repo.tags
+            .insert(t.name.clone(), Tag { name: t.name.clone(), commit: commit.clone(), message: t.message.clone() });
+    }
+    m.repos.insert(key.clone(), repo);
+    for b in &r.branches {
+        ensure_branch(m, &key, b, 1, &format!("Start {b}"))?;
+    }
+    Ok(())
+}
+
+/// Makes `branch` exist in `repo`, `commits` commits ahead of the default branch; returns its head.
+fn ensure_branch(m: &mut Model, key: &RepoKey, branch: &str, commits: u32, message: &str) -> Result<String, String> {
+    let default_user = m.default_user.clone();
+    let repo = m.repos.get_mut(key).ok_or(format!("unknown repository {}/{}", key.0, key.1))?;
+    if let Some(head) = repo.branches.get(branch) {
+        return Ok(head.clone());
+    }
+    let base = repo.branches.get(&repo.default_branch).cloned().ok_or("the default branch has no head")?;
+    let base_at = repo.commits.get(&base).map(|c| c.at).unwrap_or(0);
+    let mut head = base;
+    for i in 0..commits.max(1) {
+        let id = commit_id(&format!("{}/{}:{branch}#{i}", key.0, key.1));
+        let text = if i == 0 { message.to_string() } else { format!("{message} (part {})", i + 1) };
+        repo.commits.insert(
+            id.clone(),
+            Commit {
+                id: id.clone(),
+                message: text,
+                author: default_user.clone(),
+                at: base_at + 3_600_000 * i64::from(i + 1),
+                parents: vec![head],
+            },
+        );
+        head = id;
+    }
+    repo.branches.insert(branch.to_string(), head.clone());
+    Ok(head)
+}
+
+fn add_pr(m: &mut Model, p: &SeedPr) -> Result<(), String> {
+    let to_repo = repo_key(&p.repo)?;
+    let from_repo = match &p.from_repo {
+        Some(r) => repo_key(r)?,
+        None => to_repo.clone(),
+    };
+    let first_line = p.title.lines().next().unwrap_or("").chars().take(60).collect::<String>();
+    let from_commit = ensure_branch(m, &from_repo, &p.from, p.commits, &first_line)?;
+    let to_commit = ensure_branch(m, &to_repo, &p.to, 1, &format!("Start {}", p.to))?;
+    let state = PrState::parse(&p.state).ok_or(format!("unknown state {}", p.state))?;
+    let mut title = p.title.clone();
+    while title.len() < p.title_pad_to {
+        title.push(' ');
+        title.push_str(&p.title);
+    }
+    let mut files = Vec::new();
+    for f in &p.files {
+        let mut hunks = match &f.generate {
+            Some(g) => patches::generate(&g.language, g.lines, f.change == "ADD"),
+            None => patches::parse(&f.patch).map_err(|e| format!("{}: {e}", f.path))?,
+        };
+        let truncated = patches::cap_lines(&mut hunks, patches::MAX_DIFF_LINES);
+        files.push(FileDiff {
+            path: f.path.clone(),
+            src_path: f.src_path.clone(),
+            change: f.change.clone(),
+            binary: f.binary,
+            hunks: if f.binary { Vec::new() } else { hunks },
+            truncated,
+        });
+    }
+    let participant = |s: &SeedParticipant| Participant {
+        user: s.user.clone(),
+        status: s.status.clone(),
+        last_reviewed: (s.status != "UNAPPROVED").then(|| from_commit.clone()),
+    };
+    let mut pr = PullRequest {
+        id: p.id,
+        version: p.version,
+        title,
+        description: p.description.clone(),
+        state,
+        draft: p.draft,
+        locked: p.locked,
+        created: p.created,
+        updated: p.updated,
+        closed: p.closed,
+        from: RefKey { repo: from_repo, branch: p.from.clone() },
+        to: RefKey { repo: to_repo.clone(), branch: p.to.clone() },
+        from_commit: from_commit.clone(),
+        to_commit,
+        author: p.author.clone(),
+        reviewers: p.reviewers.iter().map(participant).collect(),
+        participants: p.participants.iter().map(participant).collect(),
+        conflicted: p.conflicted,
+        vetoes: p.vetoes.clone(),
+        files,
+        comments: BTreeMap::new(),
+        activities: Vec::new(),
+        merge_commit: None,
+    };
+    let opened = Activity {
+        id: m.activity_id(),
+        created: p.created,
+        user: p.author.clone(),
+        action: "OPENED".into(),
+        comment_id: None,
+        comment_action: None,
+        extra: json!({}),
+    };
+    pr.activities.push(opened);
+    for a in &p.activities {
+        match &a.comment {
+            Some(c) => add_thread(m, &mut pr, c, None, &a.user, a.at)?,
+            None => {
+                let id = m.activity_id();
+                pr.activities.push(Activity {
+                    id,
+                    created: a.at,
+                    user: a.user.clone(),
+                    action: a.action.clone(),
+                    comment_id: None,
+                    comment_action: None,
+                    extra: a.extra.clone().unwrap_or_else(|| json!({})),
+                });
+            }
+        }
+    }
+    let closing = match state {
+        PrState::Merged => Some("MERGED"),
+        PrState::Declined => Some("DECLINED"),
+        PrState::Open => None,
+    };
+    if let Some(action) = closing
+        && !pr.activities.iter().any(|a| a.action == action)
+    {
+        let at = p.closed.ok_or("a closed pull request needs `closed`")?;
+        let extra = if action == "MERGED" {
+            let merge = commit_id(&format!("{}/{}#{}:merge", to_repo.0, to_repo.1, p.id));
+            pr.merge_commit = Some(merge.clone());
+            json!({ "commit": { "id": merge, "displayId": &merge[..11] } })
+        } else {
+            json!({})
+        };
+        let id = m.activity_id();
+        pr.activities.push(Activity {
+            id,
+            created: at,
+            user: if action == "MERGED" {
+                p.author.clone()
+            } else {
+                p.reviewers.first().map(|r| r.user.clone()).unwrap_or(p.author.clone())
+            },
+            action: action.into(),
+            comment_id: None,
+            comment_action: None,
+            extra,
+        });
+    }
+    for b in &p.builds {
+        let ref_id = match b.ref_id.as_deref() {
+            Some("source") => Some(pr.from.id()),
+            other => other.map(str::to_string),
+        };
+        m.builds.push(Build {
+            commit: from_commit.clone(),
+            key: b.key.clone(),
+            name: b.name.clone(),
+            state: b.state.clone(),
+            url: format!("https://ci.example.invalid/{}", b.key),
+            description: b.description.clone(),
+            date_added: b.at,
+            ref_id,
+            parent: b.parent.clone(),
+            build_number: b.build_number.clone(),
+            duration: b.duration,
+            test_results: b.test_results.clone(),
+        });
+    }
+    let key = (to_repo, p.id);
+    if m.prs.contains_key(&key) {
+        return Err("the id is used twice".into());
+    }
+    m.prs.insert(key, pr);
+    Ok(())
+}
+
+/// Adds a comment, its replies and the activities they make (ADDED or REPLIED, EDITED, DELETED).
+fn add_thread(
+    m: &mut Model,
+    pr: &mut PullRequest,
+    c: &SeedComment,
+    parent: Option<u64>,
+    user: &str,
+    at: i64,
+) -> Result<(), String> {
+    let author = c.author.clone().unwrap_or(user.to_string());
+    let at = c.at.unwrap_or(at);
+    let id = m.comment_id();
+    let (state, thread_resolved) = match (&c.resolved, c.severity.as_str()) {
+        (Some(_), "BLOCKER") => ("RESOLVED", false),
+        (Some(_), _) => ("OPEN", true),
+        (None, _) => ("OPEN", false),
+    };
+    pr.comments.insert(
+        id,
+        Comment {
+            id,
+            version: u64::from(c.edited_at.is_some()),
+            text: c.text.clone(),
+            author: author.clone(),
+            created: at,
+            updated: c.edited_at.unwrap_or(at),
+            parent,
+            anchor: c.anchor.clone(),
+            severity: c.severity.clone(),
+            state: state.into(),
+            thread_resolved,
+            resolver: c.resolved.as_ref().map(|r| r.by.clone()),
+            resolved_date: c.resolved.as_ref().map(|r| r.at),
+            deleted: c.deleted_at.is_some(),
+        },
+    );
+    let mut push = |m: &mut Model, when: i64, what: &str| {
+        let aid = m.activity_id();
+        pr.activities.push(Activity {
+            id: aid,
+            created: when,
+            user: author.clone(),
+            action: "COMMENTED".into(),
+            comment_id: Some(id),
+            comment_action: Some(what.into()),
+            extra: json!({}),
+        });
+    };
+    push(m, at, if parent.is_some() { "REPLIED" } else { "ADDED" });
+    if let Some(e) = c.edited_at {
+        push(m, e, "EDITED");
+    }
+    if let Some(d) = c.deleted_at {
+        push(m, d, "DELETED");
+    }
+    for r in &c.replies {
+        add_thread(m, pr, r, Some(id), &author, at + 60_000)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_committed_seed_builds_a_model() {
+        let seed = parse(DEFAULT_SEED);
+        assert!(seed.is_ok(), "{:?}", seed.err());
+        let model = seed.and_then(|s| build(&s, None));
+        assert!(model.is_ok(), "{:?}", model.err());
+    }
+
+    #[test]
+    fn the_token_option_replaces_the_default_users_token() {
+        let seed = parse(DEFAULT_SEED).unwrap_or_else(|e| unreachable!("{e}"));
+        let m = build(&seed, Some("tok-xyz")).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(m.users[&m.default_user].token, "tok-xyz");
+    }
+}

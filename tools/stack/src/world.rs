@@ -1,0 +1,61 @@
+//! The stack's whole state behind its lock: the model, what the control API set, and the seed to reset to.
+
+use crate::control::Control;
+use crate::model::Model;
+use crate::render::View;
+use crate::seed::{self, Seed};
+
+/// Everything a request may read or change.
+#[derive(Debug, Clone)]
+pub struct World {
+    /// The seed the model came from (reset goes back to it).
+    pub seed: Seed,
+    /// The token given on the command line for the default user.
+    pub token: Option<String>,
+    /// The served data.
+    pub model: Model,
+    /// Faults, latency and request counts set through `/_stack`.
+    pub control: Control,
+    /// Base URL (scheme, host, port and context path), known once the socket is bound.
+    pub base_url: String,
+    /// Context path such as `/bitbucket`, or empty.
+    pub context_path: String,
+}
+
+impl World {
+    /// A world built from seed text; `token` replaces the default user's token.
+    pub fn from_seed_text(text: &str, token: Option<&str>) -> Result<World, String> {
+        let seed = seed::parse(text)?;
+        let model = seed::build(&seed, token)?;
+        Ok(World {
+            seed,
+            token: token.map(str::to_string),
+            model,
+            control: Control::default(),
+            base_url: "http://127.0.0.1".into(),
+            context_path: String::new(),
+        })
+    }
+
+    /// A world built from the committed seed.
+    pub fn from_default_seed() -> Result<World, String> {
+        World::from_seed_text(seed::DEFAULT_SEED, None)
+    }
+
+    /// Back to the seed: data, faults, latency and counters alike.
+    pub fn reset(&mut self) -> Result<(), String> {
+        self.model = seed::build(&self.seed, self.token.as_deref())?;
+        self.control = Control::default();
+        Ok(())
+    }
+
+    /// The rendering context for a request.
+    pub fn view(&self, avatar_size: Option<u32>) -> View {
+        View { base_url: self.base_url.clone(), avatar_size, context_path: self.context_path.clone() }
+    }
+
+    /// The default user's personal access token.
+    pub fn default_token(&self) -> String {
+        self.model.users.get(&self.model.default_user).map(|u| u.token.clone()).unwrap_or_default()
+    }
+}
