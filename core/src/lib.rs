@@ -38,6 +38,6 @@ pub mod testing;
 
 pub use catalogue::{Catalogue, Exposed, ExposureOptions, ToolSpec, VIEW_URI};
 pub use logging::Level;
-pub use plan::{FetchOutcome, FetchRequest, Method, Ticket, ToolResult};
+pub use plan::{FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method, Ticket, ToolResult};
 pub use protocol::ProtocolVersion;
 pub use session::{Input, Output, ServerConfig, Session};

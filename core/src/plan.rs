@@ -57,18 +57,63 @@ impl FetchRequest {
     }
 }
 
-/// The outcome of a Bitbucket request, as the shell observed it.
+/// The outcome of a Bitbucket request, as the shell observed it (after the shell's retries).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FetchOutcome {
     /// Bitbucket answered (any status).
-    Response {
-        /// The HTTP status.
-        status: u16,
-        /// The body, possibly cut at the shell's cap.
-        body: Vec<u8>,
-    },
-    /// No answer: the reason, in words that name no secret.
-    Failed(String),
+    Response(FetchResponse),
+    /// No (complete) answer.
+    Failed(FetchError),
+}
+
+impl FetchOutcome {
+    /// A response with this status and body and no `Retry-After`.
+    pub fn response(status: u16, body: impl Into<Vec<u8>>) -> FetchOutcome {
+        FetchOutcome::Response(FetchResponse { status, body: body.into(), retry_after_s: None })
+    }
+
+    /// A failure of this kind, with a detail that names no secret.
+    pub fn failed(kind: FetchErrorKind, detail: impl Into<String>) -> FetchOutcome {
+        FetchOutcome::Failed(FetchError { kind, detail: detail.into(), may_have_arrived: false })
+    }
+}
+
+/// A complete HTTP answer from Bitbucket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchResponse {
+    /// The HTTP status.
+    pub status: u16,
+    /// The whole body.
+    pub body: Vec<u8>,
+    /// `Retry-After` in seconds, when Bitbucket sent one (429, 503).
+    pub retry_after_s: Option<u64>,
+}
+
+/// Why a Bitbucket request got no complete answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchError {
+    /// The kind of failure.
+    pub kind: FetchErrorKind,
+    /// What happened, in words that name no secret (no token, no password, no Authorization header).
+    pub detail: String,
+    /// Whether the request may have reached Bitbucket (it was sent, then the answer failed):
+    /// a write in this state has an unknown outcome and must not be retried blindly.
+    pub may_have_arrived: bool,
+}
+
+/// The kinds of [`FetchError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchErrorKind {
+    /// bb has no Bitbucket server configured.
+    NotConfigured,
+    /// No connection: name resolution, refused, reset, proxy.
+    Unreachable,
+    /// TLS failed: an untrusted certificate, or a client certificate refused.
+    Tls,
+    /// No answer in time.
+    Timeout,
+    /// The answer broke off, or was larger than bb accepts.
+    BrokenResponse,
 }
 
 /// Identifies one outstanding Bitbucket request across the session.

@@ -92,9 +92,9 @@ impl Plan for OneFetch {
 
 fn describe(outcome: &FetchOutcome) -> ToolResult {
     match outcome {
-        FetchOutcome::Response { status: 200, body } => ToolResult::text(String::from_utf8_lossy(body).into_owned()),
-        FetchOutcome::Response { status, .. } => ToolResult::error(format!("Bitbucket answered {status}.")),
-        FetchOutcome::Failed(why) => ToolResult::error(format!("Bitbucket could not be reached: {why}")),
+        FetchOutcome::Response(r) if r.status == 200 => ToolResult::text(String::from_utf8_lossy(&r.body).into_owned()),
+        FetchOutcome::Response(r) => ToolResult::error(format!("Bitbucket answered {}.", r.status)),
+        FetchOutcome::Failed(e) => ToolResult::error(format!("Bitbucket could not be reached: {}", e.detail)),
     }
 }
 

@@ -161,7 +161,11 @@ fn run(ops: &[Op]) -> Run {
             Op::Complete { which, ok } => {
                 if !outstanding.is_empty() {
                     let t = outstanding.remove(*which as usize % outstanding.len());
-                    let outcome = if *ok { Harness::ok("body") } else { FetchOutcome::Failed("reset".into()) };
+                    let outcome = if *ok {
+                        Harness::ok("body")
+                    } else {
+                        FetchOutcome::failed(bb_core::plan::FetchErrorKind::Unreachable, "reset")
+                    };
                     feed(&mut h, Input::Fetched { ticket: t, outcome }, &mut outstanding, &mut sent, &mut fetches);
                 }
                 None

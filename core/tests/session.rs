@@ -245,7 +245,7 @@ fn parallel_fetches_answer_once_both_have_arrived_in_any_order() {
     assert_eq!(h.fetches.len(), 2);
     let (a, b) = (h.fetches[0].0, h.fetches[1].0);
     assert!(h.fetched(b, Harness::ok("B")).is_empty());
-    let out = h.fetched(a, FetchOutcome::Failed("connection refused".into()));
+    let out = h.fetched(a, FetchOutcome::failed(bb_core::plan::FetchErrorKind::Unreachable, "connection refused"));
     assert_eq!(out[0]["result"]["content"][0]["text"], "Bitbucket could not be reached: connection refused | B");
 }
 

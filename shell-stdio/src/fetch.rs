@@ -3,6 +3,7 @@
 //! A [`Fetcher`] is blocking (bb's HTTP client is ureq) and runs on smol's blocking pool, so a
 //! slow Bitbucket never holds up the driver loop or another request.
 
+use bb_core::plan::FetchErrorKind;
 use bb_core::{FetchOutcome, FetchRequest};
 
 /// Carries out one Bitbucket request.
@@ -17,6 +18,9 @@ pub struct Unconfigured;
 
 impl Fetcher for Unconfigured {
     fn fetch(&self, _request: FetchRequest) -> FetchOutcome {
-        FetchOutcome::Failed("no Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.".into())
+        FetchOutcome::failed(
+            FetchErrorKind::NotConfigured,
+            "no Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.",
+        )
     }
 }

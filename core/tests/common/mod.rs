@@ -81,7 +81,7 @@ impl Harness {
     }
 
     pub fn ok(body: &str) -> FetchOutcome {
-        FetchOutcome::Response { status: 200, body: body.as_bytes().to_vec() }
+        FetchOutcome::response(200, body)
     }
 
     fn drain(&mut self) -> Vec<Value> {
