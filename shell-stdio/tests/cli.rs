@@ -1,0 +1,109 @@
+//! The `bb` binary as a user meets it: help, version, errors, `tools`, and `serve` over stdio.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+fn bb(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_bb")).args(args).stdin(Stdio::null()).output().unwrap()
+}
+
+#[test]
+fn version_prints_the_version() {
+    let out = bb(&["--version"]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("bb {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn help_names_the_commands() {
+    let out = bb(&["--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("bb ai mcp serve") && text.contains("bb ai mcp tools"));
+}
+
+#[test]
+fn an_unknown_flag_fails_with_a_clear_error_on_stderr() {
+    let out = bb(&["ai", "mcp", "serve", "--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "nothing on stdout but protocol");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with("bb: ") && err.contains("--bogus"), "{err}");
+}
+
+#[test]
+fn an_unknown_tool_name_in_tools_fails_at_start() {
+    let out = bb(&["ai", "mcp", "serve", "--tools", "no_such_tool"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("`no_such_tool`, which is not a bb tool"));
+}
+
+#[test]
+fn tools_prints_one_line_per_exposed_tool() {
+    let out = bb(&["ai", "mcp", "tools"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in text.lines() {
+        let name = line.split_whitespace().next().unwrap();
+        assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{line}");
+    }
+}
+
+#[test]
+fn serve_answers_over_stdio_and_exits_cleanly_when_stdin_closes() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
+        .args(["ai", "mcp", "serve", "--log-level", "debug"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"ping"}}"#).unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let init: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), r#"{"id":2,"jsonrpc":"2.0","result":{}}"#);
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(err.contains("session initialized"), "logs go to stderr: {err}");
+}
+
+#[test]
+fn a_line_over_16_mib_is_refused_without_ending_the_session() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
+        .args(["ai", "mcp", "serve", "--log-level", "off"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b'x'; 1 << 20];
+        stdin.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":""#).unwrap();
+        for _ in 0..17 {
+            stdin.write_all(&chunk).unwrap();
+        }
+        stdin.write_all(b"\"}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n").unwrap();
+    });
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let e: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(e["error"]["code"], -32600);
+    assert!(e["error"]["message"].as_str().unwrap().contains("16777216 bytes"));
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), r#"{"id":2,"jsonrpc":"2.0","result":{}}"#);
+    writer.join().unwrap();
+    assert!(child.wait().unwrap().success());
+}
