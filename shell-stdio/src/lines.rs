@@ -26,6 +26,8 @@ pub struct LineReader<R> {
     limit: usize,
     /// Bytes read but not yet framed.
     pending: Vec<u8>,
+    /// The buffer each read fills.
+    chunk: Box<[u8]>,
     /// Where the unframed bytes in `pending` start.
     pos: usize,
     /// Whether the line being read has already gone over the limit (and is being skipped).
@@ -36,7 +38,7 @@ pub struct LineReader<R> {
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// A reader over `inner` that refuses lines longer than `limit` bytes.
     pub fn new(inner: R, limit: usize) -> Self {
-        LineReader { inner, limit, pending: Vec::new(), pos: 0, skipping: false, eof: false }
+        LineReader { inner, limit, pending: Vec::new(), chunk: vec![0; CHUNK].into_boxed_slice(), pos: 0, skipping: false, eof: false }
     }
 
     /// The next frame; `Ok(None)` at end of input. A last line without `\n` still counts.
@@ -72,13 +74,11 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 }
                 return Ok(Some(Frame::Line(std::mem::take(&mut self.pending))));
             }
-            let start = self.pending.len();
-            self.pending.resize(start + CHUNK, 0);
-            let n = self.inner.read(&mut self.pending[start..]).await;
-            self.pending.truncate(start + *n.as_ref().unwrap_or(&0));
-            if n? == 0 {
+            let n = self.inner.read(&mut self.chunk).await?;
+            if n == 0 {
                 self.eof = true;
             }
+            self.pending.extend_from_slice(&self.chunk[..n]);
         }
     }
 }

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bb_core::{FetchOutcome, Input, Level, Output, Session, Ticket};
-use smol::channel::Sender;
-use smol::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use smol::channel::{Receiver, Sender};
+use smol::io::{AssertAsync, AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use crate::fetch::Fetcher;
 use crate::lines::{Frame, LineReader};
@@ -36,8 +36,8 @@ pub fn now_ms() -> u64 {
 /// Lines longer than `max_line` bytes are answered with an error and skipped.
 pub async fn serve<R, W>(
     input: R,
-    mut output: W,
-    mut session: Session,
+    output: W,
+    session: Session,
     fetcher: Arc<dyn Fetcher>,
     logger: Logger,
     max_line: usize,
@@ -49,6 +49,21 @@ where
     // Bounded, so a client that floods stdin is slowed by backpressure rather than buffered.
     let (tx, rx) = smol::channel::bounded::<Event>(64);
     let reader = smol::spawn(read_frames(input, tx.clone(), max_line));
+    let result = pump(rx, tx, output, session, fetcher, logger, max_line).await;
+    reader.cancel().await;
+    result
+}
+
+/// The driver loop: takes events one at a time, hands them to the session, carries out its outputs.
+async fn pump<W: AsyncWrite + Unpin>(
+    rx: Receiver<Event>,
+    tx: Sender<Event>,
+    mut output: W,
+    mut session: Session,
+    fetcher: Arc<dyn Fetcher>,
+    logger: Logger,
+    max_line: usize,
+) -> std::io::Result<()> {
     let mut fetches: HashMap<Ticket, smol::Task<()>> = HashMap::new();
     let mut tag: u64 = 0;
     let result = loop {
@@ -76,7 +91,6 @@ where
             break Err(e);
         }
     };
-    reader.cancel().await;
     // Requests still running are dropped with their session: the client has gone.
     drop(fetches);
     logger.log(Level::Info, "stdin closed; bb stops");
@@ -139,13 +153,16 @@ async fn read_frames<R: AsyncRead + Unpin>(input: R, tx: Sender<Event>, max_line
 }
 
 /// Runs `bb ai mcp serve` on the process's stdin and stdout.
-pub fn serve_stdio(
-    session: Session,
-    fetcher: Arc<dyn Fetcher>,
-    logger: Logger,
-    max_line: usize,
-) -> std::io::Result<()> {
-    let stdin = smol::Unblock::new(std::io::stdin());
-    let stdout = smol::Unblock::new(std::io::stdout());
-    smol::block_on(serve(stdin, stdout, session, fetcher, logger, max_line))
+///
+/// stdin is read by a thread of its own with blocking reads, and stdout is written directly by
+/// the loop: a message goes from the client to the session and back with one thread hand-off.
+/// (A client that stops reading stdout stalls the loop, as it would with any writer.)
+pub fn serve_stdio(session: Session, fetcher: Arc<dyn Fetcher>, logger: Logger, max_line: usize) -> std::io::Result<()> {
+    let (tx, rx) = smol::channel::bounded::<Event>(64);
+    let reader_tx = tx.clone();
+    std::thread::Builder::new().name("bb-stdin".into()).spawn(move || {
+        smol::block_on(read_frames(AssertAsync::new(std::io::stdin().lock()), reader_tx, max_line));
+    })?;
+    let stdout = AssertAsync::new(std::io::stdout().lock());
+    smol::block_on(pump(rx, tx, stdout, session, fetcher, logger, max_line))
 }
