@@ -32,6 +32,7 @@ pub mod jsonrpc;
 pub mod logging;
 pub mod plan;
 pub mod protocol;
+pub mod requirements;
 pub mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

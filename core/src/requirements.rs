@@ -1,0 +1,375 @@
+//! Which builds a pull request's target branch requires, as Bitbucket's required-builds merge
+//! check decides them — or "cannot tell" wherever bb could not decide as the check would.
+//!
+//! A condition (`GET /rest/required-builds/latest/projects/{key}/repos/{slug}/conditions`, 7.14+,
+//! reference/bitbucket-dc.md [spec]) applies when its `refMatcher` matches the PR's **target**
+//! branch and its `exemptRefMatcher` does not match the PR's **source** branch. The keys it
+//! requires are its `buildParentKeys`.
+//!
+//! ```text
+//!   conditions ──┐
+//!   branch model ├─▶ required_keys(target, source) ──▶ Verdict::Required({keys})
+//!   (or unread)  ┘                                  └─▶ Verdict::CannotTell(why)
+//! ```
+//!
+//! Matcher types: `ANY_REF`, `BRANCH` (a full ref id), `PATTERN` (branch-permission pattern
+//! syntax, see [`pattern_matches`]), `MODEL_BRANCH` (`production`/`development` of the branching
+//! model), `MODEL_CATEGORY` (`FEATURE`/`BUGFIX`/`HOTFIX`/`RELEASE`: branches under the type's
+//! prefix). Letter case is ignored, as Bitbucket's default does ([assumed], taken from the views
+//! decision record; reference/bitbucket-dc.md "Required builds").
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+/// One ref matcher of a condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefMatcher {
+    /// `ANY_REF`: every ref.
+    AnyRef,
+    /// `BRANCH`: one branch, by its full ref id (`refs/heads/main`).
+    Branch(String),
+    /// `PATTERN`: a branch-permission pattern.
+    Pattern(String),
+    /// `MODEL_BRANCH`: the branching model's `production` or `development` branch.
+    ModelBranch(String),
+    /// `MODEL_CATEGORY`: branches of a branching-model type (`FEATURE`, `BUGFIX`, `HOTFIX`, `RELEASE`).
+    ModelCategory(String),
+    /// A type bb does not know: bb cannot decide as the check would.
+    Unknown(String),
+}
+
+/// One required-builds condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condition {
+    /// `buildParentKeys`: the keys a build must report under.
+    pub keys: Vec<String>,
+    /// Which target branches the condition applies to.
+    pub ref_matcher: RefMatcher,
+    /// Source branches exempt from it.
+    pub exempt: Option<RefMatcher>,
+}
+
+/// The parts of a repository's branching model the matchers need
+/// (`GET /rest/branch-utils/latest/projects/{key}/repos/{slug}/branchmodel`, [rec]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BranchModel {
+    /// The development branch's ref id.
+    pub development: Option<String>,
+    /// The production branch's ref id, when configured.
+    pub production: Option<String>,
+    /// Enabled branch types: (id such as `FEATURE`, prefix such as `feature/`).
+    pub types: Vec<(String, String)>,
+}
+
+/// What bb can say about a pull request's required builds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Exactly these build keys are required (possibly none).
+    Required(BTreeSet<String>),
+    /// bb cannot tell as the merge check would; the view says nothing about requirements.
+    CannotTell(String),
+}
+
+/// The build keys required for a PR from `source` into `target` (full ref ids).
+///
+/// `model` is `None` when the branching model could not be read; that matters only if a
+/// `MODEL_*` matcher has to be evaluated.
+pub fn required_keys(conditions: &[Condition], model: Option<&BranchModel>, target: &str, source: &str) -> Verdict {
+    let mut keys = BTreeSet::new();
+    for c in conditions {
+        match matches(&c.ref_matcher, model, target) {
+            Err(why) => return Verdict::CannotTell(why),
+            Ok(false) => continue,
+            Ok(true) => {}
+        }
+        let exempt = match &c.exempt {
+            None => false,
+            Some(m) => match matches(m, model, source) {
+                Err(why) => return Verdict::CannotTell(why),
+                Ok(e) => e,
+            },
+        };
+        if !exempt {
+            keys.extend(c.keys.iter().cloned());
+        }
+    }
+    Verdict::Required(keys)
+}
+
+/// Whether `matcher` matches `ref_id`; `Err` when bb cannot decide as Bitbucket would.
+pub fn matches(matcher: &RefMatcher, model: Option<&BranchModel>, ref_id: &str) -> Result<bool, String> {
+    let unreadable = || "the branching model could not be read".to_string();
+    Ok(match matcher {
+        RefMatcher::AnyRef => true,
+        RefMatcher::Branch(id) => same_ref(&full_branch_ref(id), ref_id),
+        RefMatcher::Pattern(p) => pattern_matches(p, ref_id),
+        RefMatcher::ModelBranch(which) => {
+            let model = model.ok_or_else(unreadable)?;
+            let branch = match which.to_ascii_lowercase().as_str() {
+                "production" => model.production.as_deref(),
+                "development" => model.development.as_deref(),
+                other => return Err(format!("an unknown branching-model branch `{other}`")),
+            };
+            branch.is_some_and(|b| same_ref(&full_branch_ref(b), ref_id))
+        }
+        RefMatcher::ModelCategory(kind) => {
+            let model = model.ok_or_else(unreadable)?;
+            // A type that is not enabled in the model matches nothing.
+            model.types.iter().filter(|(id, _)| id.eq_ignore_ascii_case(kind)).any(|(_, prefix)| {
+                let prefix = full_branch_ref(prefix);
+                !prefix.is_empty() && fold(ref_id).starts_with(&fold(&prefix))
+            })
+        }
+        RefMatcher::Unknown(kind) => return Err(format!("a ref matcher of unknown type `{kind}`")),
+    })
+}
+
+/// A branch name or ref id as a full ref id (`main` → `refs/heads/main`).
+fn full_branch_ref(id: &str) -> String {
+    if id.starts_with("refs/") { id.to_owned() } else { format!("refs/heads/{id}") }
+}
+
+fn same_ref(a: &str, b: &str) -> bool {
+    fold(a) == fold(b)
+}
+
+/// Letter case folded as the matchers ignore it.
+fn fold(s: &str) -> String {
+    s.to_lowercase()
+}
+
+/// Whether a branch-permission `pattern` matches the full ref id `ref_id`.
+///
+/// Syntax (reference/bitbucket-dc.md, "PATTERN syntax", [doc]): `?` is one character other than
+/// `/`; `*` is any run of characters without `/`; `**` (a whole segment) is any number of path
+/// segments, none included (so `tags/` matches `refs/tags/v1` and also a ref ending in `tags`, [assumed]); a trailing `/` means `/**`; and a pattern needs to match only a suffix
+/// of the ref that starts at a segment boundary (`PROJECT-*`, `heads/**/master`, `tags/`).
+/// Letter case is ignored. A leading `/` is dropped [assumed]. An empty pattern matches nothing.
+pub fn pattern_matches(pattern: &str, ref_id: &str) -> bool {
+    let pattern = fold(pattern);
+    let mut pattern = pattern.trim_start_matches('/').to_owned();
+    if pattern.is_empty() {
+        return false;
+    }
+    if pattern.ends_with('/') {
+        pattern.push_str("**");
+    }
+    let pats: Vec<&str> = pattern.split('/').collect();
+    let folded = fold(ref_id);
+    let segs: Vec<&str> = folded.split('/').collect();
+    (0..segs.len()).any(|start| match_segments(&pats, &segs[start..]))
+}
+
+/// Whole-path matching of pattern segments against ref segments, `**` spanning segments.
+/// Iterative with one backtrack point per `**`, so it runs in O(pattern × ref) time.
+fn match_segments(pats: &[&str], segs: &[&str]) -> bool {
+    let (mut p, mut s) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while s < segs.len() {
+        if p < pats.len() && pats[p] == "**" {
+            star = Some((p, s));
+            p += 1;
+        } else if p < pats.len() && match_segment(pats[p], segs[s]) {
+            p += 1;
+            s += 1;
+        } else if let Some((sp, ss)) = star {
+            // Let the last `**` swallow one more segment and retry.
+            star = Some((sp, ss + 1));
+            p = sp + 1;
+            s = ss + 1;
+        } else {
+            return false;
+        }
+    }
+    pats[p..].iter().all(|x| *x == "**")
+}
+
+/// Glob matching inside one segment: `*` any run, `?` one character (neither crosses `/`, which a
+/// segment never holds). `**` inside a segment acts as `*`.
+fn match_segment(pat: &str, seg: &str) -> bool {
+    let pat: Vec<char> = pat.chars().collect();
+    let seg: Vec<char> = seg.chars().collect();
+    let (mut p, mut s) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while s < seg.len() {
+        if p < pat.len() && pat[p] == '*' {
+            star = Some((p, s));
+            p += 1;
+        } else if p < pat.len() && (pat[p] == '?' || pat[p] == seg[s]) {
+            p += 1;
+            s += 1;
+        } else if let Some((sp, ss)) = star {
+            star = Some((sp, ss + 1));
+            p = sp + 1;
+            s = ss + 1;
+        } else {
+            return false;
+        }
+    }
+    pat[p..].iter().all(|c| *c == '*')
+}
+
+/// Reads one ref matcher from Bitbucket JSON: `{id, displayId, type: {id, name}}`.
+pub fn matcher_from_json(value: &Value) -> Option<RefMatcher> {
+    let id = value.get("id").and_then(Value::as_str)?.to_owned();
+    let kind = value.get("type").and_then(|t| t.get("id")).and_then(Value::as_str)?;
+    Some(match kind.to_ascii_uppercase().as_str() {
+        "ANY_REF" => RefMatcher::AnyRef,
+        "BRANCH" => RefMatcher::Branch(id),
+        "PATTERN" => RefMatcher::Pattern(id),
+        "MODEL_BRANCH" => RefMatcher::ModelBranch(id),
+        "MODEL_CATEGORY" => RefMatcher::ModelCategory(id),
+        other => RefMatcher::Unknown(other.to_owned()),
+    })
+}
+
+/// Reads one condition from Bitbucket JSON; `None` when it lacks what the check needs.
+pub fn condition_from_json(value: &Value) -> Option<Condition> {
+    let keys: Vec<String> =
+        value.get("buildParentKeys")?.as_array()?.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+    let ref_matcher = matcher_from_json(value.get("refMatcher")?)?;
+    let exempt = match value.get("exemptRefMatcher") {
+        None | Some(Value::Null) => None,
+        Some(m) => Some(matcher_from_json(m)?),
+    };
+    Some(Condition { keys, ref_matcher, exempt })
+}
+
+/// Reads a branching model from Bitbucket JSON (`development`, `production`, `types[]`).
+pub fn branch_model_from_json(value: &Value) -> BranchModel {
+    let branch = |key: &str| value.get(key).and_then(|b| b.get("id")).and_then(Value::as_str).map(str::to_owned);
+    let types = value
+        .get("types")
+        .and_then(Value::as_array)
+        .map(|ts| {
+            ts.iter()
+                .filter_map(|t| {
+                    let id = t.get("id").and_then(Value::as_str)?;
+                    let prefix = t.get("prefix").and_then(Value::as_str)?;
+                    Some((id.to_owned(), prefix.to_owned()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    BranchModel { development: branch("development"), production: branch("production"), types }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn examples_from_bitbucket_documentation() {
+        // (pattern, ref, matches)
+        let table = [
+            ("PROJECT-*", "refs/heads/PROJECT-1234", true),
+            ("PROJECT-*", "refs/heads/feature/PROJECT-1", true),
+            ("PROJECT-*", "refs/heads/PROJECT/1", false),
+            ("?.?", "refs/tags/1.0", true),
+            ("?.?", "refs/tags/1.10", false),
+            ("?.?", "refs/heads/release/2.x", true),
+            ("tags/", "refs/tags/v1", true),
+            ("tags/", "refs/tags/release/v1", true),
+            // `**` spans zero segments too (Ant-style, as "a trailing `/` means `/**`" reads) [assumed]:
+            // so `tags/` also matches a ref whose last segment is `tags`.
+            ("tags/", "refs/heads/tags", true),
+            ("tags/", "refs/heads/tagsx/v1", false),
+            ("heads/**/master", "refs/heads/master", true),
+            ("heads/**/master", "refs/heads/a/b/master", true),
+            ("heads/**/master", "refs/heads/a/b/main", false),
+            ("master", "refs/heads/master", true),
+            ("master", "refs/heads/team/master", true),
+            ("master", "refs/heads/mastery", false),
+            ("refs/heads/main", "refs/heads/main", true),
+        ];
+        for (p, r, want) in table {
+            assert_eq!(pattern_matches(p, r), want, "{p} vs {r}");
+        }
+    }
+
+    #[test]
+    fn letter_case_is_ignored_as_bitbucket_does_by_default() {
+        assert!(pattern_matches("release/*", "refs/heads/Release/1.0"));
+        assert!(pattern_matches("RELEASE/*", "refs/heads/release/1.0"));
+        let m = RefMatcher::Branch("refs/heads/Main".into());
+        assert_eq!(matches(&m, None, "refs/heads/main"), Ok(true));
+    }
+
+    #[test]
+    fn an_empty_pattern_matches_nothing() {
+        assert!(!pattern_matches("", "refs/heads/main"));
+        assert!(!pattern_matches("/", "refs/heads/main"));
+    }
+
+    fn model() -> BranchModel {
+        BranchModel {
+            development: Some("refs/heads/develop".into()),
+            production: Some("refs/heads/main".into()),
+            types: vec![("FEATURE".into(), "feature/".into()), ("RELEASE".into(), "release/".into())],
+        }
+    }
+
+    fn cond(keys: &[&str], m: RefMatcher, exempt: Option<RefMatcher>) -> Condition {
+        Condition { keys: keys.iter().map(|k| k.to_string()).collect(), ref_matcher: m, exempt }
+    }
+
+    fn required(v: Verdict) -> Vec<String> {
+        match v {
+            Verdict::Required(k) => k.into_iter().collect(),
+            Verdict::CannotTell(why) => panic!("cannot tell: {why}"),
+        }
+    }
+
+    #[test]
+    fn a_condition_applies_by_target_and_is_exempted_by_source() {
+        let cs = [
+            cond(&["ci"], RefMatcher::AnyRef, None),
+            cond(&["release-check"], RefMatcher::ModelBranch("production".into()), Some(RefMatcher::ModelCategory("RELEASE".into()))),
+            cond(&["dev"], RefMatcher::Branch("refs/heads/develop".into()), None),
+        ];
+        let m = model();
+        assert_eq!(required(required_keys(&cs, Some(&m), "refs/heads/main", "refs/heads/feature/x")), ["ci", "release-check"]);
+        assert_eq!(required(required_keys(&cs, Some(&m), "refs/heads/main", "refs/heads/release/1.0")), ["ci"]);
+        assert_eq!(required(required_keys(&cs, Some(&m), "refs/heads/develop", "refs/heads/feature/x")), ["ci", "dev"]);
+    }
+
+    #[test]
+    fn model_category_matches_branches_under_the_type_prefix_only_when_enabled() {
+        let m = model();
+        assert_eq!(matches(&RefMatcher::ModelCategory("feature".into()), Some(&m), "refs/heads/Feature/x"), Ok(true));
+        assert_eq!(matches(&RefMatcher::ModelCategory("FEATURE".into()), Some(&m), "refs/heads/featurex"), Ok(false));
+        assert_eq!(matches(&RefMatcher::ModelCategory("HOTFIX".into()), Some(&m), "refs/heads/hotfix/x"), Ok(false));
+    }
+
+    #[test]
+    fn an_unreadable_model_makes_model_matchers_undecidable_only_when_consulted() {
+        let cs = [cond(&["ci"], RefMatcher::Branch("main".into()), Some(RefMatcher::ModelCategory("RELEASE".into())))];
+        assert_eq!(required(required_keys(&cs, None, "refs/heads/develop", "refs/heads/x")), Vec::<String>::new());
+        assert!(matches!(required_keys(&cs, None, "refs/heads/main", "refs/heads/x"), Verdict::CannotTell(_)));
+    }
+
+    #[test]
+    fn an_unknown_matcher_type_is_undecidable() {
+        let cs = [cond(&["ci"], RefMatcher::Unknown("REGEX".into()), None)];
+        assert!(matches!(required_keys(&cs, Some(&model()), "refs/heads/main", "refs/heads/x"), Verdict::CannotTell(_)));
+    }
+
+    #[test]
+    fn conditions_and_models_are_read_from_bitbucket_json() {
+        let c = condition_from_json(&json!({
+            "id": 3, "buildParentKeys": ["PROJ-PLAN"],
+            "refMatcher": {"id": "release/**", "displayId": "release/**", "type": {"id": "PATTERN", "name": "Pattern"}},
+            "exemptRefMatcher": {"id": "ANY_REF_MATCHER_ID", "displayId": "Any branch", "type": {"id": "ANY_REF", "name": "Any branch"}}
+        }))
+        .unwrap_or_else(|| panic!("a condition"));
+        assert_eq!(c.ref_matcher, RefMatcher::Pattern("release/**".into()));
+        assert_eq!(c.exempt, Some(RefMatcher::AnyRef));
+        assert!(condition_from_json(&json!({"buildParentKeys": ["x"]})).is_none());
+        let m = branch_model_from_json(&json!({"development": {"id": "refs/heads/develop"},
+            "types": [{"id": "BUGFIX", "displayName": "Bugfix", "prefix": "bugfix/"}]}));
+        assert_eq!(m.production, None);
+        assert_eq!(m.types, vec![("BUGFIX".to_string(), "bugfix/".to_string())]);
+    }
+}
