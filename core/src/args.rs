@@ -55,53 +55,53 @@ fn check(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
             return Err(format!("{name} must be {article} {ty}, not {}.", describe(value)));
         }
     }
-    if let Some(choices) = schema.get("enum").and_then(Value::as_array) {
-        if !choices.contains(value) {
-            let list: Vec<String> = choices.iter().map(Value::to_string).collect();
-            return Err(format!("{name} must be one of {}, not {}.", list.join(", "), describe(value)));
-        }
+    if let Some(choices) = schema.get("enum").and_then(Value::as_array)
+        && !choices.contains(value)
+    {
+        let list: Vec<String> = choices.iter().map(Value::to_string).collect();
+        return Err(format!("{name} must be one of {}, not {}.", list.join(", "), describe(value)));
     }
     match value {
         Value::Object(map) => check_object(map, schema, at),
         Value::String(s) => {
             let chars = s.chars().count() as u64;
-            if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
-                if chars < min {
-                    return Err(format!("{name} must have at least {min} characters."));
-                }
+            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+                && chars < min
+            {
+                return Err(format!("{name} must have at least {min} characters."));
             }
-            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
-                if chars > max {
-                    return Err(format!("{name} must have at most {max} characters (it has {chars})."));
-                }
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+                && chars > max
+            {
+                return Err(format!("{name} must have at most {max} characters (it has {chars})."));
             }
             Ok(())
         }
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(f64::NAN);
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
-                if x < min {
-                    return Err(format!("{name} must be at least {min}, not {n}."));
-                }
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+                && x < min
+            {
+                return Err(format!("{name} must be at least {min}, not {n}."));
             }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
-                if x > max {
-                    return Err(format!("{name} must be at most {max}, not {n}."));
-                }
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+                && x > max
+            {
+                return Err(format!("{name} must be at most {max}, not {n}."));
             }
             Ok(())
         }
         Value::Array(items) => {
             let len = items.len() as u64;
-            if let Some(min) = schema.get("minItems").and_then(Value::as_u64) {
-                if len < min {
-                    return Err(format!("{name} must have at least {min} items."));
-                }
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                && len < min
+            {
+                return Err(format!("{name} must have at least {min} items."));
             }
-            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64) {
-                if len > max {
-                    return Err(format!("{name} must have at most {max} items (it has {len})."));
-                }
+            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+                && len > max
+            {
+                return Err(format!("{name} must have at most {max} items (it has {len})."));
             }
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {

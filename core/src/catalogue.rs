@@ -128,10 +128,9 @@ impl Catalogue {
         Catalogue { tools }
     }
 
-    /// bb's own tools. The data tools and views land with their issues; until then bb exposes
-    /// what exists, and the exposure rules are exercised by the test catalogue.
+    /// bb's own tools: the pull request data tools ([`crate::tools`]). The views land with their issue.
     pub fn standard() -> Catalogue {
-        Catalogue::new(Vec::new())
+        Catalogue::new(crate::tools::all())
     }
 
     /// Every tool's name, in catalogue order.
@@ -164,10 +163,10 @@ impl Catalogue {
         };
         let mut show_kinds = Vec::new();
         for t in &self.tools {
-            if let Role::Data { view_kind: Some(kind) } = t.role {
-                if data_exposed(t) {
-                    show_kinds.push((kind, t.name));
-                }
+            if let Role::Data { view_kind: Some(kind) } = t.role
+                && data_exposed(t)
+            {
+                show_kinds.push((kind, t.name));
             }
         }
         let show_exposed = self
@@ -233,11 +232,11 @@ impl Exposed {
                    "description": "The view to show. Each kind takes the arguments of the tool whose answer it shows."}),
         );
         for (_, data_tool) in &self.show_kinds {
-            if let Some(spec) = self.get(data_tool) {
-                if let Some(props) = (spec.input_schema)().get("properties").and_then(Value::as_object) {
-                    for (k, v) in props {
-                        properties.entry(k.clone()).or_insert_with(|| v.clone());
-                    }
+            if let Some(spec) = self.get(data_tool)
+                && let Some(props) = (spec.input_schema)().get("properties").and_then(Value::as_object)
+            {
+                for (k, v) in props {
+                    properties.entry(k.clone()).or_insert_with(|| v.clone());
                 }
             }
         }
@@ -272,7 +271,7 @@ impl Exposed {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use crate::testing::test_catalogue;
 

@@ -31,7 +31,7 @@ pub fn for_exposed(exposed: &Exposed) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use crate::catalogue::ExposureOptions;
     use crate::testing::test_catalogue;

@@ -205,14 +205,10 @@ pub fn decode_value(value: Value) -> Result<Message, ErrorReply> {
         return Err(ErrorReply::new(id, INVALID_REQUEST, "Invalid request: `jsonrpc` must be \"2.0\"."));
     }
     let params = object.remove("params");
-    if let Some(p) = &params {
-        if !(p.is_object() || p.is_array()) {
-            return Err(ErrorReply::new(
-                id,
-                INVALID_REQUEST,
-                "Invalid request: `params` must be an object or an array.",
-            ));
-        }
+    if let Some(p) = &params
+        && !(p.is_object() || p.is_array())
+    {
+        return Err(ErrorReply::new(id, INVALID_REQUEST, "Invalid request: `params` must be an object or an array."));
     }
     match object.remove("method") {
         Some(Value::String(method)) => Ok(match id {
@@ -243,7 +239,7 @@ pub fn notification_value(method: &str, params: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
 
     fn invalid(line: &str) -> ErrorReply {

@@ -26,16 +26,20 @@
 #![deny(missing_docs)]
 
 pub mod args;
+pub mod bitbucket;
 pub mod catalogue;
 pub mod instructions;
 pub mod jsonrpc;
 pub mod logging;
+pub mod markdown;
 pub mod plan;
 pub mod protocol;
 pub mod requirements;
+pub mod retry;
 pub mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod tools;
 
 pub use catalogue::{Catalogue, Exposed, ExposureOptions, ToolSpec, VIEW_URI};
 pub use logging::Level;

@@ -257,6 +257,7 @@ pub fn branch_model_from_json(value: &Value) -> BranchModel {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use serde_json::json;
 
@@ -326,11 +327,18 @@ mod tests {
     fn a_condition_applies_by_target_and_is_exempted_by_source() {
         let cs = [
             cond(&["ci"], RefMatcher::AnyRef, None),
-            cond(&["release-check"], RefMatcher::ModelBranch("production".into()), Some(RefMatcher::ModelCategory("RELEASE".into()))),
+            cond(
+                &["release-check"],
+                RefMatcher::ModelBranch("production".into()),
+                Some(RefMatcher::ModelCategory("RELEASE".into())),
+            ),
             cond(&["dev"], RefMatcher::Branch("refs/heads/develop".into()), None),
         ];
         let m = model();
-        assert_eq!(required(required_keys(&cs, Some(&m), "refs/heads/main", "refs/heads/feature/x")), ["ci", "release-check"]);
+        assert_eq!(
+            required(required_keys(&cs, Some(&m), "refs/heads/main", "refs/heads/feature/x")),
+            ["ci", "release-check"]
+        );
         assert_eq!(required(required_keys(&cs, Some(&m), "refs/heads/main", "refs/heads/release/1.0")), ["ci"]);
         assert_eq!(required(required_keys(&cs, Some(&m), "refs/heads/develop", "refs/heads/feature/x")), ["ci", "dev"]);
     }
@@ -353,7 +361,10 @@ mod tests {
     #[test]
     fn an_unknown_matcher_type_is_undecidable() {
         let cs = [cond(&["ci"], RefMatcher::Unknown("REGEX".into()), None)];
-        assert!(matches!(required_keys(&cs, Some(&model()), "refs/heads/main", "refs/heads/x"), Verdict::CannotTell(_)));
+        assert!(matches!(
+            required_keys(&cs, Some(&model()), "refs/heads/main", "refs/heads/x"),
+            Verdict::CannotTell(_)
+        ));
     }
 
     #[test]

@@ -175,6 +175,13 @@ impl Session {
         self.pending.len()
     }
 
+    /// Whether the input tagged `tag` still owes an answer (a tool call or a batch waiting on
+    /// Bitbucket). A transport that routes answers by tag (HTTP) uses it to tell an input that will
+    /// be answered later from one that never will be (a notification, a cancelled call).
+    pub fn awaits(&self, tag: u64) -> bool {
+        self.pending.values().any(|p| p.tag == tag) || self.batches.values().any(|b| b.tag == tag)
+    }
+
     /// Takes one input at wall-clock time `now_ms` (epoch milliseconds; a clock that steps back
     /// is held at the latest time seen). Drain [`Session::poll_output`] afterwards.
     pub fn handle(&mut self, input: Input<'_>, now_ms: u64) {
@@ -235,22 +242,22 @@ impl Session {
                 Ok(message) => self.dispatch(message, tag, Some(batch_id)),
                 Err(reply) => Some(reply.to_value()),
             };
-            if let Some(answer) = answer {
-                if let Some(b) = self.batches.get_mut(&batch_id) {
-                    b.answers.push(answer);
-                }
+            if let Some(answer) = answer
+                && let Some(b) = self.batches.get_mut(&batch_id)
+            {
+                b.answers.push(answer);
             }
         }
         self.finish_batch_if_done(batch_id);
     }
 
     fn finish_batch_if_done(&mut self, batch_id: u64) {
-        if self.batches.get(&batch_id).is_some_and(|b| b.waiting == 0) {
-            if let Some(b) = self.batches.remove(&batch_id) {
-                // A batch of notifications only is answered with nothing at all (JSON-RPC 2.0 §6).
-                if !b.answers.is_empty() {
-                    self.send(Value::Array(b.answers), Some(b.tag));
-                }
+        if self.batches.get(&batch_id).is_some_and(|b| b.waiting == 0)
+            && let Some(b) = self.batches.remove(&batch_id)
+        {
+            // A batch of notifications only is answered with nothing at all (JSON-RPC 2.0 §6).
+            if !b.answers.is_empty() {
+                self.send(Value::Array(b.answers), Some(b.tag));
             }
         }
     }

@@ -1,5 +1,5 @@
 //! The branch-pattern matcher against an independent reference, on generated patterns and refs.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic)]
 
 mod common;
 
@@ -65,8 +65,11 @@ fn m(p: &[char], s: &[char], at_segment_start: bool) -> bool {
 }
 
 fn pattern() -> impl Strategy<Value = String> {
-    proptest::collection::vec(prop_oneof![Just("a"), Just("B"), Just("b"), Just("/"), Just("*"), Just("?"), Just("**"), Just("."), Just("-")], 1..8)
-        .prop_map(|parts| parts.concat())
+    proptest::collection::vec(
+        prop_oneof![Just("a"), Just("B"), Just("b"), Just("/"), Just("*"), Just("?"), Just("**"), Just("."), Just("-")],
+        1..8,
+    )
+    .prop_map(|parts| parts.concat())
 }
 
 /// A valid git ref: non-empty segments (git refuses `//` and a trailing `/`).

@@ -1,5 +1,5 @@
 //! The session's lifecycle and methods, driven through the test catalogue.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic)]
 
 mod common;
 

@@ -3,7 +3,7 @@
 //!
 //! Run against a release build: `cargo build --release -p bb && cargo run --release -p bb --example stdio_bench`
 //! (or pass the binary: `... --example stdio_bench -- path/to/bb`).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};

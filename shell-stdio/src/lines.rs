@@ -85,7 +85,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
 
     fn frames(input: &[u8], limit: usize, capacity: usize) -> Vec<Frame> {

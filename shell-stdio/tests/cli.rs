@@ -1,5 +1,5 @@
 //! The `bb` binary as a user meets it: help, version, errors, `tools`, and `serve` over stdio.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

@@ -1,5 +1,5 @@
 //! Authentication: bearer, basic, anonymous and wrong credentials.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
 use common::*;
 

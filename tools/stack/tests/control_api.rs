@@ -1,5 +1,5 @@
 //! The control API: faults, latency, counters, reset and changes as other users.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
 use common::*;
 use serde_json::json;

@@ -1,5 +1,5 @@
 //! Error responses: Bitbucket's error JSON and status codes.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
 use common::*;
 

@@ -1,5 +1,5 @@
 //! Paging: clamped limits and walking every page.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
 use common::*;
 use std::collections::BTreeSet;

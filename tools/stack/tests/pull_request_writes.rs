@@ -1,5 +1,5 @@
 //! Writes that change pull requests the way Bitbucket does.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
 use common::*;
 use serde_json::json;

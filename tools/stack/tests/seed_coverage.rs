@@ -1,5 +1,5 @@
 //! The committed seed covers what bb's views must handle, checked through the handlers without sockets.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use bb_stack::exchange::Request;
 use bb_stack::routes;

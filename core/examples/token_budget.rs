@@ -1,0 +1,80 @@
+//! The token-budget benchmark: for the stack's largest pull requests, each tool's answer in bytes beside
+//! the raw Bitbucket JSON it was made from, against the targets (get_pull_request ≤ 2 KB for ten reviewers
+//! and a long description; list_pull_requests ≤ 160 bytes per pull request; diffs within their budget).
+//!
+//! Run: `cargo run -p bb-core --example token_budget`. Exits non-zero when a target is missed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+#[path = "../tests/stack_driver/mod.rs"]
+mod stack_driver;
+
+use serde_json::json;
+use stack_driver::Driver;
+
+fn main() {
+    let mut d = Driver::new();
+    let mut missed = Vec::new();
+    println!("{:<28} {:<34} {:>9} {:>11} {:>6}", "tool", "arguments", "answer B", "Bitbucket B", "ratio");
+    let row = |d: &mut Driver, tool: &str, label: &str, args: serde_json::Value| -> (usize, String) {
+        let a = d.call(tool, args);
+        let ratio = if a.text.is_empty() { 0.0 } else { d.raw_bytes as f64 / a.text.len() as f64 };
+        println!("{tool:<28} {label:<34} {:>9} {:>11} {:>5.1}x", a.text.len(), d.raw_bytes, ratio);
+        (a.text.len(), a.text)
+    };
+    let prs = [
+        ("OPS", "infra", 2, "10 reviewers, 3 KB description"),
+        ("BB", "api", 1, "busiest activity"),
+        ("BB", "api", 8, "100 KB title"),
+        ("BB", "api", 7, "hostile text"),
+    ];
+    for (p, r, id, what) in prs {
+        let args = json!({"project": p, "repo": r, "pr_id": id});
+        let label = format!("{p}/{r}#{id} ({what})");
+        let (n, _) = row(&mut d, "get_pull_request", &label, args.clone());
+        if n > 2048 {
+            missed.push(format!("get_pull_request {label}: {n} > 2048"));
+        }
+        row(&mut d, "list_pr_comments", &label, args.clone());
+        row(&mut d, "list_pr_tasks", &label, args.clone());
+        row(&mut d, "get_build_status", &label, args.clone());
+    }
+    for (p, r, id, budget) in [
+        ("BB", "api", 2, 20_000u64),
+        ("BB", "api", 9, 20_000),
+        ("BB", "api", 9, 100_000),
+        ("OPS", "infra", 1, 20_000),
+        ("BB", "api", 1, 2_000),
+    ] {
+        let label = format!("{p}/{r}#{id} max_bytes={budget}");
+        let (n, _) = row(
+            &mut d,
+            "get_pull_request_diff",
+            &label,
+            json!({"project": p, "repo": r, "pr_id": id, "max_bytes": budget}),
+        );
+        if n > budget as usize {
+            missed.push(format!("get_pull_request_diff {label}: {n} > {budget}"));
+        }
+    }
+    for (p, r) in [("BB", "cli"), ("BB", "api"), ("WEB", "site")] {
+        let label = format!("{p}/{r} state=ALL limit=100");
+        let (_, text) =
+            row(&mut d, "list_pull_requests", &label, json!({"project": p, "repo": r, "state": "ALL", "limit": 100}));
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+        let max = lines.iter().map(|l| l.len()).max().unwrap_or(0);
+        let per = text.len() / lines.len().max(1);
+        println!("{:<28} {:<34} {per:>9} per PR (whole answer), longest line {max}", "", "");
+        if per > 160 || max > 160 {
+            missed.push(format!("list_pull_requests {label}: {per} per PR, longest {max}"));
+        }
+    }
+    row(&mut d, "list_required_builds", "BB/api", json!({"project": "BB", "repo": "api"}));
+    if missed.is_empty() {
+        println!("All targets met.");
+    } else {
+        for m in &missed {
+            println!("MISSED: {m}");
+        }
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,221 @@
+//! How a Bitbucket answer becomes either its body or one sentence the model can act on.
+//!
+//! Bitbucket's errors are `{"errors":[{"context", "message", "exceptionName", …extra}]}`; 401 means both
+//! "not logged in" and "not permitted"; 404 carries NoSuch…Exception; 409 a stale version
+//! (`currentVersion`), a vetoed merge (`vetoes`) or a duplicate pull request (`existingPullRequest`);
+//! 429 comes with `Retry-After`. [reference "Conventions": rec] No sentence ever quotes a credential:
+//! the 401 sentence quotes nothing Bitbucket sent.
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::model::PullRequest;
+use crate::plan::{FetchErrorKind, FetchOutcome};
+
+/// What a request was about, so a 404 can name what does not exist.
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    /// The project key.
+    pub project: &'a str,
+    /// The repository slug.
+    pub repo: &'a str,
+    /// The pull request id.
+    pub pr: Option<u64>,
+}
+
+/// For a write: what it would have done and how to check, said when the outcome is unknown.
+#[derive(Debug, Clone, Copy)]
+pub struct Write<'a> {
+    /// "the comment was added", "the pull request was merged".
+    pub effect: &'a str,
+    /// "look at list_pr_comments before adding it again".
+    pub check: &'a str,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ErrorBody {
+    errors: Vec<ErrorEntry>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ErrorEntry {
+    message: Option<String>,
+    exception_name: Option<String>,
+    current_version: Option<u64>,
+    existing_pull_request: Option<PullRequest>,
+    vetoes: Vec<Veto>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Veto {
+    summary_message: Option<String>,
+    detailed_message: Option<String>,
+}
+
+/// The longest stretch of Bitbucket's own words an error sentence quotes.
+const QUOTE_CHARS: usize = 300;
+
+/// The body of a 2xx answer, or the sentence for anything else.
+pub fn body<'o>(outcome: &'o FetchOutcome, about: Subject<'_>, write: Option<Write<'_>>) -> Result<&'o [u8], String> {
+    match outcome {
+        FetchOutcome::Response(r) if (200..300).contains(&r.status) => Ok(&r.body),
+        FetchOutcome::Response(r) => Err(status_sentence(r.status, &r.body, r.retry_after_s, about)),
+        FetchOutcome::Failed(e) => {
+            let what = match e.kind {
+                FetchErrorKind::NotConfigured => {
+                    return Err(format!("bb has no Bitbucket server configured ({}).", clip(&e.detail)));
+                }
+                FetchErrorKind::Unreachable => "could not be reached",
+                FetchErrorKind::Tls => "could not be reached securely (TLS)",
+                FetchErrorKind::Timeout => "did not answer in time",
+                FetchErrorKind::BrokenResponse => "sent a broken answer",
+            };
+            match write {
+                Some(w) if e.may_have_arrived => Err(format!(
+                    "Bitbucket {what} after the request was sent ({}), so bb cannot tell whether {}; {} — bb did not retry.",
+                    clip(&e.detail),
+                    w.effect,
+                    w.check
+                )),
+                _ => Err(format!("Bitbucket {what} ({}); try again later.", clip(&e.detail))),
+            }
+        }
+    }
+}
+
+/// The body of a 2xx answer parsed as `T`, or the sentence.
+pub fn json<T: DeserializeOwned>(
+    outcome: &FetchOutcome,
+    about: Subject<'_>,
+    write: Option<Write<'_>>,
+) -> Result<T, String> {
+    let bytes = body(outcome, about, write)?;
+    serde_json::from_slice(bytes).map_err(|e| format!("Bitbucket's answer could not be read ({e})."))
+}
+
+fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: Subject<'_>) -> String {
+    let parsed: ErrorBody = serde_json::from_slice(body).unwrap_or_default();
+    let first = parsed.errors.into_iter().next().unwrap_or_default();
+    let exception = first.exception_name.as_deref().unwrap_or("");
+    let message = first.message.as_deref().map(clip).unwrap_or_default();
+    let repo = format!("{}/{}", about.project, about.repo);
+    match status {
+        401 | 403 => "Bitbucket rejected the credentials (or they lack permission) for this request; check bb's token and the user's access to the repository.".to_owned(),
+        404 if exception.ends_with("NoSuchProjectException") => {
+            format!("Project {} does not exist (or this user cannot see it).", about.project)
+        }
+        404 if exception.ends_with("NoSuchRepositoryException") => {
+            format!("Repository {repo} does not exist (or this user cannot see it).")
+        }
+        404 if exception.ends_with("NoSuchPullRequestException") => match about.pr {
+            Some(id) => format!("Pull request #{id} does not exist in {repo}."),
+            None => format!("That pull request does not exist in {repo}."),
+        },
+        404 => format!("Bitbucket found nothing there (404): {}", or_status(&message, status)),
+        409 if exception.ends_with("PullRequestOutOfDateException") => match first.current_version {
+            Some(v) => format!(
+                "The pull request changed since the version given; its current version is {v}: read it again (get_pull_request) and retry with version {v} if it is still what you mean."
+            ),
+            None => format!("The pull request changed since the version given: {}", or_status(&message, status)),
+        },
+        409 if exception.ends_with("DuplicatePullRequestException") => match first.existing_pull_request.and_then(|p| p.id) {
+            Some(id) => format!("A pull request for these branches is already open: #{id} in {repo}; use it (get_pull_request pr_id={id}) instead of creating another."),
+            None => format!("A pull request for these branches is already open: {}", or_status(&message, status)),
+        },
+        409 if exception.ends_with("MergeVetoedException") || !first.vetoes.is_empty() => {
+            let vetoes: Vec<String> = first
+                .vetoes
+                .iter()
+                .map(|v| {
+                    let s = v.summary_message.as_deref().unwrap_or("");
+                    match v.detailed_message.as_deref() {
+                        Some(d) if !d.is_empty() && d != s => format!("{s}: {d}"),
+                        _ => s.to_owned(),
+                    }
+                })
+                .map(|v| clip(&v))
+                .collect();
+            if vetoes.is_empty() {
+                format!("Bitbucket vetoed the merge: {}", or_status(&message, status))
+            } else {
+                format!("Bitbucket vetoed the merge: {}", vetoes.join("; "))
+            }
+        }
+        409 => format!("Bitbucket refused: {}", or_status(&message, status)),
+        400 => format!("Bitbucket refused the request: {}", or_status(&message, status)),
+        429 => match retry_after_s {
+            Some(s) => format!("Bitbucket is rate limiting bb; try again in {s} seconds."),
+            None => "Bitbucket is rate limiting bb; try again shortly.".to_owned(),
+        },
+        500..=599 => format!("Bitbucket failed (HTTP {status}): {}; try again later.", or_status(&message, status).trim_end_matches('.')),
+        _ => format!("Bitbucket answered HTTP {status}: {}", or_status(&message, status)),
+    }
+}
+
+fn or_status(message: &str, status: u16) -> String {
+    if message.is_empty() { format!("HTTP {status} without a message.") } else { message.to_owned() }
+}
+
+/// At most [`QUOTE_CHARS`] characters of Bitbucket's words, with a marker when cut.
+fn clip(s: &str) -> String {
+    match s.char_indices().nth(QUOTE_CHARS) {
+        Some((i, _)) => format!("{}… [cut]", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::FetchError;
+
+    const ABOUT: Subject<'static> = Subject { project: "BB", repo: "api", pr: Some(7) };
+
+    fn err(status: u16, body: &str) -> String {
+        body_of(FetchOutcome::response(status, body.as_bytes().to_vec()))
+    }
+
+    fn body_of(o: FetchOutcome) -> String {
+        match super::body(&o, ABOUT, Some(Write { effect: "the comment was added", check: "check it" })) {
+            Ok(_) => String::new(),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn a_401_never_quotes_what_bitbucket_said() {
+        let e = err(401, r#"{"errors":[{"message":"token stack-token-alice is bad"}]}"#);
+        assert!(e.starts_with("Bitbucket rejected the credentials (or they lack permission)"), "{e}");
+        assert!(!e.contains("stack-token"));
+    }
+
+    #[test]
+    fn a_stale_version_names_the_current_one() {
+        let e = err(
+            409,
+            r#"{"errors":[{"exceptionName":"com.atlassian.bitbucket.pull.PullRequestOutOfDateException","currentVersion":4,"expectedVersion":2}]}"#,
+        );
+        assert!(e.contains("current version is 4"), "{e}");
+    }
+
+    #[test]
+    fn a_lost_write_says_it_may_have_happened() {
+        let o = FetchOutcome::Failed(FetchError {
+            kind: FetchErrorKind::Timeout,
+            detail: "read timed out".into(),
+            may_have_arrived: true,
+        });
+        let e = body_of(o);
+        assert!(e.contains("cannot tell whether the comment was added"), "{e}");
+    }
+
+    #[test]
+    fn a_long_message_is_cut_with_a_marker() {
+        let long = "x".repeat(1000);
+        let e = err(500, &format!(r#"{{"errors":[{{"message":"{long}"}}]}}"#));
+        assert!(e.contains("… [cut]") && e.len() < 450, "{}", e.len());
+    }
+}

@@ -1,0 +1,402 @@
+//! Bitbucket's JSON, as bb reads it: every field optional, unknown fields ignored.
+//!
+//! Shapes: reference "Conventions", "Pull requests", "Activity", "Diff and changes", "Builds",
+//! "Required builds" [spec][rec]. The spec misses PR `author`/`properties` and activity
+//! `comment`/`commentAnchor`; real responses carry them [rec], so they are read here.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A user: `{name, emailAddress, id, displayName, active, slug, type}`. [spec][rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct User {
+    /// The user name.
+    pub name: Option<String>,
+    /// The URL slug.
+    pub slug: Option<String>,
+    /// The name people see.
+    pub display_name: Option<String>,
+}
+
+impl User {
+    /// The short handle the model passes back to tools: the slug, else the name.
+    pub fn handle(&self) -> &str {
+        self.slug.as_deref().or(self.name.as_deref()).unwrap_or("?")
+    }
+
+    /// `Display Name (slug)`, or just the handle when the two are the same or the name is missing.
+    pub fn label(&self) -> String {
+        match self.display_name.as_deref() {
+            Some(d) if !d.is_empty() && d != self.handle() => format!("{d} ({})", self.handle()),
+            _ => self.handle().to_owned(),
+        }
+    }
+}
+
+/// A participant: `{user, role, approved, status, lastReviewedCommit?}`. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Participant {
+    /// Who.
+    pub user: User,
+    /// AUTHOR, REVIEWER or PARTICIPANT.
+    pub role: Option<String>,
+    /// UNAPPROVED, NEEDS_WORK or APPROVED.
+    pub status: Option<String>,
+}
+
+/// A project: `{key, name}`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct Project {
+    /// The key.
+    pub key: Option<String>,
+}
+
+/// A repository: `{slug, id, name, project}`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct Repository {
+    /// The slug.
+    pub slug: Option<String>,
+    /// The numeric id (default reviewers need it).
+    pub id: Option<u64>,
+    /// The project.
+    pub project: Option<Project>,
+}
+
+impl Repository {
+    /// `KEY/slug`.
+    pub fn full_name(&self) -> String {
+        let key = self.project.as_ref().and_then(|p| p.key.as_deref()).unwrap_or("?");
+        format!("{key}/{}", self.slug.as_deref().unwrap_or("?"))
+    }
+}
+
+/// A pull request end: `{id, displayId, latestCommit, type, repository}`. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Ref {
+    /// The full ref (`refs/heads/main`).
+    pub id: Option<String>,
+    /// The short name.
+    pub display_id: Option<String>,
+    /// The commit the ref points at.
+    pub latest_commit: Option<String>,
+    /// The repository.
+    pub repository: Option<Repository>,
+}
+
+impl Ref {
+    /// The branch's short name.
+    pub fn name(&self) -> &str {
+        self.display_id.as_deref().or(self.id.as_deref()).unwrap_or("?")
+    }
+}
+
+/// `properties.mergeResult`. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct MergeResult {
+    /// CLEAN, CONFLICTED or UNKNOWN.
+    pub outcome: Option<String>,
+}
+
+/// A pull request's `properties`; each may be absent. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Properties {
+    /// The merge outcome.
+    pub merge_result: Option<MergeResult>,
+    /// Open tasks.
+    pub open_task_count: Option<u64>,
+    /// Resolved tasks.
+    pub resolved_task_count: Option<u64>,
+    /// Comments (absent means 0 on recorded open PRs). [rec]
+    pub comment_count: Option<u64>,
+}
+
+/// A pull request. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PullRequest {
+    /// Its id within the target repository.
+    pub id: Option<u64>,
+    /// Its version, for the merge's version check.
+    pub version: Option<u64>,
+    /// The title.
+    pub title: Option<String>,
+    /// The description (absent when empty).
+    pub description: Option<String>,
+    /// OPEN, MERGED or DECLINED.
+    pub state: Option<String>,
+    /// A draft (8.18+).
+    pub draft: Option<bool>,
+    /// Created, epoch ms.
+    pub created_date: Option<i64>,
+    /// Updated, epoch ms.
+    pub updated_date: Option<i64>,
+    /// Closed, epoch ms.
+    pub closed_date: Option<i64>,
+    /// The source.
+    pub from_ref: Option<Ref>,
+    /// The target.
+    pub to_ref: Option<Ref>,
+    /// The author.
+    pub author: Option<Participant>,
+    /// The reviewers.
+    pub reviewers: Vec<Participant>,
+    /// Other participants.
+    pub participants: Vec<Participant>,
+    /// Counts and merge outcome.
+    pub properties: Option<Properties>,
+}
+
+/// A comment's anchor. [spec][rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Anchor {
+    /// The file.
+    pub path: Option<String>,
+    /// The line (absent for a file comment).
+    pub line: Option<u64>,
+    /// ADDED, REMOVED or CONTEXT.
+    pub line_type: Option<String>,
+    /// Whether the line is no longer in the diff (outdated). [rec]
+    pub orphaned: Option<bool>,
+}
+
+/// A comment, with its replies. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Comment {
+    /// Its id.
+    pub id: Option<u64>,
+    /// The text.
+    pub text: Option<String>,
+    /// The author.
+    pub author: Option<User>,
+    /// Created, epoch ms.
+    pub created_date: Option<i64>,
+    /// Replies, recursively.
+    pub comments: Vec<Comment>,
+    /// Where it sits.
+    pub anchor: Option<Anchor>,
+    /// NORMAL, or BLOCKER for a task (7.0+).
+    pub severity: Option<String>,
+    /// OPEN, PENDING or RESOLVED.
+    pub state: Option<String>,
+    /// Whether its thread is resolved.
+    pub thread_resolved: Option<bool>,
+}
+
+impl Comment {
+    /// Whether this comment is a task.
+    pub fn is_task(&self) -> bool {
+        self.severity.as_deref() == Some("BLOCKER")
+    }
+}
+
+/// One activity; unknown actions are tolerated. [spec][rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Activity {
+    /// When, epoch ms.
+    pub created_date: Option<i64>,
+    /// Who.
+    pub user: Option<User>,
+    /// What (COMMENTED, APPROVED, ...).
+    pub action: Option<String>,
+    /// ADDED, EDITED, DELETED or REPLIED, for COMMENTED.
+    pub comment_action: Option<String>,
+    /// The comment, for COMMENTED.
+    pub comment: Option<Comment>,
+    /// The anchor with `orphaned`, for file and line comments.
+    pub comment_anchor: Option<Anchor>,
+}
+
+/// A path: `{toString, components, name, extension}`. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct Path {
+    /// The whole path.
+    #[serde(rename = "toString")]
+    pub whole: Option<String>,
+}
+
+/// `properties` of a change.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ChangeProperties {
+    /// Comments on the file. [assumed]
+    pub active_comments: Option<u64>,
+}
+
+/// One changed file of a pull request. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Change {
+    /// The file.
+    pub path: Option<Path>,
+    /// Where it came from (MOVE, COPY).
+    pub src_path: Option<Path>,
+    /// ADD, MODIFY, DELETE, MOVE or COPY.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// Comment counts.
+    pub properties: Option<ChangeProperties>,
+}
+
+impl Change {
+    /// The file's path.
+    pub fn path(&self) -> &str {
+        self.path.as_ref().and_then(|p| p.whole.as_deref()).unwrap_or("?")
+    }
+}
+
+/// A diff answer: `{fromHash, toHash, contextLines, whitespace, diffs[], truncated}`. [spec][rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct DiffSet {
+    /// The files.
+    pub diffs: Vec<Diff>,
+    /// Whether Bitbucket cut it.
+    pub truncated: Option<bool>,
+}
+
+/// One file's diff. [spec][rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct Diff {
+    /// The old file (null when added).
+    pub source: Option<Path>,
+    /// The new file (null when deleted).
+    pub destination: Option<Path>,
+    /// The hunks.
+    pub hunks: Vec<Hunk>,
+    /// Whether Bitbucket cut it.
+    pub truncated: Option<bool>,
+    /// A binary file.
+    pub binary: Option<bool>,
+}
+
+/// A hunk. [spec][rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Hunk {
+    /// The enclosing code's first line.
+    pub context: Option<String>,
+    /// First old line.
+    pub source_line: Option<u64>,
+    /// Old lines.
+    pub source_span: Option<u64>,
+    /// First new line.
+    pub destination_line: Option<u64>,
+    /// New lines.
+    pub destination_span: Option<u64>,
+    /// The segments.
+    pub segments: Vec<Segment>,
+    /// Whether Bitbucket cut it.
+    pub truncated: Option<bool>,
+}
+
+/// A run of lines of one kind. [spec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct Segment {
+    /// ADDED, REMOVED or CONTEXT.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// The lines.
+    pub lines: Vec<Line>,
+    /// Whether Bitbucket cut it.
+    pub truncated: Option<bool>,
+}
+
+/// A diff line. [spec][rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Line {
+    /// Old line number.
+    pub source: Option<u64>,
+    /// New line number.
+    pub destination: Option<u64>,
+    /// The text.
+    pub line: Option<String>,
+    /// Root comments Bitbucket draws on this line. [rec]
+    pub comment_ids: Vec<u64>,
+}
+
+/// A build status (legacy or UI listing). [spec][rec; UI shape assumed]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Build {
+    /// SUCCESSFUL, FAILED, INPROGRESS, CANCELLED or UNKNOWN.
+    pub state: Option<String>,
+    /// The key.
+    pub key: Option<String>,
+    /// The name.
+    pub name: Option<String>,
+    /// Where to look.
+    pub url: Option<String>,
+    /// What it says.
+    pub description: Option<String>,
+    /// The key it reports under for required builds (UI listing only). [assumed]
+    pub parent: Option<String>,
+    /// The build number (a string or a number).
+    pub build_number: Option<Value>,
+    /// Test results `{successful, failed, skipped}`.
+    pub test_results: Option<Value>,
+}
+
+/// Build stats of a commit. [spec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct BuildStats {
+    /// Successful builds.
+    pub successful: Option<u64>,
+    /// Failed builds.
+    pub failed: Option<u64>,
+    /// Running builds.
+    pub in_progress: Option<u64>,
+    /// Cancelled builds.
+    pub cancelled: Option<u64>,
+    /// Builds in an unknown state.
+    pub unknown: Option<u64>,
+}
+
+/// A ref matcher: `{id, displayId, type{id, name}}`. [spec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Matcher {
+    /// The id (a ref, a pattern, a category).
+    pub id: Option<String>,
+    /// The name people see.
+    pub display_id: Option<String>,
+    /// The type.
+    #[serde(rename = "type")]
+    pub kind: Option<MatcherType>,
+}
+
+/// A matcher's type.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct MatcherType {
+    /// ANY_REF, BRANCH, PATTERN, MODEL_CATEGORY or MODEL_BRANCH.
+    pub id: Option<String>,
+}
+
+/// A required-builds condition. [spec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Condition {
+    /// Its id.
+    pub id: Option<u64>,
+    /// The keys that must have a successful build.
+    pub build_parent_keys: Vec<String>,
+    /// The target branches it applies to.
+    pub ref_matcher: Option<Matcher>,
+    /// The source branches it exempts.
+    pub exempt_ref_matcher: Option<Matcher>,
+}

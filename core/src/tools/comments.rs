@@ -1,0 +1,403 @@
+//! `list_pr_comments`, `list_pr_tasks` and `add_pr_comment`: a pull request's conversation.
+//!
+//! Comments are where Bitbucket has them: in the pull request's activity, newest first, each thread once
+//! (a thread can surface in several activities: de-duplicated by comment id). Tasks are comments with
+//! `severity: BLOCKER` (7.0+). Orphaned comments are outdated. [reference "Activity", "Pull requests": spec, rec]
+//!
+//! Requests: list_pr_comments 1 (a page of activities); list_pr_tasks 2 (the pull request, for Bitbucket's
+//! task counts, and a page of activities, in parallel); add_pr_comment 1 (a POST, never retried).
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+use super::flow::{self, Fetcher, Flow};
+use super::text::{cap, one_line, when};
+use super::{ADD, Decl, READ, b, n, object, pr_args, s};
+use crate::bitbucket::errors::{self, Subject, Write};
+use crate::bitbucket::model::{Activity, Anchor, Comment, PullRequest};
+use crate::bitbucket::{Page, RawPage, pr_path};
+use crate::catalogue::{Access, CallContext};
+use crate::plan::{FetchOutcome, FetchRequest, Method, PlanContext, Step, ToolResult};
+
+/// Comment characters shown before a cut.
+pub const COMMENT_CHARS: usize = 2000;
+
+/// `list_pr_comments`.
+pub const LIST_SPEC: Decl = Decl {
+    name: "list_pr_comments",
+    title: "List pull request comments",
+    description: "A pull request's comment threads, newest first as in its activity: replies, tasks, file/line anchors, resolved and outdated marks. Paged by activity.",
+    schema: list_schema,
+    access: Access::Read,
+    annotations: READ,
+    start: start_list,
+};
+
+/// `list_pr_tasks`.
+pub const TASKS_SPEC: Decl = Decl {
+    name: "list_pr_tasks",
+    title: "List pull request tasks",
+    description: "A pull request's tasks (open ones block merging) with Bitbucket's open/resolved counts.",
+    schema: tasks_schema,
+    access: Access::Read,
+    annotations: READ,
+    start: start_tasks,
+};
+
+/// `add_pr_comment`.
+pub const ADD_SPEC: Decl = Decl {
+    name: "add_pr_comment",
+    title: "Add pull request comment",
+    description: "Comment on a pull request: general, a reply (reply_to), on a file (path) or line (path+line), or as a task (task=true). Markdown.",
+    schema: add_schema,
+    access: Access::Write,
+    annotations: ADD,
+    start: start_add,
+};
+
+fn list_schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id(),
+               "start": super::start(), "limit": super::limit(50, 500)}),
+        &["project", "repo", "pr_id"],
+    )
+}
+
+fn tasks_schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id(),
+               "state": {"type": "string", "enum": ["OPEN", "RESOLVED", "ALL"], "default": "ALL", "description": "Task state"},
+               "start": super::start(), "limit": super::limit(100, 500)}),
+        &["project", "repo", "pr_id"],
+    )
+}
+
+fn add_schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id(),
+               "text": {"type": "string", "minLength": 1, "description": "The comment"},
+               "reply_to": {"type": "integer", "minimum": 1, "description": "Comment id to reply to"},
+               "path": {"type": "string", "minLength": 1, "description": "File to comment on"},
+               "line": {"type": "integer", "minimum": 1, "description": "Line in path (new number; old for REMOVED)"},
+               "line_type": {"type": "string", "enum": ["ADDED", "REMOVED", "CONTEXT"], "default": "ADDED", "description": "Kind of line"},
+               "task": {"type": "boolean", "description": "Make it a task"}}),
+        &["project", "repo", "pr_id", "text"],
+    )
+}
+
+fn activities_request(
+    project: &str,
+    repo: &str,
+    id: u64,
+    args: &Map<String, Value>,
+    default_limit: u64,
+) -> FetchRequest {
+    let mut query = Vec::new();
+    super::paging(&mut query, n(args, "start").unwrap_or(0), n(args, "limit").unwrap_or(default_limit));
+    FetchRequest::get(format!("{}/activities", pr_path(project, repo, id)), query)
+}
+
+fn start_list(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
+    let (project, repo, id) = pr_args(args);
+    let first = vec![(0, activities_request(&project, &repo, id, args, 50))];
+    flow::start(Comments { project, repo, id }, cx, first)
+}
+
+#[derive(Debug)]
+struct Comments {
+    project: String,
+    repo: String,
+    id: u64,
+}
+
+impl Flow for Comments {
+    fn on(&mut self, _: u32, outcome: FetchOutcome, _: &mut Fetcher<'_>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
+        let page = match errors::json::<RawPage>(&outcome, about, None) {
+            Ok(p) => p.decode::<Activity>(),
+            Err(e) => return Some(ToolResult::error(e)),
+        };
+        Some(ToolResult::text(render_threads(self.id, &self.project, &self.repo, &page)))
+    }
+}
+
+/// Every comment id in a thread.
+fn ids(c: &Comment, into: &mut BTreeSet<u64>) {
+    if let Some(id) = c.id {
+        into.insert(id);
+    }
+    for r in &c.comments {
+        ids(r, into);
+    }
+}
+
+fn render_threads(id: u64, project: &str, repo: &str, page: &Page<Activity>) -> String {
+    // Threads whose root was added or edited on this page; a reply activity is shown inside its thread.
+    let mut in_threads = BTreeSet::new();
+    for a in &page.values {
+        if let (Some(c), Some("ADDED" | "EDITED")) = (&a.comment, a.comment_action.as_deref()) {
+            ids(c, &mut in_threads);
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut blocks = Vec::new();
+    for a in page.values.iter().filter(|a| a.action.as_deref() == Some("COMMENTED")) {
+        let Some(c) = &a.comment else { continue };
+        let Some(cid) = c.id else { continue };
+        let action = a.comment_action.as_deref().unwrap_or("ADDED");
+        if seen.contains(&cid) {
+            continue;
+        }
+        if action == "DELETED" {
+            let who = a.user.as_ref().map(|u| u.handle()).unwrap_or("?");
+            blocks.push(format!("#{cid} deleted by {who} {}", when(a.created_date)));
+            seen.insert(cid);
+            continue;
+        }
+        if action == "REPLIED" && in_threads.contains(&cid) {
+            continue;
+        }
+        let anchor = a.comment_anchor.as_ref().or(c.anchor.as_ref());
+        let prefix = if action == "REPLIED" { "reply " } else { "" };
+        let mut block = Vec::new();
+        thread(c, anchor, prefix, 0, &mut block);
+        ids(c, &mut seen);
+        blocks.push(block.join("\n"));
+    }
+    let mut out = vec![format!(
+        "Comments of PR #{id} in {project}/{repo}, from activities start={} (newest first): {} thread(s) shown.",
+        page.start,
+        blocks.len()
+    )];
+    out.extend(blocks);
+    out.push(page.more_line("activities"));
+    out.join("\n")
+}
+
+fn where_(anchor: Option<&Anchor>) -> String {
+    let Some(a) = anchor else { return String::new() };
+    let Some(path) = a.path.as_deref() else { return String::new() };
+    let mut s = format!(" on {}", one_line(path));
+    if let Some(l) = a.line {
+        let kind = match a.line_type.as_deref() {
+            Some("ADDED") => "added",
+            Some("REMOVED") => "removed",
+            _ => "context",
+        };
+        s.push_str(&format!(":{l} ({kind} line)"));
+    }
+    if a.orphaned == Some(true) {
+        s.push_str(" · outdated");
+    }
+    s
+}
+
+fn marks(c: &Comment) -> String {
+    let mut m = String::new();
+    if c.is_task() {
+        let state = if c.state.as_deref() == Some("RESOLVED") { "resolved" } else { "open" };
+        m.push_str(&format!(" · task, {state}"));
+    }
+    if c.thread_resolved == Some(true) {
+        m.push_str(" · thread resolved");
+    }
+    m
+}
+
+fn thread(c: &Comment, anchor: Option<&Anchor>, prefix: &str, depth: usize, out: &mut Vec<String>) {
+    let indent = "  ".repeat(depth);
+    let arrow = if depth > 0 { "↳ " } else { "" };
+    let who = c.author.as_ref().map(|u| u.label()).unwrap_or_else(|| "?".into());
+    out.push(format!(
+        "{indent}{arrow}{prefix}#{} {} {}{}{}:",
+        c.id.unwrap_or(0),
+        one_line(&who),
+        when(c.created_date),
+        if depth == 0 { where_(anchor) } else { String::new() },
+        marks(c)
+    ));
+    out.push(cap(c.text.as_deref().unwrap_or(""), COMMENT_CHARS, "comment", ""));
+    for r in &c.comments {
+        thread(r, None, "", depth + 1, out);
+    }
+}
+
+fn start_tasks(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
+    let (project, repo, id) = pr_args(args);
+    let state = s(args, "state").unwrap_or("ALL").to_owned();
+    let first = vec![
+        (0, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
+        (1, activities_request(&project, &repo, id, args, 100)),
+    ];
+    flow::start(Tasks { project, repo, id, state, counts: None, page: None }, cx, first)
+}
+
+#[derive(Debug)]
+struct Tasks {
+    project: String,
+    repo: String,
+    id: u64,
+    state: String,
+    counts: Option<String>,
+    page: Option<Page<Activity>>,
+}
+
+impl Flow for Tasks {
+    fn on(&mut self, slot: u32, outcome: FetchOutcome, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
+        if slot == 0 {
+            self.counts = Some(match errors::json::<PullRequest>(&outcome, about, None) {
+                Ok(pr) => {
+                    let p = pr.properties.unwrap_or_default();
+                    format!(
+                        "Bitbucket counts {} open and {} resolved task(s) on PR #{}.",
+                        p.open_task_count.unwrap_or(0),
+                        p.resolved_task_count.unwrap_or(0),
+                        self.id
+                    )
+                }
+                Err(e) => format!("Bitbucket's task counts: not read — {e}"),
+            });
+        } else {
+            match errors::json::<RawPage>(&outcome, about, None) {
+                Ok(p) => self.page = Some(p.decode()),
+                Err(e) => return Some(ToolResult::error(e)),
+            }
+        }
+        if f.waiting() > 0 {
+            return None;
+        }
+        let page = self.page.as_ref()?;
+        let mut tasks: Vec<(&Comment, Option<&Anchor>)> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for a in &page.values {
+            if let Some(c) = &a.comment {
+                collect_tasks(c, a.comment_anchor.as_ref().or(c.anchor.as_ref()), &mut seen, &mut tasks);
+            }
+        }
+        let want = |c: &Comment| match self.state.as_str() {
+            "OPEN" => c.state.as_deref() != Some("RESOLVED"),
+            "RESOLVED" => c.state.as_deref() == Some("RESOLVED"),
+            _ => true,
+        };
+        let shown: Vec<String> = tasks
+            .iter()
+            .filter(|(c, _)| want(c))
+            .map(|(c, anchor)| {
+                let state = if c.state.as_deref() == Some("RESOLVED") { "resolved" } else { "open" };
+                let who = c.author.as_ref().map(|u| u.handle()).unwrap_or("?");
+                format!(
+                    "Task #{} ({state}) by {who}{}: {}",
+                    c.id.unwrap_or(0),
+                    where_(*anchor),
+                    cap(c.text.as_deref().unwrap_or(""), COMMENT_CHARS, "task", "")
+                )
+            })
+            .collect();
+        let mut out = vec![self.counts.clone().unwrap_or_default()];
+        out.push(format!(
+            "{} {} task(s) shown, from activities start={}.",
+            shown.len(),
+            self.state.to_lowercase().replace("all", "open and resolved"),
+            page.start
+        ));
+        out.extend(shown);
+        out.push(page.more_line("activities (with possibly more tasks)"));
+        Some(ToolResult::text(out.join("\n")))
+    }
+}
+
+fn collect_tasks<'a>(
+    c: &'a Comment,
+    anchor: Option<&'a Anchor>,
+    seen: &mut BTreeSet<u64>,
+    into: &mut Vec<(&'a Comment, Option<&'a Anchor>)>,
+) {
+    if let Some(id) = c.id
+        && c.is_task()
+        && seen.insert(id)
+    {
+        into.push((c, anchor));
+    }
+    for r in &c.comments {
+        collect_tasks(r, anchor, seen, into);
+    }
+}
+
+fn start_add(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
+    let (project, repo, id) = pr_args(args);
+    let text = s(args, "text").unwrap_or("");
+    let mut body = json!({"text": text});
+    let reply_to = n(args, "reply_to");
+    let path = s(args, "path");
+    let line = n(args, "line");
+    let task = b(args, "task") == Some(true);
+    let mut place = String::new();
+    match (reply_to, path, line) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            return Step::Done(ToolResult::error("A reply sits in its thread: give reply_to without path or line."));
+        }
+        (None, None, Some(_)) => return Step::Done(ToolResult::error("line needs path: give the file too.")),
+        (Some(parent), None, None) => {
+            body["parent"] = json!({"id": parent});
+            place = format!(" in reply to #{parent}");
+        }
+        (None, Some(p), l) => {
+            // An anchor: `path`, `line`, `lineType`, `fileType` (REMOVED lines are on the FROM side), `diffType`.
+            // [reference "Pull requests": spec]
+            let mut anchor = json!({"path": p, "diffType": "EFFECTIVE"});
+            place = format!(" on {p}");
+            if let Some(l) = l {
+                let line_type = s(args, "line_type").unwrap_or("ADDED");
+                anchor["line"] = json!(l);
+                anchor["lineType"] = json!(line_type);
+                anchor["fileType"] = json!(if line_type == "REMOVED" { "FROM" } else { "TO" });
+                place = format!(" on {p}:{l} ({} line)", line_type.to_lowercase());
+            }
+            body["anchor"] = anchor;
+        }
+        (None, None, None) => {}
+    }
+    if task {
+        // Tasks are comments with severity BLOCKER (7.0+). [reference "Pull requests": spec, rec]
+        body["severity"] = json!("BLOCKER");
+    }
+    let request = FetchRequest {
+        method: Method::Post,
+        path: format!("{}/comments", pr_path(&project, &repo, id)),
+        query: vec![],
+        body: Some(body),
+    };
+    let kind = if task { "task" } else { "comment" };
+    flow::start(AddComment { project, repo, id, kind, place }, cx, vec![(0, request)])
+}
+
+#[derive(Debug)]
+struct AddComment {
+    project: String,
+    repo: String,
+    id: u64,
+    kind: &'static str,
+    place: String,
+}
+
+impl Flow for AddComment {
+    fn on(&mut self, _: u32, outcome: FetchOutcome, _: &mut Fetcher<'_>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
+        let effect = format!("the {} was added", self.kind);
+        let write = Write { effect: &effect, check: "look at list_pr_comments before adding it again" };
+        Some(match errors::json::<Comment>(&outcome, about, Some(write)) {
+            Ok(c) => ToolResult::text(format!(
+                "Added {} #{} to PR #{} in {}/{}{}.",
+                self.kind,
+                c.id.map(|i| i.to_string()).unwrap_or_else(|| "?".into()),
+                self.id,
+                self.project,
+                self.repo,
+                self.place
+            )),
+            Err(e) => ToolResult::error(e),
+        })
+    }
+}

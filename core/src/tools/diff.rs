@@ -1,0 +1,294 @@
+//! `get_pull_request_diff`: Bitbucket's change list, and unified diff text with line numbers for the
+//! paths asked or, without paths, for the first files within the budget.
+//!
+//! Requests: the change list (1), then one diff per file shown (at most [`AUTO_FILES`] without `paths`);
+//! with `paths` the change list and the diffs go out together. The diff endpoint is not paged and the
+//! server caps it (`truncated`). [reference "Diff and changes": spec, rec] Per-file and total budgets
+//! are kept by cutting at a line, with a marker that says how to get the rest.
+
+use serde_json::{Map, Value, json};
+
+use super::flow::{self, Fetcher, Flow};
+use super::{Decl, READ, n, object, pr_args};
+use crate::bitbucket::errors::{self, Subject};
+use crate::bitbucket::model::{Change, Diff, DiffSet};
+use crate::bitbucket::{Page, RawPage, file_path, pr_path};
+use crate::catalogue::{Access, CallContext};
+use crate::plan::{FetchOutcome, FetchRequest, PlanContext, Step, ToolResult};
+
+/// The tool.
+pub const SPEC: Decl = Decl {
+    name: "get_pull_request_diff",
+    title: "Get pull request diff",
+    description: "A pull request's changed files and unified diff with line numbers (+new, -old), for the paths asked or the first files that fit max_bytes. Cuts are marked with how to get the rest.",
+    schema,
+    access: Access::Read,
+    annotations: READ,
+    start,
+};
+
+/// Files diffed without `paths`.
+pub const AUTO_FILES: usize = 5;
+/// The default total budget in bytes.
+pub const DEFAULT_BUDGET: u64 = 20_000;
+/// The smallest budget a file gets.
+const MIN_FILE_BUDGET: usize = 1_500;
+
+fn schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id(),
+               "paths": {"type": "array", "items": {"type": "string"}, "maxItems": 20, "description": "Files to diff (default: the first that fit)"},
+               "context_lines": {"type": "integer", "minimum": 0, "maximum": 100, "default": 3, "description": "Context lines around changes"},
+               "max_bytes": {"type": "integer", "minimum": 2000, "maximum": 100000, "default": DEFAULT_BUDGET, "description": "Answer budget"},
+               "start": super::start(),
+               "limit": super::limit(100, 500)}),
+        &["project", "repo", "pr_id"],
+    )
+}
+
+const CHANGES: u32 = 0;
+const FILE: u32 = 100;
+
+fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
+    let (project, repo, id) = pr_args(args);
+    let paths: Vec<String> = args
+        .get("paths")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let start = n(args, "start").unwrap_or(0);
+    let limit = n(args, "limit").unwrap_or(100);
+    let context = n(args, "context_lines").unwrap_or(3);
+    let budget = n(args, "max_bytes").unwrap_or(DEFAULT_BUDGET) as usize;
+    let mut query = vec![("withComments".into(), "true".into())];
+    super::paging(&mut query, start, limit);
+    let mut first = vec![(CHANGES, FetchRequest::get(format!("{}/changes", pr_path(&project, &repo, id)), query))];
+    let d = DiffTool { project, repo, id, context, budget, asked: !paths.is_empty(), files: Vec::new(), changes: None };
+    let mut d = d;
+    for (i, p) in paths.iter().enumerate() {
+        first.push((FILE + i as u32, d.diff_request(p)));
+        d.files.push((p.clone(), None));
+    }
+    flow::start(d, cx, first)
+}
+
+#[derive(Debug)]
+struct DiffTool {
+    project: String,
+    repo: String,
+    id: u64,
+    context: u64,
+    budget: usize,
+    asked: bool,
+    files: Vec<(String, Option<Result<Diff, String>>)>,
+    changes: Option<Result<Page<Change>, String>>,
+}
+
+impl DiffTool {
+    fn diff_request(&self, path: &str) -> FetchRequest {
+        FetchRequest::get(
+            format!("{}/diff/{}", pr_path(&self.project, &self.repo, self.id), file_path(path)),
+            vec![("contextLines".into(), self.context.to_string()), ("withComments".into(), "true".into())],
+        )
+    }
+}
+
+impl Flow for DiffTool {
+    fn on(&mut self, slot: u32, outcome: FetchOutcome, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
+        if slot == CHANGES {
+            let changes = errors::json::<RawPage>(&outcome, about, None).map(RawPage::decode::<Change>);
+            match &changes {
+                Err(e) if !self.asked => return Some(ToolResult::error(e.clone())),
+                Ok(page) if !self.asked => {
+                    let chosen: Vec<String> =
+                        page.values.iter().take(AUTO_FILES).map(|c| c.path().to_owned()).collect();
+                    for (i, p) in chosen.into_iter().enumerate() {
+                        f.fetch(FILE + i as u32, self.diff_request(&p));
+                        self.files.push((p, None));
+                    }
+                }
+                _ => {}
+            }
+            self.changes = Some(changes);
+        } else if let Some(entry) = self.files.get_mut((slot - FILE) as usize) {
+            let diff = errors::json::<DiffSet>(&outcome, about, None).map(|set| {
+                let mut d = set.diffs.into_iter().next().unwrap_or_default();
+                if set.truncated == Some(true) {
+                    d.truncated = Some(true);
+                }
+                d
+            });
+            entry.1 = Some(diff);
+        }
+        if f.waiting() > 0 {
+            return None;
+        }
+        Some(ToolResult::text(self.render()))
+    }
+}
+
+impl DiffTool {
+    fn render(&self) -> String {
+        let mut out = String::new();
+        let mut head = format!("PR #{} in {}/{}", self.id, self.project, self.repo);
+        let mut changed: Vec<&Change> = Vec::new();
+        match &self.changes {
+            Some(Ok(page)) => {
+                changed = page.values.iter().collect();
+                head.push_str(&format!(": {} changed file(s) shown (start={}).", changed.len(), page.start));
+                out.push_str(&head);
+                out.push('\n');
+                let list_budget = self.budget / 4;
+                let mut listed = 0;
+                for c in &changed {
+                    let line = change_line(c);
+                    if out.len() + line.len() + 1 > list_budget {
+                        break;
+                    }
+                    out.push_str(&line);
+                    out.push('\n');
+                    listed += 1;
+                }
+                if listed < changed.len() {
+                    out.push_str(&format!(
+                        "[file list cut: {listed} of {} shown; ask with start={} for the rest]\n",
+                        changed.len(),
+                        page.start + listed as u64
+                    ));
+                }
+                out.push_str(&page.more_line("changed files"));
+                out.push('\n');
+            }
+            Some(Err(e)) => {
+                out.push_str(&format!("{head}.\nChange list: not read — {e}\n"));
+            }
+            None => {}
+        }
+        let files: Vec<&(String, Option<Result<Diff, String>>)> = self.files.iter().collect();
+        let per_file = (self.budget / files.len().max(1)).max(MIN_FILE_BUDGET).min(self.budget);
+        let mut not_shown: Vec<&str> = Vec::new();
+        for (path, diff) in &files {
+            let left = self.budget.saturating_sub(out.len() + 200);
+            if left < 300 {
+                not_shown.push(path);
+                continue;
+            }
+            let room = per_file.min(left);
+            match diff {
+                Some(Ok(d)) => out.push_str(&render_file(path, d, room)),
+                Some(Err(e)) => out.push_str(&format!("== {path}: diff not read — {e}\n")),
+                None => out.push_str(&format!("== {path}: no answer\n")),
+            }
+        }
+        if !self.asked && changed.len() > files.len() {
+            let more: Vec<&str> = changed.iter().skip(files.len()).map(|c| c.path()).collect();
+            out.push_str(&format!(
+                "[diffs of {} more file(s) not shown; ask with paths=[…], e.g. \"{}\"]\n",
+                more.len(),
+                more.first().copied().unwrap_or("")
+            ));
+        }
+        if !not_shown.is_empty() {
+            out.push_str(&format!(
+                "[budget of {} bytes reached; not shown: {} — ask with paths=[…] or a larger max_bytes]\n",
+                self.budget,
+                not_shown.join(", ")
+            ));
+        }
+        let out = out.trim_end();
+        if out.len() <= self.budget {
+            return out.to_owned();
+        }
+        // A last guard: whatever the lines above added, the answer stays within its budget.
+        let marker = "\n[answer cut at its budget; ask with fewer paths or a larger max_bytes]";
+        let mut end = self.budget.saturating_sub(marker.len());
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}{marker}", &out[..end])
+    }
+}
+
+fn change_line(c: &Change) -> String {
+    let kind = match c.kind.as_deref() {
+        Some("ADD") => "A",
+        Some("DELETE") => "D",
+        Some("MOVE") => "R",
+        Some("COPY") => "C",
+        Some("MODIFY") => "M",
+        _ => "?",
+    };
+    let mut line = format!("{kind} {}", super::text::one_line(c.path()));
+    if let Some(src) = c.src_path.as_ref().and_then(|p| p.whole.as_deref()) {
+        line.push_str(&format!(" (from {})", super::text::one_line(src)));
+    }
+    if let Some(n) = c.properties.as_ref().and_then(|p| p.active_comments).filter(|n| *n > 0) {
+        line.push_str(&format!(" · {n} comment(s)"));
+    }
+    line
+}
+
+/// One file's diff within `room` bytes, cut at a line boundary with a marker.
+fn render_file(path: &str, d: &Diff, room: usize) -> String {
+    let mut out = format!("== {path}\n");
+    if d.binary == Some(true) {
+        out.push_str("(binary file: no text diff)\n");
+        return out;
+    }
+    if d.hunks.is_empty() {
+        out.push_str("(no text changes)\n");
+    }
+    let marker_room = 120 + 2 * path.len();
+    for h in &d.hunks {
+        let head = format!(
+            "@@ -{},{} +{},{} @@{}\n",
+            h.source_line.unwrap_or(0),
+            h.source_span.unwrap_or(0),
+            h.destination_line.unwrap_or(0),
+            h.destination_span.unwrap_or(0),
+            h.context.as_deref().map(|c| format!(" {}", super::text::one_line(c))).unwrap_or_default()
+        );
+        if out.len() + head.len() + marker_room > room {
+            return cut(out, path, None, room);
+        }
+        out.push_str(&head);
+        for s in &h.segments {
+            let (sign, by_source) = match s.kind.as_deref() {
+                Some("ADDED") => ('+', false),
+                Some("REMOVED") => ('-', true),
+                _ => (' ', false),
+            };
+            for l in &s.lines {
+                // ADDED and CONTEXT lines show their new number, REMOVED lines their old one. [reference "Diff and changes": rec]
+                let num = if by_source { l.source } else { l.destination }.unwrap_or(0);
+                let mut line = format!("{sign}{num} {}", l.line.as_deref().unwrap_or(""));
+                if !l.comment_ids.is_empty() {
+                    let ids: Vec<String> = l.comment_ids.iter().map(|i| format!("#{i}")).collect();
+                    line.push_str(&format!("  ⟨comment {}⟩", ids.join(" ")));
+                }
+                line.push('\n');
+                if out.len() + line.len() + marker_room > room {
+                    return cut(out, path, Some((sign, num)), room);
+                }
+                out.push_str(&line);
+            }
+        }
+    }
+    if d.truncated == Some(true) {
+        out.push_str("[Bitbucket cut this file's diff: it is larger than the server serves]\n");
+    }
+    out
+}
+
+fn cut(mut out: String, path: &str, at: Option<(char, u64)>, room: usize) -> String {
+    let at = match at {
+        Some(('-', n)) => format!(" before old line {n}"),
+        Some((_, n)) => format!(" before new line {n}"),
+        None => String::new(),
+    };
+    out.push_str(&format!(
+        "[diff of {path} cut{at} at {room} bytes; ask with paths=[\"{path}\"] and a larger max_bytes (up to 100000)]\n"
+    ));
+    out
+}

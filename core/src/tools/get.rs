@@ -1,0 +1,268 @@
+//! `get_pull_request`: one pull request in a dozen lines, with Bitbucket's own counts and its source
+//! commit's builds in one line.
+//!
+//! Requests: the pull request and the pull request page's build listing, in parallel (2). On a server
+//! without that listing (404), the source commit's legacy build stats instead (3 in all). [reference "Builds"]
+
+use serde_json::{Map, Value, json};
+
+use super::flow::{self, Fetcher, Flow};
+use super::text::{cap, one_line, review_status, short_commit, when};
+use super::{Decl, READ, n, object, pr_args};
+use crate::bitbucket::errors::{self, Subject};
+use crate::bitbucket::model::{Build, BuildStats, Participant, PullRequest};
+use crate::bitbucket::{RawPage, pr_path, segment};
+use crate::catalogue::{Access, CallContext};
+use crate::plan::{FetchOutcome, FetchRequest, PlanContext, Step, ToolResult};
+
+/// The tool.
+pub const SPEC: Decl = Decl {
+    name: "get_pull_request",
+    title: "Get pull request",
+    description: "A pull request: state, title, branches, author, reviewers and their status, merge outcome, task and comment counts, the source commit's builds, and the description (long ones cut with a marker).",
+    schema,
+    access: Access::Read,
+    annotations: READ,
+    start,
+};
+
+/// Default number of description characters shown.
+pub const DESCRIPTION_CHARS: u64 = 1000;
+/// Title characters shown.
+pub const TITLE_CHARS: usize = 300;
+/// Builds asked for from the pull request's build listing.
+const BUILDS_LIMIT: u64 = 100;
+
+fn schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id(),
+               "description_chars": {"type": "integer", "minimum": 0, "maximum": 200000, "default": DESCRIPTION_CHARS,
+                                     "description": "Most description characters to show"}}),
+        &["project", "repo", "pr_id"],
+    )
+}
+
+const PR: u32 = 0;
+const BUILDS: u32 = 1;
+const STATS: u32 = 2;
+
+fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
+    let (project, repo, id) = pr_args(args);
+    let description_chars = n(args, "description_chars").unwrap_or(DESCRIPTION_CHARS) as usize;
+    let first = vec![
+        (PR, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
+        (BUILDS, builds_request(&project, &repo, id)),
+    ];
+    flow::start(Get { project, repo, id, description_chars, pr: None, builds: None, legacy: false }, cx, first)
+}
+
+/// The pull request page's build listing. [reference "Builds": assumed shape, `page` wrapper]
+pub fn builds_request(project: &str, repo: &str, id: u64) -> FetchRequest {
+    FetchRequest::get(
+        format!("/rest/ui/latest/projects/{}/repos/{}/pull-requests/{id}/builds", segment(project), segment(repo)),
+        vec![("start".into(), "0".into()), ("limit".into(), BUILDS_LIMIT.to_string())],
+    )
+}
+
+/// The legacy build stats of a commit. [reference "Builds": spec]
+pub fn stats_request(commit: &str) -> FetchRequest {
+    FetchRequest::get(format!("/rest/build-status/latest/commits/stats/{}", segment(commit)), vec![])
+}
+
+#[derive(Debug)]
+struct Get {
+    project: String,
+    repo: String,
+    id: u64,
+    description_chars: usize,
+    pr: Option<PullRequest>,
+    builds: Option<String>,
+    legacy: bool,
+}
+
+impl Flow for Get {
+    fn on(&mut self, slot: u32, outcome: FetchOutcome, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
+        match slot {
+            PR => match errors::json::<PullRequest>(&outcome, about, None) {
+                Ok(pr) => self.pr = Some(pr),
+                Err(e) => return Some(ToolResult::error(e)),
+            },
+            BUILDS => {
+                self.builds = Some(match outcome {
+                    FetchOutcome::Response(ref r) if r.status == 404 => {
+                        self.legacy = true;
+                        return self.maybe_fallback(f);
+                    }
+                    _ => match errors::json::<Value>(&outcome, about, None) {
+                        Ok(v) => builds_line(v),
+                        Err(e) => format!("Builds: not read — {e}"),
+                    },
+                })
+            }
+            STATS => {
+                self.builds = Some(match errors::json::<BuildStats>(&outcome, about, None) {
+                    Ok(s) => stats_line(&s),
+                    Err(e) => format!("Builds: not read — {e}"),
+                })
+            }
+            _ => {}
+        }
+        if self.legacy && self.builds.is_none() {
+            return self.maybe_fallback(f);
+        }
+        match (&self.pr, &self.builds) {
+            (Some(pr), Some(builds)) if f.waiting() == 0 => {
+                Some(ToolResult::text(render(pr, builds, self.description_chars)))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Get {
+    /// Asks for the legacy stats once the source commit is known.
+    fn maybe_fallback(&mut self, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+        let commit = self.pr.as_ref()?.from_ref.as_ref().and_then(|r| r.latest_commit.clone());
+        self.legacy = false;
+        match commit {
+            Some(c) => f.fetch(STATS, stats_request(&c)),
+            None => self.builds = Some("Builds: not read — the pull request names no source commit.".into()),
+        }
+        match (&self.pr, &self.builds) {
+            (Some(pr), Some(builds)) if f.waiting() == 0 => {
+                Some(ToolResult::text(render(pr, builds, self.description_chars)))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// One line for the pull request page's build listing: counts by state (of all when the listing is
+/// complete), and the builds that did not succeed, by name.
+pub fn builds_line(v: Value) -> String {
+    let page: RawPage = serde_json::from_value(v.get("page").cloned().unwrap_or(v)).unwrap_or_default();
+    let page = page.decode::<Build>();
+    if page.values.is_empty() && page.next.is_none() {
+        return "Builds: none on the source commit for this branch.".into();
+    }
+    let mut counts: Vec<(&str, usize, Vec<String>)> = Vec::new();
+    for b in &page.values {
+        let state = super::text::build_state(b.state.as_deref());
+        let name = b.name.as_deref().or(b.key.as_deref()).unwrap_or("?");
+        match counts.iter_mut().find(|(s, _, _)| *s == state) {
+            Some(entry) => {
+                entry.1 += 1;
+                entry.2.push(one_line(name));
+            }
+            None => counts.push((state, 1, vec![one_line(name)])),
+        }
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(state, count, names)| {
+            if *state == "successful" {
+                format!("{count} {state}")
+            } else {
+                let mut shown: Vec<String> = names.iter().take(5).map(|n| super::text::short(n, 40)).collect();
+                if names.len() > 5 {
+                    shown.push(format!("{} more", names.len() - 5));
+                }
+                format!("{count} {state} ({})", shown.join(", "))
+            }
+        })
+        .collect();
+    let scope = match page.next {
+        None => format!("{}", page.values.len()),
+        Some(n) => format!("first {} shown, more exist — get_build_status start={n}", page.values.len()),
+    };
+    format!("Builds ({scope}): {}", parts.join(", "))
+}
+
+/// One line for the legacy stats (all builds of the commit, whatever branch they ran for).
+pub fn stats_line(s: &BuildStats) -> String {
+    let mut parts = Vec::new();
+    for (count, word) in [
+        (s.successful, "successful"),
+        (s.failed, "failed"),
+        (s.in_progress, "in progress"),
+        (s.cancelled, "cancelled"),
+        (s.unknown, "unknown"),
+    ] {
+        if let Some(c) = count.filter(|c| *c > 0) {
+            parts.push(format!("{c} {word}"));
+        }
+    }
+    if parts.is_empty() {
+        "Builds of the source commit: none.".into()
+    } else {
+        format!(
+            "Builds of the source commit (any branch; this server has no pull request build listing): {}",
+            parts.join(", ")
+        )
+    }
+}
+
+fn person(p: &Participant) -> String {
+    super::text::short(&p.user.label(), 80)
+}
+
+/// The answer.
+fn render(pr: &PullRequest, builds: &str, description_chars: usize) -> String {
+    let mut out = Vec::new();
+    let state = pr.state.as_deref().unwrap_or("?");
+    let draft = if pr.draft == Some(true) { " (draft)" } else { "" };
+    let title = one_line(&cap(pr.title.as_deref().unwrap_or(""), TITLE_CHARS, "title", ""));
+    out.push(format!("PR #{} · {state}{draft} · {title}", pr.id.unwrap_or(0)));
+    let (from, to) = (pr.from_ref.clone().unwrap_or_default(), pr.to_ref.clone().unwrap_or_default());
+    let target_repo = to.repository.as_ref().map(|r| r.full_name()).unwrap_or_else(|| "?".into());
+    let source_repo = from.repository.as_ref().map(|r| r.full_name()).unwrap_or_else(|| target_repo.clone());
+    let source =
+        if source_repo == target_repo { from.name().to_owned() } else { format!("{source_repo}:{}", from.name()) };
+    let author = pr.author.as_ref().map(person).unwrap_or_else(|| "?".into());
+    out.push(format!(
+        "{target_repo}: {} → {} · by {author} · version {}",
+        one_line(&source),
+        one_line(to.name()),
+        pr.version.unwrap_or(0)
+    ));
+    let mut dates = format!("Created {} · updated {}", when(pr.created_date), when(pr.updated_date));
+    if pr.closed_date.is_some() {
+        dates.push_str(&format!(" · closed {}", when(pr.closed_date)));
+    }
+    dates.push_str(&format!(" · source commit {}", short_commit(from.latest_commit.as_deref())));
+    out.push(dates);
+    if pr.reviewers.is_empty() {
+        out.push("Reviewers: none".into());
+    } else {
+        let list: Vec<String> =
+            pr.reviewers.iter().map(|r| format!("{} {}", person(r), review_status(r.status.as_deref()))).collect();
+        out.push(format!("Reviewers ({}): {}", pr.reviewers.len(), list.join("; ")));
+    }
+    if !pr.participants.is_empty() {
+        let list: Vec<String> = pr.participants.iter().map(person).collect();
+        out.push(format!("Participants ({}): {}", list.len(), list.join("; ")));
+    }
+    let props = pr.properties.clone().unwrap_or_default();
+    let outcome = match props.merge_result.and_then(|m| m.outcome).as_deref() {
+        Some("CLEAN") => "clean".to_owned(),
+        Some("CONFLICTED") => "conflicted".to_owned(),
+        Some(other) => other.to_lowercase(),
+        None => "not reported".to_owned(),
+    };
+    out.push(format!(
+        "Merge: {outcome} · tasks: {} open, {} resolved · comments: {}",
+        props.open_task_count.unwrap_or(0),
+        props.resolved_task_count.unwrap_or(0),
+        props.comment_count.unwrap_or(0)
+    ));
+    out.push(builds.to_owned());
+    match pr.description.as_deref() {
+        None | Some("") => out.push("Description: none".into()),
+        Some(d) => {
+            out.push("Description:".into());
+            out.push(cap(d, description_chars, "description", "ask with a larger description_chars for more"));
+        }
+    }
+    out.join("\n")
+}

@@ -1,0 +1,107 @@
+//! How Bitbucket's data is written for the model: dates, statuses in Bitbucket's words, and cuts that
+//! always say what was cut. Text from Bitbucket passes through as it is (no escaping, no stripping);
+//! only a line in a list has its line breaks shown as `⏎` so one item stays one line.
+
+/// `s` when it has at most `max` characters; otherwise its first `max` characters and a marker that says
+/// how much of it is shown and, with `how`, how to get the rest.
+pub fn cap(s: &str, max: usize, what: &str, how: &str) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_owned(),
+        Some((i, _)) => {
+            let total = s.chars().count();
+            let how = if how.is_empty() { String::new() } else { format!("; {how}") };
+            format!("{}… [{what} cut: {max} of {total} characters shown{how}]", &s[..i])
+        }
+    }
+}
+
+/// `s` on one line: line breaks become `⏎`.
+pub fn one_line(s: &str) -> String {
+    s.replace("\r\n", "⏎").replace(['\n', '\r'], "⏎")
+}
+
+/// A title for a list line: one line, at most `max` characters, cut with `…` (the list's header says so).
+pub fn short(s: &str, max: usize) -> String {
+    let s = one_line(s);
+    match s.char_indices().nth(max) {
+        None => s,
+        Some((i, _)) => format!("{}…", &s[..i]),
+    }
+}
+
+/// An epoch-milliseconds time as a UTC date and minute: `2025-12-05 14:00Z`.
+pub fn when(ms: Option<i64>) -> String {
+    let Some(ms) = ms else { return "?".to_owned() };
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil(days);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}Z", rem / 3600, rem % 3600 / 60)
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar (H. Hinnant's algorithm).
+fn civil(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// A reviewer status in Bitbucket's words: NEEDS_WORK is "requested changes" from 8.10 on
+/// ("Needs work" before). [reference "Pull requests": spec]
+pub fn review_status(status: Option<&str>) -> &'static str {
+    match status {
+        Some("APPROVED") => "approved",
+        Some("NEEDS_WORK") => "requested changes",
+        _ => "not reviewed yet",
+    }
+}
+
+/// A build state as a word.
+pub fn build_state(state: Option<&str>) -> &str {
+    match state {
+        Some("SUCCESSFUL") => "successful",
+        Some("FAILED") => "failed",
+        Some("INPROGRESS") => "in progress",
+        Some("CANCELLED") => "cancelled",
+        Some("UNKNOWN") | None => "unknown",
+        Some(other) => other,
+    }
+}
+
+/// A short commit id.
+pub fn short_commit(id: Option<&str>) -> &str {
+    let id = id.unwrap_or("?");
+    id.get(..11).unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_calendar_dates() {
+        assert_eq!(when(Some(1_767_225_600_000)), "2026-01-01 00:00Z");
+        assert_eq!(when(Some(0)), "1970-01-01 00:00Z");
+        assert_eq!(when(Some(951_782_400_000)), "2000-02-29 00:00Z");
+    }
+
+    #[test]
+    fn a_cut_says_how_much_is_shown() {
+        assert_eq!(cap("abcdef", 3, "title", ""), "abc… [title cut: 3 of 6 characters shown]");
+        assert_eq!(cap("abc", 3, "title", ""), "abc");
+        assert_eq!(short("a\nbcdef", 3), "a⏎b…");
+    }
+
+    #[test]
+    fn hostile_text_passes_through() {
+        let t = "<script>alert(1)</script> \u{202e}x\u{202c}";
+        assert_eq!(cap(t, 1000, "t", ""), t);
+        assert_eq!(short(t, 1000), t);
+    }
+}

@@ -1,0 +1,197 @@
+//! Drives a session over bb's standard catalogue and answers every Bitbucket request with the local
+//! stack's handlers in-process (`bb_stack::routes::serve`), as the default user, counting requests.
+//! The stack's control-API faults apply (the same `Control::admit` the server uses), and a test may answer
+//! chosen requests itself with crafted outcomes.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bb_core::{
+    Catalogue, ExposureOptions, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Input, Output,
+    ServerConfig, Session, Ticket,
+};
+use bb_stack::control::{Admission, Fault, FaultKind};
+use bb_stack::exchange::Request;
+use bb_stack::world::World;
+use serde_json::{Value, json};
+
+/// A crafted answer for the requests it matches, instead of the stack's.
+pub type Override = Box<dyn FnMut(&FetchRequest) -> Option<FetchOutcome>>;
+
+/// A session, the stack's world, and the Bitbucket requests made so far.
+pub struct Driver {
+    pub session: Session,
+    pub world: World,
+    /// `METHOD path?query` of every request, in the order the session asked for them.
+    pub requests: Vec<String>,
+    /// Bodies of the writes, in order.
+    pub bodies: Vec<Value>,
+    /// Bytes of Bitbucket JSON the last call read.
+    pub raw_bytes: usize,
+    overrides: Vec<Override>,
+    now: u64,
+    next_id: i64,
+}
+
+/// What a tool call answered.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub text: String,
+    pub is_error: bool,
+    pub raw: Value,
+}
+
+impl Driver {
+    /// The committed seed, every tool exposed, an initialized session.
+    pub fn new() -> Driver {
+        Driver::with_world(World::from_default_seed().unwrap())
+    }
+
+    pub fn with_world(world: World) -> Driver {
+        let options = ExposureOptions { allow_writes: true, ..Default::default() };
+        let exposed = Catalogue::standard().expose(&options).unwrap();
+        let session = Session::new(Arc::new(ServerConfig::new(exposed, "0.0.0-test")));
+        let mut d = Driver {
+            session,
+            world,
+            requests: vec![],
+            bodies: vec![],
+            raw_bytes: 0,
+            overrides: vec![],
+            now: 1_000,
+            next_id: 1,
+        };
+        d.session.handle(
+            Input::Message {
+                bytes: json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+                    "capabilities": {}, "clientInfo": {"name": "stack-driver", "version": "1"}}})
+                .to_string()
+                .as_bytes(),
+                tag: 0,
+            },
+            d.now,
+        );
+        while d.session.poll_output().is_some() {}
+        d.session.handle(
+            Input::Message { bytes: br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, tag: 0 },
+            d.now,
+        );
+        while d.session.poll_output().is_some() {}
+        d
+    }
+
+    /// Answers the requests `f` matches with its outcome (the first matching override wins).
+    pub fn answer_with(&mut self, f: impl FnMut(&FetchRequest) -> Option<FetchOutcome> + 'static) {
+        self.overrides.push(Box::new(f));
+    }
+
+    /// Queues a stack fault: the next `count` requests whose path starts with `prefix` get `status`.
+    pub fn fault(&mut self, prefix: &str, status: u16, count: u32, retry_after: Option<u64>) {
+        self.world.control.faults.push(Fault {
+            remaining: count,
+            path_prefix: Some(prefix.to_owned()),
+            kind: FaultKind::Status { status, retry_after },
+        });
+    }
+
+    /// Calls a tool and runs it to its answer, serving every request in the order asked.
+    pub fn call(&mut self, name: &str, arguments: Value) -> Answer {
+        self.requests.clear();
+        self.bodies.clear();
+        self.raw_bytes = 0;
+        let id = self.next_id;
+        self.next_id += 1;
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+        self.now += 1;
+        self.session.handle(Input::Message { bytes: line.to_string().as_bytes(), tag: 1 }, self.now);
+        let mut queue: VecDeque<(Ticket, FetchRequest)> = VecDeque::new();
+        let mut answer = None;
+        loop {
+            while let Some(out) = self.session.poll_output() {
+                match out {
+                    Output::Send { message, .. } => {
+                        let v: Value = serde_json::from_slice(&message).unwrap();
+                        if v["id"] == json!(id) {
+                            answer = Some(v);
+                        }
+                    }
+                    Output::Fetch { ticket, request } => queue.push_back((ticket, request)),
+                    _ => {}
+                }
+            }
+            if answer.is_some() {
+                break;
+            }
+            let Some((ticket, request)) = queue.pop_front() else { panic!("{name} stopped without an answer") };
+            let outcome = self.serve(&request);
+            self.now += 1;
+            self.session.handle(Input::Fetched { ticket, outcome }, self.now);
+        }
+        let raw = answer.unwrap();
+        let result = raw.get("result").cloned().unwrap_or_else(|| panic!("no result: {raw}"));
+        let text = result["content"]
+            .as_array()
+            .map(|c| c.iter().filter_map(|t| t["text"].as_str()).collect::<Vec<_>>().join("\n"))
+            .unwrap_or_default();
+        Answer { text, is_error: result["isError"] == true, raw: result }
+    }
+
+    /// How many requests of `method` went to paths containing `fragment`.
+    pub fn count(&self, method: &str, fragment: &str) -> usize {
+        self.requests.iter().filter(|r| r.starts_with(&format!("{method} ")) && r.contains(fragment)).count()
+    }
+
+    fn serve(&mut self, request: &FetchRequest) -> FetchOutcome {
+        let query: Vec<String> = request.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        self.requests.push(format!("{} {}?{}", request.method.as_str(), request.path, query.join("&")));
+        if let Some(b) = &request.body {
+            self.bodies.push(b.clone());
+        }
+        for o in &mut self.overrides {
+            if let Some(outcome) = o(request) {
+                return outcome;
+            }
+        }
+        let (_, admission) = self.world.control.admit(request.method.as_str(), &request.path);
+        let response = match admission {
+            Admission::Serve => {
+                let token = self.world.default_token();
+                let mut req = Request {
+                    method: request.method.as_str().to_owned(),
+                    path: request.path.clone(),
+                    query: request.query.clone(),
+                    ..Request::default()
+                }
+                .with_header("Authorization", &format!("Bearer {token}"));
+                if let Some(b) = &request.body {
+                    req = req.with_json(b);
+                }
+                bb_stack::routes::serve(&mut self.world, &req)
+            }
+            Admission::Respond(r) => r,
+            Admission::Hang => return failed(FetchErrorKind::Timeout, "no answer in 30 s", true),
+            Admission::Truncate => return failed(FetchErrorKind::BrokenResponse, "the answer broke off", true),
+        };
+        let retry_after_s = response
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
+            .and_then(|(_, v)| v.parse().ok());
+        self.raw_bytes += response.body.len();
+        FetchOutcome::Response(FetchResponse { status: response.status, body: response.body, retry_after_s })
+    }
+}
+
+pub fn failed(kind: FetchErrorKind, detail: &str, may_have_arrived: bool) -> FetchOutcome {
+    FetchOutcome::Failed(FetchError { kind, detail: detail.into(), may_have_arrived })
+}
+
+/// A Bitbucket error body with one error.
+pub fn error_body(status: u16, exception: &str, message: &str, extra: Value) -> FetchOutcome {
+    let mut e = json!({"context": null, "message": message, "exceptionName": exception});
+    if let (Some(o), Value::Object(x)) = (e.as_object_mut(), extra) {
+        o.extend(x);
+    }
+    FetchOutcome::response(status, json!({"errors": [e]}).to_string())
+}

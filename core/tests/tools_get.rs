@@ -1,0 +1,125 @@
+//! get_pull_request against the stack: what it says, what it costs, and how it fails.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod stack_driver;
+
+use bb_core::FetchErrorKind;
+use serde_json::json;
+use stack_driver::{Driver, error_body, failed};
+
+fn pr(id: u64) -> serde_json::Value {
+    json!({"project": "BB", "repo": "api", "pr_id": id})
+}
+
+#[test]
+fn a_pull_request_reads_in_two_requests_with_bitbuckets_counts_and_its_builds() {
+    let mut d = Driver::new();
+    let a = d.call("get_pull_request", pr(1));
+    assert!(!a.is_error, "{}", a.text);
+    println!("{}", a.text);
+    assert_eq!(d.requests.len(), 2, "{:?}", d.requests);
+    assert!(a.text.starts_with("PR #1 · OPEN · Add retry with backoff to the HTTP client"));
+    assert!(a.text.contains("feature/retry → main"));
+    assert!(a.text.contains("Bob Baker (bob) approved"));
+    assert!(a.text.contains("Carol Chen (carol) requested changes"));
+    assert!(a.text.contains("Builds ("));
+    assert!(a.text.contains("Retries idempotent requests on 429/502/503."));
+}
+
+#[test]
+fn ten_reviewers_and_a_long_description_stay_within_two_kilobytes() {
+    let mut d = Driver::new();
+    let a = d.call("get_pull_request", json!({"project": "OPS", "repo": "infra", "pr_id": 2}));
+    assert!(!a.is_error, "{}", a.text);
+    assert!(a.text.len() <= 2048, "{} bytes", a.text.len());
+    assert!(a.text.contains("Reviewers (10)"));
+    assert!(
+        a.text
+            .contains("[description cut: 1000 of 3000 characters shown; ask with a larger description_chars for more]")
+    );
+    let whole =
+        d.call("get_pull_request", json!({"project": "OPS", "repo": "infra", "pr_id": 2, "description_chars": 5000}));
+    assert!(!whole.text.contains("description cut"));
+}
+
+#[test]
+fn hostile_text_passes_through_and_a_100_kb_title_is_cut_with_a_marker() {
+    let mut d = Driver::new();
+    let a = d.call("get_pull_request", pr(7));
+    assert!(a.text.contains("<script>alert('title')</script> Fix \u{202e}redro\u{202c} and <b>bold</b>"), "{}", a.text);
+    assert!(a.text.contains("[click me](javascript:alert(3))"));
+    assert!(a.text.contains("Mallory"));
+    let long = d.call("get_pull_request", pr(8));
+    assert!(long.text.contains("[title cut: 300 of "), "{}", &long.text[..400.min(long.text.len())]);
+    assert!(long.text.len() < 2048);
+}
+
+#[test]
+fn unknown_project_repository_and_pull_request_each_say_which() {
+    let mut d = Driver::new();
+    let a = d.call("get_pull_request", json!({"project": "NOPE", "repo": "api", "pr_id": 1}));
+    assert!(a.is_error && a.text == "Project NOPE does not exist (or this user cannot see it).", "{}", a.text);
+    let a = d.call("get_pull_request", json!({"project": "BB", "repo": "nope", "pr_id": 1}));
+    assert_eq!(a.text, "Repository BB/nope does not exist (or this user cannot see it).");
+    let a = d.call("get_pull_request", pr(999));
+    assert_eq!(a.text, "Pull request #999 does not exist in BB/api.");
+}
+
+#[test]
+fn a_401_is_one_sentence_without_the_token() {
+    let mut d = Driver::new();
+    d.answer_with(|_| {
+        Some(error_body(401, "com.atlassian.bitbucket.AuthorisationException", "token stack-token-alice", json!({})))
+    });
+    let a = d.call("get_pull_request", pr(1));
+    assert!(a.is_error);
+    assert!(a.text.starts_with("Bitbucket rejected the credentials (or they lack permission)"), "{}", a.text);
+    assert!(!a.text.contains("stack-token"));
+}
+
+#[test]
+fn rate_limiting_failing_and_unreachable_bitbucket_are_errors_the_model_can_act_on() {
+    let mut d = Driver::new();
+    d.fault("/rest/api", 429, 1, Some(30));
+    let a = d.call("get_pull_request", pr(1));
+    assert!(a.is_error && a.text.contains("rate limiting bb; try again in 30 seconds"), "{}", a.text);
+    d.fault("/rest/api", 500, 1, None);
+    let a = d.call("get_pull_request", pr(1));
+    assert!(a.is_error && a.text.starts_with("Bitbucket failed (HTTP 500)"), "{}", a.text);
+    d.answer_with(|_| Some(failed(FetchErrorKind::Unreachable, "connection refused", false)));
+    let a = d.call("get_pull_request", pr(1));
+    assert_eq!(a.text, "Bitbucket could not be reached (connection refused); try again later.");
+}
+
+#[test]
+fn not_configured_says_so() {
+    let mut d = Driver::new();
+    d.answer_with(|_| Some(failed(FetchErrorKind::NotConfigured, "no server URL set", false)));
+    let a = d.call("get_pull_request", pr(1));
+    assert_eq!(a.text, "bb has no Bitbucket server configured (no server URL set).");
+}
+
+#[test]
+fn a_failed_build_listing_costs_one_line_not_the_answer() {
+    let mut d = Driver::new();
+    d.fault("/rest/ui", 500, 1, None);
+    let a = d.call("get_pull_request", pr(1));
+    assert!(!a.is_error, "{}", a.text);
+    assert!(a.text.contains("Builds: not read — Bitbucket failed (HTTP 500)"), "{}", a.text);
+    assert!(a.text.contains("Reviewers (3)"));
+}
+
+#[test]
+fn without_the_pull_request_build_listing_the_legacy_stats_answer_in_a_third_request() {
+    let mut d = Driver::new();
+    d.answer_with(|r| {
+        r.path
+            .starts_with("/rest/ui/")
+            .then(|| error_body(404, "com.sun.jersey.api.NotFoundException", "none", json!({})))
+    });
+    let a = d.call("get_pull_request", pr(1));
+    assert!(!a.is_error, "{}", a.text);
+    assert_eq!(d.requests.len(), 3, "{:?}", d.requests);
+    assert_eq!(d.count("GET", "/rest/build-status/latest/commits/stats/"), 1);
+    assert!(a.text.contains("Builds of the source commit (any branch"), "{}", a.text);
+}
