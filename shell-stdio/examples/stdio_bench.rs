@@ -93,8 +93,14 @@ fn main() {
     rss.sort_unstable();
 
     println!("bb stdio bench ({bin})");
-    println!("cold start to initialize answer: median {:.2} ms over {runs} runs (target < 20 ms)", median(starts).as_secs_f64() * 1e3);
-    println!("idle RSS after initialize:       median {:.2} MiB over 7 runs (target < 15 MiB)", rss[rss.len() / 2] as f64 / 1024.0);
+    println!(
+        "cold start to initialize answer: median {:.2} ms over {runs} runs (target < 20 ms)",
+        median(starts).as_secs_f64() * 1e3
+    );
+    println!(
+        "idle RSS after initialize:       median {:.2} MiB over 7 runs (target < 15 MiB)",
+        rss[rss.len() / 2] as f64 / 1024.0
+    );
     let p = median(pings);
     println!(
         "10,000 ping round trips:         median {:.0} ms over 7 runs, {:.1} µs each (target < 1 s)",

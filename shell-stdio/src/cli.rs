@@ -14,7 +14,7 @@ pub enum Command {
     Help(&'static str),
     /// Print the version.
     Version,
-    /// Serve MCP over stdio.
+    /// Serve MCP over stdio (or Streamable HTTP with `--http`).
     Serve(ServeOptions),
     /// Print the tools the same flags would expose.
     Tools(ExposureOptions),
@@ -27,6 +27,27 @@ pub struct ServeOptions {
     pub exposure: ExposureOptions,
     /// The least severe level logged to stderr; `None` logs nothing.
     pub log_level: Option<Level>,
+    /// `--host` and `--token` (they win over `BITBUCKET_URL` and `BITBUCKET_TOKEN`).
+    pub connection: crate::config::ConnectionFlags,
+    /// `--http ADDR` and its options: serve Streamable HTTP instead of stdio.
+    pub http: Option<HttpServe>,
+}
+
+/// The options of `bb ai mcp serve --http ADDR`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpServe {
+    /// The address to listen on (port 0: any free port).
+    pub addr: std::net::SocketAddr,
+    /// `--allow-origin`, repeatable.
+    pub allow_origins: Vec<String>,
+    /// `--allow-host`, repeatable.
+    pub allow_hosts: Vec<String>,
+    /// `--per-user-token-header NAME`.
+    pub per_user_token_header: Option<String>,
+    /// `--max-sessions N`.
+    pub max_sessions: Option<usize>,
+    /// `--session-idle SECONDS`.
+    pub session_idle_s: Option<u64>,
 }
 
 /// The top-level help.
@@ -45,7 +66,7 @@ Run `bb ai mcp serve --help` for the server's options.
 /// Help of `bb ai mcp serve`.
 pub const SERVE_HELP: &str = "\
 Serve MCP over stdio: newline-delimited JSON-RPC on stdin and stdout, logs on stderr.
-bb stops when stdin closes.
+bb stops when stdin closes. With --http ADDR, serve Streamable HTTP instead.
 
 Usage: bb ai mcp serve [OPTIONS]
 
@@ -55,7 +76,23 @@ Options:
   --allow-writes      also expose tools that cannot be undone (merge_pull_request)
   --log-level LEVEL   log to stderr at LEVEL and above: debug, info, notice, warning,
                       error, critical, alert, emergency, or off (default: warning)
+  --host URL          the Bitbucket server, with its context path if any (wins over BITBUCKET_URL)
+  --token TOKEN       a personal access token (wins over BITBUCKET_TOKEN)
   -h, --help          print this help
+
+Streamable HTTP (instead of stdio):
+  --http ADDR         serve MCP at http://ADDR/mcp, e.g. 127.0.0.1:8080 (port 0: any free port;
+                      the URL is the first line on stderr). Off loopback every request needs
+                      `Authorization: Bearer` with BB_HTTP_TOKEN, or a token printed at start
+  --allow-origin O    also admit web pages from origin O, e.g. https://host.example (repeatable;
+                      loopback origins of the port are always admitted)
+  --allow-host H      also answer to Host H (name or name:port; repeatable); needed when clients
+                      reach bb by a name other than localhost, 127.0.0.1 or [::1]
+  --per-user-token-header NAME
+                      each session sends its own Bitbucket token in header NAME and bb acts
+                      with it for that session only (default: the configured credentials)
+  --max-sessions N    sessions alive at once (default: 4096)
+  --session-idle S    end a session unused for S seconds (default: 1800)
 ";
 
 /// Help of `bb ai mcp tools`.
@@ -72,6 +109,16 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
     let mut words: Vec<String> = Vec::new();
     let mut exposure = ExposureOptions::default();
     let mut log_level = Some(Level::Warning);
+    let mut connection = crate::config::ConnectionFlags::default();
+    let mut http: Option<std::net::SocketAddr> = None;
+    let mut http_flags = HttpServe {
+        addr: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        allow_origins: Vec::new(),
+        allow_hosts: Vec::new(),
+        per_user_token_header: None,
+        max_sessions: None,
+        session_idle_s: None,
+    };
     let mut help = false;
     let mut seen_options: Vec<&'static str> = Vec::new();
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -108,6 +155,65 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 };
                 seen_options.push("--log-level");
             }
+            Long("host") => {
+                let value = parser.value().map_err(|e| e.to_string())?;
+                connection.host = Some(value.into_string().map_err(|_| "--host takes a URL in plain text".to_owned())?);
+                seen_options.push("--host");
+            }
+            Long("token") => {
+                let value = parser.value().map_err(|e| e.to_string())?;
+                let token = value.into_string().map_err(|_| "--token takes the token in plain text".to_owned())?;
+                connection.token = Some(crate::config::Secret::new(token));
+                seen_options.push("--token");
+            }
+            Long("http") => {
+                let value = parser.value().map_err(|e| e.to_string())?.to_string_lossy().into_owned();
+                http = Some(parse_listen_addr(&value)?);
+                seen_options.push("--http");
+            }
+            Long("allow-origin") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--allow-origin")?;
+                if !value.starts_with("http://") && !value.starts_with("https://") {
+                    return Err(format!(
+                        "--allow-origin `{value}` is not an origin: use scheme://host[:port], such as https://host.example"
+                    ));
+                }
+                http_flags.allow_origins.push(value);
+                seen_options.push("--allow-origin");
+            }
+            Long("allow-host") => {
+                http_flags.allow_hosts.push(plain(parser.value().map_err(|e| e.to_string())?, "--allow-host")?);
+                seen_options.push("--allow-host");
+            }
+            Long("per-user-token-header") => {
+                let name = plain(parser.value().map_err(|e| e.to_string())?, "--per-user-token-header")?;
+                let lower = name.to_ascii_lowercase();
+                let reserved = ["authorization", "host", "origin", "content-type", "accept", "cookie"];
+                if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+                    return Err(format!("--per-user-token-header `{name}` is not an HTTP header name"));
+                }
+                if reserved.contains(&lower.as_str()) || lower.starts_with("mcp-") {
+                    return Err(format!(
+                        "--per-user-token-header `{name}` is a header HTTP or MCP already uses; pick another, such as X-Bitbucket-Token"
+                    ));
+                }
+                http_flags.per_user_token_header = Some(name);
+                seen_options.push("--per-user-token-header");
+            }
+            Long("max-sessions") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--max-sessions")?;
+                let n = value.parse::<usize>().ok().filter(|n| *n > 0);
+                http_flags.max_sessions =
+                    Some(n.ok_or_else(|| format!("--max-sessions `{value}` is not a positive number"))?);
+                seen_options.push("--max-sessions");
+            }
+            Long("session-idle") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--session-idle")?;
+                let n = value.parse::<u64>().ok().filter(|n| *n > 0);
+                http_flags.session_idle_s =
+                    Some(n.ok_or_else(|| format!("--session-idle `{value}` is not a positive number of seconds"))?);
+                seen_options.push("--session-idle");
+            }
             other => {
                 let place = if words.is_empty() { "bb".to_owned() } else { format!("bb {}", words.join(" ")) };
                 return Err(format!("{} is not an option of `{place}`; see `{place} --help`", other.unexpected()));
@@ -121,15 +227,46 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
         ["ai"] | ["ai", "mcp"] if help => Ok(Command::Help(HELP)),
         ["ai", "mcp", "serve"] if help => Ok(Command::Help(SERVE_HELP)),
         ["ai", "mcp", "tools"] if help => Ok(Command::Help(TOOLS_HELP)),
-        ["ai", "mcp", "serve"] => Ok(Command::Serve(ServeOptions { exposure, log_level })),
+        ["ai", "mcp", "serve"] => {
+            let http = match http {
+                Some(addr) => Some(HttpServe { addr, ..http_flags }),
+                None => {
+                    if let Some(flag) = seen_options.iter().find(|f| HTTP_ONLY.contains(f)) {
+                        return Err(format!("{flag} applies to the HTTP server: add --http ADDR"));
+                    }
+                    None
+                }
+            };
+            Ok(Command::Serve(ServeOptions { exposure, log_level, connection, http }))
+        }
         ["ai", "mcp", "tools"] => {
-            if let Some(flag) = seen_options.iter().find(|f| **f == "--log-level") {
+            if let Some(flag) = seen_options
+                .iter()
+                .find(|f| matches!(**f, "--log-level" | "--host" | "--token" | "--http") || HTTP_ONLY.contains(f))
+            {
                 return Err(format!("{flag} is not an option of `bb ai mcp tools`; see `bb ai mcp tools --help`"));
             }
             Ok(Command::Tools(exposure))
         }
         _ => Err(format!("`bb {}` is not a command; see `bb --help`", words.join(" "))),
     }
+}
+
+/// The flags that only mean something with `--http`.
+const HTTP_ONLY: [&str; 5] =
+    ["--allow-origin", "--allow-host", "--per-user-token-header", "--max-sessions", "--session-idle"];
+
+fn plain(value: OsString, flag: &str) -> Result<String, String> {
+    value.into_string().map(|v| v.trim().to_owned()).map_err(|_| format!("{flag} takes plain text"))
+}
+
+/// `IP:PORT`, `[IPv6]:PORT` or `localhost:PORT`.
+fn parse_listen_addr(value: &str) -> Result<std::net::SocketAddr, String> {
+    let value = value.trim();
+    let local = value.strip_prefix("localhost:").map(|port| format!("127.0.0.1:{port}"));
+    local.as_deref().unwrap_or(value).parse().map_err(|_| {
+        format!("--http `{value}` is not an address to listen on: use IP:PORT, such as 127.0.0.1:8080 (port 0: any free port)")
+    })
 }
 
 fn split_names(list: OsString, flag: &str) -> Result<Vec<String>, String> {
@@ -143,7 +280,7 @@ fn split_names(list: OsString, flag: &str) -> Result<Vec<String>, String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
 
     fn p(args: &[&str]) -> Result<Command, String> {
@@ -208,6 +345,64 @@ mod tests {
         assert!(p(&["ai", "mcp", "serve", "--log-level", "loud"]).unwrap_err().contains("not a level"));
         assert!(p(&["ai", "mcp", "serve", "--tools", ","]).unwrap_err().contains("at least one tool name"));
         assert!(p(&["ai", "mcp", "serve", "--tools"]).unwrap_err().contains("--tools"));
+    }
+
+    #[test]
+    fn serve_takes_a_host_and_a_token_that_debug_output_hides() {
+        let args = ["ai", "mcp", "serve", "--host", "https://h/bb", "--token=s3cret-tok"];
+        let Command::Serve(o) = p(&args).unwrap() else {
+            panic!("expected serve");
+        };
+        assert_eq!(o.connection.host.as_deref(), Some("https://h/bb"));
+        assert_eq!(o.connection.token.as_ref().map(|t| t.expose()), Some("s3cret-tok"));
+        assert!(!format!("{o:?}").contains("s3cret-tok"));
+        assert!(p(&["ai", "mcp", "tools", "--token", "t"]).unwrap_err().contains("--token is not an option"));
+    }
+
+    #[test]
+    fn serve_takes_http_flags_only_with_http() {
+        let Command::Serve(o) = p(&[
+            "ai",
+            "mcp",
+            "serve",
+            "--http",
+            "localhost:0",
+            "--allow-origin",
+            "https://host.example",
+            "--allow-origin=http://127.0.0.1:9000",
+            "--allow-host",
+            "bb.example.com",
+            "--per-user-token-header",
+            "X-Bitbucket-Token",
+            "--max-sessions",
+            "10",
+            "--session-idle",
+            "60",
+        ])
+        .unwrap() else {
+            panic!("expected serve");
+        };
+        let h = o.http.unwrap();
+        assert_eq!(h.addr, "127.0.0.1:0".parse().unwrap());
+        assert_eq!(h.allow_origins, ["https://host.example", "http://127.0.0.1:9000"]);
+        assert_eq!(h.allow_hosts, ["bb.example.com"]);
+        assert_eq!(h.per_user_token_header.as_deref(), Some("X-Bitbucket-Token"));
+        assert_eq!((h.max_sessions, h.session_idle_s), (Some(10), Some(60)));
+        let Command::Serve(o) = p(&["ai", "mcp", "serve"]).unwrap() else { panic!() };
+        assert_eq!(o.http, None);
+        assert!(p(&["ai", "mcp", "serve", "--allow-origin", "https://a.example"]).unwrap_err().contains("add --http"));
+    }
+
+    #[test]
+    fn bad_http_flags_are_refused_with_what_to_use() {
+        assert!(p(&["ai", "mcp", "serve", "--http", "8080"]).unwrap_err().contains("IP:PORT"));
+        assert!(p(&["ai", "mcp", "serve", "--http", "[::1]:0"]).is_ok());
+        let e = p(&["ai", "mcp", "serve", "--http", ":0", "--allow-origin", "host.example"]).unwrap_err();
+        assert!(e.contains("not an address") || e.contains("not an origin"), "{e}");
+        let e = p(&["ai", "mcp", "serve", "--http", "127.0.0.1:0", "--per-user-token-header", "Authorization"]);
+        assert!(e.unwrap_err().contains("already uses"));
+        assert!(p(&["ai", "mcp", "serve", "--http", "127.0.0.1:0", "--max-sessions", "0"]).is_err());
+        assert!(p(&["ai", "mcp", "tools", "--http", "127.0.0.1:0"]).unwrap_err().contains("not an option"));
     }
 
     #[test]

@@ -3,8 +3,11 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod bitbucket;
 pub mod cli;
+pub mod config;
 pub mod fetch;
+pub mod http;
 pub mod lines;
 pub mod log;
 pub mod stdio;

@@ -38,7 +38,15 @@ pub struct LineReader<R> {
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// A reader over `inner` that refuses lines longer than `limit` bytes.
     pub fn new(inner: R, limit: usize) -> Self {
-        LineReader { inner, limit, pending: Vec::new(), chunk: vec![0; CHUNK].into_boxed_slice(), pos: 0, skipping: false, eof: false }
+        LineReader {
+            inner,
+            limit,
+            pending: Vec::new(),
+            chunk: vec![0; CHUNK].into_boxed_slice(),
+            pos: 0,
+            skipping: false,
+            eof: false,
+        }
     }
 
     /// The next frame; `Ok(None)` at end of input. A last line without `\n` still counts.

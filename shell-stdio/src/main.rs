@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bb::cli::{self, Command};
-use bb::fetch::Unconfigured;
 use bb::lines::MAX_LINE;
 use bb::log::Logger;
 use bb_core::catalogue::{Access, Role};
@@ -48,8 +47,15 @@ fn run() -> Result<(), String> {
         Command::Serve(options) => {
             let logger = Logger::new(options.log_level);
             let exposed = Catalogue::standard().expose(&options.exposure)?;
-            let session = Session::new(Arc::new(ServerConfig::new(exposed, VERSION)));
-            bb::stdio::serve_stdio(session, Arc::new(Unconfigured), logger, MAX_LINE)
+            let server_config = Arc::new(ServerConfig::new(exposed, VERSION));
+            // Checked before serving: a wrong URL, CA file or key pair stops bb here with exit code 2.
+            let config = bb::config::load(&options.connection, &|name| std::env::var(name).ok())?;
+            let fetcher = bb::bitbucket::fetcher(config.clone())?;
+            if let Some(http) = &options.http {
+                return bb::http::serve_http(http, server_config, config, fetcher, logger);
+            }
+            let session = Session::new(server_config);
+            bb::stdio::serve_stdio(session, fetcher, logger, MAX_LINE)
                 .map_err(|e| format!("writing to stdout failed: {e}"))
         }
     }

@@ -157,7 +157,12 @@ async fn read_frames<R: AsyncRead + Unpin>(input: R, tx: Sender<Event>, max_line
 /// stdin is read by a thread of its own with blocking reads, and stdout is written directly by
 /// the loop: a message goes from the client to the session and back with one thread hand-off.
 /// (A client that stops reading stdout stalls the loop, as it would with any writer.)
-pub fn serve_stdio(session: Session, fetcher: Arc<dyn Fetcher>, logger: Logger, max_line: usize) -> std::io::Result<()> {
+pub fn serve_stdio(
+    session: Session,
+    fetcher: Arc<dyn Fetcher>,
+    logger: Logger,
+    max_line: usize,
+) -> std::io::Result<()> {
     let (tx, rx) = smol::channel::bounded::<Event>(64);
     let reader_tx = tx.clone();
     std::thread::Builder::new().name("bb-stdin".into()).spawn(move || {

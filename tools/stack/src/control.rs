@@ -1,5 +1,8 @@
 //! The control API under `/_stack/...` (a path Bitbucket never uses): faults, latency, request counts, reset,
 //! and changes made as another user (builds, comments, pushes). JSON in and out, no authentication.
+//!
+//! `GET /_stack/requests` also reports `inFlight` (Bitbucket requests being served now) and `maxInFlight` (the most
+//! served at once since the counters were reset), so a client's concurrency bound can be checked without timing.
 
 use crate::api::{builds, comments, pull_requests};
 use crate::errors;
@@ -18,6 +21,10 @@ pub struct Control {
     pub latency: BTreeMap<String, u64>,
     /// Bitbucket requests received, by `METHOD /path` (query left out).
     pub requests: BTreeMap<String, u64>,
+    /// Bitbucket requests being served right now (latency and hangs included).
+    pub in_flight: u64,
+    /// The most Bitbucket requests served at once since the counters were last reset.
+    pub max_in_flight: u64,
 }
 
 /// A fault that the next matching requests meet.
@@ -61,6 +68,17 @@ pub enum Admission {
 }
 
 impl Control {
+    /// A Bitbucket request starts being served.
+    pub fn enter(&mut self) {
+        self.in_flight += 1;
+        self.max_in_flight = self.max_in_flight.max(self.in_flight);
+    }
+
+    /// A Bitbucket request has been answered (or abandoned).
+    pub fn leave(&mut self) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+    }
+
     /// Counts a Bitbucket request and decides its fate: the latency to add and whether a fault takes it.
     pub fn admit(&mut self, method: &str, path: &str) -> (Option<Duration>, Admission) {
         *self.requests.entry(format!("{method} {path}")).or_default() += 1;
@@ -120,11 +138,17 @@ pub fn handle(world: &mut World, req: &Request, rest: &[&str]) -> Response {
         },
         ("GET", ["requests"]) => {
             let total: u64 = world.control.requests.values().sum();
-            Response::json(200, &json!({ "total": total, "requests": world.control.requests }))
+            let c = &world.control;
+            Response::json(
+                200,
+                &json!({ "total": total, "requests": c.requests, "inFlight": c.in_flight, "maxInFlight": c.max_in_flight }),
+            )
         }
         ("DELETE", ["requests"]) | ("POST", ["requests", "reset"]) => {
             world.control.requests.clear();
-            Response::json(200, &json!({ "total": 0, "requests": {} }))
+            world.control.max_in_flight = world.control.in_flight;
+            let in_flight = world.control.in_flight;
+            Response::json(200, &json!({ "total": 0, "requests": {}, "inFlight": in_flight, "maxInFlight": in_flight }))
         }
         ("GET", ["faults"]) => faults_json(&world.control),
         ("POST", ["faults"]) => add_fault(&mut world.control, &body),

@@ -28,6 +28,7 @@ pub mod render;
 pub mod routes;
 pub mod seed;
 pub mod server;
+pub mod tls;
 pub mod world;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -46,6 +47,8 @@ pub struct StackConfig {
     pub token: Option<String>,
     /// A context path such as `/bitbucket` that every Bitbucket path sits under (empty for none).
     pub context_path: String,
+    /// Serve HTTPS (the base URL then starts with `https://`); plain HTTP when absent.
+    pub tls: Option<tls::StackTls>,
 }
 
 /// Starts stacks.
@@ -63,12 +66,14 @@ impl Stack {
         if !context_path.is_empty() && !context_path.starts_with('/') {
             return Err(format!("The context path must start with '/': {context_path}"));
         }
+        let acceptor = config.tls.as_ref().map(tls::StackTls::acceptor).transpose()?;
         let std_listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, config.port))
             .map_err(|e| format!("Cannot listen on 127.0.0.1:{}: {e}", config.port))?;
         let addr = std_listener.local_addr().map_err(|e| format!("Cannot read the bound address: {e}"))?;
         let listener =
             smol::net::TcpListener::try_from(std_listener).map_err(|e| format!("Cannot use the socket: {e}"))?;
-        let base_url = format!("http://{addr}{context_path}");
+        let scheme = if acceptor.is_some() { "https" } else { "http" };
+        let base_url = format!("{scheme}://{addr}{context_path}");
         world.base_url = base_url.clone();
         world.context_path = context_path;
         let token = world.default_token();
@@ -77,7 +82,7 @@ impl Stack {
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("bb-stack".into())
-            .spawn(move || server::run(listener, thread_shared, stop_rx))
+            .spawn(move || server::run(listener, thread_shared, stop_rx, acceptor))
             .map_err(|e| format!("Cannot start the server thread: {e}"))?;
         Ok(RunningStack { base_url, token, addr, stop: Some(stop_tx), thread: Some(thread), shared })
     }
@@ -86,7 +91,7 @@ impl Stack {
 /// A running stack; dropping it stops the server.
 #[derive(Debug)]
 pub struct RunningStack {
-    /// `http://127.0.0.1:PORT` plus the context path.
+    /// `http://127.0.0.1:PORT` (`https://` when serving TLS) plus the context path.
     pub base_url: String,
     /// The default user's personal access token.
     pub token: String,

@@ -1,10 +1,15 @@
-//! `bb-stack --port 0 [--data FILE] [--token T] [--context-path /bitbucket]`: serves a local Bitbucket Data Center
-//! stand-in. Prints its base URL on the first line and the default user's personal access token on the second,
-//! then serves until killed.
+//! `bb-stack --port 0 [--data FILE] [--token T] [--context-path /bitbucket] [--tls] [--require-client-cert]
+//! [--client-ca FILE]`: serves a local Bitbucket Data Center stand-in. Prints its base URL on the first line and the
+//! default user's personal access token on the second, then serves until killed.
+//!
+//! `--tls` serves HTTPS with the committed test certificate (`certs/server.pem`; clients trust `certs/ca.pem`).
+//! `--require-client-cert` also requires a client certificate signed by the test CA (`certs/client.pem`);
+//! `--client-ca FILE` requires one signed by the CA in FILE instead (both imply `--tls`).
 
 use std::io::Write;
 
-const USAGE: &str = "usage: bb-stack [--port N] [--data FILE] [--token TOKEN] [--context-path /PATH]";
+const USAGE: &str = "usage: bb-stack [--port N] [--data FILE] [--token TOKEN] [--context-path /PATH] [--tls] \
+[--require-client-cert] [--client-ca FILE]";
 
 fn main() {
     match run() {
@@ -36,6 +41,19 @@ fn run() -> Result<(), String> {
             }
             Long("context-path") => {
                 config.context_path = parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?
+            }
+            Long("tls") => {
+                config.tls.get_or_insert_with(bb_stack::tls::StackTls::test);
+            }
+            Long("require-client-cert") => {
+                let tls = config.tls.get_or_insert_with(bb_stack::tls::StackTls::test);
+                tls.client_ca_pem.get_or_insert_with(|| bb_stack::tls::TEST_CA_PEM.to_string());
+            }
+            Long("client-ca") => {
+                let path = parser.value().map_err(|e| e.to_string())?;
+                let pem = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("--client-ca {}: {e}", path.to_string_lossy()))?;
+                config.tls.get_or_insert_with(bb_stack::tls::StackTls::test).client_ca_pem = Some(pem);
             }
             Long("help") | Short('h') => {
                 println!("{USAGE}");

@@ -38,7 +38,12 @@ impl Shared {
 
 /// Serves connections from `listener` until `stop` yields or closes; dropping the executor then ends every
 /// connection still open (hanging ones included).
-pub fn run(listener: smol::net::TcpListener, shared: Arc<Shared>, stop: smol::channel::Receiver<()>) {
+pub fn run(
+    listener: smol::net::TcpListener,
+    shared: Arc<Shared>,
+    stop: smol::channel::Receiver<()>,
+    tls: Option<futures_rustls::TlsAcceptor>,
+) {
     let ex = Arc::new(smol::Executor::new());
     let accept = {
         let ex = ex.clone();
@@ -47,7 +52,20 @@ pub fn run(listener: smol::net::TcpListener, shared: Arc<Shared>, stop: smol::ch
                 match listener.accept().await {
                     Ok((stream, _)) => {
                         let _ = stream.set_nodelay(true);
-                        ex.spawn(connection(stream, shared.clone())).detach();
+                        match &tls {
+                            None => ex.spawn(connection(stream, shared.clone())).detach(),
+                            Some(acceptor) => {
+                                let (accept, shared) = (acceptor.accept(stream), shared.clone());
+                                // A failed handshake (untrusted or missing client certificate) ends only
+                                // that connection; rustls has already sent the client its alert.
+                                ex.spawn(async move {
+                                    if let Ok(stream) = accept.await {
+                                        connection(stream, shared).await;
+                                    }
+                                })
+                                .detach();
+                            }
+                        }
                     }
                     // Out of file descriptors and the like: wait a moment rather than spin.
                     Err(_) => {
@@ -63,7 +81,10 @@ pub fn run(listener: smol::net::TcpListener, shared: Arc<Shared>, stop: smol::ch
     smol::block_on(ex.run(accept.or(stopped)));
 }
 
-async fn connection(stream: smol::net::TcpStream, shared: Arc<Shared>) {
+async fn connection<S>(stream: S, shared: Arc<Shared>)
+where
+    S: smol::io::AsyncRead + smol::io::AsyncWrite + Unpin + Send + 'static,
+{
     let service = service_fn(move |req| {
         let shared = shared.clone();
         async move { Ok::<_, Infallible>(respond(shared, req).await) }
@@ -110,16 +131,31 @@ async fn respond(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> hyper::R
             let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
             return to_hyper(control::handle(&mut world, &request, &segs), false);
         }
-        world.control.admit(&request.method, &request.path)
+        let admitted = world.control.admit(&request.method, &request.path);
+        world.control.enter();
+        admitted
     };
+    // Counts the request as in flight until its answer is made, or until it is dropped (a hang, a closed
+    // connection).
+    let in_flight = InFlight(shared.clone());
     if let Some(d) = delay {
         smol::Timer::after(d).await;
     }
-    match admission {
-        Admission::Respond(r) => to_hyper(r, false),
+    let (response, truncate) = match admission {
+        Admission::Respond(r) => (r, false),
         Admission::Hang => std::future::pending().await,
-        Admission::Serve => to_hyper(routes::serve(&mut shared.lock(), &request), false),
-        Admission::Truncate => to_hyper(routes::serve(&mut shared.lock(), &request), true),
+        Admission::Serve => (routes::serve(&mut shared.lock(), &request), false),
+        Admission::Truncate => (routes::serve(&mut shared.lock(), &request), true),
+    };
+    drop(in_flight);
+    to_hyper(response, truncate)
+}
+
+struct InFlight(Arc<Shared>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.lock().control.leave();
     }
 }
 

@@ -1,0 +1,407 @@
+//! What each request gets, once the gate admitted it: POST carries messages (JSON or SSE answers,
+//! 202 for notifications), DELETE ends a session, GET has nothing to push (405), OPTIONS is a CORS
+//! preflight. Every refusal is a status with a JSON-RPC error that says what to do.
+//!
+//! Accept is read leniently: a missing `Accept`, `*/*`, `application/*` and `text/*` count, since
+//! each admits both answer types; an `Accept` that rules out either type gets 406.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bb_core::{Level, ProtocolVersion, Session};
+use hyper::body::{Body, Incoming};
+use hyper::header::{
+    ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
+    ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ALLOW, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderValue,
+    RETRY_AFTER, VARY, WWW_AUTHENTICATE,
+};
+use hyper::http::request::Parts;
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::Value;
+
+use crate::driver::{Delivery, SessionEntry, WaiterGuard};
+use crate::gate::Refusal;
+use crate::reply::{self, Reply, SseStream, closing, empty, refusal};
+use crate::server::{Shared, now_ms};
+use crate::{PersonalToken, same_secret};
+
+const ENDPOINT: &str = "/mcp";
+const SESSION_ID: &str = "mcp-session-id";
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+const METHODS: &str = "POST, DELETE, OPTIONS";
+
+/// Answers one request.
+pub(crate) async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Reply> {
+    let (parts, body) = req.into_parts();
+    if parts.method == Method::OPTIONS {
+        return match shared.gate.admit_preflight(&parts.headers) {
+            Err(why) => refused(&shared, why),
+            Ok(origin) => preflight(&shared, origin),
+        };
+    }
+    let origin = match shared.gate.admit(&parts.headers) {
+        Err(why) => return unread(refused(&shared, why), &parts),
+        Ok(origin) => origin,
+    };
+    let mut response = route(&shared, parts, body).await;
+    if let Some(origin) = origin {
+        cors(response.headers_mut(), origin);
+    }
+    response
+}
+
+async fn route(shared: &Arc<Shared>, parts: Parts, body: Incoming) -> Response<Reply> {
+    if parts.uri.path() != ENDPOINT {
+        return unread(refusal(StatusCode::NOT_FOUND, None, "Not found: bb serves MCP at /mcp."), &parts);
+    }
+    match parts.method {
+        Method::POST => post(shared, parts, body).await,
+        Method::DELETE => delete(shared, &parts),
+        _ => {
+            let mut r = refusal(
+                StatusCode::METHOD_NOT_ALLOWED,
+                None,
+                "Method not allowed: bb has nothing to push on a GET stream; POST messages to /mcp.",
+            );
+            r.headers_mut().insert(ALLOW, HeaderValue::from_static(METHODS));
+            unread(r, &parts)
+        }
+    }
+}
+
+async fn post(shared: &Arc<Shared>, parts: Parts, body: Incoming) -> Response<Reply> {
+    let h = &parts.headers;
+    if !accepts_json_and_sse(h) {
+        let message = "Not acceptable: the client must accept both application/json and text/event-stream.";
+        return unread(refusal(StatusCode::NOT_ACCEPTABLE, None, message), &parts);
+    }
+    if !is_json(h) {
+        let message = "Unsupported media type: POST a JSON-RPC message as application/json.";
+        return unread(refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, None, message), &parts);
+    }
+    let limits = &shared.options.limits;
+    let declared = h.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits.max_body as u64) {
+        return closing(too_large(limits.max_body));
+    }
+    let existing = match h.get(SESSION_ID) {
+        None => None,
+        Some(id) => match session_for(shared, h, id) {
+            Ok(entry) => Some(entry),
+            Err(r) => return unread(*r, &parts),
+        },
+    };
+    let bytes = match read_body(body, limits.max_body, limits.body_timeout).await {
+        Ok(b) => b,
+        Err(BodyError::TooLarge) => return closing(too_large(limits.max_body)),
+        Err(BodyError::Slow) => {
+            let message = "Request timeout: the body did not arrive in time.";
+            return closing(refusal(StatusCode::REQUEST_TIMEOUT, None, message));
+        }
+        Err(BodyError::Broken) => {
+            return closing(refusal(StatusCode::BAD_REQUEST, None, "Bad request: the body could not be read."));
+        }
+    };
+    match existing {
+        Some(entry) => answer(shared, &entry, &bytes).await,
+        None => initialize(shared, h, &bytes).await,
+    }
+}
+
+/// The live session a request names, after checking its protocol version and person.
+fn session_for(
+    shared: &Arc<Shared>,
+    h: &HeaderMap,
+    id: &HeaderValue,
+) -> Result<Arc<SessionEntry>, Box<Response<Reply>>> {
+    let entry = id.to_str().ok().and_then(|id| shared.registry.get(id)).ok_or_else(|| {
+        let message = "Session not found: it ended or never existed. Send `initialize` without Mcp-Session-Id to start a new one.";
+        Box::new(refusal(StatusCode::NOT_FOUND, None, message))
+    })?;
+    if let Some(v) = h.get(PROTOCOL_VERSION) {
+        // Absent means 2025-03-26 (the revision before the header existed), which bb speaks.
+        if v.to_str().ok().and_then(ProtocolVersion::parse).is_none() {
+            let message = format!(
+                "Bad request: unsupported MCP-Protocol-Version `{}`; bb speaks {}.",
+                String::from_utf8_lossy(v.as_bytes()).chars().take(40).collect::<String>(),
+                ProtocolVersion::ALL.map(ProtocolVersion::as_str).join(", ")
+            );
+            return Err(Box::new(refusal(StatusCode::BAD_REQUEST, None, &message)));
+        }
+    }
+    if let (Some(header), Some(expected)) = (&shared.per_user_header, &entry.person) {
+        let name = shared.options.per_user_token_header.as_deref().unwrap_or_default();
+        let given = h.get(header).map(HeaderValue::as_bytes).unwrap_or_default();
+        if !same_secret(given, expected.secret().as_bytes()) {
+            let message =
+                format!("Forbidden: the `{name}` header must carry the Bitbucket token this session started with.");
+            return Err(Box::new(refusal(StatusCode::FORBIDDEN, None, &message)));
+        }
+    }
+    Ok(entry)
+}
+
+/// A POST without a session: it must be `initialize`, which starts one.
+async fn initialize(shared: &Arc<Shared>, h: &HeaderMap, bytes: &[u8]) -> Response<Reply> {
+    let Some(id) = initialize_id(bytes) else {
+        let message = "Bad request: Mcp-Session-Id header is required. Send `initialize` first to get one.";
+        return refusal(StatusCode::BAD_REQUEST, None, message);
+    };
+    let person = match &shared.per_user_header {
+        None => None,
+        Some(header) => match h.get(header).and_then(|v| v.to_str().ok()).map(str::trim).filter(|t| !t.is_empty()) {
+            Some(token) => Some(PersonalToken::new(token)),
+            None => {
+                let name = shared.options.per_user_token_header.as_deref().unwrap_or_default();
+                let message = format!(
+                    "Bad request: this server acts with each person's own Bitbucket token; send yours in the `{name}` header."
+                );
+                return refusal(StatusCode::BAD_REQUEST, Some(id), &message);
+            }
+        },
+    };
+    let limits = &shared.options.limits;
+    if shared.registry.len() >= limits.max_sessions && shared.registry.expire(limits.session_idle, now_ms()) == 0 {
+        return busy(limits.max_sessions, id);
+    }
+    let session_id = match crate::registry::Registry::new_id() {
+        Ok(s) => s,
+        Err(e) => {
+            (shared.log)(Level::Error, &e.to_string());
+            return refusal(StatusCode::INTERNAL_SERVER_ERROR, Some(id), "Internal error: no secure random source.");
+        }
+    };
+    let entry = Arc::new(SessionEntry::new(session_id, person, Session::new(Arc::clone(&shared.config)), now_ms()));
+    let mut response = answer(shared, &entry, bytes).await;
+    if entry.initialized() {
+        if shared.registry.add(Arc::clone(&entry), limits.max_sessions, limits.session_idle, now_ms()).is_err() {
+            return busy(limits.max_sessions, id);
+        }
+        if let Ok(v) = HeaderValue::from_str(&entry.id) {
+            response.headers_mut().insert(SESSION_ID, v);
+        }
+    }
+    response
+}
+
+/// Hands a body to the session and answers: 202 when nothing answers it, JSON when the answer is
+/// ready within `sse_after` (and no progress was asked for), SSE otherwise.
+async fn answer(shared: &Arc<Shared>, entry: &Arc<SessionEntry>, bytes: &[u8]) -> Response<Reply> {
+    let wants_progress = asks_for_progress(bytes);
+    let (tag, rx) = entry.submit(shared, bytes, wants_progress);
+    let guard = WaiterGuard::new(entry, tag);
+    let mut got = Vec::new();
+    while let Ok(d) = rx.try_recv() {
+        got.push(d);
+    }
+    if !wants_progress {
+        if got.is_empty() {
+            let wait = shared.options.limits.sse_after;
+            let first = smol::future::or(async { rx.recv().await.ok() }, async {
+                smol::Timer::after(wait).await;
+                None
+            })
+            .await;
+            got.extend(first);
+        }
+        match got.as_slice() {
+            [Delivery::Unanswered] => return empty(StatusCode::ACCEPTED),
+            [Delivery::Final(_)] => {
+                if let Some(Delivery::Final(m)) = got.pop() {
+                    return reply::json(m);
+                }
+            }
+            _ => {}
+        }
+    }
+    entry.stream(tag);
+    reply::sse(SseStream::new(got, rx, shared.options.limits.sse_keepalive, guard))
+}
+
+fn delete(shared: &Arc<Shared>, parts: &Parts) -> Response<Reply> {
+    let Some(id) = parts.headers.get(SESSION_ID) else {
+        let message = "Bad request: Mcp-Session-Id header is required to end a session.";
+        return unread(refusal(StatusCode::BAD_REQUEST, None, message), parts);
+    };
+    let entry = match session_for(shared, &parts.headers, id) {
+        Ok(e) => e,
+        Err(r) => return unread(*r, parts),
+    };
+    shared.registry.remove(&entry.id);
+    unread(empty(StatusCode::NO_CONTENT), parts)
+}
+
+fn refused(shared: &Shared, why: Refusal) -> Response<Reply> {
+    (shared.log)(Level::Notice, &format!("refused a request: {why:?}"));
+    match why {
+        Refusal::Host => {
+            refusal(StatusCode::FORBIDDEN, None, "Forbidden: this Host is not one bb answers to (see --allow-host).")
+        }
+        Refusal::Origin => {
+            refusal(StatusCode::FORBIDDEN, None, "Forbidden: this Origin is not allowed (see --allow-origin).")
+        }
+        Refusal::NoToken | Refusal::WrongToken => {
+            let mut r = refusal(
+                StatusCode::UNAUTHORIZED,
+                None,
+                "Unauthorized: send the server's token as `Authorization: Bearer <token>`.",
+            );
+            let challenge = if why == Refusal::WrongToken {
+                r#"Bearer realm="bb", error="invalid_token""#
+            } else {
+                r#"Bearer realm="bb""#
+            };
+            r.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+            r
+        }
+    }
+}
+
+fn preflight(shared: &Shared, origin: Option<HeaderValue>) -> Response<Reply> {
+    let mut r = empty(StatusCode::NO_CONTENT);
+    let h = r.headers_mut();
+    h.insert(ALLOW, HeaderValue::from_static(METHODS));
+    if let Some(origin) = origin {
+        h.insert(ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(METHODS));
+        if let Ok(v) = HeaderValue::from_str(shared.gate.allowed_headers()) {
+            h.insert(ACCESS_CONTROL_ALLOW_HEADERS, v);
+        }
+        h.insert(ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+        cors(h, origin);
+    }
+    r
+}
+
+fn cors(h: &mut HeaderMap, origin: HeaderValue) {
+    h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    h.insert(ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(SESSION_ID));
+    h.insert(VARY, HeaderValue::from_static("Origin"));
+}
+
+fn too_large(max: usize) -> Response<Reply> {
+    let message = format!("Content too large: bb accepts request bodies of at most {max} bytes.");
+    refusal(StatusCode::PAYLOAD_TOO_LARGE, None, &message)
+}
+
+fn busy(max: usize, id: Value) -> Response<Reply> {
+    let message = format!(
+        "Server busy: bb already serves its limit of {max} sessions. Try again later, or end unused sessions (DELETE)."
+    );
+    let mut r = refusal(StatusCode::SERVICE_UNAVAILABLE, Some(id), &message);
+    r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("30"));
+    r
+}
+
+/// Marks a response sent before the request's body was read as the connection's last.
+fn unread(r: Response<Reply>, parts: &Parts) -> Response<Reply> {
+    let has_body = parts.headers.get(CONTENT_LENGTH).is_some_and(|v| v.as_bytes() != b"0")
+        || parts.headers.contains_key(hyper::header::TRANSFER_ENCODING);
+    if has_body { closing(r) } else { r }
+}
+
+fn accepts_json_and_sse(h: &HeaderMap) -> bool {
+    let mut any = false;
+    let (mut json, mut sse) = (false, false);
+    for v in h.get_all(ACCEPT) {
+        any = true;
+        for range in v.to_str().unwrap_or_default().split(',') {
+            let range = range.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+            json |= matches!(range.as_str(), "application/json" | "application/*" | "*/*");
+            sse |= matches!(range.as_str(), "text/event-stream" | "text/*" | "*/*");
+        }
+    }
+    !any || (json && sse)
+}
+
+fn is_json(h: &HeaderMap) -> bool {
+    h.get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The id of an `initialize` request, if the body is one.
+fn initialize_id(bytes: &[u8]) -> Option<Value> {
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    (v.get("method")?.as_str()? == "initialize").then(|| v.get("id").cloned()).flatten()
+}
+
+/// Whether any request in the body carries `params._meta.progressToken`.
+fn asks_for_progress(bytes: &[u8]) -> bool {
+    if !bytes.windows(13).any(|w| w == b"progressToken") {
+        return false;
+    }
+    let has = |m: &Value| m.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get("progressToken")).is_some();
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Array(items)) => items.iter().any(has),
+        Ok(v) => has(&v),
+        Err(_) => false,
+    }
+}
+
+enum BodyError {
+    TooLarge,
+    Slow,
+    Broken,
+}
+
+async fn read_body(mut body: Incoming, max: usize, timeout: Duration) -> Result<Vec<u8>, BodyError> {
+    let read = async {
+        let mut out = Vec::new();
+        while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+            let frame = frame.map_err(|_| BodyError::Broken)?;
+            if let Ok(data) = frame.into_data() {
+                if out.len() + data.len() > max {
+                    return Err(BodyError::TooLarge);
+                }
+                out.extend_from_slice(&data);
+            }
+        }
+        Ok(out)
+    };
+    smol::future::or(read, async {
+        smol::Timer::after(timeout).await;
+        Err(BodyError::Slow)
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(values: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append(ACCEPT, HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("")));
+        }
+        h
+    }
+
+    #[test]
+    fn accept_must_admit_both_json_and_sse() {
+        assert!(accepts_json_and_sse(&accept(&["application/json, text/event-stream"])));
+        assert!(accepts_json_and_sse(&accept(&["application/json", "text/event-stream;q=0.9"])));
+        assert!(accepts_json_and_sse(&accept(&["*/*"])));
+        assert!(accepts_json_and_sse(&accept(&[])));
+        assert!(!accepts_json_and_sse(&accept(&["application/json"])));
+        assert!(!accepts_json_and_sse(&accept(&["text/event-stream"])));
+        assert!(!accepts_json_and_sse(&accept(&["text/html"])));
+    }
+
+    #[test]
+    fn progress_is_asked_only_by_a_progress_token_in_params_meta() {
+        assert!(asks_for_progress(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"progressToken":7}}}"#));
+        assert!(!asks_for_progress(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"progressToken":7}}"#));
+        assert!(!asks_for_progress(br#"{"jsonrpc":"2.0","id":1,"method":"x"}"#));
+    }
+
+    #[test]
+    fn only_an_initialize_request_has_an_initialize_id() {
+        assert_eq!(initialize_id(br#"{"jsonrpc":"2.0","id":3,"method":"initialize"}"#), Some(Value::from(3)));
+        assert_eq!(initialize_id(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#), None);
+        assert_eq!(initialize_id(br#"{"jsonrpc":"2.0","method":"initialize"}"#), None);
+        assert_eq!(initialize_id(b"nonsense"), None);
+    }
+}

@@ -1,0 +1,131 @@
+//! What the operator decides: who may call (origins, hosts, the bearer token, per-person
+//! Bitbucket tokens) and the limits that keep one client from exhausting the server.
+
+use std::time::Duration;
+
+/// How the HTTP server admits requests. [`HttpOptions::default`] is the safe loopback setup.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// Extra origins allowed to call (and to get CORS headers), such as `https://host.example:8443`.
+    /// The loopback origins of the bound port are always allowed.
+    pub allow_origins: Vec<String>,
+    /// Extra `Host` values allowed, as `name` (any port) or `name:port`. The loopback names with the
+    /// bound port, and the bound address itself, are always allowed; anything else is refused (403)
+    /// as a DNS-rebinding attempt.
+    pub allow_hosts: Vec<String>,
+    /// The bearer token every request must carry, if any (see [`BearerToken::resolve`]).
+    pub token: Option<String>,
+    /// When set, each session supplies its own Bitbucket token in this header on `initialize`
+    /// (and the same value on every later request of the session).
+    pub per_user_token_header: Option<String>,
+    /// The limits.
+    pub limits: Limits,
+}
+
+/// Bounds on what one client can make the server hold.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// The largest request body accepted; larger ones get 413.
+    pub max_body: usize,
+    /// The largest request head (start line and headers) accepted; larger ones get 431.
+    pub max_header: usize,
+    /// How long a client may take to send a request head, and how long an idle keep-alive
+    /// connection stays open; then the connection is closed.
+    pub header_timeout: Duration,
+    /// How long a client may take to send a request body; then 408 and the connection is closed.
+    pub body_timeout: Duration,
+    /// Connections open at once; more are answered 503 and closed.
+    pub max_connections: usize,
+    /// Sessions alive at once; an `initialize` beyond it gets 503 with a JSON-RPC error.
+    pub max_sessions: usize,
+    /// A session unused for this long is ended (its id then gets 404).
+    pub session_idle: Duration,
+    /// A request whose answer is not ready after this long is answered as an SSE stream, so the
+    /// client sees that bb is working.
+    pub sse_after: Duration,
+    /// How often an open SSE stream carries a comment, so proxies keep it open.
+    pub sse_keepalive: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_body: 4 * 1024 * 1024,
+            max_header: 16 * 1024,
+            header_timeout: Duration::from_secs(15),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 512,
+            max_sessions: 4096,
+            session_idle: Duration::from_secs(30 * 60),
+            sse_after: Duration::from_secs(1),
+            sse_keepalive: Duration::from_secs(15),
+        }
+    }
+}
+
+/// Where the server's bearer token came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BearerToken {
+    /// No token: the server listens on loopback only and `BB_HTTP_TOKEN` is not set.
+    None,
+    /// The operator's token from `BB_HTTP_TOKEN`.
+    FromEnvironment(String),
+    /// A token made at start because the address is not loopback and none was given; print it once.
+    Generated(String),
+}
+
+impl BearerToken {
+    /// Decides the token: `BB_HTTP_TOKEN`'s value when set (then always required), else a fresh
+    /// random token when the address is not loopback, else none.
+    pub fn resolve(from_env: Option<String>, loopback: bool) -> std::io::Result<BearerToken> {
+        match from_env.filter(|t| !t.trim().is_empty()) {
+            Some(t) => Ok(BearerToken::FromEnvironment(t.trim().to_owned())),
+            None if loopback => Ok(BearerToken::None),
+            None => Ok(BearerToken::Generated(random_hex(32)?)),
+        }
+    }
+
+    /// The token requests must carry, if any.
+    pub fn token(&self) -> Option<&str> {
+        match self {
+            BearerToken::None => None,
+            BearerToken::FromEnvironment(t) | BearerToken::Generated(t) => Some(t),
+        }
+    }
+}
+
+/// `bytes` bytes from the operating system's secure random source, as lowercase hex.
+pub(crate) fn random_hex(bytes: usize) -> std::io::Result<String> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| std::io::Error::other(format!("no secure random source: {e}")))?;
+    let mut out = String::with_capacity(bytes * 2);
+    for b in buf {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
+    }
+    Ok(out)
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_token_is_required_off_loopback_and_whenever_the_operator_sets_one() {
+        assert_eq!(BearerToken::resolve(None, true).unwrap(), BearerToken::None);
+        assert!(matches!(BearerToken::resolve(None, false).unwrap(), BearerToken::Generated(t) if t.len() == 64));
+        assert_eq!(BearerToken::resolve(Some("abc".into()), true).unwrap(), BearerToken::FromEnvironment("abc".into()));
+        assert_eq!(BearerToken::resolve(Some("  ".into()), true).unwrap(), BearerToken::None);
+    }
+
+    #[test]
+    fn random_hex_is_hex_of_the_asked_length_and_differs_each_time() {
+        let a = random_hex(16).unwrap();
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(a, random_hex(16).unwrap());
+    }
+}

@@ -1,0 +1,166 @@
+//! What goes back on the wire: a whole JSON body, an SSE stream that ends after the answer, or
+//! nothing; and the JSON-RPC error bodies of the transport's own refusals.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use hyper::body::{Body, Bytes, Frame, SizeHint};
+use hyper::header::{CONNECTION, CONTENT_TYPE, HeaderValue};
+use hyper::{Response, StatusCode};
+use serde_json::{Value, json};
+use smol::stream::Stream;
+
+use crate::driver::{Delivery, WaiterGuard};
+
+/// The JSON-RPC error code of a transport-level refusal (as the reference SDK uses it).
+const TRANSPORT_ERROR: i64 = -32000;
+
+/// A response body.
+pub(crate) enum Reply {
+    /// A whole body in one frame (`None` once sent, or for an empty body).
+    Full(Option<Bytes>),
+    /// An SSE stream of the messages for one request, ending after its answer.
+    Sse(Box<SseStream>),
+}
+
+impl Body for Reply {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            Reply::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Reply::Sse(s) => s.poll_event(cx).map(|e| e.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Reply::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Reply::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Reply::Full(None) => SizeHint::with_exact(0),
+            Reply::Sse(_) => SizeHint::default(),
+        }
+    }
+}
+
+/// The events of one request's SSE answer: what has arrived already, then what the session sends,
+/// with a comment every `keepalive` while nothing does.
+pub(crate) struct SseStream {
+    queued: VecDeque<Bytes>,
+    rx: Pin<Box<smol::channel::Receiver<Delivery>>>,
+    keepalive: smol::Timer,
+    interval: Duration,
+    done: bool,
+    // Unregisters the waiter when the stream ends or the client goes away.
+    _guard: WaiterGuard,
+}
+
+impl SseStream {
+    /// A stream that first sends `already` (messages received before the switch to SSE).
+    pub(crate) fn new(
+        already: Vec<Delivery>,
+        rx: smol::channel::Receiver<Delivery>,
+        interval: Duration,
+        guard: WaiterGuard,
+    ) -> SseStream {
+        // A comment first, so the client sees the stream open at once.
+        let mut queued = VecDeque::from([Bytes::from_static(b": bb\n\n")]);
+        let mut done = false;
+        for d in already {
+            match d {
+                Delivery::Interim(m) => queued.push_back(event(&m)),
+                Delivery::Final(m) => {
+                    queued.push_back(event(&m));
+                    done = true;
+                }
+                Delivery::Unanswered => done = true,
+            }
+        }
+        SseStream { queued, rx: Box::pin(rx), keepalive: smol::Timer::after(interval), interval, done, _guard: guard }
+    }
+
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if let Some(b) = self.queued.pop_front() {
+            return Poll::Ready(Some(b));
+        }
+        if self.done {
+            return Poll::Ready(None);
+        }
+        match self.rx.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Delivery::Interim(m))) => return Poll::Ready(Some(event(&m))),
+            Poll::Ready(Some(Delivery::Final(m))) => {
+                self.done = true;
+                return Poll::Ready(Some(event(&m)));
+            }
+            Poll::Ready(Some(Delivery::Unanswered) | None) => {
+                self.done = true;
+                return Poll::Ready(None);
+            }
+            Poll::Pending => {}
+        }
+        match Pin::new(&mut self.keepalive).poll(cx) {
+            Poll::Ready(_) => {
+                self.keepalive.set_after(self.interval);
+                // Register the renewed timer's waker before handing out the comment.
+                let _ = Pin::new(&mut self.keepalive).poll(cx);
+                Poll::Ready(Some(Bytes::from_static(b": keepalive\n\n")))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// One SSE `message` event carrying one JSON-RPC message (which never holds a newline).
+fn event(message: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(message.len() + 24);
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(message);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// A `200 application/json` answer.
+pub(crate) fn json(message: Vec<u8>) -> Response<Reply> {
+    let mut r = Response::new(Reply::Full(Some(Bytes::from(message))));
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+/// A `200 text/event-stream` answer.
+pub(crate) fn sse(stream: SseStream) -> Response<Reply> {
+    let mut r = Response::new(Reply::Sse(Box::new(stream)));
+    let h = r.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(hyper::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+/// A response with a status and no body.
+pub(crate) fn empty(status: StatusCode) -> Response<Reply> {
+    let mut r = Response::new(Reply::Full(None));
+    *r.status_mut() = status;
+    r
+}
+
+/// A refusal: `status` with a JSON-RPC error whose message says what to do.
+pub(crate) fn refusal(status: StatusCode, id: Option<Value>, message: &str) -> Response<Reply> {
+    let body = json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null),
+                      "error": {"code": TRANSPORT_ERROR, "message": message}});
+    let mut r = json(body.to_string().into_bytes());
+    *r.status_mut() = status;
+    r
+}
+
+/// Marks a response as the last on its connection (the request was not, or not fully, read).
+pub(crate) fn closing(mut r: Response<Reply>) -> Response<Reply> {
+    r.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+    r
+}

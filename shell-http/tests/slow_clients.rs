@@ -1,0 +1,68 @@
+//! Clients that hold the server's resources: slow heads, slow bodies, too many connections.
+//! Timeouts are short here; the tests assert what the server does, not how fast.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use bb_http::{HttpOptions, Limits};
+use common::{INITIALIZE, Req, connect, read_answer, start};
+
+fn with(limits: Limits) -> common::TestServer {
+    start(HttpOptions { limits, ..HttpOptions::default() }, common::plain_fetch())
+}
+
+#[test]
+fn a_client_that_never_finishes_its_head_is_disconnected() {
+    let s = with(Limits { header_timeout: Duration::from_millis(200), ..Limits::default() });
+    let mut c = connect(s.addr);
+    c.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: app", s.addr).as_bytes()).unwrap();
+    let mut buf = Vec::new();
+    // The server closes the connection (EOF or a reset), rather than waiting forever.
+    match c.read_to_end(&mut buf) {
+        Ok(_) => assert!(!String::from_utf8_lossy(&buf).contains(" 200 "), "{buf:?}"),
+        Err(e) => assert!(!matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut), "{e}"),
+    }
+}
+
+#[test]
+fn a_client_that_never_finishes_its_body_gets_408_and_is_disconnected() {
+    let s = with(Limits { body_timeout: Duration::from_millis(200), ..Limits::default() });
+    let mut c = connect(s.addr);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: */*\r\nContent-Length: 500\r\n\r\n{{\"jsonrpc\"",
+        s.addr
+    );
+    c.write_all(head.as_bytes()).unwrap();
+    let a = read_answer(&mut c);
+    assert_eq!(a.status, 408);
+    assert_eq!(a.header("connection"), Some("close"));
+}
+
+#[test]
+fn connections_beyond_the_cap_get_503_and_are_closed() {
+    let s = with(Limits { max_connections: 2, ..Limits::default() });
+    let mut held = vec![connect(s.addr), connect(s.addr)];
+    // Make sure both are accepted before the third arrives.
+    for c in &mut held {
+        c.write_all(format!("OPTIONS /mcp HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr).as_bytes()).unwrap();
+        let mut buf = [0u8; 512];
+        let n = c.read(&mut buf).unwrap();
+        assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 204"));
+    }
+    let a = Req::post(INITIALIZE).send(s.addr);
+    assert_eq!(a.status, 503);
+    drop(held);
+    // Slots free up when connections close.
+    let mut status = 503;
+    for _ in 0..50 {
+        status = Req::post(INITIALIZE).send(s.addr).status;
+        if status == 200 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(status, 200);
+}

@@ -1,0 +1,147 @@
+//! `bb ai mcp serve --http ADDR`: adapts bb's Bitbucket client and log to bb-http and runs the
+//! Streamable HTTP server.
+//!
+//! In per-user mode each person's token gets its own Bitbucket client (same server, TLS, proxy,
+//! timeouts and retries as the operator's configuration, only the credentials differ), made on
+//! first use and kept for reuse; the operator's credentials are then never used for a session.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bb_core::plan::FetchErrorKind;
+use bb_core::{FetchOutcome, FetchRequest, Level, ServerConfig};
+use bb_http::{BearerToken, FetchFn, HttpOptions, Limits, LogFn, PersonalToken, Server};
+
+use crate::bitbucket::Bitbucket;
+use crate::cli::HttpServe;
+use crate::config::{Auth, BitbucketConfig, Secret};
+use crate::fetch::Fetcher;
+use crate::log::Logger;
+
+/// Per-person clients kept at most; beyond it the cache starts over (clients are cheap to remake).
+const MAX_PERSON_CLIENTS: usize = 1024;
+
+/// Binds, prints the URL as the first line on stderr (and a generated token, once), then serves
+/// until the process ends.
+pub fn serve_http(
+    flags: &HttpServe,
+    config: Arc<ServerConfig>,
+    bitbucket: Option<BitbucketConfig>,
+    operator: Arc<dyn Fetcher>,
+    logger: Logger,
+) -> Result<(), String> {
+    let loopback = flags.addr.ip().is_loopback();
+    let token = BearerToken::resolve(std::env::var("BB_HTTP_TOKEN").ok(), loopback)
+        .map_err(|e| format!("could not make a bearer token: {e}"))?;
+    let mut limits = Limits::default();
+    if let Some(n) = flags.max_sessions {
+        limits.max_sessions = n;
+    }
+    if let Some(s) = flags.session_idle_s {
+        limits.session_idle = Duration::from_secs(s);
+    }
+    let options = HttpOptions {
+        allow_origins: flags.allow_origins.clone(),
+        allow_hosts: flags.allow_hosts.clone(),
+        token: token.token().map(str::to_owned),
+        per_user_token_header: flags.per_user_token_header.clone(),
+        limits,
+    };
+    let fetch = fetch_fn(operator, bitbucket, flags.per_user_token_header.is_some());
+    let log: LogFn = Arc::new(move |level: Level, line: &str| logger.log(level, line));
+    let server = Server::bind(flags.addr, options, config, fetch, log)
+        .map_err(|e| format!("cannot listen on {}: {e}", flags.addr))?;
+    {
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{}", server.url());
+        if let BearerToken::Generated(t) = &token {
+            let _ = writeln!(
+                err,
+                "bb: {} is not loopback: every request needs `Authorization: Bearer {t}` (set BB_HTTP_TOKEN to choose it)",
+                server.local_addr()
+            );
+        }
+        if !loopback && flags.allow_hosts.is_empty() {
+            let _ = writeln!(
+                err,
+                "bb: clients must reach bb as localhost; name the hosts they use with --allow-host (others get 403)"
+            );
+        }
+    }
+    server.run().map_err(|e| format!("the HTTP server stopped: {e}"))
+}
+
+/// The fetcher bb-http calls: the operator's client, or in per-user mode a client with the person's token.
+fn fetch_fn(operator: Arc<dyn Fetcher>, bitbucket: Option<BitbucketConfig>, per_user: bool) -> FetchFn {
+    let Some(base) = bitbucket.filter(|_| per_user) else {
+        return Arc::new(move |request: FetchRequest, _: Option<&PersonalToken>| operator.fetch(request));
+    };
+    let clients: Mutex<HashMap<String, Arc<Bitbucket>>> = Mutex::new(HashMap::new());
+    Arc::new(move |request: FetchRequest, person: Option<&PersonalToken>| {
+        let Some(person) = person else {
+            return FetchOutcome::failed(
+                FetchErrorKind::NotConfigured,
+                "this server acts with each person's own Bitbucket token, and this session has none",
+            );
+        };
+        match client_for(&clients, &base, person) {
+            Ok(client) => client.fetch(request),
+            Err(e) => FetchOutcome::failed(FetchErrorKind::NotConfigured, e),
+        }
+    })
+}
+
+fn client_for(
+    clients: &Mutex<HashMap<String, Arc<Bitbucket>>>,
+    base: &BitbucketConfig,
+    person: &PersonalToken,
+) -> Result<Arc<Bitbucket>, String> {
+    let mut map = clients.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(c) = map.get(person.secret()) {
+        return Ok(Arc::clone(c));
+    }
+    if map.len() >= MAX_PERSON_CLIENTS {
+        map.clear();
+    }
+    let mut config = base.clone();
+    config.auth = Auth::Token(Secret::new(person.secret()));
+    let client = Arc::new(Bitbucket::new(config)?);
+    map.insert(person.secret().to_owned(), Arc::clone(&client));
+    Ok(client)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+
+    struct Operator;
+
+    impl Fetcher for Operator {
+        fn fetch(&self, _: FetchRequest) -> FetchOutcome {
+            FetchOutcome::response(200, "operator")
+        }
+    }
+
+    fn get() -> FetchRequest {
+        FetchRequest::get("/rest/api/latest/x", vec![])
+    }
+
+    #[test]
+    fn without_per_user_mode_every_session_uses_the_operators_client() {
+        let f = fetch_fn(Arc::new(Operator), None, false);
+        assert_eq!(f(get(), None), FetchOutcome::response(200, "operator"));
+        assert_eq!(f(get(), Some(&PersonalToken::new("t"))), FetchOutcome::response(200, "operator"));
+    }
+
+    #[test]
+    fn in_per_user_mode_a_session_without_a_token_never_gets_the_operators_credentials() {
+        let base = BitbucketConfig::new("http://127.0.0.1:9", Auth::Token(Secret::new("operator-secret"))).unwrap();
+        let f = fetch_fn(Arc::new(Operator), Some(base), true);
+        let FetchOutcome::Failed(e) = f(get(), None) else { panic!("expected a failure") };
+        assert_eq!(e.kind, FetchErrorKind::NotConfigured);
+        assert!(!e.detail.contains("operator-secret"));
+    }
+}
