@@ -71,6 +71,8 @@ pub struct CallContext<'a> {
     pub exposed: &'a Exposed,
     /// Wall-clock time of the call, epoch milliseconds.
     pub now_ms: u64,
+    /// The Bitbucket user's slug, once a response has named it (`X-AUSERNAME`).
+    pub bitbucket_user: Option<&'a str>,
 }
 
 /// Starts a tool call with validated arguments.

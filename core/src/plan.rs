@@ -69,7 +69,7 @@ pub enum FetchOutcome {
 impl FetchOutcome {
     /// A response with this status and body and no `Retry-After`.
     pub fn response(status: u16, body: impl Into<Vec<u8>>) -> FetchOutcome {
-        FetchOutcome::Response(FetchResponse { status, body: body.into(), retry_after_s: None })
+        FetchOutcome::Response(FetchResponse { status, body: body.into(), retry_after_s: None, user: None })
     }
 
     /// A failure of this kind, with a detail that names no secret.
@@ -87,6 +87,10 @@ pub struct FetchResponse {
     pub body: Vec<u8>,
     /// `Retry-After` in seconds, when Bitbucket sent one (429, 503).
     pub retry_after_s: Option<u64>,
+    /// The slug of the user Bitbucket authenticated, from the `X-AUSERNAME` header of an
+    /// authenticated response (reference/bitbucket-dc.md "Users": [rec in third-party clients;
+    /// assumed for 9.x]). The session remembers it for tools that act as the current user.
+    pub user: Option<String>,
 }
 
 /// Why a Bitbucket request got no complete answer.

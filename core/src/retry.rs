@@ -120,7 +120,12 @@ mod tests {
     }
 
     fn limited(retry_after_s: u64) -> FetchOutcome {
-        FetchOutcome::Response(FetchResponse { status: 429, body: vec![], retry_after_s: Some(retry_after_s) })
+        FetchOutcome::Response(FetchResponse {
+            status: 429,
+            body: vec![],
+            retry_after_s: Some(retry_after_s),
+            user: None,
+        })
     }
 
     fn failed(kind: FetchErrorKind, may_have_arrived: bool) -> FetchOutcome {

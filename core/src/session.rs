@@ -133,6 +133,8 @@ pub struct Session {
     version: Option<ProtocolVersion>,
     client: ClientProfile,
     client_log_level: Option<Level>,
+    /// The Bitbucket user bb acts as, learned from the first response that names it.
+    bitbucket_user: Option<String>,
     pending: BTreeMap<Id, Pending>,
     tickets: BTreeMap<Ticket, Id>,
     batches: BTreeMap<u64, Batch>,
@@ -150,6 +152,7 @@ impl Session {
             version: None,
             client: ClientProfile::default(),
             client_log_level: None,
+            bitbucket_user: None,
             pending: BTreeMap::new(),
             tickets: BTreeMap::new(),
             batches: BTreeMap::new(),
@@ -427,7 +430,12 @@ impl Session {
         let empty = Map::new();
         let args = args.and_then(Value::as_object).unwrap_or(&empty);
         let mut cx = PlanContext { next_ticket: self.next_ticket, ..PlanContext::default() };
-        let call = CallContext { client: &self.client, exposed: &exposed, now_ms: self.now_ms };
+        let call = CallContext {
+            client: &self.client,
+            exposed: &exposed,
+            now_ms: self.now_ms,
+            bitbucket_user: self.bitbucket_user.as_deref(),
+        };
         let step = (tool.start)(args, &mut cx, &call);
         match step {
             Step::Done(result) => {
@@ -467,6 +475,12 @@ impl Session {
     }
 
     fn handle_fetched(&mut self, ticket: Ticket, outcome: FetchOutcome) {
+        if let FetchOutcome::Response(r) = &outcome
+            && let Some(user) = &r.user
+            && self.bitbucket_user.as_ref() != Some(user)
+        {
+            self.bitbucket_user = Some(user.clone());
+        }
         let Some(id) = self.tickets.remove(&ticket) else {
             // The call was cancelled or already answered.
             return;

@@ -14,6 +14,7 @@ pub mod flow;
 pub mod get;
 pub mod list;
 pub mod merge;
+pub mod review;
 pub mod text;
 
 use serde_json::{Map, Value, json};
@@ -36,6 +37,7 @@ pub fn all() -> Vec<ToolSpec> {
         tool(comments::LIST_SPEC, None),
         tool(comments::TASKS_SPEC, None),
         tool(comments::ADD_SPEC, None),
+        tool(review::SPEC, None),
         tool(create::SPEC, Some("pull_request_form")),
         tool(merge::SPEC, None),
         tool(builds::STATUS_SPEC, None),

@@ -178,8 +178,9 @@ impl Driver {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
             .and_then(|(_, v)| v.parse().ok());
+        let user = response.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("x-ausername")).map(|(_, v)| v.clone());
         self.raw_bytes += response.body.len();
-        FetchOutcome::Response(FetchResponse { status: response.status, body: response.body, retry_after_s })
+        FetchOutcome::Response(FetchResponse { status: response.status, body: response.body, retry_after_s, user })
     }
 }
 

@@ -123,8 +123,16 @@ impl Bitbucket {
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
+        // The authenticated user's slug (reference "Users": X-AUSERNAME, [assumed] for 9.x).
+        let user = response
+            .headers()
+            .get("x-ausername")
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned);
         match response.body_mut().with_config().limit(self.config.max_body_bytes).read_to_vec() {
-            Ok(body) => FetchOutcome::Response(FetchResponse { status, body, retry_after_s }),
+            Ok(body) => FetchOutcome::Response(FetchResponse { status, body, retry_after_s, user }),
             Err(e) => FetchOutcome::Failed(failure::classify(&e, failure::Phase::Body, &self.config)),
         }
     }
