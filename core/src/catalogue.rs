@@ -32,8 +32,11 @@ pub enum Role {
         /// The `show` kind that draws this tool's answer.
         view_kind: Option<&'static str>,
     },
-    /// The one view tool.
-    Show,
+    /// The one view tool, with the kinds it can draw.
+    Show {
+        /// The view kinds `show` draws; a kind is offered only while its data tool is exposed too.
+        kinds: &'static [&'static str],
+    },
     /// A tool only views call (`refresh_view`, `suggest_form_values`); goes with `show`.
     ViewCompanion,
 }
@@ -73,6 +76,10 @@ pub struct CallContext<'a> {
     pub now_ms: u64,
     /// The Bitbucket user's slug, once a response has named it (`X-AUSERNAME`).
     pub bitbucket_user: Option<&'a str>,
+    /// Bitbucket's base URL, for links the views build.
+    pub base_url: Option<&'a str>,
+    /// The avatars every session of the server shares.
+    pub avatars: &'a crate::views::avatars::SharedAvatars,
 }
 
 /// Starts a tool call with validated arguments.
@@ -132,7 +139,9 @@ impl Catalogue {
 
     /// bb's own tools: the pull request data tools ([`crate::tools`]). The views land with their issue.
     pub fn standard() -> Catalogue {
-        Catalogue::new(crate::tools::all())
+        let mut tools = crate::tools::all();
+        tools.push(crate::views::spec());
+        Catalogue::new(tools)
     }
 
     /// Every tool's name, in catalogue order.
@@ -163,24 +172,32 @@ impl Catalogue {
                 && !excluded(t.name)
                 && (t.access != Access::UnsafeWrite || options.allow_writes || named_explicitly(t.name))
         };
+        let drawn: &[&str] = self
+            .tools
+            .iter()
+            .find_map(|t| match t.role {
+                Role::Show { kinds } => Some(kinds),
+                _ => None,
+            })
+            .unwrap_or(&[]);
         let mut show_kinds = Vec::new();
         for t in &self.tools {
             if let Role::Data { view_kind: Some(kind) } = t.role
                 && data_exposed(t)
+                && drawn.contains(&kind)
             {
                 show_kinds.push((kind, t.name));
             }
         }
-        let show_exposed = self
-            .tools
-            .iter()
-            .any(|t| t.role == Role::Show && named(t.name) && !excluded(t.name) && !show_kinds.is_empty());
+        let show_exposed = self.tools.iter().any(|t| {
+            matches!(t.role, Role::Show { .. }) && named(t.name) && !excluded(t.name) && !show_kinds.is_empty()
+        });
         let tools: Vec<ToolSpec> = self
             .tools
             .iter()
             .filter(|t| match t.role {
                 Role::Data { .. } => data_exposed(t),
-                Role::Show => show_exposed,
+                Role::Show { .. } => show_exposed,
                 Role::ViewCompanion => show_exposed && !excluded(t.name),
             })
             .cloned()
@@ -218,31 +235,26 @@ impl Exposed {
     /// The input schema a call to `tool` is checked against.
     pub fn input_schema(&self, tool: &ToolSpec) -> Value {
         match tool.role {
-            Role::Show => self.show_schema(),
+            Role::Show { .. } => self.show_schema(),
             _ => (tool.input_schema)(),
         }
     }
 
-    /// The schema of a `show` call: `kind` plus the arguments of the kind's data tool.
-    /// Properties shared by several kinds' tools are listed once.
+    /// The schema of a `show` call: `kind`, and the arguments of the kind's data tool, which the
+    /// model already has from that tool's own schema (so they are not listed twice, at a cost in
+    /// tokens on every `tools/list`). `show` checks them against that schema when it runs.
     fn show_schema(&self) -> Value {
         let kinds: Vec<&str> = self.show_kinds.iter().map(|(k, _)| *k).collect();
-        let mut properties = Map::new();
-        properties.insert(
-            "kind".into(),
-            json!({"type": "string", "enum": kinds,
-                   "description": "The view to show. Each kind takes the arguments of the tool whose answer it shows."}),
-        );
-        for (_, data_tool) in &self.show_kinds {
-            if let Some(spec) = self.get(data_tool)
-                && let Some(props) = (spec.input_schema)().get("properties").and_then(Value::as_object)
-            {
-                for (k, v) in props {
-                    properties.entry(k.clone()).or_insert_with(|| v.clone());
-                }
-            }
-        }
-        json!({"type": "object", "properties": properties, "required": ["kind"]})
+        let pairs: Vec<String> = self.show_kinds.iter().map(|(k, t)| format!("{k}: {t}")).collect();
+        json!({"type": "object",
+               "properties": {"kind": {"type": "string", "enum": kinds,
+                   "description": format!("The view. Also pass the arguments of its tool ({}).", pairs.join(", "))}},
+               "required": ["kind"]})
+    }
+
+    /// The data tool whose answer a `show` kind draws, when the kind is offered.
+    pub fn tool_of_kind(&self, kind: &str) -> Option<&ToolSpec> {
+        self.show_kinds.iter().find(|(k, _)| *k == kind).and_then(|(_, t)| self.get(t))
     }
 
     /// One `tools/list` entry.
@@ -255,11 +267,11 @@ impl Exposed {
         entry.insert("inputSchema".into(), self.input_schema(t));
         entry.insert(
             "annotations".into(),
-            json!({"title": t.title, "readOnlyHint": a.read_only, "destructiveHint": a.destructive,
+            json!({"readOnlyHint": a.read_only, "destructiveHint": a.destructive,
                    "idempotentHint": a.idempotent, "openWorldHint": a.open_world}),
         );
         match t.role {
-            Role::Show => {
+            Role::Show { .. } => {
                 entry.insert("_meta".into(), json!({"ui": {"resourceUri": VIEW_URI}, "ui/resourceUri": VIEW_URI}));
             }
             Role::ViewCompanion => {

@@ -40,6 +40,7 @@ pub mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tools;
+pub mod views;
 
 pub use catalogue::{Catalogue, Exposed, ExposureOptions, ToolSpec, VIEW_URI};
 pub use logging::Level;

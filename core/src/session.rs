@@ -44,13 +44,24 @@ pub struct ServerConfig {
     pub tools_page_size: usize,
     /// The instructions given at initialize, made once from the exposure.
     pub instructions: String,
+    /// Bitbucket's base URL (with its context path), for the links views build; `None` when unknown.
+    pub base_url: Option<String>,
+    /// Avatars fetched for views, shared by every session.
+    pub avatars: crate::views::avatars::SharedAvatars,
 }
 
 impl ServerConfig {
     /// A configuration for `exposed`, with instructions that match it.
     pub fn new(exposed: Arc<Exposed>, version: &'static str) -> ServerConfig {
         let instructions = crate::instructions::for_exposed(&exposed);
-        ServerConfig { exposed, version, tools_page_size: 100, instructions }
+        ServerConfig {
+            exposed,
+            version,
+            tools_page_size: 100,
+            instructions,
+            base_url: None,
+            avatars: Default::default(),
+        }
     }
 }
 
@@ -435,6 +446,8 @@ impl Session {
             exposed: &exposed,
             now_ms: self.now_ms,
             bitbucket_user: self.bitbucket_user.as_deref(),
+            base_url: self.config.base_url.as_deref(),
+            avatars: &self.config.avatars,
         };
         let step = (tool.start)(args, &mut cx, &call);
         match step {

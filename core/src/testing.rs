@@ -52,7 +52,7 @@ pub fn test_catalogue() -> Catalogue {
         spec("add_note", Access::Write, Role::Data { view_kind: None }, text_schema, start_echo),
         spec("merge_thing", Access::UnsafeWrite, Role::Data { view_kind: Some("merge_form") }, id_schema, start_list),
         spec("fetch_twice", Access::Read, Role::Data { view_kind: None }, no_args, start_fetch_twice),
-        spec("show", Access::Read, Role::Show, no_args, start_show),
+        spec("show", Access::Read, Role::Show { kinds: &["thing", "things", "merge_form"] }, no_args, start_show),
         spec("refresh_view", Access::Read, Role::ViewCompanion, no_args, start_list),
         spec("suggest_form_values", Access::Read, Role::ViewCompanion, no_args, start_list),
     ])

@@ -27,7 +27,7 @@ fn merge_is_exposed_only_when_asked_for_and_is_the_only_destructive_tool() {
         assert_eq!(destructive, t["name"] == "merge_pull_request", "{}", t["name"]);
         let read_only = t["annotations"]["readOnlyHint"] == true;
         let name = t["name"].as_str().unwrap();
-        assert_eq!(read_only, name.starts_with("get_") || name.starts_with("list_"), "{name}");
+        assert_eq!(read_only, name.starts_with("get_") || name.starts_with("list_") || name == "show", "{name}");
         assert_eq!(t["annotations"]["openWorldHint"], true);
     }
 }

@@ -47,9 +47,11 @@ fn run() -> Result<(), String> {
         Command::Serve(options) => {
             let logger = Logger::new(options.log_level);
             let exposed = Catalogue::standard().expose(&options.exposure)?;
-            let server_config = Arc::new(ServerConfig::new(exposed, VERSION));
             // Checked before serving: a wrong URL, CA file or key pair stops bb here with exit code 2.
             let config = bb::config::load(&options.connection, &|name| std::env::var(name).ok())?;
+            let mut server_config = ServerConfig::new(exposed, VERSION);
+            server_config.base_url = config.as_ref().map(|c| c.base_url.clone());
+            let server_config = Arc::new(server_config);
             let fetcher = bb::bitbucket::fetcher(config.clone())?;
             if let Some(http) = &options.http {
                 return bb::http::serve_http(http, server_config, config, fetcher, logger);

@@ -17,6 +17,9 @@ pub struct User {
     pub slug: Option<String>,
     /// The name people see.
     pub display_name: Option<String>,
+    /// NORMAL or SERVICE. [spec]
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
 }
 
 impl User {
@@ -151,6 +154,32 @@ pub struct PullRequest {
     pub participants: Vec<Participant>,
     /// Counts and merge outcome.
     pub properties: Option<Properties>,
+    /// `links.self[0].href`: the pull request's page. [reference "Conventions": rec]
+    pub links: Option<Links>,
+}
+
+/// `links`: `{self: [{href}]}`. [reference "Conventions": rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct Links {
+    /// The object's own pages.
+    #[serde(rename = "self")]
+    pub own: Vec<Href>,
+}
+
+impl Links {
+    /// The first `self` link.
+    pub fn href(&self) -> Option<&str> {
+        self.own.first().and_then(|h| h.href.as_deref())
+    }
+}
+
+/// One link.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct Href {
+    /// The address.
+    pub href: Option<String>,
 }
 
 /// A comment's anchor. [spec][rec]
@@ -179,6 +208,8 @@ pub struct Comment {
     pub author: Option<User>,
     /// Created, epoch ms.
     pub created_date: Option<i64>,
+    /// Last edited, epoch ms.
+    pub updated_date: Option<i64>,
     /// Replies, recursively.
     pub comments: Vec<Comment>,
     /// Where it sits.
@@ -202,6 +233,8 @@ impl Comment {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Activity {
+    /// Its id.
+    pub id: Option<u64>,
     /// When, epoch ms.
     pub created_date: Option<i64>,
     /// Who.
@@ -348,6 +381,8 @@ pub struct Build {
     pub build_number: Option<Value>,
     /// Test results `{successful, failed, skipped}`.
     pub test_results: Option<Value>,
+    /// How long it ran, ms (UI listing). [assumed]
+    pub duration: Option<u64>,
 }
 
 /// Build stats of a commit. [spec]

@@ -53,10 +53,49 @@ fn schema() -> Value {
     )
 }
 
-const PAGE: u32 = 0;
-const COUNT: u32 = 1;
+/// The slot of the page of pull requests.
+pub const PAGE: u32 = 0;
+/// The slot of the inbox count.
+pub const COUNT: u32 = 1;
+
+/// What a list call asks Bitbucket, decided from its arguments (shared with the list view).
+#[derive(Debug)]
+pub struct ListQuery {
+    /// The requests, filed under [`PAGE`] and [`COUNT`].
+    pub first: Vec<(u32, FetchRequest)>,
+    /// What is listed, in words ("Pull requests of BB/api, state OPEN, newest first").
+    pub scope: String,
+    /// Whether the list spans repositories (dashboard, inbox).
+    pub across: bool,
+    /// A source branch to keep, when the target branch was the server-side filter.
+    pub source_filter: Option<String>,
+    /// The project key, when one was given.
+    pub project: String,
+    /// The repository slug, when one was given.
+    pub repo: String,
+}
 
 fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
+    match query(args) {
+        Ok(q) => flow::start(
+            List {
+                project: q.project,
+                repo: q.repo,
+                scope: q.scope,
+                across: q.across,
+                source_filter: q.source_filter,
+                page: None,
+                count: None,
+            },
+            cx,
+            q.first,
+        ),
+        Err(e) => Step::Done(ToolResult::error(e)),
+    }
+}
+
+/// The requests of a list call, or the sentence that says which arguments do not go together.
+pub fn query(args: &Map<String, Value>) -> Result<ListQuery, String> {
     let (project, repo) = (s(args, "project"), s(args, "repo"));
     let start = n(args, "start").unwrap_or(0);
     let limit = n(args, "limit").unwrap_or(25);
@@ -70,7 +109,7 @@ fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -
     match (project, repo) {
         (Some(p), Some(r)) => {
             if b(args, "inbox") == Some(true) {
-                return Step::Done(ToolResult::error("inbox lists across repositories: leave project and repo out."));
+                return Err("inbox lists across repositories: leave project and repo out.".into());
             }
             query.push(("state".into(), state.clone()));
             let (source, target) = (s(args, "source_branch"), s(args, "target_branch"));
@@ -95,9 +134,7 @@ fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -
             }
             match (role, s(args, "user")) {
                 (Some(_), None) => {
-                    return Step::Done(ToolResult::error(
-                        "In a repository, role filters by user: give user (a username) with role.",
-                    ));
+                    return Err("In a repository, role filters by user: give user (a username) with role.".into());
                 }
                 (role, Some(u)) => {
                     query.push(("username.1".into(), u.to_owned()));
@@ -115,9 +152,7 @@ fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -
         (None, None) => {
             for arg in ["source_branch", "target_branch", "text", "draft", "user"] {
                 if args.contains_key(arg) {
-                    return Step::Done(ToolResult::error(format!(
-                        "{arg} needs a repository: give project and repo too."
-                    )));
+                    return Err(format!("{arg} needs a repository: give project and repo too."));
                 }
             }
             if b(args, "inbox") == Some(true) {
@@ -143,15 +178,27 @@ fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -
                 first.push((PAGE, FetchRequest::get("/rest/api/latest/dashboard/pull-requests", query)));
             }
         }
-        _ => return Step::Done(ToolResult::error("Give both project and repo, or neither (your dashboard).")),
+        _ => return Err("Give both project and repo, or neither (your dashboard).".into()),
     }
     if b(args, "inbox") != Some(true) {
         scope.push_str(&format!(", state {state}, {} first", if order == "OLDEST" { "oldest" } else { "newest" }));
     }
-    let across = repo.is_none();
-    let project = project.unwrap_or("").to_owned();
-    let repo = repo.unwrap_or("").to_owned();
-    flow::start(List { project, repo, scope, across, source_filter, page: None, count: None }, cx, first)
+    Ok(ListQuery {
+        first,
+        scope,
+        across: repo.is_none(),
+        source_filter,
+        project: project.unwrap_or("").to_owned(),
+        repo: repo.unwrap_or("").to_owned(),
+    })
+}
+
+/// Whether `pr` passes the source-branch filter (none keeps every pull request).
+pub fn keeps(source_filter: Option<&str>, pr: &PullRequest) -> bool {
+    source_filter.is_none_or(|want| {
+        let from = pr.from_ref.as_ref();
+        from.is_some_and(|r| r.display_id.as_deref() == Some(want) || r.id.as_deref() == Some(&full_ref(want)))
+    })
 }
 
 fn full_ref(branch: &str) -> String {
@@ -198,18 +245,8 @@ impl Flow for List {
 impl List {
     fn render(&self, page: &Page<PullRequest>) -> String {
         let mut lines = Vec::new();
-        let shown: Vec<&PullRequest> = page
-            .values
-            .iter()
-            .filter(|pr| {
-                self.source_filter.as_deref().is_none_or(|want| {
-                    let from = pr.from_ref.as_ref();
-                    from.is_some_and(|r| {
-                        r.display_id.as_deref() == Some(want) || r.id.as_deref() == Some(&full_ref(want))
-                    })
-                })
-            })
-            .collect();
+        let shown: Vec<&PullRequest> =
+            page.values.iter().filter(|pr| keeps(self.source_filter.as_deref(), pr)).collect();
         let mut head = format!("{}: {} shown (start={})", self.scope, shown.len(), page.start);
         if self.source_filter.is_some() {
             head.push_str(&format!(", {} of this page's {} match source_branch", shown.len(), page.values.len()));

@@ -49,9 +49,21 @@ impl Driver {
     }
 
     pub fn with_world(world: World) -> Driver {
+        Driver::with(world, json!({}))
+    }
+
+    /// The committed seed, and a client that declared it renders MCP Apps views.
+    pub fn with_views() -> Driver {
+        let caps = json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}});
+        Driver::with(World::from_default_seed().unwrap(), caps)
+    }
+
+    fn with(world: World, capabilities: Value) -> Driver {
         let options = ExposureOptions { allow_writes: true, ..Default::default() };
         let exposed = Catalogue::standard().expose(&options).unwrap();
-        let session = Session::new(Arc::new(ServerConfig::new(exposed, "0.0.0-test")));
+        let mut config = ServerConfig::new(exposed, "0.0.0-test");
+        config.base_url = Some("http://stack.test/bitbucket".into());
+        let session = Session::new(Arc::new(config));
         let mut d = Driver {
             session,
             world,
@@ -65,7 +77,7 @@ impl Driver {
         d.session.handle(
             Input::Message {
                 bytes: json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
-                    "capabilities": {}, "clientInfo": {"name": "stack-driver", "version": "1"}}})
+                    "capabilities": capabilities, "clientInfo": {"name": "stack-driver", "version": "1"}}})
                 .to_string()
                 .as_bytes(),
                 tag: 0,

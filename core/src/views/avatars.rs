@@ -1,0 +1,241 @@
+//! People in a view: who they are and their avatars as `data:` URLs that bb fetched with its own
+//! credentials (ADR-101: the view's frame cannot reach Bitbucket, and Bitbucket answers an anonymous
+//! avatar request with its default image).
+//!
+//! Avatars come from `GET /users/{slug}/avatar.png?s=64` (reference "Avatars"), are kept only when
+//! they are a small PNG, JPEG, GIF or WebP image, and are cached for the server's life, size-capped:
+//! a person is fetched once, however many views show them. Someone without an avatar is drawn with
+//! initials.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+
+use crate::bitbucket::model::User;
+use crate::bitbucket::segment;
+use crate::plan::{FetchOutcome, FetchRequest};
+
+/// The pixel size asked for: enough for a 32-pixel circle on a 2× screen.
+pub const AVATAR_PIXELS: u32 = 64;
+/// The largest avatar kept, in bytes; a bigger image is drawn as initials.
+pub const MAX_AVATAR_BYTES: usize = 48 * 1024;
+/// The most data the cache holds, in bytes of data URLs; past it, the oldest entries go.
+pub const MAX_CACHE_BYTES: usize = 8 * 1024 * 1024;
+/// The most avatars one view fetches; the others are drawn as initials.
+pub const MAX_FETCHES_PER_VIEW: usize = 40;
+
+/// Avatars already fetched: slug → data URL, or `None` when the person has none bb can show.
+#[derive(Debug, Default)]
+pub struct AvatarCache {
+    entries: BTreeMap<String, (u64, Option<String>)>,
+    bytes: usize,
+    next: u64,
+}
+
+/// The cache every session of a server shares.
+pub type SharedAvatars = Arc<Mutex<AvatarCache>>;
+
+impl AvatarCache {
+    /// What is known of `slug`: `Some(avatar)` once fetched (the avatar itself may be `None`).
+    pub fn get(&self, slug: &str) -> Option<Option<String>> {
+        self.entries.get(slug).map(|(_, a)| a.clone())
+    }
+
+    /// Keeps what a fetch of `slug`'s avatar found, evicting the oldest entries past the cap.
+    pub fn put(&mut self, slug: &str, avatar: Option<String>) {
+        let size = avatar.as_ref().map_or(0, String::len) + slug.len();
+        if let Some((_, old)) = self.entries.remove(slug) {
+            self.bytes -= old.as_ref().map_or(0, String::len) + slug.len();
+        }
+        while self.bytes + size > MAX_CACHE_BYTES {
+            let Some(oldest) = self.entries.iter().min_by_key(|(_, (n, _))| *n).map(|(k, _)| k.clone()) else {
+                break;
+            };
+            if let Some((_, a)) = self.entries.remove(&oldest) {
+                self.bytes -= a.as_ref().map_or(0, String::len) + oldest.len();
+            }
+        }
+        self.next += 1;
+        self.bytes += size;
+        self.entries.insert(slug.to_owned(), (self.next, avatar));
+    }
+}
+
+/// Reads the cache, surviving a poisoned lock (a panic elsewhere must not cost the avatars).
+pub fn cached(cache: &SharedAvatars, slug: &str) -> Option<Option<String>> {
+    match cache.lock() {
+        Ok(c) => c.get(slug),
+        Err(poisoned) => poisoned.into_inner().get(slug),
+    }
+}
+
+/// Stores in the cache, surviving a poisoned lock.
+pub fn store(cache: &SharedAvatars, slug: &str, avatar: Option<String>) {
+    match cache.lock() {
+        Ok(mut c) => c.put(slug, avatar),
+        Err(poisoned) => poisoned.into_inner().put(slug, avatar),
+    }
+}
+
+/// The request for `slug`'s avatar.
+pub fn request(slug: &str) -> FetchRequest {
+    FetchRequest::get(format!("/users/{}/avatar.png", segment(slug)), vec![("s".into(), AVATAR_PIXELS.to_string())])
+}
+
+/// The avatar a fetch found, as a `data:` URL, or `None` (failed, not an image, too big).
+pub fn from_outcome(outcome: &FetchOutcome) -> Option<String> {
+    match outcome {
+        FetchOutcome::Response(r) if r.status == 200 => data_url(&r.body),
+        _ => None,
+    }
+}
+
+/// A `data:` URL for image bytes, when they are a PNG, JPEG, GIF or WebP image no larger than the cap.
+/// The type is read from the bytes, never from what the server claimed.
+pub fn data_url(bytes: &[u8]) -> Option<String> {
+    if bytes.is_empty() || bytes.len() > MAX_AVATAR_BYTES {
+        return None;
+    }
+    let mime = if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        "image/png"
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        "image/jpeg"
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        "image/gif"
+    } else if bytes.len() > 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
+        "image/webp"
+    } else {
+        return None;
+    };
+    Some(format!("data:{mime};base64,{}", base64(bytes)))
+}
+
+/// Standard base64 with padding (RFC 4648 §4).
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        let sextets = [(n >> 18) & 63, (n >> 12) & 63, (n >> 6) & 63, n & 63];
+        for (i, s) in sextets.iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[*s as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Initials for someone without an avatar: the first letters of the first and last words of
+/// their name, upper-cased ("Alice Example" → "AE").
+pub fn initials(name: &str) -> String {
+    let words: Vec<&str> =
+        name.split_whitespace().filter(|w| w.chars().next().is_some_and(char::is_alphanumeric)).collect();
+    let first = |w: &str| w.chars().next().map(|c| c.to_uppercase().collect::<String>()).unwrap_or_default();
+    match words.as_slice() {
+        [] => "?".into(),
+        [one] => first(one),
+        [a, .., z] => format!("{}{}", first(a), first(z)),
+    }
+}
+
+/// The people a view mentions, gathered as it is built.
+#[derive(Debug, Default)]
+pub struct People {
+    known: BTreeMap<String, User>,
+}
+
+impl People {
+    /// Notes `user` and returns their slug (the key the view uses).
+    pub fn note(&mut self, user: &User) -> String {
+        let slug = user.handle().to_owned();
+        self.known.entry(slug.clone()).or_insert_with(|| user.clone());
+        slug
+    }
+
+    /// The slugs whose avatars are not cached yet, at most [`MAX_FETCHES_PER_VIEW`].
+    pub fn to_fetch(&self, cache: &SharedAvatars) -> Vec<String> {
+        self.known
+            .keys()
+            .filter(|s| *s != "?" && cached(cache, s).is_none())
+            .take(MAX_FETCHES_PER_VIEW)
+            .cloned()
+            .collect()
+    }
+
+    /// The view's `users` object.
+    pub fn to_value(&self, cache: &SharedAvatars) -> Value {
+        let mut users = Map::new();
+        for (slug, user) in &self.known {
+            let name = user.display_name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| slug.clone());
+            users.insert(
+                slug.clone(),
+                json!({
+                    "name": name,
+                    "avatar": cached(cache, slug).flatten(),
+                    "initials": initials(&name),
+                    "service": user.kind.as_deref() == Some("SERVICE"),
+                }),
+            );
+        }
+        Value::Object(users)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc_4648_test_vectors() {
+        for (input, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(input.as_bytes()), want);
+        }
+    }
+
+    #[test]
+    fn only_small_real_images_become_data_urls() {
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        assert!(data_url(png).unwrap().starts_with("data:image/png;base64,iVBORw0KGgo"));
+        assert!(data_url(&[0xff, 0xd8, 0xff, 0xe0]).unwrap().starts_with("data:image/jpeg;base64,"));
+        assert_eq!(data_url(b"<svg onload=alert(1)>"), None, "SVG (which can hold script) is refused");
+        assert_eq!(data_url(b"<html>"), None);
+        assert_eq!(data_url(&[png.as_slice(), &vec![0; MAX_AVATAR_BYTES]].concat()), None, "too big");
+    }
+
+    #[test]
+    fn initials_take_the_first_and_last_words() {
+        assert_eq!(initials("Alice Example"), "AE");
+        assert_eq!(initials("bob"), "B");
+        assert_eq!(initials("Carol de la Cruz"), "CC");
+        assert_eq!(initials("  "), "?");
+        assert_eq!(initials("élise <b>x</b>"), "É", "words that do not start with a letter or digit are skipped");
+    }
+
+    #[test]
+    fn the_cache_keeps_its_cap_by_evicting_the_oldest() {
+        let mut c = AvatarCache::default();
+        let big = "x".repeat(MAX_CACHE_BYTES / 2);
+        c.put("a", Some(big.clone()));
+        c.put("b", Some(big.clone()));
+        c.put("c", Some(big));
+        assert!(c.bytes <= MAX_CACHE_BYTES);
+        assert_eq!(c.get("a"), None, "the oldest went");
+        assert!(c.get("c").is_some());
+        c.put("none", None);
+        assert_eq!(c.get("none"), Some(None), "a person without an avatar is remembered too");
+    }
+}

@@ -1,0 +1,392 @@
+//! The pull request card (`show` kind `pull_request`): the pull request laid out as Bitbucket's
+//! pull request page lays it out.
+//!
+//! Requests, in stages:
+//! 1. in parallel: the pull request, the pull request page's build listing, the activity (3);
+//! 2. when the build listing is missing (404) or incomplete: the source commit's legacy listing and/or
+//!    its build stats (reference "Builds"); then the avatars not cached yet, in parallel.
+//!
+//! Counts are Bitbucket's own: comment and task counts from the pull request's properties, build
+//! counts from the whole listing when it was read completely, else from the build stats.
+
+use serde_json::{Map, Value, json};
+
+use super::Header;
+use super::avatars::{self, People, SharedAvatars};
+use crate::bitbucket::errors::{self, Subject};
+use crate::bitbucket::model::{Activity, Build, BuildStats, Comment, PullRequest, Ref};
+use crate::bitbucket::{Page, RawPage, pr_path, segment};
+use crate::catalogue::CallContext;
+use crate::markdown;
+use crate::plan::{FetchOutcome, FetchRequest, PlanContext, Step, ToolResult};
+use crate::tools::flow::{self, Fetcher, Flow};
+use crate::tools::get::{builds_request, stats_request};
+use crate::tools::text::short;
+
+const PR: u32 = 0;
+const BUILDS: u32 = 1;
+const ACTIVITY: u32 = 2;
+const STATS: u32 = 3;
+const LEGACY: u32 = 4;
+const AVATAR: u32 = 100;
+
+/// Activities read for the card: about one screen of them, and the card says when more exist.
+pub const ACTIVITY_LIMIT: u64 = 50;
+/// Builds read from a listing.
+const BUILDS_LIMIT: u64 = 100;
+/// How deep reply threads are drawn; deeper replies are flattened into the deepest shown.
+const MAX_REPLY_DEPTH: usize = 12;
+
+/// Starts a card for `project`/`repo`/`pr_id`.
+pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext<'_>) -> Step {
+    let project = args.get("project").and_then(Value::as_str).unwrap_or("").to_owned();
+    let repo = args.get("repo").and_then(Value::as_str).unwrap_or("").to_owned();
+    let Some(id) = args.get("pr_id").and_then(Value::as_u64) else {
+        return Step::Done(ToolResult::error("show pull_request needs project, repo and pr_id."));
+    };
+    if project.is_empty() || repo.is_empty() {
+        return Step::Done(ToolResult::error("show pull_request needs project, repo and pr_id."));
+    }
+    let activity = FetchRequest::get(
+        format!("{}/activities", pr_path(&project, &repo, id)),
+        vec![("start".into(), "0".into()), ("limit".into(), ACTIVITY_LIMIT.to_string())],
+    );
+    let first = vec![
+        (PR, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
+        (BUILDS, builds_request(&project, &repo, id)),
+        (ACTIVITY, activity),
+    ];
+    let card = Card {
+        header: Header::new("pull_request", args, call),
+        base_url: call.base_url.map(str::to_owned),
+        avatars: call.avatars.clone(),
+        project,
+        repo,
+        id,
+        pr: None,
+        builds: Builds::default(),
+        activity: None,
+        missing: Vec::new(),
+        people: People::default(),
+        fetching: Vec::new(),
+        avatars_asked: false,
+    };
+    flow::start(card, cx, first)
+}
+
+/// What is known of the builds so far.
+#[derive(Debug, Default)]
+struct Builds {
+    /// The listing's builds, and whether more exist than were read.
+    items: Vec<Build>,
+    more: bool,
+    /// `ui` (the pull request page's listing) or `legacy` (the commit's, any branch).
+    source: Option<&'static str>,
+    stats: Option<BuildStats>,
+    /// What waits for the source commit, which the pull request names.
+    waiting: Option<Wanted>,
+}
+
+/// A build request that needs the pull request's source commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wanted {
+    /// The listing answered 404: the commit's legacy listing and stats instead.
+    Fallback,
+    /// The listing was incomplete: the commit's stats for the totals.
+    Stats,
+}
+
+#[derive(Debug)]
+struct Card {
+    header: Header,
+    base_url: Option<String>,
+    avatars: SharedAvatars,
+    project: String,
+    repo: String,
+    id: u64,
+    pr: Option<PullRequest>,
+    builds: Builds,
+    activity: Option<Page<Activity>>,
+    missing: Vec<String>,
+    people: People,
+    fetching: Vec<String>,
+    avatars_asked: bool,
+}
+
+impl Flow for Card {
+    fn on(&mut self, slot: u32, outcome: FetchOutcome, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
+        match slot {
+            PR => match errors::json::<PullRequest>(&outcome, about, None) {
+                Ok(pr) => {
+                    self.pr = Some(pr);
+                    if let Some(w) = self.builds.waiting.take() {
+                        self.by_commit(w, f);
+                    }
+                }
+                Err(e) => return Some(ToolResult::error(e)),
+            },
+            BUILDS => match &outcome {
+                FetchOutcome::Response(r) if r.status == 404 => {
+                    // No pull request build listing on this server: the commit's, and nothing about
+                    // requirements. [reference "Builds"]
+                    self.want(Wanted::Fallback, f);
+                }
+                _ => match errors::json::<Value>(&outcome, about, None) {
+                    Ok(v) => {
+                        let page = listing(v);
+                        self.builds.items = page.values;
+                        self.builds.more = page.next.is_some();
+                        self.builds.source = Some("ui");
+                        if self.builds.more {
+                            self.want(Wanted::Stats, f);
+                        }
+                    }
+                    Err(e) => self.missing.push(format!("Builds: not read — {e}")),
+                },
+            },
+            LEGACY => match errors::json::<RawPage>(&outcome, about, None) {
+                Ok(p) => {
+                    let page = p.decode::<Build>();
+                    self.builds.more = page.next.is_some();
+                    self.builds.items = page.values;
+                    self.builds.source = Some("legacy");
+                }
+                Err(e) => self.missing.push(format!("Builds: not read — {e}")),
+            },
+            STATS => match errors::json::<BuildStats>(&outcome, about, None) {
+                Ok(s) => self.builds.stats = Some(s),
+                Err(e) => self.missing.push(format!("Build totals: not read — {e}")),
+            },
+            ACTIVITY => match errors::json::<RawPage>(&outcome, about, None) {
+                Ok(p) => self.activity = Some(p.decode()),
+                Err(e) => self.missing.push(format!("Activity: not read — {e}")),
+            },
+            n if n >= AVATAR => {
+                if let Some(slug) = self.fetching.get((n - AVATAR) as usize) {
+                    avatars::store(&self.avatars, slug, avatars::from_outcome(&outcome));
+                }
+            }
+            _ => {}
+        }
+        if f.waiting() > 0 {
+            return None;
+        }
+        let pr = self.pr.clone()?;
+        if !self.avatars_asked {
+            self.avatars_asked = true;
+            let view = self.view(&pr);
+            self.fetching = self.people.to_fetch(&self.avatars);
+            for (i, slug) in self.fetching.iter().enumerate() {
+                f.fetch(AVATAR + i as u32, avatars::request(slug));
+            }
+            if f.waiting() > 0 {
+                return None;
+            }
+            return Some(self.finish(&pr, view));
+        }
+        let view = self.view(&pr);
+        Some(self.finish(&pr, view))
+    }
+}
+
+impl Card {
+    /// Asks for `w` now if the source commit is known, else once the pull request arrives.
+    fn want(&mut self, w: Wanted, f: &mut Fetcher<'_>) {
+        if self.pr.is_some() {
+            self.by_commit(w, f);
+        } else {
+            self.builds.waiting = Some(w);
+        }
+    }
+
+    fn by_commit(&mut self, w: Wanted, f: &mut Fetcher<'_>) {
+        let Some(commit) = self.pr.as_ref().and_then(|p| p.from_ref.as_ref()).and_then(|r| r.latest_commit.clone())
+        else {
+            self.missing.push("Builds: not read — the pull request names no source commit.".into());
+            return;
+        };
+        if w == Wanted::Fallback {
+            let legacy = FetchRequest::get(
+                format!("/rest/build-status/latest/commits/{}", segment(&commit)),
+                vec![("start".into(), "0".into()), ("limit".into(), BUILDS_LIMIT.to_string())],
+            );
+            f.fetch(LEGACY, legacy);
+        }
+        f.fetch(STATS, stats_request(&commit));
+    }
+
+    fn finish(&self, pr: &PullRequest, view: Value) -> ToolResult {
+        let users = self.people.to_value(&self.avatars);
+        self.header.result(self.summary(pr), users, self.missing.clone(), ("pullRequest", view))
+    }
+
+    /// The short text for the model.
+    fn summary(&self, pr: &PullRequest) -> String {
+        let state = match (pr.state.as_deref(), pr.draft) {
+            (Some("OPEN"), Some(true)) => "draft".to_owned(),
+            (Some(s), _) => s.to_lowercase(),
+            _ => "?".into(),
+        };
+        let approved = pr.reviewers.iter().filter(|r| r.status.as_deref() == Some("APPROVED")).count();
+        format!(
+            "Showing PR #{} \"{}\" in {}/{} to the person ({state}, {approved} of {} reviewers approved).",
+            self.id,
+            short(pr.title.as_deref().unwrap_or(""), 80),
+            self.project,
+            self.repo,
+            pr.reviewers.len()
+        )
+    }
+
+    /// The card's data (`pullRequest` in VIEW_DATA.md), noting everyone it mentions.
+    fn view(&mut self, pr: &PullRequest) -> Value {
+        let people = &mut self.people;
+        let author = pr.author.as_ref().map(|a| people.note(&a.user));
+        let mut reviewers: Vec<Value> = Vec::new();
+        for r in &pr.reviewers {
+            let user = people.note(&r.user);
+            reviewers.push(json!({"user": user, "status": r.status.as_deref().unwrap_or("UNAPPROVED")}));
+        }
+        let props = pr.properties.clone().unwrap_or_default();
+        let description = pr
+            .description
+            .as_deref()
+            .filter(|d| !d.trim().is_empty())
+            .map(|d| markdown::to_tree(d, self.base_url.as_deref()));
+        let activity = self.activity.as_ref().map(|page| {
+            let mut seen = std::collections::BTreeSet::new();
+            let mut items = Vec::new();
+            for a in &page.values {
+                if let Some(item) = activity_item(a, &mut seen, people, self.base_url.as_deref()) {
+                    items.push(item);
+                }
+            }
+            json!({"items": items, "more": page.next.is_some()})
+        });
+        json!({
+            "id": pr.id.unwrap_or(self.id),
+            "title": pr.title.as_deref().unwrap_or(""),
+            "url": pr.links.as_ref().and_then(|l| l.href()),
+            "project": self.project,
+            "repo": self.repo,
+            "state": pr.state.as_deref().unwrap_or("OPEN"),
+            "draft": pr.draft == Some(true),
+            "author": author,
+            "source": branch(pr.from_ref.as_ref()),
+            "target": branch(pr.to_ref.as_ref()),
+            "reviewers": reviewers,
+            "mergeOutcome": props.merge_result.and_then(|m| m.outcome),
+            "counts": {"comments": props.comment_count, "openTasks": props.open_task_count, "resolvedTasks": props.resolved_task_count},
+            "created": pr.created_date,
+            "updated": pr.updated_date,
+            "closed": pr.closed_date,
+            "description": description,
+            "builds": self.builds_view(),
+            "activity": activity,
+        })
+    }
+
+    fn builds_view(&self) -> Value {
+        let b = &self.builds;
+        if b.source.is_none() && b.stats.is_none() {
+            return Value::Null;
+        }
+        let items: Vec<Value> = b
+            .items
+            .iter()
+            .map(|x| {
+                json!({"key": x.key, "name": x.name, "state": x.state.as_deref().unwrap_or("UNKNOWN"), "url": x.url,
+                       "description": x.description, "duration": x.duration, "testResults": x.test_results})
+            })
+            .collect();
+        // Counts: from the whole listing when it was read completely, else Bitbucket's stats.
+        let counts = match (&b.stats, b.more) {
+            (Some(s), _) => Some(json!({"successful": s.successful.unwrap_or(0), "failed": s.failed.unwrap_or(0),
+                "inProgress": s.in_progress.unwrap_or(0), "cancelled": s.cancelled.unwrap_or(0), "unknown": s.unknown.unwrap_or(0)})),
+            (None, false) => {
+                let count = |state: &str| b.items.iter().filter(|x| x.state.as_deref() == Some(state)).count();
+                Some(
+                    json!({"successful": count("SUCCESSFUL"), "failed": count("FAILED"), "inProgress": count("INPROGRESS"),
+                            "cancelled": count("CANCELLED"), "unknown": b.items.len() - count("SUCCESSFUL") - count("FAILED") - count("INPROGRESS") - count("CANCELLED")}),
+                )
+            }
+            (None, true) => None,
+        };
+        let total =
+            counts.as_ref().map(|c| c.as_object().map_or(0, |o| o.values().filter_map(Value::as_u64).sum::<u64>()));
+        json!({"counts": counts, "items": items, "shown": b.items.len(), "total": total,
+               "source": b.source, "requirements": null})
+    }
+}
+
+/// A build listing's page: the UI listing wraps it under `page`. [reference "Builds": assumed shape]
+fn listing(v: Value) -> Page<Build> {
+    let page: RawPage = serde_json::from_value(v.get("page").cloned().unwrap_or(v)).unwrap_or_default();
+    page.decode()
+}
+
+fn branch(r: Option<&Ref>) -> Value {
+    let Some(r) = r else { return Value::Null };
+    json!({"branch": r.name(), "repo": r.repository.as_ref().map(|x| x.full_name())})
+}
+
+/// One activity as the card draws it; `None` for a comment thread already shown (a thread surfaces in
+/// several activities: de-duplicate by comment id [reference "Activity": rec]) or a deleted comment.
+fn activity_item(
+    a: &Activity,
+    seen: &mut std::collections::BTreeSet<u64>,
+    people: &mut People,
+    base_url: Option<&str>,
+) -> Option<Value> {
+    let user = a.user.as_ref().map(|u| people.note(u));
+    let action = a.action.as_deref().unwrap_or("UNKNOWN");
+    let mut item = json!({"id": a.id, "action": action, "user": user, "at": a.created_date});
+    if action == "COMMENTED" {
+        if a.comment_action.as_deref() == Some("DELETED") {
+            return None;
+        }
+        let c = a.comment.as_ref()?;
+        if let Some(id) = c.id
+            && !seen.insert(id)
+        {
+            return None;
+        }
+        let orphaned = a.comment_anchor.as_ref().and_then(|x| x.orphaned).unwrap_or(false);
+        item["comment"] = comment(c, orphaned, people, base_url, 0);
+    }
+    Some(item)
+}
+
+fn comment(c: &Comment, orphaned: bool, people: &mut People, base_url: Option<&str>, depth: usize) -> Value {
+    let author = c.author.as_ref().map(|u| people.note(u));
+    let anchor = c.anchor.as_ref().map(|x| {
+        json!({"path": x.path, "line": x.line, "lineType": x.line_type, "orphaned": orphaned || x.orphaned == Some(true)})
+    });
+    let mut replies = Vec::new();
+    for r in &c.comments {
+        if depth + 1 < MAX_REPLY_DEPTH {
+            replies.push(comment(r, false, people, base_url, depth + 1));
+        } else {
+            // Too deep to nest: flatten this reply and everything under it at this level.
+            let mut stack = vec![r];
+            while let Some(x) = stack.pop() {
+                let mut flat = comment(&Comment { comments: vec![], ..x.clone() }, false, people, base_url, depth + 1);
+                flat["replies"] = json!([]);
+                replies.push(flat);
+                stack.extend(x.comments.iter().rev());
+            }
+        }
+    }
+    json!({
+        "id": c.id,
+        "author": author,
+        "at": c.created_date,
+        "edited": matches!((c.created_date, c.updated_date), (Some(a), Some(b)) if b > a),
+        "text": markdown::to_tree(c.text.as_deref().unwrap_or(""), base_url),
+        "task": c.is_task(),
+        "state": c.state.as_deref().unwrap_or("OPEN"),
+        "anchor": anchor,
+        "replies": replies,
+    })
+}

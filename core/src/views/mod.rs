@@ -1,0 +1,107 @@
+//! `show`: the one view tool. It puts what the model found in front of the person as a view drawn
+//! by the page `ui://bb/view` (ADR-101), with everything the view draws in the result's
+//! `_meta["bb/view"]` (the contract is `assets/VIEW_DATA.md`) beside a short text for the model.
+//!
+//! A client that did not declare the UI extension is told that nothing was shown, and nothing is
+//! fetched for it. Each kind belongs to the data tool whose answer it shows and takes that tool's
+//! arguments; the catalogue offers a kind only while its tool is exposed.
+
+pub mod avatars;
+pub mod card;
+pub mod list;
+
+use serde_json::{Map, Value, json};
+
+use crate::catalogue::{Access, Annotations, CallContext, Role, ToolSpec};
+use crate::plan::{PlanContext, Step, ToolResult};
+
+/// The key of the view data in a result's `_meta`.
+pub const META_KEY: &str = "bb/view";
+/// The version of the view data (assets/VIEW_DATA.md).
+pub const VIEW_DATA_VERSION: u64 = 1;
+/// The kinds `show` draws.
+pub const KINDS: &[&str] = &["pull_request", "pull_requests"];
+
+/// What the model is told when the client renders no views.
+pub const NOT_SHOWN: &str = "Nothing was shown: this client does not display views. Answer the person in words.";
+/// The sentence every shown view's text ends with.
+pub const IF_UNSEEN: &str = "If the person sees no view, answer in words.";
+
+/// The `show` tool.
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "show",
+        title: "Show to the person",
+        description: "Show the person a view laid out as Bitbucket lays it out: pull_request (a pull request's page) or pull_requests (a list), with the arguments of get_pull_request or list_pull_requests. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
+        input_schema: || json!({"type": "object"}),
+        annotations: Annotations { read_only: true, destructive: false, idempotent: true, open_world: true },
+        access: Access::Read,
+        role: Role::Show { kinds: KINDS },
+        start,
+    }
+}
+
+fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext<'_>) -> Step {
+    if !call.client.renders_views {
+        return Step::Done(ToolResult::text(NOT_SHOWN));
+    }
+    let kind = args.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let Some(tool) = call.exposed.tool_of_kind(kind) else {
+        return Step::Done(ToolResult::error(format!("This server does not offer a `{kind}` view.")));
+    };
+    // The kind's arguments are its data tool's: check them against that tool's schema.
+    let mut rest = args.clone();
+    rest.remove("kind");
+    if let Err(why) = crate::args::validate(Some(&Value::Object(rest)), &(tool.input_schema)()) {
+        return Step::Done(ToolResult::error(format!(
+            "Invalid arguments for show {kind} (those of {}): {why}",
+            tool.name
+        )));
+    }
+    match args.get("kind").and_then(Value::as_str) {
+        Some("pull_request") => card::start(args, cx, call),
+        Some("pull_requests") => list::start(args, cx, call),
+        Some(other) => Step::Done(ToolResult::error(format!("bb cannot show a `{other}` view yet."))),
+        None => Step::Done(ToolResult::error("show needs a `kind`.")),
+    }
+}
+
+/// What every view carries besides its own part: version, kind, when it was read, what the server
+/// offers, the call it answers.
+#[derive(Debug, Clone)]
+pub struct Header {
+    kind: &'static str,
+    read_at: u64,
+    server: Value,
+    call: Map<String, Value>,
+}
+
+impl Header {
+    /// The header of a view of `kind` for this call.
+    pub fn new(kind: &'static str, args: &Map<String, Value>, call: &CallContext<'_>) -> Header {
+        let kinds: Vec<&str> = call.exposed.show_kinds().iter().map(|(k, _)| *k).collect();
+        let tools: Vec<&str> = call.exposed.tools().iter().map(|t| t.name).collect();
+        Header {
+            kind,
+            read_at: call.now_ms,
+            server: json!({"url": call.base_url, "kinds": kinds, "tools": tools}),
+            call: args.clone(),
+        }
+    }
+
+    /// The result: `text` for the model, the view data in `_meta`.
+    pub fn result(&self, text: String, users: Value, missing: Vec<String>, part: (&str, Value)) -> ToolResult {
+        let mut data = Map::new();
+        data.insert("v".into(), json!(VIEW_DATA_VERSION));
+        data.insert("kind".into(), json!(self.kind));
+        data.insert("readAt".into(), json!(self.read_at));
+        data.insert("server".into(), self.server.clone());
+        data.insert("call".into(), Value::Object(self.call.clone()));
+        data.insert("users".into(), users);
+        data.insert("missing".into(), json!(missing));
+        data.insert(part.0.into(), part.1);
+        let mut meta = Map::new();
+        meta.insert(META_KEY.into(), Value::Object(data));
+        ToolResult { text: vec![format!("{text} {IF_UNSEEN}")], structured: None, is_error: false, meta: Some(meta) }
+    }
+}

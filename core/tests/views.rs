@@ -1,0 +1,175 @@
+//! `show` against the stack: what a view carries, what it costs, and what a client without views gets.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod stack_driver;
+
+use serde_json::{Value, json};
+use stack_driver::Driver;
+
+fn card(d: &mut Driver, project: &str, repo: &str, id: u64) -> (stack_driver::Answer, Value) {
+    let a = d.call("show", json!({"kind": "pull_request", "project": project, "repo": repo, "pr_id": id}));
+    assert!(!a.is_error, "{}", a.text);
+    let view = a.raw["_meta"]["bb/view"].clone();
+    assert_eq!(view["v"], 1);
+    (a, view)
+}
+
+#[test]
+fn a_client_without_views_is_told_nothing_was_shown_and_nothing_is_fetched() {
+    let mut d = Driver::new();
+    let a = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}));
+    assert!(!a.is_error);
+    assert!(a.text.starts_with("Nothing was shown"), "{}", a.text);
+    assert!(a.text.contains("Answer the person in words"));
+    assert!(d.requests.is_empty(), "nothing is fetched: {:?}", d.requests);
+    assert!(a.raw.get("_meta").is_none());
+}
+
+#[test]
+fn the_card_carries_everything_it_draws_with_bitbuckets_counts() {
+    let mut d = Driver::with_views();
+    let (a, view) = card(&mut d, "BB", "api", 1);
+    assert!(a.text.contains("If the person sees no view, answer in words."), "{}", a.text);
+    assert!(a.text.len() < 300, "the text for the model stays short: {}", a.text);
+    assert_eq!(view["kind"], "pull_request");
+    assert!(view["readAt"].as_u64().unwrap() > 0);
+    assert_eq!(view["server"]["url"], "http://stack.test/bitbucket");
+    assert_eq!(view["server"]["kinds"], json!(["pull_request", "pull_requests"]));
+    assert!(view["server"]["tools"].as_array().unwrap().iter().any(|t| t == "merge_pull_request"));
+    let pr = &view["pullRequest"];
+    assert_eq!(pr["id"], 1);
+    assert_eq!(pr["state"], "OPEN");
+    assert_eq!(pr["author"], "alice");
+    assert_eq!(pr["reviewers"].as_array().unwrap().len(), 3);
+    assert!(pr["counts"]["comments"].is_u64(), "Bitbucket's comment count: {}", pr["counts"]);
+    assert!(pr["description"].is_array() || pr["description"].is_null());
+    let items = pr["activity"]["items"].as_array().unwrap();
+    let times: Vec<u64> = items.iter().filter_map(|i| i["at"].as_u64()).collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "activity newest first: {times:?}");
+    assert_eq!(items.last().unwrap()["action"], "OPENED");
+    // Everyone mentioned is described once, with an avatar fetched by bb or initials.
+    let users = view["users"].as_object().unwrap();
+    for slug in ["alice", "bob", "carol", "dave"] {
+        let u = &users[slug];
+        assert!(u["avatar"].as_str().is_some_and(|a| a.starts_with("data:image/png;base64,")), "{slug}: {u}");
+        assert!(!u["initials"].as_str().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn a_card_costs_three_requests_and_one_per_avatar_then_the_cache_answers() {
+    let mut d = Driver::with_views();
+    card(&mut d, "BB", "api", 1);
+    let first = d.requests.clone();
+    assert_eq!(first.iter().filter(|r| !r.contains("/avatar.png")).count(), 3, "{first:#?}");
+    assert!(first.iter().any(|r| r.contains("/activities")));
+    assert!(first.iter().any(|r| r.contains("/rest/ui/latest/") && r.contains("/builds")));
+    let avatars = first.iter().filter(|r| r.contains("/avatar.png")).count();
+    assert!(avatars >= 4, "{first:#?}");
+    card(&mut d, "BB", "api", 1);
+    assert_eq!(d.requests.len(), 3, "avatars come from the cache the second time: {:#?}", d.requests);
+}
+
+#[test]
+fn a_comment_thread_is_drawn_once_with_replies_and_tasks() {
+    let mut d = Driver::with_views();
+    let (_, view) = card(&mut d, "BB", "api", 1);
+    let items = view["pullRequest"]["activity"]["items"].as_array().unwrap();
+    let mut ids: Vec<u64> = items.iter().filter_map(|i| i["comment"]["id"].as_u64()).collect();
+    let n = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "each thread once");
+    let text = view.to_string();
+    assert!(text.contains("Why three attempts? Could this be configurable?"));
+    assert!(items.iter().any(|i| i["comment"]["replies"].as_array().is_some_and(|r| !r.is_empty())));
+}
+
+#[test]
+fn hostile_text_arrives_as_text_and_unsafe_links_lose_their_target() {
+    let mut d = Driver::with_views();
+    let (_, view) = card(&mut d, "BB", "api", 7);
+    let text = view.to_string();
+    assert!(text.contains("<script>alert('comment')</script>"), "the text is kept, as text");
+    assert!(!text.contains("\"href\":\"javascript:"), "no javascript: link survives");
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(o) => {
+                if let Some(t) = o.get("t").and_then(Value::as_str) {
+                    out.push(t.to_owned());
+                }
+                o.values().for_each(|x| walk(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut tags = vec![];
+    walk(&view, &mut tags);
+    assert!(!tags.iter().any(|t| t == "script" || t == "img" || t == "div"), "{tags:?}");
+}
+
+#[test]
+fn a_server_without_the_build_listing_falls_back_to_the_commits_builds() {
+    let mut d = Driver::with_views();
+    d.fault("/rest/ui/", 404, 1, None);
+    let (_, view) = card(&mut d, "BB", "api", 1);
+    let builds = &view["pullRequest"]["builds"];
+    assert_eq!(builds["source"], "legacy", "{builds}");
+    assert!(builds["counts"].is_object());
+    assert!(builds["requirements"].is_null(), "nothing is said about requirements");
+    assert!(d.requests.iter().any(|r| r.contains("/rest/build-status/latest/commits/stats/")), "{:#?}", d.requests);
+}
+
+#[test]
+fn a_failed_side_request_is_named_in_missing_and_the_card_still_draws() {
+    let mut d = Driver::with_views();
+    d.fault("/rest/api/latest/projects/BB/repos/api/pull-requests/1/activities", 500, 1, None);
+    let (_, view) = card(&mut d, "BB", "api", 1);
+    assert!(view["pullRequest"]["activity"].is_null());
+    let missing = view["missing"].as_array().unwrap();
+    assert!(missing.iter().any(|m| m.as_str().unwrap().starts_with("Activity: not read")), "{missing:?}");
+}
+
+#[test]
+fn an_unknown_pull_request_is_an_error_in_one_sentence() {
+    let mut d = Driver::with_views();
+    let a = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 999}));
+    assert!(a.is_error);
+    assert_eq!(a.text, "Pull request #999 does not exist in BB/api.");
+}
+
+#[test]
+fn show_checks_the_arguments_of_the_kinds_tool() {
+    let mut d = Driver::with_views();
+    let a = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api"}));
+    assert!(a.is_error);
+    assert!(a.text.contains("`pr_id` is required"), "{}", a.text);
+    let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 1}));
+    assert!(a.is_error, "{}", a.text);
+}
+
+#[test]
+fn the_list_shows_rows_and_says_when_more_exist() {
+    let mut d = Driver::with_views();
+    let a = d.call("show", json!({"kind": "pull_requests", "project": "BB", "repo": "cli", "limit": 5}));
+    assert!(!a.is_error, "{}", a.text);
+    let view = &a.raw["_meta"]["bb/view"];
+    let list = &view["list"];
+    assert_eq!(list["shown"], 5);
+    assert_eq!(list["more"], true);
+    assert!(list["total"].is_null(), "a repository list has no total");
+    let row = &list["items"][0];
+    for key in ["id", "title", "state", "author", "reviewers", "counts", "updated"] {
+        assert!(!row[key].is_null(), "{key}: {row}");
+    }
+    assert!(a.text.contains("5 shown, more exist"), "{}", a.text);
+}
+
+#[test]
+fn the_inbox_list_carries_bitbuckets_total() {
+    let mut d = Driver::with_views();
+    let a = d.call("show", json!({"kind": "pull_requests", "inbox": true}));
+    assert!(!a.is_error, "{}", a.text);
+    assert!(a.raw["_meta"]["bb/view"]["list"]["total"].is_u64());
+}
