@@ -210,6 +210,80 @@ fn match_segment(pat: &str, seg: &str) -> bool {
     pat[p..].iter().all(|c| *c == '*')
 }
 
+/// What the required-builds check needs of one listed build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildFacts {
+    /// The build's key.
+    pub key: String,
+    /// The key it reports under for required builds, when it says (Bamboo: the plan, `PROJ-PLAN`
+    /// for the build `PROJ-PLAN123`) (reference "Builds"; bitbucket-ui.md D8, BSERV-19804).
+    pub parent: Option<String>,
+    /// SUCCESSFUL, FAILED, INPROGRESS, CANCELLED or UNKNOWN.
+    pub state: String,
+    /// The ref it ran for, when it says.
+    pub ref_id: Option<String>,
+    /// When it was reported, epoch ms.
+    pub date: Option<i64>,
+}
+
+impl BuildFacts {
+    /// The key the build reports under: its parent, else its own key ([assumed] for a build
+    /// without a parent; reference "Builds").
+    pub fn reports_under(&self) -> &str {
+        self.parent.as_deref().filter(|p| !p.is_empty()).unwrap_or(&self.key)
+    }
+
+    /// Whether the build counts for a pull request from `source`: it ran for that branch, or names
+    /// no ref (reference "Builds": the UI listing's own rule, applied again in case a server does not).
+    pub fn counts_for(&self, source: &str) -> bool {
+        self.ref_id.as_deref().is_none_or(|r| same_ref(&full_branch_ref(r), source))
+    }
+}
+
+/// Where one required key stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyStatus {
+    /// The required key.
+    pub key: String,
+    /// The state of the latest build reporting under it, or `MISSING` when none has (the merge
+    /// check blocks on it).
+    pub state: String,
+}
+
+impl KeyStatus {
+    /// Whether this key keeps the merge check from passing.
+    pub fn blocks(&self) -> bool {
+        self.state != "SUCCESSFUL"
+    }
+}
+
+/// The state of each required key for a pull request from `source`, in key order. The latest build
+/// reporting under a key (by the time it was reported) decides its state [assumed: Bitbucket's check
+/// reads the latest status per key].
+pub fn key_statuses(required: &BTreeSet<String>, builds: &[BuildFacts], source: &str) -> Vec<KeyStatus> {
+    required
+        .iter()
+        .map(|key| {
+            let latest = builds
+                .iter()
+                .filter(|b| b.reports_under() == key && b.counts_for(source))
+                .max_by_key(|b| b.date.unwrap_or(i64::MIN));
+            KeyStatus { key: key.clone(), state: latest.map_or_else(|| "MISSING".to_owned(), |b| b.state.clone()) }
+        })
+        .collect()
+}
+
+/// A summary in Bitbucket's manner: "2 of 3 required builds passed", "No builds are required".
+pub fn summary(statuses: &[KeyStatus]) -> String {
+    let passed = statuses.iter().filter(|s| !s.blocks()).count();
+    match statuses.len() {
+        0 => "No builds are required".to_owned(),
+        1 if passed == 1 => "The required build passed".to_owned(),
+        1 => "The required build has not passed".to_owned(),
+        n => format!("{passed} of {n} required builds passed"),
+    }
+}
+
 /// Reads one ref matcher from Bitbucket JSON: `{id, displayId, type: {id, name}}`.
 pub fn matcher_from_json(value: &Value) -> Option<RefMatcher> {
     let id = value.get("id").and_then(Value::as_str)?.to_owned();
@@ -365,6 +439,39 @@ mod tests {
             required_keys(&cs, Some(&model()), "refs/heads/main", "refs/heads/x"),
             Verdict::CannotTell(_)
         ));
+    }
+
+    fn build(key: &str, parent: Option<&str>, state: &str, r: Option<&str>, date: i64) -> BuildFacts {
+        BuildFacts {
+            key: key.into(),
+            parent: parent.map(Into::into),
+            state: state.into(),
+            ref_id: r.map(Into::into),
+            date: Some(date),
+        }
+    }
+
+    #[test]
+    fn each_required_key_takes_the_state_of_its_latest_build_for_the_branch() {
+        let required: BTreeSet<String> = ["PROJ-PLAN", "lint", "docs"].iter().map(|s| s.to_string()).collect();
+        let builds = [
+            build("PROJ-PLAN12", Some("PROJ-PLAN"), "FAILED", Some("refs/heads/feature/x"), 1),
+            build("PROJ-PLAN13", Some("PROJ-PLAN"), "SUCCESSFUL", Some("feature/x"), 2),
+            build("lint", None, "SUCCESSFUL", None, 1),
+            build("docs", None, "SUCCESSFUL", Some("refs/heads/other"), 3),
+        ];
+        let st = key_statuses(&required, &builds, "refs/heads/feature/x");
+        let states: Vec<(&str, &str)> = st.iter().map(|s| (s.key.as_str(), s.state.as_str())).collect();
+        assert_eq!(states, [("PROJ-PLAN", "SUCCESSFUL"), ("docs", "MISSING"), ("lint", "SUCCESSFUL")]);
+        assert_eq!(summary(&st), "2 of 3 required builds passed");
+    }
+
+    #[test]
+    fn summaries_read_as_bitbucket_would_say_them() {
+        assert_eq!(summary(&[]), "No builds are required");
+        let one = |state: &str| vec![KeyStatus { key: "k".into(), state: state.into() }];
+        assert_eq!(summary(&one("SUCCESSFUL")), "The required build passed");
+        assert_eq!(summary(&one("INPROGRESS")), "The required build has not passed");
     }
 
     #[test]

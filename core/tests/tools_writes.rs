@@ -130,7 +130,8 @@ fn builds_of_a_pull_request_and_of_a_commit() {
     let mut d = Driver::new();
     let a = d.call("get_build_status", pr(1));
     assert!(!a.is_error, "{}", a.text);
-    assert_eq!(d.requests.len(), 1);
+    // The listing, the pull request (its branches), the conditions and the branching model.
+    assert_eq!(d.requests.len(), 4, "{:#?}", d.requests);
     assert!(a.text.contains("FAILED"), "{}", a.text);
     let commit = a.text.lines().find(|l| l.contains("http")).map(|_| ()).is_some();
     assert!(commit);
@@ -144,6 +145,47 @@ fn builds_of_a_pull_request_and_of_a_commit() {
     assert!(paged.text.contains("More builds exist — start=2."), "{}", paged.text);
     let bad = d.call("get_build_status", json!({"project": "BB"}));
     assert!(bad.is_error && d.requests.is_empty());
+}
+
+#[test]
+fn build_status_of_a_pull_request_says_which_required_builds_pass_fail_run_or_are_missing() {
+    let mut d = Driver::new();
+    let a = d.call("get_build_status", pr(1));
+    let line =
+        a.text.lines().find(|l| l.starts_with("Required builds (into main):")).unwrap_or_else(|| panic!("{}", a.text));
+    assert!(line.contains("1 of 6 required builds passed"), "{line}");
+    assert!(line.contains("ci-integration failed"), "{line}");
+    assert!(line.contains("BB-LINT in progress"), "{line}");
+    assert!(line.contains("ci-case missing (no build yet: the merge check blocks on it)"), "{line}");
+    // A later page is a plain page: nothing is decided on part of the listing.
+    let later = d.call("get_build_status", json!({"project": "BB", "repo": "api", "pr_id": 1, "start": 2}));
+    assert!(!later.text.contains("Required builds"), "{}", later.text);
+    assert!(!d.requests.iter().any(|r| r.contains("required-builds")));
+}
+
+#[test]
+fn build_status_without_the_pull_request_listing_decides_nothing_about_requirements() {
+    let mut d = Driver::new();
+    d.fault("/rest/ui/", 404, 1, None);
+    let a = d.call("get_build_status", pr(1));
+    assert!(
+        a.text.contains("Required builds: not decided — this server has no pull request build listing"),
+        "{}",
+        a.text
+    );
+    assert!(a.text.contains("any branch"), "{}", a.text);
+}
+
+#[test]
+fn required_builds_for_a_pull_request_list_every_condition_and_where_each_build_stands() {
+    let mut d = Driver::new();
+    let a = d.call("list_required_builds", json!({"project": "BB", "repo": "api", "pr_id": 1}));
+    assert!(!a.is_error, "{}", a.text);
+    assert!(a.text.contains("11 condition(s):"), "{}", a.text);
+    assert!(a.text.contains("Required builds (into main): 1 of 6 required builds passed"), "{}", a.text);
+    assert_eq!(d.count("GET", "/conditions"), 1);
+    let b = d.call("list_required_builds", json!({"project": "WEB", "repo": "site", "pr_id": 1}));
+    assert!(b.text.contains("Required builds"), "{}", b.text);
 }
 
 #[test]

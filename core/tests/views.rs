@@ -57,17 +57,19 @@ fn the_card_carries_everything_it_draws_with_bitbuckets_counts() {
 }
 
 #[test]
-fn a_card_costs_three_requests_and_one_per_avatar_then_the_cache_answers() {
+fn a_card_costs_five_requests_and_one_per_avatar_then_the_cache_answers() {
     let mut d = Driver::with_views();
     card(&mut d, "BB", "api", 1);
     let first = d.requests.clone();
-    assert_eq!(first.iter().filter(|r| !r.contains("/avatar.png")).count(), 3, "{first:#?}");
+    // The pull request, its build listing, its activity, the required-build conditions, and the
+    // branching model (BB/api has MODEL_* conditions).
+    assert_eq!(first.iter().filter(|r| !r.contains("/avatar.png")).count(), 5, "{first:#?}");
     assert!(first.iter().any(|r| r.contains("/activities")));
     assert!(first.iter().any(|r| r.contains("/rest/ui/latest/") && r.contains("/builds")));
     let avatars = first.iter().filter(|r| r.contains("/avatar.png")).count();
     assert!(avatars >= 4, "{first:#?}");
     card(&mut d, "BB", "api", 1);
-    assert_eq!(d.requests.len(), 3, "avatars come from the cache the second time: {:#?}", d.requests);
+    assert_eq!(d.requests.len(), 5, "avatars come from the cache the second time: {:#?}", d.requests);
 }
 
 #[test]
@@ -172,4 +174,51 @@ fn the_inbox_list_carries_bitbuckets_total() {
     let a = d.call("show", json!({"kind": "pull_requests", "inbox": true}));
     assert!(!a.is_error, "{}", a.text);
     assert!(a.raw["_meta"]["bb/view"]["list"]["total"].is_u64());
+}
+
+#[test]
+fn the_card_marks_required_builds_as_the_merge_check_decides_them() {
+    let mut d = Driver::with_views();
+    let (_, view) = card(&mut d, "BB", "api", 1);
+    let builds = &view["pullRequest"]["builds"];
+    let req = &builds["requirements"];
+    assert!(req.is_object(), "{builds:#}");
+    eprintln!("{req:#}");
+    let keys = req["keys"].as_array().unwrap();
+    let state = |k: &str| keys.iter().find(|x| x["key"] == k).map(|x| x["state"].as_str().unwrap().to_owned());
+    assert_eq!(state("ci-unit").as_deref(), Some("SUCCESSFUL"), "ANY_REF applies");
+    assert_eq!(state("ci-integration").as_deref(), Some("FAILED"), "BRANCH main applies");
+    assert_eq!(state("BB-LINT").as_deref(), Some("INPROGRESS"));
+    assert_eq!(state("ci-release"), None, "a pattern for release branches does not apply to main");
+    assert!(keys.iter().any(|x| x["state"] == "MISSING"), "a required key with no build is listed: {keys:?}");
+    assert_eq!(req["blocking"], true);
+    let summary = req["summary"].as_str().unwrap();
+    assert!(summary.ends_with("required builds passed"), "{summary}");
+    let item = |k: &str| builds["items"].as_array().unwrap().iter().find(|x| x["key"] == k).unwrap().clone();
+    assert_eq!(item("ci-integration-17")["required"], true);
+    assert_eq!(item("ci-integration-17")["reportsUnder"], "ci-integration");
+    assert_eq!(item("ci-flaky")["required"], false);
+    // Three requests of stage 1 plus the conditions and the branching model (a MODEL_* matcher exists).
+    assert!(d.requests.iter().any(|r| r.contains("/rest/required-builds/latest/projects/BB/repos/api/conditions")));
+    assert!(d.requests.iter().any(|r| r.contains("/branchmodel")));
+}
+
+#[test]
+fn an_unreadable_branching_model_silences_requirements_when_a_model_matcher_must_be_read() {
+    let mut d = Driver::with_views();
+    d.fault("/rest/branch-utils/", 500, 1, None);
+    let (_, view) = card(&mut d, "BB", "api", 1);
+    let builds = &view["pullRequest"]["builds"];
+    assert!(builds["requirements"].is_null(), "{builds:#}");
+    assert!(builds["items"].as_array().unwrap().iter().all(|b| b["required"].is_null()));
+}
+
+#[test]
+fn forbidden_conditions_silence_requirements_but_not_the_builds() {
+    let mut d = Driver::with_views();
+    d.fault("/rest/required-builds/", 401, 1, None);
+    let (_, view) = card(&mut d, "BB", "api", 1);
+    let builds = &view["pullRequest"]["builds"];
+    assert!(builds["requirements"].is_null());
+    assert!(!builds["items"].as_array().unwrap().is_empty());
 }

@@ -383,6 +383,24 @@ pub struct Build {
     pub test_results: Option<Value>,
     /// How long it ran, ms (UI listing). [assumed]
     pub duration: Option<u64>,
+    /// The ref it ran for (UI listing). [assumed]
+    #[serde(rename = "ref")]
+    pub ref_id: Option<String>,
+    /// When it was reported, epoch ms.
+    pub date_added: Option<i64>,
+}
+
+impl Build {
+    /// What the required-builds check reads of this build.
+    pub fn facts(&self) -> crate::requirements::BuildFacts {
+        crate::requirements::BuildFacts {
+            key: self.key.clone().unwrap_or_default(),
+            parent: self.parent.clone(),
+            state: self.state.clone().unwrap_or_else(|| "UNKNOWN".into()),
+            ref_id: self.ref_id.clone(),
+            date: self.date_added,
+        }
+    }
 }
 
 /// Build stats of a commit. [spec]

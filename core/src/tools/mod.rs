@@ -14,6 +14,7 @@ pub mod flow;
 pub mod get;
 pub mod list;
 pub mod merge;
+pub mod required_builds;
 pub mod review;
 pub mod text;
 

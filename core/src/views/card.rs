@@ -21,6 +21,7 @@ use crate::markdown;
 use crate::plan::{FetchOutcome, FetchRequest, PlanContext, Step, ToolResult};
 use crate::tools::flow::{self, Fetcher, Flow};
 use crate::tools::get::{builds_request, stats_request};
+use crate::tools::required_builds::{self, CONDITIONS, ConditionsReader, MODEL};
 use crate::tools::text::short;
 
 const PR: u32 = 0;
@@ -51,10 +52,12 @@ pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext
         format!("{}/activities", pr_path(&project, &repo, id)),
         vec![("start".into(), "0".into()), ("limit".into(), ACTIVITY_LIMIT.to_string())],
     );
+    let (required, conditions) = ConditionsReader::new(&project, &repo);
     let first = vec![
         (PR, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
         (BUILDS, builds_request(&project, &repo, id)),
         (ACTIVITY, activity),
+        (CONDITIONS, conditions),
     ];
     let card = Card {
         header: Header::new("pull_request", args, call),
@@ -65,6 +68,7 @@ pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext
         id,
         pr: None,
         builds: Builds::default(),
+        required,
         activity: None,
         missing: Vec::new(),
         people: People::default(),
@@ -106,6 +110,7 @@ struct Card {
     id: u64,
     pr: Option<PullRequest>,
     builds: Builds,
+    required: ConditionsReader,
     activity: Option<Page<Activity>>,
     missing: Vec<String>,
     people: People,
@@ -162,6 +167,7 @@ impl Flow for Card {
                 Ok(p) => self.activity = Some(p.decode()),
                 Err(e) => self.missing.push(format!("Activity: not read — {e}")),
             },
+            CONDITIONS | MODEL => self.required.on(slot, &outcome, f),
             n if n >= AVATAR => {
                 if let Some(slug) = self.fetching.get((n - AVATAR) as usize) {
                     avatars::store(&self.avatars, slug, avatars::from_outcome(&outcome));
@@ -282,24 +288,45 @@ impl Card {
             "updated": pr.updated_date,
             "closed": pr.closed_date,
             "description": description,
-            "builds": self.builds_view(),
+            "builds": self.builds_view(pr),
             "activity": activity,
         })
     }
 
-    fn builds_view(&self) -> Value {
+    fn builds_view(&self, pr: &PullRequest) -> Value {
         let b = &self.builds;
         if b.source.is_none() && b.stats.is_none() {
             return Value::Null;
         }
+        // Requirements only from the pull request page's own listing, where each build names the
+        // key it reports under; the legacy listing does not, so then nothing is said.
+        let requirements = match (
+            b.source,
+            pr.to_ref.as_ref().and_then(|r| r.id.as_deref()),
+            pr.from_ref.as_ref().and_then(|r| r.id.as_deref()),
+        ) {
+            // Decided only on the whole listing: a build past the page read could satisfy a key.
+            (Some("ui"), Some(target), Some(source)) if !b.more => {
+                let facts: Vec<_> = b.items.iter().map(|x| x.facts()).collect();
+                required_builds::evaluate(&self.required, target, source, &facts).ok()
+            }
+            _ => None,
+        };
         let items: Vec<Value> = b
             .items
             .iter()
             .map(|x| {
+                let required = requirements.as_ref().map(|(keys, _)| keys.contains(x.facts().reports_under()));
                 json!({"key": x.key, "name": x.name, "state": x.state.as_deref().unwrap_or("UNKNOWN"), "url": x.url,
-                       "description": x.description, "duration": x.duration, "testResults": x.test_results})
+                       "description": x.description, "duration": x.duration, "testResults": x.test_results,
+                       "reportsUnder": x.facts().reports_under(), "required": required})
             })
             .collect();
+        let requirements = requirements.map(|(_, statuses)| {
+            let keys: Vec<Value> = statuses.iter().map(|s| json!({"key": s.key, "state": s.state})).collect();
+            json!({"summary": crate::requirements::summary(&statuses), "keys": keys,
+                   "blocking": statuses.iter().any(|s| s.blocks())})
+        });
         // Counts: from the whole listing when it was read completely, else Bitbucket's stats.
         let counts = match (&b.stats, b.more) {
             (Some(s), _) => Some(json!({"successful": s.successful.unwrap_or(0), "failed": s.failed.unwrap_or(0),
@@ -316,7 +343,7 @@ impl Card {
         let total =
             counts.as_ref().map(|c| c.as_object().map_or(0, |o| o.values().filter_map(Value::as_u64).sum::<u64>()));
         json!({"counts": counts, "items": items, "shown": b.items.len(), "total": total,
-               "source": b.source, "requirements": null})
+               "source": b.source, "requirements": requirements})
     }
 }
 

@@ -1,0 +1,180 @@
+//! Reading what the required-builds check needs, for any plan that shows requirements (the card,
+//! `get_build_status`, `list_required_builds` for a pull request): every page of the repository's
+//! conditions, then the branching model only when a condition has a `MODEL_*` matcher.
+//!
+//! Requests: conditions `GET /rest/required-builds/latest/projects/{key}/repos/{slug}/conditions`
+//! (7.14+, paged; up to [`MAX_PAGES`] pages), and `GET /rest/branch-utils/latest/projects/{key}/repos/{slug}/branchmodel`
+//! [reference "Required builds": spec, rec]. Anything that keeps bb from deciding as the check
+//! would — the endpoint missing or forbidden, a condition bb cannot read, more conditions than bb
+//! reads — ends in "cannot tell", and views say nothing about requirements.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::flow::Fetcher;
+use crate::bitbucket::{RawPage, segment};
+use crate::plan::{FetchOutcome, FetchRequest};
+use crate::requirements::{
+    self, BranchModel, BuildFacts, Condition, KeyStatus, RefMatcher, Verdict, branch_model_from_json,
+    condition_from_json,
+};
+
+/// The slot of a conditions page.
+pub const CONDITIONS: u32 = 60;
+/// The slot of the branching model.
+pub const MODEL: u32 = 61;
+/// Conditions asked for per page.
+const PAGE_LIMIT: u64 = 100;
+/// Pages of conditions read at most (1,000 conditions); past them bb cannot tell.
+pub const MAX_PAGES: usize = 10;
+
+/// What has been read so far.
+#[derive(Debug)]
+pub struct ConditionsReader {
+    project: String,
+    repo: String,
+    conditions: Vec<Condition>,
+    raw: Vec<Value>,
+    pages: usize,
+    /// `Some(None)`: the model was asked for and could not be read.
+    model: Option<Option<BranchModel>>,
+    cannot_tell: Option<String>,
+    done: bool,
+}
+
+impl ConditionsReader {
+    /// A reader for `project`/`repo` and its first request, to file under [`CONDITIONS`].
+    pub fn new(project: &str, repo: &str) -> (ConditionsReader, FetchRequest) {
+        let reader = ConditionsReader {
+            project: project.to_owned(),
+            repo: repo.to_owned(),
+            conditions: Vec::new(),
+            raw: Vec::new(),
+            pages: 0,
+            model: None,
+            cannot_tell: None,
+            done: false,
+        };
+        let first = reader.page_request(0);
+        (reader, first)
+    }
+
+    fn page_request(&self, start: u64) -> FetchRequest {
+        FetchRequest::get(
+            format!(
+                "/rest/required-builds/latest/projects/{}/repos/{}/conditions",
+                segment(&self.project),
+                segment(&self.repo)
+            ),
+            vec![("start".into(), start.to_string()), ("limit".into(), PAGE_LIMIT.to_string())],
+        )
+    }
+
+    /// Takes an outcome filed under [`CONDITIONS`] or [`MODEL`]; may ask for more.
+    pub fn on(&mut self, slot: u32, outcome: &FetchOutcome, f: &mut Fetcher<'_>) {
+        match slot {
+            CONDITIONS => self.on_page(outcome, f),
+            MODEL => {
+                self.model = Some(match outcome {
+                    FetchOutcome::Response(r) if r.status == 200 => {
+                        serde_json::from_slice::<Value>(&r.body).ok().map(|v| branch_model_from_json(&v))
+                    }
+                    _ => None,
+                });
+                self.done = true;
+            }
+            _ => {}
+        }
+    }
+
+    fn on_page(&mut self, outcome: &FetchOutcome, f: &mut Fetcher<'_>) {
+        let page = match outcome {
+            FetchOutcome::Response(r) if r.status == 200 => serde_json::from_slice::<RawPage>(&r.body).ok(),
+            FetchOutcome::Response(r) => {
+                return self.stop(format!("Bitbucket answered {} for the required-build conditions", r.status));
+            }
+            FetchOutcome::Failed(e) => {
+                return self.stop(format!("the required-build conditions could not be read ({})", e.detail));
+            }
+        };
+        let Some(page) = page else { return self.stop("the required-build conditions could not be read".into()) };
+        self.pages += 1;
+        for value in &page.values {
+            match condition_from_json(value) {
+                Some(c) => self.conditions.push(c),
+                None => return self.stop("a required-build condition bb cannot read".into()),
+            }
+        }
+        self.raw.extend(page.values.iter().cloned());
+        let next = page.decode::<Value>().next;
+        match next {
+            Some(start) if self.pages < MAX_PAGES => f.fetch(CONDITIONS, self.page_request(start)),
+            Some(_) => self.stop(format!("more than {} required-build conditions", MAX_PAGES as u64 * PAGE_LIMIT)),
+            None => {
+                let needs_model = self.conditions.iter().any(|c| {
+                    std::iter::once(&c.ref_matcher)
+                        .chain(c.exempt.as_ref())
+                        .any(|m| matches!(m, RefMatcher::ModelBranch(_) | RefMatcher::ModelCategory(_)))
+                });
+                if needs_model {
+                    let path = format!(
+                        "/rest/branch-utils/latest/projects/{}/repos/{}/branchmodel",
+                        segment(&self.project),
+                        segment(&self.repo)
+                    );
+                    f.fetch(MODEL, FetchRequest::get(path, vec![]));
+                } else {
+                    self.done = true;
+                }
+            }
+        }
+    }
+
+    fn stop(&mut self, why: String) {
+        self.cannot_tell = Some(why);
+        self.done = true;
+    }
+
+    /// Every condition read, as Bitbucket sent it.
+    pub fn raw(&self) -> &[Value] {
+        &self.raw
+    }
+
+    /// Why bb cannot tell, once it knows it cannot.
+    pub fn cannot_tell(&self) -> Option<&str> {
+        self.cannot_tell.as_deref()
+    }
+
+    /// Whether everything needed has been read (or bb knows it cannot tell).
+    pub fn done(&self) -> bool {
+        self.done
+    }
+
+    /// The required keys for a pull request from `source` into `target` (full ref ids).
+    pub fn verdict(&self, target: &str, source: &str) -> Verdict {
+        if let Some(why) = &self.cannot_tell {
+            return Verdict::CannotTell(why.clone());
+        }
+        if !self.done {
+            return Verdict::CannotTell("the required-build conditions were not read".into());
+        }
+        requirements::required_keys(&self.conditions, self.model.as_ref().and_then(Option::as_ref), target, source)
+    }
+}
+
+/// The required keys' states for a pull request, or why bb cannot tell.
+pub fn evaluate(
+    reader: &ConditionsReader,
+    target: &str,
+    source: &str,
+    builds: &[BuildFacts],
+) -> Result<(BTreeSet<String>, Vec<KeyStatus>), String> {
+    match reader.verdict(target, source) {
+        Verdict::Required(keys) => {
+            let statuses = requirements::key_statuses(&keys, builds, source);
+            Ok((keys, statuses))
+        }
+        Verdict::CannotTell(why) => Err(why),
+    }
+}
