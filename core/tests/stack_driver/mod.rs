@@ -93,6 +93,20 @@ impl Driver {
         d
     }
 
+    /// Calls the stack's control API (`/_stack/...`) in-process, e.g. to move or add a build.
+    pub fn control(&mut self, method: &str, path: &str, body: Value) -> Value {
+        let req = bb_stack::exchange::Request::new(method, &format!("/_stack{path}")).with_json(&body);
+        let rest: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        let response = bb_stack::control::handle(&mut self.world, &req, &rest);
+        assert!(
+            response.status < 300,
+            "control {path}: {} {}",
+            response.status,
+            String::from_utf8_lossy(&response.body)
+        );
+        response.body_json()
+    }
+
     /// Answers the requests `f` matches with its outcome (the first matching override wins).
     pub fn answer_with(&mut self, f: impl FnMut(&FetchRequest) -> Option<FetchOutcome> + 'static) {
         self.overrides.push(Box::new(f));
