@@ -1,9 +1,26 @@
 #!/usr/bin/env bash
 # Runs every test bb has: the Rust workspace (unit, property, end-to-end against the local stack)
 # and the end-to-end tests with real MCP clients from the npm registry.
-# Needs: cargo, node and npm. Installs the npm packages from the committed lockfiles.
+# Needs: cargo, node, npm and Debian chromium (browser tests). Installs the npm packages from the committed lockfiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# What the tests need beyond cargo: node with npm, and Debian's chromium for the browser tests.
+# As root (CI, a fresh machine) they are installed; otherwise say what is missing.
+need() {
+  if ! command -v "$1" >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      [ -n "${apt_updated:-}" ] || { apt-get update; apt_updated=1; }
+      apt-get install -y "$2"
+    else
+      echo "test-all: $1 is missing: install the Debian package $2" >&2
+      exit 1
+    fi
+  fi
+}
+need node nodejs
+need npm npm
+need chromium chromium
 
 # Property tests run with a pinned seed unless one is given.
 export BB_PROPTEST_SEED="${BB_PROPTEST_SEED:-187}"
@@ -12,7 +29,7 @@ echo "== build"
 cargo build --workspace --all-targets
 
 echo "== npm packages"
-for dir in tests/e2e tests/conformance; do
+for dir in tests/e2e tests/conformance tests/browser; do
   if [ -f "$dir/package-lock.json" ]; then
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
@@ -28,3 +45,6 @@ cargo test --workspace
 
 echo "== end-to-end with the reference MCP client"
 (cd tests/e2e && node --test)
+
+echo "== browser tests of the view page (headless Chromium, the reference AppBridge as host)"
+(cd tests/browser && node --test)

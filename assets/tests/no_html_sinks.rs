@@ -1,4 +1,5 @@
-//! The page never parses a string as HTML (ADR-101): no script may hold an HTML sink.
+//! The page never parses a string as HTML (ADR-101): no script may hold an HTML sink, every
+//! element is made by `el()`, and the page stays one small self-contained document.
 
 const SINKS: &[&str] = &[
     "innerHTML",
@@ -11,8 +12,11 @@ const SINKS: &[&str] = &[
     "setHTMLUnsafe",
 ];
 
+/// Ways a string becomes code.
+const EVALUATORS: &[&str] = &["eval(", "new Function", "setTimeout(\"", "setInterval(\"", "import("];
+
 #[test]
-fn view_scripts_build_no_html_from_strings() {
+fn view_script_builds_no_html_from_strings() {
     for (file, script) in bb_assets::SCRIPTS {
         for sink in SINKS {
             assert!(!script.contains(sink), "{file} holds the HTML sink `{sink}`");
@@ -24,10 +28,43 @@ fn view_scripts_build_no_html_from_strings() {
 }
 
 #[test]
+fn no_script_turns_a_string_into_code() {
+    for (file, script) in bb_assets::SCRIPTS {
+        for evaluator in EVALUATORS {
+            assert!(!script.contains(evaluator), "{file} holds `{evaluator}`");
+        }
+    }
+}
+
+#[test]
+fn elements_are_made_only_by_el() {
+    for (file, script) in bb_assets::SCRIPTS {
+        if *file != "el.js" {
+            assert!(!script.contains("createElement"), "{file} makes elements without el()");
+            assert!(!script.contains("setAttribute"), "{file} sets attributes without el()");
+        }
+    }
+}
+
+#[test]
+fn every_script_is_in_the_page() {
+    for (file, script) in bb_assets::SCRIPTS {
+        assert!(bb_assets::VIEW_HTML.contains(script), "{file} is listed but not in the page");
+    }
+}
+
+#[test]
+fn the_page_weighs_under_60_kb() {
+    let bytes = bb_assets::VIEW_HTML.len();
+    assert!(bytes < 60 * 1024, "the page weighs {bytes} bytes");
+}
+
+#[test]
 fn the_page_is_one_self_contained_document() {
     let html = bb_assets::VIEW_HTML;
     assert!(html.starts_with("<!doctype html>"));
     assert!(!html.contains("<script src"), "scripts are inlined: the host's CSP allows no other source");
     assert!(!html.contains("<link"), "styles are inlined");
     assert!(!html.contains("http://") && !html.contains("https://"), "the page names no network address");
+    assert_eq!(html.matches("</script>").count(), 1, "one inline script, closed once");
 }

@@ -2,9 +2,12 @@
 // postMessage with the parent window, accepting only messages whose source is the parent.
 const bridge = (() => {
   let nextId = 1;
+  let closed = false;
   const waiting = new Map();
   const handlers = new Map();
-  function post(message) { window.parent.postMessage(Object.assign({ jsonrpc: "2.0" }, message), "*"); }
+  function post(message) {
+    if (!closed) window.parent.postMessage(Object.assign({ jsonrpc: "2.0" }, message), "*");
+  }
   function request(method, params) {
     const id = nextId++;
     post({ id, method, params });
@@ -12,21 +15,30 @@ const bridge = (() => {
   }
   function notify(method, params) { post({ method, params }); }
   window.addEventListener("message", (event) => {
-    if (event.source !== window.parent) return;
+    if (event.source !== window.parent || closed) return;
     const msg = event.data;
-    if (!msg || msg.jsonrpc !== "2.0") return;
-    if (msg.method === undefined && waiting.has(msg.id)) {
+    if (!msg || typeof msg !== "object" || msg.jsonrpc !== "2.0") return;
+    if (msg.method === undefined) {
       const w = waiting.get(msg.id);
+      if (!w) return;
       waiting.delete(msg.id);
       if (msg.error) w.reject(msg.error); else w.resolve(msg.result);
       return;
     }
     const handle = handlers.get(msg.method);
-    const answer = handle ? handle(msg.params || {}) : undefined;
+    let answer;
+    try {
+      answer = handle ? handle(msg.params || {}) : undefined;
+    } catch (err) {
+      if (msg.id !== undefined) post({ id: msg.id, error: { code: -32603, message: String(err && err.message) } });
+      return;
+    }
     if (msg.id !== undefined) {
       if (handle) post({ id: msg.id, result: answer || {} });
       else post({ id: msg.id, error: { code: -32601, message: "Method not found" } });
     }
   });
-  return { request, notify, on: (method, fn) => handlers.set(method, fn) };
+  // After teardown the page neither sends nor handles anything more.
+  function close() { closed = true; waiting.clear(); }
+  return { request, notify, close, on: (method, fn) => handlers.set(method, fn) };
 })();

@@ -1,22 +1,148 @@
-// The page's entry point. Until the views land it shows a tool result's text, as text.
+// The page's entry point: the host's context, the tool's input and result, and the kinds of
+// view the page draws. A result without view data is shown as its text, as text.
 const root = document.getElementById("view");
-function draw(...nodes) { root.replaceChildren(...nodes); }
-draw(el("p", { class: "bb-status" }, "Waiting for the result…"));
+// Kind → renderer. Later kinds (diff, pull_request_form) are added here.
+const KINDS = { pull_request: card.draw, pull_requests: prList.draw };
+const RESULT_WAIT_MS = 30000;
+const page = { context: {}, status: "starting", note: "", result: null, data: null, timers: [], observer: null, gone: false };
 
-bridge.on("ui/notifications/tool-result", (result) => {
-  const texts = (result.content || []).filter((b) => b && b.type === "text").map((b) => String(b.text));
-  draw(el("pre", { class: "bb-text" }, texts.join("\n\n")));
+function later(fn, ms) { const t = setTimeout(fn, ms); page.timers.push(() => clearTimeout(t)); }
+function every(fn, ms) { const t = setInterval(fn, ms); page.timers.push(() => clearInterval(t)); }
+function stopTimers() { for (const stop of page.timers.splice(0)) stop(); }
+
+const modes = () => (Array.isArray(page.context.availableDisplayModes) ? page.context.availableDisplayModes : []);
+const isInline = () => page.context.displayMode !== "fullscreen";
+
+function setMode(mode) {
+  bridge.request("ui/request-display-mode", { mode }).then((answer) => {
+    if (answer && typeof answer.mode === "string" && answer.mode !== page.context.displayMode) {
+      page.context.displayMode = answer.mode;
+      render();
+    }
+  }).catch(() => {});
+}
+
+// The bar above a view: when its data was read, and the switch to fullscreen and back.
+function bar(data) {
+  const other = isInline() ? "fullscreen" : "inline";
+  const toggle = modes().includes(other)
+    ? el("button", { type: "button", class: "bb-mode", onclick: () => setMode(other) }, other === "fullscreen" ? "⤢ Full screen" : "⤡ Exit full screen")
+    : null;
+  return el("div", { class: "bb-bar" }, el("span", { class: "bb-muted bb-read" }, fmt.time(data.readAt, "Updated ")), toggle);
+}
+
+function missing(data) {
+  const lines = (Array.isArray(data.missing) ? data.missing : []).filter((m) => typeof m === "string" && m);
+  return lines.length ? el("ul", { class: "bb-missing", "aria-label": "Not shown" }, lines.map((m) => el("li", { dir: "auto" }, m))) : null;
+}
+
+function resultText(result) {
+  const blocks = Array.isArray(result && result.content) ? result.content : [];
+  return blocks.filter((b) => b && b.type === "text" && typeof b.text === "string").map((b) => b.text).join("\n\n");
+}
+
+function status(words) { return el("p", { class: "bb-status", role: "status" }, words); }
+
+function drawView(data) {
+  const ctx = { inline: isInline(), users: data.users && typeof data.users === "object" ? data.users : {}, server: data.server || {} };
+  // A link to another view is offered only for a kind this server shows.
+  ctx.offers = (kind) => Array.isArray(ctx.server.kinds) && ctx.server.kinds.includes(kind) && kind in KINDS;
+  return [bar(data), missing(data), KINDS[data.kind](data, ctx)];
+}
+
+function render() {
+  if (page.gone) return;
+  root.className = isInline() ? "bb-inline" : "bb-fullscreen";
+  const data = page.data;
+  if (page.status === "result" && data) {
+    try {
+      root.replaceChildren(...drawView(data).filter(Boolean));
+      return;
+    } catch (err) {
+      root.replaceChildren(status("This view could not be drawn; here is the answer as text."), el("pre", { class: "bb-text" }, resultText(page.result)));
+      return;
+    }
+  }
+  if (page.status === "result") {
+    const text = resultText(page.result);
+    root.replaceChildren(el("pre", { class: `bb-text${page.result && page.result.isError ? " bb-error" : ""}` }, text || "The answer has no text."));
+    return;
+  }
+  const words = {
+    starting: "Connecting…",
+    "waiting-input": "Waiting for the result…",
+    waiting: "Waiting for the result…",
+    late: "The result did not arrive. Ask again if you still need it.",
+    cancelled: "The call was cancelled.",
+    nohost: "The host did not answer, so nothing can be shown.",
+  };
+  root.replaceChildren(status(words[page.status] || ""), page.note ? el("p", { class: "bb-muted" }, page.note) : null);
+}
+
+function viewData(result) {
+  const data = result && result._meta && result._meta["bb/view"];
+  return data && typeof data === "object" && data.v === 1 && Object.prototype.hasOwnProperty.call(KINDS, data.kind) ? data : null;
+}
+
+function applyContext(part) {
+  if (!part || typeof part !== "object") return;
+  const before = page.context.displayMode;
+  const styles = part.styles && typeof part.styles === "object"
+    ? Object.assign({}, page.context.styles, part.styles, { variables: Object.assign({}, (page.context.styles || {}).variables, (part.styles || {}).variables) })
+    : page.context.styles;
+  page.context = Object.assign({}, page.context, part, styles ? { styles } : {});
+  theme.apply(page.context);
+  fmt.setPlace(page.context);
+  if (page.context.displayMode !== before || "availableDisplayModes" in part) render();
+}
+
+bridge.on("ui/notifications/host-context-changed", applyContext);
+bridge.on("ui/notifications/tool-input", () => {
+  if (page.status !== "result" && page.status !== "cancelled") {
+    page.status = "waiting";
+    later(() => { if (page.status === "waiting") { page.status = "late"; render(); } }, RESULT_WAIT_MS);
+    render();
+  }
 });
-bridge.on("ui/notifications/tool-cancelled", () => draw(el("p", { class: "bb-status" }, "The call was cancelled.")));
-bridge.on("ui/resource-teardown", () => ({}));
+bridge.on("ui/notifications/tool-result", (result) => {
+  page.result = result;
+  page.data = viewData(result);
+  page.status = "result";
+  render();
+});
+bridge.on("ui/notifications/tool-cancelled", (params) => {
+  if (page.status === "result") return;
+  page.status = "cancelled";
+  page.note = typeof params.reason === "string" ? params.reason : "";
+  render();
+});
+bridge.on("ui/resource-teardown", () => {
+  page.gone = true;
+  stopTimers();
+  if (page.observer) page.observer.disconnect();
+  setTimeout(bridge.close, 0);
+  return {};
+});
 
-new ResizeObserver(() => {
-  bridge.notify("ui/notifications/size-changed", { width: document.documentElement.scrollWidth, height: document.documentElement.scrollHeight });
-}).observe(document.documentElement);
+page.observer = new ResizeObserver(() => {
+  const box = document.body.getBoundingClientRect();
+  bridge.notify("ui/notifications/size-changed", { width: Math.ceil(box.width), height: Math.ceil(box.height) });
+});
+page.observer.observe(document.body);
+every(() => fmt.tick(root), 30000);
+render();
 
-bridge.request("ui/initialize", {
-  protocolVersion: "2026-01-26",
-  appInfo: { name: "bb", version: "0.1.0" },
-  appCapabilities: { availableDisplayModes: ["inline"] },
-}).then(() => bridge.notify("ui/notifications/initialized", {}))
-  .catch(() => draw(el("p", { class: "bb-status" }, "The host did not answer.")));
+const appInfo = { name: "bb", version: "0.1.0" };
+later(() => { if (page.status === "starting") { page.status = "nohost"; render(); } }, 10000);
+bridge.request("ui/initialize", { protocolVersion: "2026-01-26", appInfo, appCapabilities: { availableDisplayModes: ["inline", "fullscreen"] } })
+  .then((answer) => {
+    const a = answer && typeof answer === "object" ? answer : {};
+    const context = Object.assign({}, a.hostContext);
+    const caps = a.hostCapabilities && a.hostCapabilities.availableDisplayModes;
+    if (!Array.isArray(context.availableDisplayModes) && Array.isArray(caps)) context.availableDisplayModes = caps;
+    if (page.status === "starting") page.status = "waiting-input";
+    applyContext(context);
+    render();
+    bridge.notify("ui/notifications/initialized", {});
+  })
+  .catch(() => { page.status = "nohost"; render(); });

@@ -1,0 +1,52 @@
+// Times and counts as Bitbucket words them: "2 minutes ago", "1 comment", "3 open tasks".
+const fmt = (() => {
+  let locale;
+  let timeZone;
+  function setPlace(context) {
+    if (typeof context.locale === "string") locale = context.locale;
+    if (typeof context.timeZone === "string") timeZone = context.timeZone;
+  }
+  const isTime = (ms) => typeof ms === "number" && Number.isFinite(ms) && ms > 0;
+  function date(ms) {
+    if (!isTime(ms)) return "";
+    const options = { dateStyle: "medium", timeStyle: "short", timeZone };
+    try { return new Date(ms).toLocaleString(locale, options); } catch { return new Date(ms).toLocaleString(); }
+  }
+  function ago(ms, now = Date.now()) {
+    if (!isTime(ms)) return "";
+    const seconds = Math.round((now - ms) / 1000);
+    if (seconds < 45) return "just now";
+    const minutes = Math.round(seconds / 60);
+    if (minutes < 60) return minutes === 1 ? "a minute ago" : `${minutes} minutes ago`;
+    const hours = Math.round(minutes / 60);
+    if (hours < 24) return hours === 1 ? "an hour ago" : `${hours} hours ago`;
+    const days = Math.round(hours / 24);
+    if (days < 2) return "yesterday";
+    if (days < 30) return `${days} days ago`;
+    return date(ms);
+  }
+  const isCount = (n) => typeof n === "number" && Number.isFinite(n) && n >= 0;
+  function num(n) {
+    try { return n.toLocaleString(locale); } catch { return String(n); }
+  }
+  function count(n, one, many) { return `${num(n)} ${n === 1 ? one : many}`; }
+  function duration(ms) {
+    if (!isCount(ms)) return "";
+    const s = Math.round(ms / 1000);
+    if (s < 60) return `${s} s`;
+    const m = Math.floor(s / 60);
+    if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
+    return `${Math.floor(m / 60)} h ${m % 60} min`;
+  }
+  // A time as an element; the page's ticker keeps "… ago" current while it is on screen.
+  function time(ms, prefix = "") {
+    if (!isTime(ms)) return null;
+    return el("time", { class: "bb-time", title: date(ms), datetime: new Date(ms).toISOString(), "data-at": ms, "data-prefix": prefix }, prefix + ago(ms));
+  }
+  function tick(root) {
+    for (const node of root.querySelectorAll("time[data-at]")) {
+      node.textContent = (node.dataset.prefix || "") + ago(Number(node.dataset.at));
+    }
+  }
+  return { setPlace, date, ago, num, count, duration, time, tick, isCount };
+})();

@@ -1,0 +1,54 @@
+// The hand-written bridge against the reference AppBridge: initialize, the waits that end,
+// teardown, and the page's weight beside the reference SDK's bundle.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { gzipSync } from "node:zlib";
+import { fixture, launch, open, result, save, view } from "./harness.mjs";
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+test("the view initializes with the 2026-01-26 protocol and offers inline and fullscreen", async () => {
+  const v = await open(browser, {});
+  const app = await v.page.evaluate(() => window.bbHost.app());
+  assert.deepEqual(app.capabilities.availableDisplayModes, ["inline", "fullscreen"]);
+  assert.equal(app.version.name, "bb");
+  assert.equal((await v.log()).initialized, true);
+});
+
+test("a cancelled call says so instead of waiting", async () => {
+  const v = await open(browser, { mount: { input: { kind: "pull_request" }, cancel: "The person stopped it." } });
+  await v.frame.getByText("The call was cancelled.").waitFor({ timeout: 5000 });
+  assert.equal(await v.frame.getByText("The person stopped it.").count(), 1);
+});
+
+test("a result that does not come within 30 seconds of the input is reported, not waited for", { timeout: 60000 }, async () => {
+  const v = await open(browser, { mount: { input: { kind: "pull_request" } } });
+  await v.frame.getByText("Waiting for the result…").waitFor();
+  await v.frame.getByText("The result did not arrive.", { exact: false }).waitFor({ timeout: 40000 });
+});
+
+test("teardown is answered and the view stops: no more size reports, no late result drawn", async () => {
+  const data = fixture("pr-draft");
+  const v = await open(browser, { mount: { result: result(data) } });
+  await v.frame.locator(".bb-card").waitFor();
+  await v.page.waitForTimeout(200);
+  assert.deepEqual(await v.page.evaluate(() => window.bbHost.teardown()), {});
+  const before = (await v.log()).sizes.length;
+  await v.page.evaluate(() => { document.querySelector("iframe#view").style.width = "400px"; });
+  await v.page.evaluate((r) => window.bbHost.sendResult(JSON.parse(r)).catch(() => {}), JSON.stringify(result(fixture("pr-open"))));
+  await v.page.waitForTimeout(500);
+  assert.equal((await v.log()).sizes.length, before, "no size-changed after teardown");
+  assert.equal(await v.frame.locator(".bb-title").textContent(), data.pullRequest.title);
+});
+
+test("the page weighs under 60 KB, beside the reference SDK's self-contained bundle", () => {
+  const html = view();
+  const bytes = Buffer.byteLength(html);
+  const gz = gzipSync(html, { level: 9 }).length;
+  const line = `view page ui://bb/view: ${bytes} bytes (${gz} gzipped); reference SDK self-contained bundle: about 542 KB (129 KB gzipped) — ${(542 * 1024 / bytes).toFixed(1)}× heavier`;
+  console.log(line);
+  save("weight.txt", `${line}\n`);
+  assert.ok(bytes < 60 * 1024, line);
+});

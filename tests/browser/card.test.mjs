@@ -1,0 +1,172 @@
+// The pull request card: what it draws from the fixtures, inline and fullscreen, light and dark.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { fixture, launch, open, result, shot } from "./harness.mjs";
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+async function card(name, mount = {}) {
+  const data = fixture(name);
+  const v = await open(browser, { mount: { input: data.call, result: result(data), ...mount } });
+  await v.frame.locator(".bb-card").waitFor({ timeout: 10000 });
+  return { ...v, data };
+}
+const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
+
+test("an open pull request is drawn as Bitbucket's page: title, lozenge, branches, reviewers in order, counts", async () => {
+  const { frame, page, errors } = await card("pr-open");
+  assert.equal(await frame.locator(".bb-title").textContent(), "Add paging to the pull request list");
+  assert.equal(await frame.locator(".bb-meta .bb-loz").textContent(), "Open");
+  assert.equal(await frame.locator(".bb-meta > .bb-name").textContent(), "Alice Example");
+  assert.deepEqual(await texts(frame.locator(".bb-meta .bb-branch")), ["feature/paging", "main"]);
+  assert.equal(await frame.locator(".bb-read").textContent(), "Updated 2 minutes ago");
+  // Approved, then Needs work, then the rest; ties by display name.
+  assert.deepEqual(await texts(frame.locator(".bb-reviewer > .bb-name")), ["Bob Builder", "Erin Approver", "Carol Reviewer", "Dave Doe"]);
+  assert.deepEqual(await texts(frame.locator(".bb-reviewer > .bb-status")), ["Approved", "Approved", "Needs work", "Reviewer"]);
+  assert.deepEqual(await texts(frame.locator(".bb-reviewer .bb-badge")), ["✓", "✓", "!"], "a badge for Approved and Needs work, none for not yet");
+  assert.equal(await frame.locator(".bb-reviewer img").count(), 2, "avatars as data: images where bb sent one");
+  assert.deepEqual(await texts(frame.locator(".bb-reviewer .bb-initials")), ["CR", "DD"], "initials where it sent none");
+  assert.deepEqual(await frame.locator(".bb-reviewer").evaluateAll((n) => n.map((x) => x.dataset.status)), ["APPROVED", "APPROVED", "NEEDS_WORK", "UNAPPROVED"]);
+  assert.equal(await frame.locator('[data-count="comments"]').textContent(), "7 comments");
+  assert.equal(await frame.locator('[data-count="tasks"]').textContent(), "☐ 2 open tasks");
+  assert.equal(await frame.locator('[data-count="failed-builds"]').textContent(), "✕ 1 failed build");
+  assert.deepEqual(await texts(frame.locator(".bb-build-count")), ["✓ 4 successful", "✕ 1 failed", "◔ 1 in progress"]);
+  assert.equal(await frame.locator(".bb-shown").textContent(), "6 of 8 builds shown");
+  assert.deepEqual(await texts(frame.locator(".bb-missing li")), ["Commits: not read (Bitbucket answered 403)."]);
+  assert.match(await frame.locator(".bb-older").textContent(), /Older activity/);
+  assert.deepEqual(errors, []);
+  await shot(page, "card-open-inline-light");
+});
+
+test("the activity is newest first, with comments, nested replies, tasks and Outdated comments", async () => {
+  const { frame } = await card("pr-open", { displayMode: "fullscreen" });
+  const actions = await frame.locator(".bb-activity > li").evaluateAll((n) => n.map((x) => x.dataset.action));
+  assert.deepEqual(actions, ["COMMENTED", "REVIEWED", "COMMENTED", "APPROVED", "RESCOPED", "COMMENTED", "APPROVED", "OPENED"]);
+  const sentences = await texts(frame.locator(".bb-activity > li > .bb-line"));
+  assert.match(sentences[1], /Carol Reviewer marked the pull request as needs work/);
+  assert.match(sentences[7], /Alice Example opened the pull request 3 days ago/);
+  assert.match(sentences[0], /commented on a file/);
+  // Bob's comment → Alice's reply → Bob's reply → Bob's task, nested in that order.
+  const deepest = frame.locator('[data-comment="20"] [data-comment="21"] [data-comment="22"] [data-comment="23"]');
+  assert.equal(await deepest.locator(".bb-loz").textContent(), "Open task");
+  assert.equal(await frame.locator('[data-comment="30"] .bb-moved').textContent(), "Outdated");
+  assert.equal(await frame.locator('[data-comment="10"] .bb-loz').first().textContent(), "Resolved task");
+  assert.match(await frame.locator('[data-comment="21"] > .bb-cbody > .bb-chead').textContent(), /edited/);
+});
+
+test("inline, the card is one screen high, grows a step at a time, and never hides what needs the person", async () => {
+  const { frame, page, log } = await card("pr-open");
+  const height = await page.locator("iframe#view").evaluate((f) => f.getBoundingClientRect().height);
+  assert.ok(height <= 610, `inline height ${height}`);
+  assert.ok((await log()).sizes.every((h) => h <= 610), "every size the view asked for is bounded");
+  // Before any click: the conflict, both vetoes, every open task and the failed build are drawn.
+  assert.equal(await frame.locator('[data-need="conflict"]').count(), 1);
+  assert.equal(await frame.locator('[data-need="veto"]').count(), 2);
+  assert.equal(await frame.locator('[data-need="task"]').count(), 2);
+  assert.equal(await frame.locator('.bb-build[data-state="FAILED"]').count(), 1, "the failed build (the last of six) is drawn");
+  assert.equal(await frame.locator(".bb-build").count(), 4, "three builds and the pinned failed one");
+  assert.equal(await frame.locator(".bb-activity > li.bb-act").count(), 4);
+  const more = frame.locator(".bb-activity > li > .bb-more");
+  assert.equal(await more.textContent(), "Show 4 more activities");
+  await more.click();
+  assert.equal(await frame.locator(".bb-activity > li.bb-act").count(), 8);
+  assert.equal(await frame.locator(".bb-activity > li > .bb-more").count(), 0);
+  const after = await page.locator("iframe#view").evaluate((f) => f.getBoundingClientRect().height);
+  assert.ok(after <= 610, "growing keeps the same bounded shape");
+});
+
+test("fullscreen, requested through the host, shows everything the result carries", async () => {
+  const { frame, page, log } = await card("pr-open", { theme: "dark" });
+  await frame.getByRole("button", { name: "Full screen" }).click();
+  await frame.locator("main.bb-fullscreen").waitFor();
+  assert.deepEqual((await log()).modeRequests, ["fullscreen"]);
+  assert.equal(await frame.locator(".bb-more").count(), 0, "no Show more buttons");
+  assert.equal(await frame.locator(".bb-build").count(), 6);
+  assert.equal(await frame.locator(".bb-activity > li").count(), 8);
+  assert.equal(await frame.locator("[data-comment]").count(), 8, "every comment and reply");
+  assert.equal(await frame.locator(".bb-desc .bb-md > *").count(), 9, "every block of the description");
+  assert.equal(await frame.locator(".bb-desc table").count(), 1);
+  await page.waitForTimeout(200);
+  await shot(page, "card-open-fullscreen-dark");
+  await frame.getByRole("button", { name: "Exit full screen" }).click();
+  await frame.locator("main.bb-inline").waitFor();
+  assert.deepEqual((await log()).modeRequests, ["fullscreen", "inline"]);
+});
+
+test("without fullscreen among the host's display modes, no fullscreen button is offered", async () => {
+  const { frame } = await card("pr-open", { availableDisplayModes: ["inline"] });
+  assert.equal(await frame.locator(".bb-mode").count(), 0);
+});
+
+test("links open only through the host's ui/open-link, and only to web addresses", async () => {
+  const { frame, page, log } = await card("pr-open", { displayMode: "fullscreen" });
+  await frame.locator(".bb-id").click();
+  await frame.locator(".bb-build-name", { hasText: "Unit tests" }).click();
+  await frame.locator(".bb-link", { hasText: "the paging notes" }).click();
+  assert.equal(await frame.locator("a", { hasText: "mail the team" }).count(), 0, "mailto is drawn as text");
+  assert.deepEqual((await log()).links, [
+    "https://git.example.com/bitbucket/projects/BB/repos/api/pull-requests/1",
+    "https://ci.example.com/unit/7",
+    "https://example.com/docs/paging",
+  ]);
+  assert.equal(await frame.locator(".bb-card").count(), 1, "the frame did not navigate");
+  assert.equal(page.url(), "http://host.invalid/");
+});
+
+test("merged, declined and draft pull requests draw their lozenges and what they carry", async () => {
+  const merged = await card("pr-merged");
+  assert.equal(await merged.frame.locator(".bb-meta .bb-loz").textContent(), "Merged");
+  assert.equal(await merged.frame.locator(".bb-dates").textContent(), "Merged 32 minutes ago");
+  assert.equal(await merged.frame.locator(".bb-merge").count(), 0, "a merged pull request shows no merge checks");
+  assert.equal(await merged.frame.locator('[data-count="tasks"]').textContent(), "☐ All tasks resolved");
+  assert.match(await merged.frame.locator(".bb-activity > li").first().textContent(), /Bob Builder merged the pull request/);
+  await shot(merged.page, "card-merged");
+
+  const declined = await card("pr-declined");
+  assert.equal(await declined.frame.locator(".bb-meta .bb-loz").textContent(), "Declined");
+  assert.deepEqual(await texts(declined.frame.locator(".bb-missing li")), ["Activity: not read (Bitbucket answered 403).", "Builds: not read (Bitbucket answered 503)."]);
+  assert.deepEqual(await texts(declined.frame.locator(".bb-meta .bb-branch")), ["~DAVE/api:rewrite", "BB/api:main"], "a fork names its repository");
+  assert.match(await declined.frame.locator(".bb-desc").textContent(), /No description for this pull request\./);
+  assert.equal(await declined.frame.locator('[aria-label="Builds"]').count(), 0);
+  assert.equal(await declined.frame.locator(".bb-summary").count(), 0, "unknown counts are not drawn as zero");
+  await shot(declined.page, "card-declined");
+
+  const draft = await card("pr-draft", { theme: "dark" });
+  assert.equal(await draft.frame.locator(".bb-meta .bb-loz").textContent(), "Draft");
+  assert.equal(await draft.frame.locator(".bb-reviewers").textContent(), "No reviewers");
+  assert.equal(await draft.frame.locator('[data-count="tasks"]').textContent(), "☐ No open tasks");
+  assert.equal(await draft.frame.locator('[data-count="comments"]').textContent(), "0 comments");
+  await shot(draft.page, "card-draft-dark");
+});
+
+test("light and dark follow the host's theme, and the host's style variables win", async () => {
+  const { frame, page } = await card("pr-open");
+  const colours = () => frame.locator("body").evaluate((b) => [getComputedStyle(b).backgroundColor, getComputedStyle(b).color]);
+  const light = await colours();
+  await page.evaluate(() => window.bbHost.setContext({ theme: "dark" }));
+  await frame.locator("html[data-theme=dark]").waitFor();
+  const dark = await colours();
+  assert.notEqual(light[0], dark[0]);
+  assert.notEqual(light[1], dark[1]);
+  await page.evaluate(() => window.bbHost.setContext({ styles: { variables: { "--color-background-primary": "rgb(1, 2, 3)", "--color-text-primary": "rgb(250, 240, 230)" } } }));
+  await frame.locator("html[style*='--color-background-primary']").waitFor();
+  assert.deepEqual(await colours(), ["rgb(1, 2, 3)", "rgb(250, 240, 230)"]);
+});
+
+test("with no theme from the host, the system's preference decides", async () => {
+  const data = fixture("pr-draft");
+  const bg = async (colorScheme) => {
+    const v = await open(browser, { colorScheme, mount: { result: result(data) } });
+    await v.frame.locator(".bb-card").waitFor();
+    await v.page.evaluate(() => 0);
+    return v.frame.locator("body").evaluate((b) => getComputedStyle(b).backgroundColor);
+  };
+  // The test host always sends a theme; clear it in the frame to see the fallback.
+  const v = await open(browser, { colorScheme: "dark", mount: { result: result(data) } });
+  await v.frame.locator(".bb-card").waitFor();
+  const fallback = await v.frame.locator("html").evaluate((h) => { delete h.dataset.theme; h.style.colorScheme = ""; return getComputedStyle(document.body).backgroundColor; });
+  assert.equal(fallback, "rgb(29, 33, 37)");
+  assert.equal(await bg("light"), "rgb(255, 255, 255)");
+});

@@ -1,0 +1,78 @@
+// A test MCP Apps host: the reference AppBridge from @modelcontextprotocol/ext-apps, a sandboxed
+// iframe (scripts only: no same origin, no forms), and switches for theme and display mode.
+// Bundled with esbuild at test time; the view page itself has no build step.
+import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+
+const log = { links: [], sizes: [], modeRequests: [], pwned: [], initialized: false };
+let bridge = null;
+let iframe = null;
+let context = {};
+
+// A canary: hostile text in the fixtures tries to post {pwned} here or set a global.
+window.addEventListener("message", (event) => {
+  if (event.data && typeof event.data === "object" && "pwned" in event.data) log.pwned.push(String(event.data.pwned));
+});
+
+async function mount(html, opts = {}) {
+  iframe = document.createElement("iframe");
+  iframe.id = "view";
+  iframe.setAttribute("sandbox", "allow-scripts");
+  iframe.style.cssText = `display:block;border:1px solid #8888;width:${opts.width || 760}px;height:80px`;
+  document.body.append(iframe);
+  context = {
+    theme: opts.theme || "light",
+    displayMode: opts.displayMode || "inline",
+    availableDisplayModes: opts.availableDisplayModes || ["inline", "fullscreen"],
+    containerDimensions: { maxHeight: 600, width: opts.width || 760 },
+    locale: "en-GB",
+    timeZone: "UTC",
+    platform: "web",
+  };
+  if (opts.variables) context.styles = { variables: opts.variables };
+  bridge = new AppBridge(null, { name: "bb-test-host", version: "1.0.0" }, { openLinks: {}, logging: {} }, { hostContext: context });
+  bridge.onopenlink = async ({ url }) => { log.links.push(url); return {}; };
+  bridge.onsizechange = ({ height }) => {
+    log.sizes.push(height);
+    if (Number.isFinite(height)) iframe.style.height = `${Math.ceil(height)}px`;
+  };
+  bridge.onrequestdisplaymode = async ({ mode }) => {
+    log.modeRequests.push(mode);
+    setContext({ displayMode: mode });
+    return { mode };
+  };
+  const initialized = new Promise((resolve) => { bridge.oninitialized = resolve; });
+  await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
+  iframe.srcdoc = html; // the test host only; the page never uses srcdoc
+  await initialized;
+  log.initialized = true;
+  if (opts.input) await bridge.sendToolInput({ arguments: opts.input });
+  if (opts.cancel) await bridge.sendToolCancelled({ reason: opts.cancel });
+  if (opts.result) await bridge.sendToolResult(opts.result);
+}
+
+function setContext(part) {
+  context = Object.assign({}, context, part);
+  if (part.displayMode === "fullscreen") iframe.style.width = "1000px";
+  if (part.displayMode === "inline") iframe.style.width = "760px";
+  bridge.setHostContext(context);
+}
+
+// Another frame, not the parent, posts a result into the view: the view must ignore it.
+function spoof(result) {
+  const other = document.createElement("iframe");
+  other.setAttribute("sandbox", "allow-scripts");
+  other.style.display = "none";
+  const message = JSON.stringify({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: result });
+  other.srcdoc = `<script>parent.frames[0].postMessage(${message.replace(/</g, "\\u003c")}, "*")<\/script>`;
+  document.body.append(other);
+}
+
+window.bbHost = {
+  log,
+  mount,
+  setContext,
+  spoof,
+  teardown: () => bridge.teardownResource({}),
+  app: () => ({ capabilities: bridge.getAppCapabilities(), version: bridge.getAppVersion() }),
+  sendResult: (result) => bridge.sendToolResult(result),
+};
