@@ -222,3 +222,23 @@ fn forbidden_conditions_silence_requirements_but_not_the_builds() {
     assert!(builds["requirements"].is_null());
     assert!(!builds["items"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn the_card_reads_every_page_of_the_build_listing_before_deciding_requirements() {
+    let mut d = Driver::with_views();
+    // 120 more builds on the pull request: the listing needs two pages of 100.
+    for i in 0..120 {
+        d.control(
+            "POST",
+            "/builds",
+            json!({"project": "BB", "repo": "api", "pullRequest": 1, "key": format!("extra-{i}"), "state": "SUCCESSFUL",
+                   "ref": "refs/heads/feature/retry"}),
+        );
+    }
+    let (_, view) = card(&mut d, "BB", "api", 1);
+    let builds = &view["pullRequest"]["builds"];
+    assert_eq!(d.requests.iter().filter(|r| r.contains("/rest/ui/latest/")).count(), 2, "{:#?}", d.requests);
+    // The five seeded builds for the branch (the one for develop is not listed) and the 120 added.
+    assert_eq!(builds["shown"], 125);
+    assert!(builds["requirements"].is_object(), "decided on the whole listing");
+}

@@ -33,8 +33,11 @@ const AVATAR: u32 = 100;
 
 /// Activities read for the card: about one screen of them, and the card says when more exist.
 pub const ACTIVITY_LIMIT: u64 = 50;
-/// Builds read from a listing.
+/// Builds read per page of a listing.
 const BUILDS_LIMIT: u64 = 100;
+/// Pages of the pull request's build listing read at most (500 builds); past them the card counts
+/// from Bitbucket's stats and says nothing about requirements.
+const MAX_BUILD_PAGES: usize = 5;
 /// How deep reply threads are drawn; deeper replies are flattened into the deepest shown.
 const MAX_REPLY_DEPTH: usize = 12;
 
@@ -87,6 +90,8 @@ struct Builds {
     /// `ui` (the pull request page's listing) or `legacy` (the commit's, any branch).
     source: Option<&'static str>,
     stats: Option<BuildStats>,
+    /// Pages of the listing read.
+    pages: usize,
     /// What waits for the source commit, which the pull request names.
     waiting: Option<Wanted>,
 }
@@ -139,12 +144,25 @@ impl Flow for Card {
                 }
                 _ => match errors::json::<Value>(&outcome, about, None) {
                     Ok(v) => {
+                        // Every page, up to a cap: requirements are decided only on the whole listing.
                         let page = listing(v);
-                        self.builds.items = page.values;
-                        self.builds.more = page.next.is_some();
+                        self.builds.items.extend(page.values);
                         self.builds.source = Some("ui");
-                        if self.builds.more {
-                            self.want(Wanted::Stats, f);
+                        self.builds.pages += 1;
+                        match page.next {
+                            Some(next) if self.builds.pages < MAX_BUILD_PAGES => {
+                                let mut more = builds_request(&self.project, &self.repo, self.id);
+                                more.query = vec![
+                                    ("start".into(), next.to_string()),
+                                    ("limit".into(), BUILDS_LIMIT.to_string()),
+                                ];
+                                f.fetch(BUILDS, more);
+                            }
+                            Some(_) => {
+                                self.builds.more = true;
+                                self.want(Wanted::Stats, f);
+                            }
+                            None => {}
                         }
                     }
                     Err(e) => self.missing.push(format!("Builds: not read — {e}")),
