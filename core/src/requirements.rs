@@ -162,27 +162,8 @@ pub fn pattern_matches(pattern: &str, ref_id: &str) -> bool {
 }
 
 /// Whole-path matching of pattern segments against ref segments, `**` spanning segments.
-/// Iterative with one backtrack point per `**`, so it runs in O(pattern × ref) time.
 fn match_segments(pats: &[&str], segs: &[&str]) -> bool {
-    let (mut p, mut s) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while s < segs.len() {
-        if p < pats.len() && pats[p] == "**" {
-            star = Some((p, s));
-            p += 1;
-        } else if p < pats.len() && match_segment(pats[p], segs[s]) {
-            p += 1;
-            s += 1;
-        } else if let Some((sp, ss)) = star {
-            // Let the last `**` swallow one more segment and retry.
-            star = Some((sp, ss + 1));
-            p = sp + 1;
-            s = ss + 1;
-        } else {
-            return false;
-        }
-    }
-    pats[p..].iter().all(|x| *x == "**")
+    glob(pats, segs, |p| *p == "**", |p, s| match_segment(p, s))
 }
 
 /// Glob matching inside one segment: `*` any run, `?` one character (neither crosses `/`, which a
@@ -190,24 +171,32 @@ fn match_segments(pats: &[&str], segs: &[&str]) -> bool {
 fn match_segment(pat: &str, seg: &str) -> bool {
     let pat: Vec<char> = pat.chars().collect();
     let seg: Vec<char> = seg.chars().collect();
+    glob(&pat, &seg, |p| *p == '*', |p, s| *p == '?' || p == s)
+}
+
+/// Glob matching of `items` by `pats`, where a star matches any run of items (none included) and
+/// any other pattern item matches one item when `one` says so. Iterative, with one backtrack point
+/// (the last star), so it runs in O(pattern × items) time whatever the input.
+fn glob<P, S>(pats: &[P], items: &[S], star: impl Fn(&P) -> bool, one: impl Fn(&P, &S) -> bool) -> bool {
     let (mut p, mut s) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while s < seg.len() {
-        if p < pat.len() && pat[p] == '*' {
-            star = Some((p, s));
+    let mut last_star: Option<(usize, usize)> = None;
+    while s < items.len() {
+        if p < pats.len() && star(&pats[p]) {
+            last_star = Some((p, s));
             p += 1;
-        } else if p < pat.len() && (pat[p] == '?' || pat[p] == seg[s]) {
+        } else if p < pats.len() && one(&pats[p], &items[s]) {
             p += 1;
             s += 1;
-        } else if let Some((sp, ss)) = star {
-            star = Some((sp, ss + 1));
+        } else if let Some((sp, ss)) = last_star {
+            // Let the last star swallow one more item and retry.
+            last_star = Some((sp, ss + 1));
             p = sp + 1;
             s = ss + 1;
         } else {
             return false;
         }
     }
-    pat[p..].iter().all(|c| *c == '*')
+    pats[p..].iter().all(star)
 }
 
 /// What the required-builds check needs of one listed build.

@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::bitbucket::model::User;
 use crate::bitbucket::segment;
 use crate::plan::{FetchOutcome, FetchRequest};
+use crate::tools::flow::Fetcher;
 
 /// The pixel size asked for: enough for a 32-pixel circle on a 2× screen.
 pub const AVATAR_PIXELS: u32 = 64;
@@ -183,6 +184,51 @@ impl People {
             );
         }
         Value::Object(users)
+    }
+}
+
+/// The last stage of a view's plan: fetch the avatars not cached yet, all at once, then draw.
+#[derive(Debug)]
+pub struct AvatarStage {
+    cache: SharedAvatars,
+    fetching: Vec<String>,
+    asked: bool,
+}
+
+impl AvatarStage {
+    /// Avatar requests are filed under this slot and the ones after it.
+    pub const SLOT: u32 = 100;
+
+    /// A stage over the server's cache.
+    pub fn new(cache: SharedAvatars) -> AvatarStage {
+        AvatarStage { cache, fetching: Vec::new(), asked: false }
+    }
+
+    /// Takes an avatar's outcome; `false` when `slot` is not an avatar's.
+    pub fn on(&mut self, slot: u32, outcome: &FetchOutcome) -> bool {
+        let Some(slug) = slot.checked_sub(Self::SLOT).and_then(|i| self.fetching.get(i as usize)) else {
+            return false;
+        };
+        store(&self.cache, slug, from_outcome(outcome));
+        true
+    }
+
+    /// Once everything else is read: asks, the first time, for the avatars of `people` not cached
+    /// yet. `true` while the view must wait for them.
+    pub fn ask(&mut self, people: &People, f: &mut Fetcher<'_>) -> bool {
+        if !self.asked {
+            self.asked = true;
+            self.fetching = people.to_fetch(&self.cache);
+            for (i, slug) in self.fetching.iter().enumerate() {
+                f.fetch(Self::SLOT + i as u32, request(slug));
+            }
+        }
+        f.waiting() > 0
+    }
+
+    /// The view's `users`, avatars included.
+    pub fn users(&self, people: &People) -> Value {
+        people.to_value(&self.cache)
     }
 }
 

@@ -12,7 +12,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Header;
-use super::avatars::{self, People, SharedAvatars};
+use super::avatars::{AvatarStage, People};
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Activity, Build, BuildStats, Comment, PullRequest, Ref};
 use crate::bitbucket::{Page, RawPage, pr_path, segment};
@@ -29,7 +29,6 @@ const BUILDS: u32 = 1;
 const ACTIVITY: u32 = 2;
 const STATS: u32 = 3;
 const LEGACY: u32 = 4;
-const AVATAR: u32 = 100;
 
 /// Activities read for the card: about one screen of them, and the card says when more exist.
 pub const ACTIVITY_LIMIT: u64 = 50;
@@ -65,7 +64,7 @@ pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext
     let card = Card {
         header: Header::new("pull_request", args, call),
         base_url: call.base_url.map(str::to_owned),
-        avatars: call.avatars.clone(),
+        avatars: AvatarStage::new(call.avatars.clone()),
         project,
         repo,
         id,
@@ -75,8 +74,6 @@ pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext
         activity: None,
         missing: Vec::new(),
         people: People::default(),
-        fetching: Vec::new(),
-        avatars_asked: false,
     };
     flow::start(card, cx, first)
 }
@@ -109,7 +106,7 @@ enum Wanted {
 struct Card {
     header: Header,
     base_url: Option<String>,
-    avatars: SharedAvatars,
+    avatars: AvatarStage,
     project: String,
     repo: String,
     id: u64,
@@ -119,8 +116,6 @@ struct Card {
     activity: Option<Page<Activity>>,
     missing: Vec<String>,
     people: People,
-    fetching: Vec<String>,
-    avatars_asked: bool,
 }
 
 impl Flow for Card {
@@ -186,30 +181,19 @@ impl Flow for Card {
                 Err(e) => self.missing.push(format!("Activity: not read — {e}")),
             },
             CONDITIONS | MODEL => self.required.on(slot, &outcome, f),
-            n if n >= AVATAR => {
-                if let Some(slug) = self.fetching.get((n - AVATAR) as usize) {
-                    avatars::store(&self.avatars, slug, avatars::from_outcome(&outcome));
-                }
+            _ => {
+                self.avatars.on(slot, &outcome);
             }
-            _ => {}
         }
         if f.waiting() > 0 {
             return None;
         }
         let pr = self.pr.clone()?;
-        if !self.avatars_asked {
-            self.avatars_asked = true;
-            let view = self.view(&pr);
-            self.fetching = self.people.to_fetch(&self.avatars);
-            for (i, slug) in self.fetching.iter().enumerate() {
-                f.fetch(AVATAR + i as u32, avatars::request(slug));
-            }
-            if f.waiting() > 0 {
-                return None;
-            }
-            return Some(self.finish(&pr, view));
-        }
+        // Building the view notes everyone it mentions; their avatars come last.
         let view = self.view(&pr);
+        if self.avatars.ask(&self.people, f) {
+            return None;
+        }
         Some(self.finish(&pr, view))
     }
 }
@@ -241,7 +225,7 @@ impl Card {
     }
 
     fn finish(&self, pr: &PullRequest, view: Value) -> ToolResult {
-        let users = self.people.to_value(&self.avatars);
+        let users = self.avatars.users(&self.people);
         self.header.result(self.summary(pr), users, self.missing.clone(), ("pullRequest", view))
     }
 

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Header;
-use super::avatars::{self, People, SharedAvatars};
+use super::avatars::{AvatarStage, People};
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::PullRequest;
 use crate::bitbucket::{Page, RawPage};
@@ -14,8 +14,6 @@ use crate::catalogue::CallContext;
 use crate::plan::{FetchOutcome, PlanContext, Step, ToolResult};
 use crate::tools::flow::{self, Fetcher, Flow};
 use crate::tools::list::{COUNT, PAGE, keeps, query};
-
-const AVATAR: u32 = 100;
 
 /// Starts a list view.
 pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext<'_>) -> Step {
@@ -25,7 +23,7 @@ pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext
     };
     let list = ListView {
         header: Header::new("pull_requests", args, call),
-        avatars: call.avatars.clone(),
+        avatars: AvatarStage::new(call.avatars.clone()),
         project: q.project,
         repo: q.repo,
         title: q.scope,
@@ -34,8 +32,6 @@ pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext
         total: None,
         missing: Vec::new(),
         people: People::default(),
-        fetching: Vec::new(),
-        avatars_asked: false,
     };
     flow::start(list, cx, q.first)
 }
@@ -43,7 +39,7 @@ pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext
 #[derive(Debug)]
 struct ListView {
     header: Header,
-    avatars: SharedAvatars,
+    avatars: AvatarStage,
     project: String,
     repo: String,
     title: String,
@@ -52,8 +48,6 @@ struct ListView {
     total: Option<u64>,
     missing: Vec<String>,
     people: People,
-    fetching: Vec<String>,
-    avatars_asked: bool,
 }
 
 impl Flow for ListView {
@@ -68,32 +62,22 @@ impl Flow for ListView {
                 Ok(v) => self.total = v.get("count").and_then(Value::as_u64),
                 Err(e) => self.missing.push(format!("Inbox count: not read — {e}")),
             },
-            n if n >= AVATAR => {
-                if let Some(slug) = self.fetching.get((n - AVATAR) as usize) {
-                    avatars::store(&self.avatars, slug, avatars::from_outcome(&outcome));
-                }
+            _ => {
+                self.avatars.on(slot, &outcome);
             }
-            _ => {}
         }
         if f.waiting() > 0 {
             return None;
         }
         self.page.as_ref()?;
         let view = self.view();
-        if !self.avatars_asked {
-            self.avatars_asked = true;
-            self.fetching = self.people.to_fetch(&self.avatars);
-            for (i, slug) in self.fetching.iter().enumerate() {
-                f.fetch(AVATAR + i as u32, avatars::request(slug));
-            }
-            if f.waiting() > 0 {
-                return None;
-            }
+        if self.avatars.ask(&self.people, f) {
+            return None;
         }
         let shown = view["shown"].as_u64().unwrap_or(0);
         let more = if view["more"] == Value::Bool(true) { ", more exist" } else { "" };
         let text = format!("Showing {} to the person: {shown} shown{more}.", self.title);
-        let users = self.people.to_value(&self.avatars);
+        let users = self.avatars.users(&self.people);
         Some(self.header.result(text, users, self.missing.clone(), ("list", view)))
     }
 }
