@@ -68,6 +68,8 @@ const card = (() => {
     if (fmt.isCount(builds.failed) && builds.failed > 0) {
       parts.push(el("span", { class: "bb-count bb-need", "data-count": "failed-builds" }, "✕ ", fmt.count(builds.failed, "failed build", "failed builds")));
     }
+    const req = requirements(obj(pr.builds));
+    if (pr.state === "OPEN" && req && req.blocking && req.summary) parts.push(el("span", { class: "bb-count bb-need", "data-count": "required-builds" }, "✕ ", req.summary));
     return parts.length ? el("div", { class: "bb-summary" }, parts) : null;
   }
 
@@ -85,31 +87,65 @@ const card = (() => {
       })), note);
   }
 
-  const BUILD_WORDS = { SUCCESSFUL: ["Successful", "✓", "ok"], FAILED: ["Failed", "✕", "bad"], INPROGRESS: ["In progress", "◔", "run"], CANCELLED: ["Cancelled", "⊘", "off"], UNKNOWN: ["Unknown", "?", "off"] };
+  const BUILD_WORDS = { SUCCESSFUL: ["Successful", "✓", "ok"], FAILED: ["Failed", "✕", "bad"], INPROGRESS: ["In progress", "◔", "run"], CANCELLED: ["Cancelled", "⊘", "off"], UNKNOWN: ["Unknown", "?", "off"], MISSING: ["No build yet", "○", "bad"] };
   const buildWords = (state) => BUILD_WORDS[state] || BUILD_WORDS.UNKNOWN;
+
+  // The builds' requirements as the merge check decides them, or null: bb could not tell, and
+  // then the card says nothing about requirements (no summary, no marks).
+  function requirements(b) {
+    const r = b.requirements;
+    if (!r || typeof r !== "object" || Array.isArray(r)) return null;
+    const keys = arr(r.keys).filter((k) => str(k.key));
+    return { summary: str(r.summary), blocking: r.blocking === true || keys.some((k) => k.state !== "SUCCESSFUL"), keys };
+  }
+
+  // Each required key that is not successful, never behind a click; fullscreen also the passing ones.
+  function requiredRows(req, items, ctx) {
+    const keys = req.keys.filter((k) => !ctx.inline || k.state !== "SUCCESSFUL");
+    if (!keys.length) return null;
+    return el("ul", { class: "bb-required", "aria-label": "Required builds" }, keys.map((k) => {
+      const [word, icon, tone] = buildWords(k.state);
+      const under = items.filter((i) => str(i.reportsUnder || i.key) === k.key);
+      const names = under.map((i) => str(i.name) || str(i.key)).filter(Boolean).join(", ");
+      const name = under.length === 1 ? link(under[0].url, { class: "bb-build-name" }, el("bdi", {}, names || k.key)) : el("bdi", { class: "bb-build-name" }, names || k.key);
+      return el("li", { class: `bb-build bb-req bb-${tone}`, "data-key": k.key, "data-state": str(k.state), "data-need": k.state === "SUCCESSFUL" ? null : "required-build" },
+        el("span", { class: "bb-build-state" }, `${icon} ${word}`), name, el("span", { class: "bb-loz bb-plain" }, "Required"),
+        names && names !== k.key ? el("span", { class: "bb-muted bb-build-detail" }, el("bdi", {}, k.key)) : null,
+        k.state === "MISSING" ? el("span", { class: "bb-muted bb-build-detail" }, "The merge check waits for this build.") : null);
+    }));
+  }
 
   function builds(pr, ctx) {
     const b = obj(pr.builds);
     const counts = obj(b.counts);
     const items = arr(b.items);
-    if (!items.length && !Object.keys(counts).length) return null;
+    // The merge check only speaks for an open pull request.
+    const req = pr.state === "OPEN" ? requirements(b) : null;
     const keys = [["successful", "SUCCESSFUL"], ["failed", "FAILED"], ["inProgress", "INPROGRESS"], ["cancelled", "CANCELLED"], ["unknown", "UNKNOWN"]];
     const line = keys.filter(([k]) => fmt.isCount(counts[k]) && counts[k] > 0).map(([k, state]) => {
       const [word, icon, tone] = buildWords(state);
       return el("span", { class: `bb-build-count bb-${tone}`, "data-state": state }, `${icon} ${fmt.num(counts[k])} ${word.toLowerCase()}`);
     });
+    if (!items.length && !line.length && !(req && req.keys.length)) {
+      // Bitbucket's listing was read and is empty: say so; otherwise say nothing.
+      return b.shown === 0 && b.total === 0
+        ? el("section", { class: "bb-section", "aria-label": "Builds" }, el("p", { class: "bb-muted bb-no-builds" }, "No builds"))
+        : null;
+    }
     const shown = fmt.isCount(b.shown) ? b.shown : items.length;
     const note = fmt.isCount(b.total) && shown < b.total ? el("p", { class: "bb-muted bb-shown" }, `${fmt.num(shown)} of ${fmt.count(b.total, "build", "builds")} shown`) : null;
-    const list = grow(items, {
+    const list = items.length ? grow(items, {
       inline: ctx.inline, first: 3, step: 10, noun: "builds", tag: "ul", cls: "bb-builds",
       pinned: (build) => build.state === "FAILED",
-      draw: (build) => buildRow(build),
-    });
-    return el("section", { class: "bb-section", "aria-label": "Builds" }, el("h3", {}, "Builds"),
-      line.length ? el("div", { class: "bb-build-counts" }, line) : null, list, note);
+      draw: (build) => buildRow(build, req !== null),
+    }) : null;
+    const head = el("div", { class: "bb-builds-head" }, el("h3", {}, "Builds"),
+      req && req.summary ? el("span", { class: `bb-req-summary${req.blocking ? " bb-need" : ""}` }, req.summary) : null);
+    return el("section", { class: "bb-section", "aria-label": "Builds" }, head,
+      line.length ? el("div", { class: "bb-build-counts" }, line) : null, req ? requiredRows(req, items, ctx) : null, list, note);
   }
 
-  function buildRow(build) {
+  function buildRow(build, marks) {
     const [word, icon, tone] = buildWords(build.state);
     const tests = obj(build.testResults);
     const testWords = [["successful", "passed"], ["failed", "failed"], ["skipped", "skipped"]]
@@ -118,6 +154,7 @@ const card = (() => {
     return el("li", { class: `bb-build bb-${tone}`, "data-state": str(build.state) },
       el("span", { class: "bb-build-state" }, `${icon} ${word}`),
       link(build.url, { class: "bb-build-name" }, el("bdi", {}, str(build.name) || str(build.key) || "Build")),
+      marks && build.required === true ? el("span", { class: "bb-loz bb-plain" }, "Required") : null,
       details.length ? el("span", { class: "bb-muted bb-build-detail" }, el("bdi", {}, details.join(" · "))) : null);
   }
 

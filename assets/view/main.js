@@ -76,7 +76,7 @@ function render() {
     cancelled: "The call was cancelled.",
     nohost: "The host did not answer, so nothing can be shown.",
   };
-  root.replaceChildren(status(words[page.status] || ""), page.note ? el("p", { class: "bb-muted" }, page.note) : null);
+  root.replaceChildren(...[status(words[page.status] || ""), page.note ? el("p", { class: "bb-muted" }, page.note) : null].filter(Boolean));
 }
 
 function viewData(result) {

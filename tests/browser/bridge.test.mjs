@@ -23,6 +23,15 @@ test("a cancelled call says so instead of waiting", async () => {
   assert.equal(await v.frame.getByText("The person stopped it.").count(), 1);
 });
 
+test("waiting states draw their words and nothing else: no stray \"null\" text", async () => {
+  const waiting = await open(browser, { mount: { input: { kind: "pull_request" } } });
+  await waiting.frame.getByText("Waiting for the result…").waitFor();
+  assert.equal(await waiting.frame.locator("main").evaluate((m) => m.textContent), "Waiting for the result…");
+  const cancelled = await open(browser, { mount: { input: { kind: "pull_request" }, cancel: "" } });
+  await cancelled.frame.getByText("The call was cancelled.").waitFor({ timeout: 5000 });
+  assert.equal(await cancelled.frame.locator("main").evaluate((m) => m.textContent), "The call was cancelled.");
+});
+
 test("a result that does not come within 30 seconds of the input is reported, not waited for", { timeout: 60000 }, async () => {
   const v = await open(browser, { mount: { input: { kind: "pull_request" } } });
   await v.frame.getByText("Waiting for the result…").waitFor();

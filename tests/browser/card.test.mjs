@@ -170,3 +170,74 @@ test("with no theme from the host, the system's preference decides", async () =>
   assert.equal(fallback, "rgb(29, 33, 37)");
   assert.equal(await bg("light"), "rgb(255, 255, 255)");
 });
+
+test("a_card_with_a_failed_and_a_missing_required_build_shows_both_up_front_with_the_summary", async () => {
+  const { frame, page, errors, data } = await card("pr-required");
+  assert.equal(data.pullRequest.builds.requirements.summary, "1 of 3 required builds passed");
+  // Inline, before any click: the summary in the builds header and at the top, both keys that block.
+  assert.equal(await frame.locator(".bb-builds-head .bb-req-summary").textContent(), "1 of 3 required builds passed");
+  assert.ok(await frame.locator(".bb-builds-head .bb-req-summary").isVisible());
+  assert.equal(await frame.locator('[data-count="required-builds"]').textContent(), "✕ 1 of 3 required builds passed");
+  const rows = frame.locator(".bb-required > li");
+  assert.deepEqual(await rows.evaluateAll((n) => n.map((x) => [x.dataset.key, x.dataset.state])), [["CI-SECURITY", "MISSING"], ["CI-UNIT", "FAILED"]]);
+  const missing = frame.locator('.bb-required > li[data-key="CI-SECURITY"]');
+  const failed = frame.locator('.bb-required > li[data-key="CI-UNIT"]');
+  assert.match(await missing.textContent(), /^○ No build yetCI-SECURITYRequired/);
+  assert.match(await failed.textContent(), /^✕ FailedUnit testsRequiredCI-UNIT/);
+  for (const row of [missing, failed]) {
+    await row.scrollIntoViewIfNeeded();
+    assert.ok(await row.isVisible(), "drawn inline, no click needed");
+  }
+  assert.equal(await frame.locator('[data-need="required-builds"], [data-need="required-build"]').count(), 2);
+  assert.equal(await frame.locator('.bb-required > li[data-key="CI-LINT"]').count(), 0, "inline, a passing required key is only counted");
+  // In Bitbucket's listing, the required builds carry a "Required" lozenge; the failed one is pinned.
+  assert.deepEqual(await texts(frame.locator(".bb-builds > li.bb-build")), [
+    "✓ SuccessfulLintRequiredCI-LINT-7 · clean · 21 s", "✓ SuccessfulDocsCI-DOCS · 45 s", "✓ SuccessfulAuditCI-AUDIT · 9 s",
+    "✕ FailedUnit testsRequiredCI-UNIT-7 · 3 failed · 1 min 1 s · 120 passed, 3 failed, 1 skipped",
+  ]);
+  assert.equal(await frame.locator(".bb-more").filter({ hasText: "builds" }).count(), 1, "only a passing build waits behind Show more");
+  assert.deepEqual(errors, []);
+  await shot(page, "card-required-inline-light");
+
+  // Fullscreen keeps the passing required key in view too.
+  await frame.getByRole("button", { name: "Full screen" }).click();
+  await frame.locator("main.bb-fullscreen").waitFor();
+  assert.deepEqual(await frame.locator(".bb-required > li").evaluateAll((n) => n.map((x) => [x.dataset.key, x.dataset.state])),
+    [["CI-LINT", "SUCCESSFUL"], ["CI-SECURITY", "MISSING"], ["CI-UNIT", "FAILED"]]);
+  assert.equal(await frame.locator(".bb-builds > li.bb-build").count(), 5);
+  await page.waitForTimeout(200);
+  await shot(page, "card-required-fullscreen");
+});
+
+test("when bb cannot tell the requirements (null), the card says nothing about them", async () => {
+  const data = fixture("pr-required");
+  data.pullRequest.builds.requirements = null;
+  data.pullRequest.vetoes = []; // Bitbucket's own veto words may say "required"; the card's must not
+  // Even if a build claims to be required, with no requirements there is no mark.
+  const v = await open(browser, { mount: { input: data.call, result: result(data), displayMode: "fullscreen" } });
+  await v.frame.locator(".bb-card").waitFor({ timeout: 10000 });
+  assert.equal(await v.frame.locator(".bb-build").count(), 5, "the builds are drawn");
+  assert.equal(await v.frame.locator(".bb-required, .bb-req-summary, [data-count='required-builds']").count(), 0);
+  assert.equal(await v.frame.getByText("Required", { exact: false }).count(), 0, "no Required lozenge, no summary");
+  assert.doesNotMatch(await v.frame.locator(".bb-card").textContent(), /required/i);
+  const open_ = await card("pr-open", { displayMode: "fullscreen" });
+  assert.doesNotMatch(await open_.frame.locator('[aria-label="Builds"]').textContent(), /required/i);
+  assert.equal(await open_.frame.locator(".bb-required, .bb-req-summary, [data-count='required-builds']").count(), 0);
+});
+
+test("a card with no builds draws no empty Builds heading; an empty listing says No builds", async () => {
+  const base = fixture("pr-draft");
+  const none = structuredClone(base);
+  none.pullRequest.builds = { counts: { successful: 0, failed: 0, inProgress: 0, cancelled: 0, unknown: 0 }, items: [], shown: null, total: null, requirements: null };
+  let v = await open(browser, { mount: { result: result(none) } });
+  await v.frame.locator(".bb-card").waitFor();
+  assert.equal(await v.frame.locator('[aria-label="Builds"]').count(), 0, "nothing known, nothing said");
+  assert.equal(await v.frame.getByText("Builds", { exact: true }).count(), 0);
+
+  const empty = structuredClone(base);
+  empty.pullRequest.builds = { counts: { successful: 0, failed: 0, inProgress: 0, cancelled: 0, unknown: 0 }, items: [], shown: 0, total: 0, requirements: null };
+  v = await open(browser, { mount: { result: result(empty) } });
+  await v.frame.locator(".bb-card").waitFor();
+  assert.equal(await v.frame.locator('[aria-label="Builds"]').textContent(), "No builds");
+  assert.equal(await v.frame.locator('[aria-label="Builds"] h3').count(), 0, "no empty heading");
+});

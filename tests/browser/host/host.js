@@ -2,6 +2,7 @@
 // iframe (scripts only: no same origin, no forms), and switches for theme and display mode.
 // Bundled with esbuild at test time; the view page itself has no build step.
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
 const log = { links: [], sizes: [], modeRequests: [], pwned: [], initialized: false };
 let bridge = null;
@@ -46,7 +47,7 @@ async function mount(html, opts = {}) {
   await initialized;
   log.initialized = true;
   if (opts.input) await bridge.sendToolInput({ arguments: opts.input });
-  if (opts.cancel) await bridge.sendToolCancelled({ reason: opts.cancel });
+  if (typeof opts.cancel === "string") await bridge.sendToolCancelled({ reason: opts.cancel });
   if (opts.result) await bridge.sendToolResult(opts.result);
 }
 
@@ -67,7 +68,28 @@ function spoof(result) {
   document.body.append(other);
 }
 
+// The host as a real client renders views: an MCP client talking to bb over Streamable HTTP that
+// declares the UI extension, reads the page named by show's _meta.ui.resourceUri, calls show and
+// mounts the page with that input and result. Answers with what bb sent, as JSON text.
+let client = null;
+async function viaBb(url, args, opts = {}) {
+  if (!client) {
+    client = new Client({ name: "bb-browser-test-host", version: "1.0.0" },
+      { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  }
+  const { tools } = await client.listTools();
+  const show = tools.find((t) => t.name === "show");
+  const uri = show && show._meta && show._meta.ui && show._meta.ui.resourceUri;
+  const page = await client.readResource({ uri });
+  const html = page.contents[0].text;
+  const result = await client.callTool({ name: "show", arguments: args });
+  await mount(html, Object.assign({}, opts, { input: args, result }));
+  return JSON.stringify({ uri, mimeType: page.contents[0].mimeType, html, result });
+}
+
 window.bbHost = {
+  viaBb,
   log,
   mount,
   setContext,
