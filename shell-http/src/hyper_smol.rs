@@ -1,7 +1,7 @@
 //! hyper 1's runtime traits over smol: byte streams from async-net and a timer from async-io.
 //!
-//! Written here rather than pulled in (the same approach as bb-stack's adapter): it is small, and it keeps
-//! bb-http's dependencies to hyper and smol.
+//! Written here rather than pulled in: it is small, and it keeps bb-http's dependencies to hyper and smol.
+//! bb-stack serves with it too.
 
 use hyper::rt::{ReadBufCursor, Sleep, Timer};
 use smol::io::{AsyncRead, AsyncWrite};

@@ -24,7 +24,7 @@
 mod driver;
 mod exchange;
 mod gate;
-mod hyper_smol;
+pub mod hyper_smol;
 pub mod options;
 mod registry;
 mod reply;

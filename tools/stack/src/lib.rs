@@ -19,7 +19,8 @@ pub mod avatar_png;
 pub mod control;
 pub mod errors;
 pub mod exchange;
-pub mod hyper_smol;
+/// hyper on smol: the same small adapter bb's HTTP transport serves with.
+pub use bb_http::hyper_smol;
 pub mod model;
 pub mod paging;
 pub mod patches;
