@@ -127,3 +127,34 @@ fn a_repository_whose_conditions_need_no_model_reads_none() {
     let req: &Value = &a.raw["_meta"]["bb/view"]["pullRequest"]["builds"]["requirements"];
     assert!(req.is_object(), "{req}");
 }
+
+/// Opens a pull request in BB/api from `from` into `to` with create_pull_request and returns its id.
+fn open_pr(d: &mut Driver, from: &str, to: &str) -> u64 {
+    let a = d.call(
+        "create_pull_request",
+        json!({"project": "BB", "repo": "api", "title": format!("{from} into {to}"), "from_ref": from, "to_ref": to,
+               "default_reviewers": false}),
+    );
+    assert!(!a.is_error, "{}", a.text);
+    let id = a.text.split('#').nth(1).and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next()).unwrap();
+    id.parse().unwrap()
+}
+
+#[test]
+fn targets_decide_by_pattern_model_branch_and_model_category() {
+    let mut d = Driver::with_views();
+    let cases = [
+        ("develop", "ci-dev"),               // MODEL_BRANCH development = develop
+        ("release/v1", "ci-release"),        // PATTERN release/*
+        ("release/v2", "ci-v"),              // PATTERN release/v?
+        ("team/a/stable", "ci-deep"),        // PATTERN heads/**/stable
+        ("hotfix/empty-pages", "ci-hotfix"), // MODEL_CATEGORY HOTFIX: targets under hotfix/
+    ];
+    for (to, key) in cases {
+        let id = open_pr(&mut d, "feature/parser", to);
+        let r = required(&mut d, id).unwrap_or_else(|| panic!("requirements for a PR into {to}"));
+        assert!(keys(&r).contains(&key), "into {to}: {r:?}");
+        assert!(!keys(&r).contains(&"ci-integration"), "BRANCH main does not apply into {to}: {r:?}");
+        assert_eq!(state(&r, key), Some("MISSING"), "no build yet for {key}");
+    }
+}
