@@ -43,14 +43,17 @@ pub async fn serve<R, W>(
     max_line: usize,
 ) -> std::io::Result<()>
 where
-    R: AsyncRead + Unpin + Send + 'static,
+    R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
     // Bounded, so a client that floods stdin is slowed by backpressure rather than buffered.
     let (tx, rx) = smol::channel::bounded::<Event>(64);
-    let reader = smol::spawn(read_frames(input, tx.clone(), max_line));
-    let result = pump(rx, tx, output, session, fetcher, logger, max_line).await;
-    reader.cancel().await;
+    // The reader runs on this thread beside the loop: a message reaches the session without a
+    // hand-off between threads.
+    let local = smol::LocalExecutor::new();
+    let reader = local.spawn(read_frames(input, tx.clone(), max_line));
+    let result = local.run(pump(rx, tx, output, session, fetcher, logger, max_line)).await;
+    drop(reader);
     result
 }
 
@@ -154,15 +157,19 @@ async fn read_frames<R: AsyncRead + Unpin>(input: R, tx: Sender<Event>, max_line
 
 /// Runs `bb ai mcp serve` on the process's stdin and stdout.
 ///
-/// stdin is read by a thread of its own with blocking reads, and stdout is written directly by
-/// the loop: a message goes from the client to the session and back with one thread hand-off.
-/// (A client that stops reading stdout stalls the loop, as it would with any writer.)
+/// When both are pipes or sockets (as an MCP client starts bb), they are driven by the event loop
+/// on this one thread: a message goes from the client to the session and back without a hand-off
+/// between threads. Otherwise (a terminal, whose mode bb must not change, or a regular file, which
+/// cannot be polled), stdin is read by a thread of its own and stdout written directly.
 pub fn serve_stdio(
     session: Session,
     fetcher: Arc<dyn Fetcher>,
     logger: Logger,
     max_line: usize,
 ) -> std::io::Result<()> {
+    if let Some((input, output)) = polled_stdio() {
+        return smol::block_on(serve(input, output, session, fetcher, logger, max_line));
+    }
     let (tx, rx) = smol::channel::bounded::<Event>(64);
     let reader_tx = tx.clone();
     std::thread::Builder::new().name("bb-stdin".into()).spawn(move || {
@@ -170,4 +177,17 @@ pub fn serve_stdio(
     })?;
     let stdout = AssertAsync::new(std::io::stdout().lock());
     smol::block_on(pump(rx, tx, stdout, session, fetcher, logger, max_line))
+}
+
+/// stdin and stdout as pollable, unbuffered files (duplicated descriptors), when neither is a
+/// terminal and both can be polled.
+fn polled_stdio() -> Option<(smol::Async<std::fs::File>, smol::Async<std::fs::File>)> {
+    use std::io::IsTerminal;
+    use std::os::fd::AsFd;
+    if std::io::stdin().is_terminal() || std::io::stdout().is_terminal() {
+        return None;
+    }
+    let input = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned().ok()?);
+    let output = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().ok()?);
+    Some((smol::Async::new(input).ok()?, smol::Async::new(output).ok()?))
 }
