@@ -5,8 +5,7 @@
 //! timeouts and retries as the operator's configuration, only the credentials differ), made on
 //! first use and kept for reuse; the operator's credentials are then never used for a session.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bb_core::plan::FetchErrorKind;
@@ -15,12 +14,9 @@ use bb_http::{BearerToken, FetchFn, HttpOptions, Limits, LogFn, PersonalToken, S
 
 use crate::bitbucket::Bitbucket;
 use crate::cli::HttpServe;
-use crate::config::{Auth, BitbucketConfig, Secret};
+use crate::config::{Auth, BitbucketConfig};
 use crate::fetch::Fetcher;
 use crate::log::Logger;
-
-/// Per-person clients kept at most; beyond it the cache starts over (clients are cheap to remake).
-const MAX_PERSON_CLIENTS: usize = 1024;
 
 /// Binds, prints the URL as the first line on stderr (and a generated token, once), then serves
 /// until the process ends.
@@ -48,7 +44,7 @@ pub fn serve_http(
         per_user_token_header: flags.per_user_token_header.clone(),
         limits,
     };
-    let fetch = fetch_fn(operator, bitbucket, flags.per_user_token_header.is_some());
+    let fetch = fetch_fn(operator, bitbucket, flags.per_user_token_header.is_some())?;
     let log: LogFn = Arc::new(move |level: Level, line: &str| logger.log(level, line));
     let server = Server::bind(flags.addr, options, config, fetch, log)
         .map_err(|e| format!("cannot listen on {}: {e}", flags.addr))?;
@@ -73,49 +69,29 @@ pub fn serve_http(
     server.run().map_err(|e| format!("the HTTP server stopped: {e}"))
 }
 
-/// The fetcher bb-http calls: the operator's client, or in per-user mode a client with the person's token.
-fn fetch_fn(operator: Arc<dyn Fetcher>, bitbucket: Option<BitbucketConfig>, per_user: bool) -> FetchFn {
-    let Some(base) = bitbucket.filter(|_| per_user) else {
-        return Arc::new(move |request: FetchRequest, _: Option<&PersonalToken>| operator.fetch(request));
+/// The fetcher bb-http calls: the operator's client, or in per-user mode one shared client (the
+/// configured server, CA bundle, proxy and limits, but none of the operator's credentials) that
+/// acts with each person's own token.
+fn fetch_fn(operator: Arc<dyn Fetcher>, bitbucket: Option<BitbucketConfig>, per_user: bool) -> Result<FetchFn, String> {
+    let Some(mut base) = bitbucket.filter(|_| per_user) else {
+        return Ok(Arc::new(move |request: FetchRequest, _: Option<&PersonalToken>| operator.fetch(request)));
     };
-    let clients: Mutex<HashMap<String, Arc<Bitbucket>>> = Mutex::new(HashMap::new());
-    Arc::new(move |request: FetchRequest, person: Option<&PersonalToken>| {
-        let Some(person) = person else {
-            return FetchOutcome::failed(
-                FetchErrorKind::NotConfigured,
-                "this server acts with each person's own Bitbucket token, and this session has none",
-            );
-        };
-        match client_for(&clients, &base, person) {
-            Ok(client) => client.fetch(request),
-            Err(e) => FetchOutcome::failed(FetchErrorKind::NotConfigured, e),
-        }
-    })
-}
-
-fn client_for(
-    clients: &Mutex<HashMap<String, Arc<Bitbucket>>>,
-    base: &BitbucketConfig,
-    person: &PersonalToken,
-) -> Result<Arc<Bitbucket>, String> {
-    let mut map = clients.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(c) = map.get(person.secret()) {
-        return Ok(Arc::clone(c));
-    }
-    if map.len() >= MAX_PERSON_CLIENTS {
-        map.clear();
-    }
-    let mut config = base.clone();
-    config.auth = Auth::Token(Secret::new(person.secret()));
-    let client = Arc::new(Bitbucket::new(config)?);
-    map.insert(person.secret().to_owned(), Arc::clone(&client));
-    Ok(client)
+    base.auth = Auth::Anonymous;
+    let client = Bitbucket::new(base)?;
+    Ok(Arc::new(move |request: FetchRequest, person: Option<&PersonalToken>| match person {
+        Some(person) => client.fetch_as(request, person.secret()),
+        None => FetchOutcome::failed(
+            FetchErrorKind::NotConfigured,
+            "this server acts with each person's own Bitbucket token, and this session has none",
+        ),
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
+    use crate::config::Secret;
 
     struct Operator;
 
@@ -131,7 +107,7 @@ mod tests {
 
     #[test]
     fn without_per_user_mode_every_session_uses_the_operators_client() {
-        let f = fetch_fn(Arc::new(Operator), None, false);
+        let f = fetch_fn(Arc::new(Operator), None, false).unwrap();
         assert_eq!(f(get(), None), FetchOutcome::response(200, "operator"));
         assert_eq!(f(get(), Some(&PersonalToken::new("t"))), FetchOutcome::response(200, "operator"));
     }
@@ -139,9 +115,38 @@ mod tests {
     #[test]
     fn in_per_user_mode_a_session_without_a_token_never_gets_the_operators_credentials() {
         let base = BitbucketConfig::new("http://127.0.0.1:9", Auth::Token(Secret::new("operator-secret"))).unwrap();
-        let f = fetch_fn(Arc::new(Operator), Some(base), true);
+        let f = fetch_fn(Arc::new(Operator), Some(base), true).unwrap();
         let FetchOutcome::Failed(e) = f(get(), None) else { panic!("expected a failure") };
         assert_eq!(e.kind, FetchErrorKind::NotConfigured);
         assert!(!e.detail.contains("operator-secret"));
+    }
+
+    #[test]
+    fn in_per_user_mode_each_request_carries_the_persons_token_and_never_the_operators() {
+        let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
+        // The operator's token is the stack's valid one: a person with a wrong token must not borrow it.
+        let base = BitbucketConfig::new(&stack.base_url, Auth::Token(Secret::new(&stack.token))).unwrap();
+        let f = fetch_fn(Arc::new(Operator), Some(base), true).unwrap();
+        let me = FetchRequest::get("/rest/api/latest/projects", vec![]);
+        let FetchOutcome::Response(wrong) = f(me.clone(), Some(&PersonalToken::new("not-a-token"))) else {
+            panic!("expected Bitbucket's answer")
+        };
+        assert_eq!(wrong.status, 401);
+        let FetchOutcome::Response(right) = f(me, Some(&PersonalToken::new(&stack.token))) else {
+            panic!("expected Bitbucket's answer")
+        };
+        assert_eq!(right.status, 200);
+        assert_eq!(right.user.as_deref(), Some("alice"));
+        stack.shutdown();
+    }
+
+    #[test]
+    fn a_persons_token_is_scrubbed_from_failure_details() {
+        let base = BitbucketConfig::new("http://127.0.0.1:9", Auth::Anonymous).unwrap();
+        let f = fetch_fn(Arc::new(Operator), Some(base), true).unwrap();
+        let FetchOutcome::Failed(e) = f(get(), Some(&PersonalToken::new("sekrit-person-token"))) else {
+            panic!("port 9 answers nothing")
+        };
+        assert!(!e.detail.contains("sekrit-person-token"), "{}", e.detail);
     }
 }

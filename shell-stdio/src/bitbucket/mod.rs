@@ -94,19 +94,59 @@ impl Bitbucket {
         &self.config
     }
 
+    /// Makes `request` with a person's own token instead of the configured credentials (the HTTP
+    /// transport's per-person mode): the same connections, the same bound on requests in flight,
+    /// and the person's token is scrubbed from every detail like the configured ones.
+    pub fn fetch_as(&self, request: FetchRequest, token: &str) -> FetchOutcome {
+        self.run(request, Some(&format!("Bearer {token}")), Some(token))
+    }
+
+    /// Makes `request` with retries, authorized by `authorization`; `extra_secret` is scrubbed too.
+    fn run(&self, request: FetchRequest, authorization: Option<&str>, extra_secret: Option<&str>) -> FetchOutcome {
+        let url = format!("{}{}", self.config.base_url, request.path);
+        let body = match request.body.as_ref().map(serde_json::to_vec).transpose() {
+            Ok(b) => b,
+            Err(e) => {
+                return FetchOutcome::failed(
+                    FetchErrorKind::BrokenResponse,
+                    format!("bb could not encode the request body: {e}"),
+                );
+            }
+        };
+        let mut attempt = 1;
+        loop {
+            let outcome = self.attempt(&request, &url, body.as_deref(), authorization);
+            match retry::decide(&self.config.retry, request.method, attempt, &outcome, jitter()) {
+                Decision::Retry { after_ms } => {
+                    std::thread::sleep(Duration::from_millis(after_ms));
+                    attempt += 1;
+                }
+                Decision::Stop => return finish(outcome, &request, attempt, &self.config, extra_secret),
+            }
+        }
+    }
+
     /// One attempt: wait for the gate, send, read the answer (capped).
-    fn attempt(&self, request: &FetchRequest, url: &str, body: Option<&[u8]>) -> FetchOutcome {
+    fn attempt(
+        &self,
+        request: &FetchRequest,
+        url: &str,
+        body: Option<&[u8]>,
+        authorization: Option<&str>,
+    ) -> FetchOutcome {
         let _permit = self.gate.enter();
         let query = request.query.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let headers = |rb| with_authorization(rb, authorization);
         let sent = match (request.method, body) {
-            (Method::Get, _) => self.headers(self.agent.get(url).query_pairs(query)).call(),
-            (Method::Delete, _) => self.headers(self.agent.delete(url).query_pairs(query)).call(),
+            (Method::Get, _) => headers(self.agent.get(url).query_pairs(query)).call(),
+            (Method::Delete, _) => headers(self.agent.delete(url).query_pairs(query)).call(),
             (method, body) => {
                 let rb = match method {
                     Method::Put => self.agent.put(url),
                     _ => self.agent.post(url),
                 };
-                let rb = self.headers(rb.query_pairs(query)).header("X-Atlassian-Token", "no-check");
+                let rb =
+                    with_authorization(rb.query_pairs(query), authorization).header("X-Atlassian-Token", "no-check");
                 match body {
                     Some(b) => rb.header("Content-Type", "application/json").send(b),
                     None => rb.send_empty(),
@@ -136,47 +176,38 @@ impl Bitbucket {
             Err(e) => FetchOutcome::Failed(failure::classify(&e, failure::Phase::Body, &self.config)),
         }
     }
+}
 
-    fn headers<B>(&self, rb: RequestBuilder<B>) -> RequestBuilder<B> {
-        match &self.authorization {
-            Some(a) => rb.header("Authorization", a.as_str()),
-            None => rb,
-        }
+fn with_authorization<B>(rb: RequestBuilder<B>, authorization: Option<&str>) -> RequestBuilder<B> {
+    match authorization {
+        Some(a) => rb.header("Authorization", a),
+        None => rb,
     }
 }
 
 impl Fetcher for Bitbucket {
     fn fetch(&self, request: FetchRequest) -> FetchOutcome {
-        let url = format!("{}{}", self.config.base_url, request.path);
-        let body = match request.body.as_ref().map(serde_json::to_vec).transpose() {
-            Ok(b) => b,
-            Err(e) => {
-                return FetchOutcome::failed(
-                    FetchErrorKind::BrokenResponse,
-                    format!("bb could not encode the request body: {e}"),
-                );
-            }
-        };
-        let mut attempt = 1;
-        loop {
-            let outcome = self.attempt(&request, &url, body.as_deref());
-            match retry::decide(&self.config.retry, request.method, attempt, &outcome, jitter()) {
-                Decision::Retry { after_ms } => {
-                    std::thread::sleep(Duration::from_millis(after_ms));
-                    attempt += 1;
-                }
-                Decision::Stop => return finish(outcome, &request, attempt, &self.config),
-            }
-        }
+        self.run(request, self.authorization.as_deref(), None)
     }
 }
 
 /// Names the request and the attempts in a failure's detail, and removes any secret that slipped in.
-fn finish(outcome: FetchOutcome, request: &FetchRequest, attempts: u32, config: &BitbucketConfig) -> FetchOutcome {
+fn finish(
+    outcome: FetchOutcome,
+    request: &FetchRequest,
+    attempts: u32,
+    config: &BitbucketConfig,
+    extra_secret: Option<&str>,
+) -> FetchOutcome {
     match outcome {
         FetchOutcome::Failed(mut e) => {
             let tries = if attempts > 1 { format!(" (after {attempts} attempts)") } else { String::new() };
-            e.detail = scrub(&format!("{} {}: {}{tries}", request.method.as_str(), request.path, e.detail), config);
+            let mut detail =
+                scrub(&format!("{} {}: {}{tries}", request.method.as_str(), request.path, e.detail), config);
+            if let Some(secret) = extra_secret.filter(|s| !s.is_empty()) {
+                detail = detail.replace(secret, "<hidden>");
+            }
+            e.detail = detail;
             FetchOutcome::Failed(e)
         }
         response => response,
