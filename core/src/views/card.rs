@@ -72,6 +72,7 @@ pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext
         builds: Builds::default(),
         required,
         activity: None,
+        built: None,
         missing: Vec::new(),
         people: People::default(),
     };
@@ -114,6 +115,8 @@ struct Card {
     builds: Builds,
     required: ConditionsReader,
     activity: Option<Page<Activity>>,
+    /// The view's data, built once everything but the avatars has been read.
+    built: Option<Value>,
     missing: Vec<String>,
     people: People,
 }
@@ -189,11 +192,14 @@ impl Flow for Card {
             return None;
         }
         let pr = self.pr.clone()?;
-        // Building the view notes everyone it mentions; their avatars come last.
-        let view = self.view(&pr);
+        // Building the view (once) notes everyone it mentions; their avatars come last.
+        if self.built.is_none() {
+            self.built = Some(self.view(&pr));
+        }
         if self.avatars.ask(&self.people, f) {
             return None;
         }
+        let view = self.built.take()?;
         Some(self.finish(&pr, view))
     }
 }

@@ -30,6 +30,7 @@ pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext
         source_filter: q.source_filter,
         page: None,
         total: None,
+        built: None,
         missing: Vec::new(),
         people: People::default(),
     };
@@ -46,6 +47,8 @@ struct ListView {
     source_filter: Option<String>,
     page: Option<Page<PullRequest>>,
     total: Option<u64>,
+    /// The view's data, built once the page has been read.
+    built: Option<Value>,
     missing: Vec<String>,
     people: People,
 }
@@ -70,10 +73,14 @@ impl Flow for ListView {
             return None;
         }
         self.page.as_ref()?;
-        let view = self.view();
+        // Built once; building it notes everyone it mentions, whose avatars come last.
+        if self.built.is_none() {
+            self.built = Some(self.view());
+        }
         if self.avatars.ask(&self.people, f) {
             return None;
         }
+        let view = self.built.take()?;
         let shown = view["shown"].as_u64().unwrap_or(0);
         let more = if view["more"] == Value::Bool(true) { ", more exist" } else { "" };
         let text = format!("Showing {} to the person: {shown} shown{more}.", self.title);
