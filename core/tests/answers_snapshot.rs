@@ -1,0 +1,236 @@
+//! Every tool's and `show`'s answers for a fixed set of calls against the stand-in, held byte for byte
+//! (the view's `readAt` aside) in `snapshots/answers.jsonl`, with the set of Bitbucket requests each
+//! call made. A change of structure must leave both alone; a change of behaviour updates the file
+//! on purpose: `BB_UPDATE_SNAPSHOTS=1 cargo test -p bb-core --test answers_snapshot`.
+#![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
+
+mod stack_driver;
+
+use serde_json::{Value, json};
+use stack_driver::{Driver, error_body};
+
+/// One recorded call: how the driver is prepared, and the call.
+struct Case {
+    name: &'static str,
+    views: bool,
+    prepare: fn(&mut Driver),
+    tool: &'static str,
+    args: Value,
+}
+
+fn none(_: &mut Driver) {}
+
+fn no_ui_build_listing(d: &mut Driver) {
+    d.answer_with(|r| {
+        r.path
+            .starts_with("/rest/ui/")
+            .then(|| error_body(404, "com.atlassian.bitbucket.NoSuchEntityException", "No such resource", json!({})))
+    });
+}
+
+fn activity_fails(d: &mut Driver) {
+    d.fault("/rest/api/latest/projects/BB/repos/api/pull-requests/1/activities", 500, 10, None);
+}
+
+fn conditions_forbidden(d: &mut Driver) {
+    d.answer_with(|r| {
+        r.path.contains("/required-builds/").then(|| {
+            error_body(401, "com.atlassian.bitbucket.AuthorisationException", "You are not permitted", json!({}))
+        })
+    });
+}
+
+fn cases() -> Vec<Case> {
+    let c = |name, tool, args| Case { name, views: false, prepare: none, tool, args };
+    let v = |name, args| Case { name, views: true, prepare: none, tool: "show", args };
+    vec![
+        c("get open", "get_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 1})),
+        c("get merged", "get_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 2})),
+        c("get long description", "get_pull_request", json!({"project": "OPS", "repo": "infra", "pr_id": 2})),
+        c("get missing repo", "get_pull_request", json!({"project": "BB", "repo": "nope", "pr_id": 1})),
+        c("get missing pr", "get_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 999})),
+        Case {
+            name: "get legacy builds",
+            views: false,
+            prepare: no_ui_build_listing,
+            tool: "get_pull_request",
+            args: json!({"project": "BB", "repo": "api", "pr_id": 1}),
+        },
+        c("list open", "list_pull_requests", json!({"project": "BB", "repo": "api"})),
+        c("list all", "list_pull_requests", json!({"project": "BB", "repo": "api", "state": "ALL", "limit": 100})),
+        c("list drafts", "list_pull_requests", json!({"project": "BB", "repo": "api", "draft": true})),
+        c(
+            "list reviewer",
+            "list_pull_requests",
+            json!({"project": "BB", "repo": "api", "role": "REVIEWER", "user": "carol"}),
+        ),
+        c("list text", "list_pull_requests", json!({"project": "BB", "repo": "api", "text": "retry"})),
+        c("list inbox", "list_pull_requests", json!({"inbox": true})),
+        c("list dashboard", "list_pull_requests", json!({"role": "AUTHOR"})),
+        c("diff small", "get_pull_request_diff", json!({"project": "BB", "repo": "api", "pr_id": 1})),
+        c(
+            "diff budget",
+            "get_pull_request_diff",
+            json!({"project": "BB", "repo": "api", "pr_id": 2, "max_bytes": 3000}),
+        ),
+        c("diff binary", "get_pull_request_diff", json!({"project": "BB", "repo": "api", "pr_id": 7})),
+        c("diff paged", "get_pull_request_diff", json!({"project": "OPS", "repo": "infra", "pr_id": 1, "limit": 2})),
+        c("diff large", "get_pull_request_diff", json!({"project": "OPS", "repo": "infra", "pr_id": 1})),
+        c("comments", "list_pr_comments", json!({"project": "BB", "repo": "api", "pr_id": 1})),
+        c(
+            "comments paged",
+            "list_pr_comments",
+            json!({"project": "BB", "repo": "api", "pr_id": 1, "start": 2, "limit": 2}),
+        ),
+        c("tasks open", "list_pr_tasks", json!({"project": "BB", "repo": "api", "pr_id": 1, "state": "OPEN"})),
+        c("tasks resolved", "list_pr_tasks", json!({"project": "BB", "repo": "api", "pr_id": 1, "state": "RESOLVED"})),
+        c(
+            "comment add",
+            "add_pr_comment",
+            json!({"project": "BB", "repo": "api", "pr_id": 3, "text": "<b>hi</b> \u{202e}"}),
+        ),
+        c(
+            "comment task",
+            "add_pr_comment",
+            json!({"project": "BB", "repo": "api", "pr_id": 3, "text": "do it", "task": true}),
+        ),
+        c(
+            "review approve",
+            "submit_pr_review",
+            json!({"project": "BB", "repo": "api", "pr_id": 10, "action": "approve"}),
+        ),
+        c(
+            "review needs work",
+            "submit_pr_review",
+            json!({"project": "BB", "repo": "api", "pr_id": 6, "action": "request_changes"}),
+        ),
+        c(
+            "review missing",
+            "submit_pr_review",
+            json!({"project": "BB", "repo": "api", "pr_id": 999, "action": "approve"}),
+        ),
+        c(
+            "create",
+            "create_pull_request",
+            json!({"project": "BB", "repo": "api", "title": "T", "from_ref": "docs/typo"}),
+        ),
+        c(
+            "create no defaults",
+            "create_pull_request",
+            json!({"project": "BB", "repo": "api", "title": "T", "from_ref": "docs/typo", "to_ref": "main", "default_reviewers": false}),
+        ),
+        c("merge stale", "merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 1, "version": 1})),
+        c("merge vetoed", "merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 10, "version": 0})),
+        c("merge ok", "merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 11, "version": 0})),
+        c("builds of pr", "get_build_status", json!({"project": "BB", "repo": "api", "pr_id": 1})),
+        c("builds of pr page", "get_build_status", json!({"project": "BB", "repo": "api", "pr_id": 1, "start": 2})),
+        c("builds bad args", "get_build_status", json!({"project": "BB"})),
+        Case {
+            name: "builds legacy",
+            views: false,
+            prepare: no_ui_build_listing,
+            tool: "get_build_status",
+            args: json!({"project": "BB", "repo": "api", "pr_id": 1}),
+        },
+        c("required", "list_required_builds", json!({"project": "BB", "repo": "api"})),
+        c("required paged", "list_required_builds", json!({"project": "BB", "repo": "api", "limit": 5})),
+        c("required pr", "list_required_builds", json!({"project": "BB", "repo": "api", "pr_id": 1})),
+        c("required pr other", "list_required_builds", json!({"project": "WEB", "repo": "site", "pr_id": 1})),
+        Case {
+            name: "required pr no listing",
+            views: false,
+            prepare: no_ui_build_listing,
+            tool: "list_required_builds",
+            args: json!({"project": "BB", "repo": "api", "pr_id": 1}),
+        },
+        c("show without views", "show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1})),
+        v("card open", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1})),
+        v("card merged", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 2})),
+        v("card cli", json!({"kind": "pull_request", "project": "BB", "repo": "cli", "pr_id": 3})),
+        v("card infra", json!({"kind": "pull_request", "project": "OPS", "repo": "infra", "pr_id": 2})),
+        v("card site", json!({"kind": "pull_request", "project": "WEB", "repo": "site", "pr_id": 1})),
+        v("card missing", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 999})),
+        v("card bad args", json!({"kind": "pull_request", "project": "BB", "repo": "api"})),
+        v("card unknown kind", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 1})),
+        Case {
+            name: "card legacy builds",
+            views: true,
+            prepare: no_ui_build_listing,
+            tool: "show",
+            args: json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}),
+        },
+        Case {
+            name: "card activity fails",
+            views: true,
+            prepare: activity_fails,
+            tool: "show",
+            args: json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}),
+        },
+        Case {
+            name: "card conditions forbidden",
+            views: true,
+            prepare: conditions_forbidden,
+            tool: "show",
+            args: json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}),
+        },
+        v("list view", json!({"kind": "pull_requests", "project": "BB", "repo": "api"})),
+        v("list view cli", json!({"kind": "pull_requests", "project": "BB", "repo": "cli", "limit": 5})),
+        v("list view inbox", json!({"kind": "pull_requests", "inbox": true})),
+        v("list view all", json!({"kind": "pull_requests", "project": "BB", "repo": "api", "state": "ALL"})),
+    ]
+}
+
+/// The result with what differs between two reads of the same state taken out: the view's
+/// `readAt`, and avatar bytes (kept as their length, which still tells a changed image).
+fn stable(mut result: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                if o.contains_key("readAt") {
+                    o.insert("readAt".into(), json!("<time>"));
+                }
+                o.values_mut().for_each(walk);
+            }
+            Value::Array(a) => a.iter_mut().for_each(walk),
+            Value::String(s) if s.starts_with("data:") => *s = format!("<data: {} bytes>", s.len()),
+            _ => {}
+        }
+    }
+    walk(&mut result);
+    result
+}
+
+fn record() -> Vec<String> {
+    let mut lines = Vec::new();
+    for case in cases() {
+        let mut d = if case.views { Driver::with_views() } else { Driver::new() };
+        (case.prepare)(&mut d);
+        let a = d.call(case.tool, case.args.clone());
+        let mut requests = d.requests.clone();
+        requests.sort();
+        let line = json!({"case": case.name, "tool": case.tool, "args": case.args,
+                          "result": stable(a.raw), "requests": requests});
+        lines.push(line.to_string());
+    }
+    lines
+}
+
+#[test]
+fn every_answer_is_the_one_recorded() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/answers.jsonl");
+    let now = record();
+    if std::env::var_os("BB_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, now.join("\n") + "\n").unwrap();
+        return;
+    }
+    let recorded =
+        std::fs::read_to_string(&path).expect("snapshots/answers.jsonl: record it with BB_UPDATE_SNAPSHOTS=1");
+    let recorded: Vec<&str> = recorded.lines().collect();
+    assert_eq!(recorded.len(), now.len(), "the number of recorded cases changed");
+    for (was, is) in recorded.iter().zip(&now) {
+        if *was != is.as_str() {
+            let name: Value = serde_json::from_str(was).unwrap();
+            panic!("case `{}` answers differently now.\nrecorded: {was}\nnow:      {is}", name["case"]);
+        }
+    }
+}
