@@ -38,6 +38,35 @@ pub fn validate(args: Option<&Value>, schema: &Value) -> Result<(), String> {
     check(args, schema, "")
 }
 
+/// A string argument, once [`validate`] has checked its type.
+pub fn string<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+/// A non-negative integer argument.
+pub fn number(args: &Map<String, Value>, key: &str) -> Option<u64> {
+    args.get(key).and_then(Value::as_u64)
+}
+
+/// A boolean argument.
+pub fn flag(args: &Map<String, Value>, key: &str) -> Option<bool> {
+    args.get(key).and_then(Value::as_bool)
+}
+
+/// `project`, `repo` and `pr_id`, which the schemas of pull request tools require.
+pub fn pull_request(args: &Map<String, Value>) -> (String, String, u64) {
+    (
+        string(args, "project").unwrap_or("").to_owned(),
+        string(args, "repo").unwrap_or("").to_owned(),
+        number(args, "pr_id").unwrap_or(0),
+    )
+}
+
+/// The `start` and `limit` query parameters of a page.
+pub fn paging(start: u64, limit: u64) -> [(String, String); 2] {
+    [("start".into(), start.to_string()), ("limit".into(), limit.to_string())]
+}
+
 fn check(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
     let name = if at.is_empty() { "the arguments".to_owned() } else { format!("`{at}`") };
     if let Some(ty) = schema.get("type").and_then(Value::as_str) {

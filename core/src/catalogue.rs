@@ -1,9 +1,8 @@
-//! The tool catalogue, and which of its tools a server exposes.
+//! The registry: every tool and view kind bb has, and which of them a server exposes. It imports the
+//! tools and the views; none of them imports it.
 //!
-//! The catalogue knows every tool bb has: its schema, description, annotations, whether it
-//! writes, and which view kind (if any) draws its answer. [`Catalogue::expose`] applies the
-//! operator's `--tools`, `--exclude` and `--allow-writes` with the rules of the views decision
-//! record (ADR-101):
+//! [`Catalogue::expose`] applies the operator's `--tools`, `--exclude` and `--allow-writes` with the
+//! rules of the views decision record (ADR-101):
 //!
 //! - a data tool is exposed when `--tools` is absent or names it, and `--exclude` does not;
 //!   an unsafe write (merge) additionally needs `--allow-writes` or to be named in `--tools`;
@@ -16,95 +15,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
-
-use crate::plan::{PlanContext, Step};
-use crate::protocol::ClientProfile;
-
-/// The URI of bb's one view page.
-pub const VIEW_URI: &str = "ui://bb/view";
-
-/// What part a tool plays in the catalogue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// A tool that answers the model, drawn by the view kind it names (if any).
-    Data {
-        /// The `show` kind that draws this tool's answer.
-        view_kind: Option<&'static str>,
-    },
-    /// The one view tool, with the kinds it can draw.
-    Show {
-        /// The view kinds `show` draws; a kind is offered only while its data tool is exposed too.
-        kinds: &'static [&'static str],
-    },
-    /// A tool only views call (`refresh_view`, `suggest_form_values`); goes with `show`.
-    ViewCompanion,
-}
-
-/// Whether a tool changes anything in Bitbucket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// Reads only.
-    Read,
-    /// Writes something a person can undo or that adds (a comment, a review).
-    Write,
-    /// Writes something that cannot be taken back (a merge): exposed only when asked for.
-    UnsafeWrite,
-}
-
-/// MCP tool annotations (hints for the client; defaults per the MCP schema are stated explicitly).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Annotations {
-    /// The tool does not modify its environment.
-    pub read_only: bool,
-    /// The tool may perform destructive updates.
-    pub destructive: bool,
-    /// Calling it again with the same arguments has no additional effect.
-    pub idempotent: bool,
-    /// The tool reaches an open world (Bitbucket): true for every tool that reads Bitbucket.
-    pub open_world: bool,
-}
-
-/// The context of one tool call.
-#[derive(Debug)]
-pub struct CallContext<'a> {
-    /// The client, as it declared itself in `initialize`.
-    pub client: &'a ClientProfile,
-    /// What this server exposes.
-    pub exposed: &'a Exposed,
-    /// Wall-clock time of the call, epoch milliseconds.
-    pub now_ms: u64,
-    /// The Bitbucket user's slug, once a response has named it (`X-AUSERNAME`).
-    pub bitbucket_user: Option<&'a str>,
-    /// Bitbucket's base URL, for links the views build.
-    pub base_url: Option<&'a str>,
-    /// The avatars every session of the server shares.
-    pub avatars: &'a crate::views::avatars::SharedAvatars,
-}
-
-/// Starts a tool call with validated arguments.
-pub type StartFn = fn(&Map<String, Value>, &mut PlanContext, &CallContext<'_>) -> Step;
-
-/// One tool bb has.
-#[derive(Debug, Clone)]
-pub struct ToolSpec {
-    /// The tool's name (snake_case).
-    pub name: &'static str,
-    /// A human title.
-    pub title: &'static str,
-    /// What the model reads to decide whether to call it.
-    pub description: &'static str,
-    /// The input schema; `show`'s is built from its offered kinds instead.
-    pub input_schema: fn() -> Value,
-    /// The annotations.
-    pub annotations: Annotations,
-    /// Whether it writes.
-    pub access: Access,
-    /// The part it plays.
-    pub role: Role,
-    /// Runs a call.
-    pub start: StartFn,
-}
+use crate::tool::{Access, Exposed, KindSpec, Role, ToolSpec};
 
 /// The operator's choice of tools: `--tools`, `--exclude`, `--allow-writes`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -117,31 +28,24 @@ pub struct ExposureOptions {
     pub allow_writes: bool,
 }
 
-/// Every tool bb has, in the order `tools/list` shows them.
+/// Every tool bb has, in the order `tools/list` shows them, and the kinds of `show`.
 #[derive(Debug, Clone)]
 pub struct Catalogue {
     tools: Vec<ToolSpec>,
-}
-
-/// The tools a server exposes, with their `tools/list` entries rendered once.
-#[derive(Debug)]
-pub struct Exposed {
-    tools: Vec<ToolSpec>,
-    listed: Vec<Value>,
-    show_kinds: Vec<(&'static str, &'static str)>,
+    kinds: Vec<KindSpec>,
 }
 
 impl Catalogue {
-    /// A catalogue of these tools. Names must be unique.
-    pub fn new(tools: Vec<ToolSpec>) -> Catalogue {
-        Catalogue { tools }
+    /// A catalogue of these tools and view kinds. Names must be unique.
+    pub fn new(tools: Vec<ToolSpec>, kinds: Vec<KindSpec>) -> Catalogue {
+        Catalogue { tools, kinds }
     }
 
-    /// bb's own tools: the pull request data tools ([`crate::tools`]). The views land with their issue.
+    /// bb's own tools: the pull request data tools, `show` and the kinds of [`crate::views::KINDS`].
     pub fn standard() -> Catalogue {
         let mut tools = crate::tools::all();
-        tools.push(crate::views::spec());
-        Catalogue::new(tools)
+        tools.push(crate::views::SHOW);
+        Catalogue::new(tools, crate::views::KINDS.to_vec())
     }
 
     /// Every tool's name, in catalogue order.
@@ -168,118 +72,33 @@ impl Catalogue {
         let named_explicitly = |name: &str| options.tools.as_ref().is_some_and(|t| t.contains(name));
 
         let data_exposed = |t: &ToolSpec| {
-            named(t.name)
+            t.role == Role::Data
+                && named(t.name)
                 && !excluded(t.name)
                 && (t.access != Access::UnsafeWrite || options.allow_writes || named_explicitly(t.name))
         };
-        let drawn: &[&str] = self
-            .tools
+        let mut kinds: Vec<KindSpec> = self
+            .kinds
             .iter()
-            .find_map(|t| match t.role {
-                Role::Show { kinds } => Some(kinds),
-                _ => None,
-            })
-            .unwrap_or(&[]);
-        let mut show_kinds = Vec::new();
-        for t in &self.tools {
-            if let Role::Data { view_kind: Some(kind) } = t.role
-                && data_exposed(t)
-                && drawn.contains(&kind)
-            {
-                show_kinds.push((kind, t.name));
-            }
-        }
-        let show_exposed = self.tools.iter().any(|t| {
-            matches!(t.role, Role::Show { .. }) && named(t.name) && !excluded(t.name) && !show_kinds.is_empty()
-        });
+            .filter(|k| self.tools.iter().any(|t| t.name == k.tool && data_exposed(t)))
+            .copied()
+            .collect();
+        let show_exposed =
+            !kinds.is_empty() && self.tools.iter().any(|t| t.role == Role::Show && named(t.name) && !excluded(t.name));
         let tools: Vec<ToolSpec> = self
             .tools
             .iter()
             .filter(|t| match t.role {
-                Role::Data { .. } => data_exposed(t),
-                Role::Show { .. } => show_exposed,
+                Role::Data => data_exposed(t),
+                Role::Show => show_exposed,
                 Role::ViewCompanion => show_exposed && !excluded(t.name),
             })
-            .cloned()
+            .copied()
             .collect();
         if !show_exposed {
-            show_kinds.clear();
+            kinds.clear();
         }
-        let mut exposed = Exposed { tools, listed: Vec::new(), show_kinds };
-        exposed.listed = exposed.tools.iter().map(|t| exposed.render(t)).collect();
-        Ok(Arc::new(exposed))
-    }
-}
-
-impl Exposed {
-    /// The exposed tools, in `tools/list` order.
-    pub fn tools(&self) -> &[ToolSpec] {
-        &self.tools
-    }
-
-    /// The exposed tool with this name.
-    pub fn get(&self, name: &str) -> Option<&ToolSpec> {
-        self.tools.iter().find(|t| t.name == name)
-    }
-
-    /// The `tools/list` entries, rendered once.
-    pub fn listed(&self) -> &[Value] {
-        &self.listed
-    }
-
-    /// The `show` kinds offered, each with the data tool whose answer it shows.
-    pub fn show_kinds(&self) -> &[(&'static str, &'static str)] {
-        &self.show_kinds
-    }
-
-    /// The input schema a call to `tool` is checked against.
-    pub fn input_schema(&self, tool: &ToolSpec) -> Value {
-        match tool.role {
-            Role::Show { .. } => self.show_schema(),
-            _ => (tool.input_schema)(),
-        }
-    }
-
-    /// The schema of a `show` call: `kind`, and the arguments of the kind's data tool, which the
-    /// model already has from that tool's own schema (so they are not listed twice, at a cost in
-    /// tokens on every `tools/list`). `show` checks them against that schema when it runs.
-    fn show_schema(&self) -> Value {
-        let kinds: Vec<&str> = self.show_kinds.iter().map(|(k, _)| *k).collect();
-        let pairs: Vec<String> = self.show_kinds.iter().map(|(k, t)| format!("{k}: {t}")).collect();
-        json!({"type": "object",
-               "properties": {"kind": {"type": "string", "enum": kinds,
-                   "description": format!("The view. Also pass the arguments of its tool ({}).", pairs.join(", "))}},
-               "required": ["kind"]})
-    }
-
-    /// The data tool whose answer a `show` kind draws, when the kind is offered.
-    pub fn tool_of_kind(&self, kind: &str) -> Option<&ToolSpec> {
-        self.show_kinds.iter().find(|(k, _)| *k == kind).and_then(|(_, t)| self.get(t))
-    }
-
-    /// One `tools/list` entry.
-    fn render(&self, t: &ToolSpec) -> Value {
-        let a = t.annotations;
-        let mut entry = Map::new();
-        entry.insert("name".into(), Value::from(t.name));
-        entry.insert("title".into(), Value::from(t.title));
-        entry.insert("description".into(), Value::from(t.description));
-        entry.insert("inputSchema".into(), self.input_schema(t));
-        entry.insert(
-            "annotations".into(),
-            json!({"readOnlyHint": a.read_only, "destructiveHint": a.destructive,
-                   "idempotentHint": a.idempotent, "openWorldHint": a.open_world}),
-        );
-        match t.role {
-            Role::Show { .. } => {
-                entry.insert("_meta".into(), json!({"ui": {"resourceUri": VIEW_URI}, "ui/resourceUri": VIEW_URI}));
-            }
-            Role::ViewCompanion => {
-                entry.insert("_meta".into(), json!({"ui": {"visibility": ["app"]}}));
-            }
-            Role::Data { .. } => {}
-        }
-        Value::Object(entry)
+        Ok(Arc::new(Exposed::new(tools, kinds)))
     }
 }
 
@@ -288,6 +107,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use crate::testing::test_catalogue;
+    use crate::tool::VIEW_URI;
+    use serde_json::{Value, json};
 
     fn exposed(tools: Option<&[&str]>, exclude: &[&str], allow_writes: bool) -> Vec<&'static str> {
         let options = ExposureOptions {
@@ -355,7 +176,7 @@ mod tests {
     fn a_show_kind_is_offered_only_while_its_data_tool_is_exposed() {
         let options = ExposureOptions { exclude: ["list_things".to_string()].into(), ..Default::default() };
         let e = test_catalogue().expose(&options).unwrap();
-        assert_eq!(e.show_kinds(), [("thing", "get_thing")]);
+        assert_eq!(e.kinds().iter().map(|k| (k.name, k.tool)).collect::<Vec<_>>(), [("thing", "get_thing")]);
         let schema = &e.listed().iter().find(|t| t["name"] == "show").unwrap()["inputSchema"];
         assert_eq!(schema["properties"]["kind"]["enum"], json!(["thing"]));
     }
@@ -369,9 +190,9 @@ mod tests {
     #[test]
     fn a_kind_whose_tool_is_an_unexposed_unsafe_write_is_not_offered() {
         let e = test_catalogue().expose(&ExposureOptions::default()).unwrap();
-        assert!(!e.show_kinds().iter().any(|(k, _)| *k == "merge_form"));
+        assert!(!e.kinds().iter().any(|k| k.name == "merge_form"));
         let e = test_catalogue().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
-        assert!(e.show_kinds().iter().any(|(k, _)| *k == "merge_form"));
+        assert!(e.kinds().iter().any(|k| k.name == "merge_form"));
     }
 
     #[test]

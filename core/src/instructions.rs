@@ -5,7 +5,7 @@
 //! to see it, never for an agent working on its own; a diff only for what the person cannot
 //! open in their own editor. It is given only while `show` is exposed.
 
-use crate::catalogue::Exposed;
+use crate::tool::{Access, Exposed};
 
 /// The instructions for a server exposing `exposed`.
 pub fn for_exposed(exposed: &Exposed) -> String {
@@ -21,7 +21,7 @@ pub fn for_exposed(exposed: &Exposed) -> String {
              person cannot open in their own editor. If the person sees no view, answer in words.",
         );
     }
-    if exposed.tools().iter().any(|t| t.access != crate::catalogue::Access::Read) {
+    if exposed.tools().iter().any(|t| t.access != Access::Read) {
         text.push_str(
             "\n\nTools that write change Bitbucket for everyone: call them only when the person asked for the change.",
         );

@@ -1,49 +1,69 @@
 //! bb-core: everything bb decides, with no IO.
 //!
 //! The core never touches a socket, a file, the environment, a clock or a random source. A shell
-//! (stdio or HTTP) owns those and drives a [`Session`]: it feeds [`Input`]s with the current time
-//! and drains [`Session::poll_output`] after every call, carrying out each [`Output`]:
+//! (stdio or HTTP) owns those and drives a [`Server`]: it feeds [`Input`]s with the current time
+//! and drains [`Server::poll_output`] after every call, carrying out each [`Output`]:
 //!
 //! ```
-//! use bb_core::{Catalogue, ExposureOptions, Input, Output, ServerConfig, Session};
-//! use std::sync::Arc;
+//! use bb_core::{Catalogue, ExposureOptions, Input, Output, Server, ServerConfig};
 //!
 //! let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
-//! let mut session = Session::new(Arc::new(ServerConfig::new(exposed, "0.0.0")));
+//! let mut server = Server::new(ServerConfig::new(exposed, "0.0.0"));
+//! let session = server.open();
 //! let line = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-//! session.handle(Input::Message { bytes: line, tag: 0 }, 0);
-//! while let Some(out) = session.poll_output() {
-//!     if let Output::Send { message, .. } = out {
-//!         assert_eq!(message, br#"{"id":1,"jsonrpc":"2.0","result":{}}"#);
-//!     }
+//! server.handle(Input::Message { session, bytes: line, tag: 7 }, 0);
+//! let mut outputs = Vec::new();
+//! while let Some(out) = server.poll_output() {
+//!     outputs.push(out);
 //! }
+//! assert_eq!(outputs, [
+//!     Output::Send { session, tag: Some(7), message: br#"{"id":1,"jsonrpc":"2.0","result":{}}"#.to_vec() },
+//!     Output::Done { session, tag: 7 },
+//! ]);
 //! ```
 //!
-//! Modules are named after what they decide: [`jsonrpc`] (framing), [`protocol`] (revisions and
-//! the client's profile), [`catalogue`] (the tools and their exposure), [`args`] (argument
-//! checking), [`plan`] (how a call waits on Bitbucket), [`session`] (the state machine).
+//! Layers, each importing only those below it:
+//!
+//! ```text
+//!   server        what sessions share; owns the sessions                    (quinn: Endpoint)
+//!   session       one client's conversation: handshake, calls, cancellation   (quinn: Connection)
+//!   catalogue     the registry: imports the tools and the kinds, never imported by them
+//!   tools/ views/ one file per data tool; one file per show kind, listed in views::KINDS
+//!   reads/        each Bitbucket read written once, typed; tools and views render the same reads
+//!   tool          what every tool and kind is made of, and what a call sees
+//!   plan fetch bitbucket jsonrpc protocol args retry markdown requirements text avatar_cache   leaves
+//! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod args;
+pub mod avatar_cache;
 pub mod bitbucket;
 pub mod catalogue;
+pub mod fetch;
 pub mod instructions;
 pub mod jsonrpc;
 pub mod logging;
 pub mod markdown;
 pub mod plan;
 pub mod protocol;
+pub mod reads;
 pub mod requirements;
 pub mod retry;
+pub mod server;
 pub mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod text;
+pub mod tool;
 pub mod tools;
 pub mod views;
 
-pub use catalogue::{Catalogue, Exposed, ExposureOptions, ToolSpec, VIEW_URI};
+pub use catalogue::{Catalogue, ExposureOptions};
+pub use fetch::{FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method, Ticket};
 pub use logging::Level;
-pub use plan::{FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method, Ticket, ToolResult};
+pub use plan::ToolResult;
 pub use protocol::ProtocolVersion;
-pub use session::{Input, Output, ServerConfig, Session};
+pub use server::{Input, Output, Server, ServerConfig, SessionId};
+pub use session::Session;
+pub use tool::{Exposed, ToolSpec, VIEW_URI};

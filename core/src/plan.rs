@@ -1,128 +1,23 @@
-//! How a tool call runs: it answers at once, or it becomes a plan that asks the shell for
-//! Bitbucket requests and answers when the responses it needs have come back.
+//! How a tool call runs: it answers at once, or it becomes a plan that waits on Bitbucket reads and
+//! answers when the responses it needs have come back.
 //!
 //! ```text
-//!   start(args, cx) ──▶ Step::Done(result)                      answered at once
-//!                   └─▶ Step::Wait(plan)  + cx.fetch(..) × n     the session emits Output::Fetch
-//!   plan.resume(fetched, cx) ──▶ None                            still waiting (may fetch more)
-//!                            └─▶ Some(result)                    answered; the plan is dropped
+//!   start(args, call) ──▶ Step::Done(result)                     answered at once
+//!                     └─▶ Step::wait(plan, first reads)           the session emits Output::Fetch for each
+//!   plan.on(read, outcome, fetches) ──▶ None                      still waiting (may ask for more reads)
+//!                                   └─▶ Some(result)              answered; the plan and its open reads are dropped
 //! ```
 //!
-//! A cancelled call's plan is dropped; responses that arrive for it afterwards are ignored.
+//! Each plan names its reads with a type of its own ([`Plan::Read`]): an outcome comes back under the
+//! name its request was filed with, so no two files share numbers. A cancelled call's plan is
+//! dropped; responses that arrive for it afterwards are ignored.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-/// An HTTP method bb uses against Bitbucket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Method {
-    /// GET: reads; safe to retry.
-    Get,
-    /// POST: creates; never retried blindly.
-    Post,
-    /// PUT: updates.
-    Put,
-    /// DELETE: removes.
-    Delete,
-}
-
-impl Method {
-    /// The method's name on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-            Method::Put => "PUT",
-            Method::Delete => "DELETE",
-        }
-    }
-}
-
-/// One Bitbucket request a plan needs. The shell adds the base URL, credentials and timeouts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchRequest {
-    /// The method.
-    pub method: Method,
-    /// The path below the server's base URL, starting with `/` (e.g. `/rest/api/latest/...`).
-    pub path: String,
-    /// Query parameters, in order.
-    pub query: Vec<(String, String)>,
-    /// A JSON body, for writes.
-    pub body: Option<Value>,
-}
-
-impl FetchRequest {
-    /// A GET of `path` with `query`.
-    pub fn get(path: impl Into<String>, query: Vec<(String, String)>) -> Self {
-        FetchRequest { method: Method::Get, path: path.into(), query, body: None }
-    }
-}
-
-/// The outcome of a Bitbucket request, as the shell observed it (after the shell's retries).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FetchOutcome {
-    /// Bitbucket answered (any status).
-    Response(FetchResponse),
-    /// No (complete) answer.
-    Failed(FetchError),
-}
-
-impl FetchOutcome {
-    /// A response with this status and body and no `Retry-After`.
-    pub fn response(status: u16, body: impl Into<Vec<u8>>) -> FetchOutcome {
-        FetchOutcome::Response(FetchResponse { status, body: body.into(), retry_after_s: None, user: None })
-    }
-
-    /// A failure of this kind, with a detail that names no secret.
-    pub fn failed(kind: FetchErrorKind, detail: impl Into<String>) -> FetchOutcome {
-        FetchOutcome::Failed(FetchError { kind, detail: detail.into(), may_have_arrived: false })
-    }
-}
-
-/// A complete HTTP answer from Bitbucket.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchResponse {
-    /// The HTTP status.
-    pub status: u16,
-    /// The whole body.
-    pub body: Vec<u8>,
-    /// `Retry-After` in seconds, when Bitbucket sent one (429, 503).
-    pub retry_after_s: Option<u64>,
-    /// The slug of the user Bitbucket authenticated, from the `X-AUSERNAME` header of an
-    /// authenticated response (reference/bitbucket-dc.md "Users": [rec in third-party clients;
-    /// assumed for 9.x]). The session remembers it for tools that act as the current user.
-    pub user: Option<String>,
-}
-
-/// Why a Bitbucket request got no complete answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchError {
-    /// The kind of failure.
-    pub kind: FetchErrorKind,
-    /// What happened, in words that name no secret (no token, no password, no Authorization header).
-    pub detail: String,
-    /// Whether the request may have reached Bitbucket (it was sent, then the answer failed):
-    /// a write in this state has an unknown outcome and must not be retried blindly.
-    pub may_have_arrived: bool,
-}
-
-/// The kinds of [`FetchError`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FetchErrorKind {
-    /// bb has no Bitbucket server configured.
-    NotConfigured,
-    /// No connection: name resolution, refused, reset, proxy.
-    Unreachable,
-    /// TLS failed: an untrusted certificate, or a client certificate refused.
-    Tls,
-    /// No answer in time.
-    Timeout,
-    /// The answer broke off, or was larger than bb accepts.
-    BrokenResponse,
-}
-
-/// Identifies one outstanding Bitbucket request across the session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Ticket(pub u64);
+use crate::avatar_cache::AvatarCache;
+use crate::fetch::{FetchOutcome, FetchRequest, Ticket};
 
 /// What a tool answers: MCP's `CallToolResult`.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,29 +61,18 @@ impl ToolResult {
     }
 }
 
-/// What a plan may ask of the session while it runs.
-#[derive(Debug, Default)]
-pub struct PlanContext {
-    pub(crate) wanted: Vec<FetchRequest>,
-    pub(crate) issued: Vec<Ticket>,
-    pub(crate) next_ticket: u64,
-}
+/// A tool call waiting on Bitbucket: the tool's side.
+pub trait Plan: Send + std::fmt::Debug + 'static {
+    /// Names what each read is for; an outcome comes back under the name its request was filed with.
+    type Read: Copy + std::fmt::Debug + Send + 'static;
 
-impl PlanContext {
-    /// Asks for a Bitbucket request; its outcome comes back to `Plan::resume` with this ticket.
-    pub fn fetch(&mut self, request: FetchRequest) -> Ticket {
-        let ticket = Ticket(self.next_ticket);
-        self.next_ticket += 1;
-        self.wanted.push(request);
-        self.issued.push(ticket);
-        ticket
-    }
-}
-
-/// A tool call in progress.
-pub trait Plan: Send + std::fmt::Debug {
-    /// Takes one fetched response. `Some` answers the call; `None` waits for more.
-    fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, cx: &mut PlanContext) -> Option<ToolResult>;
+    /// Takes the outcome of the read filed as `read`; may ask for more. `Some` answers the call.
+    fn on(
+        &mut self,
+        read: Self::Read,
+        outcome: FetchOutcome,
+        fetches: &mut Fetches<'_, '_, Self::Read>,
+    ) -> Option<ToolResult>;
 }
 
 /// How a tool call starts.
@@ -196,8 +80,94 @@ pub trait Plan: Send + std::fmt::Debug {
 pub enum Step {
     /// The answer is ready.
     Done(ToolResult),
-    /// The answer waits on the requests the start asked for.
-    Wait(Box<dyn Plan>),
+    /// The answer waits on the reads the plan asked for first.
+    Wait(Box<dyn Waiting>),
+}
+
+impl Step {
+    /// Waits on `first` (at least one read) with `plan`.
+    pub fn wait<P: Plan>(plan: P, first: Vec<(P::Read, FetchRequest)>) -> Step {
+        Step::Wait(Box::new(Running { plan, pending: BTreeMap::new(), first }))
+    }
+}
+
+/// What the session hands a plan: where its requests go, and the server's avatar cache.
+#[derive(Debug)]
+pub struct Desk<'a> {
+    pub(crate) issued: Vec<(Ticket, FetchRequest)>,
+    pub(crate) next_ticket: &'a mut u64,
+    /// Avatars every session of the server shares.
+    pub avatars: &'a mut AvatarCache,
+}
+
+impl Desk<'_> {
+    fn issue(&mut self, request: FetchRequest) -> Ticket {
+        let ticket = Ticket(*self.next_ticket);
+        *self.next_ticket += 1;
+        self.issued.push((ticket, request));
+        ticket
+    }
+}
+
+/// Lets a plan ask for more reads while it takes an outcome.
+#[derive(Debug)]
+pub struct Fetches<'d, 'a, R> {
+    desk: &'d mut Desk<'a>,
+    pending: &'d mut BTreeMap<Ticket, R>,
+}
+
+impl<R> Fetches<'_, '_, R> {
+    /// Asks for `request`; its outcome comes back as `read`.
+    pub fn fetch(&mut self, read: R, request: FetchRequest) {
+        let ticket = self.desk.issue(request);
+        self.pending.insert(ticket, read);
+    }
+
+    /// How many reads are still out.
+    pub fn waiting(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The server's avatar cache.
+    pub fn avatars(&mut self) -> &mut AvatarCache {
+        self.desk.avatars
+    }
+}
+
+/// A started plan as the session holds it, whatever its read type.
+pub trait Waiting: Send + std::fmt::Debug {
+    /// Files the plan's first reads.
+    fn begin(&mut self, desk: &mut Desk<'_>);
+    /// Takes the outcome of `ticket`; `Some` answers the call.
+    fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, desk: &mut Desk<'_>) -> Option<ToolResult>;
+    /// How many reads are still out.
+    fn waiting(&self) -> usize;
+}
+
+#[derive(Debug)]
+struct Running<P: Plan> {
+    plan: P,
+    pending: BTreeMap<Ticket, P::Read>,
+    first: Vec<(P::Read, FetchRequest)>,
+}
+
+impl<P: Plan> Waiting for Running<P> {
+    fn begin(&mut self, desk: &mut Desk<'_>) {
+        for (read, request) in std::mem::take(&mut self.first) {
+            let ticket = desk.issue(request);
+            self.pending.insert(ticket, read);
+        }
+    }
+
+    fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, desk: &mut Desk<'_>) -> Option<ToolResult> {
+        let read = self.pending.remove(&ticket)?;
+        let mut fetches = Fetches { desk, pending: &mut self.pending };
+        self.plan.on(read, outcome, &mut fetches)
+    }
+
+    fn waiting(&self) -> usize {
+        self.pending.len()
+    }
 }
 
 #[cfg(test)]
@@ -217,12 +187,39 @@ mod tests {
         assert!(ToolResult::text("ok").to_value().get("isError").is_none());
     }
 
+    #[derive(Debug)]
+    struct Two;
+
+    impl Plan for Two {
+        type Read = &'static str;
+        fn on(
+            &mut self,
+            read: &'static str,
+            _: FetchOutcome,
+            f: &mut Fetches<'_, '_, &'static str>,
+        ) -> Option<ToolResult> {
+            (f.waiting() == 0).then(|| ToolResult::text(read))
+        }
+    }
+
     #[test]
-    fn tickets_are_issued_in_order() {
-        let mut cx = PlanContext::default();
-        let a = cx.fetch(FetchRequest::get("/a", vec![]));
-        let b = cx.fetch(FetchRequest::get("/b", vec![]));
-        assert!(a < b);
-        assert_eq!(cx.wanted.len(), 2);
+    fn an_outcome_comes_back_under_the_name_its_read_was_filed_with() {
+        let Step::Wait(mut w) =
+            Step::wait(Two, vec![("a", FetchRequest::get("/a", vec![])), ("b", FetchRequest::get("/b", vec![]))])
+        else {
+            unreachable!()
+        };
+        let (mut next, mut avatars) = (0, AvatarCache::default());
+        let mut desk = Desk { issued: vec![], next_ticket: &mut next, avatars: &mut avatars };
+        w.begin(&mut desk);
+        let tickets: Vec<Ticket> = desk.issued.iter().map(|(t, _)| *t).collect();
+        assert_eq!(tickets, [Ticket(0), Ticket(1)]);
+        assert_eq!(w.resume(Ticket(1), FetchOutcome::response(200, ""), &mut desk), None);
+        assert_eq!(w.resume(Ticket(0), FetchOutcome::response(200, ""), &mut desk), Some(ToolResult::text("a")));
+        assert_eq!(
+            w.resume(Ticket(0), FetchOutcome::response(200, ""), &mut desk),
+            None,
+            "an outcome twice is ignored"
+        );
     }
 }

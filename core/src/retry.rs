@@ -26,7 +26,7 @@
 //! - Otherwise the wait grows exponentially from `policy.base_ms`, capped at `policy.max_backoff_ms`;
 //!   its upper half is scaled by `jitter_permille`, an input, so the function stays deterministic.
 
-use crate::plan::{FetchErrorKind, FetchOutcome, Method};
+use crate::fetch::{FetchErrorKind, FetchOutcome, Method};
 
 /// How hard the shell tries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

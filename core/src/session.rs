@@ -1,129 +1,34 @@
-//! One MCP session: the state machine a transport drives.
-//!
-//! A session is IO-free. The shell feeds it [`Input`]s with the current time and then drains
-//! [`Session::poll_output`] until it returns `None` (after *every* call to `handle`):
+//! One client's MCP conversation (quinn-proto's `Connection` to the [`crate::Server`]'s `Endpoint`):
+//! its handshake, the calls it has in flight, their cancellation and their answers.
 //!
 //! ```text
-//!   shell                                  Session
-//!   ─────                                  ───────
-//!   line from client ──handle(Message)──▶  decode, dispatch ──▶ Output::Send (answers)
-//!                                                           └─▶ Output::Fetch (a plan's requests)
-//!   response from Bitbucket ─handle(Fetched)─▶ plan.resume ──▶ Output::Send when the plan answers
-//!   drain poll_output() until None
+//!   Server.handle(Message) ─▶ Session: decode, dispatch ──▶ Output::Send (answers), Output::Done
+//!                                                       └─▶ Output::Fetch (a plan's reads)
+//!   Server.handle(Fetched) ─▶ Session: plan.on ──▶ Output::Send when the plan answers, then Output::Done
 //! ```
-//!
-//! Method classes, in the order a driver uses them: getters ([`Session::protocol_version`],
-//! [`Session::client`], [`Session::in_flight`]); input ([`Session::handle`]); output
-//! ([`Session::poll_output`]).
 //!
 //! Lifecycle: before `initialize` only `initialize` and `ping` are accepted. Every request with
 //! an id gets exactly one answer, unless a `notifications/cancelled` for it arrives first, in which
 //! case its plan is dropped and it gets none. Notifications are never answered.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
-use crate::catalogue::{CallContext, Exposed, VIEW_URI};
+use crate::fetch::{FetchOutcome, Ticket};
 use crate::jsonrpc::{
     self, Decoded, ErrorReply, INVALID_PARAMS, INVALID_REQUEST, Id, METHOD_NOT_FOUND, Message, RESOURCE_NOT_FOUND,
 };
 use crate::logging::Level;
-use crate::plan::{FetchOutcome, FetchRequest, Plan, PlanContext, Step, Ticket, ToolResult};
+use crate::plan::{Step, ToolResult, Waiting};
 use crate::protocol::{ClientProfile, ProtocolVersion, UI_EXTENSION, VIEW_MIME_TYPE};
-
-/// What every session of one server shares: the exposed tools and the server's identity.
-#[derive(Debug)]
-pub struct ServerConfig {
-    /// The tools this server exposes.
-    pub exposed: Arc<Exposed>,
-    /// bb's version, for `serverInfo`.
-    pub version: &'static str,
-    /// How many tools one `tools/list` page holds.
-    pub tools_page_size: usize,
-    /// The instructions given at initialize, made once from the exposure.
-    pub instructions: String,
-    /// Bitbucket's base URL (with its context path), for the links views build; `None` when unknown.
-    pub base_url: Option<String>,
-    /// Avatars fetched for views, shared by every session.
-    pub avatars: crate::views::avatars::SharedAvatars,
-}
-
-impl ServerConfig {
-    /// A configuration for `exposed`, with instructions that match it.
-    pub fn new(exposed: Arc<Exposed>, version: &'static str) -> ServerConfig {
-        let instructions = crate::instructions::for_exposed(&exposed);
-        ServerConfig {
-            exposed,
-            version,
-            tools_page_size: 100,
-            instructions,
-            base_url: None,
-            avatars: Default::default(),
-        }
-    }
-}
-
-/// Something for the session to take in.
-#[derive(Debug)]
-pub enum Input<'a> {
-    /// One message (or batch) from the client. `tag` is the shell's: every answer to this input
-    /// carries it back, so a transport can route answers to the request that carried them.
-    Message {
-        /// The raw bytes of one line (stdio) or one POST body (HTTP).
-        bytes: &'a [u8],
-        /// The shell's tag for this input.
-        tag: u64,
-    },
-    /// A message longer than the shell accepts was dropped unread.
-    Oversized {
-        /// The limit it exceeded, in bytes.
-        limit: usize,
-        /// The shell's tag for this input.
-        tag: u64,
-    },
-    /// The outcome of a Bitbucket request the session asked for.
-    Fetched {
-        /// The ticket of [`Output::Fetch`].
-        ticket: Ticket,
-        /// What happened.
-        outcome: FetchOutcome,
-    },
-}
-
-/// Something the shell must do.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Output {
-    /// Send one JSON-RPC message (a single line, no newline) to the client.
-    Send {
-        /// The serialized message.
-        message: Vec<u8>,
-        /// The tag of the input this answers, if it answers one.
-        tag: Option<u64>,
-    },
-    /// Make a Bitbucket request and hand its outcome back as [`Input::Fetched`].
-    Fetch {
-        /// Identifies the request.
-        ticket: Ticket,
-        /// The request.
-        request: FetchRequest,
-    },
-    /// A request asked for earlier is no longer needed; its outcome will be ignored.
-    CancelFetch(Ticket),
-    /// A line for the operator's log (stderr).
-    Log {
-        /// Its severity.
-        level: Level,
-        /// The text; never holds a secret.
-        message: String,
-    },
-}
+use crate::server::{Output, SessionId, Shared};
+use crate::tool::{Call, VIEW_URI};
 
 /// A tool call waiting on Bitbucket.
 #[derive(Debug)]
 struct Pending {
-    plan: Box<dyn Plan>,
+    plan: Box<dyn Waiting>,
     tickets: BTreeSet<Ticket>,
     tag: u64,
     batch: Option<u64>,
@@ -137,10 +42,11 @@ struct Batch {
     answers: Vec<Value>,
 }
 
-/// One MCP session.
+/// One client's conversation: its handshake, its calls in flight, their cancellation. Owned and
+/// driven by the [`crate::Server`], which hands it what sessions share.
 #[derive(Debug)]
 pub struct Session {
-    config: Arc<ServerConfig>,
+    id: SessionId,
     version: Option<ProtocolVersion>,
     client: ClientProfile,
     client_log_level: Option<Level>,
@@ -149,17 +55,13 @@ pub struct Session {
     pending: BTreeMap<Id, Pending>,
     tickets: BTreeMap<Ticket, Id>,
     batches: BTreeMap<u64, Batch>,
-    next_ticket: u64,
     next_batch: u64,
-    now_ms: u64,
-    out: VecDeque<Output>,
 }
 
 impl Session {
-    /// A new session, waiting for `initialize`.
-    pub fn new(config: Arc<ServerConfig>) -> Session {
+    pub(crate) fn new(id: SessionId) -> Session {
         Session {
-            config,
+            id,
             version: None,
             client: ClientProfile::default(),
             client_log_level: None,
@@ -167,10 +69,7 @@ impl Session {
             pending: BTreeMap::new(),
             tickets: BTreeMap::new(),
             batches: BTreeMap::new(),
-            next_ticket: 0,
             next_batch: 0,
-            now_ms: 0,
-            out: VecDeque::new(),
         }
     }
 
@@ -189,63 +88,70 @@ impl Session {
         self.pending.len()
     }
 
-    /// Whether the input tagged `tag` still owes an answer (a tool call or a batch waiting on
-    /// Bitbucket). A transport that routes answers by tag (HTTP) uses it to tell an input that will
-    /// be answered later from one that never will be (a notification, a cancelled call).
-    pub fn awaits(&self, tag: u64) -> bool {
-        self.pending.values().any(|p| p.tag == tag) || self.batches.values().any(|b| b.tag == tag)
+    /// Whether the input tagged `tag` still owes an answer (a tool call or a batch waiting on Bitbucket).
+    fn awaits(&self, tag: u64) -> bool {
+        self.pending.values().any(|p| p.tag == tag && p.batch.is_none()) || self.batches.values().any(|b| b.tag == tag)
     }
 
-    /// Takes one input at wall-clock time `now_ms` (epoch milliseconds; a clock that steps back
-    /// is held at the latest time seen). Drain [`Session::poll_output`] afterwards.
-    pub fn handle(&mut self, input: Input<'_>, now_ms: u64) {
-        self.now_ms = self.now_ms.max(now_ms);
-        match input {
-            Input::Message { bytes, tag } => self.handle_bytes(bytes, tag),
-            Input::Oversized { limit, tag } => {
-                self.log(Level::Warning, format!("dropped a message longer than {limit} bytes"));
-                let reply = ErrorReply::new(
-                    None,
-                    INVALID_REQUEST,
-                    format!(
-                        "Invalid request: the message is longer than bb's limit of {limit} bytes and was dropped unread."
-                    ),
-                );
-                self.send(reply.to_value(), Some(tag));
-            }
-            Input::Fetched { ticket, outcome } => self.handle_fetched(ticket, outcome),
+    /// Says the input tagged `tag` is complete, once nothing more is owed for it.
+    fn settle(&mut self, tag: u64, sh: &mut Shared) {
+        if !self.awaits(tag) {
+            sh.out.push_back(Output::Done { session: self.id, tag });
         }
     }
 
-    /// The next thing the shell must do, or `None` when there is nothing more until the next input.
-    pub fn poll_output(&mut self) -> Option<Output> {
-        self.out.pop_front()
+    pub(crate) fn message(&mut self, bytes: &[u8], tag: u64, sh: &mut Shared) {
+        self.handle_bytes(bytes, tag, sh);
+        self.settle(tag, sh);
     }
 
-    fn handle_bytes(&mut self, bytes: &[u8], tag: u64) {
+    pub(crate) fn oversized(&mut self, limit: usize, tag: u64, sh: &mut Shared) {
+        self.log(Level::Warning, format!("dropped a message longer than {limit} bytes"), sh);
+        let reply = ErrorReply::new(
+            None,
+            INVALID_REQUEST,
+            format!("Invalid request: the message is longer than bb's limit of {limit} bytes and was dropped unread."),
+        );
+        self.send(reply.to_value(), Some(tag), sh);
+        self.settle(tag, sh);
+    }
+
+    /// Drops every call in flight (the client has gone): their reads are cancelled, nothing is answered.
+    pub(crate) fn close(&mut self, sh: &mut Shared) {
+        for (_, pending) in std::mem::take(&mut self.pending) {
+            for t in pending.tickets {
+                sh.tickets.remove(&t);
+                sh.out.push_back(Output::CancelFetch(t));
+            }
+        }
+        self.tickets.clear();
+        self.batches.clear();
+    }
+
+    fn handle_bytes(&mut self, bytes: &[u8], tag: u64, sh: &mut Shared) {
         match jsonrpc::decode_line(bytes) {
             Decoded::Blank => {}
             Decoded::Invalid(reply) => {
-                self.log(Level::Debug, format!("answered an unreadable message: {}", reply.message));
-                self.send(reply.to_value(), Some(tag));
+                self.log(Level::Debug, format!("answered an unreadable message: {}", reply.message), sh);
+                self.send(reply.to_value(), Some(tag), sh);
             }
             Decoded::Single(message) => {
-                if let Some(answer) = self.dispatch(message, tag, None) {
-                    self.send(answer, Some(tag));
+                if let Some(answer) = self.dispatch(message, tag, None, sh) {
+                    self.send(answer, Some(tag), sh);
                 }
             }
-            Decoded::Batch(items) => self.handle_batch(items, tag),
+            Decoded::Batch(items) => self.handle_batch(items, tag, sh),
         }
     }
 
-    fn handle_batch(&mut self, items: Vec<Result<Message, ErrorReply>>, tag: u64) {
+    fn handle_batch(&mut self, items: Vec<Result<Message, ErrorReply>>, tag: u64, sh: &mut Shared) {
         if !self.version.is_some_and(ProtocolVersion::accepts_batches) {
             let reply = ErrorReply::new(
                 None,
                 INVALID_REQUEST,
                 "Invalid request: JSON-RPC batches are accepted only under protocol version 2025-03-26.",
             );
-            self.send(reply.to_value(), Some(tag));
+            self.send(reply.to_value(), Some(tag), sh);
             return;
         }
         let batch_id = self.next_batch;
@@ -253,7 +159,7 @@ impl Session {
         self.batches.insert(batch_id, Batch { tag, waiting: 0, answers: Vec::new() });
         for item in items {
             let answer = match item {
-                Ok(message) => self.dispatch(message, tag, Some(batch_id)),
+                Ok(message) => self.dispatch(message, tag, Some(batch_id), sh),
                 Err(reply) => Some(reply.to_value()),
             };
             if let Some(answer) = answer
@@ -262,29 +168,29 @@ impl Session {
                 b.answers.push(answer);
             }
         }
-        self.finish_batch_if_done(batch_id);
+        self.finish_batch_if_done(batch_id, sh);
     }
 
-    fn finish_batch_if_done(&mut self, batch_id: u64) {
+    fn finish_batch_if_done(&mut self, batch_id: u64, sh: &mut Shared) {
         if self.batches.get(&batch_id).is_some_and(|b| b.waiting == 0)
             && let Some(b) = self.batches.remove(&batch_id)
         {
             // A batch of notifications only is answered with nothing at all (JSON-RPC 2.0 §6).
             if !b.answers.is_empty() {
-                self.send(Value::Array(b.answers), Some(b.tag));
+                self.send(Value::Array(b.answers), Some(b.tag), sh);
             }
         }
     }
 
     /// Handles one message; returns the answer when it is ready now.
-    fn dispatch(&mut self, message: Message, tag: u64, batch: Option<u64>) -> Option<Value> {
+    fn dispatch(&mut self, message: Message, tag: u64, batch: Option<u64>, sh: &mut Shared) -> Option<Value> {
         match message {
             Message::Notification { method, params } => {
-                self.notification(&method, params.as_ref());
+                self.notification(&method, params.as_ref(), sh);
                 None
             }
             Message::Response { id } => {
-                self.log(Level::Debug, format!("ignored a response to id {id}: bb sent no request"));
+                self.log(Level::Debug, format!("ignored a response to id {id}: bb sent no request"), sh);
                 None
             }
             Message::Request { id, method, params } => {
@@ -296,7 +202,7 @@ impl Session {
                     );
                     return Some(reply.to_value());
                 }
-                let answer = self.request(&id, &method, params.unwrap_or(Value::Null), tag, batch);
+                let answer = self.request(&id, &method, params.unwrap_or(Value::Null), tag, batch, sh);
                 match answer {
                     Answer::Now(Ok(result)) => Some(jsonrpc::result_value(&id, result)),
                     Answer::Now(Err(reply)) => Some(reply.to_value()),
@@ -306,20 +212,28 @@ impl Session {
         }
     }
 
-    fn notification(&mut self, method: &str, params: Option<&Value>) {
+    fn notification(&mut self, method: &str, params: Option<&Value>, sh: &mut Shared) {
         match method {
-            "notifications/initialized" => self.log(Level::Debug, "client initialized".into()),
+            "notifications/initialized" => self.log(Level::Debug, "client initialized".into(), sh),
             "notifications/cancelled" => {
                 let Some(id) = params.and_then(|p| p.get("requestId")).and_then(Id::from_value) else {
                     return;
                 };
-                self.cancel(&id);
+                self.cancel(&id, sh);
             }
-            other => self.log(Level::Debug, format!("ignored notification {other}")),
+            other => self.log(Level::Debug, format!("ignored notification {other}"), sh),
         }
     }
 
-    fn request(&mut self, id: &Id, method: &str, params: Value, tag: u64, batch: Option<u64>) -> Answer {
+    fn request(
+        &mut self,
+        id: &Id,
+        method: &str,
+        params: Value,
+        tag: u64,
+        batch: Option<u64>,
+        sh: &mut Shared,
+    ) -> Answer {
         if self.version.is_none() && !matches!(method, "initialize" | "ping") {
             return Answer::Now(Err(ErrorReply::new(
                 Some(id.clone()),
@@ -332,13 +246,13 @@ impl Session {
             "initialize" if batch.is_some() => {
                 err(INVALID_REQUEST, "Invalid request: `initialize` must not be part of a batch.".into())
             }
-            "initialize" => self.initialize(id, &params),
+            "initialize" => self.initialize(id, &params, sh),
             "ping" => Answer::Now(Ok(json!({}))),
-            "tools/list" => match self.tools_list(&params) {
+            "tools/list" => match self.tools_list(&params, sh) {
                 Ok(v) => Answer::Now(Ok(v)),
                 Err(m) => err(INVALID_PARAMS, m),
             },
-            "tools/call" => self.tools_call(id, &params, tag, batch),
+            "tools/call" => self.tools_call(id, &params, tag, batch, sh),
             "resources/list" => Answer::Now(Ok(json!({"resources": []}))),
             "resources/templates/list" => Answer::Now(Ok(json!({"resourceTemplates": []}))),
             "resources/read" => self.resources_read(id, &params),
@@ -357,7 +271,7 @@ impl Session {
         }
     }
 
-    fn initialize(&mut self, id: &Id, params: &Value) -> Answer {
+    fn initialize(&mut self, id: &Id, params: &Value, sh: &mut Shared) -> Answer {
         if self.version.is_some() {
             return Answer::Now(Err(ErrorReply::new(
                 Some(id.clone()),
@@ -384,6 +298,7 @@ impl Session {
                 truncate(&self.client.version, 40),
                 self.client.renders_views
             ),
+            sh,
         );
         Answer::Now(Ok(json!({
             "protocolVersion": version.as_str(),
@@ -393,14 +308,14 @@ impl Session {
                 "logging": {},
                 "extensions": {UI_EXTENSION: {}},
             },
-            "serverInfo": {"name": "bb", "title": "bb for Bitbucket Data Center", "version": self.config.version},
-            "instructions": self.config.instructions,
+            "serverInfo": {"name": "bb", "title": "bb for Bitbucket Data Center", "version": sh.config.version},
+            "instructions": sh.config.instructions,
         })))
     }
 
-    fn tools_list(&self, params: &Value) -> Result<Value, String> {
-        let listed = self.config.exposed.listed();
-        let page = self.config.tools_page_size.max(1);
+    fn tools_list(&self, params: &Value, sh: &Shared) -> Result<Value, String> {
+        let listed = sh.config.exposed.listed();
+        let page = sh.config.tools_page_size.max(1);
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
             Some(Value::String(c)) => decode_cursor(c)
@@ -417,7 +332,7 @@ impl Session {
         Ok(Value::Object(result))
     }
 
-    fn tools_call(&mut self, id: &Id, params: &Value, tag: u64, batch: Option<u64>) -> Answer {
+    fn tools_call(&mut self, id: &Id, params: &Value, tag: u64, batch: Option<u64>, sh: &mut Shared) -> Answer {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Answer::Now(Err(ErrorReply::new(
                 Some(id.clone()),
@@ -425,7 +340,7 @@ impl Session {
                 "Invalid params: `tools/call` needs the tool's `name`.",
             )));
         };
-        let exposed = Arc::clone(&self.config.exposed);
+        let exposed = std::sync::Arc::clone(&sh.config.exposed);
         let Some(tool) = exposed.get(name) else {
             return Answer::Now(Err(ErrorReply::new(
                 Some(id.clone()),
@@ -440,25 +355,20 @@ impl Session {
         }
         let empty = Map::new();
         let args = args.and_then(Value::as_object).unwrap_or(&empty);
-        let mut cx = PlanContext { next_ticket: self.next_ticket, ..PlanContext::default() };
-        let call = CallContext {
+        let call = Call {
             client: &self.client,
             exposed: &exposed,
-            now_ms: self.now_ms,
+            now_ms: sh.now_ms,
             bitbucket_user: self.bitbucket_user.as_deref(),
-            base_url: self.config.base_url.as_deref(),
-            avatars: &self.config.avatars,
+            base_url: sh.config.base_url.as_deref(),
         };
-        let step = (tool.start)(args, &mut cx, &call);
-        match step {
-            Step::Done(result) => {
-                self.next_ticket = cx.next_ticket;
-                Answer::Now(Ok(result.to_value()))
-            }
-            Step::Wait(plan) => {
-                self.log(Level::Debug, format!("{} waits on {} Bitbucket request(s)", tool.name, cx.issued.len()));
-                let tickets = self.issue(id, &mut cx);
-                if tickets.is_empty() {
+        match (tool.start)(args, &call) {
+            Step::Done(result) => Answer::Now(Ok(result.to_value())),
+            Step::Wait(mut plan) => {
+                let mut desk = sh.desk();
+                plan.begin(&mut desk);
+                let issued = std::mem::take(&mut desk.issued);
+                if issued.is_empty() {
                     // A plan that asked for nothing can never be resumed: that is a bug in the tool.
                     return Answer::Now(Ok(ToolResult::error(format!(
                         "{} could not run: it waited on nothing. This is a bug in bb.",
@@ -466,6 +376,8 @@ impl Session {
                     ))
                     .to_value()));
                 }
+                self.log(Level::Debug, format!("{} waits on {} Bitbucket request(s)", tool.name, issued.len()), sh);
+                let tickets = self.issue(id, issued, sh);
                 if let Some(b) = batch.and_then(|b| self.batches.get_mut(&b)) {
                     b.waiting += 1;
                 }
@@ -475,19 +387,24 @@ impl Session {
         }
     }
 
-    /// Emits the fetches a plan asked for and files their tickets under the request.
-    fn issue(&mut self, id: &Id, cx: &mut PlanContext) -> BTreeSet<Ticket> {
-        self.next_ticket = cx.next_ticket;
+    /// Emits the reads a plan asked for and files their tickets under the request.
+    fn issue(
+        &mut self,
+        id: &Id,
+        issued: Vec<(Ticket, crate::fetch::FetchRequest)>,
+        sh: &mut Shared,
+    ) -> BTreeSet<Ticket> {
         let mut tickets = BTreeSet::new();
-        for (ticket, request) in cx.issued.drain(..).zip(cx.wanted.drain(..)) {
+        for (ticket, request) in issued {
             self.tickets.insert(ticket, id.clone());
+            sh.tickets.insert(ticket, self.id);
             tickets.insert(ticket);
-            self.out.push_back(Output::Fetch { ticket, request });
+            sh.out.push_back(Output::Fetch { session: self.id, ticket, request });
         }
         tickets
     }
 
-    fn handle_fetched(&mut self, ticket: Ticket, outcome: FetchOutcome) {
+    pub(crate) fn fetched(&mut self, ticket: Ticket, outcome: FetchOutcome, sh: &mut Shared) {
         if let FetchOutcome::Response(r) = &outcome
             && let Some(user) = &r.user
             && self.bitbucket_user.as_ref() != Some(user)
@@ -500,30 +417,35 @@ impl Session {
         };
         let Some(mut pending) = self.pending.remove(&id) else { return };
         pending.tickets.remove(&ticket);
-        let mut cx = PlanContext { next_ticket: self.next_ticket, ..PlanContext::default() };
-        let answer = pending.plan.resume(ticket, outcome, &mut cx);
-        let more = self.issue(&id, &mut cx);
+        let mut desk = sh.desk();
+        let answer = pending.plan.resume(ticket, outcome, &mut desk);
+        let issued = std::mem::take(&mut desk.issued);
+        let more = self.issue(&id, issued, sh);
         pending.tickets.extend(more);
+        let tag = pending.tag;
         match answer {
             Some(result) => {
                 for t in std::mem::take(&mut pending.tickets) {
                     self.tickets.remove(&t);
-                    self.out.push_back(Output::CancelFetch(t));
+                    sh.tickets.remove(&t);
+                    sh.out.push_back(Output::CancelFetch(t));
                 }
-                self.answer_later(&id, pending, result.to_value());
+                self.answer_later(&id, pending, result.to_value(), sh);
             }
             None if pending.tickets.is_empty() => {
                 let result =
                     ToolResult::error("The call stopped waiting on Bitbucket without an answer. This is a bug in bb.");
-                self.answer_later(&id, pending, result.to_value());
+                self.answer_later(&id, pending, result.to_value(), sh);
             }
             None => {
                 self.pending.insert(id, pending);
+                return;
             }
         }
+        self.settle(tag, sh);
     }
 
-    fn answer_later(&mut self, id: &Id, pending: Pending, result: Value) {
+    fn answer_later(&mut self, id: &Id, pending: Pending, result: Value, sh: &mut Shared) {
         let answer = jsonrpc::result_value(id, result);
         match pending.batch {
             Some(b) => {
@@ -531,25 +453,27 @@ impl Session {
                     batch.waiting = batch.waiting.saturating_sub(1);
                     batch.answers.push(answer);
                 }
-                self.finish_batch_if_done(b);
+                self.finish_batch_if_done(b, sh);
             }
-            None => self.send(answer, Some(pending.tag)),
+            None => self.send(answer, Some(pending.tag), sh),
         }
     }
 
-    fn cancel(&mut self, id: &Id) {
+    fn cancel(&mut self, id: &Id, sh: &mut Shared) {
         let Some(pending) = self.pending.remove(id) else { return };
-        self.log(Level::Debug, format!("cancelled request {id}"));
+        self.log(Level::Debug, format!("cancelled request {id}"), sh);
         for t in pending.tickets {
             self.tickets.remove(&t);
-            self.out.push_back(Output::CancelFetch(t));
+            sh.tickets.remove(&t);
+            sh.out.push_back(Output::CancelFetch(t));
         }
         if let Some(b) = pending.batch {
             if let Some(batch) = self.batches.get_mut(&b) {
                 batch.waiting = batch.waiting.saturating_sub(1);
             }
-            self.finish_batch_if_done(b);
+            self.finish_batch_if_done(b, sh);
         }
+        self.settle(pending.tag, sh);
     }
 
     fn resources_read(&mut self, id: &Id, params: &Value) -> Answer {
@@ -578,24 +502,24 @@ impl Session {
         }]})))
     }
 
-    fn send(&mut self, value: Value, tag: Option<u64>) {
+    fn send(&mut self, value: Value, tag: Option<u64>, sh: &mut Shared) {
         match serde_json::to_vec(&value) {
-            Ok(message) => self.out.push_back(Output::Send { message, tag }),
-            Err(e) => self
+            Ok(message) => sh.out.push_back(Output::Send { session: self.id, tag, message }),
+            Err(e) => sh
                 .out
                 .push_back(Output::Log { level: Level::Error, message: format!("could not encode an answer: {e}") }),
         }
     }
 
-    fn log(&mut self, level: Level, message: String) {
+    fn log(&mut self, level: Level, message: String, sh: &mut Shared) {
         if self.client_log_level.is_some_and(|min| level >= min) {
             let note = jsonrpc::notification_value(
                 "notifications/message",
                 json!({"level": level.as_str(), "logger": "bb", "data": message}),
             );
-            self.send(note, None);
+            self.send(note, None, sh);
         }
-        self.out.push_back(Output::Log { level, message });
+        sh.out.push_back(Output::Log { level, message });
     }
 }
 

@@ -4,8 +4,10 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::catalogue::{Access, Annotations, CallContext, Catalogue, Role, ToolSpec};
-use crate::plan::{FetchOutcome, FetchRequest, Plan, PlanContext, Step, Ticket, ToolResult};
+use crate::catalogue::Catalogue;
+use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::tool::{Access, Annotations, Call, KindSpec, Role, StartFn, ToolSpec};
 
 const READ: Annotations = Annotations { read_only: true, destructive: false, idempotent: true, open_world: true };
 const WRITE: Annotations = Annotations { read_only: false, destructive: false, idempotent: false, open_world: true };
@@ -25,13 +27,7 @@ fn text_schema() -> Value {
            "required": ["text"], "additionalProperties": false})
 }
 
-fn spec(
-    name: &'static str,
-    access: Access,
-    role: Role,
-    input_schema: fn() -> Value,
-    start: crate::catalogue::StartFn,
-) -> ToolSpec {
+fn spec(name: &'static str, access: Access, role: Role, input_schema: fn() -> Value, start: StartFn) -> ToolSpec {
     let annotations = match access {
         Access::Read => READ,
         Access::Write => WRITE,
@@ -45,28 +41,32 @@ fn spec(
 /// `merge_thing` (an unsafe write, kind `merge_form`), `fetch_twice` (two fetches in parallel),
 /// `show`, `refresh_view`, `suggest_form_values`.
 pub fn test_catalogue() -> Catalogue {
-    Catalogue::new(vec![
-        spec("echo", Access::Read, Role::Data { view_kind: None }, text_schema, start_echo),
-        spec("get_thing", Access::Read, Role::Data { view_kind: Some("thing") }, id_schema, start_get_thing),
-        spec("list_things", Access::Read, Role::Data { view_kind: Some("things") }, no_args, start_list),
-        spec("add_note", Access::Write, Role::Data { view_kind: None }, text_schema, start_echo),
-        spec("merge_thing", Access::UnsafeWrite, Role::Data { view_kind: Some("merge_form") }, id_schema, start_list),
-        spec("fetch_twice", Access::Read, Role::Data { view_kind: None }, no_args, start_fetch_twice),
-        spec("show", Access::Read, Role::Show { kinds: &["thing", "things", "merge_form"] }, no_args, start_show),
-        spec("refresh_view", Access::Read, Role::ViewCompanion, no_args, start_list),
-        spec("suggest_form_values", Access::Read, Role::ViewCompanion, no_args, start_list),
-    ])
+    let kind = |name, tool| KindSpec { name, tool, start: start_show, page: "test.js" };
+    Catalogue::new(
+        vec![
+            spec("echo", Access::Read, Role::Data, text_schema, start_echo),
+            spec("get_thing", Access::Read, Role::Data, id_schema, start_get_thing),
+            spec("list_things", Access::Read, Role::Data, no_args, start_list),
+            spec("add_note", Access::Write, Role::Data, text_schema, start_echo),
+            spec("merge_thing", Access::UnsafeWrite, Role::Data, id_schema, start_list),
+            spec("fetch_twice", Access::Read, Role::Data, no_args, start_fetch_twice),
+            spec("show", Access::Read, Role::Show, no_args, start_show),
+            spec("refresh_view", Access::Read, Role::ViewCompanion, no_args, start_list),
+            spec("suggest_form_values", Access::Read, Role::ViewCompanion, no_args, start_list),
+        ],
+        vec![kind("thing", "get_thing"), kind("things", "list_things"), kind("merge_form", "merge_thing")],
+    )
 }
 
-fn start_echo(args: &Map<String, Value>, _: &mut PlanContext, _: &CallContext<'_>) -> Step {
+fn start_echo(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     Step::Done(ToolResult::text(args.get("text").and_then(Value::as_str).unwrap_or_default()))
 }
 
-fn start_list(_: &Map<String, Value>, _: &mut PlanContext, _: &CallContext<'_>) -> Step {
+fn start_list(_: &Map<String, Value>, _: &Call<'_>) -> Step {
     Step::Done(ToolResult::text("0 things shown."))
 }
 
-fn start_show(args: &Map<String, Value>, _: &mut PlanContext, cx: &CallContext<'_>) -> Step {
+fn start_show(args: &Map<String, Value>, cx: &Call<'_>) -> Step {
     let kind = args.get("kind").and_then(Value::as_str).unwrap_or_default();
     if cx.client.renders_views {
         Step::Done(ToolResult::text(format!("Showing {kind}.")))
@@ -75,17 +75,18 @@ fn start_show(args: &Map<String, Value>, _: &mut PlanContext, cx: &CallContext<'
     }
 }
 
-fn start_get_thing(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
+fn start_get_thing(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let id = args.get("id").and_then(Value::as_u64).unwrap_or_default();
-    cx.fetch(FetchRequest::get(format!("/rest/api/latest/things/{id}"), vec![]));
-    Step::Wait(Box::new(OneFetch))
+    Step::wait(OneFetch, vec![((), FetchRequest::get(format!("/rest/api/latest/things/{id}"), vec![]))])
 }
 
 #[derive(Debug)]
 struct OneFetch;
 
 impl Plan for OneFetch {
-    fn resume(&mut self, _: Ticket, outcome: FetchOutcome, _: &mut PlanContext) -> Option<ToolResult> {
+    type Read = ();
+
+    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         Some(describe(&outcome))
     }
 }
@@ -98,28 +99,30 @@ fn describe(outcome: &FetchOutcome) -> ToolResult {
     }
 }
 
-fn start_fetch_twice(_: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
-    let a = cx.fetch(FetchRequest::get("/rest/api/latest/a", vec![]));
-    let b = cx.fetch(FetchRequest::get("/rest/api/latest/b", vec![]));
-    Step::Wait(Box::new(TwoFetches { a, b, got: Vec::new() }))
+fn start_fetch_twice(_: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let first = vec![
+        ('a', FetchRequest::get("/rest/api/latest/a", vec![])),
+        ('b', FetchRequest::get("/rest/api/latest/b", vec![])),
+    ];
+    Step::wait(TwoFetches { got: Vec::new() }, first)
 }
 
 #[derive(Debug)]
 struct TwoFetches {
-    a: Ticket,
-    b: Ticket,
-    got: Vec<(Ticket, String)>,
+    got: Vec<(char, String)>,
 }
 
 impl Plan for TwoFetches {
-    fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, _: &mut PlanContext) -> Option<ToolResult> {
-        self.got.push((ticket, describe(&outcome).text.concat()));
+    type Read = char;
+
+    fn on(&mut self, read: char, outcome: FetchOutcome, _: &mut Fetches<'_, '_, char>) -> Option<ToolResult> {
+        self.got.push((read, describe(&outcome).text.concat()));
         if self.got.len() < 2 {
             return None;
         }
+        // Answers in the order the reads were asked for, whatever order they came back in.
         self.got.sort();
         let text = self.got.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" | ");
-        debug_assert!(self.got[0].0 == self.a && self.got[1].0 == self.b);
         Some(ToolResult::text(text))
     }
 }

@@ -98,8 +98,8 @@ fn run(ops: &[Op]) -> Run {
                     sent: &mut Vec<Vec<u8>>,
                     fetches: &mut Vec<Ticket>| {
         now += 7;
-        h.session.handle(input, now);
-        while let Some(out) = h.session.poll_output() {
+        h.server.handle(input, now);
+        while let Some(out) = h.server.poll_output() {
             match out {
                 Output::Send { message, .. } => sent.push(message),
                 Output::Fetch { ticket, .. } => {
@@ -107,7 +107,7 @@ fn run(ops: &[Op]) -> Run {
                     fetches.push(ticket);
                 }
                 Output::CancelFetch(t) => outstanding.retain(|o| *o != t),
-                Output::Log { .. } => {}
+                Output::Log { .. } | Output::Done { .. } => {}
             }
         }
     };
@@ -117,7 +117,7 @@ fn run(ops: &[Op]) -> Run {
         let line: Option<Vec<u8>> = match op {
             Op::Initialize(v) => {
                 let version = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-01-01"][*v as usize % 4];
-                if h.session.protocol_version().is_none() && *v % 4 == 2 {
+                if h.current().protocol_version().is_none() && *v % 4 == 2 {
                     batches_ok = true;
                 }
                 expected.insert(id, false);
@@ -150,7 +150,7 @@ fn run(ops: &[Op]) -> Run {
             Op::Batch(seeds) => {
                 let items: Vec<Value> =
                     seeds.iter().enumerate().map(|(j, s)| request(id * 10 + j as u64, *s)).collect();
-                if batches_ok && h.session.protocol_version().is_some() {
+                if batches_ok && h.current().protocol_version().is_some() {
                     for j in 0..items.len() {
                         expected.insert(id * 10 + j as u64, false);
                     }
@@ -164,7 +164,7 @@ fn run(ops: &[Op]) -> Run {
                     let outcome = if *ok {
                         Harness::ok("body")
                     } else {
-                        FetchOutcome::failed(bb_core::plan::FetchErrorKind::Unreachable, "reset")
+                        FetchOutcome::failed(bb_core::FetchErrorKind::Unreachable, "reset")
                     };
                     feed(&mut h, Input::Fetched { ticket: t, outcome }, &mut outstanding, &mut sent, &mut fetches);
                 }
@@ -172,7 +172,8 @@ fn run(ops: &[Op]) -> Run {
             }
         };
         if let Some(line) = line {
-            feed(&mut h, Input::Message { bytes: &line, tag }, &mut outstanding, &mut sent, &mut fetches);
+            let session = h.session;
+            feed(&mut h, Input::Message { session, bytes: &line, tag }, &mut outstanding, &mut sent, &mut fetches);
         }
     }
     // Let Bitbucket answer everything still outstanding.

@@ -45,9 +45,9 @@ fn initialize_declares_tools_resources_logging_and_the_ui_extension() {
 #[test]
 fn the_client_ui_capability_is_remembered_for_the_session() {
     let h = Harness::initialized("2025-11-25", true);
-    assert!(h.session.client().renders_views);
+    assert!(h.current().client().renders_views);
     let h = Harness::initialized("2025-11-25", false);
-    assert!(!h.session.client().renders_views);
+    assert!(!h.current().client().renders_views);
 }
 
 #[test]
@@ -74,7 +74,7 @@ fn initialize_without_a_protocol_version_is_invalid_params() {
     let mut h = Harness::new();
     let a = h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}));
     assert_eq!(code(&a), -32602);
-    assert!(h.session.protocol_version().is_none());
+    assert!(h.current().protocol_version().is_none());
 }
 
 #[test]
@@ -219,13 +219,13 @@ fn bad_arguments_are_an_error_result_that_says_what_is_wrong() {
 fn a_call_that_fetches_answers_when_its_response_arrives() {
     let mut h = Harness::initialized("2025-11-25", false);
     assert!(h.call(1, "get_thing", json!({"id": 7})).is_empty());
-    assert_eq!(h.session.in_flight(), 1);
+    assert_eq!(h.current().in_flight(), 1);
     let (ticket, request) = h.fetches[0].clone();
     assert_eq!(request.path, "/rest/api/latest/things/7");
     let a = h.fetched(ticket, Harness::ok("the seventh thing"));
     assert_eq!(a[0]["id"], 1);
     assert_eq!(a[0]["result"]["content"][0]["text"], "the seventh thing");
-    assert_eq!(h.session.in_flight(), 0);
+    assert_eq!(h.current().in_flight(), 0);
 }
 
 #[test]
@@ -245,7 +245,7 @@ fn parallel_fetches_answer_once_both_have_arrived_in_any_order() {
     assert_eq!(h.fetches.len(), 2);
     let (a, b) = (h.fetches[0].0, h.fetches[1].0);
     assert!(h.fetched(b, Harness::ok("B")).is_empty());
-    let out = h.fetched(a, FetchOutcome::failed(bb_core::plan::FetchErrorKind::Unreachable, "connection refused"));
+    let out = h.fetched(a, FetchOutcome::failed(bb_core::FetchErrorKind::Unreachable, "connection refused"));
     assert_eq!(out[0]["result"]["content"][0]["text"], "Bitbucket could not be reached: connection refused | B");
 }
 
@@ -334,9 +334,9 @@ fn set_level_turns_on_log_notifications_at_and_above_the_level() {
 #[test]
 fn an_oversized_message_is_answered_with_a_clear_error() {
     let mut h = Harness::initialized("2025-11-25", false);
-    h.session.handle(bb_core::Input::Oversized { limit: 16 << 20, tag: 5 }, 10);
-    let out: Vec<_> = std::iter::from_fn(|| h.session.poll_output()).collect();
-    let Some(bb_core::Output::Send { message, tag }) =
+    h.server.handle(bb_core::Input::Oversized { session: h.session, limit: 16 << 20, tag: 5 }, 10);
+    let out: Vec<_> = std::iter::from_fn(|| h.server.poll_output()).collect();
+    let Some(bb_core::Output::Send { message, tag, .. }) =
         out.iter().find(|o| matches!(o, bb_core::Output::Send { .. })).cloned()
     else {
         panic!("expected an answer, got {out:?}")

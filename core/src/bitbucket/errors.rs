@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::model::PullRequest;
-use crate::plan::{FetchErrorKind, FetchOutcome};
+use crate::fetch::{FetchErrorKind, FetchOutcome};
 
 /// What a request was about, so a 404 can name what does not exist.
 #[derive(Debug, Clone, Copy)]

@@ -11,48 +11,52 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use super::flow::{self, Fetcher, Flow};
-use super::text::{cap, one_line, when};
-use super::{ADD, Decl, READ, b, n, object, pr_args, s};
+use super::object;
+use crate::args::{flag, number, paging, string};
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::{Activity, Anchor, Comment, PullRequest};
 use crate::bitbucket::{Page, RawPage, pr_path};
-use crate::catalogue::{Access, CallContext};
-use crate::plan::{FetchOutcome, FetchRequest, Method, PlanContext, Step, ToolResult};
+use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::text::{cap, one_line, when};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// Comment characters shown before a cut.
 pub const COMMENT_CHARS: usize = 2000;
 
 /// `list_pr_comments`.
-pub const LIST_SPEC: Decl = Decl {
+pub const LIST_SPEC: ToolSpec = ToolSpec {
     name: "list_pr_comments",
     title: "List pull request comments",
     description: "A pull request's comment threads, newest first as in its activity: replies, tasks, file/line anchors, resolved and outdated marks. Paged by activity.",
-    schema: list_schema,
+    input_schema: list_schema,
     access: Access::Read,
-    annotations: READ,
+    role: Role::Data,
+    annotations: Annotations::READ,
     start: start_list,
 };
 
 /// `list_pr_tasks`.
-pub const TASKS_SPEC: Decl = Decl {
+pub const TASKS_SPEC: ToolSpec = ToolSpec {
     name: "list_pr_tasks",
     title: "List pull request tasks",
     description: "A pull request's tasks (open ones block merging) with Bitbucket's open/resolved counts.",
-    schema: tasks_schema,
+    input_schema: tasks_schema,
     access: Access::Read,
-    annotations: READ,
+    role: Role::Data,
+    annotations: Annotations::READ,
     start: start_tasks,
 };
 
 /// `add_pr_comment`.
-pub const ADD_SPEC: Decl = Decl {
+pub const ADD_SPEC: ToolSpec = ToolSpec {
     name: "add_pr_comment",
     title: "Add pull request comment",
     description: "Comment on a pull request: general, a reply (reply_to), on a file (path) or line (path+line), or as a task (task=true). Markdown.",
-    schema: add_schema,
+    input_schema: add_schema,
     access: Access::Write,
-    annotations: ADD,
+    role: Role::Data,
+    annotations: Annotations::ADD,
     start: start_add,
 };
 
@@ -94,14 +98,14 @@ fn activities_request(
     default_limit: u64,
 ) -> FetchRequest {
     let mut query = Vec::new();
-    super::paging(&mut query, n(args, "start").unwrap_or(0), n(args, "limit").unwrap_or(default_limit));
+    query.extend(paging(number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(default_limit)));
     FetchRequest::get(format!("{}/activities", pr_path(project, repo, id)), query)
 }
 
-fn start_list(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
-    let (project, repo, id) = pr_args(args);
-    let first = vec![(0, activities_request(&project, &repo, id, args, 50))];
-    flow::start(Comments { project, repo, id }, cx, first)
+fn start_list(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo, id) = crate::args::pull_request(args);
+    let first = vec![((), activities_request(&project, &repo, id, args, 50))];
+    Step::wait(Comments { project, repo, id }, first)
 }
 
 #[derive(Debug)]
@@ -111,8 +115,10 @@ struct Comments {
     id: u64,
 }
 
-impl Flow for Comments {
-    fn on(&mut self, _: u32, outcome: FetchOutcome, _: &mut Fetcher<'_>) -> Option<ToolResult> {
+impl Plan for Comments {
+    type Read = ();
+
+    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
         let page = match errors::json::<RawPage>(&outcome, about, None) {
             Ok(p) => p.decode::<Activity>(),
@@ -223,14 +229,23 @@ fn thread(c: &Comment, anchor: Option<&Anchor>, prefix: &str, depth: usize, out:
     }
 }
 
-fn start_tasks(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
-    let (project, repo, id) = pr_args(args);
-    let state = s(args, "state").unwrap_or("ALL").to_owned();
+fn start_tasks(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo, id) = crate::args::pull_request(args);
+    let state = string(args, "state").unwrap_or("ALL").to_owned();
     let first = vec![
-        (0, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
-        (1, activities_request(&project, &repo, id, args, 100)),
+        (TasksRead::PullRequest, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
+        (TasksRead::Activities, activities_request(&project, &repo, id, args, 100)),
     ];
-    flow::start(Tasks { project, repo, id, state, counts: None, page: None }, cx, first)
+    Step::wait(Tasks { project, repo, id, state, counts: None, page: None }, first)
+}
+
+/// The reads of `list_pr_tasks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TasksRead {
+    /// The pull request, for Bitbucket's task counts.
+    PullRequest,
+    /// The activities that carry the tasks.
+    Activities,
 }
 
 #[derive(Debug)]
@@ -243,10 +258,12 @@ struct Tasks {
     page: Option<Page<Activity>>,
 }
 
-impl Flow for Tasks {
-    fn on(&mut self, slot: u32, outcome: FetchOutcome, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+impl Plan for Tasks {
+    type Read = TasksRead;
+
+    fn on(&mut self, read: TasksRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, TasksRead>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
-        if slot == 0 {
+        if read == TasksRead::PullRequest {
             self.counts = Some(match errors::json::<PullRequest>(&outcome, about, None) {
                 Ok(pr) => {
                     let p = pr.properties.unwrap_or_default();
@@ -325,14 +342,14 @@ fn collect_tasks<'a>(
     }
 }
 
-fn start_add(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
-    let (project, repo, id) = pr_args(args);
-    let text = s(args, "text").unwrap_or("");
+fn start_add(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo, id) = crate::args::pull_request(args);
+    let text = string(args, "text").unwrap_or("");
     let mut body = json!({"text": text});
-    let reply_to = n(args, "reply_to");
-    let path = s(args, "path");
-    let line = n(args, "line");
-    let task = b(args, "task") == Some(true);
+    let reply_to = number(args, "reply_to");
+    let path = string(args, "path");
+    let line = number(args, "line");
+    let task = flag(args, "task") == Some(true);
     let mut place = String::new();
     match (reply_to, path, line) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
@@ -349,7 +366,7 @@ fn start_add(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_
             let mut anchor = json!({"path": p, "diffType": "EFFECTIVE"});
             place = format!(" on {p}");
             if let Some(l) = l {
-                let line_type = s(args, "line_type").unwrap_or("ADDED");
+                let line_type = string(args, "line_type").unwrap_or("ADDED");
                 anchor["line"] = json!(l);
                 anchor["lineType"] = json!(line_type);
                 anchor["fileType"] = json!(if line_type == "REMOVED" { "FROM" } else { "TO" });
@@ -370,7 +387,7 @@ fn start_add(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_
         body: Some(body),
     };
     let kind = if task { "task" } else { "comment" };
-    flow::start(AddComment { project, repo, id, kind, place }, cx, vec![(0, request)])
+    Step::wait(AddComment { project, repo, id, kind, place }, vec![((), request)])
 }
 
 #[derive(Debug)]
@@ -382,8 +399,10 @@ struct AddComment {
     place: String,
 }
 
-impl Flow for AddComment {
-    fn on(&mut self, _: u32, outcome: FetchOutcome, _: &mut Fetcher<'_>) -> Option<ToolResult> {
+impl Plan for AddComment {
+    type Read = ();
+
+    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
         let effect = format!("the {} was added", self.kind);
         let write = Write { effect: &effect, check: "look at list_pr_comments before adding it again" };

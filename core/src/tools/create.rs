@@ -8,23 +8,25 @@
 
 use serde_json::{Map, Value, json};
 
-use super::flow::{self, Fetcher, Flow};
-use super::text::one_line;
-use super::{ADD, Decl, b, object, s};
+use super::object;
+use crate::args::{flag, string};
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::{PullRequest, Repository, User};
 use crate::bitbucket::{repo_path, segment};
-use crate::catalogue::{Access, CallContext};
-use crate::plan::{FetchOutcome, FetchRequest, Method, PlanContext, Step, ToolResult};
+use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::text::one_line;
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// The tool.
-pub const SPEC: Decl = Decl {
+pub const SPEC: ToolSpec = ToolSpec {
     name: "create_pull_request",
     title: "Create pull request",
     description: "Open a pull request from from_ref into to_ref (default: the default branch), adding the repository's default reviewers unless default_reviewers=false.",
-    schema,
+    input_schema: schema,
     access: Access::Write,
-    annotations: ADD,
+    role: Role::Data,
+    annotations: Annotations::ADD,
     start,
 };
 
@@ -42,18 +44,26 @@ fn schema() -> Value {
     )
 }
 
-const REPO: u32 = 0;
-const DEFAULT_BRANCH: u32 = 1;
-const DEFAULT_REVIEWERS: u32 = 2;
-const CREATE: u32 = 3;
+/// The reads (and the one write) of `create_pull_request`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CreateRead {
+    /// The repository, for its id (default reviewers need it).
+    Repo,
+    /// The default branch, when no target was given.
+    DefaultBranch,
+    /// The default reviewers for the branch pair.
+    DefaultReviewers,
+    /// The pull request's creation.
+    Create,
+}
 
 fn full_ref(branch: &str) -> String {
     if branch.starts_with("refs/") { branch.to_owned() } else { format!("refs/heads/{branch}") }
 }
 
-fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
-    let project = s(args, "project").unwrap_or("").to_owned();
-    let repo = s(args, "repo").unwrap_or("").to_owned();
+fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let project = string(args, "project").unwrap_or("").to_owned();
+    let repo = string(args, "repo").unwrap_or("").to_owned();
     let reviewers: Vec<String> = args
         .get("reviewers")
         .and_then(Value::as_array)
@@ -62,32 +72,32 @@ fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -
     let c = Create {
         project,
         repo,
-        title: s(args, "title").unwrap_or("").to_owned(),
-        description: s(args, "description").map(str::to_owned),
-        from: full_ref(s(args, "from_ref").unwrap_or("")),
-        to: s(args, "to_ref").map(full_ref),
+        title: string(args, "title").unwrap_or("").to_owned(),
+        description: string(args, "description").map(str::to_owned),
+        from: full_ref(string(args, "from_ref").unwrap_or("")),
+        to: string(args, "to_ref").map(full_ref),
         reviewers,
-        want_defaults: b(args, "default_reviewers") != Some(false),
-        draft: b(args, "draft") == Some(true),
+        want_defaults: flag(args, "default_reviewers") != Some(false),
+        draft: flag(args, "draft") == Some(true),
         repo_id: None,
         defaults: Vec::new(),
         notes: Vec::new(),
     };
     let mut first = Vec::new();
     if c.want_defaults {
-        first.push((REPO, FetchRequest::get(repo_path(&c.project, &c.repo), vec![])));
+        first.push((CreateRead::Repo, FetchRequest::get(repo_path(&c.project, &c.repo), vec![])));
     }
     if c.to.is_none() {
         // The default branch (older servers: `…/branches/default`). [reference "Projects, …": spec]
         first.push((
-            DEFAULT_BRANCH,
+            CreateRead::DefaultBranch,
             FetchRequest::get(format!("{}/default-branch", repo_path(&c.project, &c.repo)), vec![]),
         ));
     }
     if first.is_empty() {
-        first.push((CREATE, c.create_request()));
+        first.push((CreateRead::Create, c.create_request()));
     }
-    flow::start(c, cx, first)
+    Step::wait(c, first)
 }
 
 #[derive(Debug)]
@@ -159,16 +169,23 @@ impl Create {
     }
 }
 
-impl Flow for Create {
-    fn on(&mut self, slot: u32, outcome: FetchOutcome, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+impl Plan for Create {
+    type Read = CreateRead;
+
+    fn on(
+        &mut self,
+        read: CreateRead,
+        outcome: FetchOutcome,
+        f: &mut Fetches<'_, '_, CreateRead>,
+    ) -> Option<ToolResult> {
         let (project, repo) = (self.project.clone(), self.repo.clone());
         let about = Subject { project: &project, repo: &repo, pr: None };
-        match slot {
-            REPO => match errors::json::<Repository>(&outcome, about, None) {
+        match read {
+            CreateRead::Repo => match errors::json::<Repository>(&outcome, about, None) {
                 Ok(r) => self.repo_id = r.id,
                 Err(e) => return Some(ToolResult::error(e)),
             },
-            DEFAULT_BRANCH => match errors::json::<Value>(&outcome, about, None) {
+            CreateRead::DefaultBranch => match errors::json::<Value>(&outcome, about, None) {
                 Ok(v) => match v.get("id").and_then(Value::as_str) {
                     Some(id) => self.to = Some(id.to_owned()),
                     None => return Some(ToolResult::error("The repository has no default branch: give to_ref.")),
@@ -177,7 +194,7 @@ impl Flow for Create {
                     return Some(ToolResult::error(format!("The default branch could not be read: {e} Give to_ref.")));
                 }
             },
-            DEFAULT_REVIEWERS => match errors::json::<Vec<Value>>(&outcome, about, None) {
+            CreateRead::DefaultReviewers => match errors::json::<Vec<Value>>(&outcome, about, None) {
                 Ok(users) => {
                     self.defaults = users
                         .into_iter()
@@ -192,15 +209,15 @@ impl Flow for Create {
         if f.waiting() > 0 {
             return None;
         }
-        match (slot, self.repo_id) {
-            (REPO | DEFAULT_BRANCH, Some(id)) if self.want_defaults => {
-                f.fetch(DEFAULT_REVIEWERS, self.defaults_request(id))
+        match (read, self.repo_id) {
+            (CreateRead::Repo | CreateRead::DefaultBranch, Some(id)) if self.want_defaults => {
+                f.fetch(CreateRead::DefaultReviewers, self.defaults_request(id))
             }
             _ => {
-                if self.want_defaults && self.repo_id.is_none() && slot != DEFAULT_REVIEWERS {
+                if self.want_defaults && self.repo_id.is_none() && read != CreateRead::DefaultReviewers {
                     self.notes.push("Default reviewers: not added — Bitbucket did not say the repository's id.".into());
                 }
-                f.fetch(CREATE, self.create_request());
+                f.fetch(CreateRead::Create, self.create_request());
             }
         }
         None

@@ -8,22 +8,24 @@
 
 use serde_json::{Map, Value, json};
 
-use super::flow::{self, Fetcher, Flow};
-use super::{Decl, READ, n, object, pr_args};
+use super::object;
+use crate::args::{number, paging};
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Change, Diff, DiffSet};
 use crate::bitbucket::{Page, RawPage, file_path, pr_path};
-use crate::catalogue::{Access, CallContext};
-use crate::plan::{FetchOutcome, FetchRequest, PlanContext, Step, ToolResult};
+use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// The tool.
-pub const SPEC: Decl = Decl {
+pub const SPEC: ToolSpec = ToolSpec {
     name: "get_pull_request_diff",
     title: "Get pull request diff",
     description: "A pull request's changed files and unified diff with line numbers (+new, -old), for the paths asked or the first files that fit max_bytes. Cuts are marked with how to get the rest.",
-    schema,
+    input_schema: schema,
     access: Access::Read,
-    annotations: READ,
+    role: Role::Data,
+    annotations: Annotations::READ,
     start,
 };
 
@@ -46,30 +48,37 @@ fn schema() -> Value {
     )
 }
 
-const CHANGES: u32 = 0;
-const FILE: u32 = 100;
+/// The reads of `get_pull_request_diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DiffRead {
+    /// The page of changed files.
+    Changes,
+    /// The diff of the file at this index of the files asked for.
+    File(usize),
+}
 
-fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
-    let (project, repo, id) = pr_args(args);
+fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo, id) = crate::args::pull_request(args);
     let paths: Vec<String> = args
         .get("paths")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
         .unwrap_or_default();
-    let start = n(args, "start").unwrap_or(0);
-    let limit = n(args, "limit").unwrap_or(100);
-    let context = n(args, "context_lines").unwrap_or(3);
-    let budget = n(args, "max_bytes").unwrap_or(DEFAULT_BUDGET) as usize;
+    let start = number(args, "start").unwrap_or(0);
+    let limit = number(args, "limit").unwrap_or(100);
+    let context = number(args, "context_lines").unwrap_or(3);
+    let budget = number(args, "max_bytes").unwrap_or(DEFAULT_BUDGET) as usize;
     let mut query = vec![("withComments".into(), "true".into())];
-    super::paging(&mut query, start, limit);
-    let mut first = vec![(CHANGES, FetchRequest::get(format!("{}/changes", pr_path(&project, &repo, id)), query))];
-    let d = DiffTool { project, repo, id, context, budget, asked: !paths.is_empty(), files: Vec::new(), changes: None };
-    let mut d = d;
+    query.extend(paging(start, limit));
+    let mut first =
+        vec![(DiffRead::Changes, FetchRequest::get(format!("{}/changes", pr_path(&project, &repo, id)), query))];
+    let mut d =
+        DiffTool { project, repo, id, context, budget, asked: !paths.is_empty(), files: Vec::new(), changes: None };
     for (i, p) in paths.iter().enumerate() {
-        first.push((FILE + i as u32, d.diff_request(p)));
+        first.push((DiffRead::File(i), d.diff_request(p)));
         d.files.push((p.clone(), None));
     }
-    flow::start(d, cx, first)
+    Step::wait(d, first)
 }
 
 #[derive(Debug)]
@@ -93,33 +102,37 @@ impl DiffTool {
     }
 }
 
-impl Flow for DiffTool {
-    fn on(&mut self, slot: u32, outcome: FetchOutcome, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+impl Plan for DiffTool {
+    type Read = DiffRead;
+
+    fn on(&mut self, read: DiffRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, DiffRead>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
-        if slot == CHANGES {
+        if let DiffRead::File(i) = read {
+            if let Some(entry) = self.files.get_mut(i) {
+                let diff = errors::json::<DiffSet>(&outcome, about, None).map(|set| {
+                    let mut d = set.diffs.into_iter().next().unwrap_or_default();
+                    if set.truncated == Some(true) {
+                        d.truncated = Some(true);
+                    }
+                    d
+                });
+                entry.1 = Some(diff);
+            }
+        } else {
             let changes = errors::json::<RawPage>(&outcome, about, None).map(RawPage::decode::<Change>);
             match &changes {
                 Err(e) if !self.asked => return Some(ToolResult::error(e.clone())),
                 Ok(page) if !self.asked => {
                     let chosen: Vec<String> =
                         page.values.iter().take(AUTO_FILES).map(|c| c.path().to_owned()).collect();
-                    for (i, p) in chosen.into_iter().enumerate() {
-                        f.fetch(FILE + i as u32, self.diff_request(&p));
+                    for p in chosen {
+                        f.fetch(DiffRead::File(self.files.len()), self.diff_request(&p));
                         self.files.push((p, None));
                     }
                 }
                 _ => {}
             }
             self.changes = Some(changes);
-        } else if let Some(entry) = self.files.get_mut((slot - FILE) as usize) {
-            let diff = errors::json::<DiffSet>(&outcome, about, None).map(|set| {
-                let mut d = set.diffs.into_iter().next().unwrap_or_default();
-                if set.truncated == Some(true) {
-                    d.truncated = Some(true);
-                }
-                d
-            });
-            entry.1 = Some(diff);
         }
         if f.waiting() > 0 {
             return None;
@@ -219,9 +232,9 @@ fn change_line(c: &Change) -> String {
         Some("MODIFY") => "M",
         _ => "?",
     };
-    let mut line = format!("{kind} {}", super::text::one_line(c.path()));
+    let mut line = format!("{kind} {}", crate::text::one_line(c.path()));
     if let Some(src) = c.src_path.as_ref().and_then(|p| p.whole.as_deref()) {
-        line.push_str(&format!(" (from {})", super::text::one_line(src)));
+        line.push_str(&format!(" (from {})", crate::text::one_line(src)));
     }
     if let Some(n) = c.properties.as_ref().and_then(|p| p.active_comments).filter(|n| *n > 0) {
         line.push_str(&format!(" · {n} comment(s)"));
@@ -247,7 +260,7 @@ fn render_file(path: &str, d: &Diff, room: usize) -> String {
             h.source_span.unwrap_or(0),
             h.destination_line.unwrap_or(0),
             h.destination_span.unwrap_or(0),
-            h.context.as_deref().map(|c| format!(" {}", super::text::one_line(c))).unwrap_or_default()
+            h.context.as_deref().map(|c| format!(" {}", crate::text::one_line(c))).unwrap_or_default()
         );
         if out.len() + head.len() + marker_room > room {
             return cut(out, path, None, room);

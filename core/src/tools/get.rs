@@ -6,23 +6,26 @@
 
 use serde_json::{Map, Value, json};
 
-use super::flow::{self, Fetcher, Flow};
-use super::text::{cap, one_line, review_status, short_commit, when};
-use super::{Decl, READ, n, object, pr_args};
+use super::object;
+use crate::args::number;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Build, BuildStats, Participant, PullRequest};
-use crate::bitbucket::{RawPage, pr_path, segment};
-use crate::catalogue::{Access, CallContext};
-use crate::plan::{FetchOutcome, FetchRequest, PlanContext, Step, ToolResult};
+use crate::bitbucket::{Page, pr_path};
+use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::builds::{BuildsRead, BuildsReader, Fallback};
+use crate::text::{cap, one_line, review_status, short_commit, when};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// The tool.
-pub const SPEC: Decl = Decl {
+pub const SPEC: ToolSpec = ToolSpec {
     name: "get_pull_request",
     title: "Get pull request",
     description: "A pull request: state, title, branches, author, reviewers and their status, merge outcome, task and comment counts, the source commit's builds, and the description (long ones cut with a marker).",
-    schema,
+    input_schema: schema,
     access: Access::Read,
-    annotations: READ,
+    role: Role::Data,
+    annotations: Annotations::READ,
     start,
 };
 
@@ -42,31 +45,25 @@ fn schema() -> Value {
     )
 }
 
-const PR: u32 = 0;
-const BUILDS: u32 = 1;
-const STATS: u32 = 2;
+/// The reads of `get_pull_request`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GetRead {
+    /// The pull request.
+    PullRequest,
+    /// Its builds.
+    Builds(BuildsRead),
+}
 
-fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
-    let (project, repo, id) = pr_args(args);
-    let description_chars = n(args, "description_chars").unwrap_or(DESCRIPTION_CHARS) as usize;
+fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo, id) = crate::args::pull_request(args);
+    let description_chars = number(args, "description_chars").unwrap_or(DESCRIPTION_CHARS) as usize;
+    // One page of the listing; on a server without it, the source commit's totals.
+    let (builds, listing) = BuildsReader::new((&project, &repo, id), 0, BUILDS_LIMIT, 1, Fallback::Stats, false);
     let first = vec![
-        (PR, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
-        (BUILDS, builds_request(&project, &repo, id)),
+        (GetRead::PullRequest, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
+        (GetRead::Builds(BuildsRead::Listing), listing),
     ];
-    flow::start(Get { project, repo, id, description_chars, pr: None, builds: None, legacy: false }, cx, first)
-}
-
-/// The pull request page's build listing. [reference "Builds": assumed shape, `page` wrapper]
-pub fn builds_request(project: &str, repo: &str, id: u64) -> FetchRequest {
-    FetchRequest::get(
-        format!("/rest/ui/latest/projects/{}/repos/{}/pull-requests/{id}/builds", segment(project), segment(repo)),
-        vec![("start".into(), "0".into()), ("limit".into(), BUILDS_LIMIT.to_string())],
-    )
-}
-
-/// The legacy build stats of a commit. [reference "Builds": spec]
-pub fn stats_request(commit: &str) -> FetchRequest {
-    FetchRequest::get(format!("/rest/build-status/latest/commits/stats/{}", segment(commit)), vec![])
+    Step::wait(Get { project, repo, id, description_chars, pr: None, builds }, first)
 }
 
 #[derive(Debug)]
@@ -76,79 +73,59 @@ struct Get {
     id: u64,
     description_chars: usize,
     pr: Option<PullRequest>,
-    builds: Option<String>,
-    legacy: bool,
+    builds: BuildsReader,
 }
 
-impl Flow for Get {
-    fn on(&mut self, slot: u32, outcome: FetchOutcome, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+impl Plan for Get {
+    type Read = GetRead;
+
+    fn on(&mut self, read: GetRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, GetRead>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
-        match slot {
-            PR => match errors::json::<PullRequest>(&outcome, about, None) {
-                Ok(pr) => self.pr = Some(pr),
+        let mut more = |r, request| f.fetch(GetRead::Builds(r), request);
+        match read {
+            GetRead::PullRequest => match errors::json::<PullRequest>(&outcome, about, None) {
+                Ok(pr) => {
+                    let commit = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
+                    self.builds.source_commit(commit, &mut more);
+                    self.pr = Some(pr);
+                }
                 Err(e) => return Some(ToolResult::error(e)),
             },
-            BUILDS => {
-                self.builds = Some(match outcome {
-                    FetchOutcome::Response(ref r) if r.status == 404 => {
-                        self.legacy = true;
-                        return self.maybe_fallback(f);
-                    }
-                    _ => match errors::json::<Value>(&outcome, about, None) {
-                        Ok(v) => builds_line(v),
-                        Err(e) => format!("Builds: not read — {e}"),
-                    },
-                })
-            }
-            STATS => {
-                self.builds = Some(match errors::json::<BuildStats>(&outcome, about, None) {
-                    Ok(s) => stats_line(&s),
-                    Err(e) => format!("Builds: not read — {e}"),
-                })
-            }
-            _ => {}
+            GetRead::Builds(r) => self.builds.on(r, &outcome, &mut more),
         }
-        if self.legacy && self.builds.is_none() {
-            return self.maybe_fallback(f);
+        if f.waiting() > 0 || self.builds.waits_for_commit() {
+            return None;
         }
-        match (&self.pr, &self.builds) {
-            (Some(pr), Some(builds)) if f.waiting() == 0 => {
-                Some(ToolResult::text(render(pr, builds, self.description_chars)))
-            }
-            _ => None,
-        }
+        let pr = self.pr.as_ref()?;
+        Some(ToolResult::text(render(pr, &builds_text(&self.builds), self.description_chars)))
     }
 }
 
-impl Get {
-    /// Asks for the legacy stats once the source commit is known.
-    fn maybe_fallback(&mut self, f: &mut Fetcher<'_>) -> Option<ToolResult> {
-        let commit = self.pr.as_ref()?.from_ref.as_ref().and_then(|r| r.latest_commit.clone());
-        self.legacy = false;
-        match commit {
-            Some(c) => f.fetch(STATS, stats_request(&c)),
-            None => self.builds = Some("Builds: not read — the pull request names no source commit.".into()),
-        }
-        match (&self.pr, &self.builds) {
-            (Some(pr), Some(builds)) if f.waiting() == 0 => {
-                Some(ToolResult::text(render(pr, builds, self.description_chars)))
-            }
-            _ => None,
-        }
+/// The builds line of the answer: the listing's, the commit's totals, or why neither was read.
+fn builds_text(b: &BuildsReader) -> String {
+    if let Some(e) = &b.error {
+        return format!("Builds: not read — {e}");
+    }
+    match (&b.page, &b.stats) {
+        (Some(page), _) => builds_line(page),
+        (None, Some(Ok(stats))) => stats_line(stats, STATS_LEAD),
+        (None, Some(Err(e))) => format!("Builds: not read — {e}"),
+        (None, None) => "Builds: not read.".into(),
     }
 }
+
+/// What the commit's totals are called when they stand in for the pull request's listing.
+const STATS_LEAD: &str = "Builds of the source commit (any branch; this server has no pull request build listing)";
 
 /// One line for the pull request page's build listing: counts by state (of all when the listing is
 /// complete), and the builds that did not succeed, by name.
-pub fn builds_line(v: Value) -> String {
-    let page: RawPage = serde_json::from_value(v.get("page").cloned().unwrap_or(v)).unwrap_or_default();
-    let page = page.decode::<Build>();
+pub fn builds_line(page: &Page<Build>) -> String {
     if page.values.is_empty() && page.next.is_none() {
         return "Builds: none on the source commit for this branch.".into();
     }
     let mut counts: Vec<(&str, usize, Vec<String>)> = Vec::new();
     for b in &page.values {
-        let state = super::text::build_state(b.state.as_deref());
+        let state = crate::text::build_state(b.state.as_deref());
         let name = b.name.as_deref().or(b.key.as_deref()).unwrap_or("?");
         match counts.iter_mut().find(|(s, _, _)| *s == state) {
             Some(entry) => {
@@ -164,7 +141,7 @@ pub fn builds_line(v: Value) -> String {
             if *state == "successful" {
                 format!("{count} {state}")
             } else {
-                let mut shown: Vec<String> = names.iter().take(5).map(|n| super::text::short(n, 40)).collect();
+                let mut shown: Vec<String> = names.iter().take(5).map(|n| crate::text::short(n, 40)).collect();
                 if names.len() > 5 {
                     shown.push(format!("{} more", names.len() - 5));
                 }
@@ -179,8 +156,9 @@ pub fn builds_line(v: Value) -> String {
     format!("Builds ({scope}): {}", parts.join(", "))
 }
 
-/// One line for the legacy stats (all builds of the commit, whatever branch they ran for).
-pub fn stats_line(s: &BuildStats) -> String {
+/// One line for a commit's build totals (all builds of the commit, whatever branch they ran for),
+/// introduced by `lead`.
+pub fn stats_line(s: &BuildStats, lead: &str) -> String {
     let mut parts = Vec::new();
     for (count, word) in [
         (s.successful, "successful"),
@@ -193,18 +171,11 @@ pub fn stats_line(s: &BuildStats) -> String {
             parts.push(format!("{c} {word}"));
         }
     }
-    if parts.is_empty() {
-        "Builds of the source commit: none.".into()
-    } else {
-        format!(
-            "Builds of the source commit (any branch; this server has no pull request build listing): {}",
-            parts.join(", ")
-        )
-    }
+    if parts.is_empty() { "Builds of the source commit: none.".into() } else { format!("{lead}: {}", parts.join(", ")) }
 }
 
 fn person(p: &Participant) -> String {
-    super::text::short(&p.user.label(), 80)
+    crate::text::short(&p.user.label(), 80)
 }
 
 /// The answer.

@@ -6,23 +6,25 @@
 
 use serde_json::{Map, Value, json};
 
-use super::flow::{self, Fetcher, Flow};
-use super::text::short_commit;
-use super::{Decl, MERGE, n, object, pr_args, s};
+use super::object;
+use crate::args::{number, string};
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::PullRequest;
 use crate::bitbucket::pr_path;
-use crate::catalogue::{Access, CallContext};
-use crate::plan::{FetchOutcome, FetchRequest, Method, PlanContext, Step, ToolResult};
+use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::text::short_commit;
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// The tool.
-pub const SPEC: Decl = Decl {
+pub const SPEC: ToolSpec = ToolSpec {
     name: "merge_pull_request",
     title: "Merge pull request",
     description: "Merge a pull request. Needs the version get_pull_request showed; a changed pull request or a failing merge check (builds, approvals, tasks) is refused with Bitbucket's reasons.",
-    schema,
+    input_schema: schema,
     access: Access::UnsafeWrite,
-    annotations: MERGE,
+    role: Role::Data,
+    annotations: Annotations::IRREVERSIBLE,
     start,
 };
 
@@ -35,11 +37,11 @@ fn schema() -> Value {
     )
 }
 
-fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -> Step {
-    let (project, repo, id) = pr_args(args);
-    let version = n(args, "version").unwrap_or(0);
+fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo, id) = crate::args::pull_request(args);
+    let version = number(args, "version").unwrap_or(0);
     let mut body = json!({"version": version});
-    if let Some(m) = s(args, "message") {
+    if let Some(m) = string(args, "message") {
         body["message"] = json!(m);
     }
     let request = FetchRequest {
@@ -48,7 +50,7 @@ fn start(args: &Map<String, Value>, cx: &mut PlanContext, _: &CallContext<'_>) -
         query: vec![("version".into(), version.to_string())],
         body: Some(body),
     };
-    flow::start(Merge { project, repo, id }, cx, vec![(0, request)])
+    Step::wait(Merge { project, repo, id }, vec![((), request)])
 }
 
 #[derive(Debug)]
@@ -58,8 +60,10 @@ struct Merge {
     id: u64,
 }
 
-impl Flow for Merge {
-    fn on(&mut self, _: u32, outcome: FetchOutcome, _: &mut Fetcher<'_>) -> Option<ToolResult> {
+impl Plan for Merge {
+    type Read = ();
+
+    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
         let write = Write {
             effect: "the pull request was merged",

@@ -9,24 +9,26 @@
 
 use serde_json::{Map, Value, json};
 
-use super::flow::{self, Fetcher, Flow};
-use super::{Decl, object, pr_args, s};
+use super::object;
+use crate::args::string;
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::Comment;
 use crate::bitbucket::{pr_path, segment};
-use crate::catalogue::{Access, Annotations, CallContext};
-use crate::plan::{FetchOutcome, FetchRequest, Method, PlanContext, Step, ToolResult};
+use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// Sets a status: a second identical call changes nothing; nothing is lost.
 const SET: Annotations = Annotations { read_only: false, destructive: false, idempotent: true, open_world: true };
 
 /// The tool.
-pub const SPEC: Decl = Decl {
+pub const SPEC: ToolSpec = ToolSpec {
     name: "submit_pr_review",
     title: "Submit pull request review",
     description: "Review a pull request as bb's user: approve, request_changes (Bitbucket's \"Needs work\") or withdraw (back to no verdict), with an optional comment. The author cannot review their own pull request.",
-    schema,
+    input_schema: schema,
     access: Access::Write,
+    role: Role::Data,
     annotations: SET,
     start,
 };
@@ -40,24 +42,32 @@ fn schema() -> Value {
     )
 }
 
-const READ_PR: u32 = 0;
-const SET_STATUS: u32 = 1;
-const COMMENT: u32 = 2;
+/// The read and writes of `submit_pr_review`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReviewRead {
+    /// The pull request, whose response names the current user.
+    PullRequest,
+    /// The review status, set for the current user.
+    Status,
+    /// The review's comment.
+    Comment,
+}
 
-fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext<'_>) -> Step {
-    let (project, repo, id) = pr_args(args);
-    let (status, verb) = match s(args, "action") {
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
+    let (project, repo, id) = crate::args::pull_request(args);
+    let (status, verb) = match string(args, "action") {
         Some("approve") => ("APPROVED", "Approved"),
         Some("request_changes") => ("NEEDS_WORK", "Marked as needs work"),
         _ => ("UNAPPROVED", "Withdrew the review of"),
     };
-    let review = Review { project, repo, id, status, verb, comment: s(args, "comment").map(str::to_owned), user: None };
+    let review =
+        Review { project, repo, id, status, verb, comment: string(args, "comment").map(str::to_owned), user: None };
     let first = match call.bitbucket_user {
-        Some(user) => (SET_STATUS, review.status_request(user)),
-        None => (READ_PR, FetchRequest::get(pr_path(&review.project, &review.repo, id), vec![])),
+        Some(user) => (ReviewRead::Status, review.status_request(user)),
+        None => (ReviewRead::PullRequest, FetchRequest::get(pr_path(&review.project, &review.repo, id), vec![])),
     };
     let user = call.bitbucket_user.map(str::to_owned);
-    flow::start(Review { user, ..review }, cx, vec![first])
+    Step::wait(Review { user, ..review }, vec![first])
 }
 
 #[derive(Debug)]
@@ -93,11 +103,18 @@ impl Review {
     }
 }
 
-impl Flow for Review {
-    fn on(&mut self, slot: u32, outcome: FetchOutcome, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+impl Plan for Review {
+    type Read = ReviewRead;
+
+    fn on(
+        &mut self,
+        read: ReviewRead,
+        outcome: FetchOutcome,
+        f: &mut Fetches<'_, '_, ReviewRead>,
+    ) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
-        match slot {
-            READ_PR => {
+        match read {
+            ReviewRead::PullRequest => {
                 if let Err(e) = errors::body(&outcome, about, None) {
                     return Some(ToolResult::error(e));
                 }
@@ -107,11 +124,11 @@ impl Flow for Review {
                         "Bitbucket did not say which user bb acts as (no X-AUSERNAME header), so bb cannot set its review status; is bb configured with credentials?",
                     ));
                 };
-                f.fetch(SET_STATUS, self.status_request(&user));
+                f.fetch(ReviewRead::Status, self.status_request(&user));
                 self.user = Some(user);
                 None
             }
-            SET_STATUS => {
+            ReviewRead::Status => {
                 let write = Write {
                     effect: "the review status was set",
                     check: "read the pull request with get_pull_request to see its reviewers",
@@ -127,7 +144,7 @@ impl Flow for Review {
                             query: vec![],
                             body: Some(json!({"text": text})),
                         };
-                        f.fetch(COMMENT, request);
+                        f.fetch(ReviewRead::Comment, request);
                         None
                     }
                     None => Some(ToolResult::text(format!("{}.", self.done()))),

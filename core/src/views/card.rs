@@ -12,23 +12,32 @@
 use serde_json::{Map, Value, json};
 
 use super::Header;
-use super::avatars::{AvatarStage, People};
 use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::{Activity, Build, BuildStats, Comment, PullRequest, Ref};
-use crate::bitbucket::{Page, RawPage, pr_path, segment};
-use crate::catalogue::CallContext;
+use crate::bitbucket::model::{Activity, Comment, PullRequest, Ref};
+use crate::bitbucket::{Page, RawPage, pr_path};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::markdown;
-use crate::plan::{FetchOutcome, FetchRequest, PlanContext, Step, ToolResult};
-use crate::tools::flow::{self, Fetcher, Flow};
-use crate::tools::get::{builds_request, stats_request};
-use crate::tools::required_builds::{self, CONDITIONS, ConditionsReader, MODEL};
-use crate::tools::text::short;
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::avatars::{Avatar, AvatarStage, People};
+use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, Source};
+use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
+use crate::text::short;
+use crate::tool::Call;
 
-const PR: u32 = 0;
-const BUILDS: u32 = 1;
-const ACTIVITY: u32 = 2;
-const STATS: u32 = 3;
-const LEGACY: u32 = 4;
+/// The reads of a card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardRead {
+    /// The pull request.
+    PullRequest,
+    /// Its builds.
+    Builds(BuildsRead),
+    /// Its activity, newest first.
+    Activity,
+    /// The required-build conditions.
+    Conditions(ConditionsRead),
+    /// An avatar of someone the card shows.
+    Avatar(Avatar),
+}
 
 /// Activities read for the card: about one screen of them, and the card says when more exist.
 pub const ACTIVITY_LIMIT: u64 = 50;
@@ -41,7 +50,7 @@ const MAX_BUILD_PAGES: usize = 5;
 const MAX_REPLY_DEPTH: usize = 12;
 
 /// Starts a card for `project`/`repo`/`pr_id`.
-pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext<'_>) -> Step {
+pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let project = args.get("project").and_then(Value::as_str).unwrap_or("").to_owned();
     let repo = args.get("repo").and_then(Value::as_str).unwrap_or("").to_owned();
     let Some(id) = args.get("pr_id").and_then(Value::as_u64) else {
@@ -55,52 +64,32 @@ pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext
         vec![("start".into(), "0".into()), ("limit".into(), ACTIVITY_LIMIT.to_string())],
     );
     let (required, conditions) = ConditionsReader::new(&project, &repo);
+    // Every page of the listing, up to a cap: requirements are decided only on the whole listing.
+    // Without the listing, the commit's (and nothing about requirements); past the cap, the commit's totals.
+    let (builds, listing) =
+        BuildsReader::new((&project, &repo, id), 0, BUILDS_LIMIT, MAX_BUILD_PAGES, Fallback::CommitListing, true);
     let first = vec![
-        (PR, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
-        (BUILDS, builds_request(&project, &repo, id)),
-        (ACTIVITY, activity),
-        (CONDITIONS, conditions),
+        (CardRead::PullRequest, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
+        (CardRead::Builds(BuildsRead::Listing), listing),
+        (CardRead::Activity, activity),
+        (CardRead::Conditions(ConditionsRead::Page), conditions),
     ];
     let card = Card {
         header: Header::new("pull_request", args, call),
         base_url: call.base_url.map(str::to_owned),
-        avatars: AvatarStage::new(call.avatars.clone()),
+        avatars: AvatarStage::default(),
         project,
         repo,
         id,
         pr: None,
-        builds: Builds::default(),
+        builds,
         required,
         activity: None,
         built: None,
         missing: Vec::new(),
         people: People::default(),
     };
-    flow::start(card, cx, first)
-}
-
-/// What is known of the builds so far.
-#[derive(Debug, Default)]
-struct Builds {
-    /// The listing's builds, and whether more exist than were read.
-    items: Vec<Build>,
-    more: bool,
-    /// `ui` (the pull request page's listing) or `legacy` (the commit's, any branch).
-    source: Option<&'static str>,
-    stats: Option<BuildStats>,
-    /// Pages of the listing read.
-    pages: usize,
-    /// What waits for the source commit, which the pull request names.
-    waiting: Option<Wanted>,
-}
-
-/// A build request that needs the pull request's source commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wanted {
-    /// The listing answered 404: the commit's legacy listing and stats instead.
-    Fallback,
-    /// The listing was incomplete: the commit's stats for the totals.
-    Stats,
+    Step::wait(card, first)
 }
 
 #[derive(Debug)]
@@ -112,7 +101,7 @@ struct Card {
     repo: String,
     id: u64,
     pr: Option<PullRequest>,
-    builds: Builds,
+    builds: BuildsReader,
     required: ConditionsReader,
     activity: Option<Page<Activity>>,
     /// The view's data, built once everything but the avatars has been read.
@@ -121,72 +110,31 @@ struct Card {
     people: People,
 }
 
-impl Flow for Card {
-    fn on(&mut self, slot: u32, outcome: FetchOutcome, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+impl Plan for Card {
+    type Read = CardRead;
+
+    fn on(&mut self, read: CardRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, CardRead>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
-        match slot {
-            PR => match errors::json::<PullRequest>(&outcome, about, None) {
+        match read {
+            CardRead::PullRequest => match errors::json::<PullRequest>(&outcome, about, None) {
                 Ok(pr) => {
+                    let commit = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
+                    self.builds.source_commit(commit, &mut |r, q| f.fetch(CardRead::Builds(r), q));
+                    self.note_builds_failure(None);
                     self.pr = Some(pr);
-                    if let Some(w) = self.builds.waiting.take() {
-                        self.by_commit(w, f);
-                    }
                 }
                 Err(e) => return Some(ToolResult::error(e)),
             },
-            BUILDS => match &outcome {
-                FetchOutcome::Response(r) if r.status == 404 => {
-                    // No pull request build listing on this server: the commit's, and nothing about
-                    // requirements. [reference "Builds"]
-                    self.want(Wanted::Fallback, f);
-                }
-                _ => match errors::json::<Value>(&outcome, about, None) {
-                    Ok(v) => {
-                        // Every page, up to a cap: requirements are decided only on the whole listing.
-                        let page = listing(v);
-                        self.builds.items.extend(page.values);
-                        self.builds.source = Some("ui");
-                        self.builds.pages += 1;
-                        match page.next {
-                            Some(next) if self.builds.pages < MAX_BUILD_PAGES => {
-                                let mut more = builds_request(&self.project, &self.repo, self.id);
-                                more.query = vec![
-                                    ("start".into(), next.to_string()),
-                                    ("limit".into(), BUILDS_LIMIT.to_string()),
-                                ];
-                                f.fetch(BUILDS, more);
-                            }
-                            Some(_) => {
-                                self.builds.more = true;
-                                self.want(Wanted::Stats, f);
-                            }
-                            None => {}
-                        }
-                    }
-                    Err(e) => self.missing.push(format!("Builds: not read — {e}")),
-                },
-            },
-            LEGACY => match errors::json::<RawPage>(&outcome, about, None) {
-                Ok(p) => {
-                    let page = p.decode::<Build>();
-                    self.builds.more = page.next.is_some();
-                    self.builds.items = page.values;
-                    self.builds.source = Some("legacy");
-                }
-                Err(e) => self.missing.push(format!("Builds: not read — {e}")),
-            },
-            STATS => match errors::json::<BuildStats>(&outcome, about, None) {
-                Ok(s) => self.builds.stats = Some(s),
-                Err(e) => self.missing.push(format!("Build totals: not read — {e}")),
-            },
-            ACTIVITY => match errors::json::<RawPage>(&outcome, about, None) {
+            CardRead::Builds(r) => {
+                self.builds.on(r, &outcome, &mut |r, q| f.fetch(CardRead::Builds(r), q));
+                self.note_builds_failure(Some(r));
+            }
+            CardRead::Activity => match errors::json::<RawPage>(&outcome, about, None) {
                 Ok(p) => self.activity = Some(p.decode()),
                 Err(e) => self.missing.push(format!("Activity: not read — {e}")),
             },
-            CONDITIONS | MODEL => self.required.on(slot, &outcome, f),
-            _ => {
-                self.avatars.on(slot, &outcome);
-            }
+            CardRead::Conditions(r) => self.required.on(r, &outcome, &mut |r, q| f.fetch(CardRead::Conditions(r), q)),
+            CardRead::Avatar(a) => self.avatars.on(a, &outcome, f),
         }
         if f.waiting() > 0 {
             return None;
@@ -196,42 +144,28 @@ impl Flow for Card {
         if self.built.is_none() {
             self.built = Some(self.view(&pr));
         }
-        if self.avatars.ask(&self.people, f) {
+        if self.avatars.ask(&self.people, f, CardRead::Avatar) {
             return None;
         }
         let view = self.built.take()?;
-        Some(self.finish(&pr, view))
+        Some(self.finish(&pr, view, f))
     }
 }
 
 impl Card {
-    /// Asks for `w` now if the source commit is known, else once the pull request arrives.
-    fn want(&mut self, w: Wanted, f: &mut Fetcher<'_>) {
-        if self.pr.is_some() {
-            self.by_commit(w, f);
-        } else {
-            self.builds.waiting = Some(w);
+    /// Notes a builds read that failed as one line of what the card could not read.
+    fn note_builds_failure(&mut self, read: Option<BuildsRead>) {
+        if read == Some(BuildsRead::Stats) {
+            if let Some(Err(e)) = &self.builds.stats {
+                self.missing.push(format!("Build totals: not read — {e}"));
+            }
+        } else if let Some(e) = self.builds.error.take() {
+            self.missing.push(format!("Builds: not read — {e}"));
         }
     }
 
-    fn by_commit(&mut self, w: Wanted, f: &mut Fetcher<'_>) {
-        let Some(commit) = self.pr.as_ref().and_then(|p| p.from_ref.as_ref()).and_then(|r| r.latest_commit.clone())
-        else {
-            self.missing.push("Builds: not read — the pull request names no source commit.".into());
-            return;
-        };
-        if w == Wanted::Fallback {
-            let legacy = FetchRequest::get(
-                format!("/rest/build-status/latest/commits/{}", segment(&commit)),
-                vec![("start".into(), "0".into()), ("limit".into(), BUILDS_LIMIT.to_string())],
-            );
-            f.fetch(LEGACY, legacy);
-        }
-        f.fetch(STATS, stats_request(&commit));
-    }
-
-    fn finish(&self, pr: &PullRequest, view: Value) -> ToolResult {
-        let users = self.avatars.users(&self.people);
+    fn finish<R>(&self, pr: &PullRequest, view: Value, f: &mut Fetches<'_, '_, R>) -> ToolResult {
+        let users = self.people.to_value(f.avatars());
         self.header.result(self.summary(pr), users, self.missing.clone(), ("pullRequest", view))
     }
 
@@ -303,9 +237,12 @@ impl Card {
 
     fn builds_view(&self, pr: &PullRequest) -> Value {
         let b = &self.builds;
-        if b.source.is_none() && b.stats.is_none() {
+        let stats = b.stats.as_ref().and_then(|s| s.as_ref().ok());
+        if b.source.is_none() && stats.is_none() {
             return Value::Null;
         }
+        let items = b.page.as_ref().map_or(&[][..], |p| &p.values[..]);
+        let more = b.page.as_ref().is_some_and(|p| p.next.is_some());
         // Requirements only from the pull request page's own listing, where each build names the
         // key it reports under; the legacy listing does not, so then nothing is said.
         let requirements = match (
@@ -314,14 +251,13 @@ impl Card {
             pr.from_ref.as_ref().and_then(|r| r.id.as_deref()),
         ) {
             // Decided only on the whole listing: a build past the page read could satisfy a key.
-            (Some("ui"), Some(target), Some(source)) if !b.more => {
-                let facts: Vec<_> = b.items.iter().map(|x| x.facts()).collect();
-                required_builds::evaluate(&self.required, target, source, &facts).ok()
+            (Some(Source::PullRequestPage), Some(target), Some(source)) if !more => {
+                let facts: Vec<_> = items.iter().map(|x| x.facts()).collect();
+                conditions::evaluate(&self.required, target, source, &facts).ok()
             }
             _ => None,
         };
-        let items: Vec<Value> = b
-            .items
+        let listed: Vec<Value> = items
             .iter()
             .map(|x| {
                 let required = requirements.as_ref().map(|(keys, _)| keys.contains(x.facts().reports_under()));
@@ -336,29 +272,27 @@ impl Card {
                    "blocking": statuses.iter().any(|s| s.blocks())})
         });
         // Counts: from the whole listing when it was read completely, else Bitbucket's stats.
-        let counts = match (&b.stats, b.more) {
+        let counts = match (stats, more) {
             (Some(s), _) => Some(json!({"successful": s.successful.unwrap_or(0), "failed": s.failed.unwrap_or(0),
                 "inProgress": s.in_progress.unwrap_or(0), "cancelled": s.cancelled.unwrap_or(0), "unknown": s.unknown.unwrap_or(0)})),
             (None, false) => {
-                let count = |state: &str| b.items.iter().filter(|x| x.state.as_deref() == Some(state)).count();
+                let count = |state: &str| items.iter().filter(|x| x.state.as_deref() == Some(state)).count();
                 Some(
                     json!({"successful": count("SUCCESSFUL"), "failed": count("FAILED"), "inProgress": count("INPROGRESS"),
-                            "cancelled": count("CANCELLED"), "unknown": b.items.len() - count("SUCCESSFUL") - count("FAILED") - count("INPROGRESS") - count("CANCELLED")}),
+                            "cancelled": count("CANCELLED"), "unknown": items.len() - count("SUCCESSFUL") - count("FAILED") - count("INPROGRESS") - count("CANCELLED")}),
                 )
             }
             (None, true) => None,
         };
         let total =
             counts.as_ref().map(|c| c.as_object().map_or(0, |o| o.values().filter_map(Value::as_u64).sum::<u64>()));
-        json!({"counts": counts, "items": items, "shown": b.items.len(), "total": total,
-               "source": b.source, "requirements": requirements})
+        let source = b.source.map(|s| match s {
+            Source::PullRequestPage => "ui",
+            Source::Commit => "legacy",
+        });
+        json!({"counts": counts, "items": listed, "shown": items.len(), "total": total,
+               "source": source, "requirements": requirements})
     }
-}
-
-/// A build listing's page: the UI listing wraps it under `page`. [reference "Builds": assumed shape]
-fn listing(v: Value) -> Page<Build> {
-    let page: RawPage = serde_json::from_value(v.get("page").cloned().unwrap_or(v)).unwrap_or_default();
-    page.decode()
 }
 
 fn branch(r: Option<&Ref>) -> Value {

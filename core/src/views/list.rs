@@ -1,29 +1,38 @@
 //! The pull request list (`show` kind `pull_requests`): rows as Bitbucket's pull request list, with
-//! the arguments and requests of `list_pull_requests` ([`crate::tools::list::query`]), then the
+//! the arguments and requests of `list_pull_requests` ([`crate::reads::pull_requests`]), then the
 //! avatars not cached yet. A list that shows fewer than exist says so; only the reviewer inbox has a
 //! real total (its count endpoint), so only it carries one.
 
 use serde_json::{Map, Value, json};
 
 use super::Header;
-use super::avatars::{AvatarStage, People};
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::PullRequest;
 use crate::bitbucket::{Page, RawPage};
-use crate::catalogue::CallContext;
-use crate::plan::{FetchOutcome, PlanContext, Step, ToolResult};
-use crate::tools::flow::{self, Fetcher, Flow};
-use crate::tools::list::{COUNT, PAGE, keeps, query};
+use crate::fetch::FetchOutcome;
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::avatars::{Avatar, AvatarStage, People};
+use crate::reads::pull_requests::{PullRequestsRead, keeps, query};
+use crate::tool::Call;
+
+/// The reads of a list view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListRead {
+    /// The list's own reads, as `list_pull_requests` makes them.
+    List(PullRequestsRead),
+    /// An avatar of someone the list shows.
+    Avatar(Avatar),
+}
 
 /// Starts a list view.
-pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext<'_>) -> Step {
+pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let q = match query(args) {
         Ok(q) => q,
         Err(e) => return Step::Done(ToolResult::error(e)),
     };
     let list = ListView {
         header: Header::new("pull_requests", args, call),
-        avatars: AvatarStage::new(call.avatars.clone()),
+        avatars: AvatarStage::default(),
         project: q.project,
         repo: q.repo,
         title: q.scope,
@@ -34,7 +43,8 @@ pub fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext
         missing: Vec::new(),
         people: People::default(),
     };
-    flow::start(list, cx, q.first)
+    let first = q.first.into_iter().map(|(r, q)| (ListRead::List(r), q)).collect();
+    Step::wait(list, first)
 }
 
 #[derive(Debug)]
@@ -53,21 +63,21 @@ struct ListView {
     people: People,
 }
 
-impl Flow for ListView {
-    fn on(&mut self, slot: u32, outcome: FetchOutcome, f: &mut Fetcher<'_>) -> Option<ToolResult> {
+impl Plan for ListView {
+    type Read = ListRead;
+
+    fn on(&mut self, read: ListRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, ListRead>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: None };
-        match slot {
-            PAGE => match errors::json::<RawPage>(&outcome, about, None) {
+        match read {
+            ListRead::List(PullRequestsRead::Page) => match errors::json::<RawPage>(&outcome, about, None) {
                 Ok(p) => self.page = Some(p.decode()),
                 Err(e) => return Some(ToolResult::error(e)),
             },
-            COUNT => match errors::json::<Value>(&outcome, about, None) {
+            ListRead::List(PullRequestsRead::Count) => match errors::json::<Value>(&outcome, about, None) {
                 Ok(v) => self.total = v.get("count").and_then(Value::as_u64),
                 Err(e) => self.missing.push(format!("Inbox count: not read — {e}")),
             },
-            _ => {
-                self.avatars.on(slot, &outcome);
-            }
+            ListRead::Avatar(a) => self.avatars.on(a, &outcome, f),
         }
         if f.waiting() > 0 {
             return None;
@@ -77,14 +87,14 @@ impl Flow for ListView {
         if self.built.is_none() {
             self.built = Some(self.view());
         }
-        if self.avatars.ask(&self.people, f) {
+        if self.avatars.ask(&self.people, f, ListRead::Avatar) {
             return None;
         }
         let view = self.built.take()?;
         let shown = view["shown"].as_u64().unwrap_or(0);
         let more = if view["more"] == Value::Bool(true) { ", more exist" } else { "" };
         let text = format!("Showing {} to the person: {shown} shown{more}.", self.title);
-        let users = self.avatars.users(&self.people);
+        let users = self.people.to_value(f.avatars());
         Some(self.header.result(text, users, self.missing.clone(), ("list", view)))
     }
 }

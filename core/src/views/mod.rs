@@ -6,21 +6,27 @@
 //! fetched for it. Each kind belongs to the data tool whose answer it shows and takes that tool's
 //! arguments; the catalogue offers a kind only while its tool is exposed.
 
-pub mod avatars;
 pub mod card;
 pub mod list;
 
 use serde_json::{Map, Value, json};
 
-use crate::catalogue::{Access, Annotations, CallContext, Role, ToolSpec};
-use crate::plan::{PlanContext, Step, ToolResult};
+use crate::plan::{Step, ToolResult};
+use crate::tool::{Access, Annotations, Call, KindSpec, Role, ToolSpec};
 
 /// The key of the view data in a result's `_meta`.
 pub const META_KEY: &str = "bb/view";
 /// The version of the view data (assets/VIEW_DATA.md).
 pub const VIEW_DATA_VERSION: u64 = 1;
-/// The kinds `show` draws.
-pub const KINDS: &[&str] = &["pull_request", "pull_requests"];
+/// Every kind of `show`: its name, the data tool whose answer it shows (and whose arguments it
+/// takes), what builds it, and the page's script that draws it. Adding a kind is one row here, one
+/// file in this folder, one script in `assets/view/` and one test file; the catalogue, `show`'s schema,
+/// the page's kind registry and the view-data contract (`assets/VIEW_DATA.md`) follow from this table,
+/// and `core/tests/kinds.rs` holds the page and the contract to it.
+pub const KINDS: &[KindSpec] = &[
+    KindSpec { name: "pull_request", tool: "get_pull_request", start: card::start, page: "card.js" },
+    KindSpec { name: "pull_requests", tool: "list_pull_requests", start: list::start, page: "list.js" },
+];
 
 /// What the model is told when the client renders no views.
 pub const NOT_SHOWN: &str = "Nothing was shown: this client does not display views. Answer the person in words.";
@@ -28,42 +34,38 @@ pub const NOT_SHOWN: &str = "Nothing was shown: this client does not display vie
 pub const IF_UNSEEN: &str = "If the person sees no view, answer in words.";
 
 /// The `show` tool.
-pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "show",
-        title: "Show to the person",
-        description: "Show the person a view laid out as Bitbucket lays it out: pull_request (a pull request's page) or pull_requests (a list), with the arguments of get_pull_request or list_pull_requests. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
-        input_schema: || json!({"type": "object"}),
-        annotations: Annotations { read_only: true, destructive: false, idempotent: true, open_world: true },
-        access: Access::Read,
-        role: Role::Show { kinds: KINDS },
-        start,
-    }
-}
+pub const SHOW: ToolSpec = ToolSpec {
+    name: "show",
+    title: "Show to the person",
+    description: "Show the person a view laid out as Bitbucket lays it out: pull_request (a pull request's page) or pull_requests (a list), with the arguments of get_pull_request or list_pull_requests. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
+    input_schema: || json!({"type": "object"}),
+    annotations: Annotations::READ,
+    access: Access::Read,
+    role: Role::Show,
+    start,
+};
 
-fn start(args: &Map<String, Value>, cx: &mut PlanContext, call: &CallContext<'_>) -> Step {
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     if !call.client.renders_views {
         return Step::Done(ToolResult::text(NOT_SHOWN));
     }
-    let kind = args.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let Some(tool) = call.exposed.tool_of_kind(kind) else {
-        return Step::Done(ToolResult::error(format!("This server does not offer a `{kind}` view.")));
+    let name = args.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let Some(kind) = call.exposed.kind(name) else {
+        return Step::Done(ToolResult::error(format!("This server does not offer a `{name}` view.")));
+    };
+    let Some(tool) = call.exposed.get(kind.tool) else {
+        return Step::Done(ToolResult::error(format!("This server does not offer a `{name}` view.")));
     };
     // The kind's arguments are its data tool's: check them against that tool's schema.
     let mut rest = args.clone();
     rest.remove("kind");
     if let Err(why) = crate::args::validate(Some(&Value::Object(rest)), &(tool.input_schema)()) {
         return Step::Done(ToolResult::error(format!(
-            "Invalid arguments for show {kind} (those of {}): {why}",
+            "Invalid arguments for show {name} (those of {}): {why}",
             tool.name
         )));
     }
-    match args.get("kind").and_then(Value::as_str) {
-        Some("pull_request") => card::start(args, cx, call),
-        Some("pull_requests") => list::start(args, cx, call),
-        Some(other) => Step::Done(ToolResult::error(format!("bb cannot show a `{other}` view yet."))),
-        None => Step::Done(ToolResult::error("show needs a `kind`.")),
-    }
+    (kind.start)(args, call)
 }
 
 /// What every view carries besides its own part: version, kind, when it was read, what the server
@@ -78,8 +80,8 @@ pub struct Header {
 
 impl Header {
     /// The header of a view of `kind` for this call.
-    pub fn new(kind: &'static str, args: &Map<String, Value>, call: &CallContext<'_>) -> Header {
-        let kinds: Vec<&str> = call.exposed.show_kinds().iter().map(|(k, _)| *k).collect();
+    pub fn new(kind: &'static str, args: &Map<String, Value>, call: &Call<'_>) -> Header {
+        let kinds: Vec<&str> = call.exposed.kinds().iter().map(|k| k.name).collect();
         let tools: Vec<&str> = call.exposed.tools().iter().map(|t| t.name).collect();
         Header {
             kind,

@@ -1,15 +1,16 @@
 //! A driver for sessions in tests: feeds lines at an explicit time and collects what comes out.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-
 use bb_core::testing::test_catalogue;
-use bb_core::{ExposureOptions, FetchOutcome, FetchRequest, Input, Output, ServerConfig, Session, Ticket};
+use bb_core::{ExposureOptions, FetchOutcome, FetchRequest, Input, Output, Server, ServerConfig, SessionId, Ticket};
 use serde_json::{Value, json};
 
-/// A session over the test catalogue and everything it has emitted.
+/// A server with one session over the test catalogue, and everything it has emitted.
 pub struct Harness {
-    pub session: Session,
+    pub server: Server,
+    pub session: SessionId,
+    /// The tags whose inputs the server said are complete, in order.
+    pub done: Vec<u64>,
     pub now: u64,
     pub sent: Vec<Value>,
     pub fetches: Vec<(Ticket, FetchRequest)>,
@@ -26,14 +27,23 @@ impl Harness {
         let exposed = test_catalogue().expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.tools_page_size = page;
+        let mut server = Server::new(config);
+        let session = server.open();
         Harness {
-            session: Session::new(Arc::new(config)),
+            server,
+            session,
+            done: vec![],
             now: 1_000,
             sent: vec![],
             fetches: vec![],
             cancelled: vec![],
             next_tag: 0,
         }
+    }
+
+    /// The harness's session.
+    pub fn current(&self) -> &bb_core::Session {
+        self.server.session(self.session).unwrap()
     }
 
     /// A session initialized under `version`, with or without the UI extension.
@@ -55,7 +65,7 @@ impl Harness {
     pub fn bytes(&mut self, bytes: &[u8]) -> Vec<Value> {
         self.next_tag += 1;
         self.now += 1;
-        self.session.handle(Input::Message { bytes, tag: self.next_tag }, self.now);
+        self.server.handle(Input::Message { session: self.session, bytes, tag: self.next_tag }, self.now);
         self.drain()
     }
 
@@ -76,7 +86,7 @@ impl Harness {
 
     pub fn fetched(&mut self, ticket: Ticket, outcome: FetchOutcome) -> Vec<Value> {
         self.now += 1;
-        self.session.handle(Input::Fetched { ticket, outcome }, self.now);
+        self.server.handle(Input::Fetched { ticket, outcome }, self.now);
         self.drain()
     }
 
@@ -86,14 +96,15 @@ impl Harness {
 
     fn drain(&mut self) -> Vec<Value> {
         let mut answers = vec![];
-        while let Some(out) = self.session.poll_output() {
+        while let Some(out) = self.server.poll_output() {
             match out {
+                Output::Done { tag, .. } => self.done.push(tag),
                 Output::Send { message, .. } => {
                     let v: Value = serde_json::from_slice(&message).unwrap();
                     self.sent.push(v.clone());
                     answers.push(v);
                 }
-                Output::Fetch { ticket, request } => self.fetches.push((ticket, request)),
+                Output::Fetch { ticket, request, .. } => self.fetches.push((ticket, request)),
                 Output::CancelFetch(t) => self.cancelled.push(t),
                 Output::Log { .. } => {}
             }

@@ -5,11 +5,10 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use bb_core::{
     Catalogue, ExposureOptions, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Input, Output,
-    ServerConfig, Session, Ticket,
+    Server, ServerConfig, SessionId, Ticket,
 };
 use bb_stack::control::{Admission, Fault, FaultKind};
 use bb_stack::exchange::Request;
@@ -19,9 +18,10 @@ use serde_json::{Value, json};
 /// A crafted answer for the requests it matches, instead of the stack's.
 pub type Override = Box<dyn FnMut(&FetchRequest) -> Option<FetchOutcome>>;
 
-/// A session, the stack's world, and the Bitbucket requests made so far.
+/// A server with one session, the stack's world, and the Bitbucket requests made so far.
 pub struct Driver {
-    pub session: Session,
+    pub server: Server,
+    pub session: SessionId,
     pub world: World,
     /// `METHOD path?query` of every request, in the order the session asked for them.
     pub requests: Vec<String>,
@@ -63,8 +63,10 @@ impl Driver {
         let exposed = Catalogue::standard().expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.base_url = Some("http://stack.test/bitbucket".into());
-        let session = Session::new(Arc::new(config));
+        let mut server = Server::new(config);
+        let session = server.open();
         let mut d = Driver {
+            server,
             session,
             world,
             requests: vec![],
@@ -74,8 +76,10 @@ impl Driver {
             now: 1_000,
             next_id: 1,
         };
-        d.session.handle(
+        let session = d.session;
+        d.server.handle(
             Input::Message {
+                session,
                 bytes: json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
                     "capabilities": capabilities, "clientInfo": {"name": "stack-driver", "version": "1"}}})
                 .to_string()
@@ -84,12 +88,12 @@ impl Driver {
             },
             d.now,
         );
-        while d.session.poll_output().is_some() {}
-        d.session.handle(
-            Input::Message { bytes: br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, tag: 0 },
+        while d.server.poll_output().is_some() {}
+        d.server.handle(
+            Input::Message { session, bytes: br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, tag: 0 },
             d.now,
         );
-        while d.session.poll_output().is_some() {}
+        while d.server.poll_output().is_some() {}
         d
     }
 
@@ -130,11 +134,12 @@ impl Driver {
         self.next_id += 1;
         let line = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
         self.now += 1;
-        self.session.handle(Input::Message { bytes: line.to_string().as_bytes(), tag: 1 }, self.now);
+        let session = self.session;
+        self.server.handle(Input::Message { session, bytes: line.to_string().as_bytes(), tag: 1 }, self.now);
         let mut queue: VecDeque<(Ticket, FetchRequest)> = VecDeque::new();
         let mut answer = None;
         loop {
-            while let Some(out) = self.session.poll_output() {
+            while let Some(out) = self.server.poll_output() {
                 match out {
                     Output::Send { message, .. } => {
                         let v: Value = serde_json::from_slice(&message).unwrap();
@@ -142,7 +147,7 @@ impl Driver {
                             answer = Some(v);
                         }
                     }
-                    Output::Fetch { ticket, request } => queue.push_back((ticket, request)),
+                    Output::Fetch { ticket, request, .. } => queue.push_back((ticket, request)),
                     _ => {}
                 }
             }
@@ -152,7 +157,7 @@ impl Driver {
             let Some((ticket, request)) = queue.pop_front() else { panic!("{name} stopped without an answer") };
             let outcome = self.serve(&request);
             self.now += 1;
-            self.session.handle(Input::Fetched { ticket, outcome }, self.now);
+            self.server.handle(Input::Fetched { ticket, outcome }, self.now);
         }
         let raw = answer.unwrap();
         let result = raw.get("result").cloned().unwrap_or_else(|| panic!("no result: {raw}"));

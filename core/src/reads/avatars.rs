@@ -4,80 +4,26 @@
 //!
 //! Avatars come from `GET /users/{slug}/avatar.png?s=64` (reference "Avatars"), are kept only when
 //! they are a small PNG, JPEG, GIF or WebP image, and are cached for the server's life, size-capped:
-//! a person is fetched once, however many views show them. Someone without an avatar is drawn with
+//! a person is fetched once, however many views show them (the cache is
+//! [`crate::avatar_cache`]). Someone without an avatar is drawn with
 //! initials.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
+use crate::avatar_cache::AvatarCache;
 use crate::bitbucket::model::User;
 use crate::bitbucket::segment;
-use crate::plan::{FetchOutcome, FetchRequest};
-use crate::tools::flow::Fetcher;
+use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::plan::Fetches;
 
 /// The pixel size asked for: enough for a 32-pixel circle on a 2× screen.
 pub const AVATAR_PIXELS: u32 = 64;
 /// The largest avatar kept, in bytes; a bigger image is drawn as initials.
 pub const MAX_AVATAR_BYTES: usize = 48 * 1024;
-/// The most data the cache holds, in bytes of data URLs; past it, the oldest entries go.
-pub const MAX_CACHE_BYTES: usize = 8 * 1024 * 1024;
 /// The most avatars one view fetches; the others are drawn as initials.
 pub const MAX_FETCHES_PER_VIEW: usize = 40;
-
-/// Avatars already fetched: slug → data URL, or `None` when the person has none bb can show.
-#[derive(Debug, Default)]
-pub struct AvatarCache {
-    entries: BTreeMap<String, (u64, Option<String>)>,
-    bytes: usize,
-    next: u64,
-}
-
-/// The cache every session of a server shares.
-pub type SharedAvatars = Arc<Mutex<AvatarCache>>;
-
-impl AvatarCache {
-    /// What is known of `slug`: `Some(avatar)` once fetched (the avatar itself may be `None`).
-    pub fn get(&self, slug: &str) -> Option<Option<String>> {
-        self.entries.get(slug).map(|(_, a)| a.clone())
-    }
-
-    /// Keeps what a fetch of `slug`'s avatar found, evicting the oldest entries past the cap.
-    pub fn put(&mut self, slug: &str, avatar: Option<String>) {
-        let size = avatar.as_ref().map_or(0, String::len) + slug.len();
-        if let Some((_, old)) = self.entries.remove(slug) {
-            self.bytes -= old.as_ref().map_or(0, String::len) + slug.len();
-        }
-        while self.bytes + size > MAX_CACHE_BYTES {
-            let Some(oldest) = self.entries.iter().min_by_key(|(_, (n, _))| *n).map(|(k, _)| k.clone()) else {
-                break;
-            };
-            if let Some((_, a)) = self.entries.remove(&oldest) {
-                self.bytes -= a.as_ref().map_or(0, String::len) + oldest.len();
-            }
-        }
-        self.next += 1;
-        self.bytes += size;
-        self.entries.insert(slug.to_owned(), (self.next, avatar));
-    }
-}
-
-/// Reads the cache, surviving a poisoned lock (a panic elsewhere must not cost the avatars).
-pub fn cached(cache: &SharedAvatars, slug: &str) -> Option<Option<String>> {
-    match cache.lock() {
-        Ok(c) => c.get(slug),
-        Err(poisoned) => poisoned.into_inner().get(slug),
-    }
-}
-
-/// Stores in the cache, surviving a poisoned lock.
-pub fn store(cache: &SharedAvatars, slug: &str, avatar: Option<String>) {
-    match cache.lock() {
-        Ok(mut c) => c.put(slug, avatar),
-        Err(poisoned) => poisoned.into_inner().put(slug, avatar),
-    }
-}
 
 /// The request for `slug`'s avatar.
 pub fn request(slug: &str) -> FetchRequest {
@@ -159,17 +105,12 @@ impl People {
     }
 
     /// The slugs whose avatars are not cached yet, at most [`MAX_FETCHES_PER_VIEW`].
-    pub fn to_fetch(&self, cache: &SharedAvatars) -> Vec<String> {
-        self.known
-            .keys()
-            .filter(|s| *s != "?" && cached(cache, s).is_none())
-            .take(MAX_FETCHES_PER_VIEW)
-            .cloned()
-            .collect()
+    pub fn to_fetch(&self, cache: &AvatarCache) -> Vec<String> {
+        self.known.keys().filter(|s| *s != "?" && cache.get(s).is_none()).take(MAX_FETCHES_PER_VIEW).cloned().collect()
     }
 
     /// The view's `users` object.
-    pub fn to_value(&self, cache: &SharedAvatars) -> Value {
+    pub fn to_value(&self, cache: &AvatarCache) -> Value {
         let mut users = Map::new();
         for (slug, user) in &self.known {
             let name = user.display_name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| slug.clone());
@@ -177,7 +118,7 @@ impl People {
                 slug.clone(),
                 json!({
                     "name": name,
-                    "avatar": cached(cache, slug).flatten(),
+                    "avatar": cache.get(slug).flatten(),
                     "initials": initials(&name),
                     "service": user.kind.as_deref() == Some("SERVICE"),
                 }),
@@ -188,47 +129,36 @@ impl People {
 }
 
 /// The last stage of a view's plan: fetch the avatars not cached yet, all at once, then draw.
-#[derive(Debug)]
+/// A plan files them under its own read name around [`Avatar`].
+#[derive(Debug, Default)]
 pub struct AvatarStage {
-    cache: SharedAvatars,
     fetching: Vec<String>,
     asked: bool,
 }
 
+/// Names one avatar read of a stage: the index of the person in the stage's list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Avatar(usize);
+
 impl AvatarStage {
-    /// Avatar requests are filed under this slot and the ones after it.
-    pub const SLOT: u32 = 100;
-
-    /// A stage over the server's cache.
-    pub fn new(cache: SharedAvatars) -> AvatarStage {
-        AvatarStage { cache, fetching: Vec::new(), asked: false }
-    }
-
-    /// Takes an avatar's outcome; `false` when `slot` is not an avatar's.
-    pub fn on(&mut self, slot: u32, outcome: &FetchOutcome) -> bool {
-        let Some(slug) = slot.checked_sub(Self::SLOT).and_then(|i| self.fetching.get(i as usize)) else {
-            return false;
-        };
-        store(&self.cache, slug, from_outcome(outcome));
-        true
+    /// Takes an avatar's outcome into the cache.
+    pub fn on<R>(&mut self, read: Avatar, outcome: &FetchOutcome, f: &mut Fetches<'_, '_, R>) {
+        if let Some(slug) = self.fetching.get(read.0) {
+            f.avatars().put(slug, from_outcome(outcome));
+        }
     }
 
     /// Once everything else is read: asks, the first time, for the avatars of `people` not cached
-    /// yet. `true` while the view must wait for them.
-    pub fn ask(&mut self, people: &People, f: &mut Fetcher<'_>) -> bool {
+    /// yet, each filed as `wrap(Avatar)`. `true` while the view must wait for them.
+    pub fn ask<R>(&mut self, people: &People, f: &mut Fetches<'_, '_, R>, wrap: fn(Avatar) -> R) -> bool {
         if !self.asked {
             self.asked = true;
-            self.fetching = people.to_fetch(&self.cache);
+            self.fetching = people.to_fetch(f.avatars());
             for (i, slug) in self.fetching.iter().enumerate() {
-                f.fetch(Self::SLOT + i as u32, request(slug));
+                f.fetch(wrap(Avatar(i)), request(slug));
             }
         }
         f.waiting() > 0
-    }
-
-    /// The view's `users`, avatars included.
-    pub fn users(&self, people: &People) -> Value {
-        people.to_value(&self.cache)
     }
 }
 
@@ -269,19 +199,5 @@ mod tests {
         assert_eq!(initials("Carol de la Cruz"), "CC");
         assert_eq!(initials("  "), "?");
         assert_eq!(initials("élise <b>x</b>"), "É", "words that do not start with a letter or digit are skipped");
-    }
-
-    #[test]
-    fn the_cache_keeps_its_cap_by_evicting_the_oldest() {
-        let mut c = AvatarCache::default();
-        let big = "x".repeat(MAX_CACHE_BYTES / 2);
-        c.put("a", Some(big.clone()));
-        c.put("b", Some(big.clone()));
-        c.put("c", Some(big));
-        assert!(c.bytes <= MAX_CACHE_BYTES);
-        assert_eq!(c.get("a"), None, "the oldest went");
-        assert!(c.get("c").is_some());
-        c.put("none", None);
-        assert_eq!(c.get("none"), Some(None), "a person without an avatar is remembered too");
     }
 }

@@ -1,4 +1,4 @@
-//! Reading what the required-builds check needs, for any plan that shows requirements (the card,
+//! What the required-builds check needs, read once for any plan that shows requirements (the card,
 //! `get_build_status`, `list_required_builds` for a pull request): every page of the repository's
 //! conditions, then the branching model only when a condition has a `MODEL_*` matcher.
 //!
@@ -12,18 +12,21 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::flow::Fetcher;
 use crate::bitbucket::{RawPage, segment};
-use crate::plan::{FetchOutcome, FetchRequest};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::requirements::{
     self, BranchModel, BuildFacts, Condition, KeyStatus, RefMatcher, Verdict, branch_model_from_json,
     condition_from_json,
 };
 
-/// The slot of a conditions page.
-pub const CONDITIONS: u32 = 60;
-/// The slot of the branching model.
-pub const MODEL: u32 = 61;
+/// Names the reads of a [`ConditionsReader`]; a plan files them under a read name of its own that wraps these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConditionsRead {
+    /// A page of conditions.
+    Page,
+    /// The branching model.
+    Model,
+}
 /// Conditions asked for per page.
 const PAGE_LIMIT: u64 = 100;
 /// Pages of conditions read at most (1,000 conditions); past them bb cannot tell.
@@ -44,7 +47,7 @@ pub struct ConditionsReader {
 }
 
 impl ConditionsReader {
-    /// A reader for `project`/`repo` and its first request, to file under [`CONDITIONS`].
+    /// A reader for `project`/`repo` and its first request, a [`ConditionsRead::Page`].
     pub fn new(project: &str, repo: &str) -> (ConditionsReader, FetchRequest) {
         let reader = ConditionsReader {
             project: project.to_owned(),
@@ -71,11 +74,16 @@ impl ConditionsReader {
         )
     }
 
-    /// Takes an outcome filed under [`CONDITIONS`] or [`MODEL`]; may ask for more.
-    pub fn on(&mut self, slot: u32, outcome: &FetchOutcome, f: &mut Fetcher<'_>) {
-        match slot {
-            CONDITIONS => self.on_page(outcome, f),
-            MODEL => {
+    /// Takes the outcome of `read`; may ask for more through `more`.
+    pub fn on(
+        &mut self,
+        read: ConditionsRead,
+        outcome: &FetchOutcome,
+        more: &mut dyn FnMut(ConditionsRead, FetchRequest),
+    ) {
+        match read {
+            ConditionsRead::Page => self.on_page(outcome, more),
+            ConditionsRead::Model => {
                 self.model = Some(match outcome {
                     FetchOutcome::Response(r) if r.status == 200 => {
                         serde_json::from_slice::<Value>(&r.body).ok().map(|v| branch_model_from_json(&v))
@@ -84,11 +92,10 @@ impl ConditionsReader {
                 });
                 self.done = true;
             }
-            _ => {}
         }
     }
 
-    fn on_page(&mut self, outcome: &FetchOutcome, f: &mut Fetcher<'_>) {
+    fn on_page(&mut self, outcome: &FetchOutcome, more: &mut dyn FnMut(ConditionsRead, FetchRequest)) {
         let page = match outcome {
             FetchOutcome::Response(r) if r.status == 200 => serde_json::from_slice::<RawPage>(&r.body).ok(),
             FetchOutcome::Response(r) => {
@@ -109,7 +116,7 @@ impl ConditionsReader {
         self.raw.extend(page.values.iter().cloned());
         let next = page.decode::<Value>().next;
         match next {
-            Some(start) if self.pages < MAX_PAGES => f.fetch(CONDITIONS, self.page_request(start)),
+            Some(start) if self.pages < MAX_PAGES => more(ConditionsRead::Page, self.page_request(start)),
             Some(_) => self.stop(format!("more than {} required-build conditions", MAX_PAGES as u64 * PAGE_LIMIT)),
             None => {
                 let needs_model = self.conditions.iter().any(|c| {
@@ -123,7 +130,7 @@ impl ConditionsReader {
                         segment(&self.project),
                         segment(&self.repo)
                     );
-                    f.fetch(MODEL, FetchRequest::get(path, vec![]));
+                    more(ConditionsRead::Model, FetchRequest::get(path, vec![]));
                 } else {
                     self.done = true;
                 }

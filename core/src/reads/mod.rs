@@ -1,0 +1,19 @@
+//! Each Bitbucket read written once and typed, for the data tools and the views alike: a tool's text
+//! and a view's data are two renderings of the same reads. A reader builds its requests, names them
+//! with a read type of its own, and keeps what the answers said (a sentence where a read failed);
+//! the plan that uses it wraps those names in its own and decides what a failure means for its answer.
+//!
+//! | read | requests | used by |
+//! |---|---|---|
+//! | [`builds`] | the pull request page's build listing (paged), or the source commit's legacy listing and totals | get_pull_request, get_build_status, list_required_builds, the card |
+//! | [`conditions`] | every page of required-build conditions, then the branching model when a matcher needs it | get_build_status, list_required_builds, the card |
+//! | [`pull_requests`] | a page of a repository's pull requests, the dashboard or the inbox (with its count) | list_pull_requests, the list view |
+//! | [`avatars`] | each person's avatar not yet cached, as a `data:` URL | the card, the list view |
+//!
+//! The pull request itself (`GET …/pull-requests/{id}`), its activity and its changes are single
+//! requests decoded by [`crate::bitbucket::errors::json`] where they are used.
+
+pub mod avatars;
+pub mod builds;
+pub mod conditions;
+pub mod pull_requests;

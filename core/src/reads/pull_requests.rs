@@ -1,0 +1,155 @@
+//! A list of pull requests: a repository's, or the current user's dashboard or reviewer inbox, as one
+//! call's arguments ask for it. `list_pull_requests` and the list view render the same read.
+//!
+//! Requests: one page (1); the inbox adds Bitbucket's count of it in parallel (2), the only pull request
+//! total Bitbucket reports — no repository-wide count exists, so a page's size is never called a total.
+//! [reference "Pull requests": spec]
+
+use serde_json::{Map, Value};
+
+use crate::args::{flag, number, paging, string};
+use crate::bitbucket::model::PullRequest;
+use crate::bitbucket::repo_path;
+use crate::fetch::FetchRequest;
+
+/// Names the reads of a list call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PullRequestsRead {
+    /// The page of pull requests.
+    Page,
+    /// The reviewer inbox's count.
+    Count,
+}
+
+/// What a list call asks Bitbucket, decided from its arguments (shared with the list view).
+#[derive(Debug)]
+pub struct ListQuery {
+    /// The requests, each named.
+    pub first: Vec<(PullRequestsRead, FetchRequest)>,
+    /// What is listed, in words ("Pull requests of BB/api, state OPEN, newest first").
+    pub scope: String,
+    /// Whether the list spans repositories (dashboard, inbox).
+    pub across: bool,
+    /// A source branch to keep, when the target branch was the server-side filter.
+    pub source_filter: Option<String>,
+    /// The project key, when one was given.
+    pub project: String,
+    /// The repository slug, when one was given.
+    pub repo: String,
+}
+
+/// The requests of a list call, or the sentence that says which arguments do not go together.
+pub fn query(args: &Map<String, Value>) -> Result<ListQuery, String> {
+    let (project, repo) = (string(args, "project"), string(args, "repo"));
+    let start = number(args, "start").unwrap_or(0);
+    let limit = number(args, "limit").unwrap_or(25);
+    let state = string(args, "state").unwrap_or("OPEN").to_owned();
+    let order = string(args, "order").unwrap_or("NEWEST").to_owned();
+    let role = string(args, "role");
+    let mut query = Vec::new();
+    let mut scope;
+    let mut first = Vec::new();
+    let mut source_filter = None;
+    match (project, repo) {
+        (Some(p), Some(r)) => {
+            if flag(args, "inbox") == Some(true) {
+                return Err("inbox lists across repositories: leave project and repo out.".into());
+            }
+            query.push(("state".into(), state.clone()));
+            let (source, target) = (string(args, "source_branch"), string(args, "target_branch"));
+            // `at` filters one ref, the direction says which end. [reference "Pull requests": spec]
+            match (source, target) {
+                (Some(src), None) => {
+                    query.push(("direction".into(), "OUTGOING".into()));
+                    query.push(("at".into(), full_ref(src)));
+                }
+                (_, Some(tgt)) => {
+                    query.push(("direction".into(), "INCOMING".into()));
+                    query.push(("at".into(), full_ref(tgt)));
+                    source_filter = source.map(str::to_owned);
+                }
+                (None, None) => {}
+            }
+            if let Some(t) = string(args, "text") {
+                query.push(("filterText".into(), t.to_owned()));
+            }
+            if let Some(d) = flag(args, "draft") {
+                query.push(("draft".into(), d.to_string()));
+            }
+            match (role, string(args, "user")) {
+                (Some(_), None) => {
+                    return Err("In a repository, role filters by user: give user (a username) with role.".into());
+                }
+                (role, Some(u)) => {
+                    query.push(("username.1".into(), u.to_owned()));
+                    if let Some(role) = role {
+                        query.push(("role.1".into(), role.to_owned()));
+                    }
+                }
+                (None, None) => {}
+            }
+            query.push(("order".into(), order.clone()));
+            query.extend(paging(start, limit));
+            scope = format!("Pull requests of {p}/{r}");
+            first
+                .push((PullRequestsRead::Page, FetchRequest::get(format!("{}/pull-requests", repo_path(p, r)), query)));
+        }
+        (None, None) => {
+            for arg in ["source_branch", "target_branch", "text", "draft", "user"] {
+                if args.contains_key(arg) {
+                    return Err(format!("{arg} needs a repository: give project and repo too."));
+                }
+            }
+            if flag(args, "inbox") == Some(true) {
+                query.push(("role".into(), "reviewer".into()));
+                query.extend(paging(start, limit));
+                scope = "Your reviewer inbox".to_owned();
+                first.push((PullRequestsRead::Page, FetchRequest::get("/rest/api/latest/inbox/pull-requests", query)));
+                first.push((
+                    PullRequestsRead::Count,
+                    FetchRequest::get(
+                        "/rest/api/latest/inbox/pull-requests/count",
+                        vec![("role".into(), "reviewer".into())],
+                    ),
+                ));
+            } else {
+                query.push(("state".into(), state.clone()));
+                if let Some(role) = role {
+                    query.push(("role".into(), role.to_owned()));
+                }
+                query.push(("order".into(), order.clone()));
+                query.extend(paging(start, limit));
+                scope = "Your pull requests (dashboard)".to_owned();
+                first.push((
+                    PullRequestsRead::Page,
+                    FetchRequest::get("/rest/api/latest/dashboard/pull-requests", query),
+                ));
+            }
+        }
+        _ => return Err("Give both project and repo, or neither (your dashboard).".into()),
+    }
+    if flag(args, "inbox") != Some(true) {
+        scope.push_str(&format!(", state {state}, {} first", if order == "OLDEST" { "oldest" } else { "newest" }));
+    }
+    Ok(ListQuery {
+        first,
+        scope,
+        across: repo.is_none(),
+        source_filter,
+        project: project.unwrap_or("").to_owned(),
+        repo: repo.unwrap_or("").to_owned(),
+    })
+}
+
+/// Whether `pr` passes the source-branch filter (none keeps every pull request).
+pub fn keeps(source_filter: Option<&str>, pr: &PullRequest) -> bool {
+    source_filter.is_none_or(|want| {
+        let from = pr.from_ref.as_ref();
+        from.is_some_and(|r| r.display_id.as_deref() == Some(want) || r.id.as_deref() == Some(&full_ref(want)))
+    })
+}
+
+/// A branch name as a full ref id (`main` → `refs/heads/main`); a full ref stays as it is.
+pub fn full_ref(branch: &str) -> String {
+    if branch.starts_with("refs/") { branch.to_owned() } else { format!("refs/heads/{branch}") }
+}

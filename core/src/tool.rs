@@ -1,0 +1,197 @@
+//! What every tool and view kind is made of, and what a call sees: the leaf that tools, views, the
+//! catalogue and the session all use, and that uses none of them.
+
+use serde_json::{Map, Value, json};
+
+use crate::plan::Step;
+use crate::protocol::ClientProfile;
+
+/// The URI of bb's one view page.
+pub const VIEW_URI: &str = "ui://bb/view";
+
+/// What part a tool plays in the catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A tool that answers the model; the kinds table says which view kind (if any) draws its answer.
+    Data,
+    /// The one view tool; which kinds it offers follows from the kinds table and the exposed tools.
+    Show,
+    /// A tool only views call (`refresh_view`, `suggest_form_values`); goes with `show`.
+    ViewCompanion,
+}
+
+/// Whether a tool changes anything in Bitbucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads only.
+    Read,
+    /// Writes something a person can undo or that adds (a comment, a review).
+    Write,
+    /// Writes something that cannot be taken back (a merge): exposed only when asked for.
+    UnsafeWrite,
+}
+
+/// MCP tool annotations, each stated explicitly rather than left to the schema's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotations {
+    /// The tool does not modify its environment.
+    pub read_only: bool,
+    /// The tool may perform destructive updates.
+    pub destructive: bool,
+    /// Calling it again with the same arguments has no additional effect.
+    pub idempotent: bool,
+    /// The tool reaches an open world (Bitbucket): true for every tool that reads Bitbucket.
+    pub open_world: bool,
+}
+
+impl Annotations {
+    /// Reads Bitbucket; calling again changes nothing.
+    pub const READ: Annotations =
+        Annotations { read_only: true, destructive: false, idempotent: true, open_world: true };
+    /// Adds something (a comment, a pull request): not idempotent, not destructive.
+    pub const ADD: Annotations =
+        Annotations { read_only: false, destructive: false, idempotent: false, open_world: true };
+    /// Cannot be taken back (a merge).
+    pub const IRREVERSIBLE: Annotations =
+        Annotations { read_only: false, destructive: true, idempotent: false, open_world: true };
+}
+
+/// What a call sees of its session and server, at the time it starts.
+#[derive(Debug)]
+pub struct Call<'a> {
+    /// The client, as it declared itself in `initialize`.
+    pub client: &'a ClientProfile,
+    /// What this server exposes.
+    pub exposed: &'a Exposed,
+    /// Wall-clock time of the call, epoch milliseconds.
+    pub now_ms: u64,
+    /// The Bitbucket user's slug, once a response has named it (`X-AUSERNAME`).
+    pub bitbucket_user: Option<&'a str>,
+    /// Bitbucket's base URL, for the links views build.
+    pub base_url: Option<&'a str>,
+}
+
+/// Starts a call with arguments already checked against the tool's schema.
+pub type StartFn = fn(&Map<String, Value>, &Call<'_>) -> Step;
+
+/// One tool bb has.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSpec {
+    /// The tool's name (snake_case).
+    pub name: &'static str,
+    /// A human title.
+    pub title: &'static str,
+    /// What the model reads to decide whether to call it.
+    pub description: &'static str,
+    /// The input schema; `show`'s is built from the kinds it offers instead.
+    pub input_schema: fn() -> Value,
+    /// The annotations.
+    pub annotations: Annotations,
+    /// Whether it writes.
+    pub access: Access,
+    /// The part it plays.
+    pub role: Role,
+    /// Runs a call.
+    pub start: StartFn,
+}
+
+/// One kind of `show`: a view of the answer of one data tool.
+#[derive(Debug, Clone, Copy)]
+pub struct KindSpec {
+    /// The kind's name, as `show`'s `kind` argument and the view data's `kind`.
+    pub name: &'static str,
+    /// The data tool whose answer it shows and whose arguments it takes; the kind is offered only
+    /// while that tool is exposed.
+    pub tool: &'static str,
+    /// Builds the view.
+    pub start: StartFn,
+    /// The page's script that draws it (in `assets/view/`).
+    pub page: &'static str,
+}
+
+/// The tools a server exposes and the kinds `show` offers, with their `tools/list` entries made once.
+#[derive(Debug)]
+pub struct Exposed {
+    tools: Vec<ToolSpec>,
+    kinds: Vec<KindSpec>,
+    listed: Vec<Value>,
+}
+
+impl Exposed {
+    /// Exposes `tools`, with `kinds` offered by `show` (each kind's tool among `tools`).
+    pub fn new(tools: Vec<ToolSpec>, kinds: Vec<KindSpec>) -> Exposed {
+        let mut exposed = Exposed { tools, kinds, listed: Vec::new() };
+        exposed.listed = exposed.tools.iter().map(|t| exposed.render(t)).collect();
+        exposed
+    }
+
+    /// The exposed tools, in `tools/list` order.
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
+    /// The exposed tool with this name.
+    pub fn get(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The `tools/list` entries.
+    pub fn listed(&self) -> &[Value] {
+        &self.listed
+    }
+
+    /// The kinds `show` offers, in table order.
+    pub fn kinds(&self) -> &[KindSpec] {
+        &self.kinds
+    }
+
+    /// The offered kind with this name.
+    pub fn kind(&self, name: &str) -> Option<&KindSpec> {
+        self.kinds.iter().find(|k| k.name == name)
+    }
+
+    /// The input schema a call to `tool` is checked against.
+    pub fn input_schema(&self, tool: &ToolSpec) -> Value {
+        match tool.role {
+            Role::Show => self.show_schema(),
+            _ => (tool.input_schema)(),
+        }
+    }
+
+    /// The schema of a `show` call: `kind`, and the arguments of the kind's data tool, which the
+    /// model already has from that tool's own schema (so they are not listed twice, at a cost in
+    /// tokens on every `tools/list`). `show` checks them against that schema when it runs.
+    fn show_schema(&self) -> Value {
+        let kinds: Vec<&str> = self.kinds.iter().map(|k| k.name).collect();
+        let pairs: Vec<String> = self.kinds.iter().map(|k| format!("{}: {}", k.name, k.tool)).collect();
+        json!({"type": "object",
+               "properties": {"kind": {"type": "string", "enum": kinds,
+                   "description": format!("The view. Also pass the arguments of its tool ({}).", pairs.join(", "))}},
+               "required": ["kind"]})
+    }
+
+    /// One `tools/list` entry.
+    fn render(&self, t: &ToolSpec) -> Value {
+        let a = t.annotations;
+        let mut entry = Map::new();
+        entry.insert("name".into(), Value::from(t.name));
+        entry.insert("title".into(), Value::from(t.title));
+        entry.insert("description".into(), Value::from(t.description));
+        entry.insert("inputSchema".into(), self.input_schema(t));
+        entry.insert(
+            "annotations".into(),
+            json!({"readOnlyHint": a.read_only, "destructiveHint": a.destructive,
+                   "idempotentHint": a.idempotent, "openWorldHint": a.open_world}),
+        );
+        match t.role {
+            Role::Show => {
+                entry.insert("_meta".into(), json!({"ui": {"resourceUri": VIEW_URI}, "ui/resourceUri": VIEW_URI}));
+            }
+            Role::ViewCompanion => {
+                entry.insert("_meta".into(), json!({"ui": {"visibility": ["app"]}}));
+            }
+            Role::Data => {}
+        }
+        Value::Object(entry)
+    }
+}
