@@ -7,13 +7,18 @@
 //! |---|---|---|
 //! | [`builds`] | the pull request page's build listing (paged), or the source commit's legacy listing and totals | get_pull_request, get_build_status, list_required_builds, the card |
 //! | [`conditions`] | every page of required-build conditions, then the branching model when a matcher needs it | get_build_status, list_required_builds, the card |
+//! | [`pull_request`] | the pull request; a page of its activity | every pull request tool, the card |
 //! | [`pull_requests`] | a page of a repository's pull requests, the dashboard or the inbox (with its count) | list_pull_requests, the list view |
 //! | [`avatars`] | each person's avatar not yet cached, as a `data:` URL | the card, the list view |
 //!
-//! The pull request itself (`GET …/pull-requests/{id}`), its activity and its changes are single
-//! requests decoded by [`crate::bitbucket::errors::json`] where they are used.
+//! | [`diff`] | a page of the changed files; one file's diff with its comments | get_pull_request_diff |
+//!
+//! A single read's answer is decoded by [`crate::bitbucket::errors::json`], which turns a failure into
+//! the one sentence the model or the view gets.
 
 pub mod avatars;
 pub mod builds;
 pub mod conditions;
+pub mod diff;
+pub mod pull_request;
 pub mod pull_requests;

@@ -12,13 +12,14 @@ use serde_json::{Map, Value, json};
 use super::object;
 use super::required::required_lines;
 use crate::args::{number, string};
+use crate::bitbucket::Page;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Build, PullRequest};
-use crate::bitbucket::{Page, pr_path};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, Source, legacy_request, stats_request};
 use crate::reads::conditions::{ConditionsRead, ConditionsReader};
+use crate::reads::pull_request;
 use crate::text::{build_state, one_line, short_commit};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -91,7 +92,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
             let builds = builds.legacy_page(start, limit);
             let mut first = vec![
                 (StatusRead::Builds(BuildsRead::Listing), listing),
-                (StatusRead::PullRequest, FetchRequest::get(pr_path(p, r, i), vec![])),
+                (StatusRead::PullRequest, pull_request::request(p, r, i)),
             ];
             let mut required = None;
             if start == 0 {

@@ -12,12 +12,13 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use super::object;
-use crate::args::{flag, number, paging, string};
+use crate::args::{flag, number, string};
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::{Activity, Anchor, Comment, PullRequest};
 use crate::bitbucket::{Page, RawPage, pr_path};
 use crate::fetch::{FetchOutcome, FetchRequest, Method};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::pull_request;
 use crate::text::{cap, one_line, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -97,9 +98,8 @@ fn activities_request(
     args: &Map<String, Value>,
     default_limit: u64,
 ) -> FetchRequest {
-    let mut query = Vec::new();
-    query.extend(paging(number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(default_limit)));
-    FetchRequest::get(format!("{}/activities", pr_path(project, repo, id)), query)
+    let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(default_limit));
+    pull_request::activity_request(project, repo, id, start, limit)
 }
 
 fn start_list(args: &Map<String, Value>, _: &Call<'_>) -> Step {
@@ -233,7 +233,7 @@ fn start_tasks(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     let state = string(args, "state").unwrap_or("ALL").to_owned();
     let first = vec![
-        (TasksRead::PullRequest, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
+        (TasksRead::PullRequest, pull_request::request(&project, &repo, id)),
         (TasksRead::Activities, activities_request(&project, &repo, id, args, 100)),
     ];
     Step::wait(Tasks { project, repo, id, state, counts: None, page: None }, first)

@@ -9,12 +9,13 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use crate::args::{number, paging};
-use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::{Change, Diff, DiffSet};
-use crate::bitbucket::{Page, RawPage, file_path, pr_path};
+use crate::args::number;
+use crate::bitbucket::Page;
+use crate::bitbucket::errors::Subject;
+use crate::bitbucket::model::{Change, Diff};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::diff;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// The tool.
@@ -68,10 +69,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let limit = number(args, "limit").unwrap_or(100);
     let context = number(args, "context_lines").unwrap_or(3);
     let budget = number(args, "max_bytes").unwrap_or(DEFAULT_BUDGET) as usize;
-    let mut query = vec![("withComments".into(), "true".into())];
-    query.extend(paging(start, limit));
-    let mut first =
-        vec![(DiffRead::Changes, FetchRequest::get(format!("{}/changes", pr_path(&project, &repo, id)), query))];
+    let mut first = vec![(DiffRead::Changes, diff::changes_request(&project, &repo, id, start, limit))];
     let mut d =
         DiffTool { project, repo, id, context, budget, asked: !paths.is_empty(), files: Vec::new(), changes: None };
     for (i, p) in paths.iter().enumerate() {
@@ -95,10 +93,7 @@ struct DiffTool {
 
 impl DiffTool {
     fn diff_request(&self, path: &str) -> FetchRequest {
-        FetchRequest::get(
-            format!("{}/diff/{}", pr_path(&self.project, &self.repo, self.id), file_path(path)),
-            vec![("contextLines".into(), self.context.to_string()), ("withComments".into(), "true".into())],
-        )
+        diff::file_request(&self.project, &self.repo, self.id, path, self.context)
     }
 }
 
@@ -109,17 +104,10 @@ impl Plan for DiffTool {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
         if let DiffRead::File(i) = read {
             if let Some(entry) = self.files.get_mut(i) {
-                let diff = errors::json::<DiffSet>(&outcome, about, None).map(|set| {
-                    let mut d = set.diffs.into_iter().next().unwrap_or_default();
-                    if set.truncated == Some(true) {
-                        d.truncated = Some(true);
-                    }
-                    d
-                });
-                entry.1 = Some(diff);
+                entry.1 = Some(diff::file(&outcome, about));
             }
         } else {
-            let changes = errors::json::<RawPage>(&outcome, about, None).map(RawPage::decode::<Change>);
+            let changes = diff::changes(&outcome, about);
             match &changes {
                 Err(e) if !self.asked => return Some(ToolResult::error(e.clone())),
                 Ok(page) if !self.asked => {

@@ -8,12 +8,13 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::number;
+use crate::bitbucket::Page;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Build, BuildStats, Participant, PullRequest};
-use crate::bitbucket::{Page, pr_path};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback};
+use crate::reads::pull_request;
 use crate::text::{cap, one_line, review_status, short_commit, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -60,7 +61,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     // One page of the listing; on a server without it, the source commit's totals.
     let (builds, listing) = BuildsReader::new((&project, &repo, id), 0, BUILDS_LIMIT, 1, Fallback::Stats, false);
     let first = vec![
-        (GetRead::PullRequest, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
+        (GetRead::PullRequest, pull_request::request(&project, &repo, id)),
         (GetRead::Builds(BuildsRead::Listing), listing),
     ];
     Step::wait(Get { project, repo, id, description_chars, pr: None, builds }, first)

@@ -11,11 +11,12 @@ use super::object;
 use crate::args::{number, paging, string};
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Build, Condition, Matcher, PullRequest};
-use crate::bitbucket::{RawPage, pr_path, segment};
+use crate::bitbucket::{RawPage, segment};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback};
 use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
+use crate::reads::pull_request;
 use crate::text::{build_state, one_line};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -81,7 +82,7 @@ fn start_required(args: &Map<String, Value>, _: &Call<'_>) -> Step {
             BuildsReader::new((&project, &repo, id), 0, super::builds::REQUIREMENTS_LIMIT, 1, Fallback::Nothing, false);
         let first = vec![
             (ForPullRequestRead::Conditions(ConditionsRead::Page), conditions),
-            (ForPullRequestRead::PullRequest, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
+            (ForPullRequestRead::PullRequest, pull_request::request(&project, &repo, id)),
             (ForPullRequestRead::Builds(BuildsRead::Listing), listing),
         ];
         let plan = ForPullRequest { project, repo, id, reader, pr: None, builds };

@@ -16,6 +16,7 @@ use crate::bitbucket::model::Comment;
 use crate::bitbucket::{pr_path, segment};
 use crate::fetch::{FetchOutcome, FetchRequest, Method};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::pull_request;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// Sets a status: a second identical call changes nothing; nothing is lost.
@@ -64,7 +65,7 @@ fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         Review { project, repo, id, status, verb, comment: string(args, "comment").map(str::to_owned), user: None };
     let first = match call.bitbucket_user {
         Some(user) => (ReviewRead::Status, review.status_request(user)),
-        None => (ReviewRead::PullRequest, FetchRequest::get(pr_path(&review.project, &review.repo, id), vec![])),
+        None => (ReviewRead::PullRequest, pull_request::request(&review.project, &review.repo, id)),
     };
     let user = call.bitbucket_user.map(str::to_owned);
     Step::wait(Review { user, ..review }, vec![first])

@@ -14,13 +14,14 @@ use serde_json::{Map, Value, json};
 use super::Header;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Activity, Comment, PullRequest, Ref};
-use crate::bitbucket::{Page, RawPage, pr_path};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::bitbucket::{Page, RawPage};
+use crate::fetch::FetchOutcome;
 use crate::markdown;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, Source};
 use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
+use crate::reads::pull_request;
 use crate::text::short;
 use crate::tool::Call;
 
@@ -59,17 +60,14 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     if project.is_empty() || repo.is_empty() {
         return Step::Done(ToolResult::error("show pull_request needs project, repo and pr_id."));
     }
-    let activity = FetchRequest::get(
-        format!("{}/activities", pr_path(&project, &repo, id)),
-        vec![("start".into(), "0".into()), ("limit".into(), ACTIVITY_LIMIT.to_string())],
-    );
+    let activity = pull_request::activity_request(&project, &repo, id, 0, ACTIVITY_LIMIT);
     let (required, conditions) = ConditionsReader::new(&project, &repo);
     // Every page of the listing, up to a cap: requirements are decided only on the whole listing.
     // Without the listing, the commit's (and nothing about requirements); past the cap, the commit's totals.
     let (builds, listing) =
         BuildsReader::new((&project, &repo, id), 0, BUILDS_LIMIT, MAX_BUILD_PAGES, Fallback::CommitListing, true);
     let first = vec![
-        (CardRead::PullRequest, FetchRequest::get(pr_path(&project, &repo, id), vec![])),
+        (CardRead::PullRequest, pull_request::request(&project, &repo, id)),
         (CardRead::Builds(BuildsRead::Listing), listing),
         (CardRead::Activity, activity),
         (CardRead::Conditions(ConditionsRead::Page), conditions),
