@@ -38,6 +38,52 @@ pub fn validate(args: Option<&Value>, schema: &Value) -> Result<(), String> {
     check(args, schema, "")
 }
 
+/// Arguments that name a place in Bitbucket (a project, a repository, a branch, a commit, a file) and
+/// become segments of a request's path: each is refused when it is `.` or `..` (or, for a file path,
+/// holds such a component) — Bitbucket's keys, slugs and paths never are, and a proxy that normalises
+/// dot segments would send the request, with its credentials, to another endpoint — or when it is
+/// longer than any such name can be.
+pub fn check_places(args: &Map<String, Value>) -> Result<(), String> {
+    /// Longest project key or repository slug accepted. [assumed: Bitbucket's own limits are 128 for a
+    /// key and a slug; 256 leaves room and still stops a 100,000-character key before it is sent]
+    const NAME: usize = 256;
+    /// Longest branch, ref, commit, user or file path accepted (git's refs and paths stay far below).
+    const PATH: usize = 4096;
+    let too_long = |key: &str, max: usize| format!("`{key}` is longer than {max} characters: no Bitbucket name is.");
+    let dots =
+        |key: &str| format!("`{key}` cannot be `.` or `..` (or hold such a path step): Bitbucket names never are.");
+    for (key, max) in [("project", NAME), ("repo", NAME)] {
+        if let Some(v) = string(args, key) {
+            if v.chars().count() > max {
+                return Err(too_long(key, max));
+            }
+            if v == "." || v == ".." {
+                return Err(dots(key));
+            }
+        }
+    }
+    for key in ["from_ref", "to_ref", "source_branch", "target_branch", "commit_id", "user"] {
+        if let Some(v) = string(args, key) {
+            if v.chars().count() > PATH {
+                return Err(too_long(key, PATH));
+            }
+            if v == "." || v == ".." {
+                return Err(dots(key));
+            }
+        }
+    }
+    let paths = args.get("paths").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str);
+    for p in paths.chain(string(args, "path")) {
+        if p.chars().count() > PATH {
+            return Err(too_long("paths", PATH));
+        }
+        if p.split('/').any(|c| c == "." || c == "..") {
+            return Err(dots("paths"));
+        }
+    }
+    Ok(())
+}
+
 /// A string argument, once [`validate`] has checked its type.
 pub fn string<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
@@ -267,5 +313,25 @@ mod tests {
         let long = "x".repeat(10_000);
         let e = err(json!({"project": "P", "pr_id": long}));
         assert!(e.len() < 100, "{e}");
+    }
+
+    #[test]
+    fn a_dot_segment_is_refused_wherever_it_would_become_part_of_a_path() {
+        let refused = |v: Value| check_places(v.as_object().unwrap()).unwrap_err();
+        assert!(refused(json!({"project": "..", "repo": "api"})).starts_with("`project` cannot be `.` or `..`"));
+        assert!(refused(json!({"project": "BB", "repo": "."})).starts_with("`repo` cannot be"));
+        assert!(refused(json!({"paths": ["src/ok.rs", "../../rest/api/latest/admin/users"]})).starts_with("`paths`"));
+        assert!(refused(json!({"from_ref": ".."})).starts_with("`from_ref`"));
+        assert!(
+            check_places(json!({"project": "BB", "repo": "a..b", "paths": ["src/.hidden/x..y"]}).as_object().unwrap())
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn an_absurdly_long_name_is_refused_before_it_is_sent() {
+        let long = "K".repeat(100_000);
+        let e = check_places(json!({"project": long, "repo": "api"}).as_object().unwrap()).unwrap_err();
+        assert_eq!(e, "`project` is longer than 256 characters: no Bitbucket name is.");
     }
 }

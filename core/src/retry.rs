@@ -111,7 +111,7 @@ fn backoff(policy: &RetryPolicy, attempt: u32, jitter_permille: u16) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{FetchError, FetchResponse};
+    use crate::fetch::{FetchError, FetchResponse};
 
     const P: RetryPolicy = RetryPolicy { retries: 3, base_ms: 100, max_backoff_ms: 1_000, max_retry_after_s: 30 };
 

@@ -11,11 +11,11 @@
 //! an id gets exactly one answer, unless a `notifications/cancelled` for it arrives first, in which
 //! case its plan is dropped and it gets none. Notifications are never answered.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde_json::{Map, Value, json};
 
-use crate::fetch::{FetchOutcome, Ticket};
+use crate::fetch::{FetchOutcome, FetchRequest, Ticket};
 use crate::jsonrpc::{
     self, Decoded, ErrorReply, INVALID_PARAMS, INVALID_REQUEST, Id, METHOD_NOT_FOUND, Message, RESOURCE_NOT_FOUND,
 };
@@ -56,7 +56,18 @@ pub struct Session {
     tickets: BTreeMap<Ticket, Id>,
     batches: BTreeMap<u64, Batch>,
     next_batch: u64,
+    /// Reads handed to the shell and not yet answered: at most [`MAX_READS_IN_FLIGHT`].
+    sent: BTreeSet<Ticket>,
+    /// Reads waiting for one of those to end, oldest first; a cancelled call's are dropped unsent.
+    queued: VecDeque<(Ticket, FetchRequest)>,
 }
+
+/// The most Bitbucket reads one session has in flight at once; the rest wait in the session, in order.
+/// Below the shell's own bound on requests in flight (6), so one session (one person's agent, one
+/// 3,000-call batch) never holds every slot and another session's call always gets one.
+pub const MAX_READS_IN_FLIGHT: usize = 4;
+/// The most messages one JSON-RPC batch may hold (2025-03-26 only); a larger batch is refused whole.
+pub const MAX_BATCH: usize = 100;
 
 impl Session {
     pub(crate) fn new(id: SessionId) -> Session {
@@ -70,6 +81,8 @@ impl Session {
             tickets: BTreeMap::new(),
             batches: BTreeMap::new(),
             next_batch: 0,
+            sent: BTreeSet::new(),
+            queued: VecDeque::new(),
         }
     }
 
@@ -120,8 +133,7 @@ impl Session {
     pub(crate) fn close(&mut self, sh: &mut Shared) {
         for (_, pending) in std::mem::take(&mut self.pending) {
             for t in pending.tickets {
-                sh.tickets.remove(&t);
-                sh.out.push_back(Output::CancelFetch(t));
+                self.drop_read(t, sh);
             }
         }
         self.tickets.clear();
@@ -150,6 +162,17 @@ impl Session {
                 None,
                 INVALID_REQUEST,
                 "Invalid request: JSON-RPC batches are accepted only under protocol version 2025-03-26.",
+            );
+            self.send(reply.to_value(), Some(tag), sh);
+            return;
+        }
+        if items.len() > MAX_BATCH {
+            let reply = ErrorReply::new(
+                None,
+                INVALID_REQUEST,
+                format!(
+                    "Invalid request: a batch may hold at most {MAX_BATCH} messages; send them in smaller batches."
+                ),
             );
             self.send(reply.to_value(), Some(tag), sh);
             return;
@@ -355,6 +378,10 @@ impl Session {
         }
         let empty = Map::new();
         let args = args.and_then(Value::as_object).unwrap_or(&empty);
+        if let Err(why) = crate::args::check_places(args) {
+            let result = ToolResult::error(format!("Invalid arguments for {}: {why}", tool.name));
+            return Answer::Now(Ok(result.to_value()));
+        }
         let call = Call {
             client: &self.client,
             exposed: &exposed,
@@ -399,9 +426,31 @@ impl Session {
             self.tickets.insert(ticket, id.clone());
             sh.tickets.insert(ticket, self.id);
             tickets.insert(ticket);
+            self.queued.push_back((ticket, request));
+        }
+        self.send_queued(sh);
+        tickets
+    }
+
+    /// Hands queued reads to the shell while fewer than [`MAX_READS_IN_FLIGHT`] are out.
+    fn send_queued(&mut self, sh: &mut Shared) {
+        while self.sent.len() < MAX_READS_IN_FLIGHT {
+            let Some((ticket, request)) = self.queued.pop_front() else { break };
+            self.sent.insert(ticket);
             sh.out.push_back(Output::Fetch { session: self.id, ticket, request });
         }
-        tickets
+    }
+
+    /// Drops a read no call needs any more: a queued one is never sent; a sent one is cancelled, and
+    /// its place goes to the next queued read.
+    fn drop_read(&mut self, ticket: Ticket, sh: &mut Shared) {
+        self.tickets.remove(&ticket);
+        sh.tickets.remove(&ticket);
+        if self.sent.remove(&ticket) {
+            sh.out.push_back(Output::CancelFetch(ticket));
+        } else {
+            self.queued.retain(|(t, _)| *t != ticket);
+        }
     }
 
     pub(crate) fn fetched(&mut self, ticket: Ticket, outcome: FetchOutcome, sh: &mut Shared) {
@@ -411,6 +460,8 @@ impl Session {
         {
             self.bitbucket_user = Some(user.clone());
         }
+        self.sent.remove(&ticket);
+        self.send_queued(sh);
         let Some(id) = self.tickets.remove(&ticket) else {
             // The call was cancelled or already answered.
             return;
@@ -426,10 +477,9 @@ impl Session {
         match answer {
             Some(result) => {
                 for t in std::mem::take(&mut pending.tickets) {
-                    self.tickets.remove(&t);
-                    sh.tickets.remove(&t);
-                    sh.out.push_back(Output::CancelFetch(t));
+                    self.drop_read(t, sh);
                 }
+                self.send_queued(sh);
                 self.answer_later(&id, pending, result.to_value(), sh);
             }
             None if pending.tickets.is_empty() => {
@@ -463,10 +513,9 @@ impl Session {
         let Some(pending) = self.pending.remove(id) else { return };
         self.log(Level::Debug, format!("cancelled request {id}"), sh);
         for t in pending.tickets {
-            self.tickets.remove(&t);
-            sh.tickets.remove(&t);
-            sh.out.push_back(Output::CancelFetch(t));
+            self.drop_read(t, sh);
         }
+        self.send_queued(sh);
         if let Some(b) = pending.batch {
             if let Some(batch) = self.batches.get_mut(&b) {
                 batch.waiting = batch.waiting.saturating_sub(1);

@@ -346,3 +346,61 @@ fn an_oversized_message_is_answered_with_a_clear_error() {
     assert_eq!(code(&v), -32600);
     assert!(v["error"]["message"].as_str().unwrap().contains("16777216 bytes"));
 }
+
+#[test]
+fn a_session_has_at_most_four_reads_in_flight_and_the_rest_wait_in_order() {
+    let mut h = Harness::initialized("2025-11-25", false);
+    for id in 1..=6 {
+        h.call(id, "get_thing", json!({"id": id}));
+    }
+    let sent: Vec<String> = h.fetches.iter().map(|(_, r)| r.path.clone()).collect();
+    assert_eq!(sent.len(), bb_core::session::MAX_READS_IN_FLIGHT, "{sent:?}");
+    let first = h.fetches[0].0;
+    h.fetched(first, Harness::ok("one"));
+    assert_eq!(h.fetches.len(), 5, "an answered read makes room for the next queued one");
+    assert_eq!(h.fetches[4].1.path, "/rest/api/latest/things/5");
+}
+
+#[test]
+fn a_cancelled_calls_queued_read_is_never_sent() {
+    let mut h = Harness::initialized("2025-11-25", false);
+    for id in 1..=5 {
+        h.call(id, "get_thing", json!({"id": id}));
+    }
+    // Call 5's read waits behind the first four; its call is cancelled before it is sent.
+    h.line(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}).to_string());
+    assert!(h.cancelled.is_empty(), "a read never sent needs no cancelling");
+    for (ticket, _) in h.fetches.clone() {
+        h.fetched(ticket, Harness::ok("x"));
+    }
+    assert!(
+        !h.fetches.iter().any(|(_, r)| r.path.ends_with("/things/5")),
+        "the cancelled call's read was never handed to the shell: {:?}",
+        h.fetches
+    );
+}
+
+#[test]
+fn every_input_ends_in_one_done_after_its_answers() {
+    let mut h = Harness::initialized("2025-11-25", false);
+    h.done.clear();
+    h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
+    h.line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+    h.call(2, "get_thing", json!({"id": 1}));
+    assert_eq!(h.done.len(), 2, "the call waits on Bitbucket: its input is not done yet");
+    let ticket = h.fetches[0].0;
+    h.fetched(ticket, Harness::ok("x"));
+    assert_eq!(h.done.len(), 3);
+    assert_eq!(h.done.iter().collect::<std::collections::BTreeSet<_>>().len(), 3, "one Done per input");
+}
+
+#[test]
+fn a_batch_larger_than_the_bound_is_refused_whole() {
+    let mut h = Harness::initialized("2025-03-26", false);
+    let batch: Vec<Value> = (0..=bb_core::session::MAX_BATCH as i64)
+        .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "ping"}))
+        .collect();
+    let out = h.line(&Value::Array(batch).to_string());
+    assert_eq!(out.len(), 1);
+    assert_eq!(code(&out[0]), -32600);
+}

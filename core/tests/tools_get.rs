@@ -94,9 +94,10 @@ fn rate_limiting_failing_and_unreachable_bitbucket_are_errors_the_model_can_act_
 #[test]
 fn not_configured_says_so() {
     let mut d = Driver::new();
-    d.answer_with(|_| Some(failed(FetchErrorKind::NotConfigured, "no server URL set", false)));
+    let detail = "no Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.";
+    d.answer_with(move |_| Some(failed(FetchErrorKind::NotConfigured, detail, false)));
     let a = d.call("get_pull_request", pr(1));
-    assert_eq!(a.text, "bb has no Bitbucket server configured (no server URL set).");
+    assert_eq!(a.text, "No Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.", "one sentence");
 }
 
 #[test]

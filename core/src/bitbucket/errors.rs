@@ -62,12 +62,19 @@ const QUOTE_CHARS: usize = 300;
 pub fn body<'o>(outcome: &'o FetchOutcome, about: Subject<'_>, write: Option<Write<'_>>) -> Result<&'o [u8], String> {
     match outcome {
         FetchOutcome::Response(r) if (200..300).contains(&r.status) => Ok(&r.body),
-        FetchOutcome::Response(r) => Err(status_sentence(r.status, &r.body, r.retry_after_s, about)),
+        FetchOutcome::Response(r) => match write {
+            // Only Bitbucket's own refusal says a write did not happen: a gateway's 502 or 504, a proxy's
+            // page or a server error may come after Bitbucket acted.
+            Some(w) if r.status >= 500 || !is_bitbucket_error(&r.body) => Err(format!(
+                "Bitbucket's answer (HTTP {}) does not say whether {}: the outcome is unknown; {} — bb did not retry.",
+                r.status, w.effect, w.check
+            )),
+            _ => Err(status_sentence(r.status, &r.body, r.retry_after_s, about)),
+        },
         FetchOutcome::Failed(e) => {
             let what = match e.kind {
-                FetchErrorKind::NotConfigured => {
-                    return Err(format!("bb has no Bitbucket server configured ({}).", clip(&e.detail)));
-                }
+                // The shell's detail is already the one sentence that says what to set.
+                FetchErrorKind::NotConfigured => return Err(sentence(&clip(&e.detail))),
                 FetchErrorKind::Unreachable => "could not be reached",
                 FetchErrorKind::Tls => "could not be reached securely (TLS)",
                 FetchErrorKind::Timeout => "did not answer in time",
@@ -146,6 +153,10 @@ fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: 
         }
         409 => format!("Bitbucket refused: {}", or_status(&message, status)),
         400 => format!("Bitbucket refused the request: {}", or_status(&message, status)),
+        413 | 414 | 431 => format!(
+            "Bitbucket (or a proxy before it) refused the request as too large (HTTP {status}): {} Shorten the arguments.",
+            or_status(&message, status)
+        ),
         429 => match retry_after_s {
             Some(s) => format!("Bitbucket is rate limiting bb; try again in {s} seconds."),
             None => "Bitbucket is rate limiting bb; try again shortly.".to_owned(),
@@ -153,6 +164,20 @@ fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: 
         500..=599 => format!("Bitbucket failed (HTTP {status}): {}; try again later.", or_status(&message, status).trim_end_matches('.')),
         _ => format!("Bitbucket answered HTTP {status}: {}", or_status(&message, status)),
     }
+}
+
+/// Whether a body is Bitbucket's own error answer (`{"errors": [...]}` with at least one error).
+fn is_bitbucket_error(body: &[u8]) -> bool {
+    serde_json::from_slice::<ErrorBody>(body).is_ok_and(|b| !b.errors.is_empty())
+}
+
+/// `s` as a sentence: capitalised, ending with a full stop.
+fn sentence(s: &str) -> String {
+    let mut out: String = s.chars().take(1).flat_map(char::to_uppercase).chain(s.chars().skip(1)).collect();
+    if !out.ends_with(['.', '!', '?']) {
+        out.push('.');
+    }
+    out
 }
 
 fn or_status(message: &str, status: u16) -> String {
@@ -170,7 +195,7 @@ fn clip(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::FetchError;
+    use crate::fetch::FetchError;
 
     const ABOUT: Subject<'static> = Subject { project: "BB", repo: "api", pr: Some(7) };
 
@@ -215,7 +240,42 @@ mod tests {
     #[test]
     fn a_long_message_is_cut_with_a_marker() {
         let long = "x".repeat(1000);
-        let e = err(500, &format!(r#"{{"errors":[{{"message":"{long}"}}]}}"#));
+        let o = FetchOutcome::response(500, format!(r#"{{"errors":[{{"message":"{long}"}}]}}"#));
+        let e = super::body(&o, ABOUT, None).unwrap_err();
         assert!(e.contains("… [cut]") && e.len() < 450, "{}", e.len());
+    }
+
+    #[test]
+    fn a_write_answered_by_a_gateway_has_an_unknown_outcome() {
+        for (status, body) in
+            [(504, "<html>Gateway Timeout</html>"), (502, ""), (500, r#"{"errors":[{"message":"boom"}]}"#)]
+        {
+            let e = err(status, body);
+            assert!(e.contains("does not say whether the comment was added: the outcome is unknown; check it"), "{e}");
+            assert!(!e.contains("try again later"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_write_bitbucket_refused_says_so() {
+        let e = err(400, r#"{"errors":[{"message":"Text is required"}]}"#);
+        assert_eq!(e, "Bitbucket refused the request: Text is required");
+        let e = err(404, "<html>not found</html>");
+        assert!(e.contains("outcome is unknown"), "a 404 not from Bitbucket does not prove anything: {e}");
+    }
+
+    #[test]
+    fn a_read_too_long_for_a_proxy_says_what_came_back() {
+        let e = super::body(&FetchOutcome::response(414, "URI Too Long"), ABOUT, None).unwrap_err();
+        assert!(e.starts_with("Bitbucket (or a proxy before it) refused the request as too large (HTTP 414)"), "{e}");
+    }
+
+    #[test]
+    fn an_unconfigured_server_is_one_sentence() {
+        let o = FetchOutcome::failed(
+            FetchErrorKind::NotConfigured,
+            "no Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.",
+        );
+        assert_eq!(body_of(o), "No Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.");
     }
 }

@@ -75,8 +75,13 @@ impl<T> Page<T> {
     }
 }
 
-/// Percent-encodes one path segment (a project key, a slug, a branch or a file name component).
+/// Percent-encodes one path segment (a project key, a slug, a branch or a file name component). A
+/// segment of dots only (`.`, `..`) is encoded too, so no proxy or server can read it as a step up the
+/// path and send the request (and its credentials) elsewhere; the arguments refuse them before that.
 pub fn segment(s: &str) -> String {
+    if !s.is_empty() && s.bytes().all(|b| b == b'.') {
+        return "%2E".repeat(s.len());
+    }
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
@@ -131,5 +136,9 @@ mod tests {
     fn segments_are_percent_encoded() {
         assert_eq!(segment("a b/c%"), "a%20b%2Fc%25");
         assert_eq!(file_path("src/a b.rs"), "src/a%20b.rs");
+        assert_eq!(segment(".."), "%2E%2E");
+        assert_eq!(segment("."), "%2E");
+        assert_eq!(segment("a..b"), "a..b");
+        assert_eq!(file_path("../../rest/api/latest/admin"), "%2E%2E/%2E%2E/rest/api/latest/admin");
     }
 }
