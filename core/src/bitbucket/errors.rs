@@ -194,6 +194,7 @@ fn clip(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::fetch::FetchError;
 
