@@ -91,7 +91,7 @@ pub enum Input<'a> {
 pub enum Output {
     /// Send one JSON-RPC message (a single line, no newline) to a session's client.
     Send {
-        /// The session.
+        /// The session whose client gets it.
         session: SessionId,
         /// The tag of the input this answers, or `None` for a message tied to no input (a log notification).
         tag: Option<u64>,
@@ -101,7 +101,7 @@ pub enum Output {
     /// The input tagged `tag` is complete: every message that answers it has been sent (possibly none:
     /// a notification, a cancelled call).
     Done {
-        /// The session.
+        /// The session the input came on.
         session: SessionId,
         /// The input's tag.
         tag: u64,
@@ -112,7 +112,7 @@ pub enum Output {
         session: SessionId,
         /// Identifies the request.
         ticket: Ticket,
-        /// The request.
+        /// What to ask Bitbucket; the shell adds the base URL, credentials and timeouts.
         request: FetchRequest,
     },
     /// A request asked for earlier is no longer needed: do not send it if it has not gone yet,

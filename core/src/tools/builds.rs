@@ -23,7 +23,7 @@ use crate::reads::pull_request;
 use crate::text::{build_state, one_line, short_commit};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
-/// The tool.
+/// `get_build_status`, for the catalogue: reads only.
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_build_status",
     title: "Get build status",

@@ -18,7 +18,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
-/// The tool.
+/// `create_pull_request`, for the catalogue: a write that adds (not undoable by bb, but by declining it).
 pub const SPEC: ToolSpec = ToolSpec {
     name: "create_pull_request",
     title: "Create pull request",

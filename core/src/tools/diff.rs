@@ -18,7 +18,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::diff;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
-/// The tool.
+/// `get_pull_request_diff`, for the catalogue: reads only.
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_pull_request_diff",
     title: "Get pull request diff",

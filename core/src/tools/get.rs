@@ -18,7 +18,7 @@ use crate::reads::pull_request;
 use crate::text::{cap, one_line, review_status, short_commit, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
-/// The tool.
+/// `get_pull_request`, for the catalogue: reads only; its kind is the card.
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_pull_request",
     title: "Get pull request",

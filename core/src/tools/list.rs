@@ -17,7 +17,7 @@ use crate::reads::pull_requests::{PullRequestsRead, keeps, query};
 use crate::text::short;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
-/// The tool.
+/// `list_pull_requests`, for the catalogue: reads only; its kind is the list view.
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_pull_requests",
     title: "List pull requests",

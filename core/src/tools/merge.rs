@@ -16,7 +16,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::text::short_commit;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
-/// The tool.
+/// `merge_pull_request`, for the catalogue: an unsafe write, exposed only when asked for.
 pub const SPEC: ToolSpec = ToolSpec {
     name: "merge_pull_request",
     title: "Merge pull request",

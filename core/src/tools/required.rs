@@ -20,7 +20,7 @@ use crate::reads::pull_request;
 use crate::text::{build_state, one_line};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
-/// The tool.
+/// `list_required_builds`, for the catalogue: reads only.
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_required_builds",
     title: "List required builds",

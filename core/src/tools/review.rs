@@ -22,7 +22,7 @@ use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 /// Sets a status: a second identical call changes nothing; nothing is lost.
 const SET: Annotations = Annotations { read_only: false, destructive: false, idempotent: true, open_world: true };
 
-/// The tool.
+/// `submit_pr_review`, for the catalogue: a write as the current user.
 pub const SPEC: ToolSpec = ToolSpec {
     name: "submit_pr_review",
     title: "Submit pull request review",
