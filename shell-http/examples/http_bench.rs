@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bb_core::{ExposureOptions, FetchOutcome, FetchRequest, ServerConfig};
-use bb_http::{FetchFn, HttpOptions, LogFn, PersonalToken, Server};
+use bb_drive::{Bitbucket, Cancel, Logger};
+use bb_http::{HttpOptions, PersonalToken, Server};
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
@@ -114,10 +115,12 @@ fn rss_kib() -> u64 {
 
 fn main() {
     let exposed = bb_core::testing::test_catalogue().expose(&ExposureOptions::default()).unwrap();
-    let config = Arc::new(ServerConfig::new(exposed, "bench"));
-    let fetch: FetchFn = Arc::new(|_: FetchRequest, _: Option<&PersonalToken>| FetchOutcome::response(200, "{}"));
-    let log: LogFn = Arc::new(|_, _| {});
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), HttpOptions::default(), config, fetch, log).unwrap();
+    let config = ServerConfig::new(exposed, "bench");
+    let bitbucket: Arc<dyn Bitbucket> =
+        Arc::new(|_: FetchRequest, _: Option<&PersonalToken>, _: &Cancel| FetchOutcome::response(200, "{}"));
+    let server =
+        Server::bind("127.0.0.1:0".parse().unwrap(), HttpOptions::default(), config, bitbucket, Logger::new(None))
+            .unwrap();
     let addr = server.local_addr();
     let threads = std::thread::available_parallelism().map_or(2, usize::from);
     let _running = server.spawn(threads);

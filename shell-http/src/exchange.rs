@@ -9,55 +9,71 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bb_core::{Level, ProtocolVersion, Session};
+use bb_core::{Level, ProtocolVersion, SessionId};
+use bb_drive::{Logger, PersonalToken};
 use hyper::body::{Body, Incoming};
 use hyper::header::{
     ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
-    ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ALLOW, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderValue,
-    RETRY_AFTER, VARY, WWW_AUTHENTICATE,
+    ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ALLOW, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName,
+    HeaderValue, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
 };
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
-use crate::driver::{Delivery, SessionEntry, WaiterGuard};
-use crate::gate::Refusal;
+use crate::gate::{Gate, Refusal, same_secret};
+use crate::options::HttpOptions;
+use crate::registry::Registry;
 use crate::reply::{self, Reply, SseStream, closing, empty, refusal};
-use crate::server::{Shared, now_ms};
-use crate::{PersonalToken, same_secret};
+use crate::sessions::{Part, Sessions, WaiterGuard};
 
 const ENDPOINT: &str = "/mcp";
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 const METHODS: &str = "POST, DELETE, OPTIONS";
 
+/// What every request of one server is answered with.
+pub(crate) struct Endpoint {
+    /// Whether a request is admitted at all.
+    pub(crate) gate: Gate,
+    /// The live sessions and their driver.
+    pub(crate) sessions: Arc<Sessions>,
+    /// The operator's choices and limits.
+    pub(crate) options: HttpOptions,
+    /// `options.per_user_token_header`, parsed.
+    pub(crate) per_user_header: Option<HeaderName>,
+    /// The operator's log.
+    pub(crate) logger: Logger,
+}
+
 /// Answers one request.
-pub(crate) async fn respond(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Reply> {
+pub(crate) async fn respond(endpoint: Arc<Endpoint>, req: Request<Incoming>) -> Response<Reply> {
+    let endpoint = &*endpoint;
     let (parts, body) = req.into_parts();
     if parts.method == Method::OPTIONS {
-        return match shared.gate.admit_preflight(&parts.headers) {
-            Err(why) => refused(&shared, why),
-            Ok(origin) => preflight(&shared, origin),
+        return match endpoint.gate.admit_preflight(&parts.headers) {
+            Err(why) => refused(endpoint, why),
+            Ok(origin) => preflight(endpoint, origin),
         };
     }
-    let origin = match shared.gate.admit(&parts.headers) {
-        Err(why) => return unread(refused(&shared, why), &parts),
+    let origin = match endpoint.gate.admit(&parts.headers) {
+        Err(why) => return unread(refused(endpoint, why), &parts),
         Ok(origin) => origin,
     };
-    let mut response = route(&shared, parts, body).await;
+    let mut response = route(endpoint, parts, body).await;
     if let Some(origin) = origin {
         cors(response.headers_mut(), origin);
     }
     response
 }
 
-async fn route(shared: &Arc<Shared>, parts: Parts, body: Incoming) -> Response<Reply> {
+async fn route(endpoint: &Endpoint, parts: Parts, body: Incoming) -> Response<Reply> {
     if parts.uri.path() != ENDPOINT {
         return unread(refusal(StatusCode::NOT_FOUND, None, "Not found: bb serves MCP at /mcp."), &parts);
     }
     match parts.method {
-        Method::POST => post(shared, parts, body).await,
-        Method::DELETE => delete(shared, &parts),
+        Method::POST => post(endpoint, parts, body).await,
+        Method::DELETE => delete(endpoint, &parts),
         _ => {
             let mut r = refusal(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -70,7 +86,7 @@ async fn route(shared: &Arc<Shared>, parts: Parts, body: Incoming) -> Response<R
     }
 }
 
-async fn post(shared: &Arc<Shared>, parts: Parts, body: Incoming) -> Response<Reply> {
+async fn post(endpoint: &Endpoint, parts: Parts, body: Incoming) -> Response<Reply> {
     let h = &parts.headers;
     if !accepts_json_and_sse(h) {
         let message = "Not acceptable: the client must accept both application/json and text/event-stream.";
@@ -80,15 +96,15 @@ async fn post(shared: &Arc<Shared>, parts: Parts, body: Incoming) -> Response<Re
         let message = "Unsupported media type: POST a JSON-RPC message as application/json.";
         return unread(refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, None, message), &parts);
     }
-    let limits = &shared.options.limits;
+    let limits = &endpoint.options.limits;
     let declared = h.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limits.max_body as u64) {
         return closing(too_large(limits.max_body));
     }
     let existing = match h.get(SESSION_ID) {
         None => None,
-        Some(id) => match session_for(shared, h, id) {
-            Ok(entry) => Some(entry),
+        Some(id) => match session_for(endpoint, h, id) {
+            Ok(session) => Some(session),
             Err(r) => return unread(*r, &parts),
         },
     };
@@ -104,18 +120,14 @@ async fn post(shared: &Arc<Shared>, parts: Parts, body: Incoming) -> Response<Re
         }
     };
     match existing {
-        Some(entry) => answer(shared, &entry, &bytes).await,
-        None => initialize(shared, h, &bytes).await,
+        Some(session) => answer(endpoint, session, &bytes).await,
+        None => initialize(endpoint, h, &bytes).await,
     }
 }
 
 /// The live session a request names, after checking its protocol version and person.
-fn session_for(
-    shared: &Arc<Shared>,
-    h: &HeaderMap,
-    id: &HeaderValue,
-) -> Result<Arc<SessionEntry>, Box<Response<Reply>>> {
-    let entry = id.to_str().ok().and_then(|id| shared.registry.get(id)).ok_or_else(|| {
+fn session_for(endpoint: &Endpoint, h: &HeaderMap, id: &HeaderValue) -> Result<SessionId, Box<Response<Reply>>> {
+    let (session, person) = id.to_str().ok().and_then(|id| endpoint.sessions.find(id)).ok_or_else(|| {
         let message = "Session not found: it ended or never existed. Send `initialize` without Mcp-Session-Id to start a new one.";
         Box::new(refusal(StatusCode::NOT_FOUND, None, message))
     })?;
@@ -130,8 +142,8 @@ fn session_for(
             return Err(Box::new(refusal(StatusCode::BAD_REQUEST, None, &message)));
         }
     }
-    if let (Some(header), Some(expected)) = (&shared.per_user_header, &entry.person) {
-        let name = shared.options.per_user_token_header.as_deref().unwrap_or_default();
+    if let (Some(header), Some(expected)) = (&endpoint.per_user_header, &person) {
+        let name = endpoint.options.per_user_token_header.as_deref().unwrap_or_default();
         let given = h.get(header).map(HeaderValue::as_bytes).unwrap_or_default();
         if !same_secret(given, expected.secret().as_bytes()) {
             let message =
@@ -139,21 +151,21 @@ fn session_for(
             return Err(Box::new(refusal(StatusCode::FORBIDDEN, None, &message)));
         }
     }
-    Ok(entry)
+    Ok(session)
 }
 
 /// A POST without a session: it must be `initialize`, which starts one.
-async fn initialize(shared: &Arc<Shared>, h: &HeaderMap, bytes: &[u8]) -> Response<Reply> {
+async fn initialize(endpoint: &Endpoint, h: &HeaderMap, bytes: &[u8]) -> Response<Reply> {
     let Some(id) = initialize_id(bytes) else {
         let message = "Bad request: Mcp-Session-Id header is required. Send `initialize` first to get one.";
         return refusal(StatusCode::BAD_REQUEST, None, message);
     };
-    let person = match &shared.per_user_header {
+    let person = match &endpoint.per_user_header {
         None => None,
         Some(header) => match h.get(header).and_then(|v| v.to_str().ok()).map(str::trim).filter(|t| !t.is_empty()) {
             Some(token) => Some(PersonalToken::new(token)),
             None => {
-                let name = shared.options.per_user_token_header.as_deref().unwrap_or_default();
+                let name = endpoint.options.per_user_token_header.as_deref().unwrap_or_default();
                 let message = format!(
                     "Bad request: this server acts with each person's own Bitbucket token; send yours in the `{name}` header."
                 );
@@ -161,43 +173,48 @@ async fn initialize(shared: &Arc<Shared>, h: &HeaderMap, bytes: &[u8]) -> Respon
             }
         },
     };
-    let limits = &shared.options.limits;
-    if shared.registry.len() >= limits.max_sessions && shared.registry.expire(limits.session_idle, now_ms()) == 0 {
+    let limits = &endpoint.options.limits;
+    if !endpoint.sessions.has_room(limits.max_sessions, limits.session_idle) {
         return busy(limits.max_sessions, id);
     }
-    let session_id = match crate::registry::Registry::new_id() {
+    let session_id = match Registry::new_id() {
         Ok(s) => s,
         Err(e) => {
-            (shared.log)(Level::Error, &e.to_string());
+            endpoint.logger.log(Level::Error, &e.to_string());
             return refusal(StatusCode::INTERNAL_SERVER_ERROR, Some(id), "Internal error: no secure random source.");
         }
     };
-    let entry = Arc::new(SessionEntry::new(session_id, person, Session::new(Arc::clone(&shared.config)), now_ms()));
-    let mut response = answer(shared, &entry, bytes).await;
-    if entry.initialized() {
-        if shared.registry.add(Arc::clone(&entry), limits.max_sessions, limits.session_idle, now_ms()).is_err() {
-            return busy(limits.max_sessions, id);
-        }
-        if let Ok(v) = HeaderValue::from_str(&entry.id) {
-            response.headers_mut().insert(SESSION_ID, v);
-        }
+    let session = endpoint.sessions.open(person);
+    let mut response = answer(endpoint, session, bytes).await;
+    if !endpoint.sessions.initialized(session) {
+        // A failed initialize starts no session.
+        endpoint.sessions.close(session);
+        return response;
+    }
+    let header = HeaderValue::from_str(&session_id);
+    if endpoint.sessions.admit(session, session_id, limits.max_sessions, limits.session_idle).is_err() {
+        endpoint.sessions.close(session);
+        return busy(limits.max_sessions, id);
+    }
+    if let Ok(v) = header {
+        response.headers_mut().insert(SESSION_ID, v);
     }
     response
 }
 
 /// Hands a body to the session and answers: 202 when nothing answers it, JSON when the answer is
 /// ready within `sse_after` (and no progress was asked for), SSE otherwise.
-async fn answer(shared: &Arc<Shared>, entry: &Arc<SessionEntry>, bytes: &[u8]) -> Response<Reply> {
+async fn answer(endpoint: &Endpoint, session: SessionId, bytes: &[u8]) -> Response<Reply> {
     let wants_progress = asks_for_progress(bytes);
-    let (tag, rx) = entry.submit(shared, bytes, wants_progress);
-    let guard = WaiterGuard::new(entry, tag);
+    let (tag, rx) = endpoint.sessions.submit(session, bytes, wants_progress);
+    let guard = WaiterGuard::new(&endpoint.sessions, session, tag);
     let mut got = Vec::new();
     while let Ok(d) = rx.try_recv() {
         got.push(d);
     }
     if !wants_progress {
         if got.is_empty() {
-            let wait = shared.options.limits.sse_after;
+            let wait = endpoint.options.limits.sse_after;
             let first = smol::future::or(async { rx.recv().await.ok() }, async {
                 smol::Timer::after(wait).await;
                 None
@@ -206,34 +223,33 @@ async fn answer(shared: &Arc<Shared>, entry: &Arc<SessionEntry>, bytes: &[u8]) -
             got.extend(first);
         }
         match got.as_slice() {
-            [Delivery::Unanswered] => return empty(StatusCode::ACCEPTED),
-            [Delivery::Final(_)] => {
-                if let Some(Delivery::Final(m)) = got.pop() {
+            [Part::Unanswered] => return empty(StatusCode::ACCEPTED),
+            [Part::Final(_)] => {
+                if let Some(Part::Final(m)) = got.pop() {
                     return reply::json(m);
                 }
             }
             _ => {}
         }
     }
-    entry.stream(tag);
-    reply::sse(SseStream::new(got, rx, shared.options.limits.sse_keepalive, guard))
+    endpoint.sessions.stream(session, tag);
+    reply::sse(SseStream::new(got, rx, endpoint.options.limits.sse_keepalive, guard))
 }
 
-fn delete(shared: &Arc<Shared>, parts: &Parts) -> Response<Reply> {
+fn delete(endpoint: &Endpoint, parts: &Parts) -> Response<Reply> {
     let Some(id) = parts.headers.get(SESSION_ID) else {
         let message = "Bad request: Mcp-Session-Id header is required to end a session.";
         return unread(refusal(StatusCode::BAD_REQUEST, None, message), parts);
     };
-    let entry = match session_for(shared, &parts.headers, id) {
-        Ok(e) => e,
-        Err(r) => return unread(*r, parts),
-    };
-    shared.registry.remove(&entry.id);
+    if let Err(r) = session_for(endpoint, &parts.headers, id) {
+        return unread(*r, parts);
+    }
+    endpoint.sessions.end(id.to_str().unwrap_or_default());
     unread(empty(StatusCode::NO_CONTENT), parts)
 }
 
-fn refused(shared: &Shared, why: Refusal) -> Response<Reply> {
-    (shared.log)(Level::Notice, &format!("refused a request: {why:?}"));
+fn refused(endpoint: &Endpoint, why: Refusal) -> Response<Reply> {
+    endpoint.logger.log(Level::Notice, &format!("refused a request: {why:?}"));
     match why {
         Refusal::Host => {
             refusal(StatusCode::FORBIDDEN, None, "Forbidden: this Host is not one bb answers to (see --allow-host).")
@@ -258,13 +274,13 @@ fn refused(shared: &Shared, why: Refusal) -> Response<Reply> {
     }
 }
 
-fn preflight(shared: &Shared, origin: Option<HeaderValue>) -> Response<Reply> {
+fn preflight(endpoint: &Endpoint, origin: Option<HeaderValue>) -> Response<Reply> {
     let mut r = empty(StatusCode::NO_CONTENT);
     let h = r.headers_mut();
     h.insert(ALLOW, HeaderValue::from_static(METHODS));
     if let Some(origin) = origin {
         h.insert(ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(METHODS));
-        if let Ok(v) = HeaderValue::from_str(shared.gate.allowed_headers()) {
+        if let Ok(v) = HeaderValue::from_str(endpoint.gate.allowed_headers()) {
             h.insert(ACCESS_CONTROL_ALLOW_HEADERS, v);
         }
         h.insert(ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));

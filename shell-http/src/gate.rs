@@ -7,7 +7,6 @@ use hyper::HeaderMap;
 use hyper::header::{AUTHORIZATION, HOST, HeaderValue, ORIGIN};
 
 use crate::options::HttpOptions;
-use crate::same_secret;
 
 /// The headers a browser-resident client may send (the MCP set, plus the per-user token header).
 const ALLOWED_HEADERS: &str = "content-type, mcp-session-id, mcp-protocol-version, last-event-id, authorization";
@@ -135,6 +134,16 @@ fn bearer(header: &str) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
+/// Compares two secrets in time that depends only on their lengths, never on where they differ.
+pub(crate) fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = u8::from(a.len() != b.len());
+    // Walk the expected secret's full length whatever the other holds.
+    for (i, x) in b.iter().enumerate() {
+        diff |= x ^ a.get(i).copied().unwrap_or(!x);
+    }
+    std::hint::black_box(diff) == 0
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -198,5 +207,15 @@ mod tests {
         assert!(g.admit(&h(Some("Bearer t0k"))).is_ok());
         assert!(g.admit(&h(Some("bearer t0k"))).is_ok());
         assert!(g.admit_preflight(&h(None)).is_ok());
+    }
+
+    #[test]
+    fn secrets_match_only_when_equal() {
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abd", b"abc"));
+        assert!(!same_secret(b"ab", b"abc"));
+        assert!(!same_secret(b"abcd", b"abc"));
+        assert!(!same_secret(b"", b"abc"));
+        assert!(same_secret(b"", b""));
     }
 }

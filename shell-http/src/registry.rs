@@ -1,86 +1,89 @@
 //! Which sessions are alive: their ids (128 random bits from the operating system, as hex), the
-//! cap on how many live at once, and idle expiry.
+//! core session each names, when each was last used, and which have idled past the limit.
 
-use std::collections::HashMap;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use crate::driver::SessionEntry;
+use bb_core::SessionId;
 
-/// The live sessions, by id.
-#[derive(Default)]
+/// The live sessions, by `Mcp-Session-Id`.
+#[derive(Debug, Default)]
 pub(crate) struct Registry {
-    sessions: Mutex<HashMap<String, Arc<SessionEntry>>>,
-}
-
-/// Why a session could not be added.
-#[derive(Debug)]
-pub(crate) enum Full {
-    /// The cap is reached and no session is idle enough to end.
-    AtCapacity,
+    by_id: HashMap<String, SessionId>,
+    // The id and last use (epoch ms) of each session, by the core's id.
+    live: BTreeMap<SessionId, (String, u64)>,
 }
 
 impl Registry {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<SessionEntry>>> {
-        self.sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// A fresh session id: 16 bytes from the OS's secure random source, as 32 hex characters.
     pub(crate) fn new_id() -> std::io::Result<String> {
         crate::options::random_hex(16)
     }
 
-    /// The session with this id, if it is alive.
-    pub(crate) fn get(&self, id: &str) -> Option<Arc<SessionEntry>> {
-        self.lock().get(id).cloned()
+    /// The core session an id names, while it is alive.
+    pub(crate) fn session(&self, id: &str) -> Option<SessionId> {
+        self.by_id.get(id).copied()
     }
 
-    /// Adds a session unless `max` are alive; idle ones past `idle` are ended first to make room.
-    pub(crate) fn add(&self, entry: Arc<SessionEntry>, max: usize, idle: Duration, now_ms: u64) -> Result<(), Full> {
-        if self.lock().len() >= max {
-            self.expire(idle, now_ms);
-        }
-        let mut sessions = self.lock();
-        if sessions.len() >= max {
-            return Err(Full::AtCapacity);
-        }
-        sessions.insert(entry.id.clone(), entry);
-        Ok(())
+    /// Adds a session under `id`, used at `now_ms`.
+    pub(crate) fn insert(&mut self, id: String, session: SessionId, now_ms: u64) {
+        self.by_id.insert(id.clone(), session);
+        self.live.insert(session, (id, now_ms));
     }
 
-    /// Ends and forgets the session with this id; false if there was none.
-    pub(crate) fn remove(&self, id: &str) -> bool {
-        let removed = self.lock().remove(id);
-        match removed {
-            Some(entry) => {
-                entry.end();
-                true
-            }
-            None => false,
+    /// Records a use of `session` at `now_ms`, which restarts its idle time.
+    pub(crate) fn touch(&mut self, session: SessionId, now_ms: u64) {
+        if let Some((_, used)) = self.live.get_mut(&session) {
+            *used = now_ms;
         }
     }
 
-    /// Ends every session unused for longer than `idle` with no request waiting. Returns how many.
-    pub(crate) fn expire(&self, idle: Duration, now_ms: u64) -> usize {
+    /// Forgets the session with this id, returning it.
+    pub(crate) fn remove(&mut self, id: &str) -> Option<SessionId> {
+        let session = self.by_id.remove(id)?;
+        self.live.remove(&session);
+        Some(session)
+    }
+
+    /// Forgets every session unused for longer than `idle` at `now_ms` for which `busy` is false,
+    /// returning them.
+    pub(crate) fn expire(&mut self, idle: Duration, now_ms: u64, busy: impl Fn(SessionId) -> bool) -> Vec<SessionId> {
         let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
-        let expired: Vec<Arc<SessionEntry>> = {
-            let mut sessions = self.lock();
-            let ids: Vec<String> = sessions
-                .values()
-                .filter(|e| now_ms.saturating_sub(e.last_used_ms.load(Ordering::Relaxed)) > idle_ms && !e.busy())
-                .map(|e| e.id.clone())
-                .collect();
-            ids.iter().filter_map(|id| sessions.remove(id)).collect()
-        };
-        for e in &expired {
-            e.end();
+        let expired: Vec<SessionId> = self
+            .live
+            .iter()
+            .filter(|(s, (_, used))| now_ms.saturating_sub(*used) > idle_ms && !busy(**s))
+            .map(|(s, _)| *s)
+            .collect();
+        for s in &expired {
+            if let Some((id, _)) = self.live.remove(s) {
+                self.by_id.remove(&id);
+            }
         }
-        expired.len()
+        expired
     }
 
     /// How many sessions are alive.
     pub(crate) fn len(&self) -> usize {
-        self.lock().len()
+        self.by_id.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_sessions_idle_past_the_limit_and_not_busy_expire() {
+        let mut r = Registry::default();
+        r.insert("a".into(), SessionId(1), 0);
+        r.insert("b".into(), SessionId(2), 0);
+        r.insert("c".into(), SessionId(3), 0);
+        r.touch(SessionId(2), 900);
+        let expired = r.expire(Duration::from_millis(500), 1000, |s| s == SessionId(3));
+        assert_eq!(expired, [SessionId(1)]);
+        assert_eq!((r.session("a"), r.session("b"), r.len()), (None, Some(SessionId(2)), 2));
+        assert_eq!(r.remove("b"), Some(SessionId(2)));
+        assert_eq!(r.remove("b"), None);
     }
 }

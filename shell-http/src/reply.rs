@@ -14,7 +14,7 @@ use hyper::{Response, StatusCode};
 use serde_json::{Value, json};
 use smol::stream::Stream;
 
-use crate::driver::{Delivery, WaiterGuard};
+use crate::sessions::{Part, WaiterGuard};
 
 /// The JSON-RPC error code of a transport-level refusal (as the reference SDK uses it).
 const TRANSPORT_ERROR: i64 = -32000;
@@ -55,7 +55,7 @@ impl Body for Reply {
 /// with a comment every `keepalive` while nothing does.
 pub(crate) struct SseStream {
     queued: VecDeque<Bytes>,
-    rx: Pin<Box<smol::channel::Receiver<Delivery>>>,
+    rx: Pin<Box<smol::channel::Receiver<Part>>>,
     keepalive: smol::Timer,
     interval: Duration,
     done: bool,
@@ -66,8 +66,8 @@ pub(crate) struct SseStream {
 impl SseStream {
     /// A stream that first sends `already` (messages received before the switch to SSE).
     pub(crate) fn new(
-        already: Vec<Delivery>,
-        rx: smol::channel::Receiver<Delivery>,
+        already: Vec<Part>,
+        rx: smol::channel::Receiver<Part>,
         interval: Duration,
         guard: WaiterGuard,
     ) -> SseStream {
@@ -76,12 +76,12 @@ impl SseStream {
         let mut done = false;
         for d in already {
             match d {
-                Delivery::Interim(m) => queued.push_back(event(&m)),
-                Delivery::Final(m) => {
+                Part::Interim(m) => queued.push_back(event(&m)),
+                Part::Final(m) => {
                     queued.push_back(event(&m));
                     done = true;
                 }
-                Delivery::Unanswered => done = true,
+                Part::Unanswered => done = true,
             }
         }
         SseStream { queued, rx: Box::pin(rx), keepalive: smol::Timer::after(interval), interval, done, _guard: guard }
@@ -95,12 +95,12 @@ impl SseStream {
             return Poll::Ready(None);
         }
         match self.rx.as_mut().poll_next(cx) {
-            Poll::Ready(Some(Delivery::Interim(m))) => return Poll::Ready(Some(event(&m))),
-            Poll::Ready(Some(Delivery::Final(m))) => {
+            Poll::Ready(Some(Part::Interim(m))) => return Poll::Ready(Some(event(&m))),
+            Poll::Ready(Some(Part::Final(m))) => {
                 self.done = true;
                 return Poll::Ready(Some(event(&m)));
             }
-            Poll::Ready(Some(Delivery::Unanswered) | None) => {
+            Poll::Ready(Some(Part::Unanswered) | None) => {
                 self.done = true;
                 return Poll::Ready(None);
             }

@@ -7,9 +7,10 @@ use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bb_core::{Level, ServerConfig};
+use bb_drive::{Bitbucket, Logger};
 use hyper::header::HeaderName;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -17,56 +18,29 @@ use smol::Executor;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::{TcpListener, TcpStream};
 
+use crate::exchange::{Endpoint, respond};
 use crate::gate::Gate;
 use crate::hyper_smol::{SmolIo, SmolTimer};
 use crate::options::HttpOptions;
-use crate::registry::Registry;
-use crate::{FetchFn, LogFn};
-
-/// The current wall-clock time in epoch milliseconds: the only clock bb-core sees.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// What every connection and session of one server shares.
-pub(crate) struct Shared {
-    pub(crate) gate: Gate,
-    pub(crate) registry: Registry,
-    pub(crate) options: HttpOptions,
-    pub(crate) per_user_header: Option<HeaderName>,
-    pub(crate) config: Arc<ServerConfig>,
-    pub(crate) fetch: FetchFn,
-    pub(crate) log: LogFn,
-    pub(crate) executor: Weak<Executor<'static>>,
-}
-
-impl Shared {
-    /// Runs `future` on the server's executor (unless the server is stopping).
-    pub(crate) fn spawn<F>(&self, future: F) -> Option<smol::Task<()>>
-    where
-        F: std::future::Future<Output = ()> + Send + 'static,
-    {
-        self.executor.upgrade().map(|ex| ex.spawn(future))
-    }
-}
+use crate::sessions::Sessions;
 
 /// A bound, not yet running, Streamable HTTP server.
 pub struct Server {
     listener: TcpListener,
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    endpoint: Arc<Endpoint>,
     executor: Arc<Executor<'static>>,
 }
 
 impl Server {
     /// Binds `addr` (use port 0 for any free port). Every session runs over `config`; Bitbucket
-    /// requests go through `fetch`; log lines go to `log`.
+    /// requests go through `bitbucket`, with the session's person in per-person mode.
     pub fn bind(
         addr: SocketAddr,
         options: HttpOptions,
-        config: Arc<ServerConfig>,
-        fetch: FetchFn,
-        log: LogFn,
+        config: ServerConfig,
+        bitbucket: Arc<dyn Bitbucket>,
+        logger: Logger,
     ) -> io::Result<Server> {
         let per_user_header = match &options.per_user_token_header {
             None => None,
@@ -78,17 +52,14 @@ impl Server {
         let addr = std_listener.local_addr()?;
         let listener = TcpListener::try_from(std_listener)?;
         let executor = Arc::new(Executor::new());
-        let shared = Arc::new(Shared {
+        let endpoint = Arc::new(Endpoint {
             gate: Gate::new(&options, addr),
-            registry: Registry::default(),
+            sessions: Sessions::new(config, bitbucket, logger.clone()),
             options,
             per_user_header,
-            config,
-            fetch,
-            log,
-            executor: Arc::downgrade(&executor),
+            logger,
         });
-        Ok(Server { listener, addr, shared, executor })
+        Ok(Server { listener, addr, endpoint, executor })
     }
 
     /// The address actually bound.
@@ -109,9 +80,9 @@ impl Server {
 
     /// Starts serving on `threads` threads (at least one) and returns at once.
     pub fn spawn(self, threads: usize) -> Running {
-        let Server { listener, addr, shared, executor } = self;
-        executor.spawn(accept(listener, Arc::clone(&shared))).detach();
-        executor.spawn(expire(shared)).detach();
+        let Server { listener, addr, endpoint, executor } = self;
+        executor.spawn(accept(listener, Arc::clone(&endpoint), Arc::downgrade(&executor))).detach();
+        executor.spawn(expire(endpoint)).detach();
         let (stop, stopped) = smol::channel::bounded::<()>(1);
         let threads = (0..threads.max(1))
             .filter_map(|i| {
@@ -163,7 +134,8 @@ impl Drop for Running {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
-        // The last strong reference: its tasks (the listener, connections, fetches) drop with it.
+        // The last strong reference: its tasks (the listener, connections) drop with it, and with
+        // them the sessions, whose Bitbucket requests are cancelled.
         drop(self.executor.take());
     }
 }
@@ -177,24 +149,20 @@ impl Drop for Slot {
     }
 }
 
-async fn accept(listener: TcpListener, shared: Arc<Shared>) {
+async fn accept(listener: TcpListener, endpoint: Arc<Endpoint>, executor: Weak<Executor<'static>>) {
     let open = Arc::new(AtomicUsize::new(0));
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
                 let _ = stream.set_nodelay(true);
-                if open.load(Ordering::Relaxed) >= shared.options.limits.max_connections {
-                    (shared.log)(Level::Warning, "turned a connection away: the connection limit is reached");
-                    if let Some(t) = shared.spawn(turn_away(stream)) {
-                        t.detach();
-                    }
+                if open.load(Ordering::Relaxed) >= endpoint.options.limits.max_connections {
+                    endpoint.logger.log(Level::Warning, "turned a connection away: the connection limit is reached");
+                    spawn_on(&executor, turn_away(stream));
                     continue;
                 }
                 open.fetch_add(1, Ordering::Relaxed);
                 let slot = Slot(Arc::clone(&open));
-                if let Some(t) = shared.spawn(connection(stream, Arc::clone(&shared), slot)) {
-                    t.detach();
-                }
+                spawn_on(&executor, connection(stream, Arc::clone(&endpoint), slot));
             }
             // Out of file descriptors and the like: wait a moment rather than spin.
             Err(_) => {
@@ -204,17 +172,24 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-async fn connection(stream: TcpStream, shared: Arc<Shared>, slot: Slot) {
-    let limits = &shared.options.limits;
+/// Runs `task` on the server's executor, unless the server is stopping.
+fn spawn_on(executor: &Weak<Executor<'static>>, task: impl Future<Output = ()> + Send + 'static) {
+    if let Some(ex) = executor.upgrade() {
+        ex.spawn(task).detach();
+    }
+}
+
+async fn connection(stream: TcpStream, endpoint: Arc<Endpoint>, slot: Slot) {
+    let limits = &endpoint.options.limits;
     let mut builder = http1::Builder::new();
     builder.timer(SmolTimer).header_read_timeout(limits.header_timeout).max_header_size(limits.max_header);
-    let service_shared = Arc::clone(&shared);
+    let for_service = Arc::clone(&endpoint);
     let service = service_fn(move |req| {
-        let shared = Arc::clone(&service_shared);
-        async move { Ok::<_, Infallible>(crate::exchange::respond(shared, req).await) }
+        let endpoint = Arc::clone(&for_service);
+        async move { Ok::<_, Infallible>(respond(endpoint, req).await) }
     });
     if let Err(e) = builder.serve_connection(SmolIo(stream), service).await {
-        (shared.log)(Level::Debug, &format!("connection ended: {e}"));
+        endpoint.logger.log(Level::Debug, &format!("connection ended: {e}"));
     }
     drop(slot);
 }
@@ -250,14 +225,14 @@ async fn turn_away(mut stream: TcpStream) {
     .await;
 }
 
-async fn expire(shared: Arc<Shared>) {
-    let idle = shared.options.limits.session_idle;
+async fn expire(endpoint: Arc<Endpoint>) {
+    let idle = endpoint.options.limits.session_idle;
     let period = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
     loop {
         smol::Timer::after(period).await;
-        let n = shared.registry.expire(idle, now_ms());
+        let n = endpoint.sessions.expire(idle);
         if n > 0 {
-            (shared.log)(Level::Info, &format!("ended {n} idle session(s)"));
+            endpoint.logger.log(Level::Info, &format!("ended {n} idle session(s)"));
         }
     }
 }

@@ -6,15 +6,16 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use bb_core::FetchOutcome;
-use bb_http::{FetchFn, HttpOptions, PersonalToken};
+use bb_drive::{Bitbucket, Cancel};
+use bb_http::{HttpOptions, PersonalToken};
 use common::{INITIALIZE, Req, initialize_with, request, start};
 use serde_json::json;
 
 const HEADER: &str = "X-Bitbucket-Token";
 
 /// A Bitbucket stand-in that answers with the identity the token belongs to, and records each token.
-fn identity_fetch(seen: Arc<Mutex<Vec<Option<String>>>>) -> FetchFn {
-    Arc::new(move |_: bb_core::FetchRequest, person: Option<&PersonalToken>| {
+fn identity_fetch(seen: Arc<Mutex<Vec<Option<String>>>>) -> Arc<dyn Bitbucket> {
+    Arc::new(move |_: bb_core::FetchRequest, person: Option<&PersonalToken>, _: &Cancel| {
         let token = person.map(|p| p.secret().to_owned());
         seen.lock().unwrap().push(token.clone());
         let who = match token.as_deref() {

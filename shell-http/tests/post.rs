@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bb_core::FetchOutcome;
+use bb_drive::{Bitbucket, Cancel};
 use bb_http::{HttpOptions, Limits, PersonalToken};
 use common::{Req, initialize, request, start, start_default};
 use serde_json::json;
@@ -77,7 +78,7 @@ fn a_request_with_a_progress_token_is_answered_as_an_sse_stream_that_ends_after_
 
 #[test]
 fn a_slow_answer_switches_to_sse_and_still_arrives() {
-    let fetch: bb_http::FetchFn = Arc::new(|_: bb_core::FetchRequest, _: Option<&PersonalToken>| {
+    let fetch: Arc<dyn Bitbucket> = Arc::new(|_: bb_core::FetchRequest, _: Option<&PersonalToken>, _: &Cancel| {
         std::thread::sleep(Duration::from_millis(400));
         FetchOutcome::response(200, "late thing")
     });

@@ -3,7 +3,7 @@
 //! Against one in-process stack, sequential `GET …/pull-requests/1` (one request at a time, keep-alive):
 //! - the stack's own handling time (its handler called directly, no socket);
 //! - a raw baseline: a minimal HTTP/1.1 client on a keep-alive `TcpStream` (stack + loopback + parsing);
-//! - bb's `Bitbucket` fetcher (ureq, gate, retry bookkeeping), called directly and through `smol::unblock`
+//! - bb's Bitbucket `Client` (ureq, in-flight bound, retry bookkeeping), called directly and through `smol::unblock`
 //!   as the driver calls it, over HTTP and HTTPS.
 //!
 //! bb's overhead = bb's median round trip − the raw baseline's (same server, same socket work).
@@ -14,10 +14,10 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use bb::bitbucket::Bitbucket;
+use bb::bitbucket::Client;
 use bb::config::{Auth, BitbucketConfig, Secret};
-use bb::fetch::Fetcher;
 use bb_core::{FetchOutcome, FetchRequest};
+use bb_drive::{Bitbucket, Cancel};
 use bb_stack::exchange::Request;
 use bb_stack::tls::StackTls;
 use bb_stack::{Stack, StackConfig};
@@ -86,11 +86,12 @@ fn main() {
         })
     };
 
-    let bb =
-        Bitbucket::new(BitbucketConfig::new(&stack.base_url, Auth::Token(Secret::new(stack.token.clone()))).unwrap())
-            .unwrap();
-    let fetch = |bb: &Bitbucket| {
-        let FetchOutcome::Response(r) = bb.fetch(FetchRequest::get(PATH, vec![])) else { unreachable!("served") };
+    let bb = Client::new(BitbucketConfig::new(&stack.base_url, Auth::Token(Secret::new(stack.token.clone()))).unwrap())
+        .unwrap();
+    let fetch = |bb: &Client| {
+        let FetchOutcome::Response(r) = bb.fetch(FetchRequest::get(PATH, vec![]), None, &Cancel::new()) else {
+            unreachable!("served")
+        };
         assert_eq!(r.status, 200);
     };
     let direct = timed(|| fetch(&bb));
@@ -106,15 +107,15 @@ fn main() {
     config.extra_roots = rustls::pki_types::CertificateDer::pem_slice_iter(bb_stack::tls::TEST_CA_PEM.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
-    let tls_bb = Bitbucket::new(config).unwrap();
+    let tls_bb = Client::new(config).unwrap();
     let https = timed(|| fetch(&tls_bb));
 
     println!("GET {PATH}, sequential, keep-alive, median of {N} (after {WARMUP} warm-up):");
     println!("  stack handler alone (no socket)          {:>8.1} µs", micros(handler));
     println!("  raw TcpStream client (baseline)          {:>8.1} µs", micros(raw));
-    println!("  bb Fetcher, direct                       {:>8.1} µs", micros(direct));
-    println!("  bb Fetcher via smol::unblock (driver)    {:>8.1} µs", micros(unblocked));
-    println!("  bb Fetcher over HTTPS (stack TLS)        {:>8.1} µs", micros(https));
+    println!("  bb Client, direct                        {:>8.1} µs", micros(direct));
+    println!("  bb Client via smol::unblock (driver)     {:>8.1} µs", micros(unblocked));
+    println!("  bb Client over HTTPS (stack TLS)         {:>8.1} µs", micros(https));
     println!(
         "bb's overhead per request vs the raw client: {:.1} µs direct, {:.1} µs as the driver calls it",
         micros(direct) - micros(raw),

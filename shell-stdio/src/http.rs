@@ -8,23 +8,21 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bb_core::plan::FetchErrorKind;
-use bb_core::{FetchOutcome, FetchRequest, Level, ServerConfig};
-use bb_http::{BearerToken, FetchFn, HttpOptions, Limits, LogFn, PersonalToken, Server};
+use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, ServerConfig};
+use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken};
+use bb_http::{BearerToken, HttpOptions, Limits, Server};
 
-use crate::bitbucket::Bitbucket;
+use crate::bitbucket::Client;
 use crate::cli::HttpServe;
 use crate::config::{Auth, BitbucketConfig};
-use crate::fetch::Fetcher;
-use crate::log::Logger;
 
 /// Binds, prints the URL as the first line on stderr (and a generated token, once), then serves
 /// until the process ends.
 pub fn serve_http(
     flags: &HttpServe,
-    config: Arc<ServerConfig>,
+    config: ServerConfig,
     bitbucket: Option<BitbucketConfig>,
-    operator: Arc<dyn Fetcher>,
+    operator: Arc<dyn Bitbucket>,
     logger: Logger,
 ) -> Result<(), String> {
     let loopback = flags.addr.ip().is_loopback();
@@ -44,9 +42,8 @@ pub fn serve_http(
         per_user_token_header: flags.per_user_token_header.clone(),
         limits,
     };
-    let fetch = fetch_fn(operator, bitbucket, flags.per_user_token_header.is_some())?;
-    let log: LogFn = Arc::new(move |level: Level, line: &str| logger.log(level, line));
-    let server = Server::bind(flags.addr, options, config, fetch, log)
+    let bitbucket = per_session(operator, bitbucket, flags.per_user_token_header.is_some())?;
+    let server = Server::bind(flags.addr, options, config, bitbucket, logger)
         .map_err(|e| format!("cannot listen on {}: {e}", flags.addr))?;
     {
         use std::io::Write;
@@ -69,17 +66,19 @@ pub fn serve_http(
     server.run().map_err(|e| format!("the HTTP server stopped: {e}"))
 }
 
-/// The fetcher bb-http calls: the operator's client, or in per-user mode one shared client (the
+/// The Bitbucket the HTTP sessions use: the operator's, or in per-user mode one shared client (the
 /// configured server, CA bundle, proxy and limits, but none of the operator's credentials) that
-/// acts with each person's own token.
-fn fetch_fn(operator: Arc<dyn Fetcher>, bitbucket: Option<BitbucketConfig>, per_user: bool) -> Result<FetchFn, String> {
-    let Some(mut base) = bitbucket.filter(|_| per_user) else {
-        return Ok(Arc::new(move |request: FetchRequest, _: Option<&PersonalToken>| operator.fetch(request)));
-    };
+/// acts with each person's own token and refuses a session without one.
+fn per_session(
+    operator: Arc<dyn Bitbucket>,
+    bitbucket: Option<BitbucketConfig>,
+    per_user: bool,
+) -> Result<Arc<dyn Bitbucket>, String> {
+    let Some(mut base) = bitbucket.filter(|_| per_user) else { return Ok(operator) };
     base.auth = Auth::Anonymous;
-    let client = Bitbucket::new(base)?;
-    Ok(Arc::new(move |request: FetchRequest, person: Option<&PersonalToken>| match person {
-        Some(person) => client.fetch_as(request, person.secret()),
+    let client = Client::new(base)?;
+    Ok(Arc::new(move |request: FetchRequest, person: Option<&PersonalToken>, cancel: &Cancel| match person {
+        Some(person) => client.fetch_as(request, person.secret(), cancel),
         None => FetchOutcome::failed(
             FetchErrorKind::NotConfigured,
             "this server acts with each person's own Bitbucket token, and this session has none",
@@ -93,12 +92,12 @@ mod tests {
     use super::*;
     use crate::config::Secret;
 
-    struct Operator;
+    fn operator() -> Arc<dyn Bitbucket> {
+        Arc::new(|_: FetchRequest, _: Option<&PersonalToken>, _: &Cancel| FetchOutcome::response(200, "operator"))
+    }
 
-    impl Fetcher for Operator {
-        fn fetch(&self, _: FetchRequest) -> FetchOutcome {
-            FetchOutcome::response(200, "operator")
-        }
+    fn call(b: &Arc<dyn Bitbucket>, request: FetchRequest, person: Option<&PersonalToken>) -> FetchOutcome {
+        b.fetch(request, person, &Cancel::new())
     }
 
     fn get() -> FetchRequest {
@@ -107,16 +106,16 @@ mod tests {
 
     #[test]
     fn without_per_user_mode_every_session_uses_the_operators_client() {
-        let f = fetch_fn(Arc::new(Operator), None, false).unwrap();
-        assert_eq!(f(get(), None), FetchOutcome::response(200, "operator"));
-        assert_eq!(f(get(), Some(&PersonalToken::new("t"))), FetchOutcome::response(200, "operator"));
+        let f = per_session(operator(), None, false).unwrap();
+        assert_eq!(call(&f, get(), None), FetchOutcome::response(200, "operator"));
+        assert_eq!(call(&f, get(), Some(&PersonalToken::new("t"))), FetchOutcome::response(200, "operator"));
     }
 
     #[test]
     fn in_per_user_mode_a_session_without_a_token_never_gets_the_operators_credentials() {
         let base = BitbucketConfig::new("http://127.0.0.1:9", Auth::Token(Secret::new("operator-secret"))).unwrap();
-        let f = fetch_fn(Arc::new(Operator), Some(base), true).unwrap();
-        let FetchOutcome::Failed(e) = f(get(), None) else { panic!("expected a failure") };
+        let f = per_session(operator(), Some(base), true).unwrap();
+        let FetchOutcome::Failed(e) = call(&f, get(), None) else { panic!("expected a failure") };
         assert_eq!(e.kind, FetchErrorKind::NotConfigured);
         assert!(!e.detail.contains("operator-secret"));
     }
@@ -126,13 +125,13 @@ mod tests {
         let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
         // The operator's token is the stack's valid one: a person with a wrong token must not borrow it.
         let base = BitbucketConfig::new(&stack.base_url, Auth::Token(Secret::new(&stack.token))).unwrap();
-        let f = fetch_fn(Arc::new(Operator), Some(base), true).unwrap();
+        let f = per_session(operator(), Some(base), true).unwrap();
         let me = FetchRequest::get("/rest/api/latest/projects", vec![]);
-        let FetchOutcome::Response(wrong) = f(me.clone(), Some(&PersonalToken::new("not-a-token"))) else {
+        let FetchOutcome::Response(wrong) = call(&f, me.clone(), Some(&PersonalToken::new("not-a-token"))) else {
             panic!("expected Bitbucket's answer")
         };
         assert_eq!(wrong.status, 401);
-        let FetchOutcome::Response(right) = f(me, Some(&PersonalToken::new(&stack.token))) else {
+        let FetchOutcome::Response(right) = call(&f, me, Some(&PersonalToken::new(&stack.token))) else {
             panic!("expected Bitbucket's answer")
         };
         assert_eq!(right.status, 200);
@@ -143,8 +142,8 @@ mod tests {
     #[test]
     fn a_persons_token_is_scrubbed_from_failure_details() {
         let base = BitbucketConfig::new("http://127.0.0.1:9", Auth::Anonymous).unwrap();
-        let f = fetch_fn(Arc::new(Operator), Some(base), true).unwrap();
-        let FetchOutcome::Failed(e) = f(get(), Some(&PersonalToken::new("sekrit-person-token"))) else {
+        let f = per_session(operator(), Some(base), true).unwrap();
+        let FetchOutcome::Failed(e) = call(&f, get(), Some(&PersonalToken::new("sekrit-person-token"))) else {
             panic!("port 9 answers nothing")
         };
         assert!(!e.detail.contains("sekrit-person-token"), "{}", e.detail);

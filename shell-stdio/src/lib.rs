@@ -1,13 +1,11 @@
-//! bb's shell: the command line, the stdio transport and the driver loop that pumps a
-//! [`bb_core::Session`]. Everything that decides lives in bb-core; this crate only does IO.
+//! bb's shell: the command line, configuration, Bitbucket IO and the stdio transport. Everything
+//! that decides lives in bb-core; the loop that drives it lives in bb-drive; this crate only does IO.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod bitbucket;
 pub mod cli;
 pub mod config;
-pub mod fetch;
 pub mod http;
 pub mod lines;
-pub mod log;
 pub mod stdio;

@@ -1,15 +1,13 @@
 //! The `bb` binary.
 #![forbid(unsafe_code)]
 
-use std::io::Write;
-use std::process::ExitCode;
-use std::sync::Arc;
-
 use bb::cli::{self, Command};
 use bb::lines::MAX_LINE;
-use bb::log::Logger;
-use bb_core::catalogue::{Access, Role};
-use bb_core::{Catalogue, ServerConfig, Session};
+use bb_core::tool::{Access, Role};
+use bb_core::{Catalogue, ServerConfig};
+use bb_drive::Logger;
+use std::io::Write;
+use std::process::ExitCode;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -51,13 +49,11 @@ fn run() -> Result<(), String> {
             let config = bb::config::load(&options.connection, &|name| std::env::var(name).ok())?;
             let mut server_config = ServerConfig::new(exposed, VERSION);
             server_config.base_url = config.as_ref().map(|c| c.base_url.clone());
-            let server_config = Arc::new(server_config);
-            let fetcher = bb::bitbucket::fetcher(config.clone())?;
+            let bitbucket = bb::bitbucket::for_config(config.clone())?;
             if let Some(http) = &options.http {
-                return bb::http::serve_http(http, server_config, config, fetcher, logger);
+                return bb::http::serve_http(http, server_config, config, bitbucket, logger);
             }
-            let session = Session::new(server_config);
-            bb::stdio::serve_stdio(session, fetcher, logger, MAX_LINE)
+            bb::stdio::serve_stdio(server_config, bitbucket, logger, MAX_LINE)
                 .map_err(|e| format!("writing to stdout failed: {e}"))
         }
     }

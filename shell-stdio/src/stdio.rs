@@ -1,22 +1,20 @@
-//! The stdio transport: newline-delimited JSON-RPC on stdin and stdout, and the driver loop that
-//! pumps a session.
+//! The stdio transport: newline-delimited JSON-RPC on stdin and stdout, one session, driven by a
+//! [`Driver`].
 //!
 //! One task reads frames and feeds them to the loop; each Bitbucket request runs on smol's
-//! blocking pool and reports back to the loop; the loop alone owns the session, so the core stays
-//! single-threaded and deterministic while requests run concurrently. A slow tool call therefore
-//! never delays `ping` or any other answer. The loop ends when stdin closes.
+//! blocking pool and reports back to the loop through the same channel; the loop alone owns the
+//! driver, so the core stays single-threaded and deterministic while requests run concurrently. A
+//! slow tool call therefore never delays `ping` or any other answer. The loop ends when stdin
+//! closes, and every request still running is cancelled.
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use bb_core::{FetchOutcome, Input, Level, Output, Session, Ticket};
+use bb_core::{FetchOutcome, Input, Level, ServerConfig, Ticket};
+use bb_drive::{Bitbucket, Delivery, Driver, Logger};
 use smol::channel::{Receiver, Sender};
 use smol::io::{AssertAsync, AsyncRead, AsyncWrite, AsyncWriteExt};
 
-use crate::fetch::Fetcher;
 use crate::lines::{Frame, LineReader};
-use crate::log::Logger;
 
 /// What the loop waits for.
 enum Event {
@@ -26,19 +24,14 @@ enum Event {
     Fetched(Ticket, FetchOutcome),
 }
 
-/// The current wall-clock time in epoch milliseconds: the only clock bb-core ever sees.
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
 /// Serves one session over `input` and `output` until `input` closes (or `output` fails).
 ///
 /// Lines longer than `max_line` bytes are answered with an error and skipped.
 pub async fn serve<R, W>(
     input: R,
     output: W,
-    session: Session,
-    fetcher: Arc<dyn Fetcher>,
+    config: ServerConfig,
+    bitbucket: Arc<dyn Bitbucket>,
     logger: Logger,
     max_line: usize,
 ) -> std::io::Result<()>
@@ -52,92 +45,78 @@ where
     // hand-off between threads.
     let local = smol::LocalExecutor::new();
     let reader = local.spawn(read_frames(input, tx.clone(), max_line));
-    let result = local.run(pump(rx, tx, output, session, fetcher, logger, max_line)).await;
+    let driver = driver(config, bitbucket, logger, tx);
+    let result = local.run(pump(rx, output, driver, max_line)).await;
     drop(reader);
     result
 }
 
-/// The driver loop: takes events one at a time, hands them to the session, carries out its outputs.
+/// A driver whose finished Bitbucket requests come back to the loop as [`Event::Fetched`].
+fn driver(config: ServerConfig, bitbucket: Arc<dyn Bitbucket>, logger: Logger, tx: Sender<Event>) -> Driver {
+    // Called on a blocking-pool thread, where waiting for room in the channel is fine.
+    let on_fetched = move |ticket, outcome| drop(tx.send_blocking(Event::Fetched(ticket, outcome)));
+    Driver::new(config, bitbucket, logger, on_fetched)
+}
+
+/// The loop: takes events one at a time, feeds them to the driver, writes what it delivers.
 async fn pump<W: AsyncWrite + Unpin>(
     rx: Receiver<Event>,
-    tx: Sender<Event>,
     mut output: W,
-    mut session: Session,
-    fetcher: Arc<dyn Fetcher>,
-    logger: Logger,
+    mut driver: Driver,
     max_line: usize,
 ) -> std::io::Result<()> {
-    let mut fetches: HashMap<Ticket, smol::Task<()>> = HashMap::new();
+    let mut lines: Vec<u8> = Vec::new();
+    let session = driver.open(None, &mut append_to(&mut lines));
     let mut tag: u64 = 0;
     let result = loop {
         let Ok(event) = rx.recv().await else { break Ok(()) };
         match event {
             Event::Frame(Frame::Line(bytes)) => {
                 tag += 1;
-                session.handle(Input::Message { bytes: &bytes, tag }, now_ms());
+                driver.feed(Input::Message { session, bytes: &bytes, tag }, &mut append_to(&mut lines));
             }
             Event::Frame(Frame::Oversized) => {
                 tag += 1;
-                session.handle(Input::Oversized { limit: max_line, tag }, now_ms());
+                driver.feed(Input::Oversized { session, limit: max_line, tag }, &mut append_to(&mut lines));
             }
             Event::Fetched(ticket, outcome) => {
-                fetches.remove(&ticket);
-                session.handle(Input::Fetched { ticket, outcome }, now_ms());
+                driver.feed(Input::Fetched { ticket, outcome }, &mut append_to(&mut lines))
             }
             Event::InputClosed => break Ok(()),
             Event::InputFailed(e) => {
-                logger.log(Level::Error, &format!("reading stdin failed: {e}"));
+                driver.logger().log(Level::Error, &format!("reading stdin failed: {e}"));
                 break Ok(());
             }
         }
-        if let Err(e) = drain(&mut session, &mut output, &mut fetches, &fetcher, &tx, &logger).await {
+        if let Err(e) = write(&mut output, &mut lines).await {
             break Err(e);
         }
     };
-    // Requests still running are dropped with their session: the client has gone.
-    drop(fetches);
-    logger.log(Level::Info, "stdin closed; bb stops");
+    // The client has gone: the session's requests still running are cancelled with it.
+    driver.close(session, &mut |_| {});
+    driver.logger().log(Level::Info, "stdin closed; bb stops");
     result
 }
 
-/// Carries out everything the session asked for, then flushes the answers.
-async fn drain<W: AsyncWrite + Unpin>(
-    session: &mut Session,
-    output: &mut W,
-    fetches: &mut HashMap<Ticket, smol::Task<()>>,
-    fetcher: &Arc<dyn Fetcher>,
-    tx: &Sender<Event>,
-    logger: &Logger,
-) -> std::io::Result<()> {
-    let mut wrote = false;
-    while let Some(out) = session.poll_output() {
-        match out {
-            Output::Send { mut message, .. } => {
-                message.push(b'\n');
-                output.write_all(&message).await?;
-                wrote = true;
-            }
-            Output::Fetch { ticket, request } => {
-                let fetcher = Arc::clone(fetcher);
-                let tx = tx.clone();
-                let task = smol::spawn(async move {
-                    let outcome = smol::unblock(move || fetcher.fetch(request)).await;
-                    // The loop may have ended; then nobody needs the outcome.
-                    let _ = tx.send(Event::Fetched(ticket, outcome)).await;
-                });
-                fetches.insert(ticket, task);
-            }
-            Output::CancelFetch(ticket) => {
-                // Dropping the task stops waiting; a request already sent finishes unseen.
-                fetches.remove(&ticket);
-            }
-            Output::Log { level, message } => logger.log(level, &message),
+/// Appends each message delivered to `lines`, newline-terminated. Done needs nothing on stdio: the
+/// client matches answers by id.
+fn append_to(lines: &mut Vec<u8>) -> impl FnMut(Delivery) + '_ {
+    |d| {
+        if let Delivery::Send { message, .. } = d {
+            lines.extend_from_slice(&message);
+            lines.push(b'\n');
         }
     }
-    if wrote {
-        output.flush().await?;
+}
+
+/// Writes the lines delivered so far and flushes them.
+async fn write<W: AsyncWrite + Unpin>(output: &mut W, lines: &mut Vec<u8>) -> std::io::Result<()> {
+    if lines.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    output.write_all(lines).await?;
+    lines.clear();
+    output.flush().await
 }
 
 async fn read_frames<R: AsyncRead + Unpin>(input: R, tx: Sender<Event>, max_line: usize) {
@@ -162,13 +141,13 @@ async fn read_frames<R: AsyncRead + Unpin>(input: R, tx: Sender<Event>, max_line
 /// between threads. Otherwise (a terminal, whose mode bb must not change, or a regular file, which
 /// cannot be polled), stdin is read by a thread of its own and stdout written directly.
 pub fn serve_stdio(
-    session: Session,
-    fetcher: Arc<dyn Fetcher>,
+    config: ServerConfig,
+    bitbucket: Arc<dyn Bitbucket>,
     logger: Logger,
     max_line: usize,
 ) -> std::io::Result<()> {
     if let Some((input, output)) = polled_stdio() {
-        return smol::block_on(serve(input, output, session, fetcher, logger, max_line));
+        return smol::block_on(serve(input, output, config, bitbucket, logger, max_line));
     }
     let (tx, rx) = smol::channel::bounded::<Event>(64);
     let reader_tx = tx.clone();
@@ -176,7 +155,7 @@ pub fn serve_stdio(
         smol::block_on(read_frames(AssertAsync::new(std::io::stdin().lock()), reader_tx, max_line));
     })?;
     let stdout = AssertAsync::new(std::io::stdout().lock());
-    smol::block_on(pump(rx, tx, stdout, session, fetcher, logger, max_line))
+    smol::block_on(pump(rx, stdout, driver(config, bitbucket, logger, tx), max_line))
 }
 
 /// stdin and stdout as pollable, unbuffered files (duplicated descriptors), when neither is a

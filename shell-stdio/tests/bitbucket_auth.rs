@@ -3,10 +3,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod io_support;
 
-use bb::bitbucket::Bitbucket;
+use bb::bitbucket::Client;
 use bb::config::{Auth, Secret};
-use bb::fetch::Fetcher;
 use bb_core::FetchErrorKind;
+use bb_drive::{Bitbucket, Cancel};
 use io_support::*;
 use serde_json::json;
 use std::time::Duration;
@@ -18,7 +18,7 @@ fn a_wrong_token_gets_bitbucket_s_401_and_is_not_retried() {
     let stack = stack();
     let bb = client(&stack, |c| c.auth = Auth::Token(Secret::new(WRONG)));
     let ctl = control_client(&stack, |_| {});
-    let r = response(bb.fetch(get(PR1)));
+    let r = response(bb.fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(r.status, 401);
     let body = String::from_utf8_lossy(&r.body);
     assert!(body.contains("errors") && !body.contains(WRONG), "{body}");
@@ -36,12 +36,12 @@ fn no_error_detail_or_debug_output_holds_the_token() {
     let mut details = Vec::new();
     for fault in [json!({ "kind": "hang" }), json!({ "kind": "truncate" })] {
         Control::new(&ctl).fault(fault);
-        details.push(failure(bb.fetch(get(PR1))).detail);
+        details.push(failure(bb.fetch(get(PR1), None, &Cancel::new())).detail);
     }
     let gone =
-        Bitbucket::new(bb::config::BitbucketConfig { base_url: "http://127.0.0.1:9".into(), ..bb.config().clone() })
+        Client::new(bb::config::BitbucketConfig { base_url: "http://127.0.0.1:9".into(), ..bb.config().clone() })
             .unwrap();
-    let e = failure(gone.fetch(get(PR1)));
+    let e = failure(gone.fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(e.kind, FetchErrorKind::Unreachable);
     details.push(e.detail);
     details.push(format!("{bb:?}"));
@@ -59,8 +59,8 @@ fn basic_authentication_works_and_its_password_never_shows() {
     let alice = users.as_array().unwrap().iter().find(|u| u["slug"] == "alice").unwrap();
     let password = alice["password"].as_str().unwrap().to_string();
     let bb = client(&stack, |c| c.auth = Auth::Basic { user: "alice".into(), password: Secret::new(password.clone()) });
-    assert_eq!(response(bb.fetch(get(PR1))).status, 200);
+    assert_eq!(response(bb.fetch(get(PR1), None, &Cancel::new())).status, 200);
     assert!(!format!("{bb:?}").contains(&password));
     let wrong = client(&stack, |c| c.auth = Auth::Basic { user: "alice".into(), password: Secret::new("not-it") });
-    assert_eq!(response(wrong.fetch(get(PR1))).status, 401);
+    assert_eq!(response(wrong.fetch(get(PR1), None, &Cancel::new())).status, 401);
 }

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod io_support;
 
-use bb::fetch::Fetcher;
+use bb_drive::{Bitbucket, Cancel};
 use io_support::*;
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ fn twenty_concurrent_fetches_never_put_more_than_the_bound_in_flight() {
     let threads: Vec<_> = (0..20)
         .map(|_| {
             let bb = bb.clone();
-            std::thread::spawn(move || response(bb.fetch(get(PR1))).status)
+            std::thread::spawn(move || response(bb.fetch(get(PR1), None, &Cancel::new())).status)
         })
         .collect();
     let statuses: Vec<u16> = threads.into_iter().map(|t| t.join().unwrap()).collect();
@@ -36,7 +36,7 @@ fn a_bound_of_one_serialises_requests() {
     let threads: Vec<_> = (0..6)
         .map(|_| {
             let bb = bb.clone();
-            std::thread::spawn(move || response(bb.fetch(get(PR1))).status)
+            std::thread::spawn(move || response(bb.fetch(get(PR1), None, &Cancel::new())).status)
         })
         .collect();
     assert!(threads.into_iter().all(|t| t.join().unwrap() == 200));

@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod io_support;
 
-use bb::fetch::Fetcher;
 use bb_core::{FetchErrorKind, Method};
+use bb_drive::{Bitbucket, Cancel};
 use io_support::*;
 use serde_json::json;
 use std::time::Duration;
@@ -16,7 +16,7 @@ fn a_503_is_retried_and_the_answer_after_it_is_served() {
     let stack = stack();
     let (bb, ctl) = (client(&stack, |_| {}), control_client(&stack, |_| {}));
     Control::new(&ctl).fault(json!({ "status": 503, "count": 2, "pathPrefix": PR1 }));
-    let r = response(bb.fetch(get(PR1)));
+    let r = response(bb.fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(r.status, 200);
     assert_eq!(Control::new(&ctl).count(KEY), 3, "two refusals, then the answer");
 }
@@ -29,11 +29,11 @@ fn a_502_or_503_that_persists_is_reported_after_the_configured_retries() {
         let bb = client(&stack, |c| c.retry.retries = retries);
         Control::new(&ctl).fault(json!({ "status": status, "count": 100, "pathPrefix": PR1 }));
         let before = Control::new(&ctl).count(KEY);
-        let r = response(bb.fetch(get(PR1)));
+        let r = response(bb.fetch(get(PR1), None, &Cancel::new()));
         assert_eq!(r.status, status);
         assert!(String::from_utf8_lossy(&r.body).contains("errors"), "Bitbucket's error JSON is passed on");
         assert_eq!(Control::new(&ctl).count(KEY) - before, u64::from(retries) + 1, "{status}");
-        ctl.fetch(request(Method::Delete, "/_stack/faults", json!(null)));
+        ctl.fetch(request(Method::Delete, "/_stack/faults", json!(null)), None, &Cancel::new());
     }
 }
 
@@ -42,7 +42,7 @@ fn a_500_is_reported_at_once() {
     let stack = stack();
     let (bb, ctl) = (client(&stack, |_| {}), control_client(&stack, |_| {}));
     Control::new(&ctl).fault(json!({ "status": 500, "count": 5 }));
-    assert_eq!(response(bb.fetch(get(PR1))).status, 500);
+    assert_eq!(response(bb.fetch(get(PR1), None, &Cancel::new())).status, 500);
     assert_eq!(Control::new(&ctl).count(KEY), 1);
 }
 
@@ -51,7 +51,7 @@ fn a_429_with_retry_after_is_waited_out_and_then_served() {
     let stack = stack();
     let (bb, ctl) = (client(&stack, |_| {}), control_client(&stack, |_| {}));
     Control::new(&ctl).fault(json!({ "status": 429, "retryAfter": 1, "count": 1 }));
-    assert_eq!(response(bb.fetch(get(PR1))).status, 200);
+    assert_eq!(response(bb.fetch(get(PR1), None, &Cancel::new())).status, 200);
     assert_eq!(Control::new(&ctl).count(KEY), 2);
 }
 
@@ -60,7 +60,7 @@ fn a_429_asking_for_a_longer_wait_than_bb_accepts_is_reported_with_its_retry_aft
     let stack = stack();
     let (bb, ctl) = (client(&stack, |_| {}), control_client(&stack, |_| {}));
     Control::new(&ctl).fault(json!({ "status": 429, "retryAfter": 120, "count": 1 }));
-    let r = response(bb.fetch(get(PR1)));
+    let r = response(bb.fetch(get(PR1), None, &Cancel::new()));
     assert_eq!((r.status, r.retry_after_s), (429, Some(120)));
     assert_eq!(Control::new(&ctl).count(KEY), 1, "not retried");
 }
@@ -71,10 +71,10 @@ fn a_post_is_never_retried() {
     let (bb, ctl) = (client(&stack, |_| {}), control_client(&stack, |_| {}));
     let path = format!("{PR1}/comments");
     Control::new(&ctl).fault(json!({ "status": 503, "count": 5, "pathPrefix": path }));
-    let r = response(bb.fetch(request(Method::Post, &path, json!({ "text": "hello" }))));
+    let r = response(bb.fetch(request(Method::Post, &path, json!({ "text": "hello" })), None, &Cancel::new()));
     assert_eq!(r.status, 503);
     assert_eq!(Control::new(&ctl).count(&format!("POST {path}")), 1);
-    let created = response(bb.fetch(request(Method::Post, &path, json!({ "text": "hello" }))));
+    let created = response(bb.fetch(request(Method::Post, &path, json!({ "text": "hello" })), None, &Cancel::new()));
     assert_eq!(created.status, 503, "the fault is still queued");
 }
 
@@ -82,7 +82,11 @@ fn a_post_is_never_retried() {
 fn a_write_with_a_body_reaches_bitbucket_as_json() {
     let stack = stack();
     let bb = client(&stack, |_| {});
-    let r = response(bb.fetch(request(Method::Post, &format!("{PR1}/comments"), json!({ "text": "from bb" }))));
+    let r = response(bb.fetch(
+        request(Method::Post, &format!("{PR1}/comments"), json!({ "text": "from bb" })),
+        None,
+        &Cancel::new(),
+    ));
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
     let comment: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
     assert_eq!(comment["text"], "from bb");
@@ -93,13 +97,13 @@ fn a_hang_ends_in_a_timeout_and_the_next_request_is_served() {
     let stack = stack();
     let (bb, ctl) = (client(&stack, |c| c.timeout = Duration::from_millis(300)), control_client(&stack, |_| {}));
     Control::new(&ctl).fault(json!({ "kind": "hang", "count": 1, "pathPrefix": PR1 }));
-    let e = failure(bb.fetch(get(PR1)));
+    let e = failure(bb.fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(e.kind, FetchErrorKind::Timeout, "{e:?}");
     assert!(e.may_have_arrived);
     assert!(e.detail.contains("did not answer within 300ms"), "{}", e.detail);
     assert!(e.detail.starts_with(&format!("GET {PR1}: ")), "{}", e.detail);
     assert_eq!(Control::new(&ctl).count(KEY), 1, "a timeout is not retried");
-    assert_eq!(response(bb.fetch(get(PR1))).status, 200);
+    assert_eq!(response(bb.fetch(get(PR1), None, &Cancel::new())).status, 200);
 }
 
 #[test]
@@ -107,18 +111,18 @@ fn a_truncated_body_is_a_broken_response_that_may_have_arrived() {
     let stack = stack();
     let (bb, ctl) = (client(&stack, |_| {}), control_client(&stack, |_| {}));
     Control::new(&ctl).fault(json!({ "kind": "truncate", "count": 1, "pathPrefix": PR1 }));
-    let e = failure(bb.fetch(get(PR1)));
+    let e = failure(bb.fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(e.kind, FetchErrorKind::BrokenResponse, "{e:?}");
     assert!(e.may_have_arrived);
     assert!(e.detail.contains("broke off"), "{}", e.detail);
-    assert_eq!(response(bb.fetch(get(PR1))).status, 200);
+    assert_eq!(response(bb.fetch(get(PR1), None, &Cancel::new())).status, 200);
 }
 
 #[test]
 fn an_answer_larger_than_the_cap_is_refused() {
     let stack = stack();
     let bb = client(&stack, |c| c.max_body_bytes = 64);
-    let e = failure(bb.fetch(get(PR1)));
+    let e = failure(bb.fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(e.kind, FetchErrorKind::BrokenResponse, "{e:?}");
     assert!(e.detail.contains("larger than bb accepts"), "{}", e.detail);
 }
@@ -129,7 +133,7 @@ fn a_server_that_is_not_there_is_unreachable_and_retried() {
     let mut config =
         bb::config::BitbucketConfig::new(&format!("http://127.0.0.1:{port}"), bb::config::Auth::Anonymous).unwrap();
     config.retry.base_ms = 1;
-    let e = failure(bb::bitbucket::Bitbucket::new(config).unwrap().fetch(get(PR1)));
+    let e = failure(bb::bitbucket::Client::new(config).unwrap().fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(e.kind, FetchErrorKind::Unreachable, "{e:?}");
     assert!(!e.may_have_arrived);
     assert!(e.detail.contains("(after 4 attempts)"), "{}", e.detail);
@@ -143,7 +147,7 @@ fn a_context_path_in_the_url_is_kept() {
     let url = format!("{}/", stack.base_url);
     let bb = client(&stack, |c| *c = bb::config::BitbucketConfig::new(&url, c.auth.clone()).unwrap());
     assert!(bb.config().base_url.ends_with("/bitbucket"));
-    assert_eq!(response(bb.fetch(get(PR1))).status, 200);
+    assert_eq!(response(bb.fetch(get(PR1), None, &Cancel::new())).status, 200);
 }
 
 #[test]
@@ -151,10 +155,14 @@ fn query_parameters_are_encoded() {
     let stack = stack();
     let bb = client(&stack, |_| {});
     let list = "/rest/api/latest/projects/BB/repos/api/pull-requests";
-    let r = response(bb.fetch(bb_core::FetchRequest::get(
-        list,
-        vec![("state".into(), "ALL".into()), ("limit".into(), "2".into()), ("filterText".into(), "a b&c".into())],
-    )));
+    let r = response(bb.fetch(
+        bb_core::FetchRequest::get(
+            list,
+            vec![("state".into(), "ALL".into()), ("limit".into(), "2".into()), ("filterText".into(), "a b&c".into())],
+        ),
+        None,
+        &Cancel::new(),
+    ));
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let page: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
     assert!(page["limit"].as_u64().unwrap() <= 2 || page["values"].as_array().unwrap().len() <= 2);

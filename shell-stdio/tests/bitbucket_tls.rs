@@ -3,10 +3,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod io_support;
 
-use bb::bitbucket::Bitbucket;
+use bb::bitbucket::Client;
 use bb::config::{self, BitbucketConfig, ConnectionFlags};
-use bb::fetch::Fetcher;
 use bb_core::FetchErrorKind;
+use bb_drive::{Bitbucket, Cancel};
 use bb_stack::tls::{StackTls, test_cert_path};
 use bb_stack::{RunningStack, Stack, StackConfig};
 use io_support::*;
@@ -33,15 +33,15 @@ fn configured(stack: &RunningStack, vars: &[(&str, String)]) -> BitbucketConfig 
 fn https_works_with_the_stack_s_ca_in_bb_ca_file() {
     let stack = tls_stack(StackTls::test());
     assert!(stack.base_url.starts_with("https://127.0.0.1:"));
-    let bb = Bitbucket::new(configured(&stack, &[("BB_CA_FILE", path("ca.pem"))])).unwrap();
-    assert_eq!(response(bb.fetch(get(PR1))).status, 200);
+    let bb = Client::new(configured(&stack, &[("BB_CA_FILE", path("ca.pem"))])).unwrap();
+    assert_eq!(response(bb.fetch(get(PR1), None, &Cancel::new())).status, 200);
 }
 
 #[test]
 fn without_the_ca_the_server_is_not_trusted_and_the_error_says_what_to_set() {
     let stack = tls_stack(StackTls::test());
-    let bb = Bitbucket::new(configured(&stack, &[])).unwrap();
-    let e = failure(bb.fetch(get(PR1)));
+    let bb = Client::new(configured(&stack, &[])).unwrap();
+    let e = failure(bb.fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(e.kind, FetchErrorKind::Tls, "{e:?}");
     assert!(e.detail.contains("does not trust") && e.detail.contains("BB_CA_FILE"), "{}", e.detail);
 }
@@ -49,7 +49,7 @@ fn without_the_ca_the_server_is_not_trusted_and_the_error_says_what_to_set() {
 #[test]
 fn a_required_client_certificate_is_presented_and_accepted() {
     let stack = tls_stack(StackTls::test_requiring_client_cert());
-    let bb = Bitbucket::new(configured(
+    let bb = Client::new(configured(
         &stack,
         &[
             ("BB_CA_FILE", path("ca.pem")),
@@ -58,15 +58,19 @@ fn a_required_client_certificate_is_presented_and_accepted() {
         ],
     ))
     .unwrap();
-    assert_eq!(response(bb.fetch(get(PR1))).status, 200);
-    assert_eq!(response(bb.fetch(get(PR1))).status, 200, "a second request (pooled connection) works too");
+    assert_eq!(response(bb.fetch(get(PR1), None, &Cancel::new())).status, 200);
+    assert_eq!(
+        response(bb.fetch(get(PR1), None, &Cancel::new())).status,
+        200,
+        "a second request (pooled connection) works too"
+    );
 }
 
 #[test]
 fn without_a_client_certificate_the_error_says_one_is_required() {
     let stack = tls_stack(StackTls::test_requiring_client_cert());
-    let bb = Bitbucket::new(configured(&stack, &[("BB_CA_FILE", path("ca.pem"))])).unwrap();
-    let e = failure(bb.fetch(get(PR1)));
+    let bb = Client::new(configured(&stack, &[("BB_CA_FILE", path("ca.pem"))])).unwrap();
+    let e = failure(bb.fetch(get(PR1), None, &Cancel::new()));
     assert!(matches!(e.kind, FetchErrorKind::Tls | FetchErrorKind::Unreachable), "{e:?}");
     assert!(e.detail.contains("client certificate"), "{}", e.detail);
 }
@@ -75,7 +79,7 @@ fn without_a_client_certificate_the_error_says_one_is_required() {
 fn a_client_certificate_the_server_does_not_trust_is_refused() {
     // The server certificate is signed by the test CA but is no client certificate (its usage is serverAuth).
     let stack = tls_stack(StackTls::test_requiring_client_cert());
-    let bb = Bitbucket::new(configured(
+    let bb = Client::new(configured(
         &stack,
         &[
             ("BB_CA_FILE", path("ca.pem")),
@@ -84,7 +88,7 @@ fn a_client_certificate_the_server_does_not_trust_is_refused() {
         ],
     ))
     .unwrap();
-    let e = failure(bb.fetch(get(PR1)));
+    let e = failure(bb.fetch(get(PR1), None, &Cancel::new()));
     assert!(matches!(e.kind, FetchErrorKind::Tls | FetchErrorKind::Unreachable), "{e:?}");
     assert!(e.detail.contains("client certificate"), "{}", e.detail);
 }

@@ -7,20 +7,19 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bb::fetch::Fetcher;
-use bb::log::Logger;
 use bb_core::testing::test_catalogue;
-use bb_core::{ExposureOptions, FetchOutcome, FetchRequest, ServerConfig, Session};
+use bb_core::{ExposureOptions, FetchOutcome, FetchRequest, ServerConfig};
+use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken};
 use serde_json::{Value, json};
 
-/// A fetcher that answers only when the test releases it.
-struct Gate {
+/// A Bitbucket that answers only when the test releases it.
+struct Held {
     release: Mutex<mpsc::Receiver<()>>,
     started: Mutex<mpsc::Sender<String>>,
 }
 
-impl Fetcher for Gate {
-    fn fetch(&self, request: FetchRequest) -> FetchOutcome {
+impl Bitbucket for Held {
+    fn fetch(&self, request: FetchRequest, _: Option<&PersonalToken>, _: &Cancel) -> FetchOutcome {
         let _ = self.started.lock().unwrap().send(request.path.clone());
         let _ = self.release.lock().unwrap().recv_timeout(Duration::from_secs(60));
         FetchOutcome::response(200, format!("fetched {}", request.path))
@@ -33,16 +32,16 @@ struct Running {
     done: mpsc::Receiver<std::io::Result<()>>,
 }
 
-fn start(fetcher: Arc<dyn Fetcher>, max_line: usize) -> Running {
+fn start(bitbucket: Arc<dyn Bitbucket>, max_line: usize) -> Running {
     let (to_bb, bb_in) = UnixStream::pair().unwrap();
     let (bb_out, from_bb) = UnixStream::pair().unwrap();
     let exposed = test_catalogue().expose(&ExposureOptions::default()).unwrap();
-    let session = Session::new(Arc::new(ServerConfig::new(exposed, "test")));
+    let config = ServerConfig::new(exposed, "test");
     let (tx, done) = mpsc::channel();
     std::thread::spawn(move || {
         let input = smol::Async::new(bb_in).unwrap();
         let output = smol::Async::new(bb_out).unwrap();
-        let r = smol::block_on(bb::stdio::serve(input, output, session, fetcher, Logger::new(None), max_line));
+        let r = smol::block_on(bb::stdio::serve(input, output, config, bitbucket, Logger::new(None), max_line));
         let _ = tx.send(r);
     });
     from_bb.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
@@ -68,16 +67,16 @@ impl Running {
     }
 }
 
-fn gate() -> (Arc<Gate>, mpsc::Sender<()>, mpsc::Receiver<String>) {
+fn held() -> (Arc<Held>, mpsc::Sender<()>, mpsc::Receiver<String>) {
     let (release_tx, release_rx) = mpsc::channel();
     let (started_tx, started_rx) = mpsc::channel();
-    (Arc::new(Gate { release: Mutex::new(release_rx), started: Mutex::new(started_tx) }), release_tx, started_rx)
+    (Arc::new(Held { release: Mutex::new(release_rx), started: Mutex::new(started_tx) }), release_tx, started_rx)
 }
 
 #[test]
 fn a_slow_tool_call_never_delays_ping() {
-    let (fetcher, release, started) = gate();
-    let mut bb = start(fetcher, 1 << 20);
+    let (bitbucket, release, started) = held();
+    let mut bb = start(bitbucket, 1 << 20);
     bb.initialize();
     bb.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_thing","arguments":{"id":3}}}"#);
     assert_eq!(started.recv_timeout(Duration::from_secs(60)).unwrap(), "/rest/api/latest/things/3");
@@ -92,8 +91,8 @@ fn a_slow_tool_call_never_delays_ping() {
 
 #[test]
 fn requests_waiting_on_bitbucket_run_concurrently() {
-    let (fetcher, release, started) = gate();
-    let mut bb = start(fetcher, 1 << 20);
+    let (bitbucket, release, started) = held();
+    let mut bb = start(bitbucket, 1 << 20);
     bb.initialize();
     for id in 1..=3 {
         bb.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"get_thing","arguments":{{"id":{id}}}}}}}"#));
@@ -112,8 +111,8 @@ fn requests_waiting_on_bitbucket_run_concurrently() {
 
 #[test]
 fn an_over_long_line_gets_a_clear_error_and_serving_goes_on() {
-    let (fetcher, _release, _started) = gate();
-    let mut bb = start(fetcher, 1024);
+    let (bitbucket, _release, _started) = held();
+    let mut bb = start(bitbucket, 1024);
     bb.initialize();
     let long = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(10_000));
     bb.send(&long);
@@ -126,8 +125,8 @@ fn an_over_long_line_gets_a_clear_error_and_serving_goes_on() {
 
 #[test]
 fn closing_stdin_ends_serving_cleanly_even_with_a_call_in_flight() {
-    let (fetcher, _release, started) = gate();
-    let mut bb = start(fetcher, 1 << 20);
+    let (bitbucket, _release, started) = held();
+    let mut bb = start(bitbucket, 1 << 20);
     bb.initialize();
     bb.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_thing","arguments":{"id":1}}}"#);
     started.recv_timeout(Duration::from_secs(60)).unwrap();

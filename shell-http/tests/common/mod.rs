@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bb_core::{ExposureOptions, FetchOutcome, Level, ServerConfig};
-use bb_http::{FetchFn, HttpOptions, LogFn, PersonalToken, Running, Server};
+use bb_drive::{Bitbucket, Cancel, Logger};
+use bb_http::{HttpOptions, PersonalToken, Running, Server};
 
 /// A running server and what it logged.
 pub struct TestServer {
@@ -17,21 +18,21 @@ pub struct TestServer {
     pub logs: Arc<Mutex<Vec<String>>>,
 }
 
-/// A fetcher that answers every request with 200 and `thing <path>`.
-pub fn plain_fetch() -> FetchFn {
-    Arc::new(|req: bb_core::FetchRequest, _: Option<&PersonalToken>| {
+/// A Bitbucket that answers every request with 200 and `thing <path>`.
+pub fn plain_fetch() -> Arc<dyn Bitbucket> {
+    Arc::new(|req: bb_core::FetchRequest, _: Option<&PersonalToken>, _: &Cancel| {
         FetchOutcome::response(200, format!("thing {}", req.path))
     })
 }
 
 /// A server over the test catalogue with every tool exposed.
-pub fn start(options: HttpOptions, fetch: FetchFn) -> TestServer {
+pub fn start(options: HttpOptions, fetch: Arc<dyn Bitbucket>) -> TestServer {
     let exposure = ExposureOptions { allow_writes: true, ..ExposureOptions::default() };
     let exposed = bb_core::testing::test_catalogue().expose(&exposure).unwrap();
-    let config = Arc::new(ServerConfig::new(exposed, "0.0.0-test"));
+    let config = ServerConfig::new(exposed, "0.0.0-test");
     let logs = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&logs);
-    let log: LogFn = Arc::new(move |level: Level, line: &str| {
+    let log = Logger::to(Some(Level::Debug), move |level: Level, line: &str| {
         sink.lock().unwrap().push(format!("{}: {line}", level.as_str()));
     });
     let server = Server::bind("127.0.0.1:0".parse().unwrap(), options, config, fetch, log).unwrap();

@@ -7,7 +7,7 @@
 
 use std::io;
 
-use bb_core::plan::{FetchError, FetchErrorKind};
+use bb_core::{FetchError, FetchErrorKind};
 use rustls::{AlertDescription, CertificateError};
 use ureq::Timeout;
 

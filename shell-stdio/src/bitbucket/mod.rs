@@ -1,64 +1,88 @@
-//! bb's Bitbucket client: the [`Fetcher`] that carries a session's requests to a real server over ureq 3.
+//! bb's Bitbucket client: the [`bb_drive::Bitbucket`] that carries a session's requests to a real server over ureq 3.
 //!
 //! ```text
-//!   fetch(request) ──▶ gate.enter()  (at most max_in_flight at once)
+//!   fetch(request, person, cancel) ──▶ in_flight.enter(cancel)  (at most max_in_flight at once)
 //!                      attempt: ureq call ──▶ status + body (capped)   or   failure::classify(error)
-//!                      gate released
+//!                      permit released
 //!                  ◀── retry::decide(policy, method, attempt, outcome, jitter)
-//!                        Retry { after_ms } → sleep on this (blocking) thread, attempt again
+//!                        Retry { after_ms } → cancel.sleep on this (blocking) thread, attempt again
 //!                        Stop               → the outcome goes back to the session
 //! ```
 //!
 //! It runs on smol's blocking pool (the driver calls it through `smol::unblock`), so sleeping and waiting for
-//! the gate block only that pool thread. One `Bitbucket` is shared by every session of a process, which makes
-//! the bound per process. Every request carries the credentials, `Accept: application/json`, a
-//! `User-Agent: bb/<version>`, and for writes `Content-Type: application/json` and `X-Atlassian-Token: no-check`.
-//! Redirects are not followed (a 3xx is reported as it is, and credentials never travel to another host).
+//! a slot block only that pool thread. A cancelled request (its call was cancelled, or its session ended)
+//! returns as soon as it sees its [`Cancel`]: before it is sent, while it waits for a slot, and while it
+//! sleeps before a retry; so a request not yet sent when its call is cancelled is never sent. Only an
+//! attempt already on the wire runs to its end (or its timeout).
+//!
+//! One `Client` is shared by every session of a process, which makes the bound per process. Every request
+//! carries the credentials, `Accept: application/json`, a `User-Agent: bb/<version>`, and for writes
+//! `Content-Type: application/json` and `X-Atlassian-Token: no-check`. Redirects are not followed (a 3xx is
+//! reported as it is, and credentials never travel to another host).
 
 mod failure;
-mod gate;
+mod in_flight;
 mod tls;
 
-pub use gate::Gate;
+pub use in_flight::InFlight;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bb_core::plan::{FetchErrorKind, FetchResponse};
 use bb_core::retry::{self, Decision};
-use bb_core::{FetchOutcome, FetchRequest, Method};
+use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method};
+use bb_drive::{Bitbucket, Cancel, PersonalToken};
 use ureq::{Agent, RequestBuilder};
 
 use crate::config::{Auth, BitbucketConfig};
-use crate::fetch::{Fetcher, Unconfigured};
 
 /// Connecting (TCP, proxy and TLS) takes at most this long, or the request timeout if that is shorter.
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The process's fetcher: a [`Bitbucket`] client for `config`, or [`Unconfigured`] when no server is configured
+/// The process's Bitbucket: a [`Client`] for `config`, or [`Unconfigured`] when no server is configured
 /// (bb still starts; its tools say what to set).
-pub fn fetcher(config: Option<BitbucketConfig>) -> Result<Arc<dyn Fetcher>, String> {
+pub fn for_config(config: Option<BitbucketConfig>) -> Result<Arc<dyn Bitbucket>, String> {
     Ok(match config {
-        Some(c) => Arc::new(Bitbucket::new(c)?),
+        Some(c) => Arc::new(Client::new(c)?),
         None => Arc::new(Unconfigured),
     })
 }
 
-/// The Bitbucket client. Build it once per process with [`Bitbucket::new`] and share it.
-pub struct Bitbucket {
-    agent: Agent,
-    config: BitbucketConfig,
-    authorization: Option<String>,
-    gate: Gate,
-}
+/// The Bitbucket of a bb with no server configured: every request fails with what to set.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unconfigured;
 
-impl std::fmt::Debug for Bitbucket {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bitbucket").field("config", &self.config).finish_non_exhaustive()
+impl Bitbucket for Unconfigured {
+    fn fetch(&self, _: FetchRequest, _: Option<&PersonalToken>, _: &Cancel) -> FetchOutcome {
+        FetchOutcome::failed(
+            FetchErrorKind::NotConfigured,
+            "no Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.",
+        )
     }
 }
 
-impl Bitbucket {
+/// The outcome of a request stopped by its cancel; the driver drops it unseen.
+fn cancelled() -> FetchOutcome {
+    FetchOutcome::failed(FetchErrorKind::Unreachable, "cancelled: the call no longer needs this request")
+}
+
+/// The Bitbucket client. Build it once per process with [`Client::new`] and share it. As a
+/// [`Bitbucket`] it acts with the configured credentials and ignores a person's token: per-person
+/// mode goes through [`Client::fetch_as`].
+pub struct Client {
+    agent: Agent,
+    config: BitbucketConfig,
+    authorization: Option<String>,
+    in_flight: InFlight,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl Client {
     /// A client for `config`. Fails (with what to fix) only on settings that [`crate::config::load`] did not
     /// already check, such as a proxy ureq refuses.
     pub fn new(config: BitbucketConfig) -> Result<Self, String> {
@@ -85,8 +109,8 @@ impl Bitbucket {
             Auth::Basic { user, password } => Some(format!("Basic {}", basic(user, password.expose()))),
             Auth::Anonymous => None,
         };
-        let gate = Gate::new(config.max_in_flight);
-        Ok(Bitbucket { agent, config, authorization, gate })
+        let in_flight = InFlight::new(config.max_in_flight);
+        Ok(Client { agent, config, authorization, in_flight })
     }
 
     /// The configuration this client was built from.
@@ -97,12 +121,18 @@ impl Bitbucket {
     /// Makes `request` with a person's own token instead of the configured credentials (the HTTP
     /// transport's per-person mode): the same connections, the same bound on requests in flight,
     /// and the person's token is scrubbed from every detail like the configured ones.
-    pub fn fetch_as(&self, request: FetchRequest, token: &str) -> FetchOutcome {
-        self.run(request, Some(&format!("Bearer {token}")), Some(token))
+    pub fn fetch_as(&self, request: FetchRequest, token: &str, cancel: &Cancel) -> FetchOutcome {
+        self.run(request, Some(&format!("Bearer {token}")), Some(token), cancel)
     }
 
     /// Makes `request` with retries, authorized by `authorization`; `extra_secret` is scrubbed too.
-    fn run(&self, request: FetchRequest, authorization: Option<&str>, extra_secret: Option<&str>) -> FetchOutcome {
+    fn run(
+        &self,
+        request: FetchRequest,
+        authorization: Option<&str>,
+        extra_secret: Option<&str>,
+        cancel: &Cancel,
+    ) -> FetchOutcome {
         let url = format!("{}{}", self.config.base_url, request.path);
         let body = match request.body.as_ref().map(serde_json::to_vec).transpose() {
             Ok(b) => b,
@@ -115,10 +145,14 @@ impl Bitbucket {
         };
         let mut attempt = 1;
         loop {
-            let outcome = self.attempt(&request, &url, body.as_deref(), authorization);
+            let Some(outcome) = self.attempt(&request, &url, body.as_deref(), authorization, cancel) else {
+                return cancelled();
+            };
             match retry::decide(&self.config.retry, request.method, attempt, &outcome, jitter()) {
                 Decision::Retry { after_ms } => {
-                    std::thread::sleep(Duration::from_millis(after_ms));
+                    if cancel.sleep(Duration::from_millis(after_ms)) {
+                        return cancelled();
+                    }
                     attempt += 1;
                 }
                 Decision::Stop => return finish(outcome, &request, attempt, &self.config, extra_secret),
@@ -126,15 +160,20 @@ impl Bitbucket {
         }
     }
 
-    /// One attempt: wait for the gate, send, read the answer (capped).
+    /// One attempt: wait for a slot, send, read the answer (capped). `None` when cancelled before sending.
     fn attempt(
         &self,
         request: &FetchRequest,
         url: &str,
         body: Option<&[u8]>,
         authorization: Option<&str>,
-    ) -> FetchOutcome {
-        let _permit = self.gate.enter();
+        cancel: &Cancel,
+    ) -> Option<FetchOutcome> {
+        let _permit = self.in_flight.enter(cancel)?;
+        // The cancel may have come while this thread took the slot: the request must not leave then.
+        if cancel.is_cancelled() {
+            return None;
+        }
         let query = request.query.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         let headers = |rb| with_authorization(rb, authorization);
         let sent = match (request.method, body) {
@@ -155,7 +194,7 @@ impl Bitbucket {
         };
         let mut response = match sent {
             Ok(r) => r,
-            Err(e) => return FetchOutcome::Failed(failure::classify(&e, failure::Phase::Exchange, &self.config)),
+            Err(e) => return Some(FetchOutcome::Failed(failure::classify(&e, failure::Phase::Exchange, &self.config))),
         };
         let status = response.status().as_u16();
         let retry_after_s = response
@@ -171,10 +210,10 @@ impl Bitbucket {
             .map(str::trim)
             .filter(|v| !v.is_empty())
             .map(str::to_owned);
-        match response.body_mut().with_config().limit(self.config.max_body_bytes).read_to_vec() {
+        Some(match response.body_mut().with_config().limit(self.config.max_body_bytes).read_to_vec() {
             Ok(body) => FetchOutcome::Response(FetchResponse { status, body, retry_after_s, user }),
             Err(e) => FetchOutcome::Failed(failure::classify(&e, failure::Phase::Body, &self.config)),
-        }
+        })
     }
 }
 
@@ -185,9 +224,9 @@ fn with_authorization<B>(rb: RequestBuilder<B>, authorization: Option<&str>) -> 
     }
 }
 
-impl Fetcher for Bitbucket {
-    fn fetch(&self, request: FetchRequest) -> FetchOutcome {
-        self.run(request, self.authorization.as_deref(), None)
+impl Bitbucket for Client {
+    fn fetch(&self, request: FetchRequest, _: Option<&PersonalToken>, cancel: &Cancel) -> FetchOutcome {
+        self.run(request, self.authorization.as_deref(), None, cancel)
     }
 }
 

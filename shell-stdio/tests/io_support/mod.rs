@@ -2,12 +2,12 @@
 //! control API reached through a client of its own (so the same code works over HTTPS).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
-use bb::bitbucket::Bitbucket;
+use bb::bitbucket::Client;
 use bb::config::{Auth, BitbucketConfig, Secret};
-use bb::fetch::Fetcher;
-use bb_core::plan::FetchError;
+use bb_core::FetchError;
 use bb_core::retry::RetryPolicy;
 use bb_core::{FetchOutcome, FetchRequest, FetchResponse, Method};
+use bb_drive::{Bitbucket, Cancel};
 use bb_stack::{RunningStack, Stack, StackConfig};
 use serde_json::{Value, json};
 
@@ -28,8 +28,8 @@ pub fn config_for(stack: &RunningStack, tweak: impl FnOnce(&mut BitbucketConfig)
 }
 
 /// bb's client for `stack`.
-pub fn client(stack: &RunningStack, tweak: impl FnOnce(&mut BitbucketConfig)) -> Bitbucket {
-    Bitbucket::new(config_for(stack, tweak)).unwrap()
+pub fn client(stack: &RunningStack, tweak: impl FnOnce(&mut BitbucketConfig)) -> Client {
+    Client::new(config_for(stack, tweak)).unwrap()
 }
 
 /// A GET of `path`.
@@ -62,17 +62,21 @@ pub fn failure(outcome: FetchOutcome) -> FetchError {
 
 /// The stack's control API through `via` (a client that can reach it: same scheme and trust).
 pub struct Control<'a> {
-    via: &'a Bitbucket,
+    via: &'a Client,
 }
 
 impl<'a> Control<'a> {
     /// Control through `via`.
-    pub fn new(via: &'a Bitbucket) -> Self {
+    pub fn new(via: &'a Client) -> Self {
         Control { via }
     }
 
     fn call(&self, method: Method, path: &str, body: Value) -> Value {
-        let r = response(self.via.fetch(FetchRequest { method, path: path.into(), query: vec![], body: Some(body) }));
+        let r = response(self.via.fetch(
+            FetchRequest { method, path: path.into(), query: vec![], body: Some(body) },
+            None,
+            &Cancel::new(),
+        ));
         assert!(r.status < 300, "control {path}: {} {}", r.status, String::from_utf8_lossy(&r.body));
         serde_json::from_slice(&r.body).unwrap()
     }
@@ -104,7 +108,7 @@ impl<'a> Control<'a> {
 }
 
 /// A control client for `stack` (no retries, so control calls are never repeated).
-pub fn control_client(stack: &RunningStack, tweak: impl FnOnce(&mut BitbucketConfig)) -> Bitbucket {
+pub fn control_client(stack: &RunningStack, tweak: impl FnOnce(&mut BitbucketConfig)) -> Client {
     client(stack, |c| {
         c.retry.retries = 0;
         tweak(c);

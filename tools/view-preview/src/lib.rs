@@ -18,12 +18,11 @@ pub mod args;
 pub mod page;
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
-use std::sync::Arc;
 
 use bb::config::{Auth, BitbucketConfig, ConnectionFlags, Secret};
-use bb::log::Logger;
-use bb_core::{Catalogue, ExposureOptions, FetchRequest, Level, ServerConfig};
-use bb_http::{FetchFn, HttpOptions, LogFn, PersonalToken};
+use bb_core::{Catalogue, ExposureOptions, Level, ServerConfig};
+use bb_drive::Logger;
+use bb_http::HttpOptions;
 use bb_stack::{RunningStack, Stack, StackConfig};
 
 pub use args::Options;
@@ -116,10 +115,7 @@ pub fn start(options: &Options, env: &dyn Fn(&str) -> Option<String>) -> Result<
     let exposed = Catalogue::standard().expose(&ExposureOptions::default())?;
     let mut server_config = ServerConfig::new(exposed, VERSION);
     server_config.base_url = Some(config.base_url.clone());
-    let fetcher = bb::bitbucket::fetcher(Some(config))?;
-    let fetch: FetchFn = Arc::new(move |request: FetchRequest, _: Option<&PersonalToken>| fetcher.fetch(request));
-    let logger = Logger::new(Some(Level::Warning));
-    let log: LogFn = Arc::new(move |level: Level, line: &str| logger.log(level, line));
+    let bitbucket = bb::bitbucket::for_config(Some(config))?;
     let port = page_addr.port();
     let http_options = HttpOptions {
         allow_origins: vec![format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}")],
@@ -128,9 +124,9 @@ pub fn start(options: &Options, env: &dyn Fn(&str) -> Option<String>) -> Result<
     let server = bb_http::Server::bind(
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         http_options,
-        Arc::new(server_config),
-        fetch,
-        log,
+        server_config,
+        bitbucket,
+        Logger::new(Some(Level::Warning)),
     )
     .map_err(|e| format!("bb could not listen on 127.0.0.1: {e}"))?;
     let mcp_url = server.url();

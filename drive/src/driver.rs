@@ -1,0 +1,189 @@
+//! The drive loop: feeds the core [`Server`] with the time and carries out what it asks for.
+//!
+//! After every input the driver drains [`Server::poll_output`] (str0m's rule; this is the one place
+//! outside the core that does). Messages go to the shell as [`Delivery`]s; each Bitbucket read runs
+//! on smol's blocking pool with a [`Cancel`] of its own, and its outcome goes to the `on_fetched`
+//! callback the shell gave, which feeds it back as [`Input::Fetched`]. The driver holds no lock: the
+//! stdio shell owns it in its event loop, the HTTP shell behind one mutex.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bb_core::{FetchOutcome, FetchRequest, Input, Output, Server, ServerConfig, SessionId, Ticket};
+
+use crate::bitbucket::{Bitbucket, PersonalToken};
+use crate::cancel::Cancel;
+use crate::log::Logger;
+
+/// The current wall-clock time in epoch milliseconds: the only clock bb-core ever sees.
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// What the shell frames and sends: the core's [`Output::Send`] and [`Output::Done`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// One JSON-RPC message (a single line, no newline) for a session's client.
+    Send {
+        /// The session.
+        session: SessionId,
+        /// The tag of the input it answers; `None` for a message tied to no input (a log notification).
+        tag: Option<u64>,
+        /// The serialized message.
+        message: Vec<u8>,
+    },
+    /// Every message answering the input tagged `tag` has been delivered (possibly none).
+    Done {
+        /// The session.
+        session: SessionId,
+        /// The input's tag.
+        tag: u64,
+    },
+}
+
+/// A Bitbucket read on the blocking pool.
+struct Fetching {
+    session: SessionId,
+    cancel: Cancel,
+    // Dropping it before the read starts means it never starts.
+    task: smol::Task<()>,
+}
+
+/// Owns the core [`Server`] and the reads it started. Method classes: input ([`Driver::open`],
+/// [`Driver::feed`], [`Driver::close`]), each ending in a drain that calls `deliver`; getters
+/// ([`Driver::server`], [`Driver::person`]).
+pub struct Driver {
+    server: Server,
+    bitbucket: Arc<dyn Bitbucket>,
+    logger: Logger,
+    on_fetched: Arc<dyn Fn(Ticket, FetchOutcome) + Send + Sync>,
+    fetching: HashMap<Ticket, Fetching>,
+    persons: HashMap<SessionId, PersonalToken>,
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver")
+            .field("sessions", &self.server.sessions())
+            .field("fetching", &self.fetching.len())
+            .finish()
+    }
+}
+
+impl Driver {
+    /// A driver over a new server for `config`. `on_fetched` is called on a blocking-pool thread
+    /// with each read's outcome (never for a cancelled one); the shell feeds it back as
+    /// [`Input::Fetched`] and must not call it while it holds the driver.
+    pub fn new(
+        config: ServerConfig,
+        bitbucket: Arc<dyn Bitbucket>,
+        logger: Logger,
+        on_fetched: impl Fn(Ticket, FetchOutcome) + Send + Sync + 'static,
+    ) -> Driver {
+        Driver {
+            server: Server::new(config),
+            bitbucket,
+            logger,
+            on_fetched: Arc::new(on_fetched),
+            fetching: HashMap::new(),
+            persons: HashMap::new(),
+        }
+    }
+
+    /// The core server, for its getters.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// The person a session acts for, in per-person mode.
+    pub fn person(&self, session: SessionId) -> Option<&PersonalToken> {
+        self.persons.get(&session)
+    }
+
+    /// The operator's log.
+    pub fn logger(&self) -> &Logger {
+        &self.logger
+    }
+
+    /// Opens a session whose reads carry `person`'s token (or the operator's credentials when `None`).
+    pub fn open(&mut self, person: Option<PersonalToken>, deliver: &mut dyn FnMut(Delivery)) -> SessionId {
+        let session = self.server.open();
+        if let Some(person) = person {
+            self.persons.insert(session, person);
+        }
+        self.drain(deliver);
+        session
+    }
+
+    /// Hands `input` to the server at the current time, then carries out everything it asks for.
+    /// The outcome of a read cancelled meanwhile is dropped unseen.
+    pub fn feed(&mut self, input: Input<'_>, deliver: &mut dyn FnMut(Delivery)) {
+        if let Input::Fetched { ticket, .. } = &input {
+            let Some(done) = self.fetching.remove(ticket) else { return };
+            // The outcome came from that very task, which is ending: let it end.
+            done.task.detach();
+        }
+        self.server.handle(input, now_ms());
+        self.drain(deliver);
+    }
+
+    /// Closes a session: its calls are dropped unanswered (no [`Delivery::Done`] follows for them)
+    /// and every read it started is cancelled.
+    pub fn close(&mut self, session: SessionId, deliver: &mut dyn FnMut(Delivery)) {
+        self.server.close(session);
+        self.drain(deliver);
+        self.persons.remove(&session);
+        let orphans: Vec<Ticket> =
+            self.fetching.iter().filter(|(_, f)| f.session == session).map(|(t, _)| *t).collect();
+        for ticket in orphans {
+            self.cancel(ticket);
+        }
+    }
+
+    fn drain(&mut self, deliver: &mut dyn FnMut(Delivery)) {
+        while let Some(out) = self.server.poll_output() {
+            match out {
+                Output::Send { session, tag, message } => deliver(Delivery::Send { session, tag, message }),
+                Output::Done { session, tag } => deliver(Delivery::Done { session, tag }),
+                Output::Fetch { session, ticket, request } => self.start(session, ticket, request),
+                Output::CancelFetch(ticket) => self.cancel(ticket),
+                Output::Log { level, message } => self.logger.log(level, &message),
+            }
+        }
+    }
+
+    fn start(&mut self, session: SessionId, ticket: Ticket, request: FetchRequest) {
+        let cancel = Cancel::new();
+        let flag = cancel.clone();
+        let bitbucket = Arc::clone(&self.bitbucket);
+        let person = self.persons.get(&session).cloned();
+        let on_fetched = Arc::clone(&self.on_fetched);
+        let task = smol::unblock(move || {
+            if flag.is_cancelled() {
+                return;
+            }
+            let outcome = bitbucket.fetch(request, person.as_ref(), &flag);
+            if !flag.is_cancelled() {
+                on_fetched(ticket, outcome);
+            }
+        });
+        self.fetching.insert(ticket, Fetching { session, cancel, task });
+    }
+
+    fn cancel(&mut self, ticket: Ticket) {
+        if let Some(f) = self.fetching.remove(&ticket) {
+            f.cancel.cancel();
+            drop(f.task);
+        }
+    }
+}
+
+impl Drop for Driver {
+    /// The shell has stopped: no read it started goes on.
+    fn drop(&mut self) {
+        for (_, f) in self.fetching.drain() {
+            f.cancel.cancel();
+        }
+    }
+}

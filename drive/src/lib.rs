@@ -1,0 +1,27 @@
+//! bb-drive: the one loop that drives a [`bb_core::Server`], shared by the stdio and HTTP shells.
+//!
+//! The shells differ only in framing and connections; everything between a frame and the core is
+//! here: the clock ([`now_ms`], the only one the core sees), carrying out the core's outputs
+//! ([`Driver`]), making Bitbucket requests on smol's blocking pool through a [`Bitbucket`] and
+//! stopping them with a [`Cancel`], and the operator's log ([`Logger`]).
+//!
+//! ```text
+//!   shell ── Input ──▶ Driver::feed ──▶ Server::handle, then poll_output until None
+//!                                          ├─ Send / Done ──▶ deliver(Delivery) ──▶ the shell frames it
+//!                                          ├─ Fetch ────────▶ smol::unblock(Bitbucket::fetch) ──▶ on_fetched
+//!                                          ├─ CancelFetch ──▶ Cancel set, task dropped
+//!                                          └─ Log ──────────▶ Logger
+//!   on_fetched(ticket, outcome) ──▶ the shell feeds Input::Fetched back (from its event loop or its lock)
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod bitbucket;
+mod cancel;
+mod driver;
+mod log;
+
+pub use bitbucket::{Bitbucket, PersonalToken};
+pub use cancel::Cancel;
+pub use driver::{Delivery, Driver, now_ms};
+pub use log::Logger;

@@ -1,0 +1,269 @@
+//! The live sessions and the one [`Driver`] that runs them all, behind one mutex (the core has no
+//! lock of its own); and which waiting POST each message goes to.
+//!
+//! The mutex is held only while the driver runs (never across an await), so inputs are handled
+//! one at a time while their Bitbucket requests run concurrently on smol's blocking pool.
+//!
+//! Routing: every POST body is an input with a fresh tag and a waiter (a channel). What the core
+//! sends with that tag goes to that waiter; when the core says the input is done, the last message
+//! is the answer ([`Part::Final`]), or, when none came, the input needed none ([`Part::Unanswered`]:
+//! a notification, a response, a cancelled call). Messages tied to no input (log notifications) go
+//! to a waiter of the session that answers by SSE, if one is open, and are otherwise dropped.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use bb_core::{FetchOutcome, Input, ServerConfig, SessionId, Ticket};
+use bb_drive::{Bitbucket, Delivery, Driver, Logger, PersonalToken, now_ms};
+use smol::channel::{Receiver, Sender};
+
+use crate::registry::Registry;
+
+/// One part of a POST's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// A message that is not the answer (a progress or log notification).
+    Interim(Vec<u8>),
+    /// The answer; nothing follows.
+    Final(Vec<u8>),
+    /// No answer will come.
+    Unanswered,
+}
+
+/// Why a session was not admitted.
+#[derive(Debug)]
+pub(crate) enum Full {
+    /// The cap is reached and no session is idle enough to end.
+    AtCapacity,
+}
+
+/// The live sessions of one HTTP server.
+pub(crate) struct Sessions {
+    state: Mutex<State>,
+}
+
+struct State {
+    driver: Driver,
+    registry: Registry,
+    waiters: BTreeMap<(SessionId, u64), Waiter>,
+    next_tag: u64,
+}
+
+/// A POST waiting for its answer.
+struct Waiter {
+    tx: Sender<Part>,
+    // Answers by SSE, so messages tied to no input may join it.
+    streaming: bool,
+}
+
+impl Sessions {
+    /// No session yet; sessions run over `config`, reach Bitbucket through `bitbucket`, log to `logger`.
+    pub(crate) fn new(config: ServerConfig, bitbucket: Arc<dyn Bitbucket>, logger: Logger) -> Arc<Sessions> {
+        Arc::new_cyclic(|me: &Weak<Sessions>| {
+            let me = me.clone();
+            let on_fetched = move |ticket: Ticket, outcome: FetchOutcome| {
+                if let Some(sessions) = me.upgrade() {
+                    sessions.lock().feed(Input::Fetched { ticket, outcome });
+                }
+            };
+            let driver = Driver::new(config, bitbucket, logger, on_fetched);
+            Sessions {
+                state: Mutex::new(State {
+                    driver,
+                    registry: Registry::default(),
+                    waiters: BTreeMap::new(),
+                    next_tag: 0,
+                }),
+            }
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Opens a session, not yet reachable by any id, acting for `person` (in per-person mode).
+    pub(crate) fn open(&self, person: Option<PersonalToken>) -> SessionId {
+        let mut state = self.lock();
+        let mut out = Vec::new();
+        let session = state.driver.open(person, &mut |d| out.push(d));
+        state.route(out);
+        session
+    }
+
+    /// The session an `Mcp-Session-Id` names, and the person it acts for.
+    pub(crate) fn find(&self, id: &str) -> Option<(SessionId, Option<PersonalToken>)> {
+        let state = self.lock();
+        let session = state.registry.session(id)?;
+        Some((session, state.driver.person(session).cloned()))
+    }
+
+    /// Hands one POST body to `session`. The receiver yields the parts of its answer; `stream`
+    /// says the answer is an SSE stream from the start (so log notifications may join it).
+    pub(crate) fn submit(&self, session: SessionId, body: &[u8], stream: bool) -> (u64, Receiver<Part>) {
+        let (tx, rx) = smol::channel::unbounded();
+        let mut state = self.lock();
+        let tag = state.next_tag;
+        state.next_tag += 1;
+        state.registry.touch(session, now_ms());
+        state.waiters.insert((session, tag), Waiter { tx, streaming: stream });
+        state.feed(Input::Message { session, bytes: body, tag });
+        (tag, rx)
+    }
+
+    /// Whether the session negotiated a protocol version (its `initialize` succeeded).
+    pub(crate) fn initialized(&self, session: SessionId) -> bool {
+        self.lock().driver.server().session(session).is_some_and(|s| s.protocol_version().is_some())
+    }
+
+    /// Marks the waiter of `tag` as answering by SSE, so messages tied to no input reach it.
+    pub(crate) fn stream(&self, session: SessionId, tag: u64) {
+        if let Some(w) = self.lock().waiters.get_mut(&(session, tag)) {
+            w.streaming = true;
+        }
+    }
+
+    /// Whether a session can be added: fewer than `max` live, after ending those idle past `idle`.
+    pub(crate) fn has_room(&self, max: usize, idle: Duration) -> bool {
+        let mut state = self.lock();
+        if state.registry.len() >= max {
+            state.expire(idle);
+        }
+        state.registry.len() < max
+    }
+
+    /// Makes `session` reachable as `id`, unless `max` are live and none is idle past `idle`.
+    pub(crate) fn admit(&self, session: SessionId, id: String, max: usize, idle: Duration) -> Result<(), Full> {
+        let mut state = self.lock();
+        if state.registry.len() >= max {
+            state.expire(idle);
+        }
+        if state.registry.len() >= max {
+            return Err(Full::AtCapacity);
+        }
+        state.registry.insert(id, session, now_ms());
+        Ok(())
+    }
+
+    /// Ends the session with this id: its Bitbucket requests stop and every open answer closes.
+    /// False if there was none.
+    pub(crate) fn end(&self, id: &str) -> bool {
+        let mut state = self.lock();
+        let Some(session) = state.registry.remove(id) else { return false };
+        state.close(session);
+        true
+    }
+
+    /// Closes a session no id names (its `initialize` failed, or found no room).
+    pub(crate) fn close(&self, session: SessionId) {
+        self.lock().close(session);
+    }
+
+    /// Ends every session unused for longer than `idle` with no POST waiting. Returns how many.
+    pub(crate) fn expire(&self, idle: Duration) -> usize {
+        self.lock().expire(idle)
+    }
+
+    fn forget(&self, session: SessionId, tag: u64) {
+        self.lock().waiters.remove(&(session, tag));
+    }
+}
+
+impl State {
+    fn feed(&mut self, input: Input<'_>) {
+        let mut out = Vec::new();
+        self.driver.feed(input, &mut |d| out.push(d));
+        self.route(out);
+    }
+
+    fn close(&mut self, session: SessionId) {
+        let mut out = Vec::new();
+        self.driver.close(session, &mut |d| out.push(d));
+        self.route(out);
+        // The core answers none of a closed session's calls.
+        let open: Vec<(SessionId, u64)> =
+            self.waiters.range((session, 0)..=(session, u64::MAX)).map(|(k, _)| *k).collect();
+        for key in open {
+            if let Some(w) = self.waiters.remove(&key) {
+                let _ = w.tx.try_send(Part::Unanswered);
+            }
+        }
+    }
+
+    fn expire(&mut self, idle: Duration) -> usize {
+        let waiters = &self.waiters;
+        let busy = |s: SessionId| waiters.range((s, 0)..=(s, u64::MAX)).next().is_some();
+        let expired = self.registry.expire(idle, now_ms(), busy);
+        for &session in &expired {
+            self.close(session);
+        }
+        expired.len()
+    }
+
+    /// Hands what the driver delivered to the waiters. Messages of one input are held until the
+    /// end of the drain, when it is known whether the input is done and so which is the answer.
+    fn route(&mut self, out: Vec<Delivery>) {
+        let mut sent: BTreeMap<(SessionId, u64), Vec<Vec<u8>>> = BTreeMap::new();
+        let mut done: BTreeSet<(SessionId, u64)> = BTreeSet::new();
+        for d in out {
+            match d {
+                Delivery::Send { session, tag: Some(tag), message } => {
+                    sent.entry((session, tag)).or_default().push(message)
+                }
+                Delivery::Send { session, tag: None, message } => {
+                    let mut open = self.waiters.range((session, 0)..=(session, u64::MAX)).filter(|(_, w)| w.streaming);
+                    if let Some((_, w)) = open.next() {
+                        let _ = w.tx.try_send(Part::Interim(message));
+                    }
+                }
+                Delivery::Done { session, tag } => {
+                    done.insert((session, tag));
+                }
+            }
+        }
+        for (key, messages) in &mut sent {
+            if done.contains(key) {
+                continue;
+            }
+            if let Some(w) = self.waiters.get(key) {
+                for m in messages.drain(..) {
+                    let _ = w.tx.try_send(Part::Interim(m));
+                }
+            }
+        }
+        for key in done {
+            // A POST whose client went away has no waiter; its answer is dropped.
+            let Some(w) = self.waiters.remove(&key) else { continue };
+            let mut messages = sent.remove(&key).unwrap_or_default();
+            let last = messages.pop();
+            for m in messages {
+                let _ = w.tx.try_send(Part::Interim(m));
+            }
+            let _ = w.tx.try_send(last.map_or(Part::Unanswered, Part::Final));
+        }
+    }
+}
+
+/// Unregisters a POST's waiter when its answer is dropped (sent, or the client went away). The
+/// call itself goes on: a dropped connection is not a cancellation.
+pub(crate) struct WaiterGuard {
+    sessions: Weak<Sessions>,
+    session: SessionId,
+    tag: u64,
+}
+
+impl WaiterGuard {
+    /// A guard for the waiter of `tag` in `session`.
+    pub(crate) fn new(sessions: &Arc<Sessions>, session: SessionId, tag: u64) -> WaiterGuard {
+        WaiterGuard { sessions: Arc::downgrade(sessions), session, tag }
+    }
+}
+
+impl Drop for WaiterGuard {
+    fn drop(&mut self) {
+        if let Some(sessions) = self.sessions.upgrade() {
+            sessions.forget(self.session, self.tag);
+        }
+    }
+}
