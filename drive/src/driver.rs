@@ -26,18 +26,18 @@ pub fn now_ms() -> u64 {
 pub enum Delivery {
     /// One JSON-RPC message (a single line, no newline) for a session's client.
     Send {
-        /// The session.
+        /// Whose client it goes to.
         session: SessionId,
         /// The tag of the input it answers; `None` for a message tied to no input (a log notification).
         tag: Option<u64>,
-        /// The serialized message.
+        /// The message as JSON text.
         message: Vec<u8>,
     },
     /// Every message answering the input tagged `tag` has been delivered (possibly none).
     Done {
-        /// The session.
+        /// The session the input came on.
         session: SessionId,
-        /// The input's tag.
+        /// The tag the shell gave the input.
         tag: u64,
     },
 }
@@ -91,7 +91,7 @@ impl Driver {
         }
     }
 
-    /// The core server, for its getters.
+    /// The core server, read-only: its sessions' negotiated versions, clients and calls in flight.
     pub fn server(&self) -> &Server {
         &self.server
     }
@@ -101,7 +101,7 @@ impl Driver {
         self.persons.get(&session)
     }
 
-    /// The operator's log.
+    /// Where the core's log lines go; the shell writes its own lines there too.
     pub fn logger(&self) -> &Logger {
         &self.logger
     }
