@@ -1,21 +1,17 @@
 //! What each request gets, once the gate admitted it: POST carries messages (JSON or SSE answers,
 //! 202 for notifications), DELETE ends a session, GET has nothing to push (405), OPTIONS is a CORS
-//! preflight. Every refusal is a status with a JSON-RPC error that says what to do.
-//!
-//! Accept is read leniently: a missing `Accept`, `*/*`, `application/*` and `text/*` count, since
-//! each admits both answer types; an `Accept` that rules out either type gets 406.
+//! preflight. Every refusal is a status with a JSON-RPC error that says what to do; an `Accept`
+//! that rules out either answer type gets 406.
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use bb_core::{Level, ProtocolVersion, SessionId};
 use bb_drive::{Logger, PersonalToken};
-use hyper::body::{Body, Incoming};
+use hyper::body::Incoming;
 use hyper::header::{
-    ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
-    ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ALLOW, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName,
-    HeaderValue, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
+    ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
+    ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ALLOW, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue,
+    RETRY_AFTER, VARY, WWW_AUTHENTICATE,
 };
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
@@ -25,6 +21,7 @@ use crate::gate::{Gate, Refusal, same_secret};
 use crate::options::HttpOptions;
 use crate::registry::Registry;
 use crate::reply::{self, Reply, SseStream, closing, empty, refusal};
+use crate::request::{BodyError, accepts_json_and_sse, asks_for_progress, initialize_id, is_json, read_body};
 use crate::sessions::{Part, Sessions, WaiterGuard};
 
 const ENDPOINT: &str = "/mcp";
@@ -314,110 +311,4 @@ fn unread(r: Response<Reply>, parts: &Parts) -> Response<Reply> {
     let has_body = parts.headers.get(CONTENT_LENGTH).is_some_and(|v| v.as_bytes() != b"0")
         || parts.headers.contains_key(hyper::header::TRANSFER_ENCODING);
     if has_body { closing(r) } else { r }
-}
-
-fn accepts_json_and_sse(h: &HeaderMap) -> bool {
-    let mut any = false;
-    let (mut json, mut sse) = (false, false);
-    for v in h.get_all(ACCEPT) {
-        any = true;
-        for range in v.to_str().unwrap_or_default().split(',') {
-            let range = range.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-            json |= matches!(range.as_str(), "application/json" | "application/*" | "*/*");
-            sse |= matches!(range.as_str(), "text/event-stream" | "text/*" | "*/*");
-        }
-    }
-    !any || (json && sse)
-}
-
-fn is_json(h: &HeaderMap) -> bool {
-    h.get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// The id of an `initialize` request, if the body is one.
-fn initialize_id(bytes: &[u8]) -> Option<Value> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
-    (v.get("method")?.as_str()? == "initialize").then(|| v.get("id").cloned()).flatten()
-}
-
-/// Whether any request in the body carries `params._meta.progressToken`.
-fn asks_for_progress(bytes: &[u8]) -> bool {
-    if !bytes.windows(13).any(|w| w == b"progressToken") {
-        return false;
-    }
-    let has = |m: &Value| m.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get("progressToken")).is_some();
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Array(items)) => items.iter().any(has),
-        Ok(v) => has(&v),
-        Err(_) => false,
-    }
-}
-
-enum BodyError {
-    TooLarge,
-    Slow,
-    Broken,
-}
-
-async fn read_body(mut body: Incoming, max: usize, timeout: Duration) -> Result<Vec<u8>, BodyError> {
-    let read = async {
-        let mut out = Vec::new();
-        while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
-            let frame = frame.map_err(|_| BodyError::Broken)?;
-            if let Ok(data) = frame.into_data() {
-                if out.len() + data.len() > max {
-                    return Err(BodyError::TooLarge);
-                }
-                out.extend_from_slice(&data);
-            }
-        }
-        Ok(out)
-    };
-    smol::future::or(read, async {
-        smol::Timer::after(timeout).await;
-        Err(BodyError::Slow)
-    })
-    .await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn accept(values: &[&str]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for v in values {
-            h.append(ACCEPT, HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("")));
-        }
-        h
-    }
-
-    #[test]
-    fn accept_must_admit_both_json_and_sse() {
-        assert!(accepts_json_and_sse(&accept(&["application/json, text/event-stream"])));
-        assert!(accepts_json_and_sse(&accept(&["application/json", "text/event-stream;q=0.9"])));
-        assert!(accepts_json_and_sse(&accept(&["*/*"])));
-        assert!(accepts_json_and_sse(&accept(&[])));
-        assert!(!accepts_json_and_sse(&accept(&["application/json"])));
-        assert!(!accepts_json_and_sse(&accept(&["text/event-stream"])));
-        assert!(!accepts_json_and_sse(&accept(&["text/html"])));
-    }
-
-    #[test]
-    fn progress_is_asked_only_by_a_progress_token_in_params_meta() {
-        assert!(asks_for_progress(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"progressToken":7}}}"#));
-        assert!(!asks_for_progress(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"progressToken":7}}"#));
-        assert!(!asks_for_progress(br#"{"jsonrpc":"2.0","id":1,"method":"x"}"#));
-    }
-
-    #[test]
-    fn only_an_initialize_request_has_an_initialize_id() {
-        assert_eq!(initialize_id(br#"{"jsonrpc":"2.0","id":3,"method":"initialize"}"#), Some(Value::from(3)));
-        assert_eq!(initialize_id(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#), None);
-        assert_eq!(initialize_id(br#"{"jsonrpc":"2.0","method":"initialize"}"#), None);
-        assert_eq!(initialize_id(b"nonsense"), None);
-    }
 }

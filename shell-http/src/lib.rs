@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Module by what it decides: [`options`] (limits and who may call), `gate` (whether a request
-//! is admitted), `exchange` (what each method and header combination answers), `sessions` (which
+//! is admitted), `exchange` (what each method and header combination answers), `request` (what a
+//! request says: Accept, media type, initialize, progress, its body), `sessions` (which
 //! waiting POST each message goes to, and the one driver), `registry` (which ids live), `reply`
 //! (JSON, SSE and error bodies), `server` (sockets, threads, the connection cap). Imports point
 //! down that picture only.
@@ -28,6 +29,7 @@ pub mod hyper_smol;
 pub mod options;
 mod registry;
 mod reply;
+mod request;
 mod server;
 mod sessions;
 
