@@ -68,3 +68,18 @@ fn the_page_is_one_self_contained_document() {
     assert!(!html.contains("http://") && !html.contains("https://"), "the page names no network address");
     assert_eq!(html.matches("</script>").count(), 1, "one inline script, closed once");
 }
+
+#[test]
+fn every_script_in_the_view_folder_is_listed_once() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("view");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".js"))
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = bb_assets::SCRIPTS.iter().map(|(name, _)| (*name).to_owned()).collect();
+    listed.sort();
+    assert_eq!(listed, on_disk, "assets/view/*.js and bb_assets::SCRIPTS differ");
+}

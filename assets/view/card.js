@@ -224,3 +224,5 @@ const card = (() => {
   }
   return { draw };
 })();
+
+registerKind("pull_request", card.draw);

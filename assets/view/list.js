@@ -35,3 +35,5 @@ const prList = (() => {
   }
   return { draw };
 })();
+
+registerKind("pull_requests", prList.draw);

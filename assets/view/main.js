@@ -1,8 +1,7 @@
-// The page's entry point: the host's context, the tool's input and result, and the kinds of
-// view the page draws. A result without view data is shown as its text, as text.
+// The page's entry point: the host's context, the tool's input and result, and the view of the
+// kind the result names (from the registry the view modules filled, kinds.js). A result without
+// view data is shown as its text, as text.
 const root = document.getElementById("view");
-// Kind → renderer. Later kinds (diff, pull_request_form) are added here.
-const KINDS = { pull_request: card.draw, pull_requests: prList.draw };
 const RESULT_WAIT_MS = 30000;
 const page = { context: {}, status: "starting", note: "", result: null, data: null, timers: [], observer: null, gone: false };
 
@@ -46,8 +45,8 @@ function status(words) { return el("p", { class: "bb-status", role: "status" }, 
 function drawView(data) {
   const ctx = { inline: isInline(), users: data.users && typeof data.users === "object" ? data.users : {}, server: data.server || {} };
   // A link to another view is offered only for a kind this server shows.
-  ctx.offers = (kind) => Array.isArray(ctx.server.kinds) && ctx.server.kinds.includes(kind) && kind in KINDS;
-  return [bar(data), missing(data), KINDS[data.kind](data, ctx)];
+  ctx.offers = (kind) => Array.isArray(ctx.server.kinds) && ctx.server.kinds.includes(kind) && KINDS.has(kind);
+  return [bar(data), missing(data), KINDS.get(data.kind)(data, ctx)];
 }
 
 function render() {
@@ -81,7 +80,7 @@ function render() {
 
 function viewData(result) {
   const data = result && result._meta && result._meta["bb/view"];
-  return data && typeof data === "object" && data.v === 1 && Object.prototype.hasOwnProperty.call(KINDS, data.kind) ? data : null;
+  return data && typeof data === "object" && data.v === 1 && KINDS.has(data.kind) ? data : null;
 }
 
 function applyContext(part) {

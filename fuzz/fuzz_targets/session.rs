@@ -1,99 +1,470 @@
-//! Feeds arbitrary sequences of client lines, Bitbucket outcomes and clock steps to a session.
-//! The session must never panic, and everything it sends must be JSON.
+//! Drives bb's real catalogue (every data tool with writes allowed, and `show` with each of its kinds)
+//! through a [`Server`] with several sessions, against arbitrary Bitbucket answers: statuses, bodies
+//! from a dictionary of realistic shapes, arbitrary bytes, cut bodies, and failures. As quinn fuzzes
+//! its real `Connection`, the input is a `Vec<Operation>` replayed against one server.
+//!
+//! Whatever happens, the server must not panic, and:
+//! - every message it sends is one line of JSON;
+//! - every tagged input is closed by exactly one `Done` (unless its session was closed while it
+//!   waited: closing drops its calls unanswered), and nothing is sent for a tag after its `Done`;
+//! - a request id is answered at most once.
 #![no_main]
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, OnceLock};
 
 use arbitrary::Arbitrary;
-use bb_core::testing::test_catalogue;
-use bb_core::{ExposureOptions, FetchErrorKind, FetchOutcome, Input, Output, ServerConfig, Session, Ticket};
+use bb_core::{
+    Catalogue, Exposed, ExposureOptions, FetchErrorKind, FetchOutcome, FetchResponse, Input, Output, Server,
+    ServerConfig, SessionId, Ticket,
+};
 use libfuzzer_sys::fuzz_target;
+use serde_json::{Map, Value, json};
+
+#[derive(Debug, Arbitrary)]
+struct Run {
+    /// Whether the clients declare the MCP Apps extension (so `show` draws, or says nothing was shown).
+    ui: bool,
+    ops: Vec<Operation>,
+}
 
 #[derive(Debug, Arbitrary)]
 enum Operation {
-    /// Raw bytes as one line.
-    Line(Vec<u8>),
-    /// A well-formed request built from a few choices, so the fuzzer gets past the parser.
-    Request { id: u16, method: u8, tool: u8, arg: i64 },
-    /// A batch of well-formed pings and calls.
-    Batch(Vec<(u16, u8)>),
-    /// Cancel a request.
-    Cancel(u16),
-    /// Bitbucket answers one outstanding request.
-    Answer { which: u8, status: u16, body: Vec<u8> },
-    /// Bitbucket fails one outstanding request.
-    Fail { which: u8, may_have_arrived: bool },
-    /// A line that was too long.
-    Oversized,
+    /// A new session, with the handshake done or not.
+    Open { handshake: bool },
+    /// One session goes away.
+    Close { session: u8 },
+    /// A tool call built from a few choices, so the fuzzer gets past the parser and the schemas.
+    Call { session: u8, tool: u8, kind: u8, args: Vec<(u8, u8)> },
+    /// A request of another method.
+    Request { session: u8, method: u8, param: u8 },
+    /// Several calls in one batch.
+    Batch { session: u8, calls: Vec<CallChoice> },
+    /// Cancel a request sent earlier.
+    Cancel { session: u8, which: u8 },
+    /// Raw bytes as one message.
+    Line { session: u8, bytes: Vec<u8> },
+    /// A message too long for the shell.
+    Oversized { session: u8 },
+    /// Bitbucket answers an outstanding read.
+    Answer { which: u8, status: u8, body: Body, retry_after: Option<u8>, user: bool },
+    /// An outstanding read fails.
+    Fail { which: u8, kind: u8, may_have_arrived: bool },
     /// The clock moves (or tries to move back).
     Clock(i32),
 }
 
-const METHODS: &[&str] =
-    &["initialize", "ping", "tools/list", "tools/call", "resources/read", "resources/list", "logging/setLevel", "x"];
-const TOOLS: &[&str] = &["echo", "get_thing", "fetch_twice", "show", "merge_thing", "nope"];
+/// A call in a batch: tool, kind, (property, value) choices, as in [`Operation::Call`].
+type CallChoice = (u8, u8, Vec<(u8, u8)>);
 
-fuzz_target!(|ops: Vec<Operation>| {
-    let exposed = test_catalogue().expose(&ExposureOptions::default()).expect("the test catalogue exposes");
-    let mut session = Session::new(Arc::new(ServerConfig::new(exposed, "fuzz")));
-    let mut outstanding: Vec<Ticket> = Vec::new();
-    let mut now: u64 = 1_000_000;
-    for (tag, op) in ops.into_iter().enumerate() {
-        let tag = tag as u64;
-        match op {
-            Operation::Line(bytes) => session.handle(Input::Message { bytes: &bytes, tag }, now),
-            Operation::Request { id, method, tool, arg } => {
-                let method = METHODS[method as usize % METHODS.len()];
-                let tool = TOOLS[tool as usize % TOOLS.len()];
-                let line = format!(
-                    r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"protocolVersion":"2025-03-26","name":"{tool}","arguments":{{"id":{arg},"text":"t","kind":"thing"}},"uri":"ui://bb/view","level":"debug"}}}}"#
-                );
-                session.handle(Input::Message { bytes: line.as_bytes(), tag }, now);
+#[derive(Debug, Arbitrary)]
+enum Body {
+    /// A realistic body from the dictionary.
+    Shape(u8),
+    /// A realistic body cut after `at` bytes.
+    Cut(u8, u16),
+    /// Anything.
+    Bytes(Vec<u8>),
+    /// Nothing.
+    Empty,
+}
+
+const STATUSES: &[u16] = &[200, 200, 200, 201, 204, 400, 401, 404, 409, 429, 500, 502, 503];
+const KINDS: &[FetchErrorKind] = &[
+    FetchErrorKind::NotConfigured,
+    FetchErrorKind::Unreachable,
+    FetchErrorKind::Tls,
+    FetchErrorKind::Timeout,
+    FetchErrorKind::BrokenResponse,
+];
+const METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "logging/setLevel",
+    "prompts/list",
+    "x",
+];
+
+/// Bitbucket's answers, in the shapes bb reads (reference/bitbucket-dc.md).
+const SHAPES: &[&str] = &[
+    // a pull request
+    r#"{"id":1,"version":3,"title":"Add paging","description":"Adds *paging*.\n\n```rust\nfn main() {}\n```\n<script>x</script>[a](javascript:x)","state":"OPEN","open":true,"closed":false,"draft":false,"createdDate":1764600000000,"updatedDate":1764670000000,"fromRef":{"id":"refs/heads/feature/paging","displayId":"feature/paging","latestCommit":"0123456789abcdef0123456789abcdef01234567","repository":{"slug":"api","id":1,"project":{"key":"BB"}}},"toRef":{"id":"refs/heads/main","displayId":"main","latestCommit":"89abcdef0123456789abcdef0123456789abcdef","repository":{"slug":"api","id":1,"project":{"key":"BB"}}},"author":{"user":{"name":"alice","slug":"alice","displayName":"Alice Example","type":"NORMAL"},"role":"AUTHOR","status":"UNAPPROVED"},"reviewers":[{"user":{"name":"bob","slug":"bob","displayName":"Bob","type":"NORMAL"},"role":"REVIEWER","status":"APPROVED"},{"user":{"name":"ci","slug":"ci","displayName":"CI","type":"SERVICE"},"role":"REVIEWER","status":"NEEDS_WORK"}],"participants":[],"properties":{"mergeResult":{"outcome":"CONFLICTED"},"openTaskCount":1,"resolvedTaskCount":2,"commentCount":4},"links":{"self":[{"href":"https://git.example.com/projects/BB/repos/api/pull-requests/1"}]}}"#,
+    // a merged pull request with odd fields
+    r#"{"id":18446744073709551615,"version":-1,"title":"","state":"MERGED","draft":null,"closedDate":1764670000000,"fromRef":{"id":"refs/heads/x","repository":{"slug":"fork","project":{"key":"~ALICE"}}},"toRef":{"id":"refs/tags/v1"},"author":{"user":{}},"reviewers":[{}],"properties":{}}"#,
+    // a page of pull requests
+    r#"{"size":2,"limit":25,"start":0,"isLastPage":false,"nextPageStart":25,"values":[{"id":1,"title":"One","state":"OPEN","fromRef":{"id":"refs/heads/a","displayId":"a"},"toRef":{"id":"refs/heads/main","displayId":"main","repository":{"slug":"api","project":{"key":"BB"}}},"author":{"user":{"slug":"alice","displayName":"Alice"}},"updatedDate":1764670000000},{"id":2,"title":"Two","state":"DECLINED"}]}"#,
+    // a page of activities
+    r#"{"size":3,"limit":50,"start":0,"isLastPage":true,"values":[{"id":10,"createdDate":1764600000000,"user":{"slug":"bob","displayName":"Bob"},"action":"COMMENTED","commentAction":"ADDED","comment":{"id":5,"text":"Looks **good**","author":{"slug":"bob"},"createdDate":1764600000000,"severity":"BLOCKER","state":"OPEN","comments":[{"id":6,"text":"fixed","author":{"slug":"alice"},"comments":[{"id":7,"text":"deep"}]}]},"commentAnchor":{"path":"src/../../etc/passwd","line":3,"lineType":"ADDED","orphaned":true}},{"id":11,"action":"APPROVED","user":{"slug":"bob"}},{"id":12,"action":"RESCOPED"}]}"#,
+    // a build listing with the pull request page's `page` wrapper
+    r#"{"page":{"size":2,"limit":25,"start":0,"isLastPage":false,"nextPageStart":2,"values":[{"key":"CI-1","name":"Unit tests","state":"FAILED","url":"https://ci.example.com/1","description":"3 failed","duration":61000,"parent":"CI","testResults":{"successful":120,"failed":3,"skipped":1},"dateAdded":1764600000000},{"key":"lint","state":"INPROGRESS","url":"javascript:alert(1)"}]}}"#,
+    // a commit's legacy build listing
+    r#"{"size":1,"limit":25,"start":0,"isLastPage":true,"values":[{"key":"CI","name":"Build","state":"SUCCESSFUL","url":"https://ci.example.com/2","dateAdded":1764600000000}]}"#,
+    // a commit's build totals
+    r#"{"successful":2,"failed":1,"inProgress":0,"cancelled":0,"unknown":3}"#,
+    // a page of required-builds conditions
+    r#"{"size":3,"limit":100,"start":0,"isLastPage":true,"values":[{"id":1,"buildParentKeys":["CI","lint"],"refMatcher":{"id":"refs/heads/main","type":{"id":"BRANCH"}}},{"id":2,"buildParentKeys":["unit"],"refMatcher":{"id":"release/*","type":{"id":"PATTERN"}},"exemptRefMatcher":{"id":"FEATURE","type":{"id":"MODEL_CATEGORY"}}},{"id":3,"buildParentKeys":["x"],"refMatcher":{"id":"production","type":{"id":"MODEL_BRANCH"}}},{"id":4,"buildParentKeys":[],"refMatcher":{"id":"?","type":{"id":"NEW_KIND"}}}]}"#,
+    // a branching model
+    r#"{"development":{"id":"refs/heads/develop","displayId":"develop"},"production":{"id":"refs/heads/main"},"types":[{"id":"FEATURE","displayName":"Feature","prefix":"feature/","enabled":true},{"id":"BUGFIX","prefix":"bugfix/"},{"id":"HOTFIX"}]}"#,
+    // a diff set
+    r#"{"fromHash":"a","toHash":"b","contextLines":3,"truncated":false,"diffs":[{"source":{"toString":"src/lib.rs"},"destination":{"toString":"src/lib.rs"},"hunks":[{"context":"fn x()","sourceLine":1,"sourceSpan":3,"destinationLine":1,"destinationSpan":4,"segments":[{"type":"CONTEXT","lines":[{"source":1,"destination":1,"line":"use std;"}]},{"type":"REMOVED","lines":[{"source":2,"destination":2,"line":"old"}]},{"type":"ADDED","lines":[{"source":2,"destination":2,"line":"new\u0000\u202e"},{"source":3,"destination":3,"line":""}],"truncated":true}]}],"truncated":false},{"source":null,"destination":{"toString":"img.png"},"binary":true,"hunks":[]}]}"#,
+    // a changes page
+    r#"{"size":2,"limit":100,"start":0,"isLastPage":false,"nextPageStart":100,"values":[{"path":{"toString":"src/lib.rs"},"type":"MODIFY","properties":{"activeComments":2}},{"path":{"toString":"b/../../c.rs"},"srcPath":{"toString":"a.rs"},"type":"MOVE"}]}"#,
+    // a comment created
+    r#"{"id":42,"version":0,"text":"Done","author":{"slug":"me"},"createdDate":1764600000000,"state":"OPEN"}"#,
+    // a participant after a review
+    r#"{"user":{"slug":"me","name":"me"},"role":"REVIEWER","approved":true,"status":"APPROVED"}"#,
+    // an error body
+    r#"{"errors":[{"context":null,"message":"Pull request 1 does not exist in BB/api.","exceptionName":"com.atlassian.bitbucket.pull.NoSuchPullRequestException"}]}"#,
+    // a merge veto
+    r#"{"errors":[{"message":"The pull request has unresolved tasks.","exceptionName":"com.atlassian.bitbucket.pull.PullRequestMergeVetoedException","vetoes":[{"summaryMessage":"Tasks","detailedMessage":"1 open task"}]}]}"#,
+    // an out of date version
+    r#"{"errors":[{"message":"You are attempting to modify a pull request based on out-of-date information.","exceptionName":"com.atlassian.bitbucket.pull.PullRequestOutOfDateException","currentVersion":4}]}"#,
+    // an avatar (not JSON at all)
+    "\u{89}PNG\r\n\u{1a}\n",
+    "null",
+    "[]",
+    "{}",
+];
+
+/// Argument values offered for each property, by type; enums offer their own values.
+fn choose_value(schema: &Value, pick: u8) -> Value {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array)
+        && pick % 4 != 3
+    {
+        return values[pick as usize % values.len().max(1)].clone();
+    }
+    let huge = || "x".repeat(70_000);
+    match schema.get("type").and_then(Value::as_str) {
+        Some("integer") => [
+            json!(1),
+            json!(2),
+            json!(0),
+            json!(-1),
+            json!(7),
+            json!(100),
+            json!(100_001),
+            json!(u64::MAX),
+            json!(1.5),
+            json!("1"),
+        ][pick as usize % 10]
+            .clone(),
+        Some("boolean") => [json!(true), json!(false), json!(null), json!("true")][pick as usize % 4].clone(),
+        Some("array") => [
+            json!(["src/lib.rs"]),
+            json!(["../../etc/passwd", "a/../b", "/abs"]),
+            json!([]),
+            json!([huge()]),
+            json!([1, 2]),
+            json!("src/lib.rs"),
+        ][pick as usize % 6]
+            .clone(),
+        _ => [
+            json!("BB"),
+            json!("api"),
+            json!("~ALICE"),
+            json!("feature/paging"),
+            json!("refs/heads/main"),
+            json!("0123456789abcdef0123456789abcdef01234567"),
+            json!("../../admin"),
+            json!("a/../../b?x=1&y=2#z"),
+            json!("%2e%2e%2f"),
+            json!(""),
+            json!("Ünïcödé ✓ \u{202e}"),
+            json!("Some *Markdown*\n\n<script>alert(1)</script>"),
+            json!(huge()),
+            json!(5),
+        ][pick as usize % 14]
+            .clone(),
+    }
+}
+
+/// Arguments for `tool` from the fuzzer's choices: each (property, value) pair sets one of its
+/// schema's properties (or an unknown one); when `complete`, the required ones are filled first.
+fn arguments(exposed: &Exposed, tool: &str, choices: &[(u8, u8)], complete: bool) -> Map<String, Value> {
+    let mut args = Map::new();
+    let Some(spec) = exposed.get(tool) else { return args };
+    let schema = (spec.input_schema)();
+    let props: Vec<(&String, &Value)> =
+        schema.get("properties").and_then(Value::as_object).map(|p| p.iter().collect()).unwrap_or_default();
+    if complete {
+        for name in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+            if let Some(p) = props.iter().find(|(n, _)| n.as_str() == name) {
+                args.insert(name.to_owned(), choose_value(p.1, 0));
             }
-            Operation::Batch(items) => {
-                let parts: Vec<String> = items
-                    .iter()
-                    .map(|(id, m)| {
-                        let method = METHODS[*m as usize % METHODS.len()];
-                        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"name":"get_thing","arguments":{{"id":1}}}}}}"#)
-                    })
-                    .collect();
-                let line = format!("[{}]", parts.join(","));
-                session.handle(Input::Message { bytes: line.as_bytes(), tag }, now);
-            }
-            Operation::Cancel(id) => {
-                let line = format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#);
-                session.handle(Input::Message { bytes: line.as_bytes(), tag }, now);
-            }
-            Operation::Answer { which, status, body } => {
-                if !outstanding.is_empty() {
-                    let ticket = outstanding.remove(which as usize % outstanding.len());
-                    session.handle(Input::Fetched { ticket, outcome: FetchOutcome::response(status, body) }, now);
-                }
-            }
-            Operation::Fail { which, may_have_arrived } => {
-                if !outstanding.is_empty() {
-                    let ticket = outstanding.remove(which as usize % outstanding.len());
-                    let mut outcome = FetchOutcome::failed(FetchErrorKind::Timeout, "timed out");
-                    if let FetchOutcome::Failed(e) = &mut outcome {
-                        e.may_have_arrived = may_have_arrived;
-                    }
-                    session.handle(Input::Fetched { ticket, outcome }, now);
-                }
-            }
-            Operation::Oversized => session.handle(Input::Oversized { limit: 16 << 20, tag }, now),
-            Operation::Clock(step) => now = now.saturating_add_signed(i64::from(step)),
         }
-        while let Some(out) = session.poll_output() {
+    }
+    for &(prop, pick) in choices.iter().take(8) {
+        if props.is_empty() || prop as usize % (props.len() + 1) == props.len() {
+            args.insert("unknown".into(), json!(pick));
+        } else {
+            let (name, p) = props[prop as usize % props.len()];
+            args.insert(name.clone(), choose_value(p, pick));
+        }
+    }
+    args
+}
+
+fn exposed() -> &'static Arc<Exposed> {
+    static EXPOSED: OnceLock<Arc<Exposed>> = OnceLock::new();
+    EXPOSED.get_or_init(|| {
+        Catalogue::standard()
+            .expose(&ExposureOptions { allow_writes: true, ..Default::default() })
+            .expect("the standard catalogue exposes")
+    })
+}
+
+/// What the driver has seen, checked as it goes.
+#[derive(Default)]
+struct Ledger {
+    /// Open sessions, in the order opened.
+    open: Vec<SessionId>,
+    /// Tagged inputs not yet done, with their session.
+    waiting: BTreeMap<u64, SessionId>,
+    /// Tags closed by `Done`.
+    done: BTreeSet<u64>,
+    /// Tags dropped by closing their session.
+    dropped: BTreeSet<u64>,
+    /// Outstanding reads.
+    outstanding: Vec<Ticket>,
+    /// Request ids the driver made (each used once), and whether each was answered.
+    answered: BTreeMap<String, bool>,
+    /// Ids sent per session, for cancellation.
+    sent: BTreeMap<SessionId, Vec<String>>,
+    next_tag: u64,
+    next_id: u64,
+}
+
+impl Ledger {
+    fn session(&self, pick: u8) -> SessionId {
+        // Now and then, a session that is gone (or never was).
+        if self.open.is_empty() || pick == u8::MAX {
+            return SessionId(9_999);
+        }
+        self.open[pick as usize % self.open.len()]
+    }
+
+    fn id(&mut self, session: SessionId, numeric: bool) -> Value {
+        self.next_id += 1;
+        let id = if numeric { json!(1_000_000 + self.next_id) } else { json!(format!("r{}", self.next_id)) };
+        self.answered.insert(id.to_string(), false);
+        self.sent.entry(session).or_default().push(id.to_string());
+        id
+    }
+
+    fn input(&mut self, server: &mut Server, session: SessionId, bytes: &[u8], now: u64) {
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        self.waiting.insert(tag, session);
+        server.handle(Input::Message { session, bytes, tag }, now);
+        self.drain(server);
+    }
+
+    fn drain(&mut self, server: &mut Server) {
+        while let Some(out) = server.poll_output() {
             match out {
-                Output::Fetch { ticket, .. } => outstanding.push(ticket),
-                Output::CancelFetch(t) => outstanding.retain(|o| *o != t),
-                Output::Send { message, .. } => {
-                    assert!(serde_json::from_slice::<serde_json::Value>(&message).is_ok(), "bb sends JSON");
+                Output::Fetch { ticket, .. } => self.outstanding.push(ticket),
+                Output::CancelFetch(t) => self.outstanding.retain(|o| *o != t),
+                Output::Send { tag, message, .. } => {
+                    let value: Value = serde_json::from_slice(&message).expect("bb sends JSON");
                     assert!(!message.contains(&b'\n'), "one message is one line");
+                    if let Some(tag) = tag {
+                        assert!(!self.done.contains(&tag), "a message for tag {tag} after its Done");
+                    }
+                    let answers: Vec<&Value> = match &value {
+                        Value::Array(items) => items.iter().collect(),
+                        one => vec![one],
+                    };
+                    for a in answers {
+                        if a.get("result").is_some() || a.get("error").is_some() {
+                            let id = a.get("id").map(Value::to_string).unwrap_or_default();
+                            if let Some(seen) = self.answered.get_mut(&id) {
+                                assert!(!*seen, "request {id} answered twice");
+                                *seen = true;
+                            }
+                        }
+                    }
+                }
+                Output::Done { tag, .. } => {
+                    assert!(self.done.insert(tag), "tag {tag} done twice");
+                    assert!(self.waiting.remove(&tag).is_some(), "Done for tag {tag}, which is not waiting");
                 }
                 Output::Log { .. } => {}
             }
         }
+    }
+}
+
+fn call_message(ledger: &mut Ledger, session: SessionId, tool: u8, kind: u8, choices: &[(u8, u8)]) -> Value {
+    let exposed = exposed();
+    let tools = exposed.tools();
+    // One pick in sixteen names a tool bb does not have.
+    let name = if tool % 16 == 15 { "no_such_tool" } else { tools[tool as usize % tools.len()].name };
+    let mut args;
+    if name == "show" {
+        let kinds = exposed.kinds();
+        let kind_name = if kind as usize % (kinds.len() + 1) == kinds.len() {
+            "nope"
+        } else {
+            kinds[kind as usize % kinds.len()].name
+        };
+        let data_tool = exposed.kind(kind_name).map(|k| k.tool).unwrap_or("get_pull_request");
+        args = arguments(exposed, data_tool, choices, kind.is_multiple_of(2));
+        args.insert("kind".into(), json!(kind_name));
+    } else {
+        args = arguments(exposed, name, choices, kind.is_multiple_of(2));
+    }
+    let id = ledger.id(session, !kind.is_multiple_of(3));
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}})
+}
+
+fn body(b: &Body) -> Vec<u8> {
+    match b {
+        Body::Shape(i) => SHAPES[*i as usize % SHAPES.len()].as_bytes().to_vec(),
+        Body::Cut(i, at) => {
+            let whole = SHAPES[*i as usize % SHAPES.len()].as_bytes();
+            whole[..(*at as usize % whole.len().max(1))].to_vec()
+        }
+        Body::Bytes(bytes) => bytes.clone(),
+        Body::Empty => Vec::new(),
+    }
+}
+
+fn handshake(ledger: &mut Ledger, server: &mut Server, session: SessionId, ui: bool, now: u64) {
+    let caps = if ui {
+        json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}})
+    } else {
+        json!({})
+    };
+    let id = ledger.id(session, true);
+    let init = json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": caps, "clientInfo": {"name": "fuzz", "version": "1"}}});
+    ledger.input(server, session, init.to_string().as_bytes(), now);
+    ledger.input(server, session, br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, now);
+}
+
+fuzz_target!(|run: Run| {
+    let mut server = Server::new(ServerConfig::new(Arc::clone(exposed()), "fuzz"));
+    let mut ledger = Ledger::default();
+    let mut now: u64 = 1_764_672_000_000;
+    let first = server.open();
+    ledger.open.push(first);
+    handshake(&mut ledger, &mut server, first, run.ui, now);
+
+    for op in run.ops.into_iter().take(256) {
+        match op {
+            Operation::Open { handshake: h } => {
+                if ledger.open.len() < 8 {
+                    let s = server.open();
+                    ledger.open.push(s);
+                    ledger.drain(&mut server);
+                    if h {
+                        handshake(&mut ledger, &mut server, s, run.ui, now);
+                    }
+                }
+            }
+            Operation::Close { session } => {
+                let s = ledger.session(session);
+                server.close(s);
+                ledger.open.retain(|o| *o != s);
+                let gone: Vec<u64> = ledger.waiting.iter().filter(|(_, o)| **o == s).map(|(t, _)| *t).collect();
+                for t in gone {
+                    ledger.waiting.remove(&t);
+                    ledger.dropped.insert(t);
+                }
+                ledger.drain(&mut server);
+            }
+            Operation::Call { session, tool, kind, args } => {
+                let s = ledger.session(session);
+                let message = call_message(&mut ledger, s, tool, kind, &args);
+                ledger.input(&mut server, s, message.to_string().as_bytes(), now);
+            }
+            Operation::Request { session, method, param } => {
+                let s = ledger.session(session);
+                let method = METHODS[method as usize % METHODS.len()];
+                let id = ledger.id(s, param.is_multiple_of(2));
+                let p = param as usize;
+                let version = ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1"][p % 5];
+                let uri = ["ui://bb/view", "ui://bb/other", "file:///etc/passwd"][p % 3];
+                let level = ["debug", "info", "error", "nope"][p % 4];
+                let cursor = ["", "100", "x", "1"][p % 4];
+                let params = json!({"protocolVersion": version, "uri": uri, "level": level, "cursor": cursor,
+                    "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}});
+                let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+                ledger.input(&mut server, s, message.to_string().as_bytes(), now);
+            }
+            Operation::Batch { session, calls } => {
+                let s = ledger.session(session);
+                let items: Vec<Value> = calls
+                    .iter()
+                    .take(8)
+                    .map(|(tool, kind, args)| call_message(&mut ledger, s, *tool, *kind, args))
+                    .collect();
+                ledger.input(&mut server, s, Value::Array(items).to_string().as_bytes(), now);
+            }
+            Operation::Cancel { session, which } => {
+                let s = ledger.session(session);
+                let ids = ledger.sent.get(&s).cloned().unwrap_or_default();
+                let id = if ids.is_empty() { "0".to_owned() } else { ids[which as usize % ids.len()].clone() };
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"fuzz"}}}}"#
+                );
+                ledger.input(&mut server, s, line.as_bytes(), now);
+            }
+            Operation::Line { session, bytes } => {
+                let s = ledger.session(session);
+                ledger.input(&mut server, s, &bytes, now);
+            }
+            Operation::Oversized { session } => {
+                let s = ledger.session(session);
+                let tag = ledger.next_tag;
+                ledger.next_tag += 1;
+                ledger.waiting.insert(tag, s);
+                server.handle(Input::Oversized { session: s, limit: 16 << 20, tag }, now);
+                ledger.drain(&mut server);
+            }
+            Operation::Answer { which, status, body: b, retry_after, user } => {
+                if !ledger.outstanding.is_empty() {
+                    let ticket = ledger.outstanding.remove(which as usize % ledger.outstanding.len());
+                    let outcome = FetchOutcome::Response(FetchResponse {
+                        status: STATUSES[status as usize % STATUSES.len()],
+                        body: body(&b),
+                        retry_after_s: retry_after.map(u64::from),
+                        user: user.then(|| "me".to_owned()),
+                    });
+                    server.handle(Input::Fetched { ticket, outcome }, now);
+                    ledger.drain(&mut server);
+                }
+            }
+            Operation::Fail { which, kind, may_have_arrived } => {
+                if !ledger.outstanding.is_empty() {
+                    let ticket = ledger.outstanding.remove(which as usize % ledger.outstanding.len());
+                    let mut outcome = FetchOutcome::failed(KINDS[kind as usize % KINDS.len()], "fuzz");
+                    if let FetchOutcome::Failed(e) = &mut outcome {
+                        e.may_have_arrived = may_have_arrived;
+                    }
+                    server.handle(Input::Fetched { ticket, outcome }, now);
+                    ledger.drain(&mut server);
+                }
+            }
+            Operation::Clock(step) => now = now.saturating_add_signed(i64::from(step)),
+        }
+    }
+
+    // Bitbucket answers everything still outstanding (with an error, so no plan reads on for ever);
+    // then every input of a session still open must be done.
+    for _ in 0..10_000 {
+        let Some(ticket) = ledger.outstanding.pop() else { break };
+        server.handle(Input::Fetched { ticket, outcome: FetchOutcome::response(500, b"{}".to_vec()) }, now);
+        ledger.drain(&mut server);
+    }
+    assert!(ledger.outstanding.is_empty(), "plans keep reading after every read failed");
+    assert!(ledger.waiting.is_empty(), "inputs never done: {:?}", ledger.waiting);
+    for s in ledger.open.clone() {
+        server.close(s);
+        ledger.drain(&mut server);
     }
 });
