@@ -27,6 +27,7 @@
 //! ```text
 //!   server        what sessions share; owns the sessions                    (quinn: Endpoint)
 //!   session       one client's conversation: handshake, calls, cancellation   (quinn: Connection)
+//!   shared        what the sessions share while one runs, and the outputs to the shell
 //!   catalogue     the registry: imports the tools and the kinds, never imported by them
 //!   tools/ views/ one file per data tool; one file per show kind, listed in views::KINDS
 //!   reads/        each Bitbucket read written once, typed; tools and views render the same reads
@@ -52,6 +53,7 @@ pub mod requirements;
 pub mod retry;
 pub mod server;
 pub mod session;
+pub mod shared;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod text;
@@ -64,6 +66,7 @@ pub use fetch::{FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchRes
 pub use logging::Level;
 pub use plan::ToolResult;
 pub use protocol::ProtocolVersion;
-pub use server::{Input, Output, Server, ServerConfig, SessionId};
+pub use server::{Input, Server};
 pub use session::Session;
+pub use shared::{Output, ServerConfig, SessionId};
 pub use tool::{Exposed, ToolSpec, VIEW_URI};

@@ -22,7 +22,7 @@ use crate::jsonrpc::{
 use crate::logging::Level;
 use crate::plan::{Step, ToolResult, Waiting};
 use crate::protocol::{ClientProfile, ProtocolVersion, UI_EXTENSION, VIEW_MIME_TYPE};
-use crate::server::{Output, SessionId, Shared};
+use crate::shared::{Output, SessionId, Shared};
 use crate::tool::{Call, VIEW_URI};
 
 /// A tool call waiting on Bitbucket.
@@ -131,13 +131,19 @@ impl Session {
 
     /// Drops every call in flight (the client has gone): their reads are cancelled, nothing is answered.
     pub(crate) fn close(&mut self, sh: &mut Shared) {
+        let mut open_tags = BTreeSet::new();
         for (_, pending) in std::mem::take(&mut self.pending) {
+            open_tags.insert(pending.tag);
             for t in pending.tickets {
                 self.drop_read(t, sh);
             }
         }
+        open_tags.extend(std::mem::take(&mut self.batches).into_values().map(|b| b.tag));
         self.tickets.clear();
-        self.batches.clear();
+        // An input still owed an answer is complete now: none will come.
+        for tag in open_tags {
+            sh.out.push_back(Output::Done { session: self.id, tag });
+        }
     }
 
     fn handle_bytes(&mut self, bytes: &[u8], tag: u64, sh: &mut Shared) {

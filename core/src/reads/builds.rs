@@ -15,6 +15,10 @@ use crate::bitbucket::model::{Build, BuildStats};
 use crate::bitbucket::{Page, RawPage, segment};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
+/// Builds asked for in one page when requirements are to be decided: a pull request with more builds
+/// than this is not decided on (a build past the page could satisfy a required key).
+pub const WHOLE_LISTING: u64 = 100;
+
 /// Names the reads of a [`BuildsReader`]; a plan files them under a read name of its own that wraps these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BuildsRead {

@@ -17,7 +17,7 @@ use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Build, PullRequest};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, Source, legacy_request, stats_request};
+use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, Source, WHOLE_LISTING, legacy_request, stats_request};
 use crate::reads::conditions::{ConditionsRead, ConditionsReader};
 use crate::reads::pull_request;
 use crate::text::{build_state, one_line, short_commit};
@@ -43,9 +43,6 @@ fn status_schema() -> Value {
         &[],
     )
 }
-
-/// Builds read from the first page of a pull request's listing, so requirements are decided on all of them.
-pub const REQUIREMENTS_LIMIT: u64 = 100;
 
 const NO_COMMIT: &str = "The pull request names no source commit.";
 
@@ -86,7 +83,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         (None, Some(p), Some(r), Some(i)) => {
             // From the first page, read enough of the listing to decide requirements (the page
             // shows `limit` of them); later pages are plain pages. On fallback, the commit's page as asked.
-            let listing_limit = if start == 0 { limit.max(REQUIREMENTS_LIMIT) } else { limit };
+            let listing_limit = if start == 0 { limit.max(WHOLE_LISTING) } else { limit };
             let (builds, listing) =
                 BuildsReader::new((p, r, i), start, listing_limit, 1, Fallback::CommitListing, false);
             let builds = builds.legacy_page(start, limit);

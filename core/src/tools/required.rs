@@ -14,7 +14,7 @@ use crate::bitbucket::model::{Build, Condition, Matcher, PullRequest};
 use crate::bitbucket::{RawPage, segment};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::reads::builds::{BuildsRead, BuildsReader, Fallback};
+use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, WHOLE_LISTING};
 use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
 use crate::reads::pull_request;
 use crate::text::{build_state, one_line};
@@ -78,8 +78,7 @@ fn start_required(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     if let Some(id) = number(args, "pr_id") {
         // Every condition (read by the same reader the card uses), the pull request and its listing.
         let (reader, conditions) = ConditionsReader::new(&project, &repo);
-        let (builds, listing) =
-            BuildsReader::new((&project, &repo, id), 0, super::builds::REQUIREMENTS_LIMIT, 1, Fallback::Nothing, false);
+        let (builds, listing) = BuildsReader::new((&project, &repo, id), 0, WHOLE_LISTING, 1, Fallback::Nothing, false);
         let first = vec![
             (ForPullRequestRead::Conditions(ConditionsRead::Page), conditions),
             (ForPullRequestRead::PullRequest, pull_request::request(&project, &repo, id)),
