@@ -128,8 +128,8 @@ impl Driver {
         self.drain(deliver);
     }
 
-    /// Closes a session: its calls are dropped unanswered (no [`Delivery::Done`] follows for them)
-    /// and every read it started is cancelled.
+    /// Closes a session: its calls are dropped unanswered (each input still owed ends in a
+    /// [`Delivery::Done`] with no message) and every read it started is cancelled.
     pub fn close(&mut self, session: SessionId, deliver: &mut dyn FnMut(Delivery)) {
         self.server.close(session);
         self.drain(deliver);

@@ -181,7 +181,7 @@ impl State {
         let mut out = Vec::new();
         self.driver.close(session, &mut |d| out.push(d));
         self.route(out);
-        // The core answers none of a closed session's calls.
+        // The core completes what it still owed; a waiter it never saw (a race with the close) ends here.
         let open: Vec<(SessionId, u64)> =
             self.waiters.range((session, 0)..=(session, u64::MAX)).map(|(k, _)| *k).collect();
         for key in open {
