@@ -7,14 +7,26 @@ use std::collections::BTreeMap;
 pub const MAX_CACHE_BYTES: usize = 8 * 1024 * 1024;
 
 /// Avatars already fetched: slug → data URL, or `None` when the person has none bb can show.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AvatarCache {
     entries: BTreeMap<String, (u64, Option<String>)>,
     bytes: usize,
+    cap: usize,
     next: u64,
 }
 
+impl Default for AvatarCache {
+    fn default() -> AvatarCache {
+        AvatarCache::with_cap(MAX_CACHE_BYTES)
+    }
+}
+
 impl AvatarCache {
+    /// A cache that holds at most `cap` bytes of data URLs.
+    pub fn with_cap(cap: usize) -> AvatarCache {
+        AvatarCache { entries: BTreeMap::new(), bytes: 0, cap, next: 0 }
+    }
+
     /// What is known of `slug`: `Some(avatar)` once fetched (the avatar itself may be `None`).
     pub fn get(&self, slug: &str) -> Option<Option<String>> {
         self.entries.get(slug).map(|(_, a)| a.clone())
@@ -26,7 +38,7 @@ impl AvatarCache {
         if let Some((_, old)) = self.entries.remove(slug) {
             self.bytes -= old.as_ref().map_or(0, String::len) + slug.len();
         }
-        while self.bytes + size > MAX_CACHE_BYTES {
+        while self.bytes + size > self.cap {
             let Some(oldest) = self.entries.iter().min_by_key(|(_, (n, _))| *n).map(|(k, _)| k.clone()) else {
                 break;
             };

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::avatar_cache::AvatarCache;
 use crate::fetch::{FetchOutcome, Ticket};
 use crate::session::Session;
-use crate::shared::{Output, ServerConfig, SessionId, Shared};
+use crate::shared::{MadeOnce, Output, ServerConfig, SessionId, Shared};
 
 /// Something for the server to take in.
 #[derive(Debug)]
@@ -71,8 +71,9 @@ impl Server {
     pub fn new(config: ServerConfig) -> Server {
         Server {
             shared: Shared {
+                made: MadeOnce::new(&config),
+                avatars: AvatarCache::with_cap(config.avatar_cache_bytes),
                 config,
-                avatars: AvatarCache::default(),
                 tickets: BTreeMap::new(),
                 next_ticket: 0,
                 now_ms: 0,

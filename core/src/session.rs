@@ -21,8 +21,8 @@ use crate::jsonrpc::{
 };
 use crate::logging::Level;
 use crate::plan::{Step, ToolResult, Waiting};
-use crate::protocol::{ClientProfile, ProtocolVersion, UI_EXTENSION, VIEW_MIME_TYPE};
-use crate::shared::{Output, SessionId, Shared};
+use crate::protocol::{ClientProfile, ProtocolVersion, UI_EXTENSION};
+use crate::shared::{Made, Output, SessionId, Shared};
 use crate::tool::{Call, VIEW_URI};
 
 /// A tool call waiting on Bitbucket.
@@ -153,11 +153,13 @@ impl Session {
                 self.log(Level::Debug, format!("answered an unreadable message: {}", reply.message), sh);
                 self.send(reply.to_value(), Some(tag), sh);
             }
-            Decoded::Single(message) => {
-                if let Some(answer) = self.dispatch(message, tag, None, sh) {
-                    self.send(answer, Some(tag), sh);
+            Decoded::Single(message) => match self.dispatch(message, tag, None, sh) {
+                Some(Reply::Value(answer)) => self.send(answer, Some(tag), sh),
+                Some(Reply::Bytes(message)) => {
+                    sh.out.push_back(Output::Send { session: self.id, tag: Some(tag), message })
                 }
-            }
+                None => {}
+            },
             Decoded::Batch(items) => self.handle_batch(items, tag, sh),
         }
     }
@@ -188,7 +190,12 @@ impl Session {
         self.batches.insert(batch_id, Batch { tag, waiting: 0, answers: Vec::new() });
         for item in items {
             let answer = match item {
-                Ok(message) => self.dispatch(message, tag, Some(batch_id), sh),
+                Ok(message) => match self.dispatch(message, tag, Some(batch_id), sh) {
+                    Some(Reply::Value(v)) => Some(v),
+                    // A batch's answers are values: only a single request gets a message made once.
+                    Some(Reply::Bytes(bytes)) => serde_json::from_slice(&bytes).ok(),
+                    None => None,
+                },
                 Err(reply) => Some(reply.to_value()),
             };
             if let Some(answer) = answer
@@ -212,7 +219,7 @@ impl Session {
     }
 
     /// Handles one message; returns the answer when it is ready now.
-    fn dispatch(&mut self, message: Message, tag: u64, batch: Option<u64>, sh: &mut Shared) -> Option<Value> {
+    fn dispatch(&mut self, message: Message, tag: u64, batch: Option<u64>, sh: &mut Shared) -> Option<Reply> {
         match message {
             Message::Notification { method, params } => {
                 self.notification(&method, params.as_ref(), sh);
@@ -229,12 +236,14 @@ impl Session {
                         INVALID_REQUEST,
                         "Invalid request: this id belongs to a request still in progress.",
                     );
-                    return Some(reply.to_value());
+                    return Some(Reply::Value(reply.to_value()));
                 }
                 let answer = self.request(&id, &method, params.unwrap_or(Value::Null), tag, batch, sh);
                 match answer {
-                    Answer::Now(Ok(result)) => Some(jsonrpc::result_value(&id, result)),
-                    Answer::Now(Err(reply)) => Some(reply.to_value()),
+                    Answer::Now(Ok(result)) => Some(Reply::Value(jsonrpc::result_value(&id, result))),
+                    Answer::Now(Err(reply)) => Some(Reply::Value(reply.to_value())),
+                    Answer::Made(made) if batch.is_none() => Some(Reply::Bytes(sh.made.message(&id, made))),
+                    Answer::Made(made) => Some(Reply::Value(jsonrpc::result_value(&id, sh.made.value(made).clone()))),
                     Answer::Later => None,
                 }
             }
@@ -277,6 +286,7 @@ impl Session {
             }
             "initialize" => self.initialize(id, &params, sh),
             "ping" => Answer::Now(Ok(json!({}))),
+            "tools/list" if matches!(params.get("cursor"), None | Some(Value::Null)) => Answer::Made(Made::ToolsList),
             "tools/list" => match self.tools_list(&params, sh) {
                 Ok(v) => Answer::Now(Ok(v)),
                 Err(m) => err(INVALID_PARAMS, m),
@@ -344,21 +354,14 @@ impl Session {
 
     fn tools_list(&self, params: &Value, sh: &Shared) -> Result<Value, String> {
         let listed = sh.config.exposed.listed();
-        let page = sh.config.tools_page_size.max(1);
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
-            Some(Value::String(c)) => decode_cursor(c)
+            Some(Value::String(c)) => crate::shared::decode_cursor(c)
                 .filter(|&n| n < listed.len())
                 .ok_or_else(|| "Invalid params: the cursor is not one bb gave out.".to_string())?,
             Some(_) => return Err("Invalid params: `cursor` must be a string.".into()),
         };
-        let end = (start + page).min(listed.len());
-        let mut result = Map::new();
-        result.insert("tools".into(), Value::Array(listed[start..end].to_vec()));
-        if end < listed.len() {
-            result.insert("nextCursor".into(), Value::String(encode_cursor(end)));
-        }
-        Ok(Value::Object(result))
+        Ok(crate::shared::tools_page(&sh.config, start))
     }
 
     fn tools_call(&mut self, id: &Id, params: &Value, tag: u64, batch: Option<u64>, sh: &mut Shared) -> Answer {
@@ -548,13 +551,7 @@ impl Session {
             reply.data = Some(json!({"uri": uri}));
             return Answer::Now(Err(reply));
         }
-        // No `csp` key: the page fetches nothing and declares no domains (ADR-101).
-        Answer::Now(Ok(json!({"contents": [{
-            "uri": VIEW_URI,
-            "mimeType": VIEW_MIME_TYPE,
-            "text": bb_assets::VIEW_HTML,
-            "_meta": {"ui": {"prefersBorder": true}},
-        }]})))
+        Answer::Made(Made::View)
     }
 
     fn send(&mut self, value: Value, tag: Option<u64>, sh: &mut Shared) {
@@ -580,15 +577,15 @@ impl Session {
 
 enum Answer {
     Now(Result<Value, ErrorReply>),
+    /// A result that never changes, made once when the server started.
+    Made(Made),
     Later,
 }
 
-fn encode_cursor(offset: usize) -> String {
-    format!("tools:{offset}")
-}
-
-fn decode_cursor(cursor: &str) -> Option<usize> {
-    cursor.strip_prefix("tools:")?.parse().ok()
+/// An answer to a request: a value, or a message already serialized.
+enum Reply {
+    Value(Value),
+    Bytes(Vec<u8>),
 }
 
 /// At most `max` characters of `s`, for echoing client text into messages and logs.

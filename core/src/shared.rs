@@ -5,14 +5,18 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
+use serde_json::{Map, Value, json};
+
 use crate::avatar_cache::AvatarCache;
 use crate::fetch::{FetchRequest, Ticket};
+use crate::jsonrpc::Id;
 use crate::logging::Level;
 use crate::plan::Desk;
-use crate::tool::Exposed;
+use crate::protocol::VIEW_MIME_TYPE;
+use crate::tool::{Exposed, VIEW_URI};
 
 /// The server's identity and exposure, fixed at start.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ServerConfig {
     /// The tools this server exposes.
     pub exposed: Arc<Exposed>,
@@ -24,13 +28,22 @@ pub struct ServerConfig {
     pub instructions: String,
     /// Bitbucket's base URL (with its context path), for the links views build; `None` when unknown.
     pub base_url: Option<String>,
+    /// The most bytes of avatars the server keeps (a shell that runs several servers splits the budget).
+    pub avatar_cache_bytes: usize,
 }
 
 impl ServerConfig {
     /// A configuration for `exposed`, with instructions that match it.
     pub fn new(exposed: Arc<Exposed>, version: &'static str) -> ServerConfig {
         let instructions = crate::instructions::for_exposed(&exposed);
-        ServerConfig { exposed, version, tools_page_size: 100, instructions, base_url: None }
+        ServerConfig {
+            exposed,
+            version,
+            tools_page_size: 100,
+            instructions,
+            base_url: None,
+            avatar_cache_bytes: crate::avatar_cache::MAX_CACHE_BYTES,
+        }
     }
 }
 
@@ -90,6 +103,60 @@ pub(crate) struct Shared {
     /// The latest wall-clock time seen, epoch milliseconds.
     pub(crate) now_ms: u64,
     pub(crate) out: VecDeque<Output>,
+    /// The answers that never change, made once.
+    pub(crate) made: MadeOnce,
+}
+
+/// An answer made once when the server starts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Made {
+    /// The first page of `tools/list` (exposure is fixed at start).
+    ToolsList,
+    /// `resources/read` of the view page (static, the same for everyone).
+    View,
+}
+
+/// The results that never change, as values (for batches) and serialized (for everything else), so a
+/// request for them costs a copy rather than building and serializing 12 KB (the tool list) or 50 KB
+/// (the page) again.
+#[derive(Debug)]
+pub(crate) struct MadeOnce {
+    tools_list: (Value, Vec<u8>),
+    view: (Value, Vec<u8>),
+}
+
+impl MadeOnce {
+    pub(crate) fn new(config: &ServerConfig) -> MadeOnce {
+        let made = |v: Value| {
+            let bytes = serde_json::to_vec(&v).unwrap_or_default();
+            (v, bytes)
+        };
+        MadeOnce { tools_list: made(tools_page(config, 0)), view: made(view_resource()) }
+    }
+
+    pub(crate) fn value(&self, which: Made) -> &Value {
+        match which {
+            Made::ToolsList => &self.tools_list.0,
+            Made::View => &self.view.0,
+        }
+    }
+
+    /// The whole JSON-RPC answer to request `id`: `{"id":…,"jsonrpc":"2.0","result":…}`, its keys in
+    /// the order serde_json's sorted maps write every other answer.
+    pub(crate) fn message(&self, id: &Id, which: Made) -> Vec<u8> {
+        let result = match which {
+            Made::ToolsList => &self.tools_list.1,
+            Made::View => &self.view.1,
+        };
+        let id = serde_json::to_vec(&id.to_value()).unwrap_or_default();
+        let mut out = Vec::with_capacity(result.len() + id.len() + 40);
+        out.extend_from_slice(b"{\"id\":");
+        out.extend_from_slice(&id);
+        out.extend_from_slice(b",\"jsonrpc\":\"2.0\",\"result\":");
+        out.extend_from_slice(result);
+        out.push(b'}');
+        out
+    }
 }
 
 impl Shared {
@@ -97,4 +164,35 @@ impl Shared {
     pub(crate) fn desk(&mut self) -> Desk<'_> {
         Desk { issued: Vec::new(), next_ticket: &mut self.next_ticket, avatars: &mut self.avatars }
     }
+}
+
+/// The page of `tools/list` that starts at `start`.
+pub(crate) fn tools_page(config: &ServerConfig, start: usize) -> Value {
+    let listed = config.exposed.listed();
+    let end = (start + config.tools_page_size.max(1)).min(listed.len());
+    let mut result = Map::new();
+    result.insert("tools".into(), Value::Array(listed[start.min(end)..end].to_vec()));
+    if end < listed.len() {
+        result.insert("nextCursor".into(), Value::String(format!("{CURSOR}{end}")));
+    }
+    Value::Object(result)
+}
+
+/// The result of `resources/read` for the view page. No `csp` key: the page fetches nothing and
+/// declares no domains (ADR-101).
+pub(crate) fn view_resource() -> Value {
+    json!({"contents": [{
+        "uri": VIEW_URI,
+        "mimeType": VIEW_MIME_TYPE,
+        "text": bb_assets::VIEW_HTML,
+        "_meta": {"ui": {"prefersBorder": true}},
+    }]})
+}
+
+/// What a `tools/list` cursor starts with; the rest is the offset of the page's first tool.
+const CURSOR: &str = "tools:";
+
+/// The offset a cursor bb gave out names.
+pub(crate) fn decode_cursor(cursor: &str) -> Option<usize> {
+    cursor.strip_prefix(CURSOR)?.parse().ok()
 }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use bb_core::{Level, ProtocolVersion, SessionId};
+use bb_core::{Level, ProtocolVersion};
 use bb_drive::{Logger, PersonalToken};
 use hyper::body::Incoming;
 use hyper::header::{
@@ -22,7 +22,7 @@ use crate::options::HttpOptions;
 use crate::registry::Registry;
 use crate::reply::{self, Reply, SseStream, closing, empty, refusal};
 use crate::request::{BodyError, accepts_json_and_sse, asks_for_progress, initialize_id, is_json, read_body};
-use crate::sessions::{Part, Sessions, WaiterGuard};
+use crate::sessions::{Part, SessionRef, Sessions, WaiterGuard};
 
 const ENDPOINT: &str = "/mcp";
 const SESSION_ID: &str = "mcp-session-id";
@@ -123,7 +123,7 @@ async fn post(endpoint: &Endpoint, parts: Parts, body: Incoming) -> Response<Rep
 }
 
 /// The live session a request names, after checking its protocol version and person.
-fn session_for(endpoint: &Endpoint, h: &HeaderMap, id: &HeaderValue) -> Result<SessionId, Box<Response<Reply>>> {
+fn session_for(endpoint: &Endpoint, h: &HeaderMap, id: &HeaderValue) -> Result<SessionRef, Box<Response<Reply>>> {
     let (session, person) = id.to_str().ok().and_then(|id| endpoint.sessions.find(id)).ok_or_else(|| {
         let message = "Session not found: it ended or never existed. Send `initialize` without Mcp-Session-Id to start a new one.";
         Box::new(refusal(StatusCode::NOT_FOUND, None, message))
@@ -181,7 +181,7 @@ async fn initialize(endpoint: &Endpoint, h: &HeaderMap, bytes: &[u8]) -> Respons
             return refusal(StatusCode::INTERNAL_SERVER_ERROR, Some(id), "Internal error: no secure random source.");
         }
     };
-    let session = endpoint.sessions.open(person);
+    let session = endpoint.sessions.open(&session_id, person);
     let mut response = answer(endpoint, session, bytes).await;
     if !endpoint.sessions.initialized(session) {
         // A failed initialize starts no session.
@@ -201,7 +201,7 @@ async fn initialize(endpoint: &Endpoint, h: &HeaderMap, bytes: &[u8]) -> Respons
 
 /// Hands a body to the session and answers: 202 when nothing answers it, JSON when the answer is
 /// ready within `sse_after` (and no progress was asked for), SSE otherwise.
-async fn answer(endpoint: &Endpoint, session: SessionId, bytes: &[u8]) -> Response<Reply> {
+async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8]) -> Response<Reply> {
     let wants_progress = asks_for_progress(bytes);
     let (tag, rx) = endpoint.sessions.submit(session, bytes, wants_progress);
     let guard = WaiterGuard::new(&endpoint.sessions, session, tag);

@@ -1,8 +1,11 @@
-//! The live sessions and the one [`Driver`] that runs them all, behind one mutex (the core has no
-//! lock of its own); and which waiting POST each message goes to.
+//! The live sessions, spread over [`SHARDS`] shards, each a [`Driver`] (over a core server of its own)
+//! behind a mutex of its own (the core has no lock); and which waiting POST each message goes to.
 //!
-//! The mutex is held only while the driver runs (never across an await), so inputs are handled
-//! one at a time while their Bitbucket requests run concurrently on smol's blocking pool.
+//! A session lives in the shard its `Mcp-Session-Id` names (the id's first byte), so a request finds
+//! it without a global lock, and sessions in different shards run at the same time on different
+//! threads. A mutex is held only while its driver runs (never across an await); Bitbucket requests
+//! run concurrently on smol's blocking pool. Each shard keeps its own avatar cache, a share of the
+//! budget: a person's avatar may be fetched once per shard.
 //!
 //! Routing: every POST body is an input with a fresh tag and a waiter (a channel). What the core
 //! sends with that tag goes to that waiter; when the core says the input is done, the last message
@@ -38,9 +41,20 @@ pub(crate) enum Full {
     AtCapacity,
 }
 
+/// How many shards the sessions are spread over: enough that two busy sessions rarely share one on a
+/// machine of a few cores, few enough that each shard's share of the avatar budget stays useful.
+pub(crate) const SHARDS: usize = 8;
+
+/// A session of the HTTP server: its shard and its id in that shard's core server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SessionRef {
+    shard: usize,
+    id: SessionId,
+}
+
 /// The live sessions of one HTTP server.
 pub(crate) struct Sessions {
-    state: Mutex<State>,
+    shards: Vec<Mutex<State>>,
 }
 
 struct State {
@@ -61,112 +75,121 @@ impl Sessions {
     /// No session yet; sessions run over `config`, reach Bitbucket through `bitbucket`, log to `logger`.
     pub(crate) fn new(config: ServerConfig, bitbucket: Arc<dyn Bitbucket>, logger: Logger) -> Arc<Sessions> {
         Arc::new_cyclic(|me: &Weak<Sessions>| {
-            let me = me.clone();
-            let on_fetched = move |ticket: Ticket, outcome: FetchOutcome| {
-                if let Some(sessions) = me.upgrade() {
-                    sessions.lock().feed(Input::Fetched { ticket, outcome });
-                }
-            };
-            let driver = Driver::new(config, bitbucket, logger, on_fetched);
-            Sessions {
-                state: Mutex::new(State {
-                    driver,
-                    registry: Registry::default(),
-                    waiters: BTreeMap::new(),
-                    next_tag: 0,
-                }),
-            }
+            let shards = (0..SHARDS)
+                .map(|shard| {
+                    let me = me.clone();
+                    let on_fetched = move |ticket: Ticket, outcome: FetchOutcome| {
+                        if let Some(sessions) = me.upgrade() {
+                            sessions.lock(shard).feed(Input::Fetched { ticket, outcome });
+                        }
+                    };
+                    let mut config = config.clone();
+                    config.avatar_cache_bytes /= SHARDS;
+                    let driver = Driver::new(config, Arc::clone(&bitbucket), logger.clone(), on_fetched);
+                    Mutex::new(State { driver, registry: Registry::default(), waiters: BTreeMap::new(), next_tag: 0 })
+                })
+                .collect();
+            Sessions { shards }
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn lock(&self, shard: usize) -> MutexGuard<'_, State> {
+        let state = &self.shards[shard % SHARDS];
+        state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Opens a session, not yet reachable by any id, acting for `person` (in per-person mode).
-    pub(crate) fn open(&self, person: Option<PersonalToken>) -> SessionId {
-        let mut state = self.lock();
+    /// The shard a session id names.
+    fn shard_of(id: &str) -> usize {
+        id.bytes().next().map_or(0, usize::from) % SHARDS
+    }
+
+    /// Opens a session that will be reachable as `id` once admitted, acting for `person` (in
+    /// per-person mode).
+    pub(crate) fn open(&self, id: &str, person: Option<PersonalToken>) -> SessionRef {
+        let shard = Sessions::shard_of(id);
+        let mut state = self.lock(shard);
         let mut out = Vec::new();
         let session = state.driver.open(person, &mut |d| out.push(d));
         state.route(out);
-        session
+        SessionRef { shard, id: session }
     }
 
     /// The session an `Mcp-Session-Id` names, and the person it acts for.
-    pub(crate) fn find(&self, id: &str) -> Option<(SessionId, Option<PersonalToken>)> {
-        let state = self.lock();
+    pub(crate) fn find(&self, id: &str) -> Option<(SessionRef, Option<PersonalToken>)> {
+        let shard = Sessions::shard_of(id);
+        let state = self.lock(shard);
         let session = state.registry.session(id)?;
-        Some((session, state.driver.person(session).cloned()))
+        Some((SessionRef { shard, id: session }, state.driver.person(session).cloned()))
     }
 
     /// Hands one POST body to `session`. The receiver yields the parts of its answer; `stream`
     /// says the answer is an SSE stream from the start (so log notifications may join it).
-    pub(crate) fn submit(&self, session: SessionId, body: &[u8], stream: bool) -> (u64, Receiver<Part>) {
+    pub(crate) fn submit(&self, session: SessionRef, body: &[u8], stream: bool) -> (u64, Receiver<Part>) {
         let (tx, rx) = smol::channel::unbounded();
-        let mut state = self.lock();
+        let mut state = self.lock(session.shard);
         let tag = state.next_tag;
         state.next_tag += 1;
-        state.registry.touch(session, now_ms());
-        state.waiters.insert((session, tag), Waiter { tx, streaming: stream });
-        state.feed(Input::Message { session, bytes: body, tag });
+        state.registry.touch(session.id, now_ms());
+        state.waiters.insert((session.id, tag), Waiter { tx, streaming: stream });
+        state.feed(Input::Message { session: session.id, bytes: body, tag });
         (tag, rx)
     }
 
     /// Whether the session negotiated a protocol version (its `initialize` succeeded).
-    pub(crate) fn initialized(&self, session: SessionId) -> bool {
-        self.lock().driver.server().session(session).is_some_and(|s| s.protocol_version().is_some())
+    pub(crate) fn initialized(&self, session: SessionRef) -> bool {
+        self.lock(session.shard).driver.server().session(session.id).is_some_and(|s| s.protocol_version().is_some())
     }
 
     /// Marks the waiter of `tag` as answering by SSE, so messages tied to no input reach it.
-    pub(crate) fn stream(&self, session: SessionId, tag: u64) {
-        if let Some(w) = self.lock().waiters.get_mut(&(session, tag)) {
+    pub(crate) fn stream(&self, session: SessionRef, tag: u64) {
+        if let Some(w) = self.lock(session.shard).waiters.get_mut(&(session.id, tag)) {
             w.streaming = true;
         }
     }
 
+    /// How many sessions are live, over every shard.
+    fn len(&self) -> usize {
+        (0..SHARDS).map(|shard| self.lock(shard).registry.len()).sum()
+    }
+
     /// Whether a session can be added: fewer than `max` live, after ending those idle past `idle`.
     pub(crate) fn has_room(&self, max: usize, idle: Duration) -> bool {
-        let mut state = self.lock();
-        if state.registry.len() >= max {
-            state.expire(idle);
+        if self.len() >= max {
+            self.expire(idle);
         }
-        state.registry.len() < max
+        self.len() < max
     }
 
     /// Makes `session` reachable as `id`, unless `max` are live and none is idle past `idle`.
-    pub(crate) fn admit(&self, session: SessionId, id: String, max: usize, idle: Duration) -> Result<(), Full> {
-        let mut state = self.lock();
-        if state.registry.len() >= max {
-            state.expire(idle);
-        }
-        if state.registry.len() >= max {
+    pub(crate) fn admit(&self, session: SessionRef, id: String, max: usize, idle: Duration) -> Result<(), Full> {
+        if !self.has_room(max, idle) {
             return Err(Full::AtCapacity);
         }
-        state.registry.insert(id, session, now_ms());
+        self.lock(session.shard).registry.insert(id, session.id, now_ms());
         Ok(())
     }
 
     /// Ends the session with this id: its Bitbucket requests stop and every open answer closes.
     /// False if there was none.
     pub(crate) fn end(&self, id: &str) -> bool {
-        let mut state = self.lock();
+        let mut state = self.lock(Sessions::shard_of(id));
         let Some(session) = state.registry.remove(id) else { return false };
         state.close(session);
         true
     }
 
     /// Closes a session no id names (its `initialize` failed, or found no room).
-    pub(crate) fn close(&self, session: SessionId) {
-        self.lock().close(session);
+    pub(crate) fn close(&self, session: SessionRef) {
+        self.lock(session.shard).close(session.id);
     }
 
     /// Ends every session unused for longer than `idle` with no POST waiting. Returns how many.
     pub(crate) fn expire(&self, idle: Duration) -> usize {
-        self.lock().expire(idle)
+        (0..SHARDS).map(|shard| self.lock(shard).expire(idle)).sum()
     }
 
-    fn forget(&self, session: SessionId, tag: u64) {
-        self.lock().waiters.remove(&(session, tag));
+    fn forget(&self, session: SessionRef, tag: u64) {
+        self.lock(session.shard).waiters.remove(&(session.id, tag));
     }
 }
 
@@ -249,13 +272,13 @@ impl State {
 /// call itself goes on: a dropped connection is not a cancellation.
 pub(crate) struct WaiterGuard {
     sessions: Weak<Sessions>,
-    session: SessionId,
+    session: SessionRef,
     tag: u64,
 }
 
 impl WaiterGuard {
     /// A guard for the waiter of `tag` in `session`.
-    pub(crate) fn new(sessions: &Arc<Sessions>, session: SessionId, tag: u64) -> WaiterGuard {
+    pub(crate) fn new(sessions: &Arc<Sessions>, session: SessionRef, tag: u64) -> WaiterGuard {
         WaiterGuard { sessions: Arc::downgrade(sessions), session, tag }
     }
 }
