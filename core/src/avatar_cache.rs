@@ -1,15 +1,24 @@
 //! Avatars already fetched, shared by every session of a server: slug → `data:` URL, size-capped.
 //! The server owns it and hands it to the plan that runs; nothing else holds it, so it needs no lock.
+//!
+//! What a fetch found is kept for the server's life, except a failure that may pass (a 5xx, a
+//! timeout, a refused connection): that is kept for [`FAILURE_TTL_MS`], so a fault that clears is
+//! seen again without a view asking in a loop. In per-person mode an avatar fetched with one
+//! person's token is shown to another: acceptable for avatars only, which Bitbucket shows to every
+//! signed-in user of the instance (reference "Avatars"); no other data is shared across people.
 
 use std::collections::BTreeMap;
 
 /// The most data the cache holds, in bytes of data URLs; past it, the oldest entries go.
 pub const MAX_CACHE_BYTES: usize = 8 * 1024 * 1024;
+/// How long a failure that may pass is remembered, in milliseconds.
+pub const FAILURE_TTL_MS: u64 = 60_000;
 
 /// Avatars already fetched: slug → data URL, or `None` when the person has none bb can show.
 #[derive(Debug)]
 pub struct AvatarCache {
-    entries: BTreeMap<String, (u64, Option<String>)>,
+    /// slug → (insertion order, the avatar, when the entry lapses if it does).
+    entries: BTreeMap<String, (u64, Option<String>, Option<u64>)>,
     bytes: usize,
     cap: usize,
     next: u64,
@@ -27,28 +36,30 @@ impl AvatarCache {
         AvatarCache { entries: BTreeMap::new(), bytes: 0, cap, next: 0 }
     }
 
-    /// What is known of `slug`: `Some(avatar)` once fetched (the avatar itself may be `None`).
-    pub fn get(&self, slug: &str) -> Option<Option<String>> {
-        self.entries.get(slug).map(|(_, a)| a.clone())
+    /// What is known of `slug` at `now_ms`: `Some(avatar)` once fetched (the avatar itself may be
+    /// `None`), unless what was kept has lapsed.
+    pub fn get(&self, slug: &str, now_ms: u64) -> Option<Option<String>> {
+        self.entries.get(slug).filter(|(_, _, until)| until.is_none_or(|u| now_ms < u)).map(|(_, a, _)| a.clone())
     }
 
-    /// Keeps what a fetch of `slug`'s avatar found, evicting the oldest entries past the cap.
-    pub fn put(&mut self, slug: &str, avatar: Option<String>) {
+    /// Keeps what a fetch of `slug`'s avatar found — until `until` (epoch milliseconds) when given,
+    /// else for good — evicting the oldest entries past the cap.
+    pub fn put(&mut self, slug: &str, avatar: Option<String>, until: Option<u64>) {
         let size = avatar.as_ref().map_or(0, String::len) + slug.len();
-        if let Some((_, old)) = self.entries.remove(slug) {
+        if let Some((_, old, _)) = self.entries.remove(slug) {
             self.bytes -= old.as_ref().map_or(0, String::len) + slug.len();
         }
         while self.bytes + size > self.cap {
-            let Some(oldest) = self.entries.iter().min_by_key(|(_, (n, _))| *n).map(|(k, _)| k.clone()) else {
+            let Some(oldest) = self.entries.iter().min_by_key(|(_, (n, _, _))| *n).map(|(k, _)| k.clone()) else {
                 break;
             };
-            if let Some((_, a)) = self.entries.remove(&oldest) {
+            if let Some((_, a, _)) = self.entries.remove(&oldest) {
                 self.bytes -= a.as_ref().map_or(0, String::len) + oldest.len();
             }
         }
         self.next += 1;
         self.bytes += size;
-        self.entries.insert(slug.to_owned(), (self.next, avatar));
+        self.entries.insert(slug.to_owned(), (self.next, avatar, until));
     }
 }
 
@@ -60,13 +71,21 @@ mod tests {
     fn the_cache_keeps_its_cap_by_evicting_the_oldest() {
         let mut c = AvatarCache::default();
         let big = "x".repeat(MAX_CACHE_BYTES / 2);
-        c.put("a", Some(big.clone()));
-        c.put("b", Some(big.clone()));
-        c.put("c", Some(big));
+        c.put("a", Some(big.clone()), None);
+        c.put("b", Some(big.clone()), None);
+        c.put("c", Some(big), None);
         assert!(c.bytes <= MAX_CACHE_BYTES);
-        assert_eq!(c.get("a"), None, "the oldest went");
-        assert!(c.get("c").is_some());
-        c.put("none", None);
-        assert_eq!(c.get("none"), Some(None), "a person without an avatar is remembered too");
+        assert_eq!(c.get("a", 0), None, "the oldest went");
+        assert!(c.get("c", 0).is_some());
+        c.put("none", None, None);
+        assert_eq!(c.get("none", u64::MAX), Some(None), "a person without an avatar is remembered for good");
+    }
+
+    #[test]
+    fn a_failure_that_may_pass_is_forgotten_after_its_time() {
+        let mut c = AvatarCache::default();
+        c.put("flaky", None, Some(1_000 + FAILURE_TTL_MS));
+        assert_eq!(c.get("flaky", 1_000), Some(None));
+        assert_eq!(c.get("flaky", 1_000 + FAILURE_TTL_MS), None, "fetched again once the failure lapsed");
     }
 }

@@ -98,6 +98,8 @@ pub struct Desk<'a> {
     pub(crate) next_ticket: &'a mut u64,
     /// Avatars every session of the server shares.
     pub avatars: &'a mut AvatarCache,
+    /// The wall-clock time of the input being handled, epoch milliseconds.
+    pub now_ms: u64,
 }
 
 impl Desk<'_> {
@@ -131,6 +133,11 @@ impl<R> Fetches<'_, '_, R> {
     /// The server's avatar cache.
     pub fn avatars(&mut self) -> &mut AvatarCache {
         self.desk.avatars
+    }
+
+    /// The wall-clock time of the input being handled, epoch milliseconds.
+    pub fn now_ms(&self) -> u64 {
+        self.desk.now_ms
     }
 }
 
@@ -210,7 +217,7 @@ mod tests {
             unreachable!()
         };
         let (mut next, mut avatars) = (0, AvatarCache::default());
-        let mut desk = Desk { issued: vec![], next_ticket: &mut next, avatars: &mut avatars };
+        let mut desk = Desk { issued: vec![], next_ticket: &mut next, avatars: &mut avatars, now_ms: 0 };
         w.begin(&mut desk);
         let tickets: Vec<Ticket> = desk.issued.iter().map(|(t, _)| *t).collect();
         assert_eq!(tickets, [Ticket(0), Ticket(1)]);

@@ -162,7 +162,7 @@ impl MadeOnce {
 impl Shared {
     /// Where a plan files its reads, with the avatar cache.
     pub(crate) fn desk(&mut self) -> Desk<'_> {
-        Desk { issued: Vec::new(), next_ticket: &mut self.next_ticket, avatars: &mut self.avatars }
+        Desk { issued: Vec::new(), next_ticket: &mut self.next_ticket, avatars: &mut self.avatars, now_ms: self.now_ms }
     }
 }
 

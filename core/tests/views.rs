@@ -242,3 +242,19 @@ fn the_card_reads_every_page_of_the_build_listing_before_deciding_requirements()
     assert_eq!(builds["shown"], 125);
     assert!(builds["requirements"].is_object(), "decided on the whole listing");
 }
+
+#[test]
+fn a_failed_avatar_is_drawn_as_initials_and_fetched_again_once_the_failure_lapses() {
+    let mut d = Driver::with_views();
+    d.fault("/users/", 503, 1000, None);
+    let (_, view) = card(&mut d, "BB", "api", 1);
+    assert!(view["users"]["alice"]["avatar"].is_null(), "{}", view["users"]["alice"]);
+    assert!(!view["users"]["alice"]["initials"].as_str().unwrap_or_default().is_empty());
+    d.world.control.faults.clear();
+    let (_, view) = card(&mut d, "BB", "api", 1);
+    assert!(view["users"]["alice"]["avatar"].is_null(), "within a minute the failure is remembered");
+    assert_eq!(d.count("GET", "/avatar.png"), 0, "{:?}", d.requests);
+    d.advance(bb_core::avatar_cache::FAILURE_TTL_MS);
+    let (_, view) = card(&mut d, "BB", "api", 1);
+    assert!(view["users"]["alice"]["avatar"].as_str().is_some_and(|a| a.starts_with("data:image/png")));
+}

@@ -30,11 +30,15 @@ pub fn request(slug: &str) -> FetchRequest {
     FetchRequest::get(format!("/users/{}/avatar.png", segment(slug)), vec![("s".into(), AVATAR_PIXELS.to_string())])
 }
 
-/// The avatar a fetch found, as a `data:` URL, or `None` (failed, not an image, too big).
-pub fn from_outcome(outcome: &FetchOutcome) -> Option<String> {
+/// The avatar a fetch found, as a `data:` URL, or `None` (none, not an image, too big, failed); and
+/// whether that may change on its own soon (a failure: a 5xx, 429, a timeout, no connection), in which
+/// case it is kept only for [`crate::avatar_cache::FAILURE_TTL_MS`].
+pub fn from_outcome(outcome: &FetchOutcome) -> (Option<String>, bool) {
     match outcome {
-        FetchOutcome::Response(r) if r.status == 200 => data_url(&r.body),
-        _ => None,
+        FetchOutcome::Response(r) if r.status == 200 => (data_url(&r.body), false),
+        // 401/403/404: this user has no avatar bb may show, until the server says otherwise.
+        FetchOutcome::Response(r) if (400..500).contains(&r.status) && r.status != 429 => (None, false),
+        _ => (None, true),
     }
 }
 
@@ -105,12 +109,13 @@ impl People {
     }
 
     /// The slugs whose avatars are not cached yet, at most [`MAX_FETCHES_PER_VIEW`].
-    pub fn to_fetch(&self, cache: &AvatarCache) -> Vec<String> {
-        self.known.keys().filter(|s| *s != "?" && cache.get(s).is_none()).take(MAX_FETCHES_PER_VIEW).cloned().collect()
+    pub fn to_fetch(&self, cache: &AvatarCache, now_ms: u64) -> Vec<String> {
+        let missing = |s: &&String| *s != "?" && cache.get(s, now_ms).is_none();
+        self.known.keys().filter(missing).take(MAX_FETCHES_PER_VIEW).cloned().collect()
     }
 
     /// The view's `users` object.
-    pub fn to_value(&self, cache: &AvatarCache) -> Value {
+    pub fn to_value(&self, cache: &AvatarCache, now_ms: u64) -> Value {
         let mut users = Map::new();
         for (slug, user) in &self.known {
             let name = user.display_name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| slug.clone());
@@ -118,7 +123,7 @@ impl People {
                 slug.clone(),
                 json!({
                     "name": name,
-                    "avatar": cache.get(slug).flatten(),
+                    "avatar": cache.get(slug, now_ms).flatten(),
                     "initials": initials(&name),
                     "service": user.kind.as_deref() == Some("SERVICE"),
                 }),
@@ -144,7 +149,9 @@ impl AvatarStage {
     /// Takes an avatar's outcome into the cache.
     pub fn on<R>(&mut self, read: Avatar, outcome: &FetchOutcome, f: &mut Fetches<'_, '_, R>) {
         if let Some(slug) = self.fetching.get(read.0) {
-            f.avatars().put(slug, from_outcome(outcome));
+            let (avatar, may_pass) = from_outcome(outcome);
+            let until = may_pass.then(|| f.now_ms() + crate::avatar_cache::FAILURE_TTL_MS);
+            f.avatars().put(slug, avatar, until);
         }
     }
 
@@ -153,7 +160,8 @@ impl AvatarStage {
     pub fn ask<R>(&mut self, people: &People, f: &mut Fetches<'_, '_, R>, wrap: fn(Avatar) -> R) -> bool {
         if !self.asked {
             self.asked = true;
-            self.fetching = people.to_fetch(f.avatars());
+            let now = f.now_ms();
+            self.fetching = people.to_fetch(f.avatars(), now);
             for (i, slug) in self.fetching.iter().enumerate() {
                 f.fetch(wrap(Avatar(i)), request(slug));
             }

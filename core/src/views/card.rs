@@ -163,7 +163,8 @@ impl Card {
     }
 
     fn finish<R>(&self, pr: &PullRequest, view: Value, f: &mut Fetches<'_, '_, R>) -> ToolResult {
-        let users = self.people.to_value(f.avatars());
+        let now = f.now_ms();
+        let users = self.people.to_value(f.avatars(), now);
         self.header.result(self.summary(pr), users, self.missing.clone(), ("pullRequest", view))
     }
 

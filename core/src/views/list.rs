@@ -94,7 +94,8 @@ impl Plan for ListView {
         let shown = view["shown"].as_u64().unwrap_or(0);
         let more = if view["more"] == Value::Bool(true) { ", more exist" } else { "" };
         let text = format!("Showing {} to the person: {shown} shown{more}.", self.title);
-        let users = self.people.to_value(f.avatars());
+        let now = f.now_ms();
+        let users = self.people.to_value(f.avatars(), now);
         Some(self.header.result(text, users, self.missing.clone(), ("list", view)))
     }
 }

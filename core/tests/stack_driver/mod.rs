@@ -111,6 +111,11 @@ impl Driver {
         response.body_json()
     }
 
+    /// Moves the clock on by `ms` milliseconds.
+    pub fn advance(&mut self, ms: u64) {
+        self.now += ms;
+    }
+
     /// Answers the requests `f` matches with its outcome (the first matching override wins).
     pub fn answer_with(&mut self, f: impl FnMut(&FetchRequest) -> Option<FetchOutcome> + 'static) {
         self.overrides.push(Box::new(f));
