@@ -110,6 +110,7 @@ impl Driver {
     pub fn open(&mut self, person: Option<PersonalToken>, deliver: &mut dyn FnMut(Delivery)) -> SessionId {
         let session = self.server.open();
         if let Some(person) = person {
+            self.logger.hide(person.secret());
             self.persons.insert(session, person);
         }
         self.drain(deliver);
@@ -133,7 +134,9 @@ impl Driver {
     pub fn close(&mut self, session: SessionId, deliver: &mut dyn FnMut(Delivery)) {
         self.server.close(session);
         self.drain(deliver);
-        self.persons.remove(&session);
+        if let Some(person) = self.persons.remove(&session) {
+            self.logger.unhide(person.secret());
+        }
         let orphans: Vec<Ticket> =
             self.fetching.iter().filter(|(_, f)| f.session == session).map(|(t, _)| *t).collect();
         for ticket in orphans {

@@ -3,7 +3,8 @@
 //! The shells differ only in framing and connections; everything between a frame and the core is
 //! here: the clock ([`now_ms`], the only one the core sees), carrying out the core's outputs
 //! ([`Driver`]), making Bitbucket requests on smol's blocking pool through a [`Bitbucket`] and
-//! stopping them with a [`Cancel`], and the operator's log ([`Logger`]).
+//! stopping them with a [`Cancel`], the operator's log ([`Logger`]), and removing credentials from what
+//! bb passes on ([`Secrets`]).
 //!
 //! ```text
 //!   shell ── Input ──▶ Driver::feed ──▶ Server::handle, then poll_output until None
@@ -20,8 +21,10 @@ mod bitbucket;
 mod cancel;
 mod driver;
 mod log;
+pub mod secrets;
 
 pub use bitbucket::{Bitbucket, PersonalToken};
 pub use cancel::Cancel;
 pub use driver::{Delivery, Driver, now_ms};
 pub use log::Logger;
+pub use secrets::Secrets;

@@ -49,6 +49,8 @@ fn run() -> Result<(), String> {
             let config = bb::config::load(&options.connection, &|name| std::env::var(name).ok())?;
             let mut server_config = ServerConfig::new(exposed, VERSION);
             server_config.base_url = config.as_ref().map(|c| c.base_url.clone());
+            // No line of the log may carry the operator's credentials, whatever echoed them.
+            let logger = logger.scrubbing(config.as_ref().map(bb::bitbucket::secrets).unwrap_or_default());
             let bitbucket = bb::bitbucket::for_config(config.clone())?;
             if let Some(http) = &options.http {
                 return bb::http::serve_http(http, server_config, config, bitbucket, logger);

@@ -31,7 +31,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bb_core::retry::{self, Decision};
 use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method};
-use bb_drive::{Bitbucket, Cancel, PersonalToken};
+use bb_drive::{Bitbucket, Cancel, PersonalToken, Secrets};
 use ureq::{Agent, RequestBuilder};
 
 use crate::config::{Auth, BitbucketConfig};
@@ -73,6 +73,7 @@ pub struct Client {
     agent: Agent,
     config: BitbucketConfig,
     authorization: Option<String>,
+    secrets: Secrets,
     in_flight: InFlight,
 }
 
@@ -106,11 +107,13 @@ impl Client {
             .into();
         let authorization = match &config.auth {
             Auth::Token(t) => Some(format!("Bearer {}", t.expose())),
-            Auth::Basic { user, password } => Some(format!("Basic {}", basic(user, password.expose()))),
+            Auth::Basic { user, password } => {
+                Some(format!("Basic {}", bb_drive::secrets::base64(format!("{user}:{}", password.expose()).as_bytes())))
+            }
             Auth::Anonymous => None,
         };
         let in_flight = InFlight::new(config.max_in_flight);
-        Ok(Client { agent, config, authorization, in_flight })
+        Ok(Client { agent, secrets: secrets(&config), config, authorization, in_flight })
     }
 
     /// The configuration this client was built from.
@@ -120,17 +123,19 @@ impl Client {
 
     /// Makes `request` with a person's own token instead of the configured credentials (the HTTP
     /// transport's per-person mode): the same connections, the same bound on requests in flight,
-    /// and the person's token is scrubbed from every detail like the configured ones.
+    /// and the person's token is scrubbed from every answer and detail like the configured ones.
     pub fn fetch_as(&self, request: FetchRequest, token: &str, cancel: &Cancel) -> FetchOutcome {
-        self.run(request, Some(&format!("Bearer {token}")), Some(token), cancel)
+        let mut secrets = self.secrets.clone();
+        secrets.add_token(token);
+        self.run(request, Some(&format!("Bearer {token}")), &secrets, cancel)
     }
 
-    /// Makes `request` with retries, authorized by `authorization`; `extra_secret` is scrubbed too.
+    /// Makes `request` with retries, authorized by `authorization`; `secrets` are scrubbed from what it returns.
     fn run(
         &self,
         request: FetchRequest,
         authorization: Option<&str>,
-        extra_secret: Option<&str>,
+        secrets: &Secrets,
         cancel: &Cancel,
     ) -> FetchOutcome {
         let url = format!("{}{}", self.config.base_url, request.path);
@@ -155,7 +160,7 @@ impl Client {
                     }
                     attempt += 1;
                 }
-                Decision::Stop => return finish(outcome, &request, attempt, &self.config, extra_secret),
+                Decision::Stop => return finish(outcome, &request, attempt, secrets),
             }
         }
     }
@@ -226,69 +231,78 @@ fn with_authorization<B>(rb: RequestBuilder<B>, authorization: Option<&str>) -> 
 
 impl Bitbucket for Client {
     fn fetch(&self, request: FetchRequest, _: Option<&PersonalToken>, cancel: &Cancel) -> FetchOutcome {
-        self.run(request, self.authorization.as_deref(), None, cancel)
+        self.run(request, self.authorization.as_deref(), &self.secrets, cancel)
     }
 }
 
-/// Names the request and the attempts in a failure's detail, and removes any secret that slipped in.
-fn finish(
-    outcome: FetchOutcome,
-    request: &FetchRequest,
-    attempts: u32,
-    config: &BitbucketConfig,
-    extra_secret: Option<&str>,
-) -> FetchOutcome {
+/// Names the request and the attempts in a failure's detail, and removes every credential from what
+/// goes back to the core: an error body, a header or a TLS or proxy detail may echo one.
+fn finish(outcome: FetchOutcome, request: &FetchRequest, attempts: u32, secrets: &Secrets) -> FetchOutcome {
     match outcome {
         FetchOutcome::Failed(mut e) => {
             let tries = if attempts > 1 { format!(" (after {attempts} attempts)") } else { String::new() };
-            let mut detail =
-                scrub(&format!("{} {}: {}{tries}", request.method.as_str(), request.path, e.detail), config);
-            if let Some(secret) = extra_secret.filter(|s| !s.is_empty()) {
-                detail = detail.replace(secret, "<hidden>");
-            }
-            e.detail = detail;
+            let detail = format!("{} {}: {}{tries}", request.method.as_str(), request.path, e.detail);
+            e.detail = secrets.scrub(&detail).into_owned();
             FetchOutcome::Failed(e)
         }
-        response => response,
+        FetchOutcome::Response(mut r) => {
+            r.body = secrets.scrub_bytes(r.body);
+            r.user = r.user.map(|u| secrets.scrub(&u).into_owned());
+            FetchOutcome::Response(r)
+        }
     }
 }
 
-/// Replaces every secret of `config` (and its base64 form in basic auth) found in `text`.
-pub fn scrub(text: &str, config: &BitbucketConfig) -> String {
-    let mut out = text.to_string();
-    let mut secrets: Vec<String> = config.secrets().into_iter().map(str::to_string).collect();
-    if let Auth::Basic { user, password } = &config.auth {
-        secrets.push(basic(user, password.expose()));
+/// Every credential `config` holds, in every form bb sends it: the token, the password with
+/// `user:password` and its base64, and a proxy's password.
+pub fn secrets(config: &BitbucketConfig) -> Secrets {
+    let mut secrets = Secrets::new();
+    match &config.auth {
+        Auth::Token(t) => secrets.add_token(t.expose()),
+        Auth::Basic { user, password } => secrets.add_basic(user, password.expose()),
+        Auth::Anonymous => {}
     }
-    for s in secrets.iter().filter(|s| s.len() >= 3) {
-        out = out.replace(s.as_str(), "<redacted>");
+    if let Some((user, password)) = config.proxy.as_ref().and_then(|p| userinfo(p.url.expose())) {
+        secrets.add_token(&password);
+        let decoded = (percent_decode(&user), percent_decode(&password));
+        secrets.add_basic(&decoded.0, &decoded.1);
     }
-    out
+    secrets
+}
+
+/// The user and password in a URL's authority (`scheme://user:password@host`).
+fn userinfo(url: &str) -> Option<(String, String)> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (info, _) = authority.rsplit_once('@')?;
+    let (user, password) = info.split_once(':')?;
+    Some((user.to_owned(), password.to_owned()))
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A jitter in 0..=1000 from the clock's sub-second digits: spreads retries of concurrent requests apart.
 fn jitter() -> u16 {
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     (nanos % 1001) as u16
-}
-
-/// `user:password` in base64 (RFC 4648, padded), as basic authentication sends it.
-fn basic(user: &str, password: &str) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let input = format!("{user}:{password}").into_bytes();
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -298,18 +312,18 @@ mod tests {
     use crate::config::Secret;
 
     #[test]
-    fn basic_credentials_are_base64_encoded_as_rfc_7617_says() {
-        assert_eq!(basic("Aladdin", "open sesame"), "QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
-        assert_eq!(basic("a", "b"), "YTpi");
-        assert_eq!(basic("ab", "c"), "YWI6Yw==");
-    }
-
-    #[test]
-    fn scrub_removes_the_password_and_its_encoded_form() {
-        let config =
+    fn the_secrets_of_a_configuration_are_its_password_its_basic_form_and_its_proxys_password() {
+        let mut config =
             BitbucketConfig::new("https://h", Auth::Basic { user: "u".into(), password: Secret::new("pa55word") })
                 .unwrap();
-        let text = format!("x pa55word y {} z", basic("u", "pa55word"));
-        assert_eq!(scrub(&text, &config), "x <redacted> y <redacted> z");
+        config.proxy = Some(crate::config::ProxySettings {
+            url: Secret::new("http://px:pr%40xy-pw@proxy:3128"),
+            source: "HTTPS_PROXY",
+        });
+        let b64 = bb_drive::secrets::base64(b"u:pa55word");
+        let proxy_b64 = bb_drive::secrets::base64(b"px:pr@xy-pw");
+        let text = format!("x pa55word y Basic {b64} z pr%40xy-pw {proxy_b64} pr@xy-pw");
+        let r = bb_drive::secrets::REMOVED;
+        assert_eq!(secrets(&config).scrub(&text), format!("x {r} y Basic {r} z {r} {r} {r}"));
     }
 }

@@ -52,6 +52,12 @@ pub enum FaultKind {
     Hang,
     /// Declare the whole body's length but send half of it, then close.
     Truncate,
+    /// Answer with this status and an error whose text repeats the request's `Authorization` header, as a
+    /// careless server or proxy does.
+    Echo {
+        /// The status code.
+        status: u16,
+    },
 }
 
 /// What the server does with a Bitbucket request, decided before any handler runs.
@@ -65,6 +71,8 @@ pub enum Admission {
     Hang,
     /// Serve it, but cut the body short.
     Truncate,
+    /// Answer with this status and the request's `Authorization` header in the error text ([`echo_response`]).
+    Echo(u16),
 }
 
 impl Control {
@@ -104,6 +112,7 @@ impl Control {
             FaultKind::Hang => Admission::Hang,
             FaultKind::Truncate => Admission::Truncate,
             FaultKind::Status { status, retry_after } => Admission::Respond(fault_response(status, retry_after)),
+            FaultKind::Echo { status } => Admission::Echo(status),
         };
         (delay, admission)
     }
@@ -113,6 +122,7 @@ fn fault_response(status: u16, retry_after: Option<u64>) -> Response {
     let message = match status {
         // Rate limiting: 429 with Retry-After seconds. [rec]
         429 => "You have been rate limited. Try again later.",
+        414 => "URI Too Long (injected by the stack).",
         502 => "Bad gateway (injected by the stack).",
         503 => "Bitbucket is unavailable (injected by the stack).",
         _ => "An internal error occurred (injected by the stack).",
@@ -122,6 +132,12 @@ fn fault_response(status: u16, retry_after: Option<u64>) -> Response {
         Some(s) => r.with_header("Retry-After", &s.to_string()),
         None => r,
     }
+}
+
+/// The answer of an [`FaultKind::Echo`] fault: `status` with an error that repeats `authorization`.
+pub fn echo_response(status: u16, authorization: Option<&str>) -> Response {
+    let seen = authorization.unwrap_or("(none)");
+    errors::error(status, None, &format!("Request rejected (injected by the stack); it carried Authorization: {seen}"))
 }
 
 /// Serves a `/_stack/...` request; `rest` is the path after `/_stack`.
@@ -203,6 +219,7 @@ fn faults_json(c: &Control) -> Response {
                 FaultKind::Status { status, retry_after } => ("status", Some(*status), *retry_after),
                 FaultKind::Hang => ("hang", None, None),
                 FaultKind::Truncate => ("truncate", None, None),
+                FaultKind::Echo { status } => ("echo", Some(*status), None),
             };
             json!({ "kind": kind, "status": status, "retryAfter": retry, "count": f.remaining, "pathPrefix": f.path_prefix })
         })
@@ -216,6 +233,13 @@ fn add_fault(c: &mut Control, body: &Value) -> Response {
     let kind = match body.get("kind").and_then(Value::as_str).unwrap_or("status") {
         "hang" => FaultKind::Hang,
         "truncate" => FaultKind::Truncate,
+        "echo" => {
+            let status = body.get("status").and_then(Value::as_u64).unwrap_or(500);
+            if !(400..=599).contains(&status) {
+                return errors::field_error("status", "status must be between 400 and 599");
+            }
+            FaultKind::Echo { status: status as u16 }
+        }
         "status" => {
             let status = body.get("status").and_then(Value::as_u64).unwrap_or(500);
             if !(400..=599).contains(&status) {
@@ -225,7 +249,7 @@ fn add_fault(c: &mut Control, body: &Value) -> Response {
             FaultKind::Status { status: status as u16, retry_after }
         }
         other => {
-            return errors::field_error("kind", &format!("kind must be status, hang or truncate, not {other}"));
+            return errors::field_error("kind", &format!("kind must be status, echo, hang or truncate, not {other}"));
         }
     };
     if count == 0 {
@@ -273,6 +297,16 @@ mod tests {
         let (_, Admission::Respond(r)) = c.admit("GET", "/x") else { unreachable!("a fault was queued") };
         assert_eq!(r.status, 429);
         assert!(r.headers.contains(&("Retry-After".into(), "7".into())));
+    }
+
+    #[test]
+    fn an_echo_fault_repeats_the_authorization_header_in_its_error() {
+        let mut c = Control::default();
+        add_fault(&mut c, &json!({ "kind": "echo", "status": 401 }));
+        assert_eq!(c.admit("GET", "/x").1, Admission::Echo(401));
+        let r = echo_response(401, Some("Bearer t0ken"));
+        assert_eq!(r.status, 401);
+        assert!(String::from_utf8_lossy(&r.body).contains("Bearer t0ken"));
     }
 
     #[test]

@@ -146,6 +146,7 @@ async fn respond(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> hyper::R
         Admission::Hang => std::future::pending().await,
         Admission::Serve => (routes::serve(&mut shared.lock(), &request), false),
         Admission::Truncate => (routes::serve(&mut shared.lock(), &request), true),
+        Admission::Echo(status) => (control::echo_response(status, request.header("authorization")), false),
     };
     drop(in_flight);
     to_hyper(response, truncate)
