@@ -12,12 +12,13 @@ fn pr(id: u64) -> serde_json::Value {
 }
 
 #[test]
-fn a_pull_request_reads_in_two_requests_with_bitbuckets_counts_and_its_builds() {
+fn an_open_pull_request_reads_in_three_requests_with_bitbuckets_counts_builds_and_merge_check() {
     let mut d = Driver::new();
     let a = d.call("get_pull_request", pr(1));
     assert!(!a.is_error, "{}", a.text);
-    println!("{}", a.text);
-    assert_eq!(d.requests.len(), 2, "{:?}", d.requests);
+    assert_eq!(d.requests.len(), 3, "{:?}", d.requests);
+    assert_eq!(d.count("GET", "/pull-requests/1/merge"), 1);
+    assert!(a.text.contains("Merge check: Bitbucket would merge it now."), "{}", a.text);
     assert!(a.text.starts_with("PR #1 · OPEN · Add retry with backoff to the HTTP client"));
     assert!(a.text.contains("feature/retry → main"));
     assert!(a.text.contains("Bob Baker (bob) approved"));
@@ -111,7 +112,7 @@ fn a_failed_build_listing_costs_one_line_not_the_answer() {
 }
 
 #[test]
-fn without_the_pull_request_build_listing_the_legacy_stats_answer_in_a_third_request() {
+fn without_the_pull_request_build_listing_the_legacy_stats_answer_in_one_more_request() {
     let mut d = Driver::new();
     d.answer_with(|r| {
         r.path
@@ -120,7 +121,22 @@ fn without_the_pull_request_build_listing_the_legacy_stats_answer_in_a_third_req
     });
     let a = d.call("get_pull_request", pr(1));
     assert!(!a.is_error, "{}", a.text);
-    assert_eq!(d.requests.len(), 3, "{:?}", d.requests);
+    assert_eq!(d.requests.len(), 4, "the pull request, the listing, the merge check, the stats: {:?}", d.requests);
     assert_eq!(d.count("GET", "/rest/build-status/latest/commits/stats/"), 1);
     assert!(a.text.contains("Builds of the source commit (any branch"), "{}", a.text);
+}
+
+#[test]
+fn a_vetoed_pull_request_says_why_in_bitbuckets_words_and_a_closed_one_reads_no_merge_check() {
+    let mut d = Driver::new();
+    let a = d.call("get_pull_request", pr(10));
+    assert!(a.text.contains("Merge check: blocked — "), "{}", a.text);
+    assert!(a.text.contains("approvals"), "{}", a.text);
+    let mut d = Driver::new();
+    let merged = d.call("list_pull_requests", json!({"project": "BB", "repo": "api", "state": "MERGED", "limit": 1}));
+    let id: u64 =
+        merged.text.lines().nth(1).and_then(|l| l.trim_start_matches('#').split(' ').next()?.parse().ok()).unwrap();
+    let a = d.call("get_pull_request", pr(id));
+    assert_eq!(d.count("GET", "/merge"), 0, "{:?}", d.requests);
+    assert!(!a.text.contains("Merge check"), "{}", a.text);
 }

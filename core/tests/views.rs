@@ -57,19 +57,20 @@ fn the_card_carries_everything_it_draws_with_bitbuckets_counts() {
 }
 
 #[test]
-fn a_card_costs_five_requests_and_one_per_avatar_then_the_cache_answers() {
+fn a_card_costs_six_requests_and_one_per_avatar_then_the_cache_answers() {
     let mut d = Driver::with_views();
     card(&mut d, "BB", "api", 1);
     let first = d.requests.clone();
-    // The pull request, its build listing, its activity, the required-build conditions, and the
-    // branching model (BB/api has MODEL_* conditions).
-    assert_eq!(first.iter().filter(|r| !r.contains("/avatar.png")).count(), 5, "{first:#?}");
+    // The pull request, its build listing, its activity, the required-build conditions, the
+    // branching model (BB/api has MODEL_* conditions) and, the pull request being open, the merge check.
+    assert_eq!(first.iter().filter(|r| !r.contains("/avatar.png")).count(), 6, "{first:#?}");
+    assert!(first.iter().any(|r| r.ends_with("/pull-requests/1/merge?")));
     assert!(first.iter().any(|r| r.contains("/activities")));
     assert!(first.iter().any(|r| r.contains("/rest/ui/latest/") && r.contains("/builds")));
     let avatars = first.iter().filter(|r| r.contains("/avatar.png")).count();
     assert!(avatars >= 4, "{first:#?}");
     card(&mut d, "BB", "api", 1);
-    assert_eq!(d.requests.len(), 5, "avatars come from the cache the second time: {:#?}", d.requests);
+    assert_eq!(d.requests.len(), 6, "avatars come from the cache the second time: {:#?}", d.requests);
 }
 
 #[test]
@@ -257,4 +258,54 @@ fn a_failed_avatar_is_drawn_as_initials_and_fetched_again_once_the_failure_lapse
     d.advance(bb_core::avatar_cache::FAILURE_TTL_MS);
     let (_, view) = card(&mut d, "BB", "api", 1);
     assert!(view["users"]["alice"]["avatar"].as_str().is_some_and(|a| a.starts_with("data:image/png")));
+}
+
+#[test]
+fn the_card_draws_bitbuckets_merge_check_for_an_open_pull_request() {
+    let mut d = Driver::with_views();
+    let (_, view) = card(&mut d, "BB", "api", 10);
+    let check = &view["pullRequest"]["mergeCheck"];
+    assert_eq!(check["canMerge"], false, "{check}");
+    let vetoes = check["vetoes"].as_array().unwrap();
+    assert!(
+        !vetoes.is_empty() && vetoes.iter().all(|v| v["summary"].is_string() && v["detail"].is_string()),
+        "{check}"
+    );
+}
+
+#[test]
+fn a_reply_is_drawn_once_inside_its_thread() {
+    let mut d = Driver::with_views();
+    let (_, view) = card(&mut d, "BB", "api", 1);
+    let items = view["pullRequest"]["activity"]["items"].as_array().unwrap();
+    fn ids(c: &Value, out: &mut Vec<u64>) {
+        out.extend(c["id"].as_u64());
+        for r in c["replies"].as_array().into_iter().flatten() {
+            ids(r, out);
+        }
+    }
+    let mut all = vec![];
+    for i in items.iter().filter(|i| i["comment"].is_object()) {
+        ids(&i["comment"], &mut all);
+    }
+    let mut unique = all.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(all.len(), unique.len(), "every comment drawn once: {all:?}");
+}
+
+#[test]
+fn the_list_gives_each_row_its_build_totals_in_one_request_and_its_conflict_mark() {
+    let mut d = Driver::with_views();
+    let a = d.call("show", json!({"kind": "pull_requests", "project": "BB", "repo": "api", "state": "ALL"}));
+    let list = &a.raw["_meta"]["bb/view"]["list"];
+    assert_eq!(list["heading"], "Pull requests");
+    assert_eq!(list["filter"], "ALL");
+    assert_eq!(d.count("POST", "/rest/build-status/latest/commits/stats"), 1, "{:?}", d.requests);
+    let items = list["items"].as_array().unwrap();
+    assert!(items.iter().any(|i| i["builds"]["successful"].as_u64().is_some_and(|n| n > 0)), "{list}");
+    assert!(items.iter().all(|i| i["conflicted"].is_boolean()));
+    assert!(
+        items.iter().all(|i| i["source"]["url"].as_str().is_some_and(|u| u.contains("/browse?at=refs%2Fheads%2F")))
+    );
 }

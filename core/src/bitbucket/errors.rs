@@ -9,7 +9,7 @@
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::model::PullRequest;
+use super::model::{PullRequest, Veto};
 use crate::fetch::{FetchErrorKind, FetchOutcome};
 
 /// What a request was about, so a 404 can name what does not exist.
@@ -46,13 +46,6 @@ struct ErrorEntry {
     current_version: Option<u64>,
     existing_pull_request: Option<PullRequest>,
     vetoes: Vec<Veto>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct Veto {
-    summary_message: Option<String>,
-    detailed_message: Option<String>,
 }
 
 /// The longest stretch of Bitbucket's own words an error sentence quotes.

@@ -247,6 +247,60 @@ pub struct Activity {
     pub comment: Option<Comment>,
     /// The anchor with `orphaned`, for file and line comments.
     pub comment_anchor: Option<Anchor>,
+    /// RESCOPED: the commits added, `{commits, total}`. [rec]
+    pub added: Option<CommitsChanged>,
+    /// RESCOPED: the commits removed, `{commits, total}`. [rec]
+    pub removed: Option<CommitsChanged>,
+    /// UPDATED: reviewers added. [rec]
+    pub added_reviewers: Vec<User>,
+    /// UPDATED: reviewers removed. [rec]
+    pub removed_reviewers: Vec<User>,
+    /// MERGED: the merge commit, `{id, displayId}`. [rec]
+    pub commit: Option<CommitRef>,
+}
+
+/// The commits a RESCOPED activity added or removed: Bitbucket's `total`, and the ones it lists. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct CommitsChanged {
+    /// How many, as Bitbucket counts them.
+    pub total: Option<u64>,
+    /// The commits it lists (possibly fewer than `total`).
+    pub commits: Vec<Value>,
+}
+
+/// A commit as an activity names it: `{id, displayId}`. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct CommitRef {
+    /// The full hash.
+    pub id: Option<String>,
+    /// The short hash Bitbucket shows.
+    pub display_id: Option<String>,
+}
+
+/// Bitbucket's merge check: `GET …/pull-requests/{id}/merge` → `{canMerge, conflicted, outcome, vetoes}`. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct MergeCheck {
+    /// Whether Bitbucket would merge it now.
+    pub can_merge: Option<bool>,
+    /// Whether the branches conflict.
+    pub conflicted: Option<bool>,
+    /// CLEAN, CONFLICTED or UNKNOWN.
+    pub outcome: Option<String>,
+    /// Why not, each from a merge check or a plugin, in Bitbucket's words.
+    pub vetoes: Vec<Veto>,
+}
+
+/// One reason Bitbucket will not merge. [rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Veto {
+    /// The short form ("Not enough approvals").
+    pub summary_message: Option<String>,
+    /// The sentence ("You need 2 more approvals before this pull request can be merged.").
+    pub detailed_message: Option<String>,
 }
 
 /// A path: `{toString, components, name, extension}`. [rec]

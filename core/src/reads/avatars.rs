@@ -115,7 +115,7 @@ impl People {
     }
 
     /// The view's `users` object.
-    pub fn to_value(&self, cache: &AvatarCache, now_ms: u64) -> Value {
+    pub fn to_value(&self, cache: &AvatarCache, now_ms: u64, base_url: Option<&str>) -> Value {
         let mut users = Map::new();
         for (slug, user) in &self.known {
             let name = user.display_name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| slug.clone());
@@ -126,6 +126,7 @@ impl People {
                     "avatar": cache.get(slug, now_ms).flatten(),
                     "initials": initials(&name),
                     "service": user.kind.as_deref() == Some("SERVICE"),
+                    "url": base_url.map(|b| crate::reads::pull_request::profile_url(b, slug)),
                 }),
             );
         }

@@ -21,6 +21,20 @@ pub enum PullRequestsRead {
     Count,
 }
 
+/// Bitbucket's build totals for many commits in one request: `POST /rest/build-status/latest/commits/stats`
+/// with a JSON array of commit ids → `{commitId: {successful, failed, inProgress}}`; a commit without
+/// builds is left out of the answer. [reference "Builds"; the endpoint is documented as
+/// `POST build-status/1.0/commits/stats`, "Produces a list of the build statistics for multiple commits"]
+/// A read that carries its list in a body: never retried blindly, as every POST.
+pub fn build_stats_request(commits: &[String]) -> FetchRequest {
+    FetchRequest {
+        method: crate::fetch::Method::Post,
+        path: "/rest/build-status/latest/commits/stats".into(),
+        query: vec![],
+        body: Some(Value::from(commits.to_vec())),
+    }
+}
+
 /// What a list call asks Bitbucket, decided from its arguments (shared with the list view).
 #[derive(Debug)]
 pub struct ListQuery {
@@ -28,6 +42,11 @@ pub struct ListQuery {
     pub first: Vec<(PullRequestsRead, FetchRequest)>,
     /// What is listed, in words ("Pull requests of BB/api, state OPEN, newest first").
     pub scope: String,
+    /// What Bitbucket calls the list: "Pull requests" (a repository's), "Your pull requests" (the
+    /// dashboard) or "Reviewing" (the reviewer inbox). [reference bitbucket-ui "Pull request list page"]
+    pub heading: &'static str,
+    /// The state filter (OPEN, MERGED, DECLINED, ALL); `None` for the inbox, which has none.
+    pub filter: Option<String>,
     /// Whether the list spans repositories (dashboard, inbox).
     pub across: bool,
     /// A source branch to keep, when the target branch was the server-side filter.
@@ -131,9 +150,17 @@ pub fn query(args: &Map<String, Value>) -> Result<ListQuery, String> {
     if flag(args, "inbox") != Some(true) {
         scope.push_str(&format!(", state {state}, {} first", if order == "OLDEST" { "oldest" } else { "newest" }));
     }
+    let inbox = flag(args, "inbox") == Some(true);
+    let heading = match (project, inbox) {
+        (Some(_), _) => "Pull requests",
+        (None, true) => "Reviewing",
+        (None, false) => "Your pull requests",
+    };
     Ok(ListQuery {
         first,
         scope,
+        heading,
+        filter: (!inbox).then(|| state.clone()),
         across: repo.is_none(),
         source_filter,
         project: project.unwrap_or("").to_owned(),

@@ -1,8 +1,9 @@
 //! `get_pull_request`: one pull request in a dozen lines, with Bitbucket's own counts and its source
 //! commit's builds in one line.
 //!
-//! Requests: the pull request and the pull request page's build listing, in parallel (2). On a server
-//! without that listing (404), the source commit's legacy build stats instead (3 in all). [reference "Builds"]
+//! Requests: the pull request and the pull request page's build listing, in parallel; then, for an open
+//! pull request, Bitbucket's merge check (3). On a server without that listing (404), the source
+//! commit's legacy build stats too (4 in all). [reference "Builds", "Pull requests"]
 
 use serde_json::{Map, Value, json};
 
@@ -10,7 +11,7 @@ use super::object;
 use crate::args::number;
 use crate::bitbucket::Page;
 use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::{Build, BuildStats, Participant, PullRequest};
+use crate::bitbucket::model::{Build, BuildStats, MergeCheck, Participant, PullRequest};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback};
@@ -53,6 +54,8 @@ enum GetRead {
     PullRequest,
     /// Its builds.
     Builds(BuildsRead),
+    /// Bitbucket's merge check, for an open pull request.
+    MergeCheck,
 }
 
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
@@ -64,7 +67,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         (GetRead::PullRequest, pull_request::request(&project, &repo, id)),
         (GetRead::Builds(BuildsRead::Listing), listing),
     ];
-    Step::wait(Get { project, repo, id, description_chars, pr: None, builds }, first)
+    Step::wait(Get { project, repo, id, description_chars, pr: None, builds, merge_check: None }, first)
 }
 
 #[derive(Debug)]
@@ -75,6 +78,7 @@ struct Get {
     description_chars: usize,
     pr: Option<PullRequest>,
     builds: BuildsReader,
+    merge_check: Option<String>,
 }
 
 impl Plan for Get {
@@ -88,17 +92,34 @@ impl Plan for Get {
                 Ok(pr) => {
                     let commit = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
                     self.builds.source_commit(commit, &mut more);
+                    if pr.state.as_deref() == Some("OPEN") {
+                        f.fetch(
+                            GetRead::MergeCheck,
+                            pull_request::merge_check_request(&self.project, &self.repo, self.id),
+                        );
+                    }
                     self.pr = Some(pr);
                 }
                 Err(e) => return Some(ToolResult::error(e)),
             },
             GetRead::Builds(r) => self.builds.on(r, &outcome, &mut more),
+            GetRead::MergeCheck => {
+                self.merge_check = Some(match errors::json::<MergeCheck>(&outcome, about, None) {
+                    Ok(m) => merge_check_line(&m),
+                    Err(e) => format!("Merge check: not read — {e}"),
+                })
+            }
         }
         if f.waiting() > 0 || self.builds.waits_for_commit() {
             return None;
         }
         let pr = self.pr.as_ref()?;
-        Some(ToolResult::text(render(pr, &builds_text(&self.builds), self.description_chars)))
+        Some(ToolResult::text(render(
+            pr,
+            &builds_text(&self.builds),
+            self.merge_check.as_deref(),
+            self.description_chars,
+        )))
     }
 }
 
@@ -113,6 +134,33 @@ fn builds_text(b: &BuildsReader) -> String {
         (None, Some(Err(e))) => format!("Builds: not read — {e}"),
         (None, None) => "Builds: not read.".into(),
     }
+}
+
+/// Bitbucket's merge check in one line: whether it would merge now, else its vetoes in its own words.
+fn merge_check_line(m: &MergeCheck) -> String {
+    if m.can_merge == Some(true) && m.vetoes.is_empty() {
+        return "Merge check: Bitbucket would merge it now.".into();
+    }
+    let vetoes: Vec<String> = m
+        .vetoes
+        .iter()
+        .map(|v| {
+            let summary = one_line(v.summary_message.as_deref().unwrap_or(""));
+            match v.detailed_message.as_deref().map(one_line) {
+                Some(d) if !d.is_empty() && d != summary => format!("{summary} ({})", crate::text::short(&d, 160)),
+                _ => summary,
+            }
+        })
+        .collect();
+    let mut line = format!("Merge check: blocked — {} issue(s)", vetoes.len().max(1));
+    if m.conflicted == Some(true) {
+        line.push_str(", the branches conflict");
+    }
+    if !vetoes.is_empty() {
+        line.push_str(&format!(": {}", vetoes.join("; ")));
+    }
+    line.push('.');
+    line
 }
 
 /// What the commit's totals are called when they stand in for the pull request's listing.
@@ -180,7 +228,7 @@ fn person(p: &Participant) -> String {
 }
 
 /// The answer.
-fn render(pr: &PullRequest, builds: &str, description_chars: usize) -> String {
+fn render(pr: &PullRequest, builds: &str, merge_check: Option<&str>, description_chars: usize) -> String {
     let mut out = Vec::new();
     let state = pr.state.as_deref().unwrap_or("?");
     let draft = if pr.draft == Some(true) { " (draft)" } else { "" };
@@ -228,6 +276,7 @@ fn render(pr: &PullRequest, builds: &str, description_chars: usize) -> String {
         props.resolved_task_count.unwrap_or(0),
         props.comment_count.unwrap_or(0)
     ));
+    out.extend(merge_check.map(str::to_owned));
     out.push(builds.to_owned());
     match pr.description.as_deref() {
         None | Some("") => out.push("Description: none".into()),

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::Header;
 use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::{Activity, Comment, PullRequest, Ref};
+use crate::bitbucket::model::{Activity, Comment, CommitsChanged, MergeCheck, PullRequest, Ref};
 use crate::bitbucket::{Page, RawPage};
 use crate::fetch::FetchOutcome;
 use crate::markdown;
@@ -34,6 +34,8 @@ pub enum CardRead {
     Builds(BuildsRead),
     /// Its activity, newest first.
     Activity,
+    /// Bitbucket's merge check, for an open pull request.
+    MergeCheck,
     /// The required-build conditions.
     Conditions(ConditionsRead),
     /// An avatar of someone the card shows.
@@ -83,6 +85,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         builds,
         required,
         activity: None,
+        merge_check: None,
         built: None,
         missing: Vec::new(),
         people: People::default(),
@@ -102,6 +105,7 @@ struct Card {
     builds: BuildsReader,
     required: ConditionsReader,
     activity: Option<Page<Activity>>,
+    merge_check: Option<MergeCheck>,
     /// The view's data, built once everything but the avatars has been read.
     built: Option<Value>,
     missing: Vec<String>,
@@ -119,6 +123,12 @@ impl Plan for Card {
                     let commit = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
                     self.builds.source_commit(commit, &mut |r, q| f.fetch(CardRead::Builds(r), q));
                     self.note_builds_failure(None);
+                    if pr.state.as_deref() == Some("OPEN") {
+                        f.fetch(
+                            CardRead::MergeCheck,
+                            pull_request::merge_check_request(&self.project, &self.repo, self.id),
+                        );
+                    }
                     self.pr = Some(pr);
                 }
                 Err(e) => return Some(ToolResult::error(e)),
@@ -127,6 +137,10 @@ impl Plan for Card {
                 self.builds.on(r, &outcome, &mut |r, q| f.fetch(CardRead::Builds(r), q));
                 self.note_builds_failure(Some(r));
             }
+            CardRead::MergeCheck => match errors::json::<MergeCheck>(&outcome, about, None) {
+                Ok(m) => self.merge_check = Some(m),
+                Err(e) => self.missing.push(format!("Merge check: not read — {e}")),
+            },
             CardRead::Activity => match errors::json::<RawPage>(&outcome, about, None) {
                 Ok(p) => self.activity = Some(p.decode()),
                 Err(e) => self.missing.push(format!("Activity: not read — {e}")),
@@ -164,7 +178,7 @@ impl Card {
 
     fn finish<R>(&self, pr: &PullRequest, view: Value, f: &mut Fetches<'_, '_, R>) -> ToolResult {
         let now = f.now_ms();
-        let users = self.people.to_value(f.avatars(), now);
+        let users = self.people.to_value(f.avatars(), now, self.base_url.as_deref());
         self.header.result(self.summary(pr), users, self.missing.clone(), ("pullRequest", view))
     }
 
@@ -202,7 +216,8 @@ impl Card {
             .filter(|d| !d.trim().is_empty())
             .map(|d| markdown::to_tree(d, self.base_url.as_deref()));
         let activity = self.activity.as_ref().map(|page| {
-            let mut seen = std::collections::BTreeSet::new();
+            // A reply whose thread is on this page is drawn inside it, once, not as an item of its own.
+            let mut seen = replies_on(&page.values);
             let mut items = Vec::new();
             for a in &page.values {
                 if let Some(item) = activity_item(a, &mut seen, people, self.base_url.as_deref()) {
@@ -210,6 +225,13 @@ impl Card {
                 }
             }
             json!({"items": items, "more": page.next.is_some()})
+        });
+        let base = self.base_url.as_deref();
+        let merge_check = self.merge_check.as_ref().map(|m| {
+            let vetoes: Vec<Value> =
+                m.vetoes.iter().map(|v| json!({"summary": v.summary_message, "detail": v.detailed_message})).collect();
+            json!({"canMerge": m.can_merge.unwrap_or(vetoes.is_empty()), "conflicted": m.conflicted.unwrap_or(false),
+                   "outcome": m.outcome, "vetoes": vetoes})
         });
         json!({
             "id": pr.id.unwrap_or(self.id),
@@ -220,10 +242,11 @@ impl Card {
             "state": pr.state.as_deref().unwrap_or("OPEN"),
             "draft": pr.draft == Some(true),
             "author": author,
-            "source": branch(pr.from_ref.as_ref()),
-            "target": branch(pr.to_ref.as_ref()),
+            "source": branch(pr.from_ref.as_ref(), base),
+            "target": branch(pr.to_ref.as_ref(), base),
             "reviewers": reviewers,
             "mergeOutcome": props.merge_result.and_then(|m| m.outcome),
+            "mergeCheck": merge_check,
             "counts": {"comments": props.comment_count, "openTasks": props.open_task_count, "resolvedTasks": props.resolved_task_count},
             "created": pr.created_date,
             "updated": pr.updated_date,
@@ -294,9 +317,33 @@ impl Card {
     }
 }
 
-fn branch(r: Option<&Ref>) -> Value {
+/// A branch as the card draws it, with its address in Bitbucket (in its own repository: a fork's differs).
+pub fn branch(r: Option<&Ref>, base: Option<&str>) -> Value {
     let Some(r) = r else { return Value::Null };
-    json!({"branch": r.name(), "repo": r.repository.as_ref().map(|x| x.full_name())})
+    let repo = r.repository.as_ref();
+    let at = repo.and_then(|x| Some((x.project.as_ref()?.key.as_deref()?, x.slug.as_deref()?)));
+    let url = match (base, at, r.id.as_deref()) {
+        (Some(base), Some((project, slug)), Some(id)) => Some(pull_request::branch_url(base, project, slug, id)),
+        _ => None,
+    };
+    json!({"branch": r.name(), "repo": repo.map(|x| x.full_name()), "url": url})
+}
+
+/// The ids of the replies inside the threads that COMMENTED activities on this page carry.
+fn replies_on(activities: &[Activity]) -> std::collections::BTreeSet<u64> {
+    fn walk(c: &Comment, ids: &mut std::collections::BTreeSet<u64>) {
+        for r in &c.comments {
+            ids.extend(r.id);
+            walk(r, ids);
+        }
+    }
+    let mut ids = std::collections::BTreeSet::new();
+    for c in
+        activities.iter().filter(|a| a.comment_action.as_deref() != Some("REPLIED")).filter_map(|a| a.comment.as_ref())
+    {
+        walk(c, &mut ids);
+    }
+    ids
 }
 
 /// One activity as the card draws it; `None` for a comment thread already shown (a thread surfaces in
@@ -310,7 +357,24 @@ fn activity_item(
     let user = a.user.as_ref().map(|u| people.note(u));
     let action = a.action.as_deref().unwrap_or("UNKNOWN");
     let mut item = json!({"id": a.id, "action": action, "user": user, "at": a.created_date});
+    match action {
+        "RESCOPED" => {
+            let count =
+                |c: &Option<CommitsChanged>| c.as_ref().map_or(0, |c| c.total.unwrap_or(c.commits.len() as u64));
+            item["commits"] = json!({"added": count(&a.added), "removed": count(&a.removed)});
+        }
+        "UPDATED" if !a.added_reviewers.is_empty() || !a.removed_reviewers.is_empty() => {
+            let added: Vec<String> = a.added_reviewers.iter().map(|u| people.note(u)).collect();
+            let removed: Vec<String> = a.removed_reviewers.iter().map(|u| people.note(u)).collect();
+            item["reviewers"] = json!({"added": added, "removed": removed});
+        }
+        "MERGED" => {
+            item["commit"] = json!(a.commit.as_ref().and_then(|c| c.display_id.clone().or_else(|| c.id.clone())));
+        }
+        _ => {}
+    }
     if action == "COMMENTED" {
+        item["commentAction"] = json!(a.comment_action);
         if a.comment_action.as_deref() == Some("DELETED") {
             return None;
         }

@@ -3,16 +3,18 @@
 //! avatars not cached yet. A list that shows fewer than exist says so; only the reviewer inbox has a
 //! real total (its count endpoint), so only it carries one.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use super::Header;
 use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::PullRequest;
+use crate::bitbucket::model::{BuildStats, PullRequest};
 use crate::bitbucket::{Page, RawPage};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
-use crate::reads::pull_requests::{PullRequestsRead, keeps, query};
+use crate::reads::pull_requests::{PullRequestsRead, build_stats_request, keeps, query};
 use crate::tool::Call;
 
 /// The reads of a list view.
@@ -20,6 +22,8 @@ use crate::tool::Call;
 pub enum ListRead {
     /// The list's own reads, as `list_pull_requests` makes them.
     List(PullRequestsRead),
+    /// Bitbucket's build totals for the rows' source commits, in one request.
+    BuildStats,
     /// An avatar of someone the list shows.
     Avatar(Avatar),
 }
@@ -36,7 +40,12 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         project: q.project,
         repo: q.repo,
         title: q.scope,
+        heading: q.heading,
+        filter: q.filter,
+        base_url: call.base_url.map(str::to_owned),
         source_filter: q.source_filter,
+        stats: None,
+        stats_asked: false,
         page: None,
         total: None,
         built: None,
@@ -54,7 +63,13 @@ struct ListView {
     project: String,
     repo: String,
     title: String,
+    heading: &'static str,
+    filter: Option<String>,
+    base_url: Option<String>,
     source_filter: Option<String>,
+    /// Build totals by commit, once read.
+    stats: Option<BTreeMap<String, BuildStats>>,
+    stats_asked: bool,
     page: Option<Page<PullRequest>>,
     total: Option<u64>,
     /// The view's data, built once the page has been read.
@@ -77,12 +92,35 @@ impl Plan for ListView {
                 Ok(v) => self.total = v.get("count").and_then(Value::as_u64),
                 Err(e) => self.missing.push(format!("Inbox count: not read — {e}")),
             },
+            ListRead::BuildStats => match errors::json::<BTreeMap<String, Value>>(&outcome, about, None) {
+                Ok(m) => {
+                    let stats = m.into_iter().filter_map(|(k, v)| Some((k, serde_json::from_value(v).ok()?)));
+                    self.stats = Some(stats.collect());
+                }
+                Err(e) => self.missing.push(format!("Build status: not read — {e}")),
+            },
             ListRead::Avatar(a) => self.avatars.on(a, &outcome, f),
         }
         if f.waiting() > 0 {
             return None;
         }
-        self.page.as_ref()?;
+        let page = self.page.as_ref()?;
+        // The rows' build status: Bitbucket's totals for every source commit on the page, in one request.
+        if !self.stats_asked {
+            self.stats_asked = true;
+            let mut commits: Vec<String> = page
+                .values
+                .iter()
+                .filter(|pr| keeps(self.source_filter.as_deref(), pr))
+                .filter_map(|pr| pr.from_ref.as_ref()?.latest_commit.clone())
+                .collect();
+            commits.sort();
+            commits.dedup();
+            if !commits.is_empty() {
+                f.fetch(ListRead::BuildStats, build_stats_request(&commits));
+                return None;
+            }
+        }
         // Built once; building it notes everyone it mentions, whose avatars come last.
         if self.built.is_none() {
             self.built = Some(self.view());
@@ -95,7 +133,7 @@ impl Plan for ListView {
         let more = if view["more"] == Value::Bool(true) { ", more exist" } else { "" };
         let text = format!("Showing {} to the person: {shown} shown{more}.", self.title);
         let now = f.now_ms();
-        let users = self.people.to_value(f.avatars(), now);
+        let users = self.people.to_value(f.avatars(), now, self.base_url.as_deref());
         Some(self.header.result(text, users, self.missing.clone(), ("list", view)))
     }
 }
@@ -114,6 +152,15 @@ impl ListView {
                 .collect();
             let repo = pr.to_ref.as_ref().and_then(|r| r.repository.as_ref());
             let props = pr.properties.clone().unwrap_or_default();
+            let commit = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
+            let builds = match (&self.stats, commit) {
+                (Some(stats), Some(c)) => stats.get(c).map(|s| {
+                    json!({"successful": s.successful.unwrap_or(0), "failed": s.failed.unwrap_or(0),
+                           "inProgress": s.in_progress.unwrap_or(0)})
+                }),
+                _ => None,
+            };
+            let conflicted = props.merge_result.as_ref().and_then(|m| m.outcome.as_deref()) == Some("CONFLICTED");
             items.push(json!({
                 "id": pr.id,
                 "title": pr.title.as_deref().unwrap_or(""),
@@ -123,15 +170,18 @@ impl ListView {
                 "state": pr.state.as_deref().unwrap_or("OPEN"),
                 "draft": pr.draft == Some(true),
                 "author": author,
-                "source": {"branch": pr.from_ref.as_ref().map(|r| r.name())},
-                "target": {"branch": pr.to_ref.as_ref().map(|r| r.name())},
+                "source": super::card::branch(pr.from_ref.as_ref(), self.base_url.as_deref()),
+                "target": super::card::branch(pr.to_ref.as_ref(), self.base_url.as_deref()),
                 "reviewers": reviewers,
                 "counts": {"comments": props.comment_count, "openTasks": props.open_task_count, "resolvedTasks": props.resolved_task_count},
+                "conflicted": conflicted,
+                "builds": builds,
                 "updated": pr.updated_date,
             }));
         }
         let shown = items.len();
-        json!({"title": self.title, "items": items, "shown": shown, "more": page.next.is_some(),
-               "next": page.next, "total": self.total})
+        let repo = (!self.repo.is_empty()).then(|| format!("{}/{}", self.project, self.repo));
+        json!({"title": self.title, "heading": self.heading, "filter": self.filter, "repo": repo,
+               "items": items, "shown": shown, "more": page.next.is_some(), "next": page.next, "total": self.total})
     }
 }

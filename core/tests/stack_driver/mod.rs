@@ -206,6 +206,10 @@ impl Driver {
                 bb_stack::routes::serve(&mut self.world, &req)
             }
             Admission::Respond(r) => r,
+            Admission::Echo(status) => {
+                let token = self.world.default_token();
+                bb_stack::control::echo_response(status, Some(&format!("Bearer {token}")))
+            }
             Admission::Hang => return failed(FetchErrorKind::Timeout, "no answer in 30 s", true),
             Admission::Truncate => return failed(FetchErrorKind::BrokenResponse, "the answer broke off", true),
         };

@@ -57,6 +57,7 @@ fn dispatch(cx: &mut Cx, req: &Request, segs: &[&str]) -> api::Reply {
         ("GET", ["rest", "api", "latest", "inbox", "pull-requests", "count"]) => pull_requests::inbox_count(cx, req),
         (_, ["rest", "api", "latest", "projects", key, "repos", rest @ ..]) => repo_scoped(cx, req, key, rest),
         ("GET", ["rest", "build-status", "latest", "commits", "stats", commit]) => builds::stats(cx, commit),
+        ("POST", ["rest", "build-status", "latest", "commits", "stats"]) => builds::stats_of_many(cx, req),
         ("GET", ["rest", "build-status", "latest", "commits", commit]) => builds::legacy(cx, req, commit),
         ("POST", ["rest", "build-status", "latest", "commits", commit]) => builds::post(cx, req, None, commit),
         ("GET", ["rest", "ui", "latest", "projects", key, "repos", slug, "pull-requests", id, "builds"]) => {

@@ -41,6 +41,28 @@ pub fn stats(cx: &mut Cx, commit: &str) -> Reply {
     ))
 }
 
+/// `POST /rest/build-status/1.0/commits/stats` with a JSON array of commit ids → `{commit: {successful, failed,
+/// inProgress}}`, leaving out the commits without builds. [doc: "Produces a list of the build statistics for
+/// multiple commits"; the answer's per-commit shape is assumed to be the single-commit one's first three counts]
+pub fn stats_of_many(cx: &mut Cx, req: &Request) -> Reply {
+    let Some(commits) = req.json().ok().and_then(|v| v.as_array().cloned()) else {
+        return Err(errors::field_error("commits", "a JSON array of commit ids is required"));
+    };
+    let mut out = serde_json::Map::new();
+    for commit in commits.iter().filter_map(|c| c.as_str()) {
+        let list = of_commit(cx.m, commit);
+        if list.is_empty() {
+            continue;
+        }
+        let count = |s: &str| list.iter().filter(|b| b.state == s).count();
+        out.insert(
+            commit.to_owned(),
+            json!({"successful": count("SUCCESSFUL"), "failed": count("FAILED"), "inProgress": count("INPROGRESS")}),
+        );
+    }
+    Ok(Response::json(200, &serde_json::Value::Object(out)))
+}
+
 /// `GET /rest/ui/latest/projects/{key}/repos/{slug}/pull-requests/{id}/builds` — the source commit's builds whose
 /// `ref` is the source branch or absent, as a page under a `page` key. [assumed: shape]
 pub fn pull_request_builds(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
