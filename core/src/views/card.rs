@@ -131,7 +131,11 @@ impl Plan for Card {
                     }
                     self.pr = Some(pr);
                 }
-                Err(e) => return Some(ToolResult::error(e)),
+                Err(e) => {
+                    let url =
+                        self.base_url.as_deref().map(|b| pull_request::page_url(b, &self.project, &self.repo, self.id));
+                    return Some(self.header.error(e, url));
+                }
             },
             CardRead::Builds(r) => {
                 self.builds.on(r, &outcome, &mut |r, q| f.fetch(CardRead::Builds(r), q));

@@ -14,6 +14,7 @@ use crate::bitbucket::{Page, RawPage};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
+use crate::reads::pull_request;
 use crate::reads::pull_requests::{PullRequestsRead, build_stats_request, keeps, query};
 use crate::tool::Call;
 
@@ -86,7 +87,16 @@ impl Plan for ListView {
         match read {
             ListRead::List(PullRequestsRead::Page) => match errors::json::<RawPage>(&outcome, about, None) {
                 Ok(p) => self.page = Some(p.decode()),
-                Err(e) => return Some(ToolResult::error(e)),
+                Err(e) => {
+                    let url = match (self.base_url.as_deref(), self.repo.is_empty()) {
+                        (Some(b), false) => {
+                            Some(format!("{}/pull-requests", pull_request::repo_url(b, &self.project, &self.repo)))
+                        }
+                        (Some(b), true) => Some(format!("{}/dashboard", b.trim_end_matches('/'))),
+                        (None, _) => None,
+                    };
+                    return Some(self.header.error(e, url));
+                }
             },
             ListRead::List(PullRequestsRead::Count) => match errors::json::<Value>(&outcome, about, None) {
                 Ok(v) => self.total = v.get("count").and_then(Value::as_u64),

@@ -91,6 +91,21 @@ impl Header {
         }
     }
 
+    /// The answer when the view could not be built: `message` for the model (an error it can act on),
+    /// and for the person the same words with the address to open in Bitbucket, when bb knows it.
+    pub fn error(&self, message: String, url: Option<String>) -> ToolResult {
+        let mut data = Map::new();
+        data.insert("v".into(), json!(VIEW_DATA_VERSION));
+        data.insert("kind".into(), json!(self.kind));
+        data.insert("readAt".into(), json!(self.read_at));
+        data.insert("server".into(), self.server.clone());
+        data.insert("call".into(), Value::Object(self.call.clone()));
+        data.insert("error".into(), json!({"message": message, "url": url}));
+        let mut meta = Map::new();
+        meta.insert(META_KEY.into(), Value::Object(data));
+        ToolResult { meta: Some(meta), ..ToolResult::error(message) }
+    }
+
     /// The result: `text` for the model, the view data in `_meta`.
     pub fn result(&self, text: String, users: Value, missing: Vec<String>, part: (&str, Value)) -> ToolResult {
         let mut data = Map::new();
