@@ -4,7 +4,7 @@ use bb_core::{FetchOutcome, FetchRequest};
 
 use crate::cancel::Cancel;
 
-/// Carries out one Bitbucket request, blocking: the driver runs it on smol's blocking pool, so a
+/// Carries out one Bitbucket request, blocking: the driver runs it on its pool of read threads, so a
 /// slow Bitbucket holds up neither the driver nor another request.
 ///
 /// Implementations make the request with the base URL, credentials, timeouts and retries they
@@ -14,6 +14,23 @@ pub trait Bitbucket: Send + Sync + 'static {
     /// Makes `request`, with `person`'s own token when the session has one (the HTTP transport's
     /// per-person mode) or else the operator's configured credentials.
     fn fetch(&self, request: FetchRequest, person: Option<&PersonalToken>, cancel: &Cancel) -> FetchOutcome;
+
+    /// Makes `request` for `requester`: the driver calls this one. A Bitbucket that bounds its
+    /// requests in flight queues each requester's apart and serves the queues in turn; by default
+    /// it is [`Bitbucket::fetch`] with the requester's person.
+    fn fetch_for(&self, request: FetchRequest, requester: Requester<'_>, cancel: &Cancel) -> FetchOutcome {
+        self.fetch(request, requester.person, cancel)
+    }
+}
+
+/// Whom a request is for.
+#[derive(Debug, Clone, Copy)]
+pub struct Requester<'a> {
+    /// The queue it waits in for a slot: one per person in per-person mode, else one per session
+    /// (unique in the process, whichever driver opened it).
+    pub queue: u64,
+    /// The person whose token it carries, in per-person mode.
+    pub person: Option<&'a PersonalToken>,
 }
 
 /// A closure is a Bitbucket: for tests and small adapters.

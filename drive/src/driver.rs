@@ -2,19 +2,22 @@
 //!
 //! After every input the driver drains [`Server::poll_output`] (str0m's rule; this is the one place
 //! outside the core that does). Messages go to the shell as [`Delivery`]s; each Bitbucket read runs
-//! on smol's blocking pool with a [`Cancel`] of its own, and its outcome goes to the `on_fetched`
+//! on bb's bounded pool of read threads ([`Pool::reads`]) with a [`Cancel`] of its own, and its outcome goes to the `on_fetched`
 //! callback the shell gave, which feeds it back as [`Input::Fetched`]. The driver holds no lock: the
 //! stdio shell owns it in its event loop, the HTTP shell behind one mutex.
 
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bb_core::{FetchOutcome, FetchRequest, Input, Output, Server, ServerConfig, SessionId, Ticket};
 
-use crate::bitbucket::{Bitbucket, PersonalToken};
+use crate::bitbucket::{Bitbucket, PersonalToken, Requester};
 use crate::cancel::Cancel;
 use crate::log::Logger;
+use crate::pool::Pool;
 
 /// The current wall-clock time in epoch milliseconds: the only clock bb-core ever sees.
 pub fn now_ms() -> u64 {
@@ -42,12 +45,10 @@ pub enum Delivery {
     },
 }
 
-/// A Bitbucket read on the blocking pool.
+/// A Bitbucket read on the pool; setting its cancel before it starts means it never starts.
 struct Fetching {
     session: SessionId,
     cancel: Cancel,
-    // Dropping it before the read starts means it never starts.
-    task: smol::Task<()>,
 }
 
 /// Owns the core [`Server`] and the reads it started. Method classes: input ([`Driver::open`],
@@ -60,6 +61,21 @@ pub struct Driver {
     on_fetched: Arc<dyn Fn(Ticket, FetchOutcome) + Send + Sync>,
     fetching: HashMap<Ticket, Fetching>,
     persons: HashMap<SessionId, PersonalToken>,
+    queues: HashMap<SessionId, u64>,
+}
+
+/// The queue a session's reads wait in for a slot ([`Requester::queue`]): its person's in
+/// per-person mode (the top bit set), else one of its own, unique in the process.
+fn queue_for(person: Option<&PersonalToken>) -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    match person {
+        Some(p) => {
+            let mut h = DefaultHasher::new();
+            p.secret().hash(&mut h);
+            h.finish() | (1 << 63)
+        }
+        None => NEXT.fetch_add(1, Ordering::Relaxed) & !(1 << 63),
+    }
 }
 
 impl std::fmt::Debug for Driver {
@@ -72,7 +88,7 @@ impl std::fmt::Debug for Driver {
 }
 
 impl Driver {
-    /// A driver over a new server for `config`. `on_fetched` is called on a blocking-pool thread
+    /// A driver over a new server for `config`. `on_fetched` is called on a read thread
     /// with each read's outcome (never for a cancelled one); the shell feeds it back as
     /// [`Input::Fetched`] and must not call it while it holds the driver.
     pub fn new(
@@ -88,6 +104,7 @@ impl Driver {
             on_fetched: Arc::new(on_fetched),
             fetching: HashMap::new(),
             persons: HashMap::new(),
+            queues: HashMap::new(),
         }
     }
 
@@ -109,6 +126,7 @@ impl Driver {
     /// Opens a session whose reads carry `person`'s token (or the operator's credentials when `None`).
     pub fn open(&mut self, person: Option<PersonalToken>, deliver: &mut dyn FnMut(Delivery)) -> SessionId {
         let session = self.server.open();
+        self.queues.insert(session, queue_for(person.as_ref()));
         if let Some(person) = person {
             self.logger.hide(person.secret());
             self.persons.insert(session, person);
@@ -120,10 +138,10 @@ impl Driver {
     /// Hands `input` to the server at the current time, then carries out everything it asks for.
     /// The outcome of a read cancelled meanwhile is dropped unseen.
     pub fn feed(&mut self, input: Input<'_>, deliver: &mut dyn FnMut(Delivery)) {
-        if let Input::Fetched { ticket, .. } = &input {
-            let Some(done) = self.fetching.remove(ticket) else { return };
-            // The outcome came from that very task, which is ending: let it end.
-            done.task.detach();
+        if let Input::Fetched { ticket, .. } = &input
+            && self.fetching.remove(ticket).is_none()
+        {
+            return;
         }
         self.server.handle(input, now_ms());
         self.drain(deliver);
@@ -134,6 +152,7 @@ impl Driver {
     pub fn close(&mut self, session: SessionId, deliver: &mut dyn FnMut(Delivery)) {
         self.server.close(session);
         self.drain(deliver);
+        self.queues.remove(&session);
         if let Some(person) = self.persons.remove(&session) {
             self.logger.unhide(person.secret());
         }
@@ -161,23 +180,23 @@ impl Driver {
         let flag = cancel.clone();
         let bitbucket = Arc::clone(&self.bitbucket);
         let person = self.persons.get(&session).cloned();
+        let queue = self.queues.get(&session).copied().unwrap_or_default();
         let on_fetched = Arc::clone(&self.on_fetched);
-        let task = smol::unblock(move || {
+        Pool::reads().run(queue, move || {
             if flag.is_cancelled() {
                 return;
             }
-            let outcome = bitbucket.fetch(request, person.as_ref(), &flag);
+            let outcome = bitbucket.fetch_for(request, Requester { queue, person: person.as_ref() }, &flag);
             if !flag.is_cancelled() {
                 on_fetched(ticket, outcome);
             }
         });
-        self.fetching.insert(ticket, Fetching { session, cancel, task });
+        self.fetching.insert(ticket, Fetching { session, cancel });
     }
 
     fn cancel(&mut self, ticket: Ticket) {
         if let Some(f) = self.fetching.remove(&ticket) {
             f.cancel.cancel();
-            drop(f.task);
         }
     }
 }

@@ -2,15 +2,15 @@
 //!
 //! The shells differ only in framing and connections; everything between a frame and the core is
 //! here: the clock ([`now_ms`], the only one the core sees), carrying out the core's outputs
-//! ([`Driver`]), making Bitbucket requests on smol's blocking pool through a [`Bitbucket`] and
+//! ([`Driver`]), making Bitbucket requests on a bounded pool of threads ([`Pool`]) through a [`Bitbucket`] and
 //! stopping them with a [`Cancel`], the operator's log ([`Logger`]), and removing credentials from what
 //! bb passes on ([`Secrets`]).
 //!
 //! ```text
 //!   shell ── Input ──▶ Driver::feed ──▶ Server::handle, then poll_output until None
 //!                                          ├─ Send / Done ──▶ deliver(Delivery) ──▶ the shell frames it
-//!                                          ├─ Fetch ────────▶ smol::unblock(Bitbucket::fetch) ──▶ on_fetched
-//!                                          ├─ CancelFetch ──▶ Cancel set, task dropped
+//!                                          ├─ Fetch ────────▶ Pool::reads().run(Bitbucket::fetch_for) ──▶ on_fetched
+//!                                          ├─ CancelFetch ──▶ Cancel set (a read not started never starts)
 //!                                          └─ Log ──────────▶ Logger
 //!   on_fetched(ticket, outcome) ──▶ the shell feeds Input::Fetched back (from its event loop or its lock)
 //! ```
@@ -21,10 +21,12 @@ mod bitbucket;
 mod cancel;
 mod driver;
 mod log;
+mod pool;
 pub mod secrets;
 
-pub use bitbucket::{Bitbucket, PersonalToken};
+pub use bitbucket::{Bitbucket, PersonalToken, Requester};
 pub use cancel::Cancel;
 pub use driver::{Delivery, Driver, now_ms};
 pub use log::Logger;
+pub use pool::{Pool, READ_THREADS};
 pub use secrets::Secrets;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, ServerConfig};
-use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken};
+use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken, Requester};
 use bb_http::{BearerToken, HttpOptions, Limits, Server};
 
 use crate::bitbucket::Client;
@@ -76,14 +76,27 @@ fn per_session(
 ) -> Result<Arc<dyn Bitbucket>, String> {
     let Some(mut base) = bitbucket.filter(|_| per_user) else { return Ok(operator) };
     base.auth = Auth::Anonymous;
-    let client = Client::new(base)?;
-    Ok(Arc::new(move |request: FetchRequest, person: Option<&PersonalToken>, cancel: &Cancel| match person {
-        Some(person) => client.fetch_as(request, person.secret(), cancel),
-        None => FetchOutcome::failed(
-            FetchErrorKind::NotConfigured,
-            "this server acts with each person's own Bitbucket token, and this session has none",
-        ),
-    }))
+    Ok(Arc::new(PerPerson(Client::new(base)?)))
+}
+
+/// One client with none of the operator's credentials, acting with each person's own token; each
+/// person's requests wait for a slot in that person's queue.
+struct PerPerson(Client);
+
+impl Bitbucket for PerPerson {
+    fn fetch(&self, request: FetchRequest, person: Option<&PersonalToken>, cancel: &Cancel) -> FetchOutcome {
+        self.fetch_for(request, Requester { queue: 0, person }, cancel)
+    }
+
+    fn fetch_for(&self, request: FetchRequest, requester: Requester<'_>, cancel: &Cancel) -> FetchOutcome {
+        match requester.person {
+            Some(person) => self.0.fetch_as(request, person, requester.queue, cancel),
+            None => FetchOutcome::failed(
+                FetchErrorKind::NotConfigured,
+                "this server acts with each person's own Bitbucket token, and this session has none",
+            ),
+        }
+    }
 }
 
 #[cfg(test)]

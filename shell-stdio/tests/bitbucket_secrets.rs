@@ -22,8 +22,8 @@ struct Transcript {
     log: String,
 }
 
-/// Serves one stdio session over `config` and makes `calls` get_pull_request calls, each meeting
-/// the fault queued on the stack before it.
+/// Serves one stdio session over `config` and makes `calls` get_pull_request calls one after the
+/// other, each meeting the next fault queued on the stack.
 fn serve(config: BitbucketConfig, calls: usize) -> Transcript {
     let (mut to_bb, bb_in) = UnixStream::pair().unwrap();
     let (bb_out, from_bb) = UnixStream::pair().unwrap();
@@ -51,13 +51,12 @@ fn serve(config: BitbucketConfig, calls: usize) -> Transcript {
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
     );
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    from_bb.read_line(&mut stdout).unwrap();
+    // One call at a time: each call's first read meets the next fault queued.
     for id in 1..=calls {
         send(
             json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "get_pull_request", "arguments": {"project": "BB", "repo": "api", "pr_id": 1}}}),
         );
-    }
-    // The initialize's answer and each call's.
-    for _ in 0..=calls {
         from_bb.read_line(&mut stdout).unwrap();
     }
     drop(to_bb);
@@ -69,7 +68,7 @@ fn serve(config: BitbucketConfig, calls: usize) -> Transcript {
 fn echo_faults(stack: &bb_stack::RunningStack, statuses: &[u16]) {
     let ctl = control_client(stack, |_| {});
     for status in statuses {
-        Control::new(&ctl).fault(json!({ "kind": "echo", "status": status, "count": 1 }));
+        Control::new(&ctl).fault(json!({ "kind": "echo", "status": status, "count": 1, "pathPrefix": PR1 }));
     }
 }
 
@@ -93,7 +92,7 @@ fn basic_credentials_echoed_in_an_error_body_never_reach_a_tool_result_or_the_lo
     let alice =
         Control::new(&ctl).info()["users"].as_array().unwrap().iter().find(|u| u["slug"] == "alice").cloned().unwrap();
     let password = alice["password"].as_str().unwrap().to_owned();
-    echo_faults(&stack, &[401, 500]);
+    echo_faults(&stack, &[404, 500]);
     let mut config =
         BitbucketConfig::new(&stack.base_url, Auth::Basic { user: "alice".into(), password: Secret::new(&password) })
             .unwrap();

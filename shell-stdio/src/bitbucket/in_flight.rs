@@ -1,29 +1,79 @@
-//! The bound on Bitbucket requests in flight: a counting semaphore for blocking threads.
+//! The bound on Bitbucket requests in flight: a counting semaphore for blocking threads that hands
+//! its permits out fairly.
 //!
-//! `enter` blocks until fewer than `limit` permits are out, or until the waiter's request is cancelled;
-//! dropping the [`Permit`] lets the next waiter in. A panic elsewhere never wedges it: a poisoned lock is
-//! taken over, since the count stays consistent.
+//! Each waiter names a queue (a session, or a person in per-person mode). A freed permit goes to the
+//! queue whose turn it is, round-robin over the queues that wait, oldest waiter first within a queue:
+//! one session's many requests cannot starve another's one. `enter` blocks until the waiter is
+//! granted a permit, or until its request is cancelled; dropping the [`Permit`] grants the next. A
+//! panic elsewhere never wedges it: a poisoned lock is taken over, since the state stays consistent.
+//!
+//! ```text
+//!   queues  A: a1 a2 a3      turn: A → B → C → A …     a permit freed ──▶ grant the turn's oldest
+//!           B: b1                                       the queue goes to the back if it still waits
+//!           C: c1 c2
+//! ```
 
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use bb_drive::Cancel;
 
-/// How often a waiter looks at its cancel while no permit is freed.
+/// How often a waiter looks at its cancel while no permit is granted to it.
 const CANCEL_CHECK: Duration = Duration::from_millis(20);
 
-/// A counting semaphore with a fixed number of permits.
+/// A counting semaphore with a fixed number of permits, granted round-robin over queues.
 #[derive(Debug)]
 pub struct InFlight {
-    state: Mutex<Count>,
-    freed: Condvar,
+    state: Mutex<State>,
+    granted: Condvar,
     limit: usize,
 }
 
 #[derive(Debug, Default)]
-struct Count {
+struct State {
     inside: usize,
     most_inside: usize,
+    next_waiter: u64,
+    /// Waiters by queue, oldest first; a queue is here only while it has waiters.
+    queues: BTreeMap<u64, VecDeque<u64>>,
+    /// The queues that wait, in the order of their turns.
+    turns: VecDeque<u64>,
+    /// Waiters granted a permit that have not yet taken it.
+    granted: BTreeSet<u64>,
+}
+
+impl State {
+    /// Grants free permits to the waiters whose turn it is.
+    fn grant(&mut self, limit: usize) -> bool {
+        let mut any = false;
+        while self.inside < limit {
+            let Some(queue) = self.turns.pop_front() else { break };
+            let Some(waiters) = self.queues.get_mut(&queue) else { continue };
+            let Some(waiter) = waiters.pop_front() else { continue };
+            if waiters.is_empty() {
+                self.queues.remove(&queue);
+            } else {
+                self.turns.push_back(queue);
+            }
+            self.granted.insert(waiter);
+            self.inside += 1;
+            self.most_inside = self.most_inside.max(self.inside);
+            any = true;
+        }
+        any
+    }
+
+    /// Takes a waiter that gave up out of its queue.
+    fn forget(&mut self, queue: u64, waiter: u64) {
+        if let Some(waiters) = self.queues.get_mut(&queue) {
+            waiters.retain(|w| *w != waiter);
+            if waiters.is_empty() {
+                self.queues.remove(&queue);
+                self.turns.retain(|q| *q != queue);
+            }
+        }
+    }
 }
 
 /// One permit; released on drop.
@@ -33,24 +83,32 @@ pub struct Permit<'a>(&'a InFlight);
 impl InFlight {
     /// A bound that lets `limit` (at least 1) holders in at once.
     pub fn new(limit: usize) -> Self {
-        InFlight { state: Mutex::new(Count::default()), freed: Condvar::new(), limit: limit.max(1) }
+        InFlight { state: Mutex::new(State::default()), granted: Condvar::new(), limit: limit.max(1) }
     }
 
-    /// Waits for a permit; `None` once `cancel` is set (checked at least every 20 ms while waiting).
-    pub fn enter(&self, cancel: &Cancel) -> Option<Permit<'_>> {
+    /// Waits in `queue` for a permit; `None` once `cancel` is set (checked at least every 20 ms while waiting).
+    pub fn enter(&self, queue: u64, cancel: &Cancel) -> Option<Permit<'_>> {
         let mut state = self.lock();
+        let waiter = state.next_waiter;
+        state.next_waiter += 1;
+        let waiters = state.queues.entry(queue).or_default();
+        waiters.push_back(waiter);
+        if waiters.len() == 1 {
+            state.turns.push_back(queue);
+        }
+        if state.grant(self.limit) {
+            self.granted.notify_all();
+        }
         loop {
+            if state.granted.remove(&waiter) {
+                return Some(Permit(self));
+            }
             if cancel.is_cancelled() {
+                state.forget(queue, waiter);
                 return None;
             }
-            if state.inside < self.limit {
-                break;
-            }
-            state = self.freed.wait_timeout(state, CANCEL_CHECK).unwrap_or_else(|p| p.into_inner()).0;
+            state = self.granted.wait_timeout(state, CANCEL_CHECK).unwrap_or_else(|p| p.into_inner()).0;
         }
-        state.inside += 1;
-        state.most_inside = state.most_inside.max(state.inside);
-        Some(Permit(self))
     }
 
     /// The most permits that were out at once so far.
@@ -58,20 +116,29 @@ impl InFlight {
         self.lock().most_inside
     }
 
-    fn lock(&self) -> MutexGuard<'_, Count> {
+    /// How many wait for a permit now.
+    pub fn waiting(&self) -> usize {
+        self.lock().queues.values().map(VecDeque::len).sum()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        self.0.lock().inside -= 1;
-        self.0.freed.notify_one();
+        let mut state = self.0.lock();
+        state.inside -= 1;
+        state.grant(self.0.limit);
+        drop(state);
+        self.0.granted.notify_all();
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -84,7 +151,7 @@ mod tests {
             .map(|_| {
                 let (bound, done) = (bound.clone(), done.clone());
                 std::thread::spawn(move || {
-                    let _p = bound.enter(&Cancel::new());
+                    let _p = bound.enter(0, &Cancel::new());
                     std::thread::yield_now();
                     done.fetch_add(1, Ordering::SeqCst);
                 })
@@ -101,25 +168,55 @@ mod tests {
     #[test]
     fn a_zero_limit_still_lets_one_in() {
         let bound = InFlight::new(0);
-        let p = bound.enter(&Cancel::new());
+        let p = bound.enter(0, &Cancel::new());
         assert!(p.is_some());
         drop(p);
-        let _again = bound.enter(&Cancel::new());
+        let _again = bound.enter(0, &Cancel::new());
         assert_eq!(bound.most_inside(), 1);
     }
 
     #[test]
     fn a_cancelled_waiter_gives_up_its_place_and_takes_no_permit() {
         let bound = Arc::new(InFlight::new(1));
-        let held = bound.enter(&Cancel::new());
+        let held = bound.enter(0, &Cancel::new());
         let cancel = Cancel::new();
         let waiter = {
             let (bound, cancel) = (Arc::clone(&bound), cancel.clone());
-            std::thread::spawn(move || bound.enter(&cancel).is_some())
+            std::thread::spawn(move || bound.enter(0, &cancel).is_some())
         };
         cancel.cancel();
         assert!(!waiter.join().unwrap_or(true));
         assert_eq!(bound.most_inside(), 1);
+        assert_eq!(bound.waiting(), 0);
         drop(held);
+    }
+
+    #[test]
+    fn freed_permits_go_round_robin_between_queues_not_to_the_longest_queue() {
+        let bound = Arc::new(InFlight::new(1));
+        let held = bound.enter(9, &Cancel::new());
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let wait_in = |queue: u64, label: &'static str| {
+            let (bound, order) = (Arc::clone(&bound), Arc::clone(&order));
+            std::thread::spawn(move || {
+                let permit = bound.enter(queue, &Cancel::new());
+                order.lock().unwrap().push(label);
+                drop(permit);
+            })
+        };
+        // Session A queues five requests before session B queues its one.
+        let mut threads: Vec<_> = (0..5).map(|_| wait_in(1, "A")).collect();
+        while bound.waiting() < 5 {
+            std::thread::yield_now();
+        }
+        threads.push(wait_in(2, "B"));
+        while bound.waiting() < 6 {
+            std::thread::yield_now();
+        }
+        drop(held);
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), ["A", "B", "A", "A", "A", "A"]);
     }
 }

@@ -20,6 +20,7 @@
 //! `Content-Type: application/json` and `X-Atlassian-Token: no-check`. Redirects are not followed (a 3xx is
 //! reported as it is, and credentials never travel to another host).
 
+mod abandon;
 mod failure;
 mod in_flight;
 mod tls;
@@ -31,7 +32,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bb_core::retry::{self, Decision};
 use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method};
-use bb_drive::{Bitbucket, Cancel, PersonalToken, Secrets};
+use bb_drive::{Bitbucket, Cancel, PersonalToken, Requester, Secrets};
+use ureq::unversioned::resolver::DefaultResolver;
+use ureq::unversioned::transport::{Connector, DefaultConnector};
 use ureq::{Agent, RequestBuilder};
 
 use crate::config::{Auth, BitbucketConfig};
@@ -93,7 +96,7 @@ impl Client {
             })?),
             None => None,
         };
-        let agent: Agent = Agent::config_builder()
+        let agent_config = Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
             .user_agent(format!("bb/{}", env!("CARGO_PKG_VERSION")))
@@ -103,8 +106,9 @@ impl Client {
             .max_idle_connections_per_host(config.max_in_flight.max(1))
             .proxy(proxy)
             .tls_config(tls::tls_config(&config))
-            .build()
-            .into();
+            .build();
+        let connector = DefaultConnector::new().chain(abandon::Abandonable);
+        let agent = Agent::with_parts(agent_config, connector, DefaultResolver::default());
         let authorization = match &config.auth {
             Auth::Token(t) => Some(format!("Bearer {}", t.expose())),
             Auth::Basic { user, password } => {
@@ -124,18 +128,22 @@ impl Client {
     /// Makes `request` with a person's own token instead of the configured credentials (the HTTP
     /// transport's per-person mode): the same connections, the same bound on requests in flight,
     /// and the person's token is scrubbed from every answer and detail like the configured ones.
-    pub fn fetch_as(&self, request: FetchRequest, token: &str, cancel: &Cancel) -> FetchOutcome {
+    /// It waits for a slot in `queue` (the person's: [`Requester::queue`]).
+    pub fn fetch_as(&self, request: FetchRequest, person: &PersonalToken, queue: u64, cancel: &Cancel) -> FetchOutcome {
+        let token = person.secret();
         let mut secrets = self.secrets.clone();
         secrets.add_token(token);
-        self.run(request, Some(&format!("Bearer {token}")), &secrets, cancel)
+        self.run(request, Some(&format!("Bearer {token}")), &secrets, queue, cancel)
     }
 
-    /// Makes `request` with retries, authorized by `authorization`; `secrets` are scrubbed from what it returns.
+    /// Makes `request` with retries, authorized by `authorization`, waiting for each attempt's slot in
+    /// `queue`; `secrets` are scrubbed from what it returns.
     fn run(
         &self,
         request: FetchRequest,
         authorization: Option<&str>,
         secrets: &Secrets,
+        queue: u64,
         cancel: &Cancel,
     ) -> FetchOutcome {
         let url = format!("{}{}", self.config.base_url, request.path);
@@ -150,9 +158,13 @@ impl Client {
         };
         let mut attempt = 1;
         loop {
-            let Some(outcome) = self.attempt(&request, &url, body.as_deref(), authorization, cancel) else {
+            let Some(outcome) = self.attempt(&request, &url, body.as_deref(), authorization, queue, cancel) else {
                 return cancelled();
             };
+            // An abandoned read failed because nobody waits for it: no retry.
+            if cancel.is_cancelled() {
+                return cancelled();
+            }
             match retry::decide(&self.config.retry, request.method, attempt, &outcome, jitter()) {
                 Decision::Retry { after_ms } => {
                     if cancel.sleep(Duration::from_millis(after_ms)) {
@@ -166,19 +178,35 @@ impl Client {
     }
 
     /// One attempt: wait for a slot, send, read the answer (capped). `None` when cancelled before sending.
+    /// A read cancelled on the wire is abandoned ([`abandon`]): its slot comes free within 50 ms.
     fn attempt(
         &self,
         request: &FetchRequest,
         url: &str,
         body: Option<&[u8]>,
         authorization: Option<&str>,
+        queue: u64,
         cancel: &Cancel,
     ) -> Option<FetchOutcome> {
-        let _permit = self.in_flight.enter(cancel)?;
+        let _permit = self.in_flight.enter(queue, cancel)?;
         // The cancel may have come while this thread took the slot: the request must not leave then.
         if cancel.is_cancelled() {
             return None;
         }
+        if request.method == Method::Get {
+            return Some(abandon::watching(cancel, || self.exchange(request, url, body, authorization)));
+        }
+        Some(self.exchange(request, url, body, authorization))
+    }
+
+    /// Sends the request and reads its answer (capped).
+    fn exchange(
+        &self,
+        request: &FetchRequest,
+        url: &str,
+        body: Option<&[u8]>,
+        authorization: Option<&str>,
+    ) -> FetchOutcome {
         let query = request.query.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         let headers = |rb| with_authorization(rb, authorization);
         let sent = match (request.method, body) {
@@ -199,7 +227,7 @@ impl Client {
         };
         let mut response = match sent {
             Ok(r) => r,
-            Err(e) => return Some(FetchOutcome::Failed(failure::classify(&e, failure::Phase::Exchange, &self.config))),
+            Err(e) => return FetchOutcome::Failed(failure::classify(&e, failure::Phase::Exchange, &self.config)),
         };
         let status = response.status().as_u16();
         let retry_after_s = response
@@ -215,10 +243,10 @@ impl Client {
             .map(str::trim)
             .filter(|v| !v.is_empty())
             .map(str::to_owned);
-        Some(match response.body_mut().with_config().limit(self.config.max_body_bytes).read_to_vec() {
+        match response.body_mut().with_config().limit(self.config.max_body_bytes).read_to_vec() {
             Ok(body) => FetchOutcome::Response(FetchResponse { status, body, retry_after_s, user }),
             Err(e) => FetchOutcome::Failed(failure::classify(&e, failure::Phase::Body, &self.config)),
-        })
+        }
     }
 }
 
@@ -230,8 +258,13 @@ fn with_authorization<B>(rb: RequestBuilder<B>, authorization: Option<&str>) -> 
 }
 
 impl Bitbucket for Client {
+    /// A request in the shared queue 0.
     fn fetch(&self, request: FetchRequest, _: Option<&PersonalToken>, cancel: &Cancel) -> FetchOutcome {
-        self.run(request, self.authorization.as_deref(), &self.secrets, cancel)
+        self.run(request, self.authorization.as_deref(), &self.secrets, 0, cancel)
+    }
+
+    fn fetch_for(&self, request: FetchRequest, requester: Requester<'_>, cancel: &Cancel) -> FetchOutcome {
+        self.run(request, self.authorization.as_deref(), &self.secrets, requester.queue, cancel)
     }
 }
 
