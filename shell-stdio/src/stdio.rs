@@ -4,10 +4,14 @@
 //! One task reads frames and feeds them to the loop; each Bitbucket request runs on smol's
 //! blocking pool and reports back to the loop through the same channel; the loop alone owns the
 //! driver, so the core stays single-threaded and deterministic while requests run concurrently. A
-//! slow tool call therefore never delays `ping` or any other answer. The loop ends when stdin
-//! closes, and every request still running is cancelled.
+//! slow tool call therefore never delays `ping` or any other answer.
+//!
+//! When stdin closes, the calls still in flight are answered before the loop ends (`printf
+//! '…initialize…\n…tools/call…\n' | bb ai mcp serve` gets both answers), for at most
+//! [`END_OF_INPUT_GRACE`]; then every request still running is cancelled.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bb_core::{FetchOutcome, Input, Level, ServerConfig, Ticket};
 use bb_drive::{Bitbucket, Delivery, Driver, Logger};
@@ -15,6 +19,9 @@ use smol::channel::{Receiver, Sender};
 use smol::io::{AssertAsync, AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use crate::lines::{Frame, LineReader};
+
+/// How long bb keeps answering the calls in flight after stdin closes.
+pub const END_OF_INPUT_GRACE: Duration = Duration::from_secs(10);
 
 /// What the loop waits for.
 enum Event {
@@ -58,37 +65,61 @@ fn driver(config: ServerConfig, bitbucket: Arc<dyn Bitbucket>, logger: Logger, t
     Driver::new(config, bitbucket, logger, on_fetched)
 }
 
-/// The loop: takes events one at a time, feeds them to the driver, writes what it delivers.
+/// The loop: takes events one at a time, feeds them to the driver, writes what it delivers. After
+/// the end of input it goes on until every input fed has been answered (or the grace is over).
 async fn pump<W: AsyncWrite + Unpin>(
     rx: Receiver<Event>,
     mut output: W,
     mut driver: Driver,
     max_line: usize,
 ) -> std::io::Result<()> {
-    let mut lines: Vec<u8> = Vec::new();
-    let session = driver.open(None, &mut append_to(&mut lines));
+    let mut out = Out::default();
+    let session = driver.open(None, &mut out.sink());
     let mut tag: u64 = 0;
+    // Set once stdin has closed: the time bb stops waiting for answers.
+    let mut ending: Option<Instant> = None;
     let result = loop {
-        let Ok(event) = rx.recv().await else { break Ok(()) };
+        if ending.is_some() && out.done == tag {
+            break Ok(());
+        }
+        let event = match ending {
+            None => rx.recv().await.ok(),
+            Some(deadline) => {
+                let timer = async {
+                    smol::Timer::at(deadline).await;
+                    None
+                };
+                smol::future::or(async { rx.recv().await.ok() }, timer).await
+            }
+        };
+        let Some(event) = event else {
+            driver.logger().log(
+                Level::Warning,
+                &format!(
+                    "stdin closed; {} calls still unanswered after {}s are dropped",
+                    tag - out.done,
+                    END_OF_INPUT_GRACE.as_secs()
+                ),
+            );
+            break Ok(());
+        };
         match event {
             Event::Frame(Frame::Line(bytes)) => {
                 tag += 1;
-                driver.feed(Input::Message { session, bytes: &bytes, tag }, &mut append_to(&mut lines));
+                driver.feed(Input::Message { session, bytes: &bytes, tag }, &mut out.sink());
             }
             Event::Frame(Frame::Oversized) => {
                 tag += 1;
-                driver.feed(Input::Oversized { session, limit: max_line, tag }, &mut append_to(&mut lines));
+                driver.feed(Input::Oversized { session, limit: max_line, tag }, &mut out.sink());
             }
-            Event::Fetched(ticket, outcome) => {
-                driver.feed(Input::Fetched { ticket, outcome }, &mut append_to(&mut lines))
-            }
-            Event::InputClosed => break Ok(()),
+            Event::Fetched(ticket, outcome) => driver.feed(Input::Fetched { ticket, outcome }, &mut out.sink()),
+            Event::InputClosed => ending = Some(Instant::now() + END_OF_INPUT_GRACE),
             Event::InputFailed(e) => {
                 driver.logger().log(Level::Error, &format!("reading stdin failed: {e}"));
-                break Ok(());
+                ending = Some(Instant::now() + END_OF_INPUT_GRACE);
             }
         }
-        if let Err(e) = write(&mut output, &mut lines).await {
+        if let Err(e) = write(&mut output, &mut out.lines).await {
             break Err(e);
         }
     };
@@ -98,13 +129,23 @@ async fn pump<W: AsyncWrite + Unpin>(
     result
 }
 
-/// Appends each message delivered to `lines`, newline-terminated. Done needs nothing on stdio: the
-/// client matches answers by id.
-fn append_to(lines: &mut Vec<u8>) -> impl FnMut(Delivery) + '_ {
-    |d| {
-        if let Delivery::Send { message, .. } = d {
-            lines.extend_from_slice(&message);
-            lines.push(b'\n');
+/// What the driver delivered: lines to write, and how many inputs have been answered in full.
+#[derive(Default)]
+struct Out {
+    lines: Vec<u8>,
+    done: u64,
+}
+
+impl Out {
+    /// Appends each message delivered, newline-terminated, and counts each [`Delivery::Done`]: the
+    /// client matches answers by id, so Done needs nothing on stdio.
+    fn sink(&mut self) -> impl FnMut(Delivery) + '_ {
+        |d| match d {
+            Delivery::Send { message, .. } => {
+                self.lines.extend_from_slice(&message);
+                self.lines.push(b'\n');
+            }
+            Delivery::Done { .. } => self.done += 1,
         }
     }
 }

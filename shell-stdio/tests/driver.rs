@@ -124,13 +124,17 @@ fn an_over_long_line_gets_a_clear_error_and_serving_goes_on() {
 }
 
 #[test]
-fn closing_stdin_ends_serving_cleanly_even_with_a_call_in_flight() {
-    let (bitbucket, _release, started) = held();
+fn closing_stdin_answers_the_call_in_flight_and_then_ends_serving() {
+    let (bitbucket, release, started) = held();
     let mut bb = start(bitbucket, 1 << 20);
     bb.initialize();
     bb.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_thing","arguments":{"id":1}}}"#);
     started.recv_timeout(Duration::from_secs(60)).unwrap();
     bb.to_bb.shutdown(std::net::Shutdown::Write).unwrap();
-    let result = bb.done.recv_timeout(Duration::from_secs(60)).expect("serve returns when stdin closes");
+    // Still serving: the call's answer is owed.
+    assert!(bb.done.try_recv().is_err());
+    release.send(()).unwrap();
+    assert_eq!(bb.recv()["id"], 1);
+    let result = bb.done.recv_timeout(Duration::from_secs(60)).expect("serve returns once the call is answered");
     assert!(result.is_ok());
 }
