@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use bb_core::{Level, ProtocolVersion};
-use bb_drive::{Logger, PersonalToken};
+use bb_drive::{Bitbucket, Logger, PersonalToken, now_ms};
 use hyper::body::Incoming;
 use hyper::header::{
     ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
@@ -17,12 +17,16 @@ use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
+use crate::census::{Bound, Owner};
 use crate::gate::{Gate, Refusal, same_secret};
 use crate::options::HttpOptions;
+use crate::peer::Peer;
+use crate::persons::{Persons, Undecided, Verdict};
 use crate::registry::Registry;
-use crate::reply::{self, Reply, SseStream, closing, empty, refusal};
+use crate::reply::{self, Reply, SseStream, closing, empty, parse_error, refusal};
 use crate::request::{BodyError, accepts_json_and_sse, asks_for_progress, initialize_id, is_json, read_body};
 use crate::sessions::{Part, SessionRef, Sessions, WaiterGuard};
+use crate::throttle::{Throttle, and_more};
 
 const ENDPOINT: &str = "/mcp";
 const SESSION_ID: &str = "mcp-session-id";
@@ -41,10 +45,18 @@ pub(crate) struct Endpoint {
     pub(crate) per_user_header: Option<HeaderName>,
     /// The operator's log.
     pub(crate) logger: Logger,
+    /// Bitbucket, to ask whether a person's token is accepted (per-person mode).
+    pub(crate) bitbucket: Arc<dyn Bitbucket>,
+    /// Bitbucket's verdicts on persons' tokens.
+    pub(crate) persons: Persons,
+    /// How often the log says sessions were ended or refused to make room.
+    pub(crate) crowded: Throttle,
+    /// How often the log says a request was refused at the gate.
+    pub(crate) refusals: Throttle,
 }
 
-/// Answers one request.
-pub(crate) async fn respond(endpoint: Arc<Endpoint>, req: Request<Incoming>) -> Response<Reply> {
+/// Answers one request that arrived from `peer`.
+pub(crate) async fn respond(endpoint: Arc<Endpoint>, peer: Peer, req: Request<Incoming>) -> Response<Reply> {
     let endpoint = &*endpoint;
     let (parts, body) = req.into_parts();
     if parts.method == Method::OPTIONS {
@@ -57,19 +69,19 @@ pub(crate) async fn respond(endpoint: Arc<Endpoint>, req: Request<Incoming>) -> 
         Err(why) => return unread(refused(endpoint, why), &parts),
         Ok(origin) => origin,
     };
-    let mut response = route(endpoint, parts, body).await;
+    let mut response = route(endpoint, peer, parts, body).await;
     if let Some(origin) = origin {
         cors(response.headers_mut(), origin);
     }
     response
 }
 
-async fn route(endpoint: &Endpoint, parts: Parts, body: Incoming) -> Response<Reply> {
+async fn route(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> Response<Reply> {
     if parts.uri.path() != ENDPOINT {
         return unread(refusal(StatusCode::NOT_FOUND, None, "Not found: bb serves MCP at /mcp."), &parts);
     }
     match parts.method {
-        Method::POST => post(endpoint, parts, body).await,
+        Method::POST => post(endpoint, peer, parts, body).await,
         Method::DELETE => delete(endpoint, &parts),
         _ => {
             let mut r = refusal(
@@ -83,7 +95,7 @@ async fn route(endpoint: &Endpoint, parts: Parts, body: Incoming) -> Response<Re
     }
 }
 
-async fn post(endpoint: &Endpoint, parts: Parts, body: Incoming) -> Response<Reply> {
+async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> Response<Reply> {
     let h = &parts.headers;
     if !accepts_json_and_sse(h) {
         let message = "Not acceptable: the client must accept both application/json and text/event-stream.";
@@ -116,9 +128,12 @@ async fn post(endpoint: &Endpoint, parts: Parts, body: Incoming) -> Response<Rep
             return closing(refusal(StatusCode::BAD_REQUEST, None, "Bad request: the body could not be read."));
         }
     };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return parse_error("Parse error: the body is empty; POST one JSON-RPC message.");
+    }
     match existing {
         Some(session) => answer(endpoint, session, &bytes).await,
-        None => initialize(endpoint, h, &bytes).await,
+        None => initialize(endpoint, peer, h, &bytes).await,
     }
 }
 
@@ -151,8 +166,10 @@ fn session_for(endpoint: &Endpoint, h: &HeaderMap, id: &HeaderValue) -> Result<S
     Ok(session)
 }
 
-/// A POST without a session: it must be `initialize`, which starts one.
-async fn initialize(endpoint: &Endpoint, h: &HeaderMap, bytes: &[u8]) -> Response<Reply> {
+/// A POST without a session: it must be `initialize`, which starts one. In per-person mode the
+/// person's token is first put to Bitbucket; then the session takes a seat (ending the session idle
+/// longest under a cap that is reached), and keeps it only if its `initialize` succeeds.
+async fn initialize(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8]) -> Response<Reply> {
     let Some(id) = initialize_id(bytes) else {
         let message = "Bad request: Mcp-Session-Id header is required. Send `initialize` first to get one.";
         return refusal(StatusCode::BAD_REQUEST, None, message);
@@ -170,10 +187,24 @@ async fn initialize(endpoint: &Endpoint, h: &HeaderMap, bytes: &[u8]) -> Respons
             }
         },
     };
-    let limits = &endpoint.options.limits;
-    if !endpoint.sessions.has_room(limits.max_sessions, limits.session_idle) {
-        return busy(limits.max_sessions, id);
+    if let Some(token) = &person
+        && let Err(r) = vouch(endpoint, peer, token, &id).await
+    {
+        return *r;
     }
+    let owner = Owner { peer, person: person.as_ref().map(|t| endpoint.persons.key(t)) };
+    let seat = match endpoint.sessions.seat(owner) {
+        Ok((seat, ended)) => {
+            if ended > 0 {
+                crowded(endpoint, &format!("ended {ended} idle session(s) to make room for a new one"));
+            }
+            seat
+        }
+        Err(bound) => {
+            crowded(endpoint, &format!("refused a session: {}", limit_reached(endpoint, bound, peer)));
+            return busy(endpoint, bound, peer, id);
+        }
+    };
     let session_id = match Registry::new_id() {
         Ok(s) => s,
         Err(e) => {
@@ -182,21 +213,93 @@ async fn initialize(endpoint: &Endpoint, h: &HeaderMap, bytes: &[u8]) -> Respons
         }
     };
     let session = endpoint.sessions.open(&session_id, person);
-    let mut response = answer(endpoint, session, bytes).await;
-    if !endpoint.sessions.initialized(session) {
-        // A failed initialize starts no session.
-        endpoint.sessions.close(session);
+    let opening = Opening { sessions: &endpoint.sessions, session, kept: false };
+    let mut response = answer(endpoint, opening.session, bytes).await;
+    if !endpoint.sessions.initialized(opening.session) {
+        // A failed initialize starts no session (the opening closes it; the seat is given back).
         return response;
     }
+    let session = opening.keep();
     let header = HeaderValue::from_str(&session_id);
-    if endpoint.sessions.admit(session, session_id, limits.max_sessions, limits.session_idle).is_err() {
-        endpoint.sessions.close(session);
-        return busy(limits.max_sessions, id);
-    }
+    endpoint.sessions.admit(session, session_id, seat);
     if let Ok(v) = header {
         response.headers_mut().insert(SESSION_ID, v);
     }
     response
+}
+
+/// Asks Bitbucket (or remembers) whether it accepts `token`; the refusal to send when it does not.
+async fn vouch(endpoint: &Endpoint, peer: Peer, token: &PersonalToken, id: &Value) -> Result<(), Box<Response<Reply>>> {
+    let name = endpoint.options.per_user_token_header.as_deref().unwrap_or_default();
+    let refuse = |status: StatusCode, message: &str| Box::new(refusal(status, Some(id.clone()), message));
+    match endpoint.persons.verdict(&endpoint.bitbucket, peer, token).await {
+        Ok(Verdict::Accepted) => Ok(()),
+        Ok(Verdict::Refused(status)) => {
+            endpoint.logger.log(
+                Level::Notice,
+                &format!("refused a session from {peer}: Bitbucket did not accept the person's token ({status})"),
+            );
+            let message = format!(
+                "Forbidden: Bitbucket did not accept the token in the `{name}` header (it answered {status}). \
+                 Send a valid Bitbucket personal access token."
+            );
+            Err(refuse(StatusCode::FORBIDDEN, &message))
+        }
+        Err(Undecided::Busy) => {
+            let message = "Too many requests: this address is already starting several sessions; try again shortly.";
+            let mut r = refuse(StatusCode::TOO_MANY_REQUESTS, message);
+            r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            Err(r)
+        }
+        Err(Undecided::Unanswered(why)) => {
+            endpoint.logger.log(Level::Warning, &format!("could not check a person's Bitbucket token: {why}"));
+            let message = format!(
+                "Service unavailable: bb could not check the token in the `{name}` header with Bitbucket ({why}); try again later."
+            );
+            let mut r = refuse(StatusCode::SERVICE_UNAVAILABLE, &message);
+            r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("5"));
+            Err(r)
+        }
+    }
+}
+
+/// A core session opened for an `initialize`: closed when dropped (the initialize failed, or its
+/// client went away before the answer), unless [`Opening::keep`] made it a live session.
+struct Opening<'a> {
+    sessions: &'a Arc<Sessions>,
+    session: SessionRef,
+    kept: bool,
+}
+
+impl Opening<'_> {
+    fn keep(mut self) -> SessionRef {
+        self.kept = true;
+        self.session
+    }
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        if !self.kept {
+            self.sessions.close(self.session);
+        }
+    }
+}
+
+/// Logs a line about sessions ended or refused for room, at most once a second.
+fn crowded(endpoint: &Endpoint, line: &str) {
+    if let Some(held) = endpoint.crowded.event(now_ms()) {
+        endpoint.logger.log(Level::Warning, &format!("{line}{}", and_more(held)));
+    }
+}
+
+fn limit_reached(endpoint: &Endpoint, bound: Bound, peer: Peer) -> String {
+    let cap = endpoint.sessions.cap(bound);
+    match bound {
+        Bound::Total => format!("bb already serves its limit of {cap} sessions"),
+        Bound::Peer => format!("the address {peer} already holds its limit of {cap} sessions"),
+        Bound::Person => format!("this person already holds their limit of {cap} sessions"),
+    }
 }
 
 /// Hands a body to the session and answers: 202 when nothing answers it, JSON when the answer is
@@ -246,13 +349,18 @@ fn delete(endpoint: &Endpoint, parts: &Parts) -> Response<Reply> {
 }
 
 fn refused(endpoint: &Endpoint, why: Refusal) -> Response<Reply> {
-    endpoint.logger.log(Level::Notice, &format!("refused a request: {why:?}"));
+    if let Some(held) = endpoint.refusals.event(now_ms()) {
+        endpoint.logger.log(Level::Notice, &format!("refused a request: {why:?}{}", and_more(held)));
+    }
     match why {
         Refusal::Host => {
             refusal(StatusCode::FORBIDDEN, None, "Forbidden: this Host is not one bb answers to (see --allow-host).")
         }
         Refusal::Origin => {
             refusal(StatusCode::FORBIDDEN, None, "Forbidden: this Origin is not allowed (see --allow-origin).")
+        }
+        Refusal::Ambiguous(name) => {
+            refusal(StatusCode::BAD_REQUEST, None, &format!("Bad request: send exactly one {name} header."))
         }
         Refusal::NoToken | Refusal::WrongToken => {
             let mut r = refusal(
@@ -297,9 +405,10 @@ fn too_large(max: usize) -> Response<Reply> {
     refusal(StatusCode::PAYLOAD_TOO_LARGE, None, &message)
 }
 
-fn busy(max: usize, id: Value) -> Response<Reply> {
+fn busy(endpoint: &Endpoint, bound: Bound, peer: Peer, id: Value) -> Response<Reply> {
     let message = format!(
-        "Server busy: bb already serves its limit of {max} sessions. Try again later, or end unused sessions (DELETE)."
+        "Server busy: {}, each with a request in progress. Try again later, or end unused sessions (DELETE).",
+        limit_reached(endpoint, bound, peer)
     );
     let mut r = refusal(StatusCode::SERVICE_UNAVAILABLE, Some(id), &message);
     r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("30"));

@@ -22,6 +22,8 @@ pub(crate) enum Refusal {
     NoToken,
     /// A bearer token that is not the server's (401).
     WrongToken,
+    /// More than one `Host` or `Origin` header: which one counts is ambiguous (400).
+    Ambiguous(&'static str),
 }
 
 /// The admission rules, made once from the options and the bound address.
@@ -56,11 +58,7 @@ impl Gate {
     /// Checks Host, then Origin, then the bearer token. On success, returns the allowed origin the
     /// request came from, if it named one (for CORS).
     pub(crate) fn admit(&self, headers: &HeaderMap) -> Result<Option<HeaderValue>, Refusal> {
-        let host = headers.get(HOST).and_then(|h| h.to_str().ok()).map(str::to_ascii_lowercase);
-        if !host.is_some_and(|h| self.host_allowed(&h)) {
-            return Err(Refusal::Host);
-        }
-        let origin = self.origin(headers)?;
+        let origin = self.admit_preflight(headers)?;
         if let Some(expected) = &self.token {
             let given = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
             match given {
@@ -74,6 +72,12 @@ impl Gate {
 
     /// Checks Host and Origin only: a CORS preflight carries no credentials.
     pub(crate) fn admit_preflight(&self, headers: &HeaderMap) -> Result<Option<HeaderValue>, Refusal> {
+        for name in [HOST, ORIGIN] {
+            let mut values = headers.get_all(&name).iter();
+            if values.next().is_some() && values.next().is_some() {
+                return Err(Refusal::Ambiguous(if name == HOST { "Host" } else { "Origin" }));
+            }
+        }
         let host = headers.get(HOST).and_then(|h| h.to_str().ok()).map(str::to_ascii_lowercase);
         if !host.is_some_and(|h| self.host_allowed(&h)) {
             return Err(Refusal::Host);
@@ -207,6 +211,18 @@ mod tests {
         assert!(g.admit(&h(Some("Bearer t0k"))).is_ok());
         assert!(g.admit(&h(Some("bearer t0k"))).is_ok());
         assert!(g.admit_preflight(&h(None)).is_ok());
+    }
+
+    #[test]
+    fn two_host_or_two_origin_headers_are_refused_whatever_they_say() {
+        let g = gate(HttpOptions::default());
+        let mut h = headers(&[("host", "127.0.0.1:4000")]);
+        h.append(HOST, HeaderValue::from_static("127.0.0.1:4000"));
+        assert_eq!(g.admit(&h), Err(Refusal::Ambiguous("Host")));
+        let mut h = headers(&[("host", "127.0.0.1:4000"), ("origin", "http://localhost:4000")]);
+        h.append(ORIGIN, HeaderValue::from_static("http://localhost:4000"));
+        assert_eq!(g.admit(&h), Err(Refusal::Ambiguous("Origin")));
+        assert_eq!(g.admit_preflight(&h), Err(Refusal::Ambiguous("Origin")));
     }
 
     #[test]

@@ -16,22 +16,30 @@
 //!
 //! Module by what it decides: [`options`] (limits and who may call), `gate` (whether a request
 //! is admitted), `exchange` (what each method and header combination answers), `request` (what a
-//! request says: Accept, media type, initialize, progress, its body), `sessions` (which
-//! waiting POST each message goes to, and the one driver), `registry` (which ids live), `reply`
-//! (JSON, SSE and error bodies), `server` (sockets, threads, the connection cap). Imports point
+//! request says: Accept, media type, initialize, progress, its body), `persons` (whether Bitbucket
+//! accepts a person's token, per-person mode), `sessions` (which waiting POST each message goes to,
+//! the drivers, which idle session makes room), `census` (how many sessions each peer and person
+//! holds), `registry` (which ids live), `reply` (JSON, SSE and error bodies), `server` (sockets,
+//! threads), `connections` (which connections are held: waiting, admitted, per peer), `peer` (who
+//! a client is, for fairness), `throttle` (how often a repeated warning is logged). Imports point
 //! down that picture only.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod census;
+mod connections;
 mod exchange;
 mod gate;
 pub mod hyper_smol;
 pub mod options;
+mod peer;
+mod persons;
 mod registry;
 mod reply;
 mod request;
 mod server;
 mod sessions;
+mod throttle;
 
 pub use bb_drive::PersonalToken;
 pub use options::{BearerToken, HttpOptions, Limits};

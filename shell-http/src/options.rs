@@ -34,10 +34,26 @@ pub struct Limits {
     pub header_timeout: Duration,
     /// How long a client may take to send a request body; then 408 and the connection is closed.
     pub body_timeout: Duration,
-    /// Connections open at once; more are answered 503 and closed.
+    /// Connections admitted at once (a connection is admitted by its first request that passes the
+    /// gate: Host, Origin, and the bearer token when there is one); a request on a connection beyond
+    /// it gets 503 and the connection is closed. As many again may wait, not yet admitted; when
+    /// they are all taken, the oldest of them is closed to make room for a newcomer.
     pub max_connections: usize,
-    /// Sessions alive at once; an `initialize` beyond it gets 503 with a JSON-RPC error.
+    /// Connections one peer (an IPv4 address, or an IPv6 /64) may hold, admitted or not; more are
+    /// answered 503 and closed. `None`: a quarter of `max_connections`. Behind a reverse proxy every
+    /// client is the proxy's address: raise it to `max_connections`.
+    pub max_connections_per_peer: Option<usize>,
+    /// Sessions alive at once. At the limit, an `initialize` ends the session idle longest (no
+    /// POST waiting on it) to make room, or gets 503 with a JSON-RPC error when every session is busy.
     pub max_sessions: usize,
+    /// Sessions one peer may hold (the same rule: its own idle-longest session makes room).
+    /// `None`: a quarter of `max_sessions`.
+    pub max_sessions_per_peer: Option<usize>,
+    /// Sessions one person may hold in per-person mode (keyed by their Bitbucket token).
+    /// `None`: a sixteenth of `max_sessions`.
+    pub max_sessions_per_person: Option<usize>,
+    /// How long Bitbucket's verdict on a person's token (per-person mode) is remembered.
+    pub token_verdict_ttl: Duration,
     /// A session unused for this long is ended (its id then gets 404).
     pub session_idle: Duration,
     /// A request whose answer is not ready after this long is answered as an SSE stream, so the
@@ -55,13 +71,37 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(15),
             body_timeout: Duration::from_secs(30),
             max_connections: 512,
+            max_connections_per_peer: None,
             max_sessions: 4096,
+            max_sessions_per_peer: None,
+            max_sessions_per_person: None,
+            token_verdict_ttl: Duration::from_secs(60),
             session_idle: Duration::from_secs(30 * 60),
             sse_after: Duration::from_secs(1),
             sse_keepalive: Duration::from_secs(15),
         }
     }
 }
+
+impl Limits {
+    /// Connections one peer may hold: [`Limits::max_connections_per_peer`], or a quarter of the cap.
+    pub fn connections_per_peer(&self) -> usize {
+        self.max_connections_per_peer.unwrap_or(self.max_connections / 4).max(1)
+    }
+
+    /// Sessions one peer may hold: [`Limits::max_sessions_per_peer`], or a quarter of the cap.
+    pub fn sessions_per_peer(&self) -> usize {
+        self.max_sessions_per_peer.unwrap_or(self.max_sessions / 4).max(1)
+    }
+
+    /// Sessions one person may hold: [`Limits::max_sessions_per_person`], or a sixteenth of the cap.
+    pub fn sessions_per_person(&self) -> usize {
+        self.max_sessions_per_person.unwrap_or(self.max_sessions / 16).max(1)
+    }
+}
+
+/// The shortest bearer token accepted off loopback: 32 characters (a 128-bit random hex string).
+pub const MIN_TOKEN_CHARS: usize = 32;
 
 /// Where the server's bearer token came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,9 +116,11 @@ pub enum BearerToken {
 
 impl BearerToken {
     /// Decides the token: `BB_HTTP_TOKEN`'s value when set (then always required), else a fresh
-    /// random token when the address is not loopback, else none.
+    /// random token when the address is not loopback, else none. Off loopback a token from the
+    /// environment shorter than [`MIN_TOKEN_CHARS`] is an error that says what to set.
     pub fn resolve(from_env: Option<String>, loopback: bool) -> std::io::Result<BearerToken> {
         match from_env.filter(|t| !t.trim().is_empty()) {
+            Some(t) if !loopback => strong_enough(t.trim()).map(|()| BearerToken::FromEnvironment(t.trim().to_owned())),
             Some(t) => Ok(BearerToken::FromEnvironment(t.trim().to_owned())),
             None if loopback => Ok(BearerToken::None),
             None => Ok(BearerToken::Generated(random_hex(32)?)),
@@ -92,6 +134,21 @@ impl BearerToken {
             BearerToken::FromEnvironment(t) | BearerToken::Generated(t) => Some(t),
         }
     }
+}
+
+/// Whether a bearer token is long enough to guard an address others can reach.
+pub(crate) fn strong_enough(token: &str) -> std::io::Result<()> {
+    let n = token.chars().count();
+    if n >= MIN_TOKEN_CHARS {
+        return Ok(());
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "BB_HTTP_TOKEN is too short ({n} of at least {MIN_TOKEN_CHARS} characters needed off loopback): \
+             set it to a random value such as the output of `openssl rand -hex 32`, or unset it and bb makes one"
+        ),
+    ))
 }
 
 /// `bytes` bytes from the operating system's secure random source, as lowercase hex.
@@ -119,6 +176,24 @@ mod tests {
         assert!(matches!(BearerToken::resolve(None, false).unwrap(), BearerToken::Generated(t) if t.len() == 64));
         assert_eq!(BearerToken::resolve(Some("abc".into()), true).unwrap(), BearerToken::FromEnvironment("abc".into()));
         assert_eq!(BearerToken::resolve(Some("  ".into()), true).unwrap(), BearerToken::None);
+        let long = "0123456789abcdef0123456789abcdef".to_owned();
+        assert_eq!(BearerToken::resolve(Some(long.clone()), false).unwrap(), BearerToken::FromEnvironment(long));
+    }
+
+    #[test]
+    fn a_short_token_is_refused_off_loopback_with_a_message_that_says_what_to_set() {
+        let e = BearerToken::resolve(Some("x".into()), false).unwrap_err();
+        assert!(e.to_string().contains("BB_HTTP_TOKEN is too short (1 of at least 32"), "{e}");
+        assert!(e.to_string().contains("set it to"), "{e}");
+        assert!(BearerToken::resolve(Some("a".repeat(31)), false).is_err());
+    }
+
+    #[test]
+    fn per_peer_limits_default_to_shares_of_the_caps() {
+        let l = Limits::default();
+        assert_eq!((l.connections_per_peer(), l.sessions_per_peer(), l.sessions_per_person()), (128, 1024, 256));
+        let l = Limits { max_connections: 2, max_sessions: 3, max_sessions_per_person: Some(9), ..Limits::default() };
+        assert_eq!((l.connections_per_peer(), l.sessions_per_peer(), l.sessions_per_person()), (1, 1, 9));
     }
 
     #[test]

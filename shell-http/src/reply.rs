@@ -19,6 +19,9 @@ use crate::sessions::{Part, WaiterGuard};
 /// The JSON-RPC error code of a transport-level refusal (as the reference SDK uses it).
 const TRANSPORT_ERROR: i64 = -32000;
 
+/// JSON-RPC's parse error.
+const PARSE_ERROR: i64 = -32700;
+
 /// A response body.
 pub(crate) enum Reply {
     /// A whole body in one frame (`None` once sent, or for an empty body).
@@ -156,6 +159,14 @@ pub(crate) fn refusal(status: StatusCode, id: Option<Value>, message: &str) -> R
                       "error": {"code": TRANSPORT_ERROR, "message": message}});
     let mut r = json(body.to_string().into_bytes());
     *r.status_mut() = status;
+    r
+}
+
+/// A body that is no JSON-RPC message at all: 400 with the JSON-RPC parse error (-32700).
+pub(crate) fn parse_error(message: &str) -> Response<Reply> {
+    let body = json!({"jsonrpc": "2.0", "id": Value::Null, "error": {"code": PARSE_ERROR, "message": message}});
+    let mut r = json(body.to_string().into_bytes());
+    *r.status_mut() = StatusCode::BAD_REQUEST;
     r
 }
 

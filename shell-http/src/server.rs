@@ -1,28 +1,36 @@
-//! Sockets and threads: bind, accept (turning away connections beyond the cap with 503), serve
-//! HTTP/1.1 with hyper on a smol executor run by one thread per core, and end idle sessions.
+//! Sockets and threads: bind, accept (turning away a peer's connections beyond its share with 503;
+//! see `connections` for which connections are held), serve HTTP/1.1 with hyper on a smol executor
+//! run by one thread per core, and end idle sessions. Repeated warnings are written at most once a
+//! second, with a count.
 
 use std::convert::Infallible;
 use std::io;
 use std::net::{SocketAddr, TcpListener as StdListener};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bb_core::{Level, ServerConfig};
-use bb_drive::{Bitbucket, Logger};
+use bb_drive::{Bitbucket, Logger, now_ms};
 use hyper::header::HeaderName;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
+use hyper::{Method, StatusCode};
 use smol::Executor;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::{TcpListener, TcpStream};
 
+use crate::census::Census;
+use crate::connections::{Arrival, Connections};
 use crate::exchange::{Endpoint, respond};
 use crate::gate::Gate;
 use crate::hyper_smol::{SmolIo, SmolTimer};
-use crate::options::HttpOptions;
+use crate::options::{HttpOptions, strong_enough};
+use crate::peer::Peer;
+use crate::persons::Persons;
+use crate::reply::{closing, refusal};
 use crate::sessions::Sessions;
+use crate::throttle::{Throttle, and_more};
 
 /// A bound, not yet running, Streamable HTTP server.
 pub struct Server {
@@ -32,9 +40,17 @@ pub struct Server {
     executor: Arc<Executor<'static>>,
 }
 
+/// What the accept loop and the connections share.
+struct Door {
+    endpoint: Arc<Endpoint>,
+    connections: Arc<Connections>,
+    turned_away: Throttle,
+}
+
 impl Server {
     /// Binds `addr` (use port 0 for any free port). Every session runs over `config`; Bitbucket
-    /// requests go through `bitbucket`, with the session's person in per-person mode.
+    /// requests go through `bitbucket`, with the session's person in per-person mode. Off loopback,
+    /// a bearer token shorter than [`crate::options::MIN_TOKEN_CHARS`] is refused.
     pub fn bind(
         addr: SocketAddr,
         options: HttpOptions,
@@ -48,13 +64,22 @@ impl Server {
                 io::Error::new(io::ErrorKind::InvalidInput, format!("`{name}` is not a valid HTTP header name"))
             })?),
         };
+        if let Some(t) = options.token.as_deref().filter(|_| !addr.ip().is_loopback()) {
+            strong_enough(t)?;
+        }
         let std_listener = StdListener::bind(addr)?;
         let addr = std_listener.local_addr()?;
         let listener = TcpListener::try_from(std_listener)?;
         let executor = Arc::new(Executor::new());
+        let limits = &options.limits;
+        let census = Census::new(limits.max_sessions, limits.sessions_per_peer(), limits.sessions_per_person());
         let endpoint = Arc::new(Endpoint {
             gate: Gate::new(&options, addr),
-            sessions: Sessions::new(config, bitbucket, logger.clone()),
+            sessions: Sessions::new(config, Arc::clone(&bitbucket), logger.clone(), census),
+            persons: Persons::new(limits.token_verdict_ttl),
+            bitbucket,
+            crowded: Throttle::new(WARNING_PERIOD_MS),
+            refusals: Throttle::new(WARNING_PERIOD_MS),
             options,
             per_user_header,
             logger,
@@ -81,8 +106,15 @@ impl Server {
     /// Starts serving on `threads` threads (at least one) and returns at once.
     pub fn spawn(self, threads: usize) -> Running {
         let Server { listener, addr, endpoint, executor } = self;
-        executor.spawn(accept(listener, Arc::clone(&endpoint), Arc::downgrade(&executor))).detach();
+        let limits = &endpoint.options.limits;
+        let door = Arc::new(Door {
+            connections: Connections::new(limits.max_connections, limits.connections_per_peer()),
+            endpoint: Arc::clone(&endpoint),
+            turned_away: Throttle::new(WARNING_PERIOD_MS),
+        });
+        executor.spawn(accept(listener, Arc::clone(&door), Arc::downgrade(&executor))).detach();
         executor.spawn(expire(endpoint)).detach();
+        executor.spawn(flush_warnings(door)).detach();
         let (stop, stopped) = smol::channel::bounded::<()>(1);
         let threads = (0..threads.max(1))
             .filter_map(|i| {
@@ -140,33 +172,53 @@ impl Drop for Running {
     }
 }
 
-/// Counts an open connection for as long as it lives.
-struct Slot(Arc<AtomicUsize>);
+/// At most one line of each repeated warning per this many milliseconds.
+const WARNING_PERIOD_MS: u64 = 1000;
 
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-async fn accept(listener: TcpListener, endpoint: Arc<Endpoint>, executor: Weak<Executor<'static>>) {
-    let open = Arc::new(AtomicUsize::new(0));
+async fn accept(listener: TcpListener, door: Arc<Door>, executor: Weak<Executor<'static>>) {
     loop {
         match listener.accept().await {
-            Ok((stream, _)) => {
+            Ok((stream, from)) => {
                 let _ = stream.set_nodelay(true);
-                if open.load(Ordering::Relaxed) >= endpoint.options.limits.max_connections {
-                    endpoint.logger.log(Level::Warning, "turned a connection away: the connection limit is reached");
-                    spawn_on(&executor, turn_away(stream));
-                    continue;
+                let peer = Peer::of(from);
+                match door.connections.arrive(peer) {
+                    Ok(arrival) => spawn_on(&executor, connection(stream, Arc::clone(&door), peer, arrival)),
+                    Err(_) => {
+                        let limit = door.endpoint.options.limits.connections_per_peer();
+                        turned_away(&door, &format!("the address {peer} holds its limit of {limit} connections"));
+                        spawn_on(&executor, turn_away(stream));
+                    }
                 }
-                open.fetch_add(1, Ordering::Relaxed);
-                let slot = Slot(Arc::clone(&open));
-                spawn_on(&executor, connection(stream, Arc::clone(&endpoint), slot));
             }
             // Out of file descriptors and the like: wait a moment rather than spin.
             Err(_) => {
                 smol::Timer::after(Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+/// Logs that a connection was turned away, at most once a second.
+fn turned_away(door: &Door, why: &str) {
+    if let Some(held) = door.turned_away.event(now_ms()) {
+        door.endpoint.logger.log(Level::Warning, &format!("turned a connection away: {why}{}", and_more(held)));
+    }
+}
+
+/// Writes, once a second, how many warnings of each kind were held back and not yet counted in a line.
+async fn flush_warnings(door: Arc<Door>) {
+    let endpoint = &door.endpoint;
+    loop {
+        smol::Timer::after(Duration::from_millis(WARNING_PERIOD_MS)).await;
+        let now = now_ms();
+        let kinds = [
+            (&door.turned_away, Level::Warning, "turned away"),
+            (&endpoint.crowded, Level::Warning, "ended or refused for room"),
+            (&endpoint.refusals, Level::Notice, "refused at the gate"),
+        ];
+        for (throttle, level, what) in kinds {
+            if let Some(n) = throttle.flush(now) {
+                endpoint.logger.log(level, &format!("{n} more connection(s) or session(s) {what} in the last second"));
             }
         }
     }
@@ -179,19 +231,51 @@ fn spawn_on(executor: &Weak<Executor<'static>>, task: impl Future<Output = ()> +
     }
 }
 
-async fn connection(stream: TcpStream, endpoint: Arc<Endpoint>, slot: Slot) {
+/// Serves one connection. It is admitted to the cap by its first request that passes the gate;
+/// until then it may be closed to make room (`closed` yields), and a request the gate refuses
+/// closes it.
+async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, closed): Arrival) {
+    let endpoint = Arc::clone(&door.endpoint);
     let limits = &endpoint.options.limits;
     let mut builder = http1::Builder::new();
     builder.timer(SmolTimer).header_read_timeout(limits.header_timeout).max_header_size(limits.max_header);
-    let for_service = Arc::clone(&endpoint);
-    let service = service_fn(move |req| {
-        let endpoint = Arc::clone(&for_service);
-        async move { Ok::<_, Infallible>(respond(endpoint, req).await) }
+    let held = Arc::new(held);
+    let for_service = Arc::clone(&door);
+    let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let door = Arc::clone(&for_service);
+        let held = Arc::clone(&held);
+        async move {
+            let endpoint = Arc::clone(&door.endpoint);
+            if held.is_admitted() {
+                return Ok::<_, Infallible>(respond(endpoint, peer, req).await);
+            }
+            let passes = endpoint.gate.admit(req.headers()).is_ok();
+            if passes && !held.admit() {
+                let limit = endpoint.options.limits.max_connections;
+                turned_away(&door, &format!("the limit of {limit} connections is reached"));
+                let message = "Server busy: too many connections are open; try again shortly.";
+                let mut r = closing(refusal(StatusCode::SERVICE_UNAVAILABLE, None, message));
+                r.headers_mut().insert(hyper::header::RETRY_AFTER, hyper::header::HeaderValue::from_static("1"));
+                return Ok(r);
+            }
+            // A preflight carries no credentials, so it neither admits a connection nor closes it.
+            let preflight = req.method() == Method::OPTIONS;
+            let r = respond(endpoint, peer, req).await;
+            Ok(if passes || preflight { r } else { closing(r) })
+        }
     });
-    if let Err(e) = builder.serve_connection(SmolIo(stream), service).await {
-        endpoint.logger.log(Level::Debug, &format!("connection ended: {e}"));
-    }
-    drop(slot);
+    let serve = async {
+        if let Err(e) = builder.serve_connection(SmolIo(stream), service).await {
+            endpoint.logger.log(Level::Debug, &format!("connection ended: {e}"));
+        }
+    };
+    let made_room = async {
+        // Fails, rather than yields, once the connection is admitted: then it is never closed for room.
+        if closed.recv().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    smol::future::or(serve, made_room).await;
 }
 
 /// Answers a connection beyond the cap with 503 and closes it, without serving it. What the

@@ -14,6 +14,7 @@
 //! to a waiter of the session that answers by SSE, if one is open, and are otherwise dropped.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use bb_core::{FetchOutcome, Input, ServerConfig, SessionId, Ticket};
 use bb_drive::{Bitbucket, Delivery, Driver, Logger, PersonalToken, now_ms};
 use smol::channel::{Receiver, Sender};
 
+use crate::census::{Bound, Census, Owner, Seat};
 use crate::registry::Registry;
 
 /// One part of a POST's answer.
@@ -32,13 +34,6 @@ pub(crate) enum Part {
     Final(Vec<u8>),
     /// No answer will come.
     Unanswered,
-}
-
-/// Why a session was not admitted.
-#[derive(Debug)]
-pub(crate) enum Full {
-    /// The cap is reached and no session is idle enough to end.
-    AtCapacity,
 }
 
 /// How many shards the sessions are spread over: enough that two busy sessions rarely share one on a
@@ -55,6 +50,9 @@ pub(crate) struct SessionRef {
 /// The live sessions of one HTTP server.
 pub(crate) struct Sessions {
     shards: Vec<Mutex<State>>,
+    census: Arc<Census>,
+    // Counts every use of every session, so the one used longest ago is known even within a millisecond.
+    turns: AtomicU64,
 }
 
 struct State {
@@ -72,8 +70,14 @@ struct Waiter {
 }
 
 impl Sessions {
-    /// No session yet; sessions run over `config`, reach Bitbucket through `bitbucket`, log to `logger`.
-    pub(crate) fn new(config: ServerConfig, bitbucket: Arc<dyn Bitbucket>, logger: Logger) -> Arc<Sessions> {
+    /// No session yet; sessions run over `config`, reach Bitbucket through `bitbucket`, log to
+    /// `logger`, and take their seats in `census`.
+    pub(crate) fn new(
+        config: ServerConfig,
+        bitbucket: Arc<dyn Bitbucket>,
+        logger: Logger,
+        census: Arc<Census>,
+    ) -> Arc<Sessions> {
         Arc::new_cyclic(|me: &Weak<Sessions>| {
             let shards = (0..SHARDS)
                 .map(|shard| {
@@ -89,7 +93,7 @@ impl Sessions {
                     Mutex::new(State { driver, registry: Registry::default(), waiters: BTreeMap::new(), next_tag: 0 })
                 })
                 .collect();
-            Sessions { shards }
+            Sessions { shards, census, turns: AtomicU64::new(0) }
         })
     }
 
@@ -126,10 +130,11 @@ impl Sessions {
     /// says the answer is an SSE stream from the start (so log notifications may join it).
     pub(crate) fn submit(&self, session: SessionRef, body: &[u8], stream: bool) -> (u64, Receiver<Part>) {
         let (tx, rx) = smol::channel::unbounded();
+        let turn = self.turn();
         let mut state = self.lock(session.shard);
         let tag = state.next_tag;
         state.next_tag += 1;
-        state.registry.touch(session.id, now_ms());
+        state.registry.touch(session.id, now_ms(), turn);
         state.waiters.insert((session.id, tag), Waiter { tx, streaming: stream });
         state.feed(Input::Message { session: session.id, bytes: body, tag });
         (tag, rx)
@@ -147,35 +152,84 @@ impl Sessions {
         }
     }
 
-    /// How many sessions are live, over every shard.
-    fn len(&self) -> usize {
-        (0..SHARDS).map(|shard| self.lock(shard).registry.len()).sum()
+    /// A seat for a new session of `owner`. At a cap, the session idle longest (no POST waiting)
+    /// among those the cap counts is ended to make room; `Err` names the cap when every one of
+    /// them is busy. On success, also says how many sessions were ended.
+    pub(crate) fn seat(&self, owner: Owner) -> Result<(Seat, usize), Bound> {
+        let mut ended = 0;
+        loop {
+            let bound = match self.census.take(owner) {
+                Ok(seat) => return Ok((seat, ended)),
+                Err(bound) => bound,
+            };
+            // Each pass ends one session or gives up, and a cap is at most a few thousand sessions.
+            let made_room = match bound {
+                Bound::Total => self.end_idle_longest(|_| true),
+                Bound::Peer => self.end_idle_longest(|o| o.peer == owner.peer),
+                Bound::Person => self.end_idle_longest(|o| o.person.is_some() && o.person == owner.person),
+            };
+            if !made_room {
+                return Err(bound);
+            }
+            ended += 1;
+        }
     }
 
-    /// Whether a session can be added: fewer than `max` live, after ending those idle past `idle`.
-    pub(crate) fn has_room(&self, max: usize, idle: Duration) -> bool {
-        if self.len() >= max {
-            self.expire(idle);
-        }
-        self.len() < max
+    /// The cap a [`Bound`] names.
+    pub(crate) fn cap(&self, bound: Bound) -> usize {
+        self.census.cap(bound)
     }
 
-    /// Makes `session` reachable as `id`, unless `max` are live and none is idle past `idle`.
-    pub(crate) fn admit(&self, session: SessionRef, id: String, max: usize, idle: Duration) -> Result<(), Full> {
-        if !self.has_room(max, idle) {
-            return Err(Full::AtCapacity);
-        }
-        self.lock(session.shard).registry.insert(id, session.id, now_ms());
-        Ok(())
+    /// Makes `session` reachable as `id`, in the seat taken for it.
+    pub(crate) fn admit(&self, session: SessionRef, id: String, seat: Seat) {
+        let owner = seat.keep();
+        let turn = self.turn();
+        self.lock(session.shard).registry.insert(id, session.id, owner, now_ms(), turn);
+    }
+
+    fn turn(&self) -> u64 {
+        self.turns.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Ends the session with this id: its Bitbucket requests stop and every open answer closes.
     /// False if there was none.
     pub(crate) fn end(&self, id: &str) -> bool {
         let mut state = self.lock(Sessions::shard_of(id));
-        let Some(session) = state.registry.remove(id) else { return false };
+        let Some((session, owner)) = state.registry.remove(id) else { return false };
         state.close(session);
+        drop(state);
+        self.census.release(&owner);
         true
+    }
+
+    /// Ends the session unused longest, among those `counts` takes, that has no POST waiting.
+    /// False when there is none.
+    fn end_idle_longest(&self, counts: impl Fn(&Owner) -> bool) -> bool {
+        // Each shard is looked at under its own lock; the one chosen may be used meanwhile, so
+        // the choice is checked again before it is ended.
+        for _ in 0..4 {
+            let oldest = (0..SHARDS)
+                .filter_map(|shard| {
+                    let state = self.lock(shard);
+                    state.registry.idle_longest(&counts, |s| state.busy(s)).map(|(used, id)| (used, id.to_owned()))
+                })
+                .min();
+            let Some((turn, id)) = oldest else { return false };
+            let mut state = self.lock(Sessions::shard_of(&id));
+            let still = state
+                .registry
+                .session(&id)
+                .is_some_and(|s| !state.busy(s) && state.registry.last_turn(s) == Some(turn));
+            if !still {
+                continue;
+            }
+            let Some((session, owner)) = state.registry.remove(&id) else { continue };
+            state.close(session);
+            drop(state);
+            self.census.release(&owner);
+            return true;
+        }
+        false
     }
 
     /// Closes a session no id names (its `initialize` failed, or found no room).
@@ -185,7 +239,15 @@ impl Sessions {
 
     /// Ends every session unused for longer than `idle` with no POST waiting. Returns how many.
     pub(crate) fn expire(&self, idle: Duration) -> usize {
-        (0..SHARDS).map(|shard| self.lock(shard).expire(idle)).sum()
+        let mut n = 0;
+        for shard in 0..SHARDS {
+            let owners = self.lock(shard).expire(idle);
+            n += owners.len();
+            for owner in &owners {
+                self.census.release(owner);
+            }
+        }
+        n
     }
 
     fn forget(&self, session: SessionRef, tag: u64) {
@@ -214,14 +276,20 @@ impl State {
         }
     }
 
-    fn expire(&mut self, idle: Duration) -> usize {
+    /// Whether a POST of `session` waits for its answer.
+    fn busy(&self, session: SessionId) -> bool {
+        self.waiters.range((session, 0)..=(session, u64::MAX)).next().is_some()
+    }
+
+    /// Ends the sessions idle past `idle`, returning whom each counted against.
+    fn expire(&mut self, idle: Duration) -> Vec<Owner> {
         let waiters = &self.waiters;
         let busy = |s: SessionId| waiters.range((s, 0)..=(s, u64::MAX)).next().is_some();
         let expired = self.registry.expire(idle, now_ms(), busy);
-        for &session in &expired {
+        for &(session, _) in &expired {
             self.close(session);
         }
-        expired.len()
+        expired.into_iter().map(|(_, owner)| owner).collect()
     }
 
     /// Hands what the driver delivered to the waiters. Messages of one input are held until the

@@ -13,11 +13,17 @@ use serde_json::json;
 
 const HEADER: &str = "X-Bitbucket-Token";
 
-/// A Bitbucket stand-in that answers with the identity the token belongs to, and records each token.
+/// The request bb makes to ask Bitbucket whether it accepts a person's token.
+const TOKEN_CHECK: &str = "/rest/api/latest/users";
+
+/// A Bitbucket stand-in that answers with the identity the token belongs to, and records each
+/// token of a request other than the token check.
 fn identity_fetch(seen: Arc<Mutex<Vec<Option<String>>>>) -> Arc<dyn Bitbucket> {
-    Arc::new(move |_: bb_core::FetchRequest, person: Option<&PersonalToken>, _: &Cancel| {
+    Arc::new(move |req: bb_core::FetchRequest, person: Option<&PersonalToken>, _: &Cancel| {
         let token = person.map(|p| p.secret().to_owned());
-        seen.lock().unwrap().push(token.clone());
+        if req.path != TOKEN_CHECK {
+            seen.lock().unwrap().push(token.clone());
+        }
         let who = match token.as_deref() {
             Some("token-of-alice") => "alice",
             Some("token-of-bob") => "bob",
@@ -82,4 +88,73 @@ fn without_the_mode_requests_use_the_operators_credentials() {
     let id = common::initialize(s.addr);
     assert_eq!(who_am_i(s.addr, &id, "token-of-alice"), "you are operator");
     assert_eq!(*seen.lock().unwrap(), vec![None]);
+}
+
+/// A Bitbucket that refuses `junk-not-a-token` (401) and answers `flaky` with 502, and counts the
+/// token checks it gets for each token.
+fn checking_fetch(checks: Arc<Mutex<Vec<String>>>) -> Arc<dyn Bitbucket> {
+    Arc::new(move |req: bb_core::FetchRequest, person: Option<&PersonalToken>, _: &Cancel| {
+        let token = person.map(|p| p.secret().to_owned()).unwrap_or_default();
+        if req.path == TOKEN_CHECK {
+            checks.lock().unwrap().push(token.clone());
+        }
+        match token.as_str() {
+            "junk-not-a-token" => FetchOutcome::response(
+                401,
+                r#"{"errors":[{"message":"Authentication failed. Please check your credentials and try again."}]}"#,
+            ),
+            "flaky" => FetchOutcome::response(502, "Bad Gateway"),
+            _ => FetchOutcome::response(200, r#"{"values":[]}"#),
+        }
+    })
+}
+
+#[test]
+fn a_token_bitbucket_refuses_starts_no_session_and_bitbucket_is_asked_once() {
+    let checks = Arc::new(Mutex::new(Vec::new()));
+    let s = start(options(), checking_fetch(Arc::clone(&checks)));
+    for _ in 0..3 {
+        let a = Req::post(INITIALIZE).header(HEADER, "junk-not-a-token").send(s.addr);
+        assert_eq!(a.status, 403, "{a:?}");
+        assert_eq!(a.header("mcp-session-id"), None);
+        assert_eq!(a.json()["id"], 0);
+        let message = a.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(HEADER) && message.contains("did not accept") && message.contains("401"), "{message}");
+        assert!(!a.body.contains("junk-not-a-token"));
+    }
+    initialize_with(s.addr, &[(HEADER, "token-of-alice")]);
+    initialize_with(s.addr, &[(HEADER, "token-of-alice")]);
+    let checks = checks.lock().unwrap();
+    assert_eq!(*checks, ["junk-not-a-token", "token-of-alice"], "each verdict is remembered");
+    let logs = s.logs.lock().unwrap();
+    assert!(logs.iter().any(|l| l.contains("did not accept the person's token")), "{logs:?}");
+    assert!(!logs.iter().any(|l| l.contains("junk-not-a-token") || l.contains("token-of-alice")));
+}
+
+#[test]
+fn when_bitbucket_cannot_judge_a_token_initialize_gets_503_and_it_is_asked_again_next_time() {
+    let checks = Arc::new(Mutex::new(Vec::new()));
+    let s = start(options(), checking_fetch(Arc::clone(&checks)));
+    for _ in 0..2 {
+        let a = Req::post(INITIALIZE).header(HEADER, "flaky").send(s.addr);
+        assert_eq!(a.status, 503, "{a:?}");
+        assert!(a.json()["error"]["message"].as_str().unwrap().contains("Bitbucket answered 502"));
+        assert!(a.header("retry-after").is_some());
+    }
+    assert_eq!(checks.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn a_person_at_their_share_of_sessions_ends_their_own_session_idle_longest() {
+    let limits = bb_http::Limits { max_sessions_per_person: Some(1), ..bb_http::Limits::default() };
+    let s = start(HttpOptions { limits, ..options() }, identity_fetch(Arc::new(Mutex::new(Vec::new()))));
+    let alice_first = initialize_with(s.addr, &[(HEADER, "token-of-alice")]);
+    let bob = initialize_with(s.addr, &[(HEADER, "token-of-bob")]);
+    let alice_second = initialize_with(s.addr, &[(HEADER, "token-of-alice")]);
+    let ping = |id: &str, token: &str| {
+        Req::post(request("ping", json!({}))).session(id).header(HEADER, token).send(s.addr).status
+    };
+    assert_eq!(ping(&alice_first, "token-of-alice"), 404);
+    assert_eq!(ping(&bob, "token-of-bob"), 200);
+    assert_eq!(ping(&alice_second, "token-of-alice"), 200);
 }

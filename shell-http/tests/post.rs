@@ -159,3 +159,16 @@ fn get_gets_405_and_other_paths_404() {
     assert_eq!(a.header("allow"), Some("POST, DELETE, OPTIONS"));
     assert_eq!(Req::post(common::INITIALIZE).path("/other").send(s.addr).status, 404);
 }
+
+#[test]
+fn an_empty_body_on_a_live_session_gets_a_json_rpc_parse_error_with_400() {
+    let s = start_default();
+    let id = initialize(s.addr);
+    for body in ["", "  \r\n"] {
+        let a = Req::post(body).session(&id).send(s.addr);
+        assert_eq!(a.status, 400, "{body:?}");
+        assert_eq!(a.json()["error"]["code"], -32700);
+        assert_eq!(a.json()["id"], serde_json::Value::Null);
+    }
+    assert_eq!(Req::post(request("ping", json!({}))).session(&id).send(s.addr).status, 200);
+}

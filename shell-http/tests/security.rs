@@ -77,3 +77,45 @@ fn a_head_over_the_limit_gets_431() {
     let a = Req::post(INITIALIZE).header("X-Padding", &"x".repeat(20 * 1024)).send(s.addr);
     assert_eq!(a.status, 431);
 }
+
+#[test]
+fn two_host_or_two_origin_headers_get_400() {
+    let s = start_default();
+    let origin = format!("http://localhost:{}", s.addr.port());
+    for (name, value) in [("Host", s.addr.to_string()), ("Origin", origin)] {
+        let mut c = common::connect(s.addr);
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: */*\r\nContent-Length: {}\r\nConnection: close\r\n",
+            s.addr,
+            INITIALIZE.len()
+        );
+        head.push_str(&format!("{name}: {value}\r\n"));
+        if name == "Origin" {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        head.push_str(INITIALIZE);
+        std::io::Write::write_all(&mut c, head.as_bytes()).unwrap();
+        let a = common::read_answer(&mut c);
+        assert_eq!(a.status, 400, "{name}: {a:?}");
+        assert!(a.json()["error"]["message"].as_str().unwrap().contains(&format!("exactly one {name}")));
+    }
+}
+
+#[test]
+fn a_short_bearer_token_is_refused_off_loopback_and_the_error_says_what_to_set() {
+    let exposed = bb_core::testing::test_catalogue().expose(&bb_core::ExposureOptions::default()).unwrap();
+    let config = bb_core::ServerConfig::new(exposed, "0.0.0-test");
+    let options = HttpOptions { token: Some("x".into()), ..HttpOptions::default() };
+    let refused = bb_http::Server::bind(
+        "0.0.0.0:0".parse().unwrap(),
+        options,
+        config,
+        common::plain_fetch(),
+        bb_drive::Logger::new(None),
+    );
+    let e = refused.err().expect("a one-character token is refused off loopback");
+    assert!(e.to_string().contains("BB_HTTP_TOKEN") && e.to_string().contains("at least 32"), "{e}");
+    let e = bb_http::BearerToken::resolve(Some("short".into()), false).unwrap_err();
+    assert!(e.to_string().contains("set it to"), "{e}");
+}

@@ -43,7 +43,8 @@ fn a_client_that_never_finishes_its_body_gets_408_and_is_disconnected() {
 
 #[test]
 fn connections_beyond_the_cap_get_503_and_are_closed() {
-    let s = with(Limits { max_connections: 2, ..Limits::default() });
+    // Every client here is 127.0.0.1, so its share is the whole cap.
+    let s = with(Limits { max_connections: 2, max_connections_per_peer: Some(2), ..Limits::default() });
     let mut held = vec![connect(s.addr), connect(s.addr)];
     // Make sure both are accepted before the third arrives.
     for c in &mut held {

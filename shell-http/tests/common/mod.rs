@@ -137,6 +137,44 @@ impl Req {
     }
 }
 
+/// Sends `req` on `s` without `Connection: close`, so the connection stays open, and reads one
+/// answer (by its Content-Length).
+pub fn send_keep_alive(s: &mut TcpStream, addr: SocketAddr, req: &Req) -> Answer {
+    let bytes = String::from_utf8(req.bytes(addr)).unwrap().replacen("Connection: close\r\n", "", 1);
+    s.write_all(bytes.as_bytes()).unwrap();
+    read_one(s)
+}
+
+/// Reads one answer whose body has a Content-Length, leaving the connection open.
+pub fn read_one(s: &mut TcpStream) -> Answer {
+    let mut raw = Vec::new();
+    let mut byte = [0u8; 1];
+    while !raw.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => raw.push(byte[0]),
+            Ok(_) => panic!("the connection closed before a whole head: {:?}", String::from_utf8_lossy(&raw)),
+            Err(e) => panic!("no answer in time: {e}"),
+        }
+    }
+    let head = parse(&raw);
+    let length: usize = head.header("content-length").map_or(0, |v| v.parse().unwrap());
+    let mut body = vec![0u8; length];
+    s.read_exact(&mut body).unwrap();
+    Answer { body: String::from_utf8_lossy(&body).into_owned(), ..head }
+}
+
+/// Whether the server closed `s` (end of stream or a reset) rather than leaving it open.
+pub fn closed_by_server(s: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 256];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) => return e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    }
+}
+
 /// A connection with a read timeout, so a broken server fails the test instead of hanging it.
 pub fn connect(addr: SocketAddr) -> TcpStream {
     let s = TcpStream::connect(addr).unwrap();

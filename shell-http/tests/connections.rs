@@ -1,0 +1,98 @@
+//! Connections one client cannot take from everyone: connections without the token never hold a
+//! place among those admitted, one peer holds at most its share, and a flood of refusals writes a
+//! few warning lines, not one per connection. Every client here is 127.0.0.1, one peer.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use bb_http::{HttpOptions, Limits};
+use common::{INITIALIZE, Req, closed_by_server, connect, read_answer, send_keep_alive, start};
+
+const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+fn authorized(req: Req) -> Req {
+    req.header("Authorization", &format!("Bearer {TOKEN}"))
+}
+
+#[test]
+fn connections_without_the_token_are_closed_and_never_take_an_admitted_place() {
+    let limits = Limits { max_connections: 2, max_connections_per_peer: Some(100), ..Limits::default() };
+    let s = start(HttpOptions { token: Some(TOKEN.into()), limits, ..HttpOptions::default() }, common::plain_fetch());
+    // Two connections that say nothing take both waiting places (the server accepts in order).
+    let mut idle_first = connect(s.addr);
+    let _idle_second = connect(s.addr);
+    // Newcomers with the token close the one waiting longest and are admitted.
+    let mut first = connect(s.addr);
+    let a = send_keep_alive(&mut first, s.addr, &authorized(Req::post(INITIALIZE)));
+    assert_eq!(a.status, 200, "{a:?} {:?}", s.logs.lock().unwrap());
+    let mut second = connect(s.addr);
+    let a = send_keep_alive(&mut second, s.addr, &authorized(Req::post(INITIALIZE)));
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(closed_by_server(&mut idle_first), "the connection waiting longest was closed to make room");
+    // A request without the token is refused and its connection closed, kept alive or not.
+    let mut tokenless = connect(s.addr);
+    let a = send_keep_alive(&mut tokenless, s.addr, &Req::post(INITIALIZE));
+    assert_eq!((a.status, a.header("connection")), (401, Some("close")));
+    assert!(closed_by_server(&mut tokenless));
+    // The admitted places are both taken by connections with the token: a third gets 503.
+    let third = authorized(Req::post(INITIALIZE)).send(s.addr);
+    assert_eq!(third.status, 503, "{third:?}");
+    assert!(third.json()["error"]["message"].as_str().unwrap().contains("too many connections"));
+    // The admitted connections go on serving.
+    assert_eq!(send_keep_alive(&mut first, s.addr, &authorized(Req::post(INITIALIZE))).status, 200);
+}
+
+#[test]
+fn one_peer_holds_at_most_its_share_of_connections() {
+    let limits = Limits { max_connections: 100, max_connections_per_peer: Some(2), ..Limits::default() };
+    let s = start(HttpOptions { limits, ..HttpOptions::default() }, common::plain_fetch());
+    let mut held = vec![connect(s.addr), connect(s.addr)];
+    for c in &mut held {
+        assert_eq!(send_keep_alive(c, s.addr, &Req::post(INITIALIZE)).status, 200);
+    }
+    let mut third = connect(s.addr);
+    let a = read_answer(&mut third);
+    assert_eq!(a.status, 503);
+    assert!(a.json()["error"]["message"].as_str().unwrap().contains("too many connections"));
+    drop(held);
+    // The share comes back as the peer's connections close.
+    let mut status = 503;
+    for _ in 0..100 {
+        status = Req::post(INITIALIZE).send(s.addr).status;
+        if status == 200 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn a_flood_of_turned_away_connections_writes_a_line_a_second_with_a_count() {
+    let limits = Limits { max_connections_per_peer: Some(1), ..Limits::default() };
+    let s = start(HttpOptions { limits, ..HttpOptions::default() }, common::plain_fetch());
+    let mut held = connect(s.addr);
+    assert_eq!(send_keep_alive(&mut held, s.addr, &Req::post(INITIALIZE)).status, 200);
+    let start = Instant::now();
+    for _ in 0..40 {
+        assert_eq!(read_answer(&mut connect(s.addr)).status, 503);
+    }
+    let lines = |s: &common::TestServer, what: &str| s.logs.lock().unwrap().iter().filter(|l| l.contains(what)).count();
+    let written = lines(&s, "turned a connection away");
+    assert!(written >= 1);
+    assert!(written as u64 <= start.elapsed().as_secs() + 1, "{written} lines for 40 refusals");
+    // What was held back is counted in a later line.
+    let mut counted = false;
+    for _ in 0..100 {
+        let logs = s.logs.lock().unwrap().join("\n");
+        counted = logs.contains("more connection(s) or session(s) turned away") || logs.contains("more like it");
+        if counted {
+            break;
+        }
+        drop(logs);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(counted, "{:#?}", s.logs.lock().unwrap());
+}
