@@ -8,10 +8,12 @@
 //!
 //! ```text
 //!   server (sockets, threads) ──▶ exchange (POST / DELETE / GET / OPTIONS)
-//!                                    ├─▶ gate (Host, Origin, bearer, CORS)
-//!                                    ├─▶ reply (JSON, SSE, refusals)
-//!                                    └─▶ sessions: one Mutex<Driver> ─▶ parts of answers to the waiting POSTs
-//!                                                     └─▶ registry (ids, last use, expiry)
+//!     └─▶ connections (waiting,      ├─▶ gate (Host, Origin, bearer, CORS)
+//!         admitted, per peer)        ├─▶ reply (JSON, SSE, refusals)
+//!                                    ├─▶ persons (does Bitbucket accept this person's token?)
+//!                                    └─▶ sessions: 8 × Mutex<Driver> ─▶ parts of answers to the waiting POSTs
+//!                                          ├─▶ census (seats per peer and person; the caps)
+//!                                          └─▶ registry (ids, owners, last use, expiry, idle longest)
 //! ```
 //!
 //! Module by what it decides: [`options`] (limits and who may call), `gate` (whether a request

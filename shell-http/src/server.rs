@@ -212,13 +212,13 @@ async fn flush_warnings(door: Arc<Door>) {
         smol::Timer::after(Duration::from_millis(WARNING_PERIOD_MS)).await;
         let now = now_ms();
         let kinds = [
-            (&door.turned_away, Level::Warning, "turned away"),
-            (&endpoint.crowded, Level::Warning, "ended or refused for room"),
-            (&endpoint.refusals, Level::Notice, "refused at the gate"),
+            (&door.turned_away, Level::Warning, "connection(s) turned away"),
+            (&endpoint.crowded, Level::Warning, "session(s) ended or refused to make room"),
+            (&endpoint.refusals, Level::Notice, "request(s) refused at the gate"),
         ];
         for (throttle, level, what) in kinds {
             if let Some(n) = throttle.flush(now) {
-                endpoint.logger.log(level, &format!("{n} more connection(s) or session(s) {what} in the last second"));
+                endpoint.logger.log(level, &format!("{n} more {what} since the last such line"));
             }
         }
     }
