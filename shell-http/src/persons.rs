@@ -4,7 +4,10 @@
 //!
 //! The question is `GET /rest/api/latest/users?limit=1`: it needs a logged-in user (anonymous gets
 //! 401, reference/bitbucket-dc.md "Errors"), is cheap, and reads nothing of the person's work.
-//! `application-properties` would not do: it answers anonymous callers too. 2xx means accepted;
+//! `application-properties` would not do: it answers anonymous callers too, so it would vouch for a
+//! token only if Bitbucket refused bad credentials on a public endpoint, which the reference does not
+//! say. The price: a project or repository access token (no person, no licence) is refused too;
+//! per-person mode is for personal access tokens. 2xx means accepted;
 //! 401 or 403 means refused; anything else (a 5xx, a timeout, no server) decides nothing and is not
 //! remembered. One peer may have a few questions in flight at once, so a flood of made-up tokens
 //! costs Bitbucket a few requests at a time, not one per initialize at once.
