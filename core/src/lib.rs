@@ -42,6 +42,7 @@ pub mod avatar_cache;
 pub mod bitbucket;
 pub mod catalogue;
 pub mod fetch;
+pub mod highlight;
 pub mod instructions;
 pub mod jsonrpc;
 pub mod logging;

@@ -73,6 +73,13 @@ pub trait Plan: Send + std::fmt::Debug + 'static {
         outcome: FetchOutcome,
         fetches: &mut Fetches<'_, '_, Self::Read>,
     ) -> Option<ToolResult>;
+
+    /// Does a bounded step of the CPU work it asked for with [`Fetches::want_work`] (highlighting);
+    /// `last` says the shell's deadline has passed: answer now with what is done. `Some` answers the call.
+    fn work(&mut self, last: bool, fetches: &mut Fetches<'_, '_, Self::Read>) -> Option<ToolResult> {
+        let _ = (last, fetches);
+        None
+    }
 }
 
 /// How a tool call starts.
@@ -87,7 +94,7 @@ pub enum Step {
 impl Step {
     /// Waits on `first` (at least one read) with `plan`.
     pub fn wait<P: Plan>(plan: P, first: Vec<(P::Read, FetchRequest)>) -> Step {
-        Step::Wait(Box::new(Running { plan, pending: BTreeMap::new(), first }))
+        Step::Wait(Box::new(Running { plan, pending: BTreeMap::new(), first, wants_work: false }))
     }
 }
 
@@ -116,6 +123,7 @@ impl Desk<'_> {
 pub struct Fetches<'d, 'a, R> {
     desk: &'d mut Desk<'a>,
     pending: &'d mut BTreeMap<Ticket, R>,
+    wants_work: &'d mut bool,
 }
 
 impl<R> Fetches<'_, '_, R> {
@@ -128,6 +136,12 @@ impl<R> Fetches<'_, '_, R> {
     /// How many reads are still out.
     pub fn waiting(&self) -> usize {
         self.pending.len()
+    }
+
+    /// Asks the shell for a step of CPU work ([`Plan::work`]) once this step returns, and again after
+    /// each work step that asks for it, until the shell's deadline passes.
+    pub fn want_work(&mut self) {
+        *self.wants_work = true;
     }
 
     /// The server's avatar cache.
@@ -147,6 +161,10 @@ pub trait Waiting: Send + std::fmt::Debug {
     fn begin(&mut self, desk: &mut Desk<'_>);
     /// Takes the outcome of `ticket`; `Some` answers the call.
     fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, desk: &mut Desk<'_>) -> Option<ToolResult>;
+    /// Does a step of the plan's CPU work; `last` when the deadline has passed. `Some` answers the call.
+    fn work(&mut self, last: bool, desk: &mut Desk<'_>) -> Option<ToolResult>;
+    /// Whether the last step asked for a work step (and forgets that it did).
+    fn wants_work(&mut self) -> bool;
     /// How many reads are still out.
     fn waiting(&self) -> usize;
 }
@@ -156,6 +174,7 @@ struct Running<P: Plan> {
     plan: P,
     pending: BTreeMap<Ticket, P::Read>,
     first: Vec<(P::Read, FetchRequest)>,
+    wants_work: bool,
 }
 
 impl<P: Plan> Waiting for Running<P> {
@@ -168,8 +187,17 @@ impl<P: Plan> Waiting for Running<P> {
 
     fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, desk: &mut Desk<'_>) -> Option<ToolResult> {
         let read = self.pending.remove(&ticket)?;
-        let mut fetches = Fetches { desk, pending: &mut self.pending };
+        let mut fetches = Fetches { desk, pending: &mut self.pending, wants_work: &mut self.wants_work };
         self.plan.on(read, outcome, &mut fetches)
+    }
+
+    fn work(&mut self, last: bool, desk: &mut Desk<'_>) -> Option<ToolResult> {
+        let mut fetches = Fetches { desk, pending: &mut self.pending, wants_work: &mut self.wants_work };
+        self.plan.work(last, &mut fetches)
+    }
+
+    fn wants_work(&mut self) -> bool {
+        std::mem::take(&mut self.wants_work)
     }
 
     fn waiting(&self) -> usize {

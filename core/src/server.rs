@@ -47,6 +47,13 @@ pub enum Input<'a> {
         /// The shell's tag for this input.
         tag: u64,
     },
+    /// A step of the CPU work asked for with [`Output::Work`]; `last` once the shell's deadline for it has passed.
+    Work {
+        /// The ticket of [`Output::Work`].
+        ticket: Ticket,
+        /// The deadline has passed: finish with what is done.
+        last: bool,
+    },
     /// The outcome of a Bitbucket read the server asked for.
     Fetched {
         /// The ticket of [`Output::Fetch`].
@@ -127,6 +134,12 @@ impl Server {
                 Some(s) => s.oversized(limit, tag, &mut self.shared),
                 None => self.shared.out.push_back(Output::Done { session, tag }),
             },
+            Input::Work { ticket, last } => {
+                let Some(owner) = self.shared.tickets.remove(&ticket) else { return };
+                if let Some(s) = self.sessions.get_mut(&owner) {
+                    s.worked(ticket, last, &mut self.shared);
+                }
+            }
             Input::Fetched { ticket, outcome } => {
                 // A read of a closed session, or of a call already answered or cancelled, is dropped.
                 let Some(owner) = self.shared.tickets.remove(&ticket) else { return };

@@ -30,6 +30,8 @@ use crate::tool::{Call, VIEW_URI};
 struct Pending {
     plan: Box<dyn Waiting>,
     tickets: BTreeSet<Ticket>,
+    /// The ticket of the CPU work the plan asked the shell to run, while it is asked for.
+    work: Option<Ticket>,
     tag: u64,
     batch: Option<u64>,
 }
@@ -132,8 +134,9 @@ impl Session {
     /// Drops every call in flight (the client has gone): their reads are cancelled, nothing is answered.
     pub(crate) fn close(&mut self, sh: &mut Shared) {
         let mut open_tags = BTreeSet::new();
-        for (_, pending) in std::mem::take(&mut self.pending) {
+        for (_, mut pending) in std::mem::take(&mut self.pending) {
             open_tags.insert(pending.tag);
+            self.drop_work(&mut pending, sh);
             for t in pending.tickets {
                 self.drop_read(t, sh);
             }
@@ -397,6 +400,7 @@ impl Session {
             now_ms: sh.now_ms,
             bitbucket_user: self.bitbucket_user.as_deref(),
             base_url: sh.config.base_url.as_deref(),
+            highlight_templates: sh.config.highlight_templates,
         };
         match (tool.start)(args, &call) {
             Step::Done(result) => Answer::Now(Ok(result.to_value())),
@@ -417,7 +421,7 @@ impl Session {
                 if let Some(b) = batch.and_then(|b| self.batches.get_mut(&b)) {
                     b.waiting += 1;
                 }
-                self.pending.insert(id.clone(), Pending { plan, tickets, tag, batch });
+                self.pending.insert(id.clone(), Pending { plan, tickets, work: None, tag, batch });
                 Answer::Later
             }
         }
@@ -480,18 +484,53 @@ impl Session {
         let mut desk = sh.desk();
         let answer = pending.plan.resume(ticket, outcome, &mut desk);
         let issued = std::mem::take(&mut desk.issued);
+        self.after_step(id, pending, answer, issued, sh);
+    }
+
+    /// Takes a step of a call's CPU work (`last` once the shell's deadline has passed).
+    pub(crate) fn worked(&mut self, ticket: Ticket, last: bool, sh: &mut Shared) {
+        let Some(id) = self.tickets.get(&ticket).cloned() else { return };
+        let Some(mut pending) = self.pending.remove(&id) else { return };
+        // The server forgot the ticket when it routed this step; it is asked for again below if need be.
+        sh.tickets.insert(ticket, self.id);
+        let mut desk = sh.desk();
+        let answer = pending.plan.work(last, &mut desk);
+        let issued = std::mem::take(&mut desk.issued);
+        self.after_step(id, pending, answer, issued, sh);
+    }
+
+    /// After a plan's step: files the reads it asked for, asks the shell for work when the plan wants
+    /// it, and answers the call when the plan did (dropping what it no longer needs).
+    fn after_step(
+        &mut self,
+        id: Id,
+        mut pending: Pending,
+        answer: Option<ToolResult>,
+        issued: Vec<(Ticket, FetchRequest)>,
+        sh: &mut Shared,
+    ) {
         let more = self.issue(&id, issued, sh);
         pending.tickets.extend(more);
+        if answer.is_none() && pending.plan.wants_work() {
+            // One ticket for all of a call's work, so the shell keeps one deadline for it.
+            let ticket = *pending.work.get_or_insert_with(|| sh.new_ticket());
+            self.tickets.insert(ticket, id.clone());
+            sh.tickets.insert(ticket, self.id);
+            sh.out.push_back(Output::Work { session: self.id, ticket });
+        } else {
+            self.drop_work(&mut pending, sh);
+        }
         let tag = pending.tag;
         match answer {
             Some(result) => {
                 for t in std::mem::take(&mut pending.tickets) {
                     self.drop_read(t, sh);
                 }
+                self.drop_work(&mut pending, sh);
                 self.send_queued(sh);
                 self.answer_later(&id, pending, result.to_value(), sh);
             }
-            None if pending.tickets.is_empty() => {
+            None if pending.tickets.is_empty() && pending.work.is_none() => {
                 let result =
                     ToolResult::error("The call stopped waiting on Bitbucket without an answer. This is a bug in bb.");
                 self.answer_later(&id, pending, result.to_value(), sh);
@@ -502,6 +541,15 @@ impl Session {
             }
         }
         self.settle(tag, sh);
+    }
+
+    /// Stops the CPU work a call asked for: the shell drops it.
+    fn drop_work(&mut self, pending: &mut Pending, sh: &mut Shared) {
+        if let Some(t) = pending.work.take() {
+            self.tickets.remove(&t);
+            sh.tickets.remove(&t);
+            sh.out.push_back(Output::CancelFetch(t));
+        }
     }
 
     fn answer_later(&mut self, id: &Id, pending: Pending, result: Value, sh: &mut Shared) {
@@ -519,7 +567,8 @@ impl Session {
     }
 
     fn cancel(&mut self, id: &Id, sh: &mut Shared) {
-        let Some(pending) = self.pending.remove(id) else { return };
+        let Some(mut pending) = self.pending.remove(id) else { return };
+        self.drop_work(&mut pending, sh);
         self.log(Level::Debug, format!("cancelled request {id}"), sh);
         for t in pending.tickets {
             self.drop_read(t, sh);

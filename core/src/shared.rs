@@ -30,6 +30,8 @@ pub struct ServerConfig {
     pub base_url: Option<String>,
     /// The most bytes of avatars the server keeps (a shell that runs several servers splits the budget).
     pub avatar_cache_bytes: usize,
+    /// Highlight with lexers that embed other languages and cannot be stopped midway (`--highlight-templates`).
+    pub highlight_templates: bool,
 }
 
 impl ServerConfig {
@@ -43,6 +45,7 @@ impl ServerConfig {
             instructions,
             base_url: None,
             avatar_cache_bytes: crate::avatar_cache::MAX_CACHE_BYTES,
+            highlight_templates: false,
         }
     }
 }
@@ -80,8 +83,17 @@ pub enum Output {
         /// What to ask Bitbucket; the shell adds the base URL, credentials and timeouts.
         request: FetchRequest,
     },
-    /// A request asked for earlier is no longer needed: do not send it if it has not gone yet,
-    /// stop its retries, and drop its outcome.
+    /// A call has CPU work to do (highlighting): feed [`crate::Input::Work`] with this ticket, `last: false`,
+    /// while the shell's deadline for the call has not passed, then once with `last: true`; the core asks
+    /// again with another `Work` after each step that leaves more to do. Each step is bounded.
+    Work {
+        /// The session whose call it is.
+        session: SessionId,
+        /// Identifies the work, as a read's ticket does.
+        ticket: Ticket,
+    },
+    /// A request (or work) asked for earlier is no longer needed: do not send it if it has not gone
+    /// yet, stop its retries, and drop its outcome.
     CancelFetch(Ticket),
     /// A line for the operator's log (stderr).
     Log {
@@ -160,6 +172,13 @@ impl MadeOnce {
 }
 
 impl Shared {
+    /// A ticket no read or work of this server has had.
+    pub(crate) fn new_ticket(&mut self) -> Ticket {
+        let t = Ticket(self.next_ticket);
+        self.next_ticket += 1;
+        t
+    }
+
     /// Where a plan files its reads, with the avatar cache.
     pub(crate) fn desk(&mut self) -> Desk<'_> {
         Desk { issued: Vec::new(), next_ticket: &mut self.next_ticket, avatars: &mut self.avatars, now_ms: self.now_ms }

@@ -69,6 +69,8 @@ pub struct Call<'a> {
     pub bitbucket_user: Option<&'a str>,
     /// Bitbucket's base URL, for the links views build.
     pub base_url: Option<&'a str>,
+    /// Whether the operator allows lexers that embed other languages (`--highlight-templates`).
+    pub highlight_templates: bool,
 }
 
 /// Starts a call with arguments already checked against the tool's schema.

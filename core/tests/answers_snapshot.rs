@@ -173,6 +173,8 @@ fn cases() -> Vec<Case> {
             tool: "show",
             args: json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}),
         },
+        v("diff view", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 1})),
+        v("diff view large", json!({"kind": "diff", "project": "OPS", "repo": "infra", "pr_id": 1})),
         v("list view", json!({"kind": "pull_requests", "project": "BB", "repo": "api"})),
         v("list view cli", json!({"kind": "pull_requests", "project": "BB", "repo": "cli", "limit": 5})),
         v("list view inbox", json!({"kind": "pull_requests", "inbox": true})),

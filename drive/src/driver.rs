@@ -6,11 +6,11 @@
 //! callback the shell gave, which feeds it back as [`Input::Fetched`]. The driver holds no lock: the
 //! stdio shell owns it in its event loop, the HTTP shell behind one mutex.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bb_core::{FetchOutcome, FetchRequest, Input, Output, Server, ServerConfig, SessionId, Ticket};
 
@@ -62,7 +62,16 @@ pub struct Driver {
     fetching: HashMap<Ticket, Fetching>,
     persons: HashMap<SessionId, PersonalToken>,
     queues: HashMap<SessionId, u64>,
+    /// CPU work the core asked for, by ticket, with the time past which its next step is its last.
+    work: HashMap<Ticket, Instant>,
+    /// Work to step, in the order asked.
+    work_queue: VecDeque<Ticket>,
+    work_deadline: Duration,
 }
+
+/// How long a call's CPU work (highlighting) may take before its answer goes out with what is done:
+/// `--highlight-deadline`'s default.
+pub const WORK_DEADLINE: Duration = Duration::from_millis(150);
 
 /// The queue a session's reads wait in for a slot ([`Requester::queue`]): its person's in
 /// per-person mode (the top bit set), else one of its own, unique in the process.
@@ -105,7 +114,16 @@ impl Driver {
             fetching: HashMap::new(),
             persons: HashMap::new(),
             queues: HashMap::new(),
+            work: HashMap::new(),
+            work_queue: VecDeque::new(),
+            work_deadline: WORK_DEADLINE,
         }
+    }
+
+    /// Sets how long a call's CPU work may take ([`WORK_DEADLINE`] by default). The work runs in
+    /// bounded steps on the driver's own thread, so this also bounds how long it holds the driver.
+    pub fn set_work_deadline(&mut self, deadline: Duration) {
+        self.work_deadline = deadline;
     }
 
     /// The core server, read-only: its sessions' negotiated versions, clients and calls in flight.
@@ -164,14 +182,30 @@ impl Driver {
     }
 
     fn drain(&mut self, deliver: &mut dyn FnMut(Delivery)) {
-        while let Some(out) = self.server.poll_output() {
-            match out {
-                Output::Send { session, tag, message } => deliver(Delivery::Send { session, tag, message }),
-                Output::Done { session, tag } => deliver(Delivery::Done { session, tag }),
-                Output::Fetch { session, ticket, request } => self.start(session, ticket, request),
-                Output::CancelFetch(ticket) => self.cancel(ticket),
-                Output::Log { level, message } => self.logger.log(level, &message),
+        loop {
+            while let Some(out) = self.server.poll_output() {
+                match out {
+                    Output::Send { session, tag, message } => deliver(Delivery::Send { session, tag, message }),
+                    Output::Done { session, tag } => deliver(Delivery::Done { session, tag }),
+                    Output::Fetch { session, ticket, request } => self.start(session, ticket, request),
+                    Output::Work { ticket, .. } => {
+                        let deadline = Instant::now() + self.work_deadline;
+                        self.work.entry(ticket).or_insert(deadline);
+                        self.work_queue.push_back(ticket);
+                    }
+                    Output::CancelFetch(ticket) => self.cancel(ticket),
+                    Output::Log { level, message } => self.logger.log(level, &message),
+                }
             }
+            // A step of the work asked for; its last once its deadline has passed. Each step is
+            // bounded by the core, and a step may ask for the next.
+            let Some(ticket) = self.work_queue.pop_front() else { break };
+            let Some(deadline) = self.work.get(&ticket).copied() else { continue };
+            let last = Instant::now() >= deadline;
+            if last {
+                self.work.remove(&ticket);
+            }
+            self.server.handle(Input::Work { ticket, last }, now_ms());
         }
     }
 
@@ -195,6 +229,9 @@ impl Driver {
     }
 
     fn cancel(&mut self, ticket: Ticket) {
+        if self.work.remove(&ticket).is_some() {
+            self.work_queue.retain(|t| *t != ticket);
+        }
         if let Some(f) = self.fetching.remove(&ticket) {
             f.cancel.cancel();
         }

@@ -354,7 +354,7 @@ pub struct DiffSet {
 
 /// One file's diff. [spec][rec]
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(default)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Diff {
     /// The old file (null when added).
     pub source: Option<Path>,
@@ -366,6 +366,10 @@ pub struct Diff {
     pub truncated: Option<bool>,
     /// A binary file.
     pub binary: Option<bool>,
+    /// The root comments drawn on its lines (each line's `commentIds` names which). [assumed: with `withComments=true`]
+    pub line_comments: Vec<Comment>,
+    /// The comments on the file as a whole. [assumed: with `withComments=true`]
+    pub file_comments: Vec<Comment>,
 }
 
 /// A hunk. [spec][rec]
@@ -413,6 +417,8 @@ pub struct Line {
     pub line: Option<String>,
     /// Root comments Bitbucket draws on this line. [rec]
     pub comment_ids: Vec<u64>,
+    /// Whether Bitbucket cut the line.
+    pub truncated: Option<bool>,
 }
 
 /// A build status (legacy or UI listing). [spec][rec; UI shape assumed]

@@ -17,12 +17,14 @@ pub fn changes_request(project: &str, repo: &str, id: u64, start: u64, limit: u6
     FetchRequest::get(format!("{}/changes", pr_path(project, repo, id)), query)
 }
 
-/// One file's diff with `context` lines around each change.
-pub fn file_request(project: &str, repo: &str, id: u64, path: &str, context: u64) -> FetchRequest {
-    FetchRequest::get(
-        format!("{}/diff/{}", pr_path(project, repo, id), file_path(path)),
-        vec![("contextLines".into(), context.to_string()), ("withComments".into(), "true".into())],
-    )
+/// One file's diff with `context` lines around each change (Bitbucket's default when `None`).
+pub fn file_request(project: &str, repo: &str, id: u64, path: &str, context: Option<u64>) -> FetchRequest {
+    let mut query = Vec::new();
+    if let Some(n) = context {
+        query.push(("contextLines".into(), n.to_string()));
+    }
+    query.push(("withComments".into(), "true".into()));
+    FetchRequest::get(format!("{}/diff/{}", pr_path(project, repo, id), file_path(path)), query)
 }
 
 /// A page of changed files, or the sentence that says why it could not be read.

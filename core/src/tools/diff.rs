@@ -93,7 +93,7 @@ struct DiffTool {
 
 impl DiffTool {
     fn diff_request(&self, path: &str) -> FetchRequest {
-        diff::file_request(&self.project, &self.repo, self.id, path, self.context)
+        diff::file_request(&self.project, &self.repo, self.id, path, Some(self.context))
     }
 }
 

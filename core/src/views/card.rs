@@ -394,7 +394,9 @@ fn activity_item(
     Some(item)
 }
 
-fn comment(c: &Comment, orphaned: bool, people: &mut People, base_url: Option<&str>, depth: usize) -> Value {
+/// A comment thread as the views draw it: the comment, its replies (newest last, as Bitbucket draws
+/// them), task state and anchor.
+pub fn comment(c: &Comment, orphaned: bool, people: &mut People, base_url: Option<&str>, depth: usize) -> Value {
     let author = c.author.as_ref().map(|u| people.note(u));
     let anchor = c.anchor.as_ref().map(|x| {
         json!({"path": x.path, "line": x.line, "lineType": x.line_type, "orphaned": orphaned || x.orphaned == Some(true)})

@@ -7,6 +7,7 @@
 //! arguments; the catalogue offers a kind only while its tool is exposed.
 
 pub mod card;
+pub mod diff;
 pub mod list;
 
 use serde_json::{Map, Value, json};
@@ -26,6 +27,7 @@ pub const VIEW_DATA_VERSION: u64 = 1;
 pub const KINDS: &[KindSpec] = &[
     KindSpec { name: "pull_request", tool: "get_pull_request", start: card::start, page: "card.js" },
     KindSpec { name: "pull_requests", tool: "list_pull_requests", start: list::start, page: "list.js" },
+    KindSpec { name: "diff", tool: "get_pull_request_diff", start: diff::start, page: "diff.js" },
 ];
 
 /// What the model is told when the client renders no views.
@@ -37,7 +39,7 @@ pub const IF_UNSEEN: &str = "If the person sees no view, answer in words.";
 pub const SHOW: ToolSpec = ToolSpec {
     name: "show",
     title: "Show to the person",
-    description: "Show the person a view laid out as Bitbucket lays it out: pull_request (a pull request's page) or pull_requests (a list), with the arguments of get_pull_request or list_pull_requests. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
+    description: "Show the person a view laid out as Bitbucket lays it out: pull_request (a pull request's page), pull_requests (a list) or diff (its changes with their comments, for what the person cannot open in their own editor), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
     input_schema: || json!({"type": "object"}),
     annotations: Annotations::READ,
     access: Access::Read,

@@ -30,6 +30,8 @@ pub struct Driver {
     /// Bytes of Bitbucket JSON the last call read.
     pub raw_bytes: usize,
     overrides: Vec<Override>,
+    /// How many work steps a call gets before its next one is its last (`None`: as many as it asks for).
+    pub work_steps: Option<usize>,
     now: u64,
     next_id: i64,
 }
@@ -73,6 +75,7 @@ impl Driver {
             bodies: vec![],
             raw_bytes: 0,
             overrides: vec![],
+            work_steps: None,
             now: 1_000,
             next_id: 1,
         };
@@ -142,6 +145,8 @@ impl Driver {
         let session = self.session;
         self.server.handle(Input::Message { session, bytes: line.to_string().as_bytes(), tag: 1 }, self.now);
         let mut queue: VecDeque<(Ticket, FetchRequest)> = VecDeque::new();
+        let mut work: VecDeque<Ticket> = VecDeque::new();
+        let mut steps = 0usize;
         let mut answer = None;
         loop {
             while let Some(out) = self.server.poll_output() {
@@ -153,11 +158,22 @@ impl Driver {
                         }
                     }
                     Output::Fetch { ticket, request, .. } => queue.push_back((ticket, request)),
+                    Output::Work { ticket, .. } => work.push_back(ticket),
                     _ => {}
                 }
             }
             if answer.is_some() {
                 break;
+            }
+            // CPU work goes on until done, unless the test set a number of steps (its "deadline").
+            if queue.is_empty()
+                && let Some(ticket) = work.pop_front()
+            {
+                steps += 1;
+                let last = self.work_steps.is_some_and(|n| steps > n);
+                self.now += 1;
+                self.server.handle(Input::Work { ticket, last }, self.now);
+                continue;
             }
             let Some((ticket, request)) = queue.pop_front() else { panic!("{name} stopped without an answer") };
             let outcome = self.serve(&request);

@@ -1,0 +1,330 @@
+//! Code highlighted in bb, not in the page: each line goes out as runs of `[length, class]` over a small
+//! fixed vocabulary of classes the page colours from the host's theme (ADR-101: "Code is highlighted in
+//! bb, which sends each line's token classes, and the page colours them").
+//!
+//! Syntaxes are syntect's with bat's extra ones (two-face), parsed with the pure-Rust regex engine. The
+//! language comes from the path, then from the first line. One parse state is carried through the lines
+//! of a side of a diff (the new file's context and added lines; the old file's context and removed lines),
+//! so multi-line strings and comments come out right within a hunk; across the gap between two hunks the
+//! state is carried on as if the lines were adjacent, which is right unless a construct opens inside a gap.
+//!
+//! The work is stepped: [`SideHighlighter::line`] does one line, and the caller stops after a budget of
+//! characters per step (the shell decides when its deadline has passed). A line longer than
+//! [`MAX_LINE_CHARS`] goes plain, and so does the rest of its side (a parse state cannot skip a line).
+//! A syntax that embeds others (HTML with script and style, PHP, Vue, Svelte, Jinja, ERB, Handlebars,
+//! Markdown with fenced code, …) cannot be stopped midway through its nested parse; it is used only when
+//! the operator asks (`--highlight-templates`), else its lines go plain.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
+
+/// The syntaxes: syntect's defaults and bat's extras, loaded once (a compressed dump in the binary).
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(two_face::syntax::extra_newlines);
+
+/// The longest line highlighted, in characters; longer ones (minified code) go plain.
+pub const MAX_LINE_CHARS: usize = 2_000;
+
+/// The classes a run can have; the page colours each from the host's theme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// `fn`, `if`, `return`, storage modifiers.
+    Keyword,
+    /// String literals.
+    String,
+    /// Comments.
+    Comment,
+    /// Numeric literals.
+    Number,
+    /// Other constants (`true`, `None`, character escapes).
+    Constant,
+    /// Function names, at definition and call.
+    Function,
+    /// Type names.
+    Type,
+    /// Markup tag names.
+    Tag,
+    /// Markup attribute names.
+    Attribute,
+    /// Variables and parameters.
+    Variable,
+    /// Operators.
+    Operator,
+    /// Punctuation.
+    Punctuation,
+}
+
+impl Class {
+    /// The class's name in the view data (short: a diff carries thousands of runs).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Keyword => "kw",
+            Class::String => "str",
+            Class::Comment => "com",
+            Class::Number => "num",
+            Class::Constant => "con",
+            Class::Function => "fn",
+            Class::Type => "ty",
+            Class::Tag => "tag",
+            Class::Attribute => "attr",
+            Class::Variable => "var",
+            Class::Operator => "op",
+            Class::Punctuation => "pun",
+        }
+    }
+
+    /// The class of the innermost scope that has one, by TextMate scope name.
+    fn of(scope: &str) -> Option<Class> {
+        // Order matters: the more specific prefixes first.
+        const TABLE: &[(&str, Class)] = &[
+            ("comment", Class::Comment),
+            ("string", Class::String),
+            ("constant.numeric", Class::Number),
+            ("constant", Class::Constant),
+            ("keyword.operator", Class::Operator),
+            ("keyword", Class::Keyword),
+            ("storage", Class::Keyword),
+            ("entity.name.function", Class::Function),
+            ("support.function", Class::Function),
+            ("meta.function-call", Class::Function),
+            ("entity.name.tag", Class::Tag),
+            ("entity.other.attribute-name", Class::Attribute),
+            ("entity.name", Class::Type),
+            ("support.type", Class::Type),
+            ("support.class", Class::Type),
+            ("variable", Class::Variable),
+            ("punctuation", Class::Punctuation),
+        ];
+        TABLE.iter().find(|(prefix, _)| scope.starts_with(prefix)).map(|(_, c)| *c)
+    }
+}
+
+/// Why a line went out plain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plain {
+    /// The shell's deadline passed before it was reached.
+    Deadline,
+    /// It (or a line before it on its side) is longer than [`MAX_LINE_CHARS`].
+    Long,
+    /// Its syntax embeds others and the operator did not ask for such lexers.
+    Template,
+}
+
+impl Plain {
+    /// The reason's name in the view data.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plain::Deadline => "deadline",
+            Plain::Long => "long",
+            Plain::Template => "template",
+        }
+    }
+}
+
+/// A line's runs: `(characters, class)`, `None` for plain text; they cover the line exactly.
+pub type Runs = Vec<(usize, Option<Class>)>;
+
+/// What a path (and, failing that, a first line) is written in, as bb highlights it.
+#[derive(Debug, Clone, Copy)]
+pub struct Language {
+    syntax: &'static SyntaxReference,
+    template: bool,
+}
+
+impl Language {
+    /// The language of the file at `path`, else of a file whose first line is `first_line`; `None`
+    /// for plain text.
+    pub fn detect(path: &str, first_line: Option<&str>) -> Option<Language> {
+        let set: &'static SyntaxSet = &SYNTAXES;
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let extension = name.rsplit_once('.').map(|(_, e)| e);
+        let syntax = set
+            .find_syntax_by_extension(name)
+            .or_else(|| extension.and_then(|e| set.find_syntax_by_extension(e)))
+            .or_else(|| first_line.and_then(|l| set.find_syntax_by_first_line(l)))?;
+        if syntax.name == "Plain Text" {
+            return None;
+        }
+        Some(Language { syntax, template: embeds_others(&syntax.name) })
+    }
+
+    /// The language's name, as the page shows it.
+    pub fn name(&self) -> &'static str {
+        &self.syntax.name
+    }
+
+    /// Whether its lexer embeds others and cannot be stopped midway.
+    pub fn is_template(&self) -> bool {
+        self.template
+    }
+}
+
+/// Whether a syntax embeds others (its nested parse cannot be stopped midway). [assumed: by name;
+/// these are the syntaxes of syntect's and bat's sets that include other languages' grammars]
+fn embeds_others(name: &str) -> bool {
+    const EMBEDDERS: &[&str] = &[
+        "HTML",
+        "PHP",
+        "Vue",
+        "Svelte",
+        "Jinja",
+        "ERB",
+        "Rails",
+        "Handlebars",
+        "Markdown",
+        "Twig",
+        "Liquid",
+        "Razor",
+        "ASP",
+        "JSP",
+        "Astro",
+    ];
+    EMBEDDERS.iter().any(|e| name.contains(e))
+}
+
+/// Highlights the lines of one side of a file, in order, one at a time.
+#[derive(Debug)]
+pub struct SideHighlighter {
+    state: ParseState,
+    stack: ScopeStack,
+    classes: HashMap<Scope, Option<Class>>,
+    stopped: Option<Plain>,
+}
+
+impl SideHighlighter {
+    /// A highlighter for `language`; `templates` when the operator allows lexers that embed others.
+    pub fn new(language: Language, templates: bool) -> SideHighlighter {
+        SideHighlighter {
+            state: ParseState::new(language.syntax),
+            stack: ScopeStack::new(),
+            classes: HashMap::new(),
+            stopped: (language.template && !templates).then_some(Plain::Template),
+        }
+    }
+
+    /// The next line's runs, or why it is plain. After a line it cannot highlight, the rest of the
+    /// side is plain too: the parse state would be wrong.
+    pub fn line(&mut self, text: &str) -> Result<Runs, Plain> {
+        if let Some(why) = self.stopped {
+            return Err(why);
+        }
+        if text.chars().count() > MAX_LINE_CHARS {
+            self.stopped = Some(Plain::Long);
+            return Err(Plain::Long);
+        }
+        let mut line = String::with_capacity(text.len() + 1);
+        line.push_str(text);
+        line.push('\n');
+        let Ok(ops) = self.state.parse_line(&line, &SYNTAXES) else {
+            // A grammar that fails on this input: plain from here on, as for a long line.
+            self.stopped = Some(Plain::Long);
+            return Err(Plain::Long);
+        };
+        let mut runs: Runs = Vec::new();
+        let mut at = 0;
+        for (offset, op) in ops {
+            let offset = offset.min(text.len());
+            if offset > at {
+                let class = self.class();
+                push(&mut runs, text[at..offset].chars().count(), class);
+                at = offset;
+            }
+            if self.stack.apply(&op).is_err() {
+                self.stopped = Some(Plain::Long);
+                return Err(Plain::Long);
+            }
+        }
+        if at < text.len() {
+            let class = self.class();
+            push(&mut runs, text[at..].chars().count(), class);
+        }
+        Ok(runs)
+    }
+
+    /// The class of the current scope stack: a comment or a string wherever it is in the stack (its
+    /// quotes and markers included), else the innermost scope's that has one.
+    fn class(&mut self) -> Option<Class> {
+        let mut innermost = None;
+        for scope in self.stack.as_slice().iter() {
+            let class = *self.classes.entry(*scope).or_insert_with(|| Class::of(&scope.build_string()));
+            match class {
+                Some(Class::Comment | Class::String) => return class,
+                Some(_) => innermost = class,
+                None => {}
+            }
+        }
+        innermost
+    }
+}
+
+/// Appends a run, merging it into the last one when their classes match.
+fn push(runs: &mut Runs, len: usize, class: Option<Class>) {
+    if len == 0 {
+        return;
+    }
+    match runs.last_mut() {
+        Some((n, c)) if *c == class => *n += len,
+        _ => runs.push((len, class)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn classes(lang: &str, line: &str) -> Vec<(String, Option<Class>)> {
+        let mut h = SideHighlighter::new(Language::detect(lang, None).unwrap(), false);
+        let runs = h.line(line).unwrap();
+        let chars: Vec<char> = line.chars().collect();
+        let mut at = 0;
+        runs.into_iter()
+            .map(|(n, c)| {
+                let s: String = chars[at..at + n].iter().collect();
+                at += n;
+                (s, c)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn runs_cover_the_line_exactly_and_name_keywords_strings_and_comments() {
+        let line = r#"fn main() { let s = "hé"; } // done"#;
+        let runs = classes("src/main.rs", line);
+        assert_eq!(runs.iter().map(|(s, _)| s.as_str()).collect::<String>(), line);
+        assert!(runs.contains(&("fn".into(), Some(Class::Keyword))), "{runs:?}");
+        assert!(runs.iter().any(|(s, c)| s.contains("hé") && *c == Some(Class::String)), "{runs:?}");
+        assert!(runs.iter().any(|(s, c)| s.contains("done") && *c == Some(Class::Comment)), "{runs:?}");
+    }
+
+    #[test]
+    fn one_parse_state_carries_a_comment_across_lines() {
+        let mut h = SideHighlighter::new(Language::detect("a.c", None).unwrap(), false);
+        h.line("/* starts here").unwrap();
+        let second = h.line("still a comment */ int x;").unwrap();
+        assert_eq!(second[0].1, Some(Class::Comment), "{second:?}");
+    }
+
+    #[test]
+    fn the_language_comes_from_the_path_then_the_first_line() {
+        assert_eq!(Language::detect("x/y/build.rs", None).unwrap().name(), "Rust");
+        assert_eq!(Language::detect("scripts/run", Some("#!/bin/bash")).unwrap().name(), "Bourne Again Shell (bash)");
+        assert!(Language::detect("notes.unknown-ext", None).is_none());
+    }
+
+    #[test]
+    fn a_template_syntax_goes_plain_unless_asked_for() {
+        let html = Language::detect("index.html", None).unwrap();
+        assert!(html.is_template());
+        assert_eq!(SideHighlighter::new(html, false).line("<p>hi</p>"), Err(Plain::Template));
+        assert!(SideHighlighter::new(html, true).line("<p>hi</p>").is_ok());
+    }
+
+    #[test]
+    fn a_long_line_goes_plain_and_so_does_the_rest_of_its_side() {
+        let mut h = SideHighlighter::new(Language::detect("app.js", None).unwrap(), false);
+        assert_eq!(h.line(&"x".repeat(MAX_LINE_CHARS + 1)), Err(Plain::Long));
+        assert_eq!(h.line("let a = 1;"), Err(Plain::Long));
+    }
+}

@@ -1,0 +1,429 @@
+//! The diff (`show` kind `diff`): a pull request's changes as Bitbucket's diff with comments draws them,
+//! the code highlighted in bb under the shell's deadline.
+//!
+//! Requests, in stages:
+//! 1. in parallel: the pull request (its title and state) and the first page of its changes (2);
+//! 2. each changed file's diff with its comments, for the first [`MAX_FILES`] files (the session sends at
+//!    most 4 at once); then the avatars not cached yet.
+//!
+//! Then CPU work: each line highlighted in bounded steps, until done or the shell's deadline.
+//!
+//! Comments sit where Bitbucket's diff with comments draws them: a thread on the line whose `commentIds`
+//! lists its root, nowhere else — never by its anchor's line number, which names the old file's line for a
+//! comment written on the left of a side-by-side diff; file comments at the top of their file; a root that
+//! no line lists (orphaned: its line no longer exists) is left to the activity, which marks it outdated.
+//! [reference "Diff and changes": rec; `lineComments`/`fileComments` assumed]
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+use super::Header;
+use super::card::comment;
+use crate::bitbucket::Page;
+use crate::bitbucket::errors::{self, Subject};
+use crate::bitbucket::model::{Change, Comment, Diff, PullRequest};
+use crate::fetch::FetchOutcome;
+use crate::highlight::{Language, Plain, SideHighlighter};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::avatars::{Avatar, AvatarStage, People};
+use crate::reads::{diff, pull_request};
+use crate::tool::Call;
+
+/// Files whose diffs one view carries; the others are listed, and the view says how many it left out.
+pub const MAX_FILES: usize = 20;
+/// Changed files listed: one page of Bitbucket's file tree.
+pub const FILES_LIMIT: u64 = 100;
+/// Characters highlighted per work step, so a step stays short whatever the shell's deadline.
+const STEP_CHARS: usize = 20_000;
+
+/// The reads of a diff view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffRead {
+    /// The pull request.
+    PullRequest,
+    /// The first page of its changed files.
+    Changes,
+    /// The diff of the changed file at this index.
+    File(usize),
+    /// An avatar of someone whose comment the diff shows.
+    Avatar(Avatar),
+}
+
+/// Starts a diff view of `project`/`repo`/`pr_id`.
+pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
+    let (project, repo, id) = crate::args::pull_request(args);
+    let first = vec![
+        (DiffRead::PullRequest, pull_request::request(&project, &repo, id)),
+        (DiffRead::Changes, diff::changes_request(&project, &repo, id, 0, FILES_LIMIT)),
+    ];
+    let view = DiffView {
+        header: Header::new("diff", args, call),
+        base_url: call.base_url.map(str::to_owned),
+        templates: call.highlight_templates,
+        project,
+        repo,
+        id,
+        pr: None,
+        changes: None,
+        files: Vec::new(),
+        avatars: AvatarStage::default(),
+        people: People::default(),
+        missing: Vec::new(),
+        built: None,
+        jobs: Vec::new(),
+    };
+    Step::wait(view, first)
+}
+
+#[derive(Debug)]
+struct DiffView {
+    header: Header,
+    base_url: Option<String>,
+    templates: bool,
+    project: String,
+    repo: String,
+    id: u64,
+    pr: Option<PullRequest>,
+    changes: Option<Page<Change>>,
+    /// The files whose diffs were asked for: path and what came back.
+    files: Vec<(String, Option<Result<Diff, String>>)>,
+    avatars: AvatarStage,
+    people: People,
+    missing: Vec<String>,
+    /// The view's data, built once everything is read, highlighted in place as the work goes on.
+    built: Option<Value>,
+    /// What is left to highlight: per file, its two sides.
+    jobs: Vec<FileJob>,
+}
+
+impl Plan for DiffView {
+    type Read = DiffRead;
+
+    fn on(&mut self, read: DiffRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, DiffRead>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
+        match read {
+            DiffRead::PullRequest => match errors::json::<PullRequest>(&outcome, about, None) {
+                Ok(pr) => self.pr = Some(pr),
+                Err(e) => {
+                    let url =
+                        self.base_url.as_deref().map(|b| pull_request::page_url(b, &self.project, &self.repo, self.id));
+                    return Some(self.header.error(e, url));
+                }
+            },
+            DiffRead::Changes => match diff::changes(&outcome, about) {
+                Ok(page) => {
+                    for change in page.values.iter().filter(|c| c.path.is_some()).take(MAX_FILES) {
+                        let path = change.path().to_owned();
+                        f.fetch(
+                            DiffRead::File(self.files.len()),
+                            diff::file_request(&self.project, &self.repo, self.id, &path, None),
+                        );
+                        self.files.push((path, None));
+                    }
+                    self.changes = Some(page);
+                }
+                Err(e) => {
+                    let url =
+                        self.base_url.as_deref().map(|b| pull_request::page_url(b, &self.project, &self.repo, self.id));
+                    return Some(self.header.error(e, url));
+                }
+            },
+            DiffRead::File(i) => {
+                if let Some(entry) = self.files.get_mut(i) {
+                    entry.1 = Some(diff::file(&outcome, about));
+                }
+            }
+            DiffRead::Avatar(a) => self.avatars.on(a, &outcome, f),
+        }
+        if f.waiting() > 0 || self.pr.is_none() || self.changes.is_none() {
+            return None;
+        }
+        if self.built.is_none() {
+            self.built = Some(self.view());
+        }
+        if self.avatars.ask(&self.people, f, DiffRead::Avatar) {
+            return None;
+        }
+        if self.jobs.iter().any(|j| !j.done()) {
+            f.want_work();
+            return None;
+        }
+        Some(self.finish(f))
+    }
+
+    fn work(&mut self, last: bool, f: &mut Fetches<'_, '_, DiffRead>) -> Option<ToolResult> {
+        let Some(view) = self.built.as_mut() else {
+            return Some(ToolResult::error("The diff was not built. This is a bug in bb."));
+        };
+        if last {
+            for job in &mut self.jobs {
+                job.give_up(view);
+            }
+            return Some(self.finish(f));
+        }
+        let mut budget = STEP_CHARS;
+        for job in self.jobs.iter_mut().filter(|j| !j.done()) {
+            budget = job.step(view, budget);
+            if budget == 0 {
+                break;
+            }
+        }
+        if self.jobs.iter().all(FileJob::done) {
+            return Some(self.finish(f));
+        }
+        f.want_work();
+        None
+    }
+}
+
+impl DiffView {
+    fn finish<R>(&mut self, f: &mut Fetches<'_, '_, R>) -> ToolResult {
+        let view = self.built.take().unwrap_or(Value::Null);
+        let now = f.now_ms();
+        let users = self.people.to_value(f.avatars(), now, self.base_url.as_deref());
+        let files = view["files"].as_array().map_or(0, Vec::len);
+        let shown = view["diffs"].as_array().map_or(0, Vec::len);
+        let lines: usize = view["diffs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|d| d["hunks"].as_array().into_iter().flatten())
+            .map(|h| h["lines"].as_array().map_or(0, Vec::len))
+            .sum();
+        let comments = count_threads(&view);
+        let more = if view["filesMore"] == true { ", more files exist" } else { "" };
+        let text = format!(
+            "Showing the diff of PR #{} in {}/{} to the person: {files} changed file(s){more}, {shown} with their diff ({lines} lines, {comments} comment thread(s)).",
+            self.id, self.project, self.repo
+        );
+        self.header.result(text, users, self.missing.clone(), ("diff", view))
+    }
+
+    /// The view's data (`diff` in VIEW_DATA.md), with every line plain; highlighting fills in runs.
+    fn view(&mut self) -> Value {
+        let pr = self.pr.clone().unwrap_or_default();
+        let base = self.base_url.clone();
+        let files_more = self.changes.as_ref().is_some_and(|p| p.next.is_some());
+        let files: Vec<Value> = self
+            .changes
+            .as_ref()
+            .map(|p| &p.values[..])
+            .unwrap_or(&[])
+            .iter()
+            .map(|c| {
+                json!({"path": c.path(), "srcPath": c.src_path.as_ref().and_then(|p| p.whole.clone()),
+                       "type": c.kind, "comments": c.properties.as_ref().and_then(|p| p.active_comments)})
+            })
+            .collect();
+        let mut diffs = Vec::new();
+        for (path, got) in std::mem::take(&mut self.files) {
+            match got {
+                Some(Ok(d)) => {
+                    let index = diffs.len();
+                    let (value, job) = self.file(&path, &d, index);
+                    diffs.push(value);
+                    self.jobs.extend(job);
+                }
+                Some(Err(e)) => {
+                    self.missing.push(format!("The diff of {path}: not read — {e}"));
+                    diffs.push(json!({"path": path, "error": e}));
+                }
+                None => diffs.push(json!({"path": path, "error": "not read"})),
+            }
+        }
+        let listed = files.len();
+        json!({
+            "id": pr.id.unwrap_or(self.id),
+            "title": pr.title.as_deref().unwrap_or(""),
+            "url": pr.links.as_ref().and_then(|l| l.href()),
+            "state": pr.state.as_deref().unwrap_or("OPEN"),
+            "project": self.project,
+            "repo": self.repo,
+            "source": super::card::branch(pr.from_ref.as_ref(), base.as_deref()),
+            "target": super::card::branch(pr.to_ref.as_ref(), base.as_deref()),
+            "files": files,
+            "filesMore": files_more,
+            "diffs": diffs,
+            "notCarried": listed.saturating_sub(MAX_FILES),
+        })
+    }
+
+    /// One file's diff as the page draws it, and the job that highlights it.
+    fn file(&mut self, path: &str, d: &Diff, index: usize) -> (Value, Option<FileJob>) {
+        let base = self.base_url.clone();
+        let people = &mut self.people;
+        let roots: BTreeMap<u64, &Comment> = d.line_comments.iter().filter_map(|c| Some((c.id?, c))).collect();
+        let mut placed = BTreeSet::new();
+        let mut first_line = None;
+        let mut hunks = Vec::new();
+        for h in &d.hunks {
+            let mut lines = Vec::new();
+            for s in &h.segments {
+                let kind = match s.kind.as_deref() {
+                    Some("ADDED") => "A",
+                    Some("REMOVED") => "R",
+                    _ => "C",
+                };
+                for l in &s.lines {
+                    let text = l.line.as_deref().unwrap_or("");
+                    first_line.get_or_insert_with(|| text.to_owned());
+                    // Line numbers as Bitbucket's gutters show them: a removed line has only its old
+                    // number, an added one only its new one. [reference "Diff and changes": rec]
+                    let (old, new) = match kind {
+                        "A" => (None, l.destination),
+                        "R" => (l.source, None),
+                        _ => (l.source, l.destination),
+                    };
+                    let mut line = json!({"t": kind, "s": text});
+                    if let Some(o) = old {
+                        line["o"] = json!(o);
+                    }
+                    if let Some(n) = new {
+                        line["n"] = json!(n);
+                    }
+                    if l.truncated == Some(true) {
+                        line["cut"] = json!(true);
+                    }
+                    let threads: Vec<Value> = l
+                        .comment_ids
+                        .iter()
+                        .filter_map(|id| roots.get(id))
+                        .filter(|c| c.id.is_some_and(|id| placed.insert(id)))
+                        .map(|c| comment(c, false, people, base.as_deref(), 0))
+                        .collect();
+                    if !threads.is_empty() {
+                        line["c"] = Value::Array(threads);
+                    }
+                    lines.push(line);
+                }
+            }
+            hunks.push(json!({
+                "context": h.context,
+                "old": [h.source_line, h.source_span],
+                "new": [h.destination_line, h.destination_span],
+                "truncated": h.truncated == Some(true) || h.segments.iter().any(|s| s.truncated == Some(true)),
+                "lines": lines,
+            }));
+        }
+        let file_comments: Vec<Value> =
+            d.file_comments.iter().map(|c| comment(c, false, people, base.as_deref(), 0)).collect();
+        // Roots no line lists: their line is gone (orphaned); the activity shows them, marked outdated.
+        let unplaced = roots.keys().filter(|id| !placed.contains(id)).count();
+        let language = Language::detect(path, first_line.as_deref());
+        let value = json!({
+            "path": path,
+            "srcPath": d.source.as_ref().and_then(|p| p.whole.clone()),
+            "binary": d.binary == Some(true),
+            "truncated": d.truncated == Some(true),
+            "language": language.map(|l| l.name()),
+            "fileComments": file_comments,
+            "outdatedComments": unplaced,
+            "hunks": hunks,
+        });
+        let job = language.map(|l| FileJob::new(index, l, self.templates));
+        (value, job)
+    }
+}
+
+/// How many threads a view draws (on lines and at the top of files).
+fn count_threads(view: &Value) -> usize {
+    let mut n = 0;
+    for d in view["diffs"].as_array().into_iter().flatten() {
+        n += d["fileComments"].as_array().map_or(0, Vec::len);
+        for h in d["hunks"].as_array().into_iter().flatten() {
+            for l in h["lines"].as_array().into_iter().flatten() {
+                n += l["c"].as_array().map_or(0, Vec::len);
+            }
+        }
+    }
+    n
+}
+
+/// Highlighting one file of the view: where it has got to, and one highlighter per side.
+#[derive(Debug)]
+struct FileJob {
+    diff: usize,
+    hunk: usize,
+    line: usize,
+    new_side: SideHighlighter,
+    old_side: SideHighlighter,
+    done: bool,
+}
+
+impl FileJob {
+    fn new(diff: usize, language: Language, templates: bool) -> FileJob {
+        FileJob {
+            diff,
+            hunk: 0,
+            line: 0,
+            new_side: SideHighlighter::new(language, templates),
+            old_side: SideHighlighter::new(language, templates),
+            done: false,
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+
+    /// Highlights lines until `budget` characters are spent or the file is done; returns what is left.
+    fn step(&mut self, view: &mut Value, mut budget: usize) -> usize {
+        let Some(hunks) = view["diffs"][self.diff]["hunks"].as_array_mut() else {
+            self.done = true;
+            return budget;
+        };
+        while budget > 0 {
+            let Some(hunk) = hunks.get_mut(self.hunk) else {
+                self.done = true;
+                return budget;
+            };
+            let Some(line) = hunk["lines"].as_array_mut().and_then(|l| l.get_mut(self.line)) else {
+                self.hunk += 1;
+                self.line = 0;
+                continue;
+            };
+            let text = line["s"].as_str().unwrap_or("").to_owned();
+            // A context line is on both sides: it keeps both parse states in step; it shows the new one.
+            let result = match line["t"].as_str() {
+                Some("A") => self.new_side.line(&text),
+                Some("R") => self.old_side.line(&text),
+                _ => {
+                    let _ = self.old_side.line(&text);
+                    self.new_side.line(&text)
+                }
+            };
+            match result {
+                Ok(runs) => {
+                    let runs: Vec<Value> = runs
+                        .into_iter()
+                        .map(|(n, c)| match c {
+                            Some(c) => json!([n, c.as_str()]),
+                            None => json!([n]),
+                        })
+                        .collect();
+                    line["r"] = Value::Array(runs);
+                }
+                Err(why) => line["p"] = json!(why.as_str()),
+            }
+            budget = budget.saturating_sub(text.len().max(1));
+            self.line += 1;
+        }
+        budget
+    }
+
+    /// The deadline passed: every line not reached is plain, and says why.
+    fn give_up(&mut self, view: &mut Value) {
+        if self.done {
+            return;
+        }
+        let Some(hunks) = view["diffs"][self.diff]["hunks"].as_array_mut() else { return };
+        for (h, hunk) in hunks.iter_mut().enumerate().skip(self.hunk) {
+            let from = if h == self.hunk { self.line } else { 0 };
+            for line in hunk["lines"].as_array_mut().into_iter().flatten().skip(from) {
+                line["p"] = json!(Plain::Deadline.as_str());
+            }
+        }
+        self.done = true;
+    }
+}

@@ -1,0 +1,103 @@
+//! `show` kind `diff` against the stand-in: comments where Bitbucket's diff with comments draws them,
+//! the code highlighted in bb, and the answer when the shell's deadline passes.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod stack_driver;
+
+use serde_json::{Value, json};
+use stack_driver::Driver;
+
+fn diff_view(d: &mut Driver, pr: u64) -> Value {
+    let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": pr}));
+    assert!(!a.is_error, "{}", a.text);
+    assert!(a.text.starts_with(&format!("Showing the diff of PR #{pr} in BB/api to the person")), "{}", a.text);
+    assert!(a.text.len() < 400, "the text for the model stays short and never holds code: {}", a.text);
+    a.raw["_meta"]["bb/view"]["diff"].clone()
+}
+
+/// Every drawn line of `path`, with the ids of the threads drawn under it.
+fn lines<'a>(view: &'a Value, path: &str) -> Vec<(&'a Value, Vec<u64>)> {
+    let file = view["diffs"].as_array().unwrap().iter().find(|d| d["path"] == path).unwrap();
+    let mut out = vec![];
+    for h in file["hunks"].as_array().unwrap() {
+        for l in h["lines"].as_array().unwrap() {
+            let ids = l["c"].as_array().into_iter().flatten().filter_map(|c| c["id"].as_u64()).collect();
+            out.push((l, ids));
+        }
+    }
+    out
+}
+
+fn line_of(view: &Value, path: &str, comment: u64) -> Value {
+    let found: Vec<Value> =
+        lines(view, path).into_iter().filter(|(_, ids)| ids.contains(&comment)).map(|(l, _)| l.clone()).collect();
+    assert_eq!(found.len(), 1, "comment {comment} is drawn on exactly one line");
+    found[0].clone()
+}
+
+#[test]
+fn comments_sit_on_the_lines_bitbucket_draws_them_on() {
+    let mut d = Driver::with_views();
+    let view = diff_view(&mut d, 1);
+    // On an added line, a removed line and a context line.
+    let added = line_of(&view, "src/client.rs", 1006);
+    assert_eq!((added["t"].as_str(), added["n"].as_u64(), added.get("o")), (Some("A"), Some(12), None));
+    let removed = line_of(&view, "src/client.rs", 1005);
+    assert_eq!((removed["t"].as_str(), removed["o"].as_u64(), removed.get("n")), (Some("R"), Some(11), None));
+    let context = line_of(&view, "src/client.rs", 1008);
+    assert_eq!((context["t"].as_str(), context["n"].as_u64()), (Some("C"), Some(15)));
+    // Written on the left of a side-by-side diff: its anchor's 16 is the old file's line, and it lands
+    // on the line whose old number is 16, not on the new file's line 16.
+    let old_side = line_of(&view, "src/client.rs", 1009);
+    assert_eq!(old_side["o"].as_u64(), Some(16), "{old_side}");
+    assert_ne!(old_side["n"].as_u64(), Some(16), "{old_side}");
+}
+
+#[test]
+fn a_file_comment_is_at_the_top_an_orphaned_one_on_no_line_and_replies_inside_their_thread() {
+    let mut d = Driver::with_views();
+    let view = diff_view(&mut d, 1);
+    let retry = view["diffs"].as_array().unwrap().iter().find(|f| f["path"] == "src/retry.rs").unwrap();
+    assert!(retry["fileComments"].as_array().unwrap().iter().any(|c| c["id"] == 1010), "{}", retry["fileComments"]);
+    let all: Vec<u64> = lines(&view, "src/client.rs").into_iter().flat_map(|(_, ids)| ids).collect();
+    assert!(!all.contains(&1011), "the orphaned comment's line is gone: it is on no line");
+    assert!(!view.to_string().contains("This line moved away"), "drawn nowhere in the diff: the activity shows it");
+    let thread = line_of(&view, "src/client.rs", 1006)["c"][0].clone();
+    assert_eq!(thread["replies"][0]["id"], 1007, "the reply is inside its thread: {thread}");
+}
+
+#[test]
+fn code_is_highlighted_with_runs_that_cover_each_line() {
+    let mut d = Driver::with_views();
+    let view = diff_view(&mut d, 1);
+    let client = view["diffs"].as_array().unwrap().iter().find(|f| f["path"] == "src/client.rs").unwrap();
+    assert_eq!(client["language"], "Rust");
+    let mut highlighted = 0;
+    for (l, _) in lines(&view, "src/client.rs") {
+        let runs = l["r"].as_array().expect("every line reached is highlighted");
+        let total: u64 = runs.iter().map(|r| r[0].as_u64().unwrap()).sum();
+        assert_eq!(total as usize, l["s"].as_str().unwrap().chars().count(), "{l}");
+        highlighted += runs.iter().filter(|r| r.get(1).is_some()).count();
+    }
+    assert!(highlighted > 0);
+}
+
+#[test]
+fn when_the_deadline_passes_the_answer_goes_out_with_the_rest_plain_and_marked() {
+    let mut d = Driver::with_views();
+    d.work_steps = Some(0);
+    let view = diff_view(&mut d, 1);
+    let plain: Vec<&Value> = lines(&view, "src/client.rs").into_iter().map(|(l, _)| l).collect();
+    assert!(plain.iter().all(|l| l["p"] == "deadline" && l.get("r").is_none()), "{:?}", plain.first());
+}
+
+#[test]
+fn a_view_of_a_pull_request_that_does_not_exist_says_so_with_its_address() {
+    let mut d = Driver::with_views();
+    let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 999}));
+    assert!(a.is_error);
+    assert_eq!(
+        a.raw["_meta"]["bb/view"]["error"]["url"],
+        "http://stack.test/bitbucket/projects/BB/repos/api/pull-requests/999"
+    );
+}
