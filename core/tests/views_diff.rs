@@ -1,6 +1,6 @@
 //! `show` kind `diff` against the stand-in: comments where Bitbucket's diff with comments draws them,
 //! the code highlighted in bb, and the answer when the shell's deadline passes.
-#![allow(clippy::unwrap_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod stack_driver;
 
