@@ -32,6 +32,9 @@ pub struct ServerConfig {
     pub avatar_cache_bytes: usize,
     /// Highlight with lexers that embed other languages and cannot be stopped midway (`--highlight-templates`).
     pub highlight_templates: bool,
+    /// How long a call's CPU work (highlighting) may take before its answer goes out with what is done,
+    /// in milliseconds (`--highlight-deadline`): the shell's clock decides it, so only the drive reads it.
+    pub highlight_deadline_ms: u64,
 }
 
 impl ServerConfig {
@@ -46,6 +49,7 @@ impl ServerConfig {
             base_url: None,
             avatar_cache_bytes: crate::avatar_cache::MAX_CACHE_BYTES,
             highlight_templates: false,
+            highlight_deadline_ms: 150,
         }
     }
 }

@@ -69,10 +69,6 @@ pub struct Driver {
     work_deadline: Duration,
 }
 
-/// How long a call's CPU work (highlighting) may take before its answer goes out with what is done:
-/// `--highlight-deadline`'s default.
-pub const WORK_DEADLINE: Duration = Duration::from_millis(150);
-
 /// The queue a session's reads wait in for a slot ([`Requester::queue`]): its person's in
 /// per-person mode (the top bit set), else one of its own, unique in the process.
 fn queue_for(person: Option<&PersonalToken>) -> u64 {
@@ -106,6 +102,7 @@ impl Driver {
         logger: Logger,
         on_fetched: impl Fn(Ticket, FetchOutcome) + Send + Sync + 'static,
     ) -> Driver {
+        let work_deadline = Duration::from_millis(config.highlight_deadline_ms);
         Driver {
             server: Server::new(config),
             bitbucket,
@@ -116,12 +113,13 @@ impl Driver {
             queues: HashMap::new(),
             work: HashMap::new(),
             work_queue: VecDeque::new(),
-            work_deadline: WORK_DEADLINE,
+            work_deadline,
         }
     }
 
-    /// Sets how long a call's CPU work may take ([`WORK_DEADLINE`] by default). The work runs in
-    /// bounded steps on the driver's own thread, so this also bounds how long it holds the driver.
+    /// Sets how long a call's CPU work may take (the configuration's `highlight_deadline_ms` at first).
+    /// The work runs in bounded steps on the driver's own thread, so this also bounds how long it holds
+    /// the driver.
     pub fn set_work_deadline(&mut self, deadline: Duration) {
         self.work_deadline = deadline;
     }

@@ -26,7 +26,7 @@ pub mod secrets;
 
 pub use bitbucket::{Bitbucket, PersonalToken, Requester};
 pub use cancel::Cancel;
-pub use driver::{Delivery, Driver, WORK_DEADLINE, now_ms};
+pub use driver::{Delivery, Driver, now_ms};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};
 pub use secrets::Secrets;

@@ -15,7 +15,7 @@ pub enum Command {
     /// Print the version.
     Version,
     /// Serve MCP over stdio (or Streamable HTTP with `--http`).
-    Serve(ServeOptions),
+    Serve(Box<ServeOptions>),
     /// Print the tools the same flags would expose.
     Tools(ExposureOptions),
 }
@@ -31,6 +31,10 @@ pub struct ServeOptions {
     pub connection: crate::config::ConnectionFlags,
     /// `--http ADDR` and its options: serve Streamable HTTP instead of stdio.
     pub http: Option<HttpServe>,
+    /// `--highlight-deadline`: how long highlighting may hold an answer back.
+    pub highlight_deadline: Option<std::time::Duration>,
+    /// `--highlight-templates`: also highlight with lexers that embed other languages.
+    pub highlight_templates: bool,
 }
 
 /// The options of `bb ai mcp serve --http ADDR`.
@@ -78,6 +82,12 @@ Options:
                       error, critical, alert, emergency, or off (default: warning)
   --host URL          the Bitbucket server, with its context path if any (wins over BITBUCKET_URL)
   --token TOKEN       a personal access token (wins over BITBUCKET_TOKEN)
+  --highlight-deadline D
+                      how long highlighting a diff may hold its view back, e.g. 150ms (the
+                      default) or 1s; past it the rest of the code goes out plain
+  --highlight-templates
+                      also highlight templates (HTML with script and style, PHP, Vue, Jinja, …),
+                      whose lexers cannot be stopped midway; off by default
   -h, --help          print this help
 
 Streamable HTTP (instead of stdio):
@@ -109,6 +119,8 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
     let mut words: Vec<String> = Vec::new();
     let mut exposure = ExposureOptions::default();
     let mut log_level = Some(Level::Warning);
+    let mut highlight_deadline = None;
+    let mut highlight_templates = false;
     let mut connection = crate::config::ConnectionFlags::default();
     let mut http: Option<std::net::SocketAddr> = None;
     let mut http_flags = HttpServe {
@@ -165,6 +177,20 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 let token = value.into_string().map_err(|_| "--token takes the token in plain text".to_owned())?;
                 connection.token = Some(crate::config::Secret::new(token));
                 seen_options.push("--token");
+            }
+            Long("highlight-deadline") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--highlight-deadline")?;
+                let d = crate::config::parse_duration(&value)
+                    .filter(|d| *d <= std::time::Duration::from_secs(60))
+                    .ok_or_else(|| {
+                        format!("--highlight-deadline `{value}` is not a duration of at most 60 s, such as 150ms or 1s")
+                    })?;
+                highlight_deadline = Some(d);
+                seen_options.push("--highlight-deadline");
+            }
+            Long("highlight-templates") => {
+                highlight_templates = true;
+                seen_options.push("--highlight-templates");
             }
             Long("http") => {
                 let value = parser.value().map_err(|e| e.to_string())?.to_string_lossy().into_owned();
@@ -237,7 +263,14 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                     None
                 }
             };
-            Ok(Command::Serve(ServeOptions { exposure, log_level, connection, http }))
+            Ok(Command::Serve(Box::new(ServeOptions {
+                exposure,
+                log_level,
+                connection,
+                http,
+                highlight_deadline,
+                highlight_templates,
+            })))
         }
         ["ai", "mcp", "tools"] => {
             if let Some(flag) = seen_options
@@ -412,5 +445,17 @@ mod tests {
                 .unwrap_err()
                 .contains("not an option of `bb ai mcp tools`")
         );
+    }
+
+    #[test]
+    fn the_highlight_flags_set_the_deadline_and_the_template_lexers() {
+        let Command::Serve(o) =
+            p(&["ai", "mcp", "serve", "--highlight-deadline", "400ms", "--highlight-templates"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(o.highlight_deadline, Some(std::time::Duration::from_millis(400)));
+        assert!(o.highlight_templates);
+        assert!(p(&["ai", "mcp", "serve", "--highlight-deadline", "5m"]).unwrap_err().contains("at most 60 s"));
     }
 }

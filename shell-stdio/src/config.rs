@@ -280,7 +280,7 @@ fn normalise_url(raw: &str, what: &str) -> Result<String, String> {
 }
 
 /// `30s`, `500ms`, `2m`, `1.5s` or a plain number of seconds; never zero.
-fn parse_duration(text: &str) -> Option<Duration> {
+pub fn parse_duration(text: &str) -> Option<Duration> {
     let t = text.trim();
     let (number, unit_ms) = if let Some(n) = t.strip_suffix("ms") {
         (n, 1.0)

@@ -49,6 +49,10 @@ fn run() -> Result<(), String> {
             let config = bb::config::load(&options.connection, &|name| std::env::var(name).ok())?;
             let mut server_config = ServerConfig::new(exposed, VERSION);
             server_config.base_url = config.as_ref().map(|c| c.base_url.clone());
+            server_config.highlight_templates = options.highlight_templates;
+            if let Some(d) = options.highlight_deadline {
+                server_config.highlight_deadline_ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+            }
             // No line of the log may carry the operator's credentials, whatever echoed them.
             let logger = logger.scrubbing(config.as_ref().map(bb::bitbucket::secrets).unwrap_or_default());
             let bitbucket = bb::bitbucket::for_config(config.clone())?;
