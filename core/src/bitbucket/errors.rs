@@ -80,6 +80,8 @@ pub fn body<'o>(outcome: &'o FetchOutcome, about: Subject<'_>, write: Option<Wri
                     w.effect,
                     w.check
                 )),
+                // A TLS failure is a setting to fix (the detail says which), not a moment to wait out.
+                _ if e.kind == FetchErrorKind::Tls => Err(format!("Bitbucket {what}: {}", sentence(&clip(&e.detail)))),
                 _ => Err(format!("Bitbucket {what} ({}); try again later.", clip(&e.detail))),
             }
         }
@@ -148,9 +150,10 @@ fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: 
         400 => format!("Bitbucket refused the request: {}", or_status(&message, status)),
         413 | 414 | 431 => format!(
             "Bitbucket (or a proxy before it) refused the request as too large (HTTP {status}): {} Shorten the arguments.",
-            or_status(&message, status)
+            sentence(&or_status(&message, status))
         ),
         429 => match retry_after_s {
+            Some(1) => "Bitbucket is rate limiting bb; try again in 1 second.".to_owned(),
             Some(s) => format!("Bitbucket is rate limiting bb; try again in {s} seconds."),
             None => "Bitbucket is rate limiting bb; try again shortly.".to_owned(),
         },
@@ -271,5 +274,29 @@ mod tests {
             "no Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.",
         );
         assert_eq!(body_of(o), "No Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.");
+    }
+
+    #[test]
+    fn a_tls_failure_says_what_to_set_not_to_try_again() {
+        let o = FetchOutcome::failed(
+            FetchErrorKind::Tls,
+            "the certificate is not trusted: set BB_CA_FILE to that CA's certificate (PEM)",
+        );
+        let e = super::body(&o, ABOUT, None).unwrap_err();
+        assert_eq!(
+            e,
+            "Bitbucket could not be reached securely (TLS): The certificate is not trusted: set BB_CA_FILE to that CA's certificate (PEM)."
+        );
+    }
+
+    #[test]
+    fn one_second_is_singular() {
+        let o = FetchOutcome::Response(crate::fetch::FetchResponse {
+            status: 429,
+            body: vec![],
+            retry_after_s: Some(1),
+            user: None,
+        });
+        assert_eq!(super::body(&o, ABOUT, None).unwrap_err(), "Bitbucket is rate limiting bb; try again in 1 second.");
     }
 }
