@@ -38,7 +38,6 @@ const bridge = (() => {
       else post({ id: msg.id, error: { code: -32601, message: "Method not found" } });
     }
   });
-  // After teardown the page neither sends nor handles anything more.
   function close() { closed = true; waiting.clear(); }
   return { request, notify, close, on: (method, fn) => handlers.set(method, fn) };
 })();

@@ -1,17 +1,68 @@
 // The pull request card, laid out as Bitbucket's pull request page: the metadata row (author,
-// source → target, state lozenge), the title, the reviewers, what needs the person (conflict,
-// vetoes, open tasks, failed builds) up front, the builds, the description and the activity,
-// newest first.
+// source → target, state lozenge, Merge), the title, the reviewers, what needs the person (the merge
+// check's "Merge issues", open tasks, failed and required builds) up front, the builds, each once,
+// the description and the activity, newest first, in Bitbucket's sentences.
 const card = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
   const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);
   const str = (x) => (typeof x === "string" ? x : "");
+  let ids = 0;
 
-  function header(pr, ctx) {
+  function issues(pr) {
+    if (pr.state !== "OPEN") return null;
+    const check = pr.mergeCheck && typeof pr.mergeCheck === "object" && !Array.isArray(pr.mergeCheck) ? pr.mergeCheck : null;
+    const vetoes = arr(check ? check.vetoes : pr.vetoes).map((v) => ({ summary: str(v.summary), detail: str(v.detail) }));
+    const isConflict = (v) => /conflict/i.test(`${v.summary} ${v.detail}`);
+    const conflicted = check ? check.conflicted === true || check.outcome === "CONFLICTED" : pr.mergeOutcome === "CONFLICTED";
+    const rows = [...vetoes.filter(isConflict).map((v) => Object.assign(v, { conflict: true })), ...vetoes.filter((v) => !isConflict(v))];
+    if (conflicted && !rows.some((v) => v.conflict)) {
+      rows.unshift({ summary: "Merge conflict.", detail: "You will need to resolve conflicts to be able to merge.", conflict: true });
+    }
+    const blocked = check ? check.canMerge === false : rows.length > 0;
+    if (!blocked) return null;
+    const conflictOnly = rows.length === 1 && rows[0].conflict;
+    const tip = conflictOnly ? "You will need to resolve conflicts to be able to merge."
+      : rows.length === 1 ? rows[0].summary || rows[0].detail : "This pull request can't be merged. Click for details.";
+    return { rows, counted: check !== null, tip, id: `bb-merge-issues-${++ids}` };
+  }
+
+  function mergeButton(found) {
+    if (!found) return null;
+    const show = () => {
+      const panel = document.getElementById(found.id);
+      if (panel) { panel.focus({ preventScroll: true }); panel.scrollIntoView({ block: "nearest" }); }
+    };
+    return el("button", { type: "button", class: "bb-merge-btn", "aria-disabled": "true", title: found.tip, "aria-describedby": found.id, onclick: show }, "Merge");
+  }
+
+  function mergeIssues(found) {
+    if (!found) return null;
+    const n = found.rows.length;
+    const sentence = !found.counted ? null
+      : n === 0 ? "Bitbucket does not allow this pull request to be merged yet."
+        : n === 1 ? "There is 1 issue preventing you from merging this pull request."
+          : `There are ${fmt.num(n)} issues preventing you from merging this pull request.`;
+    return el("section", { class: "bb-merge", id: found.id, tabindex: "-1", role: "region", "aria-labelledby": `${found.id}-h` },
+      el("h3", { id: `${found.id}-h` }, "Merge issues"),
+      sentence ? el("p", { class: "bb-merge-sentence" }, sentence) : null,
+      n ? el("ul", { class: "bb-vetoes" }, found.rows.map((v) =>
+        el("li", { class: `bb-veto${v.conflict ? " bb-conflict" : ""}`, "data-need": v.conflict ? "conflict" : "veto", title: v.summary || null },
+          el("span", { class: "bb-warn-icon", role: "img", "aria-label": "Warning" }, "⚠"),
+          el("span", { class: "bb-veto-text", dir: "auto" }, v.detail || v.summary || "A merge check failed.")))) : null);
+  }
+
+  function header(pr, ctx, found) {
     const author = person(ctx.users, pr.author);
     const id = Number.isInteger(pr.id) ? link(pr.url, { class: "bb-id", title: "Open in Bitbucket" }, `#${pr.id}`) : null;
     return el("div", { class: "bb-meta" },
-      avatar(author, "md"), nameOf(author), branches(pr.source, pr.target), el("span", { class: "bb-divider" }), stateLozenge(pr), id);
+      avatar(author, "md"), nameOf(author), branches(pr.source, pr.target), el("span", { class: "bb-divider" }), stateLozenge(pr), id,
+      found ? el("span", { class: "bb-actions" }, mergeButton(found)) : null);
+  }
+
+  function title(pr, ctx) {
+    const text = str(pr.title) || "Untitled pull request";
+    return capped("h2", { class: "bb-title", dir: "auto" }, link(pr.url, { class: "bb-title-link" }, text),
+      { lines: ctx.inline ? 3 : 8, what: "title", tip: text });
   }
 
   function dates(pr) {
@@ -24,27 +75,14 @@ const card = (() => {
   function reviewers(pr, ctx) {
     const list = sortReviewers(pr.reviewers, ctx.users);
     if (!list.length) return el("div", { class: "bb-reviewers bb-muted" }, "No reviewers");
-    return el("ul", { class: "bb-reviewers", "aria-label": "Reviewers" }, list.map(({ status, person: p }) =>
-      el("li", { class: "bb-reviewer", "data-status": str(status) },
-        avatar(p, "md", status), nameOf(p), el("span", { class: `bb-status bb-st-${str(status).toLowerCase()}` }, REVIEW_WORDS[status] || "Reviewer"))));
+    return grow(list, {
+      inline: ctx.inline, first: 4, step: Infinity, tag: "ul", cls: "bb-reviewers",
+      label: (n) => [`+${fmt.num(n)}`, `Show ${fmt.num(n)} more ${n === 1 ? "reviewer" : "reviewers"}`],
+      draw: ({ status, person: p }) => el("li", { class: "bb-reviewer", "data-status": str(status) },
+        avatar(p, "md", status), nameOf(p), el("span", { class: `bb-status bb-st-${str(status).toLowerCase()}` }, REVIEW_WORDS[status] || "Reviewer")),
+    });
   }
 
-  // A conflict and every veto, shown up front while the pull request is open.
-  function merge(pr) {
-    if (pr.state !== "OPEN") return null;
-    const rows = [];
-    if (pr.mergeOutcome === "CONFLICTED") {
-      rows.push(el("div", { class: "bb-alert bb-danger", role: "alert", "data-need": "conflict" },
-        el("strong", {}, "⚠ Merge conflicts"), el("span", {}, " This pull request can't be merged until the conflicts are resolved.")));
-    }
-    for (const veto of arr(pr.vetoes)) {
-      rows.push(el("div", { class: "bb-alert bb-warning", "data-need": "veto" },
-        el("strong", { dir: "auto" }, "⚠ ", str(veto.summary) || "Merge check failed"), str(veto.detail) ? el("div", { dir: "auto" }, veto.detail) : null));
-    }
-    return rows.length ? el("section", { class: "bb-merge", "aria-label": "Merge checks" }, rows) : null;
-  }
-
-  // Every comment in the activity, replies included, depth first.
   function* comments(activity) {
     const stack = arr(obj(activity).items).map((i) => obj(i.comment)).reverse();
     let guard = 0;
@@ -73,25 +111,22 @@ const card = (() => {
     return parts.length ? el("div", { class: "bb-summary" }, parts) : null;
   }
 
-  // Open tasks are never behind a click: all that the activity carries are listed here.
   function tasks(pr, ctx) {
     const open = [...comments(pr.activity)].filter((c) => c.task === true && c.state !== "RESOLVED");
     if (!open.length) return null;
     const total = obj(pr.counts).openTasks;
-    const note = fmt.isCount(total) && total > open.length ? el("p", { class: "bb-muted" }, `${open.length} of ${total} open tasks shown`) : null;
+    const note = fmt.isCount(total) && total > open.length ? el("p", { class: "bb-muted bb-shown" }, `${fmt.num(open.length)} of ${fmt.count(total, "open task", "open tasks")} shown; the rest are in Bitbucket.`) : null;
     return el("section", { class: "bb-tasks", "aria-label": "Open tasks" }, el("h3", {}, "Open tasks"),
       el("ul", { class: "bb-task-list" }, open.map((c) => {
         const p = person(ctx.users, c.author);
-        return el("li", { class: "bb-task-row", "data-need": "task" }, el("span", { class: "bb-check" }, "☐"), avatar(p, "sm"),
-          el("div", {}, markdown.draw(c.text), anchor(c.anchor)));
+        return el("li", { class: "bb-task-row", "data-need": "task" }, el("span", { class: "bb-check", "aria-hidden": "true" }, "☐"), avatar(p, "sm", undefined, true),
+          el("div", { class: "bb-task-body" }, body(c.text, ctx, "task"), anchor(c.anchor)));
       })), note);
   }
 
   const BUILD_WORDS = { SUCCESSFUL: ["Successful", "✓", "ok"], FAILED: ["Failed", "✕", "bad"], INPROGRESS: ["In progress", "◔", "run"], CANCELLED: ["Cancelled", "⊘", "off"], UNKNOWN: ["Unknown", "?", "off"], MISSING: ["No build yet", "○", "bad"] };
   const buildWords = (state) => BUILD_WORDS[state] || BUILD_WORDS.UNKNOWN;
 
-  // The builds' requirements as the merge check decides them, or null: bb could not tell, and
-  // then the card says nothing about requirements (no summary, no marks).
   function requirements(b) {
     const r = b.requirements;
     if (!r || typeof r !== "object" || Array.isArray(r)) return null;
@@ -99,50 +134,47 @@ const card = (() => {
     return { summary: str(r.summary), blocking: r.blocking === true || keys.some((k) => k.state !== "SUCCESSFUL"), keys };
   }
 
-  // Each required key that is not successful, never behind a click; fullscreen also the passing ones.
-  function requiredRows(req, items, ctx) {
-    const keys = req.keys.filter((k) => !ctx.inline || k.state !== "SUCCESSFUL");
-    if (!keys.length) return null;
-    return el("ul", { class: "bb-required", "aria-label": "Required builds" }, keys.map((k) => {
-      const [word, icon, tone] = buildWords(k.state);
-      const under = items.filter((i) => str(i.reportsUnder || i.key) === k.key);
-      const names = under.map((i) => str(i.name) || str(i.key)).filter(Boolean).join(", ");
-      const name = under.length === 1 ? link(under[0].url, { class: "bb-build-name" }, el("bdi", {}, names || k.key)) : el("bdi", { class: "bb-build-name" }, names || k.key);
-      return el("li", { class: `bb-build bb-req bb-${tone}`, "data-key": k.key, "data-state": str(k.state), "data-need": k.state === "SUCCESSFUL" ? null : "required-build" },
-        el("span", { class: "bb-build-state" }, `${icon} ${word}`), name, el("span", { class: "bb-loz bb-plain" }, "Required"),
-        names && names !== k.key ? el("span", { class: "bb-muted bb-build-detail" }, el("bdi", {}, k.key)) : null,
-        k.state === "MISSING" ? el("span", { class: "bb-muted bb-build-detail" }, "The merge check waits for this build.") : null);
-    }));
+  function keyRow(k) {
+    const [word, icon, tone] = buildWords(k.state);
+    return el("li", { class: `bb-build bb-req-key bb-${tone}`, "data-key": k.key, "data-state": str(k.state), "data-need": k.state === "SUCCESSFUL" ? null : "required-build" },
+      el("span", { class: "bb-build-state" }, `${icon} ${word}`), el("bdi", { class: "bb-build-name" }, k.key), el("span", { class: "bb-loz bb-plain" }, "Required"),
+      el("span", { class: "bb-muted bb-build-detail" }, k.state === "MISSING" ? "The merge check waits for a build under this key." : "Not among the builds listed here."));
   }
 
   function builds(pr, ctx) {
     const b = obj(pr.builds);
     const counts = obj(b.counts);
     const items = arr(b.items);
-    // The merge check only speaks for an open pull request.
     const req = pr.state === "OPEN" ? requirements(b) : null;
+    const under = (i) => str(i.reportsUnder) || str(i.key);
+    const lone = req ? req.keys.filter((k) => !items.some((i) => under(i) === k.key)).filter((k) => !ctx.inline || k.state !== "SUCCESSFUL") : [];
     const keys = [["successful", "SUCCESSFUL"], ["failed", "FAILED"], ["inProgress", "INPROGRESS"], ["cancelled", "CANCELLED"], ["unknown", "UNKNOWN"]];
     const line = keys.filter(([k]) => fmt.isCount(counts[k]) && counts[k] > 0).map(([k, state]) => {
       const [word, icon, tone] = buildWords(state);
       return el("span", { class: `bb-build-count bb-${tone}`, "data-state": state }, `${icon} ${fmt.num(counts[k])} ${word.toLowerCase()}`);
     });
-    if (!items.length && !line.length && !(req && req.keys.length)) {
-      // Bitbucket's listing was read and is empty: say so; otherwise say nothing.
+    if (!items.length && !line.length && !lone.length) {
       return b.shown === 0 && b.total === 0
         ? el("section", { class: "bb-section", "aria-label": "Builds" }, el("p", { class: "bb-muted bb-no-builds" }, "No builds"))
         : null;
     }
-    const shown = fmt.isCount(b.shown) ? b.shown : items.length;
-    const note = fmt.isCount(b.total) && shown < b.total ? el("p", { class: "bb-muted bb-shown" }, `${fmt.num(shown)} of ${fmt.count(b.total, "build", "builds")} shown`) : null;
-    const list = items.length ? grow(items, {
-      inline: ctx.inline, first: 3, step: 10, noun: "builds", tag: "ul", cls: "bb-builds",
-      pinned: (build) => build.state === "FAILED",
-      draw: (build) => buildRow(build, req !== null),
-    }) : null;
+    const total = fmt.isCount(b.total) ? b.total : null;
+    const note = el("p", { class: "bb-muted bb-shown", hidden: "" });
+    const tell = (drawn) => {
+      const whole = total !== null && total > items.length ? total : items.length;
+      if (drawn < whole) { note.textContent = `${fmt.num(drawn)} of ${fmt.count(whole, "build", "builds")} shown`; note.hidden = false; } else note.hidden = true;
+    };
+    const rows = [...lone.map((k) => ({ key: k })), ...items.map((build) => ({ build }))];
+    const list = grow(rows, {
+      inline: ctx.inline, first: 3, step: 10, noun: "builds", one: "build", tag: "ul", cls: "bb-builds",
+      pinned: (r) => Boolean(r.key) || r.build.state === "FAILED" || (req !== null && r.build.required === true && r.build.state !== "SUCCESSFUL"),
+      draw: (r) => (r.key ? keyRow(r.key) : buildRow(r.build, req !== null)),
+      onrender: (shown) => tell(shown - lone.length),
+    });
     const head = el("div", { class: "bb-builds-head" }, el("h3", {}, "Builds"),
       req && req.summary ? el("span", { class: `bb-req-summary${req.blocking ? " bb-need" : ""}` }, req.summary) : null);
     return el("section", { class: "bb-section", "aria-label": "Builds" }, head,
-      line.length ? el("div", { class: "bb-build-counts" }, line) : null, req ? requiredRows(req, items, ctx) : null, list, note);
+      line.length ? el("div", { class: "bb-build-counts" }, line) : null, note, list);
   }
 
   function buildRow(build, marks) {
@@ -150,22 +182,29 @@ const card = (() => {
     const tests = obj(build.testResults);
     const testWords = [["successful", "passed"], ["failed", "failed"], ["skipped", "skipped"]]
       .filter(([k]) => fmt.isCount(tests[k])).map(([k, w]) => `${fmt.num(tests[k])} ${w}`).join(", ");
-    const details = [str(build.key), str(build.description), fmt.duration(build.duration), testWords].filter(Boolean);
-    return el("li", { class: `bb-build bb-${tone}`, "data-state": str(build.state) },
+    const details = [str(build.key), str(build.description).slice(0, 500), fmt.duration(build.duration), testWords].filter(Boolean);
+    return el("li", { class: `bb-build bb-${tone}`, "data-state": str(build.state), "data-key": str(build.key) || null },
       el("span", { class: "bb-build-state" }, `${icon} ${word}`),
-      link(build.url, { class: "bb-build-name" }, el("bdi", {}, str(build.name) || str(build.key) || "Build")),
+      link(build.url, { class: "bb-build-name" }, el("bdi", {}, (str(build.name) || str(build.key) || "Build").slice(0, 300))),
       marks && build.required === true ? el("span", { class: "bb-loz bb-plain" }, "Required") : null,
       details.length ? el("span", { class: "bb-muted bb-build-detail" }, el("bdi", {}, details.join(" · "))) : null);
   }
 
+  function body(tree, ctx, what) {
+    const drawn = markdown.draw(tree);
+    if (!drawn) return null;
+    return capped("div", { class: "bb-body" }, drawn, { box: ctx.inline ? 14 : 40, what });
+  }
+
   function description(pr, ctx) {
     const blocks = markdown.blocks(pr.description);
-    const body = blocks.length
-      ? grow(blocks, { inline: ctx.inline, first: 4, step: 20, noun: "paragraphs", cls: "bb-md", draw: (b) => markdown.node(b, 0) })
+    const text = blocks.length
+      ? capped("div", { class: "bb-body" }, grow(blocks, { inline: ctx.inline, first: 4, step: 20, noun: "paragraphs", one: "paragraph", cls: "bb-md", draw: (b) => markdown.node(b, 0) }),
+        { box: ctx.inline ? 20 : 60, what: "description" })
       : el("p", { class: "bb-muted" }, "No description for this pull request.");
     const author = person(ctx.users, pr.author);
     return el("section", { class: "bb-section bb-desc", "aria-label": "Description" },
-      el("div", { class: "bb-line" }, nameOf(author), " created a pull request ", fmt.time(pr.created)), body);
+      el("div", { class: "bb-line" }, avatar(author, "sm"), nameOf(author), " created a pull request ", fmt.time(pr.created)), text);
   }
 
   function anchor(a) {
@@ -175,51 +214,115 @@ const card = (() => {
       at.orphaned === true ? el("span", { class: "bb-loz bb-moved", title: "This diff has changed in more recent commits" }, "Outdated") : null);
   }
 
-  function comment(c, ctx, depth) {
+  function comment(c, ctx, depth, head = true) {
     const p = person(ctx.users, c.author);
     const task = c.task === true ? el("span", { class: `bb-loz ${c.state === "RESOLVED" ? "bb-plain" : "bb-open"}` }, c.state === "RESOLVED" ? "Resolved task" : "Open task") : null;
     const replies = arr(c.replies);
     const nested = !replies.length ? null : depth >= 24
       ? el("p", { class: "bb-muted" }, "Further replies are in Bitbucket.")
-      : grow(replies, { inline: ctx.inline, first: 2, step: 10, noun: "replies", cls: depth < 6 ? "bb-replies" : "bb-replies bb-flat", draw: (r) => comment(r, ctx, depth + 1) });
-    return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}`, "data-comment": Number.isInteger(c.id) ? c.id : null },
-      avatar(p, "sm"),
-      el("div", { class: "bb-cbody" },
-        el("div", { class: "bb-chead" }, nameOf(p), " ", fmt.time(c.at), c.edited === true ? el("span", { class: "bb-muted" }, " · edited") : null, " ", task),
-        anchor(c.anchor), markdown.draw(c.text), nested));
+      : grow(replies, { inline: ctx.inline, first: 2, step: 10, noun: "replies", one: "reply", cls: depth < 6 ? "bb-replies" : "bb-replies bb-flat", draw: (r) => comment(r, ctx, depth + 1) });
+    const edited = c.edited === true ? el("span", { class: "bb-muted" }, "edited") : null;
+    const marks = head ? el("div", { class: "bb-chead" }, nameOf(p), " ", fmt.time(c.at), edited ? [" · ", edited] : null, " ", task)
+      : edited || task ? el("div", { class: "bb-chead" }, edited, " ", task) : null;
+    return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}${head ? "" : " bb-lead"}`, "data-comment": Number.isInteger(c.id) ? c.id : null },
+      head ? avatar(p, "sm") : null,
+      el("div", { class: "bb-cbody" }, marks, anchor(c.anchor), body(c.text, ctx, "comment"), nested));
   }
 
   const SENTENCES = {
     OPENED: "opened the pull request", APPROVED: "marked the pull request as approved",
     UNAPPROVED: "marked the pull request as unapproved", REVIEWED: "marked the pull request as needs work",
-    MERGED: "merged the pull request", DECLINED: "declined the pull request", REOPENED: "reopened the pull request",
-    RESCOPED: "updated the pull request", UPDATED: "updated the pull request", DELETED: "deleted the pull request",
+    DECLINED: "declined the pull request", REOPENED: "reopened the pull request", DELETED: "deleted the pull request",
+    AUTO_MERGE_REQUESTED: "requested auto-merge", AUTO_MERGE_CANCELLED: "cancelled auto-merge",
+    REVIEW_FINISHED: "finished reviewing",
   };
+  const names = (slugs, ctx) => slugs.filter((s) => typeof s === "string").map((s, i) => [i ? ", " : "", nameOf(person(ctx.users, s))]);
 
-  function activityItem(item, ctx) {
+  function sentence(item, pr, ctx) {
+    const c = item.comment && typeof item.comment === "object" ? item.comment : null;
+    switch (item.action) {
+      case "COMMENTED":
+        if (item.commentAction === "REPLIED") return ["replied to a comment"];
+        return [c && str(obj(c.anchor).path) ? "commented on a file" : "commented"];
+      case "RESCOPED": {
+        const commits = obj(item.commits);
+        const added = fmt.isCount(commits.added) ? commits.added : 0;
+        const removed = fmt.isCount(commits.removed) ? commits.removed : 0;
+        const parts = [];
+        if (added) parts.push(`adding ${fmt.count(added, "commit", "commits")}`);
+        if (removed) parts.push(`removing ${fmt.count(removed, "commit", "commits")}`);
+        return [parts.length ? `updated the pull request by ${parts.join(" and ")}` : "updated the pull request's commits"];
+      }
+      case "UPDATED": {
+        const r = obj(item.reviewers);
+        const added = Array.isArray(r.added) ? r.added : [];
+        const removed = Array.isArray(r.removed) ? r.removed : [];
+        if (!added.length && !removed.length) return ["edited the pull request's details"];
+        const rows = [];
+        if (added.length) rows.push(el("li", { class: "bb-rev-change", "data-change": "added" }, `Added ${fmt.count(added.length, "reviewer", "reviewers")}: `, names(added, ctx)));
+        if (removed.length) rows.push(el("li", { class: "bb-rev-change", "data-change": "removed" }, `Removed ${fmt.count(removed.length, "reviewer", "reviewers")}: `, names(removed, ctx)));
+        return ["updated the reviewers", el("ul", { class: "bb-rev-changes" }, rows)];
+      }
+      case "MERGED": {
+        const commit = str(item.commit);
+        if (!commit) return ["merged the pull request"];
+        const s = obj(pr.source);
+        const t = obj(pr.target);
+        const ref = (b) => el("bdi", { class: "bb-ref" }, str(b.branch) || "?");
+        return [el("span", {}, "merged ", ref(s), " to ", ref(t), " in commit ", el("code", { class: "bb-hash", title: commit }, commit.slice(0, 11)))];
+      }
+      default:
+        if (SENTENCES[item.action]) return [SENTENCES[item.action]];
+        return [el("span", { class: "bb-loz bb-plain", title: "Bitbucket's name for this activity" }, str(item.action).slice(0, 40) || "Activity")];
+    }
+  }
+
+  function activityItem(item, pr, ctx) {
     const p = person(ctx.users, item.user);
     const c = item.comment && typeof item.comment === "object" ? item.comment : null;
-    const words = item.action === "COMMENTED" ? (c && str(obj(c.anchor).path) ? "commented on a file" : "commented") : SENTENCES[item.action] || "updated the pull request";
-    return el("li", { class: "bb-act", "data-action": str(item.action) },
-      el("div", { class: "bb-line" }, avatar(p, "sm"), nameOf(p), ` ${words} `, fmt.time(item.at)),
-      c ? comment(c, ctx, 0) : null);
+    const [words, below] = sentence(item, pr, ctx);
+    return el("li", { class: "bb-act", "data-action": str(item.action), "data-comment-action": str(item.commentAction) || null },
+      el("div", { class: "bb-line" }, avatar(p, "sm"), nameOf(p), " ", words, " ", fmt.time(item.at)),
+      below || null,
+      c ? comment(c, ctx, 0, str(c.author) !== str(item.user)) : null);
+  }
+
+  function distinct(items) {
+    const inside = new Set();
+    const roots = new Set();
+    for (const item of items) {
+      const stack = arr(obj(item.comment).replies);
+      let guard = 0;
+      while (stack.length && guard++ < 100000) {
+        const r = stack.pop();
+        if (Number.isInteger(r.id)) inside.add(r.id);
+        stack.push(...arr(r.replies));
+      }
+    }
+    return items.filter((item) => {
+      const id = obj(item.comment).id;
+      if (!Number.isInteger(id)) return true;
+      if (inside.has(id) || roots.has(id)) return false;
+      roots.add(id);
+      return true;
+    });
   }
 
   function activity(pr, ctx) {
     const a = obj(pr.activity);
-    const items = arr(a.items);
+    const items = distinct(arr(a.items));
     if (!items.length && a.more !== true) return null;
     return el("section", { class: "bb-section", "aria-label": "Activity" }, el("h3", {}, "Activity"),
-      grow(items, { inline: ctx.inline, first: 4, step: 10, noun: "activities", tag: "ol", cls: "bb-activity", draw: (i) => activityItem(i, ctx) }),
-      a.more === true ? el("p", { class: "bb-muted bb-older" }, "Older activity is in Bitbucket.") : null);
+      grow(items, { inline: ctx.inline, first: 4, step: 10, noun: "activities", one: "activity", tag: "ol", cls: "bb-activity", draw: (i) => activityItem(i, pr, ctx) }),
+      a.more === true ? el("p", { class: "bb-muted bb-older" }, "Older activity is in ", link(pr.url, { class: "bb-link" }, "Bitbucket"), ".") : null);
   }
 
   function draw(data, ctx) {
     const pr = obj(data.pullRequest);
+    const found = issues(pr);
     return el("article", { class: "bb-card" },
-      header(pr, ctx),
-      el("h2", { class: "bb-title", dir: "auto" }, str(pr.title) || "Untitled pull request"),
-      dates(pr), reviewers(pr, ctx), merge(pr), summary(pr), tasks(pr, ctx),
+      header(pr, ctx, found), title(pr, ctx),
+      dates(pr), reviewers(pr, ctx), mergeIssues(found), summary(pr), tasks(pr, ctx),
       builds(pr, ctx), description(pr, ctx), activity(pr, ctx));
   }
   return { draw };

@@ -38,7 +38,6 @@ const fmt = (() => {
     if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
     return `${Math.floor(m / 60)} h ${m % 60} min`;
   }
-  // A time as an element; the page's ticker keeps "… ago" current while it is on screen.
   function time(ms, prefix = "") {
     if (!isTime(ms)) return null;
     return el("time", { class: "bb-time", title: date(ms), datetime: new Date(ms).toISOString(), "data-at": ms, "data-prefix": prefix }, prefix + ago(ms));

@@ -1,37 +1,87 @@
-// The pull request list, with rows as Bitbucket's list draws them: author avatar, state
-// lozenge, title and #id, source → target, reviewers' avatars with status, comment and open
-// task counts, and when it was updated. A list that shows fewer than Bitbucket has says so.
+// The pull request list, with rows as Bitbucket's list draws them: author avatar, state lozenge,
+// title and #id, source → target, the build status, conflict and needs-work marks, reviewers'
+// avatars with status (past three folded into "+N"), comment and open task counts, and when it was
+// updated. Its heading is Bitbucket's ("Pull requests", its state filter); what it says it shows
+// is what it draws, and a list that shows fewer than Bitbucket has says so where it starts.
 const prList = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
+  const FILTERS = { OPEN: "Open", MERGED: "Merged", DECLINED: "Declined", ALL: "All" };
+  const REVIEWERS_SHOWN = 3;
+
+  function buildMark(builds) {
+    const b = obj(builds);
+    const n = (k) => (fmt.isCount(b[k]) ? b[k] : 0);
+    const all = n("successful") + n("failed") + n("inProgress");
+    if (!all) return null;
+    const [cls, icon, words] = n("failed") > 0 ? ["bad", "✕", fmt.count(n("failed"), "failed build", "failed builds")]
+      : n("inProgress") > 0 ? ["run", "◔", fmt.count(n("inProgress"), "build in progress", "builds in progress")]
+        : ["ok", "✓", fmt.count(n("successful"), "successful build", "successful builds")];
+    const tip = [["successful", "successful"], ["failed", "failed"], ["inProgress", "in progress"]].filter(([k]) => n(k) > 0).map(([k, w]) => `${fmt.num(n(k))} ${w}`).join(", ");
+    return el("span", { class: `bb-mark bb-build-mark bb-${cls}`, "data-build": cls, title: `Builds: ${tip}` }, el("span", { "aria-hidden": "true" }, icon), " ", words);
+  }
+
   function row(item, ctx) {
     const author = person(ctx.users, item.author);
     const counts = obj(item.counts);
     const title = typeof item.title === "string" && item.title ? item.title : "Untitled pull request";
     const id = Number.isInteger(item.id) ? `#${item.id}` : "";
     const reviewers = sortReviewers(item.reviewers, ctx.users);
+    const needsWork = reviewers.filter((r) => r.status === "NEEDS_WORK");
+    const open = item.state === "OPEN" || item.state === undefined;
+    const shownReviewers = reviewers.slice(0, REVIEWERS_SHOWN);
+    const folded = reviewers.slice(REVIEWERS_SHOWN);
+    const marks = [
+      buildMark(item.builds),
+      open && item.conflicted === true ? el("span", { class: "bb-mark bb-conflict-mark", "data-mark": "conflict", title: "This pull request has merge conflicts" }, el("span", { "aria-hidden": "true" }, "⚠"), " Conflict") : null,
+      open && needsWork.length ? el("span", { class: "bb-mark bb-nw-mark", "data-mark": "needs-work", title: needsWork.map((r) => reviewLabel(r.person, r.status)).join(", ").slice(0, 600) }, el("span", { "aria-hidden": "true" }, "!"), " Needs work") : null,
+    ].filter(Boolean);
+    const repo = ctx.across && item.project && item.repo ? el("span", { class: "bb-muted bb-row-repo" }, el("bdi", {}, `${item.project}/${item.repo}`)) : null;
     return el("li", { class: "bb-row", "data-id": id || null },
       avatar(author, "md"),
       el("div", { class: "bb-row-main" },
-        el("div", { class: "bb-row-title" }, stateLozenge(item), " ", link(item.url, { class: "bb-row-link", dir: "auto" }, title)),
-        el("div", { class: "bb-row-sub bb-muted" }, nameOf(author), ` - ${id}`, item.updated ? [", ", fmt.time(item.updated)] : null, " ", branches(item.source, item.target))),
+        el("div", { class: "bb-row-title" }, stateLozenge(item), " ",
+          capped("span", { class: "bb-row-titletext", dir: "auto" }, link(item.url, { class: "bb-row-link" }, title), { lines: ctx.inline ? 2 : 4, what: "title", tip: title })),
+        el("div", { class: "bb-row-sub bb-muted" }, nameOf(author), ` - ${id}`, item.updated ? [", ", fmt.time(item.updated)] : null, " ", branches(item.source, item.target), repo),
+        marks.length ? el("div", { class: "bb-row-marks" }, marks) : null),
       el("div", { class: "bb-row-side" },
-        reviewers.length ? el("span", { class: "bb-row-reviewers", "aria-label": "Reviewers" }, reviewers.map((r) => avatar(r.person, "sm", r.status))) : null,
-        fmt.isCount(counts.comments) && counts.comments > 0 ? el("span", { class: "bb-count", title: fmt.count(counts.comments, "comment", "comments") }, el("span", { class: "bb-i-comment", "aria-hidden": "true" }), `${fmt.num(Math.min(counts.comments, 99))}${counts.comments > 99 ? "+" : ""}`) : null,
-        fmt.isCount(counts.openTasks) && counts.openTasks > 0 ? el("span", { class: "bb-count bb-need" }, `☐ ${fmt.count(counts.openTasks, "open task", "open tasks")}`) : null));
+        reviewers.length ? el("span", { class: "bb-row-reviewers", role: "group", "aria-label": "Reviewers" },
+          shownReviewers.map((r) => avatar(r.person, "sm", r.status, true)),
+          folded.length ? el("span", { class: "bb-fold", title: folded.map((r) => reviewLabel(r.person, r.status)).join(", ").slice(0, 600) },
+            el("span", { "aria-hidden": "true" }, `+${fmt.num(folded.length)}`), sr(folded.map((r) => reviewLabel(r.person, r.status)).join(", "))) : null) : null,
+        el("span", { class: "bb-row-counts" },
+          fmt.isCount(counts.comments) && counts.comments > 0 ? el("span", { class: "bb-count", "data-count": "comments", title: fmt.count(counts.comments, "comment", "comments") }, el("span", { class: "bb-i-comment", "aria-hidden": "true" }), el("span", { "aria-hidden": "true" }, `${fmt.num(Math.min(counts.comments, 99))}${counts.comments > 99 ? "+" : ""}`), sr(fmt.count(counts.comments, "comment", "comments"))) : null,
+          fmt.isCount(counts.openTasks) && counts.openTasks > 0 ? el("span", { class: "bb-count bb-need", "data-count": "tasks" }, `☐ ${fmt.count(counts.openTasks, "open task", "open tasks")}`) : null)));
   }
+
   function draw(data, ctx) {
     const list = obj(data.list);
     const items = (Array.isArray(list.items) ? list.items : []).filter((i) => i && typeof i === "object");
-    const shown = fmt.isCount(list.shown) ? list.shown : items.length;
-    let tally = null;
-    if (fmt.isCount(list.total) && list.total > shown) tally = `${fmt.num(shown)} of ${fmt.num(list.total)} shown`;
-    else if (list.more === true) tally = `${fmt.num(shown)} shown · more exist`;
+    const read = items.length;
+    const total = fmt.isCount(list.total) ? list.total : null;
+    const more = list.more === true;
+    const heading = typeof list.heading === "string" && list.heading ? list.heading : typeof list.title === "string" && list.title ? list.title : "Pull requests";
+    const filter = FILTERS[list.filter] || null;
+    const repo = typeof list.repo === "string" && list.repo ? list.repo : null;
+    const lctx = Object.assign({}, ctx, { across: !repo });
+    const tally = el("p", { class: "bb-muted bb-tally", role: "status" });
+    const tell = (drawn) => {
+      const whole = total !== null && total > read ? total : read;
+      let words = drawn < whole ? `${fmt.num(drawn)} of ${fmt.num(whole)} shown` : whole ? `${fmt.count(whole, "pull request", "pull requests")} shown` : "";
+      if (more && (total === null || total <= read)) words += `${words ? " · " : ""}more exist in Bitbucket`;
+      tally.textContent = words;
+      tally.hidden = !words || (drawn === whole && !more && total === null);
+    };
+    const rows = items.length
+      ? grow(items, { inline: ctx.inline, first: 8, step: 10, noun: "pull requests", one: "pull request", tag: "ul", cls: "bb-rows", draw: (i) => row(i, lctx), onrender: (shown) => tell(shown) })
+      : el("p", { class: "bb-empty" }, filter && filter !== "All" ? "No pull requests match" : "No pull requests");
+    if (!items.length) tell(0);
+    const end = more && items.length ? el("p", { class: "bb-muted bb-tally-end" }, "More pull requests are in Bitbucket; ask for the next page to see them here.") : null;
     return el("section", { class: "bb-list" },
-      el("h2", { class: "bb-list-title", dir: "auto" }, typeof list.title === "string" && list.title ? list.title : "Pull requests"),
-      items.length
-        ? grow(items, { inline: ctx.inline, first: 8, step: 10, noun: "pull requests", tag: "ul", cls: "bb-rows", draw: (i) => row(i, ctx) })
-        : el("p", { class: "bb-empty" }, "No pull requests"),
-      tally ? el("p", { class: "bb-muted bb-tally" }, tally) : null);
+      el("div", { class: "bb-list-head" },
+        el("h2", { class: "bb-list-title", dir: "auto" }, heading),
+        filter ? el("span", { class: "bb-filter", "data-filter": list.filter }, el("span", { class: "bb-muted" }, "State: "), filter) : null,
+        repo ? el("span", { class: "bb-list-repo bb-muted" }, el("bdi", {}, repo)) : null),
+      tally, rows, end);
   }
   return { draw };
 })();

@@ -3,7 +3,7 @@
 // view data is shown as its text, as text.
 const root = document.getElementById("view");
 const RESULT_WAIT_MS = 30000;
-const page = { context: {}, status: "starting", note: "", result: null, data: null, timers: [], observer: null, gone: false };
+const page = { context: {}, status: "starting", note: "", result: null, data: null, input: null, timers: [], observer: null, gone: false };
 
 function later(fn, ms) { const t = setTimeout(fn, ms); page.timers.push(() => clearTimeout(t)); }
 function every(fn, ms) { const t = setInterval(fn, ms); page.timers.push(() => clearInterval(t)); }
@@ -21,18 +21,49 @@ function setMode(mode) {
   }).catch(() => {});
 }
 
-// The bar above a view: when its data was read, and the switch to fullscreen and back.
+// The bar above a view: when bb read Bitbucket (not when the pull request changed), and the
+// switch to fullscreen and back.
 function bar(data) {
   const other = isInline() ? "fullscreen" : "inline";
   const toggle = modes().includes(other)
     ? el("button", { type: "button", class: "bb-mode", onclick: () => setMode(other) }, other === "fullscreen" ? "⤢ Full screen" : "⤡ Exit full screen")
     : null;
-  return el("div", { class: "bb-bar" }, el("span", { class: "bb-muted bb-read" }, fmt.time(data.readAt, "Updated ")), toggle);
+  return el("div", { class: "bb-bar" }, el("span", { class: "bb-muted bb-read" }, fmt.time(data.readAt, "Read from Bitbucket ")), toggle);
 }
 
 function missing(data) {
   const lines = (Array.isArray(data.missing) ? data.missing : []).filter((m) => typeof m === "string" && m);
-  return lines.length ? el("ul", { class: "bb-missing", "aria-label": "Not shown" }, lines.map((m) => el("li", { dir: "auto" }, m))) : null;
+  return lines.length ? el("ul", { class: "bb-missing", "aria-label": "Not shown" }, lines.map((m) => el("li", { dir: "auto" }, m.slice(0, 2000)))) : null;
+}
+
+// A REST address in an answer names the page a person would open: …/rest/api/1.0/projects/BB/repos/api/pull-requests/1/merge
+// is …/projects/BB/repos/api/pull-requests/1 in Bitbucket.
+function webAddress(url) {
+  const m = /^(https?:\/\/.+?)\/rest\/api\/(?:1\.0|latest)\/(projects\/[^/?#]+(?:\/repos\/[^/?#]+(?:\/pull-requests\/\d+)?)?)/.exec(url);
+  return m ? `${m[1]}/${m[2]}` : url;
+}
+// Text with its web addresses as links (through the host); nothing else is made of it.
+function linked(text) {
+  return String(text).split(/(https?:\/\/[^\s<>"']+[^\s<>"'.,;:!?)\]])/).map((part, i) => (i % 2 ? link(webAddress(part), { class: "bb-link" }, webAddress(part)) : part));
+}
+// An answer that is an error, in words a person can act on: what went wrong as bb said it, where to
+// open the pull request (or repository) in Bitbucket when bb's answer or the call names it.
+function problem(result) {
+  const input = page.input && typeof page.input === "object" ? page.input : {};
+  const meta = result && result._meta && result._meta["bb/view"];
+  const base = meta && typeof meta === "object" && meta.server && typeof meta.server.url === "string" ? meta.server.url.replace(/\/+$/, "") : null;
+  const seg = (x) => encodeURIComponent(String(x));
+  const what = input.kind === "pull_requests" ? "these pull requests" : Number.isInteger(input.pr_id) ? `pull request #${input.pr_id}` : "this";
+  let address = null;
+  if (base && typeof input.project === "string" && typeof input.repo === "string") {
+    address = `${base}/projects/${seg(input.project)}/repos/${seg(input.repo)}${Number.isInteger(input.pr_id) ? `/pull-requests/${input.pr_id}` : "/pull-requests"}`;
+  }
+  const text = resultText(result) || "bb answered with an error and no words.";
+  return el("section", { class: "bb-problem", role: "alert" },
+    el("h2", { class: "bb-problem-title" }, `bb could not show ${what}`),
+    text.split(/\n{2,}/).map((para) => el("p", { dir: "auto" }, linked(para.slice(0, 4000)))),
+    address ? el("p", {}, link(address, { class: "bb-link bb-open-in" }, "Open it in Bitbucket")) : null,
+    el("p", { class: "bb-muted" }, "Ask again once that is fixed; the answer is also in the conversation."));
 }
 
 function resultText(result) {
@@ -44,27 +75,39 @@ function status(words) { return el("p", { class: "bb-status", role: "status" }, 
 
 function drawView(data) {
   const ctx = { inline: isInline(), users: data.users && typeof data.users === "object" ? data.users : {}, server: data.server || {} };
-  // A link to another view is offered only for a kind this server shows.
   ctx.offers = (kind) => Array.isArray(ctx.server.kinds) && ctx.server.kinds.includes(kind) && KINDS.has(kind);
   return [bar(data), missing(data), KINDS.get(data.kind)(data, ctx)];
+}
+
+// Inline, the view's one shape (grow.js); fullscreen, everything, each long field cut with a way to read it.
+function place(nodes) {
+  if (isInline()) {
+    const full = modes().includes("fullscreen") ? () => setMode("fullscreen") : null;
+    shape.mount(root, nodes.filter(Boolean), page.context, full);
+  } else {
+    shape.stop();
+    root.replaceChildren(...nodes.filter(Boolean));
+    requestAnimationFrame(() => checkCaps(root));
+  }
 }
 
 function render() {
   if (page.gone) return;
   root.className = isInline() ? "bb-inline" : "bb-fullscreen";
   const data = page.data;
-  if (page.status === "result" && data) {
+  if (page.status === "result" && data && !(page.result && page.result.isError)) {
     try {
-      root.replaceChildren(...drawView(data).filter(Boolean));
+      place(drawView(data));
       return;
     } catch (err) {
-      root.replaceChildren(status("This view could not be drawn; here is the answer as text."), el("pre", { class: "bb-text" }, resultText(page.result)));
+      place([status("This view could not be drawn; here is the answer as text."), el("pre", { class: "bb-text" }, resultText(page.result))]);
       return;
     }
   }
   if (page.status === "result") {
+    if (page.result && page.result.isError) { place([problem(page.result)]); return; }
     const text = resultText(page.result);
-    root.replaceChildren(el("pre", { class: `bb-text${page.result && page.result.isError ? " bb-error" : ""}` }, text || "The answer has no text."));
+    place([el("pre", { class: "bb-text" }, text || "The answer has no text.")]);
     return;
   }
   const words = {
@@ -75,7 +118,7 @@ function render() {
     cancelled: "The call was cancelled.",
     nohost: "The host did not answer, so nothing can be shown.",
   };
-  root.replaceChildren(...[status(words[page.status] || ""), page.note ? el("p", { class: "bb-muted" }, page.note) : null].filter(Boolean));
+  place([status(words[page.status] || ""), page.note ? el("p", { class: "bb-muted" }, page.note) : null]);
 }
 
 function viewData(result) {
@@ -92,11 +135,14 @@ function applyContext(part) {
   page.context = Object.assign({}, page.context, part, styles ? { styles } : {});
   theme.apply(page.context);
   fmt.setPlace(page.context);
+  shape.setContext(page.context);
+  if (page.context.displayMode !== before) shape.reset();
   if (page.context.displayMode !== before || "availableDisplayModes" in part) render();
 }
 
 bridge.on("ui/notifications/host-context-changed", applyContext);
-bridge.on("ui/notifications/tool-input", () => {
+bridge.on("ui/notifications/tool-input", (params) => {
+  if (params && params.arguments && typeof params.arguments === "object") page.input = params.arguments;
   if (page.status !== "result" && page.status !== "cancelled") {
     page.status = "waiting";
     later(() => { if (page.status === "waiting") { page.status = "late"; render(); } }, RESULT_WAIT_MS);
@@ -118,6 +164,7 @@ bridge.on("ui/notifications/tool-cancelled", (params) => {
 bridge.on("ui/resource-teardown", () => {
   page.gone = true;
   stopTimers();
+  shape.stop();
   if (page.observer) page.observer.disconnect();
   setTimeout(bridge.close, 0);
   return {};
@@ -129,6 +176,7 @@ page.observer = new ResizeObserver(() => {
 });
 page.observer.observe(document.body);
 every(() => fmt.tick(root), 30000);
+window.addEventListener("resize", () => { if (!isInline()) checkCaps(root); });
 render();
 
 const appInfo = { name: "bb", version: "0.1.0" };

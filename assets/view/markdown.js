@@ -33,13 +33,11 @@ const markdown = (() => {
         return PLAIN.has(n.t) ? el(n.t, { dir: n.t === "p" || n.t === "li" ? "auto" : null }, kids()) : el("span", {}, kids());
     }
   }
-  // The tree as a block; a table scrolls on its own rather than widen the view.
   function draw(tree, cls = "bb-md") {
     if (tree === null || tree === undefined) return null;
     const nodes = [node(tree, 0)].flat(Infinity).filter((x) => x !== null && x !== undefined);
     return el("div", { class: cls }, nodes.map((x) => (x instanceof Element && x.tagName === "TABLE" ? el("div", { class: "bb-scroll" }, x) : x)));
   }
-  // The top-level blocks of a tree, for drawing a step at a time.
   function blocks(tree) {
     if (Array.isArray(tree)) return tree;
     return tree === null || tree === undefined ? [] : [tree];

@@ -17,9 +17,6 @@ const theme = (() => {
         else root.style.removeProperty(name);
       }
     }
-    const dims = context.containerDimensions || {};
-    const cap = [dims.maxHeight, dims.height].filter((n) => Number.isFinite(n) && n > 120);
-    root.style.setProperty("--bb-max-h", `${Math.min(600, ...cap)}px`);
   }
   return { apply };
 })();

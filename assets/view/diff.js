@@ -1,0 +1,522 @@
+// The diff view, laid out as Bitbucket's Diff tab. Inline: the changed files (the change type in
+// the colour of the name, a mark where a file has comments), then the first hunks of the first
+// files, unified, in the view's one shape; a count says what is not drawn here. Fullscreen:
+// Bitbucket's diff page, one file at a time with the file tree beside it (directories first,
+// chains of single-child directories in one node), previous and next file, unified and
+// side-by-side (not offered for added or deleted files, as Bitbucket). Code is drawn from each
+// line's text split by bb's runs [characters, class] (characters counted as code points), the
+// class coloured from the theme (diff.css); comments sit in the row right after their line.
+// Every code row carries data-path, data-old and data-new (the numbers it has), every comment
+// data-comment-id. Text from Bitbucket is text: el() draws bidi controls visibly, and this module
+// draws other control characters (a CRLF's carriage return) as their visible symbols.
+const diffView = (() => {
+  const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
+  const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);
+  const str = (x) => (typeof x === "string" ? x : "");
+  const lineNo = (x) => (Number.isInteger(x) && x >= 0 ? x : null);
+  const TOKENS = new Set(["kw", "str", "com", "num", "con", "fn", "ty", "tag", "attr", "var", "op", "pun"]);
+  const INLINE_LINES = 120; // lines drawn inline at first; "Show N more lines" adds STEP_LINES
+  const STEP_LINES = 200;
+  const MAX_LINE = 20000; // code points drawn of one line; the rest is said, not drawn
+  const memory = new Map(); // per pull request: the file and layout the person chose in full screen
+
+  // ---- words --------------------------------------------------------------------------------
+  const dirOf = (p) => (p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "");
+  const baseOf = (p) => p.slice(p.lastIndexOf("/") + 1);
+  // Bitbucket's change type: the lozenge word, the class that colours the name, the tooltip.
+  function change(entry) {
+    const type = str(entry.file.type);
+    const path = entry.path;
+    const src = entry.src;
+    switch (type) {
+      case "ADD": return { word: "Added", cls: "bb-ct-add" };
+      case "DELETE": return { word: "Deleted", cls: "bb-ct-del" };
+      case "MODIFY": return { word: "Modified", cls: "bb-ct-mod" };
+      case "COPY": return { word: "Copied", cls: "bb-ct-copy", tip: src ? `${src} → ${path}` : null };
+      case "MOVE":
+      case "RENAME": {
+        const renamed = type === "RENAME" || !src || dirOf(src) === dirOf(path);
+        return { word: renamed ? "Renamed" : "Moved", cls: "bb-ct-move", tip: src ? (renamed ? `Renamed from '${src}'` : `${src} → ${path}`) : null };
+      }
+      default: return { word: type ? type.slice(0, 20) : "Changed", cls: "bb-ct-mod" };
+    }
+  }
+  const conflicted = (f) => f.conflict === true || f.conflicted === true;
+  function fileTip(entry) {
+    const name = baseOf(entry.path);
+    const c = lineNo(entry.file.comments);
+    if (c && conflicted(entry.file)) return `${name} has comments and a merge conflict`;
+    if (c) return `${name} has comments`;
+    if (conflicted(entry.file)) return `${name} has a merge conflict`;
+    return change(entry).tip || entry.path;
+  }
+  function marks(entry) {
+    const c = lineNo(entry.file.comments);
+    return [
+      c ? el("span", { class: "bb-dmark bb-dmark-comments", "data-mark": "comments", title: `${baseOf(entry.path)} has comments` },
+        el("span", { class: "bb-i-comment", "aria-hidden": "true" }), fmt.num(c), sr(c === 1 ? " comment" : " comments")) : null,
+      conflicted(entry.file) ? el("span", { class: "bb-dmark bb-dmark-conflict", "data-mark": "conflict", title: `${baseOf(entry.path)} has a merge conflict` },
+        el("span", { "aria-hidden": "true" }, "⚠"), sr(" merge conflict")) : null,
+    ];
+  }
+  function countLines(d) { return arr(obj(d).hunks).reduce((n, h) => n + arr(h.lines).length, 0); }
+
+  // ---- code -------------------------------------------------------------------------------
+  const CONTROL = /[\u0000-\u0008\u000A-\u001F\u007F]/;
+  const CONTROL_ALL = /[\u0000-\u0008\u000A-\u001F\u007F]/g;
+  // A piece of a line as text; control characters (a CRLF's \r) drawn as their visible symbol.
+  function text(piece, cls) {
+    let parts = [piece];
+    if (CONTROL.test(piece)) {
+      parts = [];
+      let last = 0;
+      for (const m of piece.matchAll(CONTROL_ALL)) {
+        if (m.index > last) parts.push(piece.slice(last, m.index));
+        const code = m[0].codePointAt(0);
+        const symbol = code === 0x7f ? "␡" : String.fromCodePoint(0x2400 + code);
+        parts.push(el("span", { class: "bb-ctl", title: code === 13 ? "Carriage return (a CRLF line ending)" : `Control character U+${code.toString(16).toUpperCase().padStart(4, "0")}` }, symbol));
+        last = m.index + m[0].length;
+      }
+      if (last < piece.length) parts.push(piece.slice(last));
+    }
+    return cls ? el("span", { class: cls }, parts) : parts;
+  }
+  // A line's text split by its runs [characters, class?]; a plain line (p) or one without runs as is.
+  function code(line) {
+    const chars = Array.from(str(line.s));
+    const shown = chars.length > MAX_LINE ? chars.slice(0, MAX_LINE) : chars;
+    const out = [];
+    let at = 0;
+    if (!line.p && Array.isArray(line.r)) {
+      for (const run of line.r) {
+        if (!Array.isArray(run) || at >= shown.length) continue;
+        const n = Number.isInteger(run[0]) && run[0] > 0 ? run[0] : 0;
+        const piece = shown.slice(at, at + n).join("");
+        at += n;
+        if (piece) out.push(text(piece, TOKENS.has(run[1]) ? `bb-tk-${run[1]}` : null));
+      }
+    }
+    if (at < shown.length) out.push(text(shown.slice(at).join("")));
+    if (shown.length < chars.length) out.push(el("span", { class: "bb-cut" }, ` … ${fmt.num(chars.length - shown.length)} more characters`));
+    if (line.cut === true) out.push(el("span", { class: "bb-cut", title: "Bitbucket truncated this line" }, " …"));
+    return out;
+  }
+  const SIGN = { A: "+", R: "-", C: " " };
+  const SAID = { A: "added: ", R: "removed: ", C: "" };
+  function codeCell(line, cls = "") {
+    const t = SIGN[line.t] ? line.t : "C";
+    return el("td", { class: `bb-dcode${cls}` }, el("span", { class: "bb-sign", "aria-hidden": "true" }, SIGN[t]), SAID[t] ? sr(SAID[t]) : null, code(line));
+  }
+  const num = (n) => el("td", { class: "bb-ln", "aria-hidden": n === null ? "true" : null }, n === null ? "" : String(n));
+
+  // ---- comments ---------------------------------------------------------------------------
+  function body(tree, ctx) {
+    const drawn = markdown.draw(tree);
+    return drawn ? capped("div", { class: "bb-body" }, drawn, { box: ctx.inline ? 14 : 40, what: "comment" }) : null;
+  }
+  function comment(c, ctx, depth) {
+    const p = person(ctx.users, c.author);
+    const task = c.task === true ? el("span", { class: `bb-loz ${c.state === "RESOLVED" ? "bb-plain" : "bb-open"}` }, c.state === "RESOLVED" ? "Resolved task" : "Open task") : null;
+    const replies = arr(c.replies);
+    const nested = !replies.length ? null : depth >= 24
+      ? el("p", { class: "bb-muted" }, "Further replies are in Bitbucket.")
+      : grow(replies, { inline: ctx.inline, first: 2, step: 10, noun: "replies", one: "reply", cls: depth < 6 ? "bb-replies" : "bb-replies bb-flat", draw: (r) => comment(r, ctx, depth + 1) });
+    return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}`, "data-comment-id": Number.isInteger(c.id) ? c.id : null },
+      avatar(p, "sm"),
+      el("div", { class: "bb-cbody" },
+        el("div", { class: "bb-chead" }, nameOf(p), " ", fmt.time(c.at), c.edited === true ? [" · ", el("span", { class: "bb-muted" }, "edited")] : null, " ", task),
+        body(c.text, ctx), nested));
+  }
+  function total(threads) {
+    let n = 0;
+    const stack = [...threads];
+    for (let guard = 0; stack.length && guard < 100000; guard++) { n++; stack.push(...arr(stack.pop().replies)); }
+    return n;
+  }
+  // Threads under a line or atop a file, collapsible as Bitbucket's are: open, with a summary
+  // that names who wrote and how many comments there are.
+  function threads(list, ctx, cls = "") {
+    const roots = arr(list);
+    if (!roots.length) return null;
+    const n = total(roots);
+    const who = [...new Set(roots.map((c) => str(c.author)))].slice(0, 4).map((slug) => avatar(person(ctx.users, slug), "sm"));
+    return el("details", { class: `bb-threads${cls}`, open: "" },
+      el("summary", { class: "bb-threads-sum" }, el("span", { class: "bb-faces" }, who), " ", fmt.count(n, "comment", "comments")),
+      roots.map((c) => comment(c, ctx, 0)));
+  }
+
+  // ---- hunks --------------------------------------------------------------------------------
+  function span([first, lines]) {
+    const f = lineNo(first) ?? 0;
+    const n = lineNo(lines) ?? 0;
+    return n === 1 ? `${f}` : `${f},${n}`;
+  }
+  function hunkHead(h, cols) {
+    const old = Array.isArray(h.old) ? h.old : [];
+    const neu = Array.isArray(h.new) ? h.new : [];
+    return el("tr", { class: "bb-hunk" }, el("td", { colspan: String(cols) },
+      el("span", { class: "bb-hunk-range" }, `@@ -${span(old)} +${span(neu)} @@`), str(h.context) ? [" ", el("span", { class: "bb-hunk-context" }, text(str(h.context)))] : null));
+  }
+  // Bitbucket cut the hunk: what it covers, by its own counts, and how much of it is here.
+  function hunkCut(h, lines, cols) {
+    if (h.truncated !== true) return null;
+    const oldSpan = lineNo((h.old || [])[1]) ?? 0;
+    const newSpan = lineNo((h.new || [])[1]) ?? 0;
+    const oldHere = lines.filter((l) => lineNo(l.o) !== null).length;
+    const newHere = lines.filter((l) => lineNo(l.n) !== null).length;
+    return el("tr", { class: "bb-hunk-cut" }, el("td", { colspan: String(cols) },
+      `Bitbucket truncated this hunk: ${fmt.num(newHere)} of its ${fmt.count(newSpan, "new line", "new lines")} and ${fmt.num(oldHere)} of its ${fmt.count(oldSpan, "old line", "old lines")} are shown.`));
+  }
+  const rowAttrs = (path, kind, o, n) => ({ class: `bb-dl bb-dl-${kind}`, "data-path": path, "data-old": o, "data-new": n });
+
+  // Unified: old and new gutters, the code; a row of threads right after a line that has them.
+  // `limit` caps the lines drawn (inline); it answers how many it drew.
+  function unified(entry, ctx, limit = Infinity) {
+    const rows = [];
+    let drawn = 0;
+    for (const h of arr(entry.diff.hunks)) {
+      if (drawn >= limit) break;
+      const lines = arr(h.lines);
+      rows.push(hunkHead(h, 3));
+      for (const line of lines) {
+        if (drawn >= limit) break;
+        drawn++;
+        const t = SIGN[line.t] ? line.t : "C";
+        const o = lineNo(line.o);
+        const n = lineNo(line.n);
+        rows.push(el("tr", rowAttrs(entry.path, t, o, n), num(o), num(n), codeCell(line)));
+        const c = threads(line.c, ctx);
+        if (c) rows.push(el("tr", { class: "bb-dc" }, el("td", { colspan: "3" }, c)));
+      }
+      const cut = hunkCut(h, lines, 3);
+      if (cut && drawn < limit) rows.push(cut);
+    }
+    const table = el("table", { class: "bb-diff bb-unified", "data-layout": "unified" },
+      el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-ln" }), el("col", {})), el("tbody", {}, rows));
+    return { table, drawn };
+  }
+
+  // Which side of a side-by-side diff a thread on a context line was written on: Bitbucket's
+  // anchor names the old file's line when it was written on the left.
+  function sideOf(c, line) {
+    const a = obj(c.anchor);
+    if (line.t === "R") return "old";
+    if (line.t === "A") return "new";
+    return lineNo(a.line) !== null && a.line === lineNo(line.o) && a.line !== lineNo(line.n) ? "old" : "new";
+  }
+  // Side-by-side: removed lines on the left beside the added lines that replace them, context on both.
+  function sideBySide(entry, ctx) {
+    const rows = [];
+    const half = (line, side) => {
+      if (!line) return [el("td", { class: "bb-ln bb-none", "aria-hidden": "true" }), el("td", { class: "bb-dcode bb-none" })];
+      const t = SIGN[line.t] ? line.t : "C";
+      return [num(lineNo(side === "old" ? line.o : line.n)), codeCell(line, ` bb-side-${t}`)];
+    };
+    const emit = (left, right) => {
+      const o = left ? lineNo(left.o) : null;
+      const n = right ? lineNo(right.n) : null;
+      const kind = left && right && left === right ? "C" : "X";
+      rows.push(el("tr", rowAttrs(entry.path, kind, o, n), half(left, "old"), half(right, "new")));
+      const l = [];
+      const r = [];
+      for (const line of left === right ? [left] : [left, right]) {
+        if (!line) continue;
+        for (const c of arr(line.c)) (sideOf(c, line) === "old" ? l : r).push(c);
+      }
+      if (l.length || r.length) {
+        rows.push(el("tr", { class: "bb-dc" }, el("td", { colspan: "2", class: "bb-dc-old" }, threads(l, ctx)), el("td", { colspan: "2", class: "bb-dc-new" }, threads(r, ctx))));
+      }
+    };
+    for (const h of arr(entry.diff.hunks)) {
+      const lines = arr(h.lines);
+      rows.push(hunkHead(h, 4));
+      let removed = [];
+      let added = [];
+      const flush = () => {
+        for (let i = 0; i < Math.max(removed.length, added.length); i++) emit(removed[i] || null, added[i] || null);
+        removed = [];
+        added = [];
+      };
+      for (const line of lines) {
+        if (line.t === "R") { if (added.length) flush(); removed.push(line); } else if (line.t === "A") added.push(line);
+        else { flush(); emit(line, line); }
+      }
+      flush();
+      const cut = hunkCut(h, lines, 4);
+      if (cut) rows.push(cut);
+    }
+    return el("table", { class: "bb-diff bb-sbs", "data-layout": "side-by-side" },
+      el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" }), el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" })),
+      el("tbody", {}, rows));
+  }
+
+  // ---- a file -------------------------------------------------------------------------------
+  const PLAIN_WHY = {
+    deadline: (n) => `${fmt.count(n, "line", "lines")} past bb's highlighting deadline`,
+    long: (n) => `${fmt.count(n, "line", "lines")} longer than 2,000 characters`,
+    template: (n) => `${fmt.count(n, "line", "lines")} of a template (bb highlights templates only when asked to)`,
+  };
+  function plainNote(d) {
+    const counts = new Map();
+    for (const h of arr(d.hunks)) for (const l of arr(h.lines)) if (typeof l.p === "string") counts.set(l.p, (counts.get(l.p) || 0) + 1);
+    if (!counts.size) return null;
+    const parts = [...counts].map(([why, n]) => (PLAIN_WHY[why] ? PLAIN_WHY[why](n) : `${fmt.count(n, "line", "lines")} (${why.slice(0, 40)})`));
+    return el("p", { class: "bb-dnote bb-plain-note", "data-note": "plain" }, `Drawn without highlighting: ${parts.join("; ")}.`);
+  }
+  function message(cls, title, ...more) {
+    return el("div", { class: `bb-dmsg ${cls}`, role: "note" }, el("strong", {}, title), more.length ? el("div", { class: "bb-dmsg-more" }, more) : null);
+  }
+  // What Bitbucket says instead of, or above, the lines of a file.
+  function messages(entry, pr) {
+    const d = entry.diff;
+    const out = [];
+    const open = link(diffUrl(pr, entry.path), { class: "bb-link" }, "Open it in Bitbucket");
+    if (conflicted(entry.file)) out.push(message("bb-dmsg-warn", "⚠ This file has a merge conflict.", "You will need to resolve conflicts to be able to merge."));
+    if (!d) {
+      out.push(message("bb-dmsg-info", "bb did not carry the diff of this file.", "This view carries the diffs of the first files only. ", open, "."));
+      return out;
+    }
+    if (typeof d.error === "string" || d.error) {
+      out.push(message("bb-dmsg-bad", "bb could not read the diff of this file.", el("span", { dir: "auto" }, text(str(d.error).slice(0, 2000) || "not read")), " ", open));
+      return out;
+    }
+    const hunks = arr(d.hunks);
+    const type = str(entry.file.type);
+    if (d.binary === true) out.push(message("bb-dmsg-info", "Binary file", "This file can't be viewed in your browser. ", open, "."));
+    else if (d.truncated === true && !hunks.length) out.push(message("bb-dmsg-warn", "The diff for this file is too large to render", open, "."));
+    else if (d.truncated === true) out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", `Bitbucket truncated it: ${fmt.count(countLines(d), "line is", "lines are")} shown. `, open, "."));
+    else if (!hunks.length) {
+      const c = change(entry);
+      if ((type === "MOVE" || type === "RENAME" || type === "COPY") && c.tip) out.push(message("bb-dmsg-info", c.tip, "The contents for this file have not changed"));
+      else if (type === "ADD") out.push(message("bb-dmsg-info", "The added file is empty"));
+      else if (type === "DELETE") out.push(message("bb-dmsg-info", "The removed file is empty"));
+      else out.push(message("bb-dmsg-info", "The contents for this file have not changed"));
+    }
+    const outdated = lineNo(d.outdatedComments);
+    if (outdated) {
+      out.push(el("p", { class: "bb-dnote", "data-note": "outdated" }, el("span", { class: "bb-loz bb-moved", title: "This diff has changed in more recent commits" }, "Outdated"), " ",
+        outdated === 1 ? "1 outdated comment is in the activity" : `${fmt.num(outdated)} outdated comments are in the activity`));
+    }
+    out.push(plainNote(d));
+    return out;
+  }
+  function diffUrl(pr, path) {
+    const base = webUrl(pr.url);
+    return base ? `${base.replace(/\/+$/, "")}/diff#${encodeURI(path)}` : null;
+  }
+  function fileHead(entry, tag = "h3") {
+    const c = change(entry);
+    return el("div", { class: "bb-fhead" },
+      el(tag, { class: "bb-fname", title: entry.src && entry.src !== entry.path ? c.tip : null },
+        el("span", { class: "bb-i-doc", "aria-hidden": "true" }), el("bdi", {}, text(entry.path))),
+      el("span", { class: `bb-loz bb-ctl-loz ${c.cls}`, title: c.tip || null }, c.word), marks(entry),
+      entry.diff && str(entry.diff.language) ? el("span", { class: "bb-muted bb-lang" }, str(entry.diff.language).slice(0, 40)) : null);
+  }
+  function fileBlock(entry, ctx, pr, layout, limit) {
+    const d = entry.diff;
+    const parts = [fileHead(entry), messages(entry, pr)];
+    let drawn = 0;
+    if (d && !d.error && arr(d.hunks).length) {
+      parts.push(threads(d.fileComments, ctx, " bb-fcomments"));
+      if (layout === "side-by-side") { parts.push(el("div", { class: "bb-dwrap" }, sideBySide(entry, ctx))); drawn = countLines(d); } else {
+        const u = unified(entry, ctx, limit);
+        parts.push(el("div", { class: "bb-dwrap" }, u.table));
+        drawn = u.drawn;
+        const rest = countLines(d) - u.drawn;
+        if (rest > 0) parts.push(el("p", { class: "bb-dnote bb-rest", "data-note": "rest" }, `${fmt.count(rest, "more line", "more lines")} of this file ${rest === 1 ? "is" : "are"} not drawn here.`));
+      }
+    } else if (d) parts.push(threads(d.fileComments, ctx, " bb-fcomments"));
+    return { node: el("section", { class: "bb-file", "data-file": entry.path, "aria-label": entry.path.slice(0, 300), tabindex: "-1" }, parts), drawn };
+  }
+
+  // ---- the whole --------------------------------------------------------------------------
+  function entries(d) {
+    const byPath = new Map();
+    for (const x of arr(d.diffs)) if (str(x.path) && !byPath.has(x.path)) byPath.set(x.path, x);
+    const list = arr(d.files).filter((f) => str(f.path)).map((f) => ({ file: f, path: f.path, diff: byPath.get(f.path) || null }));
+    const listed = new Set(list.map((e) => e.path));
+    for (const [path, x] of byPath) if (!listed.has(path)) list.push({ file: { path, type: null }, path, diff: x });
+    for (const e of list) {
+      const own = str(e.file.srcPath) || (e.diff && str(e.diff.srcPath)) || "";
+      e.src = own && own !== e.path ? own : "";
+    }
+    return list;
+  }
+  function header(pr) {
+    return el("div", { class: "bb-dhead" },
+      el("div", { class: "bb-meta" }, stateLozenge({ state: pr.state }), Number.isInteger(pr.id) ? link(pr.url, { class: "bb-id", title: "Open in Bitbucket" }, `#${pr.id}`) : null, branches(pr.source, pr.target)),
+      el("h2", { class: "bb-dtitle", dir: "auto" }, link(pr.url, { class: "bb-title-link" }, str(pr.title) || "Untitled pull request"), el("span", { class: "bb-muted bb-dtab" }, " · Diff")));
+  }
+  // What the result holds that this view does not draw, in Bitbucket's counts.
+  function beyond(d, list, pr) {
+    const out = [];
+    if (d.filesMore === true) out.push(el("p", { class: "bb-dnote bb-warnnote", "data-note": "files-more" }, `This pull request is too large to render. Showing the first ${fmt.count(list.length, "file", "files")}.`));
+    const notCarried = lineNo(d.notCarried) || list.filter((e) => !e.diff).length;
+    if (notCarried) {
+      out.push(el("p", { class: "bb-dnote", "data-note": "not-carried" }, `${fmt.count(notCarried, "file is", "files are")} listed without ${notCarried === 1 ? "its" : "their"} diff; `,
+        link(diffUrl(pr, ""), { class: "bb-link" }, "Bitbucket has the whole diff"), "."));
+    }
+    return out;
+  }
+  function filesHeading(list, d) {
+    return el("div", { class: "bb-files-head" }, el("h3", {}, "Files"),
+      el("span", { class: "bb-muted bb-files-count", "data-count": "files" }, `${fmt.count(list.length, "file", "files")} changed${d.filesMore === true ? " (more exist)" : ""}`));
+  }
+
+  // Inline: the file list, the count of what is not drawn here, and the first lines of the first files.
+  function inline(d, ctx, pr, list) {
+    const carried = list.filter((e) => e.diff);
+    const all = carried.reduce((n, e) => n + countLines(e.diff), 0);
+    const blocks = el("div", { class: "bb-files" });
+    const tally = el("p", { class: "bb-dnote bb-tally-lines", "data-note": "lines" });
+    let budget = INLINE_LINES;
+    const state = { drawnLines: 0, drawnFiles: 0, nodes: new Map() };
+    const more = el("button", { type: "button", class: "bb-more bb-more-lines", hidden: "" });
+    function render() {
+      let room = budget;
+      let lines = 0;
+      let files = 0;
+      const nodes = [];
+      for (const e of carried) {
+        if (room <= 0) break;
+        const need = Math.max(1, countLines(e.diff));
+        const key = `${e.path}\u0000${Math.min(need, room)}`;
+        const cached = state.nodes.get(e.path);
+        let got = cached && cached.key === key ? cached.got : null;
+        if (!got) { got = fileBlock(e, ctx, pr, "unified", room); state.nodes.set(e.path, { key, got }); }
+        nodes.push(got.node);
+        lines += got.drawn;
+        room -= Math.max(1, got.drawn);
+        files++;
+      }
+      blocks.replaceChildren(...nodes);
+      state.drawnLines = lines;
+      state.drawnFiles = files;
+      const left = all - lines;
+      tally.replaceChildren(left > 0
+        ? `${fmt.num(lines)} of ${fmt.count(all, "line", "lines")} drawn here, from ${fmt.num(files)} of ${fmt.count(carried.length, "file", "files")}; full screen shows them all, one file at a time.`
+        : `${fmt.count(all, "line", "lines")} in ${fmt.count(carried.length, "file", "files")}.`);
+      more.hidden = left <= 0;
+      more.textContent = `Show ${fmt.num(Math.min(STEP_LINES, left))} more lines`;
+    }
+    more.addEventListener("click", () => {
+      const firstNew = state.drawnFiles;
+      budget += STEP_LINES;
+      render();
+      const next = blocks.children[firstNew] || blocks.lastElementChild;
+      if (next) next.focus({ preventScroll: true });
+    });
+    render();
+    const go = (e) => () => {
+      const block = [...blocks.children].find((b) => b.dataset.file === e.path);
+      if (block) { block.focus(); return; }
+      remember(pr, { path: e.path });
+      // main.js's setMode asks the host for full screen, where the tree opens at this file.
+      if (typeof setMode === "function" && fullscreenOffered()) setMode("fullscreen");
+    };
+    const fileList = grow(list, {
+      inline: true, first: 6, step: 50, noun: "files", one: "file", tag: "ul", cls: "bb-flist",
+      draw: (e) => el("li", { class: "bb-frow" },
+        el("button", { type: "button", class: `bb-fbtn ${change(e).cls}`, "data-path": e.path, title: fileTip(e).slice(0, 600), onclick: go(e) },
+          el("span", { class: "bb-i-doc", "aria-hidden": "true" }), el("bdi", {}, text(e.path)), sr(`: ${change(e).word}`)),
+        el("span", { class: `bb-loz bb-ctl-loz ${change(e).cls}` }, change(e).word), marks(e)),
+    });
+    return [el("section", { class: "bb-section bb-files-sec", "aria-label": "Files" }, filesHeading(list, d), fileList),
+      beyond(d, list, pr), tally, blocks, more];
+  }
+
+  // ---- fullscreen: the tree and one file ------------------------------------------------------
+  function tree(list) {
+    const root = { dirs: new Map(), files: [] };
+    list.forEach((e, i) => {
+      const parts = e.path.split("/");
+      let node = root;
+      for (const part of parts.slice(0, -1)) {
+        if (!node.dirs.has(part)) node.dirs.set(part, { dirs: new Map(), files: [] });
+        node = node.dirs.get(part);
+      }
+      node.files.push({ name: parts[parts.length - 1], entry: e, index: i });
+    });
+    return root;
+  }
+  const byName = (a, b) => a.localeCompare(b, undefined, { sensitivity: "base" }) || (a < b ? -1 : a > b ? 1 : 0);
+  function treeNodes(node, select, depth = 0) {
+    const items = [];
+    for (const name of [...node.dirs.keys()].sort(byName)) {
+      let label = name;
+      let dir = node.dirs.get(name);
+      while (dir.files.length === 0 && dir.dirs.size === 1) {
+        const [[child, next]] = [...dir.dirs];
+        label += `/${child}`;
+        dir = next;
+      }
+      items.push(el("li", { class: "bb-tdir", role: "none" },
+        el("div", { class: "bb-tdir-name", title: label }, el("span", { class: "bb-i-folder", "aria-hidden": "true" }), el("bdi", {}, text(label))),
+        depth < 64 ? el("ul", { class: "bb-tsub", role: "group" }, treeNodes(dir, select, depth + 1)) : null));
+    }
+    for (const f of node.files.sort((a, b) => byName(a.name, b.name))) {
+      const c = change(f.entry);
+      items.push(el("li", { class: "bb-tfile", role: "none" },
+        el("button", { type: "button", class: `bb-tbtn ${c.cls}`, "data-path": f.entry.path, "data-index": f.index, title: fileTip(f.entry).slice(0, 600), onclick: () => select(f.index) },
+          el("span", { class: "bb-i-doc", "aria-hidden": "true" }), el("bdi", { class: "bb-tname" }, text(f.name)), sr(`: ${c.word}`), marks(f.entry))));
+    }
+    return items;
+  }
+  function fullscreenOffered() {
+    try { return modes().includes("fullscreen"); } catch { return false; }
+  }
+  function remember(pr, part) {
+    const key = `${str(pr.project)}/${str(pr.repo)}#${pr.id}`;
+    memory.set(key, Object.assign({}, memory.get(key), part));
+    return memory.get(key);
+  }
+  function full(d, ctx, pr, list) {
+    const seen = remember(pr, {});
+    let index = Math.max(0, list.findIndex((e) => e.path === seen.path));
+    let layout = seen.layout === "side-by-side" ? "side-by-side" : "unified";
+    const pane = el("section", { class: "bb-pane", "aria-live": "polite" });
+    const treeBox = el("nav", { class: "bb-tree", "aria-label": "Files" }, filesHeading(list, d), el("ul", { class: "bb-tlist", role: "list" }, treeNodes(tree(list), (i) => select(i, true))));
+    function select(i, focus) {
+      if (!list.length) return;
+      index = (i + list.length) % list.length;
+      remember(pr, { path: list[index].path });
+      for (const b of treeBox.querySelectorAll(".bb-tbtn")) b.ariaCurrent = Number(b.dataset.index) === index ? "true" : null;
+      draw();
+      if (focus) pane.focus({ preventScroll: true });
+      if (pane.getBoundingClientRect().top < 0) pane.scrollIntoView({ block: "start" });
+    }
+    function draw() {
+      const e = list[index];
+      const type = str(e.file.type);
+      const sbsOffered = type !== "ADD" && type !== "DELETE" && e.diff && !e.diff.error && arr(e.diff.hunks).length > 0;
+      const shown = sbsOffered ? layout : "unified";
+      const choose = (which) => () => { layout = which; remember(pr, { layout }); draw(); };
+      const options = sbsOffered ? el("div", { class: "bb-seg", role: "group", "aria-label": "Diff options" },
+        el("button", { type: "button", class: "bb-segbtn", "aria-pressed": String(shown === "unified"), onclick: choose("unified") }, "Unified diff"),
+        el("button", { type: "button", class: "bb-segbtn", "aria-pressed": String(shown === "side-by-side"), onclick: choose("side-by-side") }, "Side-by-side diff")) : null;
+      const nav = el("div", { class: "bb-fnav" },
+        el("button", { type: "button", class: "bb-more bb-prev", disabled: list.length < 2 ? "" : null, onclick: () => select(index - 1, false), title: "Previous file" }, "← Previous file"),
+        el("span", { class: "bb-muted bb-fpos" }, `${fmt.num(index + 1)} of ${fmt.num(list.length)}`),
+        el("button", { type: "button", class: "bb-more bb-next", disabled: list.length < 2 ? "" : null, onclick: () => select(index + 1, false), title: "Next file" }, "Next file →"),
+        options);
+      pane.replaceChildren(nav, fileBlock(e, ctx, pr, shown, Infinity).node);
+      pane.dataset.path = e.path;
+      pane.dataset.layout = shown;
+    }
+    pane.tabIndex = -1;
+    if (list.length) select(index, false);
+    else pane.append(el("p", { class: "bb-muted" }, "No files changed."));
+    return [beyond(d, list, pr), el("div", { class: "bb-dlayout" }, treeBox, pane)];
+  }
+
+  function draw(data, ctx) {
+    const d = obj(data.diff);
+    const list = entries(d);
+    const pr = d;
+    return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr),
+      list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list)) : el("p", { class: "bb-muted" }, "No files changed."));
+  }
+  return { draw };
+})();
+
+registerKind("diff", diffView.draw);
