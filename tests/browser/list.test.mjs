@@ -1,4 +1,5 @@
-// The pull request list: rows as Bitbucket's list draws them, and a list that shows fewer says so.
+// The pull request list: rows as Bitbucket's list draws them, its heading in Bitbucket's words, and
+// counts that agree with the rows drawn.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { fixture, launch, open, result, shot } from "./harness.mjs";
@@ -7,52 +8,86 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-async function list(mount = {}) {
-  const data = fixture("list-open");
+async function list(mount = {}, edit = (d) => d) {
+  const data = edit(fixture("list-open"));
   const v = await open(browser, { mount: { input: data.call, result: result(data), ...mount } });
   await v.frame.locator(".bb-list").waitFor({ timeout: 10000 });
   return { ...v, data };
 }
+const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 
-test("rows carry title, #id, author, branches, reviewers with status, comment and open task counts, and age", async () => {
+test("rows carry title, #id, author, branches, build status, conflict and needs-work marks, reviewers, counts and age", async () => {
   const { frame, page, data, errors } = await list();
-  assert.equal(await frame.locator(".bb-list-title").textContent(), "Open pull requests · BB/api");
+  assert.equal(await frame.locator(".bb-list-title").textContent(), "Pull requests");
+  assert.equal(await frame.locator(".bb-filter").textContent(), "State: Open");
+  assert.equal(await frame.locator(".bb-list-repo").textContent(), "BB/api");
+  assert.doesNotMatch(await frame.locator(".bb-list").textContent(), /state OPEN|newest first/);
   const first = frame.locator(".bb-row").first();
   assert.equal(await first.locator(".bb-row-link").textContent(), data.list.items[0].title);
   assert.equal(await first.locator(".bb-loz").textContent(), "Open");
-  assert.match(await first.locator(".bb-row-sub").textContent(), /^Alice Example - #100, 49 minutes ago feature\/topic-100→main$/);
-  // Row 3 (#98): two reviewers, Approved before not yet; 150 comments shown as Bitbucket caps them.
+  assert.match(await first.locator(".bb-row-sub").textContent(), /^Alice Example - #100, 49 minutes ago source branch: feature\/topic-100→target branch: main$/);
+  assert.equal(await first.locator(".bb-build-mark").textContent(), "✕ 1 failed build");
+  // #99: a failed build, a conflict, a needs-work review, five reviewers of which three are drawn and two fold into +2.
+  const row99 = frame.locator('.bb-row[data-id="#99"]');
+  assert.deepEqual(await texts(row99.locator(".bb-row-marks > *")), ["✕ 1 failed build", "⚠ Conflict", "! Needs work"]);
+  assert.equal(await row99.locator(".bb-row-reviewers .bb-avatar").count(), 3);
+  assert.equal(await row99.locator(".bb-fold [aria-hidden]").textContent(), "+2");
+  // Reviewers and their status are text in the accessibility tree, the folded ones too.
+  assert.deepEqual(await texts(row99.locator(".bb-row-reviewers .bb-sr")), ["Bob Builder: Approved", "Erin Approver: Approved", "Carol Reviewer: Needs work", "CI Bot, Dave Doe"]);
+  // #98: success, conflict; 150 comments shown as Bitbucket caps them.
   const third = frame.locator('.bb-row[data-id="#98"]');
+  assert.equal(await third.locator(".bb-build-mark").textContent(), "✓ 4 successful builds");
+  assert.equal(await third.locator('[data-mark="conflict"]').count(), 1);
   assert.deepEqual(await third.locator(".bb-row-reviewers .bb-avatar").evaluateAll((n) => n.map((a) => a.title)), ["Erin Approver: Approved", "Dave Doe"]);
-  assert.equal(await third.locator(".bb-count").first().textContent(), "99+");
-  assert.equal(await third.locator(".bb-count").first().getAttribute("title"), "150 comments");
-  assert.equal(await third.locator(".bb-need").textContent(), "☐ 2 open tasks");
+  assert.equal(await third.locator('[data-count="comments"] [aria-hidden]').last().textContent(), "99+");
+  assert.equal(await third.locator('[data-count="comments"]').getAttribute("title"), "150 comments");
+  assert.equal(await third.locator('[data-count="tasks"]').textContent(), "☐ 2 open tasks");
   assert.equal(await frame.locator('.bb-row[data-id="#97"] .bb-loz').textContent(), "Draft");
-  assert.equal(await frame.locator(".bb-tally").textContent(), "25 shown · more exist");
+  assert.equal(await frame.locator('.bb-row[data-id="#97"] .bb-build-mark').count(), 0, "no build totals, no mark");
+  assert.equal(await frame.locator('.bb-row[data-id="#94"] .bb-build-mark').textContent(), "◔ 1 build in progress");
   assert.deepEqual(errors, []);
   await shot(page, "list-inline-light");
 });
 
-test("inline, the list grows a step at a time; fullscreen shows every row", async () => {
-  const { frame, page } = await list({ theme: "dark" });
-  assert.equal(await frame.locator(".bb-row").count(), 8);
-  const height = await page.locator("iframe#view").evaluate((f) => f.getBoundingClientRect().height);
-  assert.ok(height <= 610, `inline height ${height}`);
-  await frame.getByRole("button", { name: "Show 10 more pull requests" }).click();
-  assert.equal(await frame.locator(".bb-row").count(), 18);
-  await frame.getByRole("button", { name: "Show 7 more pull requests" }).click();
-  assert.equal(await frame.locator(".bb-row").count(), 25);
+test("the count says what is drawn: 8 of 25 while 8 rows are drawn, and grows with them", async () => {
+  const { frame, page } = await list({ theme: "dark", maxHeight: 4000 });
+  const rows = () => frame.locator(".bb-row").count();
+  assert.equal(await rows(), 8);
+  assert.equal(await frame.locator(".bb-tally").textContent(), `${await rows()} of 25 shown · more exist in Bitbucket`);
+  const tallyTop = await frame.locator(".bb-tally").evaluate((t) => t.getBoundingClientRect().top);
+  const firstRow = await frame.locator(".bb-row").first().evaluate((r) => r.getBoundingClientRect().top);
+  assert.ok(tallyTop < firstRow, "the line stands under the heading, where the person looks");
+  await frame.getByRole("button", { name: "Show 10 more pull requests" }).press("Enter");
+  assert.equal(await rows(), 18);
+  assert.equal(await frame.locator(".bb-tally").textContent(), "18 of 25 shown · more exist in Bitbucket");
+  assert.equal(await frame.locator(".bb-row").nth(8).evaluate((n) => n === document.activeElement), true, "focus stays on the next row");
+  await frame.getByRole("button", { name: "Show 7 more pull requests" }).press("Enter");
+  assert.equal(await rows(), 25);
+  assert.equal(await frame.locator(".bb-tally").textContent(), "25 pull requests shown · more exist in Bitbucket");
   assert.equal(await frame.locator(".bb-more").count(), 0);
   await page.evaluate(() => window.bbHost.setContext({ displayMode: "fullscreen" }));
   await frame.locator("main.bb-fullscreen").waitFor();
-  assert.equal(await frame.locator(".bb-row").count(), 25);
+  assert.equal(await rows(), 25);
   assert.equal(await frame.locator(".bb-more").count(), 0);
   await page.waitForTimeout(200);
   await shot(page, "list-fullscreen-dark");
 });
 
-test("a row's title opens the pull request through the host", async () => {
+test("one more row is said in the singular, and a list read whole says no more", async () => {
+  const { frame } = await list({}, (d) => { d.list.items = d.list.items.slice(0, 9); d.list.shown = 9; d.list.more = false; return d; });
+  assert.equal(await frame.getByRole("button", { name: "Show 1 more pull request", exact: true }).count(), 1);
+  assert.equal(await frame.locator(".bb-tally").textContent(), "8 of 9 shown");
+});
+
+test("a row's title opens the pull request, its branches their branch, its author their profile, all through the host", async () => {
   const { frame, log } = await list();
-  await frame.locator(".bb-row-link").first().click();
-  assert.deepEqual((await log()).links, ["https://git.example.com/bitbucket/projects/BB/repos/api/pull-requests/100"]);
+  const first = frame.locator(".bb-row").first();
+  await first.locator(".bb-row-link").click();
+  await first.locator(".bb-branch").first().click();
+  await first.locator(".bb-row-sub .bb-name").click();
+  assert.deepEqual((await log()).links, [
+    "https://git.example.com/bitbucket/projects/BB/repos/api/pull-requests/100",
+    "https://git.example.com/bitbucket/projects/BB/repos/api/browse?at=refs%2Fheads%2Ffeature/topic-100",
+    "https://git.example.com/bitbucket/users/alice",
+  ]);
 });

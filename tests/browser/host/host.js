@@ -18,13 +18,14 @@ async function mount(html, opts = {}) {
   iframe = document.createElement("iframe");
   iframe.id = "view";
   iframe.setAttribute("sandbox", "allow-scripts");
-  iframe.style.cssText = `display:block;border:1px solid #8888;width:${opts.width || 760}px;height:80px`;
+  iframe.style.cssText = `display:block;border:1px solid #8888;width:${opts.width || 760}px;height:${opts.height || 80}px`;
   document.body.append(iframe);
   context = {
     theme: opts.theme || "light",
     displayMode: opts.displayMode || "inline",
     availableDisplayModes: opts.availableDisplayModes || ["inline", "fullscreen"],
-    containerDimensions: { maxHeight: 600, width: opts.width || 760 },
+    // A chat's frame: as tall as the view asks, up to maxHeight (or exactly `height` when given).
+    containerDimensions: Object.assign(opts.height ? { height: opts.height } : { maxHeight: opts.maxHeight || 600 }, { width: opts.width || 760 }),
     locale: "en-GB",
     timeZone: "UTC",
     platform: "web",
@@ -34,7 +35,7 @@ async function mount(html, opts = {}) {
   bridge.onopenlink = async ({ url }) => { log.links.push(url); return {}; };
   bridge.onsizechange = ({ height }) => {
     log.sizes.push(height);
-    if (Number.isFinite(height)) iframe.style.height = `${Math.ceil(height)}px`;
+    if (Number.isFinite(height) && !(context.displayMode === "inline" && context.containerDimensions && context.containerDimensions.height)) iframe.style.height = `${Math.ceil(height)}px`;
   };
   bridge.onrequestdisplaymode = async ({ mode }) => {
     log.modeRequests.push(mode);
