@@ -19,6 +19,7 @@ macro_rules! page {
             include_str!("../view/head.html"),
             "<style>\n",
             include_str!("../view/view.css"),
+            include_str!("../view/diff.css"),
             "</style>\n</head>\n<body>\n<main id=\"view\"></main>\n<script>\n",
             $(include_str!(concat!("../view/", $script)),)+
             "</script>\n</body>\n</html>\n",
@@ -41,5 +42,6 @@ page![
     "kinds.js",
     "card.js",
     "list.js",
+    "diff.js",
     "main.js",
 ];

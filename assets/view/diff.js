@@ -408,8 +408,8 @@ const diffView = (() => {
     });
     render();
     const go = (e) => () => {
-      const block = [...blocks.children].find((b) => b.dataset.file === e.path);
-      if (block) { block.focus(); return; }
+      const drawn = state.nodes.get(e.path);
+      if (drawn && drawn.got.node.isConnected) { drawn.got.node.focus(); return; }
       remember(pr, { path: e.path });
       // main.js's setMode asks the host for full screen, where the tree opens at this file.
       if (typeof setMode === "function" && fullscreenOffered()) setMode("fullscreen");

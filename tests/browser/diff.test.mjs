@@ -1,0 +1,205 @@
+// The diff view: Bitbucket's Diff tab drawn from the view data (fixtures built from the core's
+// snapshot cases "diff view" and "diff view large", and a hostile one), inline and fullscreen,
+// unified and side-by-side, comments on their lines, light and dark.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { fixture, launch, open, result, shot } from "./harness.mjs";
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+async function diff(name, mount = {}) {
+  const data = fixture(name);
+  const v = await open(browser, { mount: { input: data.call, result: result(data), ...mount } });
+  await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+  return { ...v, data };
+}
+const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
+const frameHeight = (page) => page.locator("iframe#view").evaluate((f) => f.getBoundingClientRect().height);
+// The element right after the row of a code line, and what it holds.
+const nextRow = (frame, selector) => frame.locator(selector).evaluate((row) => {
+  const next = row.nextElementSibling;
+  return next ? { cls: next.className, ids: [...next.querySelectorAll("[data-comment-id]")].map((c) => c.dataset.commentId) } : null;
+});
+
+test("inline: the file list with change types and comment marks, then the first hunks, unified", async () => {
+  const { frame, page, errors } = await diff("diff-view");
+  assert.deepEqual(await texts(frame.locator(".bb-flist .bb-fbtn bdi")), ["src/client.rs", "src/retry.rs", "docs/retry.md"]);
+  assert.deepEqual(await texts(frame.locator(".bb-flist .bb-ctl-loz")), ["Modified", "Added", "Added"]);
+  assert.deepEqual(await frame.locator(".bb-flist .bb-fbtn").evaluateAll((n) => n.map((b) => b.classList[1])), ["bb-ct-mod", "bb-ct-add", "bb-ct-add"]);
+  assert.deepEqual(await texts(frame.locator(".bb-flist .bb-dmark-comments")), ["4 comments", "1 comment"]);
+  assert.equal(await frame.locator(".bb-flist .bb-fbtn").first().getAttribute("title"), "client.rs has comments");
+  assert.equal(await frame.locator('[data-count="files"]').textContent(), "3 files changed");
+  assert.equal(await frame.locator(".bb-read").textContent(), "Read from Bitbucket 2 minutes ago");
+  // All 25 lines fit the first budget: every file is drawn, unified.
+  assert.equal(await frame.locator("table.bb-sbs").count(), 0);
+  assert.equal(await frame.locator("tr.bb-dl").count(), 25);
+  assert.equal(await frame.locator(".bb-tally-lines").textContent(), "25 lines in 3 files.");
+  // Gutters: a removed line has only its old number, an added one only its new one.
+  const removed = frame.locator('tr.bb-dl-R[data-path="src/client.rs"][data-old="11"]');
+  assert.equal(await removed.count(), 1);
+  assert.equal(await removed.getAttribute("data-new"), null);
+  assert.deepEqual(await texts(removed.locator(".bb-ln")), ["11", ""]);
+  const added = frame.locator('tr.bb-dl-A[data-path="src/client.rs"][data-new="11"]');
+  assert.equal(await added.getAttribute("data-old"), null);
+  // Code drawn from the runs: "    pub fn get(" has kw "pub", kw "fn", fn "get".
+  const first = frame.locator('tr[data-path="src/client.rs"][data-old="10"][data-new="10"] .bb-dcode');
+  assert.deepEqual(await texts(first.locator(".bb-tk-kw")), ["pub", "fn", "str"], "keywords from the runs");
+  assert.equal(await first.locator(".bb-tk-fn").first().textContent(), "get");
+  assert.equal((await first.textContent()).replace(/^\s/, ""), "    pub fn get(&self, url: &str) -> Result<Response> {");
+  // The Markdown file went plain (a template lexer), and says so, discreetly.
+  assert.match(await frame.locator('[data-file="docs/retry.md"] [data-note="plain"]').textContent(), /3 lines of a template/);
+  assert.equal(await frame.locator('[data-file="src/client.rs"] [data-note="plain"]').count(), 0);
+  assert.deepEqual(errors, []);
+  await page.waitForTimeout(150);
+  await shot(page, "diff-view-inline-light");
+});
+
+test("comments sit in the row right after their line, by Bitbucket's placement", async () => {
+  const { frame } = await diff("diff-view", { displayMode: "fullscreen" });
+  // Comment 1009 was written on the old side's line 16 (a context line, new 17).
+  assert.deepEqual(await nextRow(frame, 'tr.bb-dl[data-path="src/client.rs"][data-old="16"]'), { cls: "bb-dc", ids: ["1009"] });
+  assert.equal(await frame.locator('tr.bb-dl[data-path="src/client.rs"][data-old="16"]').getAttribute("data-new"), "17");
+  assert.deepEqual(await nextRow(frame, 'tr.bb-dl-R[data-path="src/client.rs"][data-old="11"]'), { cls: "bb-dc", ids: ["1005"] });
+  assert.deepEqual(await nextRow(frame, 'tr.bb-dl-A[data-path="src/client.rs"][data-new="12"]'), { cls: "bb-dc", ids: ["1006", "1007"] }, "the reply inside its thread");
+  assert.deepEqual(await nextRow(frame, 'tr.bb-dl[data-path="src/client.rs"][data-new="15"]'), { cls: "bb-dc", ids: ["1008"] });
+  assert.equal(await frame.locator("[data-comment-id]").count(), 5, "src/client.rs is shown: its five comments");
+  assert.equal(await frame.locator('[data-comment-id="1007"]').evaluate((n) => n.parentElement.closest("[data-comment-id]").dataset.commentId), "1006");
+  // Markdown in a comment is drawn as the card draws it: inline code as <code>.
+  assert.equal(await frame.locator('[data-comment-id="1008"] .bb-md code').textContent(), "send");
+  assert.match(await frame.locator('[data-comment-id="1006"] > .bb-cbody > .bb-chead').textContent(), /Bob Baker/);
+  assert.equal(await frame.locator('[data-comment-id="1006"] > .bb-avatar img').count(), 1, "the avatar bb sent");
+  // Collapsible: the thread folds to its summary and opens again.
+  const thread = frame.locator('tr.bb-dc:has([data-comment-id="1009"]) details.bb-threads');
+  assert.match(await thread.locator("summary").textContent(), /1 comment$/);
+  await thread.locator("summary").click();
+  assert.equal(await thread.evaluate((d) => d.open), false);
+  assert.equal(await frame.locator('[data-comment-id="1009"]').isVisible(), false);
+  await thread.locator("summary").click();
+  assert.equal(await frame.locator('[data-comment-id="1009"]').isVisible(), true);
+  // The file comment sits at the top of its file.
+  await frame.locator('.bb-tbtn[data-path="src/retry.rs"]').click();
+  const top = frame.locator('.bb-file[data-file="src/retry.rs"] > .bb-fcomments [data-comment-id="1010"]');
+  assert.equal(await top.count(), 1);
+  assert.equal(await frame.locator('.bb-file[data-file="src/retry.rs"] > .bb-fcomments').evaluate((n) => Boolean(n.nextElementSibling && n.nextElementSibling.querySelector("table"))), true, "above the lines");
+});
+
+test("inline growth: Show more grows the frame, and more lines are drawn on request", async () => {
+  const { frame, page, log } = await diff("diff-large", { maxHeight: 1400 });
+  const before = await frameHeight(page);
+  assert.ok(before <= 600, `one screen high at first (${before})`);
+  assert.match(await frame.locator(".bb-tally-lines").textContent(), /^120 of 832 lines drawn here, from 4 of 7 files; full screen shows them all/);
+  const grow = frame.locator(".bb-foot .bb-grow");
+  assert.equal(await grow.isVisible(), true, "Show more is visible below the frame's edge");
+  await grow.click();
+  await page.waitForTimeout(200);
+  const after = await frameHeight(page);
+  assert.ok(after > before + 100, `the frame grew: ${before} → ${after}`);
+  assert.ok((await log()).sizes.some((h) => h > before + 100), "the view told the host its new size");
+  // Nothing cut mid-line: the clip's edge is between text lines.
+  const cut = await frame.locator(".bb-clip").evaluate((clip) => {
+    const bottom = clip.getBoundingClientRect().bottom;
+    const range = document.createRange();
+    const walker = document.createTreeWalker(clip, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      if (!t.data.trim()) continue;
+      range.selectNodeContents(t);
+      for (const r of range.getClientRects()) if (r.top < bottom - 0.5 && r.bottom > bottom + 0.5) return true;
+    }
+    return false;
+  });
+  assert.equal(cut, false, "no line of text crosses the edge");
+  const rows = await frame.locator("tr.bb-dl").count();
+  assert.equal(rows, 120);
+  // The lines button ends the drawn lines, below the frame's edge until the frame has grown to it.
+  await frame.locator(".bb-more-lines").evaluate((b) => b.click());
+  assert.equal(await frame.locator("tr.bb-dl").count(), 320);
+  assert.match(await frame.locator(".bb-tally-lines").textContent(), /^320 of 832 lines/);
+  await page.setViewportSize({ width: 1040, height: 800 });
+});
+
+test("fullscreen: one file at a time, the tree beside it, previous and next, tree clicks", async () => {
+  const { frame, page, errors } = await diff("diff-large", { displayMode: "fullscreen" });
+  const pane = frame.locator(".bb-pane");
+  assert.equal(await pane.getAttribute("data-path"), "backup/run.py");
+  assert.equal(await frame.locator(".bb-file").count(), 1, "one file at a time");
+  // Directories first, then files; backup/ and deploy/ hold files.
+  assert.deepEqual(await texts(frame.locator(".bb-tlist > .bb-tdir > .bb-tdir-name")), ["backup", "deploy"]);
+  assert.deepEqual(await texts(frame.locator('.bb-tlist > .bb-tdir:first-child .bb-tname')), ["Backup.java", "big.go", "Big.java", "big.py", "main.go", "run.py"]);
+  await frame.locator(".bb-next").click();
+  assert.equal(await pane.getAttribute("data-path"), "backup/main.go");
+  await frame.locator(".bb-prev").click();
+  await frame.locator(".bb-prev").click();
+  assert.equal(await pane.getAttribute("data-path"), "backup/Big.java", "previous from the first is the last");
+  assert.equal(await frame.locator("tr.bb-dl").count(), 200, "every line of the file");
+  await frame.locator('.bb-tbtn[data-path="deploy/backup.yaml"]').click();
+  assert.equal(await pane.getAttribute("data-path"), "deploy/backup.yaml");
+  assert.equal(await frame.locator('.bb-tbtn[aria-current="true"]').getAttribute("data-path"), "deploy/backup.yaml");
+  assert.equal(await frame.locator('tr.bb-dl[data-path="deploy/backup.yaml"]').count(), 120);
+  assert.equal(await frame.locator(".bb-fpos").textContent(), "4 of 7");
+  // An added file: no side-by-side (as Bitbucket).
+  assert.equal(await frame.getByRole("button", { name: "Side-by-side diff" }).count(), 0);
+  assert.deepEqual(errors, []);
+});
+
+test("unified and side-by-side: removed beside added, comments on their side", async () => {
+  const { frame, page } = await diff("diff-view", { displayMode: "fullscreen", theme: "dark" });
+  assert.equal(await frame.locator(".bb-pane").getAttribute("data-layout"), "unified");
+  await frame.getByRole("button", { name: "Side-by-side diff" }).click();
+  assert.equal(await frame.locator(".bb-pane").getAttribute("data-layout"), "side-by-side");
+  assert.equal(await frame.getByRole("button", { name: "Side-by-side diff" }).getAttribute("aria-pressed"), "true");
+  const table = frame.locator("table.bb-sbs");
+  assert.equal(await table.count(), 1);
+  // Old 11 (removed) beside new 11 (added); old 15 beside new 16.
+  assert.equal(await table.locator('tr.bb-dl[data-old="11"]').getAttribute("data-new"), "11");
+  assert.equal(await table.locator('tr.bb-dl[data-old="15"]').getAttribute("data-new"), "16");
+  assert.equal(await table.locator('tr.bb-dl[data-old="16"]').getAttribute("data-new"), "17");
+  // The added line 12 has nothing beside it.
+  assert.equal(await table.locator('tr.bb-dl[data-new="12"]').getAttribute("data-old"), null);
+  assert.equal(await table.locator('tr.bb-dl[data-new="12"] .bb-none').count(), 2);
+  // Threads after their row, on the side they were written on.
+  assert.deepEqual(await nextRow(frame, 'table.bb-sbs tr.bb-dl[data-old="16"]'), { cls: "bb-dc", ids: ["1009"] });
+  assert.equal(await frame.locator('.bb-dc-old [data-comment-id="1009"]').count(), 1, "written on the old side");
+  assert.equal(await frame.locator('.bb-dc-old [data-comment-id="1005"]').count(), 1, "on a removed line");
+  assert.equal(await frame.locator('.bb-dc-new [data-comment-id="1006"]').count(), 1, "on an added line");
+  assert.equal(await frame.locator('.bb-dc-new [data-comment-id="1008"]').count(), 1, "on a context line, new side");
+  await page.waitForTimeout(150);
+  await shot(page, "diff-view-sbs-fullscreen-dark");
+  // The choice holds across files where it is offered, and is not offered for added ones.
+  await frame.locator(".bb-next").click();
+  assert.equal(await frame.locator(".bb-pane").getAttribute("data-layout"), "unified");
+  assert.equal(await frame.locator(".bb-seg").count(), 0);
+  await frame.getByRole("button", { name: "Previous file" }).click();
+  assert.equal(await frame.locator(".bb-pane").getAttribute("data-layout"), "side-by-side");
+  await frame.getByRole("button", { name: "Unified diff" }).click();
+  assert.equal(await frame.locator("table.bb-unified").count(), 1);
+});
+
+test("Bitbucket's words for binary, too large, truncated, renamed, copied, deleted, conflicted and unread files", async () => {
+  const { frame } = await diff("diff-hostile", { displayMode: "fullscreen" });
+  const pane = frame.locator(".bb-pane");
+  const show = async (path) => { await frame.locator(`.bb-tbtn[data-path="${path}"]`).click(); return (await pane.locator(".bb-file").textContent()).replace(/\s+/g, " "); };
+  assert.match(await show("assets/logo.png"), /Binary file.*This file can't be viewed in your browser\./);
+  assert.match(await show("data/huge.csv"), /The diff for this file is too large to render/);
+  const cut = await show("data/cut.sql");
+  assert.match(cut, /Bitbucket truncated it: 5 lines are shown/);
+  assert.match(cut, /Bitbucket truncated this hunk: 5 of its 900 new lines and 5 of its 900 old lines are shown\./);
+  assert.match(await show("src/new_name.rs"), /Renamed.*Renamed from 'src\/old_name\.rs'.*The contents for this file have not changed/);
+  assert.equal(await pane.locator(".bb-ctl-loz").getAttribute("title"), "Renamed from 'src/old_name.rs'");
+  assert.match(await show("lib/moved.rs"), /Moved.*src\/moved\.rs → lib\/moved\.rs/);
+  assert.match(await show("docs/copy.md"), /Copied.*docs\/orig\.md → docs\/copy\.md/);
+  assert.match(await show("src/broken.rs"), /bb could not read the diff of this file\.\s*Bitbucket answered 500: <b>Internal<\/b> ⟨U\+202E⟩error/);
+  assert.match(await show("old/gone.txt"), /Deleted/);
+  assert.equal(await frame.getByRole("button", { name: "Side-by-side diff" }).count(), 0, "no side-by-side for a deleted file");
+  assert.match(await show("a/b/c/deep.txt"), /The added file is empty/);
+  assert.match(await show("web/<b>index</b>.html"), /This file has a merge conflict\..*2 outdated comments are in the activity/);
+  assert.equal(await frame.locator('.bb-tbtn[data-path="web/<b>index</b>.html"]').getAttribute("title"), "b>.html has comments and a merge conflict");
+  // Chains of single-child directories are one node; directories before files.
+  assert.ok((await texts(frame.locator(".bb-tdir-name"))).includes("a/b/c"));
+  // The file past what bb carried, and more files than listed, in Bitbucket's words.
+  // A path's bidi control is written out in its attributes, as in its text.
+  assert.match(await show("⟨U+202E⟩txt.exe"), /bb did not carry the diff of this file/);
+  assert.equal(await frame.locator('[data-note="files-more"]').textContent(), "This pull request is too large to render. Showing the first 11 files.");
+  assert.match(await frame.locator('[data-note="not-carried"]').textContent(), /^1 file is listed without its diff/);
+});
