@@ -70,10 +70,13 @@ fn bat_rate(path: &Path, lines: usize) -> Option<f64> {
 fn view_bytes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut lines = Vec::new();
-    for f in
-        ["session.rs", "requirements.rs", "markdown.rs", "jsonrpc.rs", "args.rs", "retry.rs", "catalogue.rs", "tool.rs"]
-    {
-        if let Ok(t) = std::fs::read_to_string(root.join(f)) {
+    let mut sources = Vec::new();
+    for dir in ["", "views", "tools", "reads", "bitbucket"] {
+        sources.extend(std::fs::read_dir(root.join(dir)).into_iter().flatten().flatten().map(|e| e.path()));
+    }
+    sources.sort();
+    for f in sources.iter().filter(|p| p.extension().is_some_and(|e| e == "rs")) {
+        if let Ok(t) = std::fs::read_to_string(f) {
             lines.extend(t.lines().map(str::to_owned));
         }
     }
@@ -86,14 +89,7 @@ fn view_bytes() {
         text_bytes += l.len();
         let mut line = serde_json::json!({"t": "A", "n": i + 1, "s": l});
         if let Ok(runs) = h.line(l) {
-            let runs: Vec<serde_json::Value> = runs
-                .into_iter()
-                .map(|(n, c)| match c {
-                    Some(c) => serde_json::json!([n, c.as_str()]),
-                    None => serde_json::json!([n]),
-                })
-                .collect();
-            line["r"] = serde_json::Value::Array(runs);
+            line["r"] = serde_json::json!(bb_core::highlight::encode(&runs));
         }
         out.push(line);
     }

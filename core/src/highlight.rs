@@ -47,30 +47,24 @@ pub enum Class {
     Tag,
     /// Markup attribute names.
     Attribute,
-    /// Variables and parameters.
-    Variable,
     /// Operators.
     Operator,
-    /// Punctuation.
-    Punctuation,
 }
 
 impl Class {
-    /// The class's name in the view data (short: a diff carries thousands of runs).
-    pub fn as_str(self) -> &'static str {
+    /// The class's letter in the view data's runs (one letter: a diff carries thousands of runs).
+    pub fn letter(self) -> char {
         match self {
-            Class::Keyword => "kw",
-            Class::String => "str",
-            Class::Comment => "com",
-            Class::Number => "num",
-            Class::Constant => "con",
-            Class::Function => "fn",
-            Class::Type => "ty",
-            Class::Tag => "tag",
-            Class::Attribute => "attr",
-            Class::Variable => "var",
-            Class::Operator => "op",
-            Class::Punctuation => "pun",
+            Class::Keyword => 'k',
+            Class::String => 's',
+            Class::Comment => 'c',
+            Class::Number => 'n',
+            Class::Constant => 'o',
+            Class::Function => 'f',
+            Class::Type => 't',
+            Class::Tag => 'g',
+            Class::Attribute => 'a',
+            Class::Operator => 'p',
         }
     }
 
@@ -93,8 +87,6 @@ impl Class {
             ("entity.name", Class::Type),
             ("support.type", Class::Type),
             ("support.class", Class::Type),
-            ("variable", Class::Variable),
-            ("punctuation", Class::Punctuation),
         ];
         TABLE.iter().find(|(prefix, _)| scope.starts_with(prefix)).map(|(_, c)| *c)
     }
@@ -124,6 +116,18 @@ impl Plain {
 
 /// A line's runs: `(characters, class)`, `None` for plain text; they cover the line exactly.
 pub type Runs = Vec<(usize, Option<Class>)>;
+
+/// Runs as the view data carries them: each run its length in characters (Unicode scalar values) and
+/// its class's letter, `_` for plain — `"2k1_4f"` is two characters of keyword, one plain, four of a
+/// function name. A string, not an array of pairs: it keeps a 5,000-line diff's data under 400 KB.
+pub fn encode(runs: &Runs) -> String {
+    let mut out = String::with_capacity(runs.len() * 3);
+    for (n, class) in runs {
+        out.push_str(&n.to_string());
+        out.push(class.map_or('_', Class::letter));
+    }
+    out
+}
 
 /// What a path (and, failing that, a first line) is written in, as bb highlights it.
 #[derive(Debug, Clone, Copy)]

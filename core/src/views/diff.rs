@@ -275,7 +275,8 @@ impl DiffView {
                         "R" => (l.source, None),
                         _ => (l.source, l.destination),
                     };
-                    let mut line = json!({"t": kind, "s": text});
+                    // A context line leaves out its type: most lines of a diff are context.
+                    let mut line = if kind == "C" { json!({"s": text}) } else { json!({"t": kind, "s": text}) };
                     if let Some(o) = old {
                         line["o"] = json!(o);
                     }
@@ -385,7 +386,7 @@ impl FileJob {
             };
             let text = line["s"].as_str().unwrap_or("").to_owned();
             // A context line is on both sides: it keeps both parse states in step; it shows the new one.
-            let result = match line["t"].as_str() {
+            let result = match line.get("t").and_then(Value::as_str) {
                 Some("A") => self.new_side.line(&text),
                 Some("R") => self.old_side.line(&text),
                 _ => {
@@ -394,16 +395,7 @@ impl FileJob {
                 }
             };
             match result {
-                Ok(runs) => {
-                    let runs: Vec<Value> = runs
-                        .into_iter()
-                        .map(|(n, c)| match c {
-                            Some(c) => json!([n, c.as_str()]),
-                            None => json!([n]),
-                        })
-                        .collect();
-                    line["r"] = Value::Array(runs);
-                }
+                Ok(runs) => line["r"] = json!(crate::highlight::encode(&runs)),
                 Err(why) => line["p"] = json!(why.as_str()),
             }
             budget = budget.saturating_sub(text.len().max(1));

@@ -39,7 +39,7 @@ pub const IF_UNSEEN: &str = "If the person sees no view, answer in words.";
 pub const SHOW: ToolSpec = ToolSpec {
     name: "show",
     title: "Show to the person",
-    description: "Show the person a view laid out as Bitbucket lays it out: pull_request (a pull request's page), pull_requests (a list) or diff (its changes with their comments, for what the person cannot open in their own editor), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
+    description: "Show the person Bitbucket's own view: pull_request (its page), pull_requests (a list) or diff (changes with their comments, only for what the person cannot open in their own editor), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
     input_schema: || json!({"type": "object"}),
     annotations: Annotations::READ,
     access: Access::Read,
