@@ -4,6 +4,7 @@
 //!
 //! `cargo run --release -p bb-core --example highlight_bench` (installs nothing: run `apt-get install bat`
 //! for the comparison).
+#![allow(clippy::expect_used)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};

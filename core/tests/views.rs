@@ -34,7 +34,7 @@ fn the_card_carries_everything_it_draws_with_bitbuckets_counts() {
     assert_eq!(view["kind"], "pull_request");
     assert!(view["readAt"].as_u64().unwrap() > 0);
     assert_eq!(view["server"]["url"], "http://stack.test/bitbucket");
-    assert_eq!(view["server"]["kinds"], json!(["pull_request", "pull_requests"]));
+    assert_eq!(view["server"]["kinds"], json!(["pull_request", "pull_requests", "diff"]));
     assert!(view["server"]["tools"].as_array().unwrap().iter().any(|t| t == "merge_pull_request"));
     let pr = &view["pullRequest"];
     assert_eq!(pr["id"], 1);
@@ -148,8 +148,9 @@ fn show_checks_the_arguments_of_the_kinds_tool() {
     let a = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api"}));
     assert!(a.is_error);
     assert!(a.text.contains("`pr_id` is required"), "{}", a.text);
-    let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 1}));
+    let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api"}));
     assert!(a.is_error, "{}", a.text);
+    assert!(a.text.contains("(those of get_pull_request_diff)"), "{}", a.text);
 }
 
 #[test]
