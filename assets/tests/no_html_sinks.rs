@@ -53,10 +53,12 @@ fn every_script_is_in_the_page() {
     }
 }
 
+/// Every kind's page in one file (card, list, diff): a third of the reference SDK's self-contained
+/// bundle (about 542 KB); the browser test also holds it under 40 KB gzipped (the bundle: 129 KB).
 #[test]
-fn the_page_weighs_under_60_kb() {
+fn the_page_weighs_under_160_kb() {
     let bytes = bb_assets::VIEW_HTML.len();
-    assert!(bytes < 60 * 1024, "the page weighs {bytes} bytes");
+    assert!(bytes < 160 * 1024, "the page weighs {bytes} bytes");
 }
 
 #[test]
