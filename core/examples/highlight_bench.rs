@@ -43,7 +43,33 @@ fn main() {
         );
     }
     println!();
+    pathological();
     view_bytes();
+}
+
+/// The longest single line the stepped work may meet: a 20,000-character minified line goes plain
+/// without being parsed; a regex-heavy line just under the cap is parsed. Prints how long each takes,
+/// which is how far past its deadline an answer can be held (the work stops between lines).
+fn pathological() {
+    let js = Language::detect("app.min.js", None).expect("JavaScript");
+    let minified = "var a=function(b){return b.replace(/(a+)+$/g,'x')};".repeat(400);
+    let started = Instant::now();
+    let long = SideHighlighter::new(js, false).line(&minified);
+    println!("a {}-character minified line: {:?} in {:.3} ms", minified.chars().count(), long.err(), ms(started));
+    let perl = Language::detect("x.pl", None).expect("Perl");
+    let regexy: String = "s/(?:(a|b)*c){2,}\\d+[^/]*/$1/gx; ".repeat(50).chars().take(1_990).collect();
+    let mut worst = 0.0f64;
+    for (lang, line) in [(js, regexy.clone()), (perl, regexy)] {
+        let started = Instant::now();
+        let _ = SideHighlighter::new(lang, false).line(&line);
+        println!("  {}: {:.3} ms", lang.name(), ms(started));
+        worst = worst.max(ms(started));
+    }
+    println!("worst regex-heavy line under the cap: {worst:.3} ms (the answer waits at most this past its deadline)");
+}
+
+fn ms(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
 }
 
 /// `batcat` over the file, timed as a whole process (its start-up included), five rounds, the median.

@@ -109,3 +109,41 @@ fn a_view_of_a_pull_request_that_does_not_exist_says_so_with_its_address() {
         "http://stack.test/bitbucket/projects/BB/repos/api/pull-requests/999"
     );
 }
+
+#[test]
+fn a_line_highlighted_before_the_deadline_is_highlighted_as_in_a_run_without_one() {
+    let large = |d: &mut Driver| {
+        let a = d.call("show", json!({"kind": "diff", "project": "OPS", "repo": "infra", "pr_id": 1}));
+        assert!(!a.is_error, "{}", a.text);
+        a.raw["_meta"]["bb/view"]["diff"].clone()
+    };
+    let mut d = Driver::with_views();
+    let whole = large(&mut d);
+    let runs_of = |view: &Value| -> Vec<Option<String>> {
+        let mut out = vec![];
+        for f in view["diffs"].as_array().unwrap() {
+            for h in f["hunks"].as_array().into_iter().flatten() {
+                for l in h["lines"].as_array().unwrap() {
+                    out.push(l["r"].as_str().map(str::to_owned));
+                }
+            }
+        }
+        out
+    };
+    let full = runs_of(&whole);
+    // Stop after each number of steps in turn: every line reached agrees with the run that was never
+    // stopped, and every line not reached is plain.
+    for steps in 0..2 {
+        let mut d = Driver::with_views();
+        d.work_steps = Some(steps);
+        let cut = runs_of(&large(&mut d));
+        assert_eq!(cut.len(), full.len());
+        assert!(steps == 0 || cut.iter().any(Option::is_some), "some lines were reached in {steps} step(s)");
+        assert!(cut.iter().any(Option::is_none), "the file is longer than {steps} step(s) of work");
+        for (c, f) in cut.iter().zip(&full) {
+            if c.is_some() {
+                assert_eq!(c, f);
+            }
+        }
+    }
+}
