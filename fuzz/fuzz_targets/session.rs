@@ -50,6 +50,8 @@ enum Operation {
     Answer { which: u8, status: u8, body: Body, retry_after: Option<u8>, user: bool },
     /// An outstanding read fails.
     Fail { which: u8, kind: u8, may_have_arrived: bool },
+    /// A step of the CPU work a call asked for; `last` as when the shell's deadline has passed.
+    Work { which: u8, last: bool },
     /// The clock moves (or tries to move back).
     Clock(i32),
 }
@@ -230,6 +232,8 @@ struct Ledger {
     dropped: BTreeSet<u64>,
     /// Outstanding reads.
     outstanding: Vec<Ticket>,
+    /// Work the server asked for and has not been given a step of yet.
+    work: Vec<Ticket>,
     /// Request ids the driver made (each used once), and whether each was answered.
     answered: BTreeMap<String, bool>,
     /// Ids sent per session, for cancellation.
@@ -267,7 +271,11 @@ impl Ledger {
         while let Some(out) = server.poll_output() {
             match out {
                 Output::Fetch { ticket, .. } => self.outstanding.push(ticket),
-                Output::CancelFetch(t) => self.outstanding.retain(|o| *o != t),
+                Output::Work { ticket, .. } => self.work.push(ticket),
+                Output::CancelFetch(t) => {
+                    self.outstanding.retain(|o| *o != t);
+                    self.work.retain(|o| *o != t);
+                }
                 Output::Send { tag, message, .. } => {
                     let value: Value = serde_json::from_slice(&message).expect("bb sends JSON");
                     assert!(!message.contains(&b'\n'), "one message is one line");
@@ -450,17 +458,31 @@ fuzz_target!(|run: Run| {
                     ledger.drain(&mut server);
                 }
             }
+            Operation::Work { which, last } => {
+                if !ledger.work.is_empty() {
+                    let ticket = ledger.work.remove(which as usize % ledger.work.len());
+                    server.handle(Input::Work { ticket, last }, now);
+                    ledger.drain(&mut server);
+                }
+            }
             Operation::Clock(step) => now = now.saturating_add_signed(i64::from(step)),
         }
     }
 
     // Bitbucket answers everything still outstanding (with an error, so no plan reads on for ever);
     // then every input of a session still open must be done.
+    // Work still asked for gets its last step, as at the shell's deadline.
     for _ in 0..10_000 {
+        if let Some(ticket) = ledger.work.pop() {
+            server.handle(Input::Work { ticket, last: true }, now);
+            ledger.drain(&mut server);
+            continue;
+        }
         let Some(ticket) = ledger.outstanding.pop() else { break };
         server.handle(Input::Fetched { ticket, outcome: FetchOutcome::response(500, b"{}".to_vec()) }, now);
         ledger.drain(&mut server);
     }
+    assert!(ledger.work.is_empty(), "work asked for after its last step");
     assert!(ledger.outstanding.is_empty(), "plans keep reading after every read failed");
     assert!(ledger.waiting.is_empty(), "inputs never done: {:?}", ledger.waiting);
     for s in ledger.open.clone() {
