@@ -64,7 +64,8 @@ const diffView = (() => {
   // ---- code -------------------------------------------------------------------------------
   const CONTROL = /[\u0000-\u0008\u000A-\u001F\u007F]/;
   const CONTROL_ALL = /[\u0000-\u0008\u000A-\u001F\u007F]/g;
-  // A piece of a line as text; control characters (a CRLF's \r) drawn as their visible symbol.
+  const CONTROL_NAMES = { 0: "NUL", 8: "BS", 10: "LF", 11: "VT", 12: "FF", 13: "CR", 27: "ESC", 127: "DEL" };
+  // A piece of a line as text; control characters (a CRLF's \r) drawn as a visible name: CR, NUL, ESC.
   function text(piece, cls) {
     let parts = [piece];
     if (CONTROL.test(piece)) {
@@ -73,8 +74,8 @@ const diffView = (() => {
       for (const m of piece.matchAll(CONTROL_ALL)) {
         if (m.index > last) parts.push(piece.slice(last, m.index));
         const code = m[0].codePointAt(0);
-        const symbol = code === 0x7f ? "␡" : String.fromCodePoint(0x2400 + code);
-        parts.push(el("span", { class: "bb-ctl", title: code === 13 ? "Carriage return (a CRLF line ending)" : `Control character U+${code.toString(16).toUpperCase().padStart(4, "0")}` }, symbol));
+        const hex = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+        parts.push(el("span", { class: "bb-ctl", title: code === 13 ? "Carriage return (a CRLF line ending)" : `Control character ${hex}` }, CONTROL_NAMES[code] || hex));
         last = m.index + m[0].length;
       }
       if (last < piece.length) parts.push(piece.slice(last));
@@ -103,9 +104,12 @@ const diffView = (() => {
   }
   const SIGN = { A: "+", R: "-", C: " " };
   const SAID = { A: "added: ", R: "removed: ", C: "" };
+  const LONG = 500; // code points past which a line is cut at four rows, the whole a click away
   function codeCell(line, cls = "") {
     const t = SIGN[line.t] ? line.t : "C";
-    return el("td", { class: `bb-dcode${cls}` }, el("span", { class: "bb-sign", "aria-hidden": "true" }, SIGN[t]), SAID[t] ? sr(SAID[t]) : null, code(line));
+    const parts = [el("span", { class: "bb-sign", "aria-hidden": "true" }, SIGN[t]), SAID[t] ? sr(SAID[t]) : null, code(line)];
+    const long = str(line.s).length > LONG && Array.from(str(line.s)).length > LONG;
+    return el("td", { class: `bb-dcode${cls}` }, long ? capped("div", { class: "bb-longline" }, parts, { lines: 4, what: "line" }) : parts);
   }
   const num = (n) => el("td", { class: "bb-ln", "aria-hidden": n === null ? "true" : null }, n === null ? "" : String(n));
 
@@ -474,7 +478,7 @@ const diffView = (() => {
     const seen = remember(pr, {});
     let index = Math.max(0, list.findIndex((e) => e.path === seen.path));
     let layout = seen.layout === "side-by-side" ? "side-by-side" : "unified";
-    const pane = el("section", { class: "bb-pane", "aria-live": "polite" });
+    const pane = el("section", { class: "bb-pane", "aria-label": "The selected file" });
     const treeBox = el("nav", { class: "bb-tree", "aria-label": "Files" }, filesHeading(list, d), el("ul", { class: "bb-tlist", role: "list" }, treeNodes(tree(list), (i) => select(i, true))));
     function select(i, focus) {
       if (!list.length) return;
@@ -502,6 +506,7 @@ const diffView = (() => {
       pane.replaceChildren(nav, fileBlock(e, ctx, pr, shown, Infinity).node);
       pane.dataset.path = e.path;
       pane.dataset.layout = shown;
+      requestAnimationFrame(() => checkCaps(pane));
     }
     pane.tabIndex = -1;
     if (list.length) select(index, false);
@@ -510,7 +515,9 @@ const diffView = (() => {
   }
 
   function draw(data, ctx) {
-    const d = obj(data.diff);
+    // Without its diff the data is no view: main.js then shows the answer as its text.
+    if (!data.diff || typeof data.diff !== "object" || Array.isArray(data.diff)) throw new TypeError("the view data has no diff");
+    const d = data.diff;
     const list = entries(d);
     const pr = d;
     return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr),

@@ -203,3 +203,91 @@ test("Bitbucket's words for binary, too large, truncated, renamed, copied, delet
   assert.equal(await frame.locator('[data-note="files-more"]').textContent(), "This pull request is too large to render. Showing the first 11 files.");
   assert.match(await frame.locator('[data-note="not-carried"]').textContent(), /^1 file is listed without its diff/);
 });
+
+test("inline, a file whose lines are not drawn here opens in full screen at that file", async () => {
+  const { frame, log } = await diff("diff-large");
+  assert.equal(await frame.locator('.bb-file[data-file="backup/big.py"]').count(), 0);
+  await frame.locator('.bb-fbtn[data-path="backup/big.py"]').click();
+  await frame.locator("main.bb-fullscreen").waitFor();
+  assert.deepEqual((await log()).modeRequests, ["fullscreen"]);
+  assert.equal(await frame.locator(".bb-pane").getAttribute("data-path"), "backup/big.py");
+  assert.equal(await frame.locator('.bb-tbtn[aria-current="true"]').getAttribute("data-path"), "backup/big.py");
+});
+
+// Fails the test if anything from the data ran or became an element.
+async function noCanary(v) {
+  await v.page.waitForTimeout(300);
+  const log = await v.log();
+  assert.deepEqual(log.pwned, [], "a script from the data posted to the host");
+  assert.equal(await v.page.evaluate(() => window.__pwned), undefined, "a script set a global in the host");
+  assert.equal(await v.frame.locator("html").evaluate(() => window.__pwned), undefined, "a script set a global in the view");
+  assert.deepEqual(v.requests, [], "the view fetched nothing");
+  for (const src of await v.frame.locator("img").evaluateAll((imgs) => imgs.map((i) => i.getAttribute("src")))) assert.match(src, /^data:image\//);
+  assert.equal(await v.frame.locator("main :is(script, iframe, object, embed, b, [onerror], [onclick], [onload], [style]:not(.bb-clip))").count(), 0, "no element from the data's tags or attributes");
+  for (const url of log.links) assert.match(url, /^https?:\/\//, "links only to web addresses");
+}
+
+test("hostile code, paths and comments are drawn as text: nothing runs, no element is made of them", async () => {
+  for (const mode of ["inline", "fullscreen"]) {
+    const v = await diff("diff-hostile", { displayMode: mode, width: mode === "inline" ? 700 : 1000 });
+    const { frame, page } = v;
+    const row = (o, n) => frame.locator(`tr.bb-dl[data-path="web/<b>index</b>.html"]${o ? `[data-old="${o}"]` : ""}${n ? `[data-new="${n}"]` : ":not([data-new])"}`);
+    assert.equal(await row(1, 1).locator(".bb-dcode").textContent(), ` </script><script>window.__pwned=5;parent.postMessage({pwned:"code"},"*")</script>`);
+    assert.equal(await row(1, 1).locator(".bb-tk-tag").count(), 2, "the runs still colour it");
+    // CRLF: the carriage return is a visible symbol, not a line break.
+    assert.equal(await row(2, null).locator(".bb-ctl").textContent(), "CR");
+    assert.equal(await row(2, null).locator(".bb-ctl").getAttribute("title"), "Carriage return (a CRLF line ending)");
+    assert.match(await row(2, null).locator(".bb-dcode").textContent(), /^-removed: <img src=x onerror="window.__pwned=6">CR$/);
+    // Bidi controls are drawn visibly, in code as in comments and titles.
+    assert.match(await row(null, 3).textContent(), /\/\/ ⟨U\+202E⟩ } ⟨U\+2066⟩if \(isAdmin\)⟨U\+2069⟩ ⟨U\+2066⟩ begin admins only/);
+    assert.equal(await row(null, 3).locator(".bb-bidi").count(), 4);
+    // NUL and ESC as symbols; a tab stays a tab.
+    assert.match(await row(null, 5).textContent(), /tab\thereNULnulESCesc/);
+    // The 3,000-character line: drawn whole, plain, wrapped inside the frame, and the file says why it is plain.
+    const long = row(null, 4).locator(".bb-dcode");
+    assert.equal(await long.locator(".bb-longline").textContent(), `+added: x = "${"A".repeat(2993)}";`, "all 3,000 characters");
+    assert.equal(await long.evaluate((td) => td.scrollWidth <= td.clientWidth + 1), true, "no sideways overflow");
+    if (mode === "fullscreen") {
+      const whole = long.getByRole("button", { name: "Show the whole line" });
+      assert.equal(await whole.isVisible(), true, "a line that long is cut at four rows, the rest a click away");
+      const before = await long.evaluate((td) => td.getBoundingClientRect().height);
+      await whole.click();
+      assert.ok(await long.evaluate((td) => td.getBoundingClientRect().height) > before);
+    }
+    assert.match(await frame.locator('.bb-file[data-file="web/<b>index</b>.html"] [data-note="plain"]').textContent(), /1 line longer than 2,000 characters; 1 line past bb's highlighting deadline/);
+    // Astral characters are counted as one character each: the runs land on their letters.
+    assert.equal(await row(3, 6).locator(".bb-dcode").textContent(), " 😀 emoji 𝒳 astral");
+    // Comments and their Markdown are text; a javascript: link is not a link.
+    for (const id of ["2001", "2002", "2003"]) {
+      const c = frame.locator(`[data-comment-id="${id}"]`).first();
+      assert.match(await c.locator(":scope > .bb-cbody > .bb-cap").textContent(), /<\/script><script>window.__pwned=1;.*<img src=x onerror="window.__pwned=2"> ⟨U\+202E⟩gnp\.exe/);
+    }
+    assert.deepEqual(await nextRow(frame, 'tr.bb-dl[data-path="web/<b>index</b>.html"][data-new="3"]'), { cls: "bb-dc", ids: ["2001", "2002"] });
+    assert.equal(await frame.locator('a:has-text("click me")').count(), 0);
+    assert.match(await frame.locator(".bb-dtitle").textContent(), /^<img src=x onerror="window.__pwned=4"> Hostile ⟨U\+202E⟩exe\.gnp diff/);
+    assert.match(await frame.locator('[data-comment-id="2001"] > .bb-cbody > .bb-chead').textContent(), /Erin <img src=x onerror="window.__pwned=9"> ⟨U\+202E⟩Evans/);
+    const hunk = await frame.locator(".bb-hunk-context").first().textContent();
+    assert.equal(hunk, "<script>window.__pwned=8</script>");
+    await frame.locator(".bb-link", { hasText: "ok link" }).first().evaluate((a) => a.click());
+    await noCanary(v);
+    assert.ok((await v.log()).links.includes("https://example.com/ok"));
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot(page, `diff-hostile-${mode}`);
+  }
+});
+
+test("screenshots: inline at about 700 px and fullscreen, light and dark", async () => {
+  for (const theme of ["light", "dark"]) {
+    for (const name of ["diff-view", "diff-large"]) {
+      const inline = await diff(name, { theme, width: 700, colorScheme: theme });
+      await inline.page.waitForTimeout(150);
+      assert.ok(await frameHeight(inline.page) <= 610);
+      await shot(inline.page, `shot-${name}-700-${theme}`);
+      const full = await diff(name, { theme, displayMode: "fullscreen", width: 1000 });
+      if (name === "diff-view") await full.frame.getByRole("button", { name: "Side-by-side diff" }).click();
+      await full.page.waitForTimeout(150);
+      await shot(full.page, `shot-${name}-fullscreen-${theme}`);
+      assert.deepEqual([...inline.errors, ...full.errors], []);
+    }
+  }
+});
