@@ -3,7 +3,7 @@
 // unified and side-by-side, comments on their lines, light and dark.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot } from "./harness.mjs";
+import { fixture, launch, open, result, shot, startBb, view } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -289,5 +289,40 @@ test("screenshots: inline at about 700 px and fullscreen, light and dark", async
       await shot(full.page, `shot-${name}-fullscreen-${theme}`);
       assert.deepEqual([...inline.errors, ...full.errors], []);
     }
+  }
+});
+
+// Driven by bb itself against the stand-in: every line bb sent is drawn once, on its file's page,
+// with its numbers, and every thread in the row right after its line.
+test("from bb: show kind diff draws every line bb sent, and each thread right after its line", async () => {
+  const bb = await startBb();
+  const live = await launch({ loopback: true });
+  try {
+    const v = await open(live, { bb: bb.mcp, show: { kind: "diff", project: "BB", repo: "api", pr_id: 1 }, mount: { displayMode: "fullscreen", width: 1000 } });
+    await v.frame.locator(".bb-diffview").waitFor({ timeout: 15000 });
+    assert.ok(v.bb.html === view(), "bb serves the page of this tree (if not, target/debug/bb is stale: cargo build -p bb)");
+    assert.deepEqual(v.requests, [], "nothing else was requested");
+    const data = v.bb.result._meta["bb/view"];
+    assert.equal(data.kind, "diff");
+    const carried = data.diff.diffs.filter((d) => Array.isArray(d.hunks) && d.hunks.length);
+    assert.ok(carried.length >= 2);
+    let threads = 0;
+    for (const d of carried) {
+      await v.frame.locator(`.bb-tbtn[data-path="${d.path}"]`).click();
+      const drawn = await v.frame.locator("tr.bb-dl").evaluateAll((rows) => rows.map((r) => ({
+        path: r.dataset.path, o: r.dataset.old ? Number(r.dataset.old) : null, n: r.dataset.new ? Number(r.dataset.new) : null,
+        after: r.nextElementSibling && r.nextElementSibling.classList.contains("bb-dc") ? [...r.nextElementSibling.querySelectorAll("[data-comment-id]")].map((c) => Number(c.dataset.commentId)) : [],
+      })));
+      const ids = (list) => { const out = []; const stack = [...(list || [])].reverse(); while (stack.length) { const c = stack.pop(); out.push(c.id); stack.push(...[...(c.replies || [])].reverse()); } return out; };
+      const sent = d.hunks.flatMap((h) => h.lines).map((l) => ({ path: d.path, o: l.o ?? null, n: l.n ?? null, after: ids(l.c) }));
+      assert.deepEqual(drawn, sent, `${d.path}: every line, in order, with its numbers and threads`);
+      threads += sent.filter((l) => l.after.length).length;
+      for (const c of d.fileComments || []) assert.equal(await v.frame.locator(`.bb-fcomments [data-comment-id="${c.id}"]`).count(), 1);
+    }
+    assert.ok(threads >= 4, "the stand-in's line comments were drawn");
+    assert.deepEqual(v.errors.filter((e) => !/status of 405/.test(e)), []);
+  } finally {
+    await live.close();
+    await bb.stop();
   }
 });
