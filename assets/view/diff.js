@@ -444,7 +444,8 @@ const diffView = (() => {
     return root;
   }
   const byName = (a, b) => a.localeCompare(b, undefined, { sensitivity: "base" }) || (a < b ? -1 : a > b ? 1 : 0);
-  function treeNodes(node, select, depth = 0) {
+  // The tree's nodes; `order` collects the files' indices as the tree shows them, for previous/next.
+  function treeNodes(node, select, order, depth = 0) {
     const items = [];
     for (const name of [...node.dirs.keys()].sort(byName)) {
       let label = name;
@@ -456,10 +457,11 @@ const diffView = (() => {
       }
       items.push(el("li", { class: "bb-tdir", role: "none" },
         el("div", { class: "bb-tdir-name", title: label }, el("span", { class: "bb-i-folder", "aria-hidden": "true" }), el("bdi", {}, text(label))),
-        depth < 64 ? el("ul", { class: "bb-tsub", role: "group" }, treeNodes(dir, select, depth + 1)) : null));
+        depth < 64 ? el("ul", { class: "bb-tsub", role: "group" }, treeNodes(dir, select, order, depth + 1)) : null));
     }
     for (const f of node.files.sort((a, b) => byName(a.name, b.name))) {
       const c = change(f.entry);
+      order.push(f.index);
       items.push(el("li", { class: "bb-tfile", role: "none" },
         el("button", { type: "button", class: `bb-tbtn ${c.cls}`, "data-path": f.entry.path, "data-index": f.index, title: fileTip(f.entry).slice(0, 600), onclick: () => select(f.index) },
           el("span", { class: "bb-i-doc", "aria-hidden": "true" }), el("bdi", { class: "bb-tname" }, text(f.name)), sr(`: ${c.word}`), marks(f.entry))));
@@ -476,17 +478,22 @@ const diffView = (() => {
   }
   function full(d, ctx, pr, list) {
     const seen = remember(pr, {});
-    let index = Math.max(0, list.findIndex((e) => e.path === seen.path));
+    const order = [];
+    let index = 0;
+    let pos = 0;
     let layout = seen.layout === "side-by-side" ? "side-by-side" : "unified";
     const pane = el("section", { class: "bb-pane", "aria-label": "The selected file" });
-    const treeBox = el("nav", { class: "bb-tree", "aria-label": "Files" }, filesHeading(list, d), el("ul", { class: "bb-tlist", role: "list" }, treeNodes(tree(list), (i) => select(i, true))));
-    function select(i, focus) {
+    const treeBox = el("nav", { class: "bb-tree", "aria-label": "Files" }, filesHeading(list, d), el("ul", { class: "bb-tlist", role: "list" }, treeNodes(tree(list), (i) => select(order.indexOf(i)), order)));
+    list.forEach((_, i) => { if (!order.includes(i)) order.push(i); });
+    // Bitbucket opens the first file of its tree; previous and next follow the tree.
+    pos = Math.max(0, order.indexOf(list.findIndex((e) => e.path === seen.path)));
+    function select(p) {
       if (!list.length) return;
-      index = (i + list.length) % list.length;
+      pos = ((p % order.length) + order.length) % order.length;
+      index = order[pos];
       remember(pr, { path: list[index].path });
       for (const b of treeBox.querySelectorAll(".bb-tbtn")) b.ariaCurrent = Number(b.dataset.index) === index ? "true" : null;
       draw();
-      if (focus) pane.focus({ preventScroll: true });
       if (pane.getBoundingClientRect().top < 0) pane.scrollIntoView({ block: "start" });
     }
     function draw() {
@@ -496,20 +503,24 @@ const diffView = (() => {
       const shown = sbsOffered ? layout : "unified";
       const choose = (which) => () => { layout = which; remember(pr, { layout }); draw(); };
       const options = sbsOffered ? el("div", { class: "bb-seg", role: "group", "aria-label": "Diff options" },
-        el("button", { type: "button", class: "bb-segbtn", "aria-pressed": String(shown === "unified"), onclick: choose("unified") }, "Unified diff"),
-        el("button", { type: "button", class: "bb-segbtn", "aria-pressed": String(shown === "side-by-side"), onclick: choose("side-by-side") }, "Side-by-side diff")) : null;
+        el("button", { type: "button", class: "bb-segbtn", "data-focus": "unified", "aria-pressed": String(shown === "unified"), onclick: choose("unified") }, "Unified diff"),
+        el("button", { type: "button", class: "bb-segbtn", "data-focus": "sbs", "aria-pressed": String(shown === "side-by-side"), onclick: choose("side-by-side") }, "Side-by-side diff")) : null;
       const nav = el("div", { class: "bb-fnav" },
-        el("button", { type: "button", class: "bb-more bb-prev", disabled: list.length < 2 ? "" : null, onclick: () => select(index - 1, false), title: "Previous file" }, "← Previous file"),
-        el("span", { class: "bb-muted bb-fpos" }, `${fmt.num(index + 1)} of ${fmt.num(list.length)}`),
-        el("button", { type: "button", class: "bb-more bb-next", disabled: list.length < 2 ? "" : null, onclick: () => select(index + 1, false), title: "Next file" }, "Next file →"),
+        el("button", { type: "button", class: "bb-more bb-prev", "data-focus": "prev", disabled: list.length < 2 ? "" : null, onclick: () => select(pos - 1), title: "Previous file" }, "← Previous file"),
+        el("span", { class: "bb-muted bb-fpos" }, `${fmt.num(pos + 1)} of ${fmt.num(list.length)}`),
+        el("button", { type: "button", class: "bb-more bb-next", "data-focus": "next", disabled: list.length < 2 ? "" : null, onclick: () => select(pos + 1), title: "Next file" }, "Next file →"),
         options);
+      // A control of the pane that had focus (Next file, a layout) keeps it across the redraw.
+      const had = pane.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
       pane.replaceChildren(nav, fileBlock(e, ctx, pr, shown, Infinity).node);
+      const again = had ? pane.querySelector(`[data-focus="${had}"]`) : null;
+      if (again) again.focus({ preventScroll: true });
       pane.dataset.path = e.path;
       pane.dataset.layout = shown;
       requestAnimationFrame(() => checkCaps(pane));
     }
     pane.tabIndex = -1;
-    if (list.length) select(index, false);
+    if (list.length) select(pos);
     else pane.append(el("p", { class: "bb-muted" }, "No files changed."));
     return [beyond(d, list, pr), el("div", { class: "bb-dlayout" }, treeBox, pane)];
   }

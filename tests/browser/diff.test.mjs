@@ -58,6 +58,8 @@ test("inline: the file list with change types and comment marks, then the first 
 
 test("comments sit in the row right after their line, by Bitbucket's placement", async () => {
   const { frame } = await diff("diff-view", { displayMode: "fullscreen" });
+  assert.equal(await frame.locator(".bb-pane").getAttribute("data-path"), "docs/retry.md", "the tree's first file");
+  await frame.locator('.bb-tbtn[data-path="src/client.rs"]').click();
   // Comment 1009 was written on the old side's line 16 (a context line, new 17).
   assert.deepEqual(await nextRow(frame, 'tr.bb-dl[data-path="src/client.rs"][data-old="16"]'), { cls: "bb-dc", ids: ["1009"] });
   assert.equal(await frame.locator('tr.bb-dl[data-path="src/client.rs"][data-old="16"]').getAttribute("data-new"), "17");
@@ -122,21 +124,28 @@ test("inline growth: Show more grows the frame, and more lines are drawn on requ
 test("fullscreen: one file at a time, the tree beside it, previous and next, tree clicks", async () => {
   const { frame, page, errors } = await diff("diff-large", { displayMode: "fullscreen" });
   const pane = frame.locator(".bb-pane");
-  assert.equal(await pane.getAttribute("data-path"), "backup/run.py");
+  // Bitbucket opens the first file of its tree, and previous and next follow the tree.
+  assert.equal(await pane.getAttribute("data-path"), "backup/Backup.java");
   assert.equal(await frame.locator(".bb-file").count(), 1, "one file at a time");
-  // Directories first, then files; backup/ and deploy/ hold files.
+  // Directories first, then files, letter case aside.
   assert.deepEqual(await texts(frame.locator(".bb-tlist > .bb-tdir > .bb-tdir-name")), ["backup", "deploy"]);
   assert.deepEqual(await texts(frame.locator('.bb-tlist > .bb-tdir:first-child .bb-tname')), ["Backup.java", "big.go", "Big.java", "big.py", "main.go", "run.py"]);
   await frame.locator(".bb-next").click();
-  assert.equal(await pane.getAttribute("data-path"), "backup/main.go");
-  await frame.locator(".bb-prev").click();
-  await frame.locator(".bb-prev").click();
-  assert.equal(await pane.getAttribute("data-path"), "backup/Big.java", "previous from the first is the last");
+  assert.equal(await pane.getAttribute("data-path"), "backup/big.go");
+  assert.equal(await frame.locator(".bb-next").evaluate((b) => b === document.activeElement), true, "Next file keeps focus for the next press");
+  await frame.locator(".bb-next").press("Enter");
+  assert.equal(await pane.getAttribute("data-path"), "backup/Big.java");
   assert.equal(await frame.locator("tr.bb-dl").count(), 200, "every line of the file");
-  await frame.locator('.bb-tbtn[data-path="deploy/backup.yaml"]').click();
-  assert.equal(await pane.getAttribute("data-path"), "deploy/backup.yaml");
-  assert.equal(await frame.locator('.bb-tbtn[aria-current="true"]').getAttribute("data-path"), "deploy/backup.yaml");
+  await frame.locator(".bb-prev").click();
+  await frame.locator(".bb-prev").click();
+  await frame.locator(".bb-prev").click();
+  assert.equal(await pane.getAttribute("data-path"), "deploy/backup.yaml", "previous from the first is the last");
+  assert.equal(await frame.locator(".bb-fpos").textContent(), "7 of 7");
   assert.equal(await frame.locator('tr.bb-dl[data-path="deploy/backup.yaml"]').count(), 120);
+  await frame.locator('.bb-tbtn[data-path="backup/big.py"]').click();
+  assert.equal(await pane.getAttribute("data-path"), "backup/big.py");
+  assert.equal(await frame.locator('.bb-tbtn[aria-current="true"]').getAttribute("data-path"), "backup/big.py");
+  assert.equal(await frame.locator('tr.bb-dl[data-path="backup/big.py"]').count(), 300);
   assert.equal(await frame.locator(".bb-fpos").textContent(), "4 of 7");
   // An added file: no side-by-side (as Bitbucket).
   assert.equal(await frame.getByRole("button", { name: "Side-by-side diff" }).count(), 0);
@@ -145,6 +154,8 @@ test("fullscreen: one file at a time, the tree beside it, previous and next, tre
 
 test("unified and side-by-side: removed beside added, comments on their side", async () => {
   const { frame, page } = await diff("diff-view", { displayMode: "fullscreen", theme: "dark" });
+  assert.equal(await frame.getByRole("button", { name: "Side-by-side diff" }).count(), 0, "not offered for the added docs/retry.md");
+  await frame.locator('.bb-tbtn[data-path="src/client.rs"]').click();
   assert.equal(await frame.locator(".bb-pane").getAttribute("data-layout"), "unified");
   await frame.getByRole("button", { name: "Side-by-side diff" }).click();
   assert.equal(await frame.locator(".bb-pane").getAttribute("data-layout"), "side-by-side");
@@ -231,6 +242,7 @@ test("hostile code, paths and comments are drawn as text: nothing runs, no eleme
   for (const mode of ["inline", "fullscreen"]) {
     const v = await diff("diff-hostile", { displayMode: mode, width: mode === "inline" ? 700 : 1000 });
     const { frame, page } = v;
+    if (mode === "fullscreen") await frame.locator('.bb-tbtn[data-path="web/<b>index</b>.html"]').click();
     const row = (o, n) => frame.locator(`tr.bb-dl[data-path="web/<b>index</b>.html"]${o ? `[data-old="${o}"]` : ""}${n ? `[data-new="${n}"]` : ":not([data-new])"}`);
     assert.equal(await row(1, 1).locator(".bb-dcode").textContent(), ` </script><script>window.__pwned=5;parent.postMessage({pwned:"code"},"*")</script>`);
     assert.equal(await row(1, 1).locator(".bb-tk-tag").count(), 2, "the runs still colour it");
@@ -284,7 +296,10 @@ test("screenshots: inline at about 700 px and fullscreen, light and dark", async
       assert.ok(await frameHeight(inline.page) <= 610);
       await shot(inline.page, `shot-${name}-700-${theme}`);
       const full = await diff(name, { theme, displayMode: "fullscreen", width: 1000 });
-      if (name === "diff-view") await full.frame.getByRole("button", { name: "Side-by-side diff" }).click();
+      if (name === "diff-view") {
+        await full.frame.locator('.bb-tbtn[data-path="src/client.rs"]').click();
+        await full.frame.getByRole("button", { name: "Side-by-side diff" }).click();
+      }
       await full.page.waitForTimeout(150);
       await shot(full.page, `shot-${name}-fullscreen-${theme}`);
       assert.deepEqual([...inline.errors, ...full.errors], []);
