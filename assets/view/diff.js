@@ -482,6 +482,7 @@ const diffView = (() => {
     let index = 0;
     let pos = 0;
     let layout = seen.layout === "side-by-side" ? "side-by-side" : "unified";
+    let hidden = seen.hidden === true;
     const pane = el("section", { class: "bb-pane", "aria-label": "The selected file" });
     const treeBox = el("nav", { class: "bb-tree", "aria-label": "Files" }, filesHeading(list, d), el("ul", { class: "bb-tlist", role: "list" }, treeNodes(tree(list), (i) => select(order.indexOf(i)), order)));
     list.forEach((_, i) => { if (!order.includes(i)) order.push(i); });
@@ -502,9 +503,14 @@ const diffView = (() => {
       const sbsOffered = type !== "ADD" && type !== "DELETE" && e.diff && !e.diff.error && arr(e.diff.hunks).length > 0;
       const shown = sbsOffered ? layout : "unified";
       const choose = (which) => () => { layout = which; remember(pr, { layout }); draw(); };
-      const options = sbsOffered ? el("div", { class: "bb-seg", role: "group", "aria-label": "Diff options" },
-        el("button", { type: "button", class: "bb-segbtn", "data-focus": "unified", "aria-pressed": String(shown === "unified"), onclick: choose("unified") }, "Unified diff"),
-        el("button", { type: "button", class: "bb-segbtn", "data-focus": "sbs", "aria-pressed": String(shown === "side-by-side"), onclick: choose("side-by-side") }, "Side-by-side diff")) : null;
+      // Bitbucket's Diff options: the layout where it offers side-by-side, and Hide comments.
+      const commented = e.diff && (arr(e.diff.fileComments).length || arr(e.diff.hunks).some((h) => arr(h.lines).some((l) => arr(l.c).length)));
+      const toggle = () => { hidden = !hidden; remember(pr, { hidden }); draw(); };
+      const options = sbsOffered || commented ? el("div", { class: "bb-seg", role: "group", "aria-label": "Diff options" },
+        sbsOffered ? [
+          el("button", { type: "button", class: "bb-segbtn", "data-focus": "unified", "aria-pressed": String(shown === "unified"), onclick: choose("unified") }, "Unified diff"),
+          el("button", { type: "button", class: "bb-segbtn", "data-focus": "sbs", "aria-pressed": String(shown === "side-by-side"), onclick: choose("side-by-side") }, "Side-by-side diff")] : null,
+        commented ? el("button", { type: "button", class: "bb-segbtn bb-hide-btn", "data-focus": "hide", "aria-pressed": String(hidden), onclick: toggle }, "Hide comments") : null) : null;
       const nav = el("div", { class: "bb-fnav" },
         el("button", { type: "button", class: "bb-more bb-prev", "data-focus": "prev", disabled: list.length < 2 ? "" : null, onclick: () => select(pos - 1), title: "Previous file" }, "← Previous file"),
         el("span", { class: "bb-muted bb-fpos" }, `${fmt.num(pos + 1)} of ${fmt.num(list.length)}`),
@@ -517,6 +523,7 @@ const diffView = (() => {
       if (again) again.focus({ preventScroll: true });
       pane.dataset.path = e.path;
       pane.dataset.layout = shown;
+      pane.classList.toggle("bb-hide-comments", Boolean(hidden && commented));
       requestAnimationFrame(() => checkCaps(pane));
     }
     pane.tabIndex = -1;

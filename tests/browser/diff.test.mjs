@@ -80,6 +80,12 @@ test("comments sit in the row right after their line, by Bitbucket's placement",
   assert.equal(await frame.locator('[data-comment-id="1009"]').isVisible(), false);
   await thread.locator("summary").click();
   assert.equal(await frame.locator('[data-comment-id="1009"]').isVisible(), true);
+  // Diff options: Hide comments hides every thread of the file, and shows them again.
+  await frame.getByRole("button", { name: "Hide comments" }).click();
+  assert.equal(await frame.locator('[data-comment-id="1005"]').isVisible(), false);
+  assert.equal(await frame.getByRole("button", { name: "Hide comments" }).getAttribute("aria-pressed"), "true");
+  await frame.getByRole("button", { name: "Hide comments" }).click();
+  assert.equal(await frame.locator('[data-comment-id="1005"]').isVisible(), true);
   // The file comment sits at the top of its file.
   await frame.locator('.bb-tbtn[data-path="src/retry.rs"]').click();
   const top = frame.locator('.bb-file[data-file="src/retry.rs"] > .bb-fcomments [data-comment-id="1010"]');
@@ -180,7 +186,7 @@ test("unified and side-by-side: removed beside added, comments on their side", a
   // The choice holds across files where it is offered, and is not offered for added ones.
   await frame.locator(".bb-next").click();
   assert.equal(await frame.locator(".bb-pane").getAttribute("data-layout"), "unified");
-  assert.equal(await frame.locator(".bb-seg").count(), 0);
+  assert.equal(await frame.getByRole("button", { name: "Side-by-side diff" }).count(), 0, "src/retry.rs is added: no side-by-side");
   await frame.getByRole("button", { name: "Previous file" }).click();
   assert.equal(await frame.locator(".bb-pane").getAttribute("data-layout"), "side-by-side");
   await frame.getByRole("button", { name: "Unified diff" }).click();
