@@ -8,7 +8,7 @@
 // class coloured from the theme (diff.css); comments sit in the row right after their line.
 // Every code row carries data-path, data-old and data-new (the numbers it has), every comment
 // data-comment-id. Text from Bitbucket is text: el() draws bidi controls visibly, and this module
-// draws other control characters (a CRLF's carriage return) as their visible symbols.
+// draws other control characters (a CRLF's carriage return) as visible names (CR).
 const diffView = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
   const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);
@@ -398,7 +398,7 @@ const diffView = (() => {
       state.drawnFiles = files;
       const left = all - lines;
       tally.replaceChildren(left > 0
-        ? `${fmt.num(lines)} of ${fmt.count(all, "line", "lines")} drawn here, from ${fmt.num(files)} of ${fmt.count(carried.length, "file", "files")}; full screen shows them all, one file at a time.`
+        ? `${fmt.num(lines)} of ${fmt.count(all, "line", "lines")} drawn here, from ${fmt.num(files)} of ${fmt.count(carried.length, "file", "files")}${fullscreenOffered() ? "; full screen shows them all, one file at a time" : ""}.`
         : `${fmt.count(all, "line", "lines")} in ${fmt.count(carried.length, "file", "files")}.`);
       more.hidden = left <= 0;
       more.textContent = `Show ${fmt.num(Math.min(STEP_LINES, left))} more lines`;
