@@ -15,6 +15,16 @@ const diffView = (() => {
   const str = (x) => (typeof x === "string" ? x : "");
   const lineNo = (x) => (Number.isInteger(x) && x >= 0 ? x : null);
   const TOKENS = new Set(["kw", "str", "com", "num", "con", "fn", "ty", "tag", "attr", "var", "op", "pun"]);
+  // The class letters of bb's runs string (VIEW_DATA.md): "3k6_1n" is 3 characters of keyword, 6 plain, 1 number.
+  const LETTERS = { k: "kw", s: "str", c: "com", n: "num", o: "con", f: "fn", t: "ty", g: "tag", a: "attr", p: "op" };
+  // The runs as [characters, class?] pairs, from bb's string (or from pairs as they are).
+  function runsOf(r) {
+    if (Array.isArray(r)) return r;
+    if (typeof r !== "string") return null;
+    const out = [];
+    for (const m of r.matchAll(/(\d+)([a-z_])/g)) out.push([Number(m[1]), LETTERS[m[2]] || null]);
+    return out;
+  }
   const INLINE_LINES = 120; // lines drawn inline at first; "Show N more lines" adds STEP_LINES
   const STEP_LINES = 200;
   const MAX_LINE = 20000; // code points drawn of one line; the rest is said, not drawn
@@ -82,14 +92,15 @@ const diffView = (() => {
     }
     return cls ? el("span", { class: cls }, parts) : parts;
   }
-  // A line's text split by its runs [characters, class?]; a plain line (p) or one without runs as is.
+  // A line's text split by its runs; a plain line (p) or one without runs as is.
   function code(line) {
     const chars = Array.from(str(line.s));
     const shown = chars.length > MAX_LINE ? chars.slice(0, MAX_LINE) : chars;
     const out = [];
     let at = 0;
-    if (!line.p && Array.isArray(line.r)) {
-      for (const run of line.r) {
+    const runs = line.p ? null : runsOf(line.r);
+    if (runs) {
+      for (const run of runs) {
         if (!Array.isArray(run) || at >= shown.length) continue;
         const n = Number.isInteger(run[0]) && run[0] > 0 ? run[0] : 0;
         const piece = shown.slice(at, at + n).join("");
