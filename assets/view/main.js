@@ -63,7 +63,24 @@ function problem(result) {
     el("h2", { class: "bb-problem-title" }, `bb could not show ${what}`),
     text.split(/\n{2,}/).map((para) => el("p", { dir: "auto" }, linked(para.slice(0, 4000)))),
     address ? el("p", {}, link(address, { class: "bb-link bb-open-in" }, "Open it in Bitbucket")) : null,
-    el("p", { class: "bb-muted" }, "Ask again once that is fixed; the answer is also in the conversation."));
+    input.kind ? el("p", {}, el("button", { type: "button", class: "bb-button bb-retry", onclick: retry }, "Try again")) : null,
+    el("p", { class: "bb-muted" }, "The answer is also in the conversation."));
+}
+
+// Asks again, through the host and the model's own tool `show` with the same arguments, and draws
+// what comes back in place of the error.
+function retry(event) {
+  const button = event && event.currentTarget;
+  if (button) { button.disabled = true; button.textContent = "Trying again…"; }
+  bridge.request("tools/call", { name: "show", arguments: page.input }).then((result) => {
+    if (page.gone) return;
+    page.result = result;
+    page.data = viewData(result);
+    page.status = "result";
+    render();
+  }, () => {
+    if (button) { button.disabled = false; button.textContent = "Try again"; }
+  });
 }
 
 function resultText(result) {

@@ -180,3 +180,19 @@ test("the reviewer inbox from bb: every row bb sent, its title and the count it 
   await page.waitForTimeout(200);
   await shot(page, "bb-list-reviewer-inbox");
 });
+
+test("an error view offers to try again, and trying again through show draws the pull request", async () => {
+  const faults = `${bb.stack}/_stack/faults`;
+  const post = (body) => fetch(faults, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  // Every read of pull request #3 fails, through bb's retries, until the faults are taken away.
+  assert.ok((await post({ kind: "status", status: 503, count: 1000, pathPrefix: "/rest/api/latest/projects/BB/repos/api/pull-requests/3" })).ok);
+  const args = { kind: "pull_request", project: "BB", repo: "api", pr_id: 3 };
+  const v = await open(browser, { bb: bb.mcp, show: args });
+  await v.frame.locator(".bb-problem").waitFor({ timeout: 20000 });
+  assert.match(await v.frame.locator(".bb-problem").textContent(), /try again later/);
+  await shot(v.page, "bb-error-retry-inline");
+  assert.ok((await fetch(faults, { method: "DELETE" })).ok);
+  await v.frame.locator(".bb-retry").click();
+  await v.frame.locator(".bb-card").waitFor({ timeout: 20000 });
+  assert.equal(await v.frame.locator(".bb-title").count(), 1);
+});

@@ -33,6 +33,12 @@ async function mount(html, opts = {}) {
   if (opts.variables) context.styles = { variables: opts.variables };
   bridge = new AppBridge(null, { name: "bb-test-host", version: "1.0.0" }, { openLinks: {}, logging: {} }, { hostContext: context });
   bridge.onopenlink = async ({ url }) => { log.links.push(url); return {}; };
+  // A view's tool call goes to bb, as a host forwards it to the server that owns the tool.
+  bridge.oncalltool = async (params) => {
+    log.calls = (log.calls || []).concat([params]);
+    if (!client) throw new Error("this test host talks to no server");
+    return client.callTool(params);
+  };
   bridge.onsizechange = ({ height }) => {
     log.sizes.push(height);
     if (Number.isFinite(height) && !(context.displayMode === "inline" && context.containerDimensions && context.containerDimensions.height)) iframe.style.height = `${Math.ceil(height)}px`;
