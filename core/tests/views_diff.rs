@@ -147,3 +147,15 @@ fn a_line_highlighted_before_the_deadline_is_highlighted_as_in_a_run_without_one
         }
     }
 }
+
+#[test]
+fn a_file_that_conflicts_between_the_branches_is_marked_so() {
+    let mut d = Driver::with_views();
+    let view = diff_view(&mut d, 3);
+    let files = view["files"].as_array().unwrap();
+    assert!(files.iter().any(|f| f["conflicted"] == true), "{files:?}");
+    assert!(view["diffs"].as_array().unwrap().iter().any(|f| f["conflicted"] == true));
+    let mut d = Driver::with_views();
+    let view = diff_view(&mut d, 1);
+    assert!(view["files"].as_array().unwrap().iter().all(|f| f["conflicted"] == false));
+}

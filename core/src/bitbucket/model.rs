@@ -333,6 +333,8 @@ pub struct Change {
     pub kind: Option<String>,
     /// Comment counts.
     pub properties: Option<ChangeProperties>,
+    /// Present when the file conflicts between the branches: `{ourChange, theirChange}`. [spec: RestChange.conflict]
+    pub conflict: Option<Value>,
 }
 
 impl Change {

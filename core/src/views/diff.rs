@@ -213,15 +213,22 @@ impl DiffView {
             .iter()
             .map(|c| {
                 json!({"path": c.path(), "srcPath": c.src_path.as_ref().and_then(|p| p.whole.clone()),
-                       "type": c.kind, "comments": c.properties.as_ref().and_then(|p| p.active_comments)})
+                       "type": c.kind, "comments": c.properties.as_ref().and_then(|p| p.active_comments),
+                       "conflicted": c.conflict.is_some()})
             })
             .collect();
         let mut diffs = Vec::new();
+        let conflicted: BTreeSet<String> = self
+            .changes
+            .as_ref()
+            .map(|p| p.values.iter().filter(|c| c.conflict.is_some()).map(|c| c.path().to_owned()).collect())
+            .unwrap_or_default();
         for (path, got) in std::mem::take(&mut self.files) {
             match got {
                 Some(Ok(d)) => {
                     let index = diffs.len();
-                    let (value, job) = self.file(&path, &d, index);
+                    let (mut value, job) = self.file(&path, &d, index);
+                    value["conflicted"] = json!(conflicted.contains(&path));
                     diffs.push(value);
                     self.jobs.extend(job);
                 }

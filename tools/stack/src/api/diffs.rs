@@ -65,6 +65,12 @@ fn change_json(f: &FileDiff, pr: Option<&PullRequest>) -> Value {
         if active > 0 {
             out["properties"]["activeComments"] = json!(active);
         }
+        // A conflicted pull request's modified files carry Bitbucket's `conflict` (RestChange.conflict:
+        // `{ourChange, theirChange}` [spec]); which files conflict is the stand-in's choice: every modified one.
+        if pr.conflicted && f.change == "MODIFY" {
+            let side = |p: &str| json!({"path": path_json(p), "type": "MODIFY"});
+            out["conflict"] = json!({"ourChange": side(&f.path), "theirChange": side(&f.path)});
+        }
     }
     out
 }
