@@ -96,31 +96,40 @@ impl Header {
     /// The answer when the view could not be built: `message` for the model (an error it can act on),
     /// and for the person the same words with the address to open in Bitbucket, when bb knows it.
     pub fn error(&self, message: String, url: Option<String>) -> ToolResult {
+        let mut data = self.data();
+        data.insert("error".into(), json!({"message": message, "url": url}));
+        ToolResult { meta: Some(Header::meta(data)), ..ToolResult::error(message) }
+    }
+
+    /// What every view's data starts with: version, kind, when it was read, the server, the call.
+    fn data(&self) -> Map<String, Value> {
         let mut data = Map::new();
         data.insert("v".into(), json!(VIEW_DATA_VERSION));
         data.insert("kind".into(), json!(self.kind));
         data.insert("readAt".into(), json!(self.read_at));
         data.insert("server".into(), self.server.clone());
         data.insert("call".into(), Value::Object(self.call.clone()));
-        data.insert("error".into(), json!({"message": message, "url": url}));
+        data
+    }
+
+    /// `_meta` holding the view data under [`META_KEY`].
+    fn meta(data: Map<String, Value>) -> Map<String, Value> {
         let mut meta = Map::new();
         meta.insert(META_KEY.into(), Value::Object(data));
-        ToolResult { meta: Some(meta), ..ToolResult::error(message) }
+        meta
     }
 
     /// The result: `text` for the model, the view data in `_meta`.
     pub fn result(&self, text: String, users: Value, missing: Vec<String>, part: (&str, Value)) -> ToolResult {
-        let mut data = Map::new();
-        data.insert("v".into(), json!(VIEW_DATA_VERSION));
-        data.insert("kind".into(), json!(self.kind));
-        data.insert("readAt".into(), json!(self.read_at));
-        data.insert("server".into(), self.server.clone());
-        data.insert("call".into(), Value::Object(self.call.clone()));
+        let mut data = self.data();
         data.insert("users".into(), users);
         data.insert("missing".into(), json!(missing));
         data.insert(part.0.into(), part.1);
-        let mut meta = Map::new();
-        meta.insert(META_KEY.into(), Value::Object(data));
-        ToolResult { text: vec![format!("{text} {IF_UNSEEN}")], structured: None, is_error: false, meta: Some(meta) }
+        ToolResult {
+            text: vec![format!("{text} {IF_UNSEEN}")],
+            structured: None,
+            is_error: false,
+            meta: Some(Header::meta(data)),
+        }
     }
 }
