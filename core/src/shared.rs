@@ -138,8 +138,16 @@ pub(crate) enum Made {
 #[derive(Debug)]
 pub(crate) struct MadeOnce {
     tools_list: (Value, Vec<u8>),
-    view: (Value, Vec<u8>),
+    view: &'static (Value, Vec<u8>),
 }
+
+/// The page is the same for every server in the process, so it is made once per process, not per
+/// server (a test or fuzz run that makes thousands of servers serializes its 160 KB once).
+static VIEW: std::sync::LazyLock<(Value, Vec<u8>)> = std::sync::LazyLock::new(|| {
+    let v = view_resource();
+    let bytes = serde_json::to_vec(&v).unwrap_or_default();
+    (v, bytes)
+});
 
 impl MadeOnce {
     pub(crate) fn new(config: &ServerConfig) -> MadeOnce {
@@ -147,7 +155,7 @@ impl MadeOnce {
             let bytes = serde_json::to_vec(&v).unwrap_or_default();
             (v, bytes)
         };
-        MadeOnce { tools_list: made(tools_page(config, 0)), view: made(view_resource()) }
+        MadeOnce { tools_list: made(tools_page(config, 0)), view: &VIEW }
     }
 
     pub(crate) fn value(&self, which: Made) -> &Value {
