@@ -45,6 +45,7 @@ impl Catalogue {
     pub fn standard() -> Catalogue {
         let mut tools = crate::tools::all();
         tools.push(crate::views::SHOW);
+        tools.push(crate::views::refresh::REFRESH_VIEW);
         Catalogue::new(tools, crate::views::KINDS.to_vec())
     }
 

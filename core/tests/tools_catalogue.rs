@@ -5,11 +5,21 @@ use bb_core::{Catalogue, ExposureOptions};
 use serde_json::Value;
 
 #[test]
-fn every_tool_definition_together_is_at_most_12_kilobytes_of_json() {
+fn every_tool_definition_the_model_sees_together_is_at_most_12_kilobytes_of_json() {
     let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
-    let bytes = Value::Array(e.listed().to_vec()).to_string().len();
-    println!("tools/list: {} tools, {bytes} bytes", e.listed().len());
+    // Tools offered to views only (`_meta.ui.visibility: ["app"]`) are kept from the model by the host
+    // (MCP Apps: "app" visibility hides a tool from the agent), so they are not in the model's budget.
+    let for_model: Vec<Value> =
+        e.listed().iter().filter(|t| t["_meta"]["ui"]["visibility"] != serde_json::json!(["app"])).cloned().collect();
+    let bytes = Value::Array(for_model.clone()).to_string().len();
+    let all = Value::Array(e.listed().to_vec()).to_string().len();
+    println!(
+        "tools/list: {} tools for the model in {bytes} bytes; {} tools in all, {all} bytes",
+        for_model.len(),
+        e.listed().len()
+    );
     assert!(bytes <= 12 * 1024, "{bytes} bytes");
+    assert!(for_model.len() < e.listed().len(), "refresh_view is listed, for views");
     for t in e.listed() {
         for (name, p) in t["inputSchema"]["properties"].as_object().unwrap() {
             assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()), "{} {name}", t["name"]);
@@ -27,7 +37,8 @@ fn merge_is_exposed_only_when_asked_for_and_is_the_only_destructive_tool() {
         assert_eq!(destructive, t["name"] == "merge_pull_request", "{}", t["name"]);
         let read_only = t["annotations"]["readOnlyHint"] == true;
         let name = t["name"].as_str().unwrap();
-        assert_eq!(read_only, name.starts_with("get_") || name.starts_with("list_") || name == "show", "{name}");
+        let reader = name.starts_with("get_") || name.starts_with("list_") || name == "show" || name == "refresh_view";
+        assert_eq!(read_only, reader, "{name}");
         assert_eq!(t["annotations"]["openWorldHint"], true);
     }
 }

@@ -243,6 +243,7 @@ impl Card {
             "url": pr.links.as_ref().and_then(|l| l.href()),
             "project": self.project,
             "repo": self.repo,
+            "version": pr.version,
             "state": pr.state.as_deref().unwrap_or("OPEN"),
             "draft": pr.draft == Some(true),
             "author": author,

@@ -9,6 +9,7 @@
 pub mod card;
 pub mod diff;
 pub mod list;
+pub mod refresh;
 
 use serde_json::{Map, Value, json};
 
@@ -51,6 +52,12 @@ fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     if !call.client.renders_views {
         return Step::Done(ToolResult::text(NOT_SHOWN));
     }
+    refresh::finishing(show_kind(args, call), None, call.now_ms)
+}
+
+/// The view of the kind `args` name, with that kind's tool's arguments: what `show` and
+/// `refresh_view` both read.
+fn show_kind(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let name = args.get("kind").and_then(Value::as_str).unwrap_or_default();
     let Some(kind) = call.exposed.kind(name) else {
         return Step::Done(ToolResult::error(format!("This server does not offer a `{name}` view.")));

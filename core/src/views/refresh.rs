@@ -1,0 +1,494 @@
+//! `refresh_view`: a view keeps itself current while it is on screen (ADR-101). The page calls it with
+//! the show call it answers and the fingerprint of what it draws; the answer carries the data only when
+//! it has changed, and when to ask again.
+//!
+//! ```text
+//!   show(kind, args)                        ──▶ view data + fingerprint "h.since" + next
+//!   refresh_view({show, fingerprint})       ──▶ the same reads again
+//!        same hash h  ──▶ {unchanged, fingerprint "h.since", next}      (under 300 bytes)
+//!        other hash   ──▶ the whole view data, fingerprint "h'.now", next
+//!   refresh_view({show: another call})      ──▶ that call's whole view data (navigation in place)
+//! ```
+//!
+//! # The fingerprint
+//!
+//! A 64-bit FNV-1a hash of the view data in a canonical form, followed by the time (epoch ms) this
+//! state was first seen: `"9f86d081884c7d65.1764672000000"`. The canonical form leaves out what differs
+//! between two reads of the same state: `readAt`, avatar bytes, the highlighting of a line (`r`, `p`:
+//! derived from the text, and cut by a CPU deadline that differs between two reads), and the order
+//! Bitbucket returns equal things in (an array of objects is hashed as a sorted set of its elements;
+//! arrays of strings and numbers keep their order). It covers the activity and comments themselves,
+//! because Bitbucket leaves a pull request's `version` and `updatedDate` alone when a comment is added
+//! or resolved ([assumed]: observed in the stand-in's model of Bitbucket and in issue #14; no public
+//! document says which fields a comment moves).
+//!
+//! The time after the dot is bb's own: the page hands it back and bb learns from it how long nothing
+//! has changed, so the cadence is decided with no state kept between calls (a stateless HTTP request
+//! can answer it). A page that forges it only changes its own cadence, never below the floor.
+//!
+//! # The cadence
+//!
+//! What a view shows decides how often it is read again (`next`, in ms):
+//!
+//! | state of what it draws                                        | interval |
+//! |---------------------------------------------------------------|----------|
+//! | in motion: a build in progress, a merge check not yet computed | 5 s      |
+//! | updated, or commented on, in the last 5 minutes               | 15 s     |
+//! | quiet for under 1 minute                                      | 15 s     |
+//! | quiet for 1 to 3 minutes                                      | 30 s     |
+//! | quiet for 3 to 10 minutes                                     | 60 s     |
+//! | quiet for 10 to 30 minutes                                    | 120 s    |
+//! | quiet for 30 minutes or more                                  | 240 s    |
+//! | merged or declined, and still (nothing in motion, unchanged for 2 minutes or closed 10 minutes ago) | never (`null`) |
+//! | could not be read                                             | 60 s     |
+//!
+//! `next` lands on a grid: the first multiple of the interval (counted from the epoch) at least ¾ of an
+//! interval away. So every view of the same state asks at the same moments, and the reads those views
+//! need are in flight together, where bb makes each once for all of them (identical reads in flight
+//! are shared); the floor between two asks is ¾ of the interval (3.75 s while a build runs).
+//!
+//! Why these numbers: a card costs about five Bitbucket GETs a read (the pull request, its merge
+//! check, activity, the build listing, the required-build conditions; avatars are cached). A build
+//! that finishes is seen within 5–9 s, which is what a person watching it expects. A card left open
+//! on a quiet pull request costs 5 requests a minute after 5 minutes and 2.5 a minute after 10
+//! (`core/examples/refresh_load.rs` prints the figures), against the tens of requests a minute
+//! one person's browser makes on Bitbucket's own pull request page; an hour-old view costs about one
+//! request a minute, and a closed one nothing.
+
+use serde_json::{Map, Value, json};
+
+use crate::fetch::{FetchOutcome, Ticket};
+use crate::plan::{Desk, Step, ToolResult, Waiting};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+
+/// The tool: read-only, offered to views and not to the model.
+pub const REFRESH_VIEW: ToolSpec = ToolSpec {
+    name: "refresh_view",
+    title: "Refresh a view",
+    description: "Reads again what a view of show draws, and answers whether it changed. For views, not for the model.",
+    input_schema: schema,
+    annotations: Annotations::READ,
+    access: Access::Read,
+    role: Role::ViewCompanion,
+    start,
+};
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "show": {"type": "object", "description": "The show call the view answers: kind and its arguments"},
+            "fingerprint": {"type": "string", "maxLength": 64, "description": "The fingerprint of what the view draws"}
+        },
+        "required": ["show"],
+        "additionalProperties": false
+    })
+}
+
+/// A view in motion is read again this often.
+pub const MOTION_MS: u64 = 5_000;
+/// A pull request updated or commented on within [`RECENT_MS`] is read again this often.
+pub const RECENT_INTERVAL_MS: u64 = 15_000;
+/// What counts as recent.
+pub const RECENT_MS: u64 = 5 * 60_000;
+/// After this long quiet, the longest interval applies.
+const QUIET_STEPS: &[(u64, u64)] = &[
+    // (quiet for less than, interval)
+    (60_000, 15_000),
+    (3 * 60_000, 30_000),
+    (10 * 60_000, 60_000),
+    (30 * 60_000, 120_000),
+];
+/// The longest interval: a view quiet for half an hour.
+pub const LONGEST_MS: u64 = 240_000;
+/// A view that could not be read asks again after this.
+pub const ERROR_MS: u64 = 60_000;
+/// A closed pull request unchanged this long is still: its view stops asking.
+const STILL_MS: u64 = 2 * 60_000;
+/// A pull request closed this long ago is still once nothing is in motion.
+const CLOSED_LONG_AGO_MS: u64 = 10 * 60_000;
+
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
+    let Some(show) = args.get("show").and_then(Value::as_object) else {
+        return Step::Done(ToolResult::error("refresh_view needs `show`: the show call the view answers."));
+    };
+    let previous = args.get("fingerprint").and_then(Value::as_str).and_then(Fingerprint::parse);
+    finishing(super::show_kind(show, call), Some(previous), call.now_ms)
+}
+
+/// A fingerprint as bb gives it out: the hash of what a view draws and since when it has drawn it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fingerprint {
+    /// The hash of the canonical view data.
+    pub hash: u64,
+    /// When this state was first seen, epoch ms.
+    pub since: u64,
+}
+
+impl Fingerprint {
+    /// Reads `"hhhhhhhhhhhhhhhh.since"`; anything else is no fingerprint (the view is answered whole).
+    pub fn parse(s: &str) -> Option<Fingerprint> {
+        let (hash, since) = s.split_once('.')?;
+        if hash.len() != 16 {
+            return None;
+        }
+        Some(Fingerprint { hash: u64::from_str_radix(hash, 16).ok()?, since: since.parse().ok()? })
+    }
+
+    /// As it goes out.
+    pub fn encode(self) -> String {
+        format!("{:016x}.{}", self.hash, self.since)
+    }
+}
+
+/// Adds the fingerprint and `next` to what a show (`refresh: None`) or a refresh (`Some(previous)`)
+/// answers, once the kind's plan has answered.
+pub(crate) fn finishing(step: Step, refresh: Option<Option<Fingerprint>>, now_ms: u64) -> Step {
+    match step {
+        Step::Done(result) => Step::Done(finish(result, refresh, now_ms)),
+        Step::Wait(inner) => Step::Wait(Box::new(Finishing { inner, refresh })),
+    }
+}
+
+#[derive(Debug)]
+struct Finishing {
+    inner: Box<dyn Waiting>,
+    refresh: Option<Option<Fingerprint>>,
+}
+
+impl Waiting for Finishing {
+    fn begin(&mut self, desk: &mut Desk<'_>) {
+        self.inner.begin(desk);
+    }
+
+    fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, desk: &mut Desk<'_>) -> Option<ToolResult> {
+        let now = desk.now_ms;
+        self.inner.resume(ticket, outcome, desk).map(|r| finish(r, self.refresh, now))
+    }
+
+    fn work(&mut self, last: bool, desk: &mut Desk<'_>) -> Option<ToolResult> {
+        let now = desk.now_ms;
+        self.inner.work(last, desk).map(|r| finish(r, self.refresh, now))
+    }
+
+    fn wants_work(&mut self) -> bool {
+        self.inner.wants_work()
+    }
+
+    fn waiting(&self) -> usize {
+        self.inner.waiting()
+    }
+}
+
+/// The result with its fingerprint and `next`; for a refresh whose state has not changed, only those.
+pub fn finish(mut result: ToolResult, refresh: Option<Option<Fingerprint>>, now_ms: u64) -> ToolResult {
+    let Some(data) = result.meta.as_mut().and_then(|m| m.get_mut(super::META_KEY)).and_then(Value::as_object_mut)
+    else {
+        return result;
+    };
+    if result.is_error {
+        data.insert("next".into(), json!(on_grid(ERROR_MS, now_ms)));
+        return result;
+    }
+    let hash = hash(data);
+    let previous = refresh.flatten();
+    let since = match previous {
+        Some(p) if p.hash == hash => p.since.min(now_ms),
+        _ => now_ms,
+    };
+    let fingerprint = Fingerprint { hash, since }.encode();
+    let next = next_ms(data, now_ms - since, now_ms);
+    match refresh {
+        None => {
+            data.insert("fingerprint".into(), json!(fingerprint));
+            data.insert("next".into(), json!(next));
+            result
+        }
+        Some(Some(p)) if p.hash == hash => {
+            let mut meta = Map::new();
+            meta.insert(
+                super::META_KEY.into(),
+                json!({"v": super::VIEW_DATA_VERSION, "unchanged": true, "fingerprint": fingerprint, "next": next, "readAt": now_ms}),
+            );
+            ToolResult { text: vec!["Unchanged.".into()], structured: None, is_error: false, meta: Some(meta) }
+        }
+        Some(previous) => {
+            data.insert("fingerprint".into(), json!(fingerprint));
+            data.insert("next".into(), json!(next));
+            let words = if previous.is_some() { "Changed." } else { "Opened." };
+            ToolResult { text: vec![words.into()], ..result }
+        }
+    }
+}
+
+/// What moves a view's cadence, read from its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Motion {
+    /// Something is being computed or run: a build in progress, a merge check not yet known.
+    pub moving: bool,
+    /// The last change Bitbucket recorded (updated, or the newest activity), epoch ms.
+    pub last_change: Option<u64>,
+    /// The pull request is merged or declined, and since when (0 when Bitbucket did not say).
+    pub closed_at: Option<u64>,
+}
+
+/// Reads [`Motion`] from view data of any kind.
+pub fn motion(data: &Map<String, Value>) -> Motion {
+    let mut m = Motion { moving: false, last_change: None, closed_at: None };
+    let latest = |a: Option<u64>, b: Option<u64>| a.max(b);
+    if let Some(pr) = data.get("pullRequest").and_then(Value::as_object) {
+        let builds = pr.get("builds");
+        let running_items = builds
+            .and_then(|b| b.get("items"))
+            .and_then(Value::as_array)
+            .is_some_and(|items| items.iter().any(|i| i.get("state").and_then(Value::as_str) == Some("INPROGRESS")));
+        let running_count =
+            builds.and_then(|b| b.pointer("/counts/inProgress")).and_then(Value::as_u64).is_some_and(|n| n > 0);
+        let open = pr.get("state").and_then(Value::as_str).is_none_or(|s| s == "OPEN");
+        // Bitbucket computes the merge outcome in the background; UNKNOWN means not yet
+        // (reference/bitbucket-dc.md, the pull request's properties.mergeResult).
+        let computing = open && pr.get("mergeOutcome").and_then(Value::as_str) == Some("UNKNOWN");
+        m.moving = running_items || running_count || computing;
+        let newest_activity = pr.get("activity").and_then(|a| a.pointer("/items/0/at")).and_then(Value::as_u64);
+        m.last_change = latest(pr.get("updated").and_then(Value::as_u64), newest_activity);
+        if !open {
+            m.closed_at = Some(pr.get("closed").and_then(Value::as_u64).unwrap_or(0));
+        }
+    } else if let Some(list) = data.get("list").and_then(Value::as_object) {
+        for item in list.get("items").and_then(Value::as_array).into_iter().flatten() {
+            if item.pointer("/builds/inProgress").and_then(Value::as_u64).is_some_and(|n| n > 0) {
+                m.moving = true;
+            }
+            m.last_change = latest(m.last_change, item.get("updated").and_then(Value::as_u64));
+        }
+    } else if let Some(diff) = data.get("diff").and_then(Value::as_object) {
+        // A closed pull request's diff no longer changes.
+        if diff.get("state").and_then(Value::as_str).is_some_and(|s| s != "OPEN") {
+            m.closed_at = Some(0);
+        }
+    }
+    m
+}
+
+/// The interval for what a view draws, unchanged for `quiet_ms`; `None` = do not ask again.
+pub fn interval_ms(motion: Motion, quiet_ms: u64, now_ms: u64) -> Option<u64> {
+    if motion.moving {
+        return Some(MOTION_MS);
+    }
+    if let Some(closed) = motion.closed_at
+        && (quiet_ms >= STILL_MS || now_ms.saturating_sub(closed) >= CLOSED_LONG_AGO_MS)
+    {
+        return None;
+    }
+    if motion.last_change.is_some_and(|t| now_ms.saturating_sub(t) < RECENT_MS) {
+        return Some(RECENT_INTERVAL_MS);
+    }
+    Some(QUIET_STEPS.iter().find(|(under, _)| quiet_ms < *under).map_or(LONGEST_MS, |(_, every)| *every))
+}
+
+/// When to ask again: the first multiple of `interval` (from the epoch) at least ¾ of it from now.
+pub fn on_grid(interval: u64, now_ms: u64) -> u64 {
+    let earliest = now_ms + interval * 3 / 4;
+    earliest.div_ceil(interval) * interval - now_ms
+}
+
+/// `next` for view data unchanged for `quiet_ms`.
+pub fn next_ms(data: &Map<String, Value>, quiet_ms: u64, now_ms: u64) -> Option<u64> {
+    interval_ms(motion(data), quiet_ms, now_ms).map(|i| on_grid(i, now_ms))
+}
+
+/// Keys whose values differ between two reads of the same state.
+fn ignored(key: &str) -> bool {
+    matches!(key, "readAt" | "fingerprint" | "next" | "avatar" | "r" | "p" | "unchanged")
+}
+
+/// The hash of what view data draws (see the module's doc).
+pub fn hash(data: &Map<String, Value>) -> u64 {
+    let mut bytes = Vec::new();
+    canonical_object(data, &mut bytes);
+    fnv1a(&bytes)
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+fn canonical_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
+    let mut keys: Vec<&String> = map.keys().filter(|k| !ignored(k)).collect();
+    keys.sort();
+    out.push(b'{');
+    for k in keys {
+        canonical_str(k, out);
+        if let Some(v) = map.get(k) {
+            canonical(v, out);
+        }
+    }
+    out.push(b'}');
+}
+
+fn canonical_str(s: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn canonical(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(b'n'),
+        Value::Bool(b) => out.push(if *b { b't' } else { b'f' }),
+        Value::Number(n) => {
+            out.push(b'#');
+            canonical_str(&n.to_string(), out);
+        }
+        Value::String(s) => canonical_str(s, out),
+        Value::Object(m) => canonical_object(m, out),
+        Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object) => {
+            // Records: the order Bitbucket returned them in is not what the view shows.
+            let mut each: Vec<Vec<u8>> = items
+                .iter()
+                .map(|i| {
+                    let mut b = Vec::new();
+                    canonical(i, &mut b);
+                    b
+                })
+                .collect();
+            each.sort();
+            out.push(b'{');
+            out.extend_from_slice(&(each.len() as u64).to_le_bytes());
+            for b in each {
+                out.extend_from_slice(&b);
+            }
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            out.extend_from_slice(&(items.len() as u64).to_le_bytes());
+            for i in items {
+                canonical(i, out);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn card(builds: &str, updated: u64) -> Map<String, Value> {
+        json!({"v": 1, "kind": "pull_request", "readAt": 5, "pullRequest": {
+            "state": "OPEN", "updated": updated, "closed": null, "mergeOutcome": "CLEAN",
+            "reviewers": [{"user": "bob", "status": "APPROVED"}, {"user": "carol", "status": "UNAPPROVED"}],
+            "builds": {"items": [{"key": "CI", "state": builds}], "counts": null},
+            "activity": {"items": [{"id": 2, "at": updated}]}}})
+        .as_object()
+        .cloned()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_fingerprint_reads_back_what_was_written() {
+        let f = Fingerprint { hash: 0x9f86_d081_884c_7d65, since: 1_764_672_000_000 };
+        assert_eq!(f.encode(), "9f86d081884c7d65.1764672000000");
+        assert_eq!(Fingerprint::parse(&f.encode()), Some(f));
+        for bad in ["", "x", "9f86.1", "zzzzzzzzzzzzzzzz.1", "9f86d081884c7d65.", "9f86d081884c7d65.-1"] {
+            assert_eq!(Fingerprint::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn what_differs_between_two_reads_of_one_state_is_not_in_the_hash() {
+        let a = card("SUCCESSFUL", 100);
+        let mut b = a.clone();
+        b.insert("readAt".into(), json!(999));
+        b["pullRequest"]["reviewers"].as_array_mut().unwrap().reverse();
+        b.insert("users".into(), json!({}));
+        let mut c = a.clone();
+        c.insert("users".into(), json!({}));
+        assert_eq!(hash(&b), hash(&c), "read time and reviewer order are not drawn differently");
+        let mut with_avatar = c.clone();
+        with_avatar.insert("users".into(), json!({"bob": {"name": "Bob", "avatar": "data:…"}}));
+        let mut without = c.clone();
+        without.insert("users".into(), json!({"bob": {"name": "Bob", "avatar": null}}));
+        assert_eq!(hash(&with_avatar), hash(&without));
+    }
+
+    #[test]
+    fn what_a_view_draws_changes_the_hash() {
+        let a = card("INPROGRESS", 100);
+        assert_ne!(hash(&a), hash(&card("SUCCESSFUL", 100)), "a build finishing");
+        let mut comment = a.clone();
+        comment["pullRequest"]["activity"]["items"].as_array_mut().unwrap().push(json!({"id": 3, "at": 100}));
+        assert_ne!(hash(&a), hash(&comment), "a comment, though `updated` did not move");
+        let mut approve = a.clone();
+        approve["pullRequest"]["reviewers"][1]["status"] = json!("APPROVED");
+        assert_ne!(hash(&a), hash(&approve));
+        // Strings in order: a description's words swapped is a change.
+        let mut words = a.clone();
+        words.insert("x".into(), json!(["a", "b"]));
+        let mut swapped = a.clone();
+        swapped.insert("x".into(), json!(["b", "a"]));
+        assert_ne!(hash(&words), hash(&swapped));
+    }
+
+    #[test]
+    fn the_cadence_is_quick_in_motion_slow_when_quiet_and_stops_when_closed_and_still() {
+        let now = 10_000_000_000;
+        let running = motion(&card("INPROGRESS", now - 60 * 60_000));
+        assert!(running.moving);
+        assert_eq!(interval_ms(running, 0, now), Some(MOTION_MS));
+        let quiet = motion(&card("SUCCESSFUL", now - 60 * 60_000));
+        assert_eq!(interval_ms(quiet, 0, now), Some(15_000));
+        assert_eq!(interval_ms(quiet, 10 * 60_000, now), Some(120_000));
+        assert_eq!(interval_ms(quiet, 2 * 60 * 60_000, now), Some(LONGEST_MS));
+        let recent = motion(&card("SUCCESSFUL", now - 60_000));
+        assert_eq!(interval_ms(recent, 10 * 60_000, now), Some(RECENT_INTERVAL_MS));
+        let mut merged = card("SUCCESSFUL", now - 60_000);
+        merged["pullRequest"]["state"] = json!("MERGED");
+        merged["pullRequest"]["closed"] = json!(now - 60_000);
+        let merged = motion(&merged);
+        assert!(interval_ms(merged, 0, now).is_some(), "just merged: the activity may still move");
+        assert_eq!(interval_ms(merged, STILL_MS, now), None);
+        assert_eq!(interval_ms(merged, 0, now + CLOSED_LONG_AGO_MS), None);
+    }
+
+    #[test]
+    fn next_lands_on_the_grid_no_sooner_than_three_quarters_of_the_interval() {
+        for now in [0, 1, 3_749, 3_750, 3_751, 1_764_672_000_123] {
+            let next = on_grid(MOTION_MS, now);
+            assert_eq!((now + next) % MOTION_MS, 0);
+            assert!((MOTION_MS * 3 / 4..MOTION_MS * 7 / 4).contains(&next), "{now}: {next}");
+        }
+    }
+
+    #[test]
+    fn an_unchanged_refresh_is_small_and_keeps_the_time_the_state_was_first_seen() {
+        let data = card("SUCCESSFUL", 100);
+        let result = |data: &Map<String, Value>| {
+            let mut meta = Map::new();
+            meta.insert("bb/view".into(), Value::Object(data.clone()));
+            ToolResult { text: vec!["t".into()], structured: None, is_error: false, meta: Some(meta) }
+        };
+        let t = 10_000_000_000;
+        let shown = finish(result(&data), None, t);
+        let fp = shown.meta.as_ref().unwrap()["bb/view"]["fingerprint"].as_str().unwrap().to_owned();
+        assert!(fp.ends_with(".10000000000"));
+        let again = finish(result(&data), Some(Fingerprint::parse(&fp)), t + 69_000);
+        let view = &again.meta.as_ref().unwrap()["bb/view"];
+        assert_eq!(view["unchanged"], true);
+        assert_eq!(view["fingerprint"], json!(fp), "still the state first seen at t");
+        assert_eq!(view["next"], json!(on_grid(30_000, t + 69_000)), "quiet 69 s: every 30 s");
+        assert!(serde_json::to_vec(&again.to_value()).unwrap().len() < 300);
+        let mut changed = data.clone();
+        changed["pullRequest"]["state"] = json!("DECLINED");
+        let changed = finish(result(&changed), Some(Fingerprint::parse(&fp)), t + 80_000);
+        let view = &changed.meta.as_ref().unwrap()["bb/view"];
+        assert!(view.get("unchanged").is_none());
+        assert!(view["fingerprint"].as_str().unwrap().ends_with(".10000080000"));
+        assert_eq!(view["pullRequest"]["state"], "DECLINED");
+    }
+}
