@@ -3,21 +3,24 @@
 //! After every input the driver drains [`Server::poll_output`] (str0m's rule; this is the one place
 //! outside the core that does). Messages go to the shell as [`Delivery`]s; each Bitbucket read runs
 //! on bb's bounded pool of read threads ([`Pool::reads`]) with a [`Cancel`] of its own, and its outcome goes to the `on_fetched`
-//! callback the shell gave, which feeds it back as [`Input::Fetched`]. The driver holds no lock: the
-//! stdio shell owns it in its event loop, the HTTP shell behind one mutex.
+//! callback the shell gave, which feeds it back as [`Input::Fetched`]. A GET identical to one in
+//! flight for the same credentials is not made again: it waits for that one ([`SharedReads`]).
+//! The driver holds no lock: the stdio shell owns it in its event loop, the HTTP shell behind one
+//! mutex per shard.
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use bb_core::coalesce::{Joined, ReadKey};
 use bb_core::{FetchOutcome, FetchRequest, Input, Output, Server, ServerConfig, SessionId, Ticket};
 
 use crate::bitbucket::{Bitbucket, PersonalToken, Requester};
 use crate::cancel::Cancel;
 use crate::log::Logger;
 use crate::pool::Pool;
+use crate::shared_reads::{OnFetched, SharedReads, credential, next_driver};
 
 /// The current wall-clock time in epoch milliseconds: the only clock bb-core ever sees.
 pub fn now_ms() -> u64 {
@@ -45,10 +48,18 @@ pub enum Delivery {
     },
 }
 
-/// A Bitbucket read on the pool; setting its cancel before it starts means it never starts.
+/// A Bitbucket request a call waits for.
 struct Fetching {
     session: SessionId,
-    cancel: Cancel,
+    request: Request,
+}
+
+/// How a call waits for its request.
+enum Request {
+    /// Its own request (a write) on the pool; setting the cancel before it starts means it never starts.
+    Own(Cancel),
+    /// A shared read it leads or follows; leaving it cancels the read only if nobody else waits.
+    Shared,
 }
 
 /// Owns the core [`Server`] and the reads it started. Method classes: input ([`Driver::open`],
@@ -58,7 +69,10 @@ pub struct Driver {
     server: Server,
     bitbucket: Arc<dyn Bitbucket>,
     logger: Logger,
-    on_fetched: Arc<dyn Fn(Ticket, FetchOutcome) + Send + Sync>,
+    on_fetched: OnFetched,
+    /// This driver's number in the process, naming its tickets in `reads`.
+    id: u64,
+    reads: SharedReads,
     fetching: HashMap<Ticket, Fetching>,
     persons: HashMap<SessionId, PersonalToken>,
     queues: HashMap<SessionId, u64>,
@@ -74,11 +88,7 @@ pub struct Driver {
 fn queue_for(person: Option<&PersonalToken>) -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     match person {
-        Some(p) => {
-            let mut h = DefaultHasher::new();
-            p.secret().hash(&mut h);
-            h.finish() | (1 << 63)
-        }
+        Some(_) => credential(person),
         None => NEXT.fetch_add(1, Ordering::Relaxed) & !(1 << 63),
     }
 }
@@ -95,7 +105,8 @@ impl std::fmt::Debug for Driver {
 impl Driver {
     /// A driver over a new server for `config`. `on_fetched` is called on a read thread
     /// with each read's outcome (never for a cancelled one); the shell feeds it back as
-    /// [`Input::Fetched`] and must not call it while it holds the driver.
+    /// [`Input::Fetched`] and must not call it while it holds the driver. Its reads are shared
+    /// among its own sessions; [`Driver::share_reads`] shares them with other drivers.
     pub fn new(
         config: ServerConfig,
         bitbucket: Arc<dyn Bitbucket>,
@@ -108,6 +119,8 @@ impl Driver {
             bitbucket,
             logger,
             on_fetched: Arc::new(on_fetched),
+            id: next_driver(),
+            reads: SharedReads::new(),
             fetching: HashMap::new(),
             persons: HashMap::new(),
             queues: HashMap::new(),
@@ -115,6 +128,14 @@ impl Driver {
             work_queue: VecDeque::new(),
             work_deadline,
         }
+    }
+
+    /// Shares this driver's reads in flight with every driver given `reads` (before any session
+    /// opens): they must reach the same Bitbucket. An identical GET for the same credentials that
+    /// one of them has in flight is then not made again.
+    pub fn share_reads(mut self, reads: &SharedReads) -> Driver {
+        self.reads = reads.clone();
+        self
     }
 
     /// Sets how long a call's CPU work may take (the configuration's `highlight_deadline_ms` at first).
@@ -207,23 +228,40 @@ impl Driver {
         }
     }
 
+    /// Makes `request` for `ticket`, or, for a GET already in flight with the same credentials,
+    /// waits for that one. A shared read runs in the queue, and as the person, of the call that led it.
     fn start(&mut self, session: SessionId, ticket: Ticket, request: FetchRequest) {
         let cancel = Cancel::new();
         let flag = cancel.clone();
-        let bitbucket = Arc::clone(&self.bitbucket);
         let person = self.persons.get(&session).cloned();
+        let flight = match ReadKey::of(credential(person.as_ref()), &request) {
+            None => None,
+            Some(key) => match self.reads.join(key, (self.id, ticket), Arc::clone(&self.on_fetched), cancel.clone()) {
+                Joined::Lead(flight) => Some(flight),
+                Joined::Follow(_) => {
+                    self.fetching.insert(ticket, Fetching { session, request: Request::Shared });
+                    return;
+                }
+            },
+        };
+        let bitbucket = Arc::clone(&self.bitbucket);
         let queue = self.queues.get(&session).copied().unwrap_or_default();
         let on_fetched = Arc::clone(&self.on_fetched);
+        let reads = self.reads.clone();
         Pool::reads().run(queue, move || {
             if flag.is_cancelled() {
                 return;
             }
             let outcome = bitbucket.fetch_for(request, Requester { queue, person: person.as_ref() }, &flag);
-            if !flag.is_cancelled() {
-                on_fetched(ticket, outcome);
+            match flight {
+                // A read abandoned meanwhile has nobody left to hand it to.
+                Some(flight) => reads.finish(flight, outcome),
+                None if !flag.is_cancelled() => on_fetched(ticket, outcome),
+                None => {}
             }
         });
-        self.fetching.insert(ticket, Fetching { session, cancel });
+        let request = if flight.is_some() { Request::Shared } else { Request::Own(cancel) };
+        self.fetching.insert(ticket, Fetching { session, request });
     }
 
     fn cancel(&mut self, ticket: Ticket) {
@@ -231,16 +269,26 @@ impl Driver {
             self.work_queue.retain(|t| *t != ticket);
         }
         if let Some(f) = self.fetching.remove(&ticket) {
-            f.cancel.cancel();
+            self.stop(ticket, f.request);
+        }
+    }
+
+    /// `ticket` no longer waits for its request: an own request is cancelled, a shared one only
+    /// once nobody else waits for it.
+    fn stop(&self, ticket: Ticket, request: Request) {
+        match request {
+            Request::Own(cancel) => cancel.cancel(),
+            Request::Shared => self.reads.leave(&(self.id, ticket)),
         }
     }
 }
 
 impl Drop for Driver {
-    /// The shell has stopped: no read it started goes on.
+    /// The shell has stopped: no read it started goes on, unless another driver still waits for it.
     fn drop(&mut self) {
-        for (_, f) in self.fetching.drain() {
-            f.cancel.cancel();
+        let fetching: Vec<(Ticket, Fetching)> = self.fetching.drain().collect();
+        for (ticket, f) in fetching {
+            self.stop(ticket, f.request);
         }
     }
 }

@@ -3,13 +3,15 @@
 //! The shells differ only in framing and connections; everything between a frame and the core is
 //! here: the clock ([`now_ms`], the only one the core sees), carrying out the core's outputs
 //! ([`Driver`]), making Bitbucket requests on a bounded pool of threads ([`Pool`]) through a [`Bitbucket`] and
-//! stopping them with a [`Cancel`], the operator's log ([`Logger`]), and removing credentials from what
+//! stopping them with a [`Cancel`], sharing identical reads in flight ([`SharedReads`]), the operator's log ([`Logger`]), and removing credentials from what
 //! bb passes on ([`Secrets`]).
 //!
 //! ```text
 //!   shell ── Input ──▶ Driver::feed ──▶ Server::handle, then poll_output until None
 //!                                          ├─ Send / Done ──▶ deliver(Delivery) ──▶ the shell frames it
-//!                                          ├─ Fetch ────────▶ Pool::reads().run(Bitbucket::fetch_for) ──▶ on_fetched
+//!                                          ├─ Fetch ────────▶ GET in flight already? follow it (SharedReads)
+//!                                          │                  else Pool::reads().run(Bitbucket::fetch_for) ──▶ on_fetched
+//!                                          │                  (of every waiter, a shared read's followers too)
 //!                                          ├─ CancelFetch ──▶ Cancel set (a read not started never starts)
 //!                                          └─ Log ──────────▶ Logger
 //!   on_fetched(ticket, outcome) ──▶ the shell feeds Input::Fetched back (from its event loop or its lock)
@@ -23,6 +25,7 @@ mod driver;
 mod log;
 mod pool;
 pub mod secrets;
+mod shared_reads;
 
 pub use bitbucket::{Bitbucket, PersonalToken, Requester};
 pub use cancel::Cancel;
@@ -30,3 +33,4 @@ pub use driver::{Delivery, Driver, now_ms};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};
 pub use secrets::Secrets;
+pub use shared_reads::SharedReads;
