@@ -4,8 +4,10 @@
 //! A session lives in the shard its `Mcp-Session-Id` names (the id's first byte), so a request finds
 //! it without a global lock, and sessions in different shards run at the same time on different
 //! threads. A mutex is held only while its driver runs (never across an await); Bitbucket requests
-//! run concurrently on smol's blocking pool. Each shard keeps its own avatar cache, a share of the
-//! budget: a person's avatar may be fetched once per shard.
+//! run concurrently on bb's pool of read threads. Each shard keeps its own avatar cache, a share of the
+//! budget: a person's avatar may be fetched once per shard. The shards share their reads in flight
+//! ([`SharedReads`]): an identical read for the same credentials, asked by sessions in any shards at
+//! the same time, is made once.
 //!
 //! Routing: every POST body is an input with a fresh tag and a waiter (a channel). What the core
 //! sends with that tag goes to that waiter; when the core says the input is done, the last message
@@ -19,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use bb_core::{FetchOutcome, Input, ServerConfig, SessionId, Ticket};
-use bb_drive::{Bitbucket, Delivery, Driver, Logger, PersonalToken, now_ms};
+use bb_drive::{Bitbucket, Delivery, Driver, Logger, PersonalToken, SharedReads, now_ms};
 use smol::channel::{Receiver, Sender};
 
 use crate::census::{Bound, Census, Owner, Seat};
@@ -78,6 +80,7 @@ impl Sessions {
         logger: Logger,
         census: Arc<Census>,
     ) -> Arc<Sessions> {
+        let reads = SharedReads::new();
         Arc::new_cyclic(|me: &Weak<Sessions>| {
             let shards = (0..SHARDS)
                 .map(|shard| {
@@ -89,7 +92,8 @@ impl Sessions {
                     };
                     let mut config = config.clone();
                     config.avatar_cache_bytes /= SHARDS;
-                    let driver = Driver::new(config, Arc::clone(&bitbucket), logger.clone(), on_fetched);
+                    let driver =
+                        Driver::new(config, Arc::clone(&bitbucket), logger.clone(), on_fetched).share_reads(&reads);
                     Mutex::new(State { driver, registry: Registry::default(), waiters: BTreeMap::new(), next_tag: 0 })
                 })
                 .collect();
