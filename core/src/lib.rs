@@ -44,6 +44,7 @@ pub mod catalogue;
 pub mod coalesce;
 pub mod fetch;
 pub mod highlight;
+pub mod highlight_cache;
 pub mod instructions;
 pub mod jsonrpc;
 pub mod logging;

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::avatar_cache::AvatarCache;
 use crate::fetch::{FetchOutcome, FetchRequest, Ticket};
+use crate::highlight_cache::HighlightCache;
 
 /// What a tool answers: MCP's `CallToolResult`.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,6 +106,8 @@ pub struct Desk<'a> {
     pub(crate) next_ticket: &'a mut u64,
     /// Avatars every session of the server shares.
     pub avatars: &'a mut AvatarCache,
+    /// Files highlighted whole, every session's.
+    pub highlights: &'a mut HighlightCache,
     /// The wall-clock time of the input being handled, epoch milliseconds.
     pub now_ms: u64,
 }
@@ -147,6 +150,11 @@ impl<R> Fetches<'_, '_, R> {
     /// The server's avatar cache.
     pub fn avatars(&mut self) -> &mut AvatarCache {
         self.desk.avatars
+    }
+
+    /// The server's cache of highlighted files.
+    pub fn highlights(&mut self) -> &mut HighlightCache {
+        self.desk.highlights
     }
 
     /// The wall-clock time of the input being handled, epoch milliseconds.
@@ -244,8 +252,14 @@ mod tests {
         else {
             unreachable!()
         };
-        let (mut next, mut avatars) = (0, AvatarCache::default());
-        let mut desk = Desk { issued: vec![], next_ticket: &mut next, avatars: &mut avatars, now_ms: 0 };
+        let (mut next, mut avatars, mut highlights) = (0, AvatarCache::default(), HighlightCache::default());
+        let mut desk = Desk {
+            issued: vec![],
+            next_ticket: &mut next,
+            avatars: &mut avatars,
+            highlights: &mut highlights,
+            now_ms: 0,
+        };
         w.begin(&mut desk);
         let tickets: Vec<Ticket> = desk.issued.iter().map(|(t, _)| *t).collect();
         assert_eq!(tickets, [Ticket(0), Ticket(1)]);

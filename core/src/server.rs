@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::avatar_cache::AvatarCache;
 use crate::fetch::{FetchOutcome, Ticket};
+use crate::highlight_cache::HighlightCache;
 use crate::session::Session;
 use crate::shared::{MadeOnce, Output, ServerConfig, SessionId, Shared};
 
@@ -80,6 +81,7 @@ impl Server {
             shared: Shared {
                 made: MadeOnce::new(&config),
                 avatars: AvatarCache::with_cap(config.avatar_cache_bytes),
+                highlights: HighlightCache::default(),
                 config,
                 tickets: BTreeMap::new(),
                 next_ticket: 0,

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::avatar_cache::AvatarCache;
 use crate::fetch::{FetchRequest, Ticket};
+use crate::highlight_cache::HighlightCache;
 use crate::jsonrpc::Id;
 use crate::logging::Level;
 use crate::plan::Desk;
@@ -113,6 +114,8 @@ pub enum Output {
 pub(crate) struct Shared {
     pub(crate) config: ServerConfig,
     pub(crate) avatars: AvatarCache,
+    /// Files highlighted whole, for the next read of the same lines.
+    pub(crate) highlights: HighlightCache,
     /// Which session each read in flight belongs to.
     pub(crate) tickets: BTreeMap<Ticket, SessionId>,
     pub(crate) next_ticket: u64,
@@ -191,9 +194,15 @@ impl Shared {
         t
     }
 
-    /// Where a plan files its reads, with the avatar cache.
+    /// Where a plan files its reads, with the avatar and highlight caches.
     pub(crate) fn desk(&mut self) -> Desk<'_> {
-        Desk { issued: Vec::new(), next_ticket: &mut self.next_ticket, avatars: &mut self.avatars, now_ms: self.now_ms }
+        Desk {
+            issued: Vec::new(),
+            next_ticket: &mut self.next_ticket,
+            avatars: &mut self.avatars,
+            highlights: &mut self.highlights,
+            now_ms: self.now_ms,
+        }
     }
 }
 

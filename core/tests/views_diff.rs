@@ -159,3 +159,22 @@ fn a_file_that_conflicts_between_the_branches_is_marked_so() {
     let view = diff_view(&mut d, 1);
     assert!(view["files"].as_array().unwrap().iter().all(|f| f["conflicted"] == false));
 }
+
+#[test]
+fn a_file_highlighted_whole_is_not_highlighted_again_for_the_next_read() {
+    let mut d = Driver::with_views();
+    let first = diff_view(&mut d, 1);
+    // The next read gets no CPU at all (its deadline has passed at once): the runs come from the cache.
+    d.work_steps = Some(0);
+    let again = diff_view(&mut d, 1);
+    assert_eq!(first, again, "the same lines, the same runs");
+    let highlighted = lines(&again, "src/client.rs").into_iter().filter(|(l, _)| l.get("r").is_some()).count();
+    assert!(highlighted > 0);
+    // A file cut by the deadline is not kept: a fresh server's cut read, then a whole one, then a cut one.
+    let mut d = Driver::with_views();
+    d.work_steps = Some(0);
+    let cut = diff_view(&mut d, 1);
+    assert!(lines(&cut, "src/client.rs").iter().all(|(l, _)| l["p"] == "deadline"));
+    d.work_steps = None;
+    assert_eq!(diff_view(&mut d, 1), first, "tried whole again");
+}

@@ -25,6 +25,7 @@ use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Change, Comment, Diff, PullRequest};
 use crate::fetch::FetchOutcome;
 use crate::highlight::{Language, Plain, SideHighlighter};
+use crate::highlight_cache::{HighlightCache, Mark};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::{diff, pull_request};
@@ -140,7 +141,7 @@ impl Plan for DiffView {
             return None;
         }
         if self.built.is_none() {
-            self.built = Some(self.view());
+            self.built = Some(self.view(f.highlights()));
         }
         if self.avatars.ask(&self.people, f, DiffRead::Avatar) {
             return None;
@@ -165,6 +166,9 @@ impl Plan for DiffView {
         let mut budget = STEP_CHARS;
         for job in self.jobs.iter_mut().filter(|j| !j.done()) {
             budget = job.step(view, budget);
+            if let Some((key, marks)) = job.finished_whole() {
+                f.highlights().put(key, marks);
+            }
             if budget == 0 {
                 break;
             }
@@ -201,7 +205,7 @@ impl DiffView {
     }
 
     /// The view's data (`diff` in VIEW_DATA.md), with every line plain; highlighting fills in runs.
-    fn view(&mut self) -> Value {
+    fn view(&mut self, cache: &HighlightCache) -> Value {
         let pr = self.pr.clone().unwrap_or_default();
         let base = self.base_url.clone();
         let files_more = self.changes.as_ref().is_some_and(|p| p.next.is_some());
@@ -227,7 +231,7 @@ impl DiffView {
             match got {
                 Some(Ok(d)) => {
                     let index = diffs.len();
-                    let (mut value, job) = self.file(&path, &d, index);
+                    let (mut value, job) = self.file(&path, &d, index, cache);
                     value["conflicted"] = json!(conflicted.contains(&path));
                     diffs.push(value);
                     self.jobs.extend(job);
@@ -256,8 +260,9 @@ impl DiffView {
         })
     }
 
-    /// One file's diff as the page draws it, and the job that highlights it.
-    fn file(&mut self, path: &str, d: &Diff, index: usize) -> (Value, Option<FileJob>) {
+    /// One file's diff as the page draws it, and the job that highlights it (none when the same lines
+    /// were highlighted whole before: their marks come from the cache).
+    fn file(&mut self, path: &str, d: &Diff, index: usize, cache: &HighlightCache) -> (Value, Option<FileJob>) {
         let base = self.base_url.clone();
         let people = &mut self.people;
         let roots: BTreeMap<u64, &Comment> = d.line_comments.iter().filter_map(|c| Some((c.id?, c))).collect();
@@ -319,6 +324,23 @@ impl DiffView {
         // Roots no line lists: their line is gone (orphaned); the activity shows them, marked outdated.
         let unplaced = roots.keys().filter(|id| !placed.contains(id)).count();
         let language = Language::detect(path, first_line.as_deref());
+        let key = language.map(|l| {
+            let lines = hunks.iter().flat_map(|h| h["lines"].as_array().into_iter().flatten()).map(|l| {
+                let side = l.get("t").and_then(Value::as_str).and_then(|t| t.bytes().next()).unwrap_or(b'C');
+                (side, l["s"].as_str().unwrap_or(""))
+            });
+            HighlightCache::key(l.name(), self.templates, lines)
+        });
+        let cached = key.and_then(|k| cache.get(k));
+        if let Some(marks) = cached {
+            let lines = hunks.iter_mut().flat_map(|h| h["lines"].as_array_mut().into_iter().flatten());
+            for (line, mark) in lines.zip(marks) {
+                match mark {
+                    Mark::Runs(r) => line["r"] = json!(r),
+                    Mark::Plain(why) => line["p"] = json!(why.as_str()),
+                }
+            }
+        }
         let value = json!({
             "path": path,
             "srcPath": d.source.as_ref().and_then(|p| p.whole.clone()),
@@ -329,7 +351,10 @@ impl DiffView {
             "outdatedComments": unplaced,
             "hunks": hunks,
         });
-        let job = language.map(|l| FileJob::new(index, l, self.templates));
+        let job = match (language, key) {
+            (Some(l), Some(key)) if cached.is_none() => Some(FileJob::new(index, l, self.templates, key)),
+            _ => None,
+        };
         (value, job)
     }
 }
@@ -357,10 +382,13 @@ struct FileJob {
     new_side: SideHighlighter,
     old_side: SideHighlighter,
     done: bool,
+    /// The file's key in the highlight cache, and each line's mark so far; taken once it is whole.
+    key: u64,
+    marks: Option<Vec<Mark>>,
 }
 
 impl FileJob {
-    fn new(diff: usize, language: Language, templates: bool) -> FileJob {
+    fn new(diff: usize, language: Language, templates: bool, key: u64) -> FileJob {
         FileJob {
             diff,
             hunk: 0,
@@ -368,7 +396,17 @@ impl FileJob {
             new_side: SideHighlighter::new(language, templates),
             old_side: SideHighlighter::new(language, templates),
             done: false,
+            key,
+            marks: Some(Vec::new()),
         }
+    }
+
+    /// Once the file is highlighted to its last line (not cut by the deadline): its key and marks, once.
+    fn finished_whole(&mut self) -> Option<(u64, Vec<Mark>)> {
+        if !self.done {
+            return None;
+        }
+        self.marks.take().map(|m| (self.key, m))
     }
 
     fn done(&self) -> bool {
@@ -401,9 +439,16 @@ impl FileJob {
                     self.new_side.line(&text)
                 }
             };
-            match result {
-                Ok(runs) => line["r"] = json!(crate::highlight::encode(&runs)),
-                Err(why) => line["p"] = json!(why.as_str()),
+            let mark = match result {
+                Ok(runs) => Mark::Runs(crate::highlight::encode(&runs)),
+                Err(why) => Mark::Plain(why),
+            };
+            match &mark {
+                Mark::Runs(r) => line["r"] = json!(r),
+                Mark::Plain(why) => line["p"] = json!(why.as_str()),
+            }
+            if let Some(marks) = self.marks.as_mut() {
+                marks.push(mark);
             }
             budget = budget.saturating_sub(text.len().max(1));
             self.line += 1;
@@ -416,6 +461,8 @@ impl FileJob {
         if self.done {
             return;
         }
+        // Cut: not kept, the next read tries the file whole again.
+        self.marks = None;
         let Some(hunks) = view["diffs"][self.diff]["hunks"].as_array_mut() else { return };
         for (h, hunk) in hunks.iter_mut().enumerate().skip(self.hunk) {
             let from = if h == self.hunk { self.line } else { 0 };
