@@ -159,7 +159,12 @@ pub fn update(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str, cid: 
     let k = pr_key(cx.m, key, slug, id)?;
     let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
     let c = find(pr, cid)?;
-    check_comment_version(c, body.get("version").and_then(Value::as_u64))?;
+    // The body must carry the comment's version. [spec: 9.4 `updateComment_2`: "the supplied JSON object must contain
+    // a `version` that must match the server's version of the comment or the update will fail"]
+    let Some(given) = body.get("version").and_then(Value::as_u64) else {
+        return Err(errors::field_error("version", "The comment's version must be specified."));
+    };
+    check_comment_version(c, Some(given))?;
     let n = c.id;
     let state = body.get("state").and_then(Value::as_str).map(str::to_ascii_uppercase);
     if let Some(s) = &state

@@ -276,20 +276,19 @@ fn given_version(req: &Request, body: &Value) -> Option<u64> {
         .or_else(|| body.get("version").and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))))
 }
 
-/// 409 PullRequestOutOfDateException with `currentVersion` and `expectedVersion` when `given` is stale. [rec]
-fn check_version(pr: &PullRequest, given: Option<u64>) -> Result<(), Response> {
+/// 409 PullRequestOutOfDateException with `currentVersion`, `expectedVersion` and the current `pullRequest` when
+/// `given` is stale, in Bitbucket's words. [rec: sourcegraph/sourcegraph-public-snapshot
+/// enterprise/internal/batches/sources/testdata/sources/BitbucketServerSource_UpdateChangeset_outdated.yaml]
+fn check_version(v: &View, m: &Model, pr: &PullRequest, given: Option<u64>) -> Result<(), Response> {
     match given {
-        Some(v) if v != pr.version => Err(errors::error_with(
+        Some(g) if g != pr.version => Err(errors::error_with(
             409,
             Some(exception::PR_OUT_OF_DATE),
             None,
-            &format!(
-                "You are attempting to modify a pull request based on out-of-date information. The current version is {}; you gave {v}.",
-                pr.version
-            ),
-            json!({ "currentVersion": pr.version, "expectedVersion": v, "pullRequest": Value::Null }),
+            "You are attempting to modify a pull request based on out-of-date information.",
+            json!({ "currentVersion": pr.version, "expectedVersion": g, "pullRequest": render::pull_request(v, m, pr) }),
         )),
-        // Without a version the stack does not check. [assumed]
+        // Without a version the stack does not check (merge, decline, reopen). [assumed]
         _ => Ok(()),
     }
 }
@@ -353,7 +352,7 @@ pub fn merge(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Rep
     if pr.state != PrState::Open {
         return Err(not_open(pr, "merged"));
     }
-    check_version(pr, given_version(req, &body))?;
+    check_version(&cx.v, cx.m, pr, given_version(req, &body))?;
     let v = vetoes(pr);
     if !v.is_empty() {
         return Err(errors::error_with(
@@ -425,7 +424,7 @@ fn close_or_reopen(
     if pr.state != from {
         return Err(not_open(pr, verb));
     }
-    check_version(pr, given_version(req, &body))?;
+    check_version(&cx.v, cx.m, pr, given_version(req, &body))?;
     let now = cx.m.tick();
     let me = cx.me.clone();
     let act = activity(cx.m, &me, action, json!({}));
@@ -439,25 +438,90 @@ fn close_or_reopen(
     one(cx, key, slug, id)
 }
 
-/// `PUT …/pull-requests/{id}` `{version, title?, description?, reviewers?, draft?}` — an edit: version and
+/// `PUT …/pull-requests/{id}` `{version, title?, description?, reviewers, toRef?{id}, draft?}` — an edit: version and
 /// updatedDate move; a reviewer change adds an UPDATED activity with `addedReviewers`/`removedReviewers`.
+///
+/// As Bitbucket does it:
+/// - `version` is required (400 without it) [spec: 9.4 `update`, 400 "The pull request's version attribute was not
+///   specified"]; a stale one is 409 with the current pull request ([`check_version`]).
+/// - `reviewers` is the whole new list: a reviewer not in it is removed, and an absent list removes them all
+///   [issues: b1ff/atlassian-dc-mcp#84, sourcegraph/sourcegraph-public-snapshot#46970 and #49913: "a missing
+///   `reviewers` key means this pull request has no reviewers"]; a removed reviewer becomes a participant
+///   [doc: javadoc 9.4 `PullRequestUpdateRequest.getReviewers`: "Any current reviewer not in this set will be relegated
+///   to participant status"]. A reviewer that cannot be added (no such user, the author) is 409 [spec: 409 "One of the
+///   reviewers could not be added"] [assumed: the exception's name and `reviewerErrors`].
+/// - `title` and `draft` absent are kept [issue b1ff/atlassian-dc-mcp#84]; `description` absent is kept [assumed].
+/// - `toRef.id` absent keeps the target [doc: javadoc `getToBranchId`: "null which will be ignored"]; a new target that
+///   does not exist is 404, the source branch itself or the target of another open pull request from the same branch
+///   is 409 [spec: 409 list].
 pub fn update(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let body = req.json().map_err(|e| errors::bad_request(&e))?;
     let k = pr_key(cx.m, key, slug, id)?;
     let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
-    check_version(pr, given_version(req, &body))?;
-    let new_reviewers: Option<Vec<String>> = body.get("reviewers").and_then(Value::as_array).map(|list| {
-        list.iter()
-            .filter_map(|r| r.pointer("/user/name").or_else(|| r.pointer("/user/slug")).and_then(Value::as_str))
-            .map(str::to_string)
-            .collect()
-    });
-    if let Some(names) = &new_reviewers
-        && let Some(bad) = names.iter().find(|n| !cx.m.users.contains_key(*n) || **n == pr.author)
-    {
-        return Err(errors::field_error("reviewers", &format!("{bad} cannot be a reviewer of this pull request.")));
+    let Some(given) = given_version(req, &body) else {
+        return Err(errors::field_error("version", "The pull request's version must be specified."));
+    };
+    check_version(&cx.v, cx.m, pr, Some(given))?;
+    let names: Vec<String> = body
+        .get("reviewers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.pointer("/user/name").or_else(|| r.pointer("/user/slug")).and_then(Value::as_str))
+        .map(str::to_string)
+        .collect();
+    let bad: Vec<Value> = names
+        .iter()
+        .filter(|n| !cx.m.users.contains_key(*n) || **n == pr.author)
+        .map(|n| {
+            let why = if *n == pr.author { "is the author and cannot review" } else { "is not a user" };
+            json!({ "context": n, "message": format!("{n} {why}."), "exceptionName": Value::Null })
+        })
+        .collect();
+    if !bad.is_empty() {
+        return Err(errors::error_with(
+            409,
+            Some("com.atlassian.bitbucket.pull.InvalidPullRequestReviewersException"),
+            None,
+            "Errors encountered while adding some reviewers to this pull request.",
+            json!({ "reviewerErrors": bad, "validReviewers": [] }),
+        ));
     }
-    let _ = pr;
+    let new_target = match body.pointer("/toRef/id").and_then(Value::as_str) {
+        Some(to) => {
+            let branch = to.strip_prefix("refs/heads/").unwrap_or(to).to_string();
+            let repo = cx.m.repos.get(&pr.to.repo).ok_or_else(|| errors::no_such_resource(id))?;
+            let Some(head) = repo.branches.get(&branch).cloned() else {
+                return Err(errors::error(404, Some(exception::NO_SUCH_REF), &format!("Branch {to} does not exist.")));
+            };
+            let target = RefKey { repo: pr.to.repo.clone(), branch };
+            if target == pr.from {
+                return Err(errors::error(
+                    409,
+                    Some("com.atlassian.bitbucket.pull.EmptyPullRequestException"),
+                    "The source and target are the same branch.",
+                ));
+            }
+            let other =
+                cx.m.prs
+                    .iter()
+                    .find(|(key, p)| **key != k && p.state == PrState::Open && p.from == pr.from && p.to == target);
+            if let Some((_, existing)) = other {
+                return Err(errors::error_with(
+                    409,
+                    Some(exception::DUPLICATE_PR),
+                    None,
+                    &format!(
+                        "Only one pull request may be open for a given source and target branch ({}).",
+                        existing.id
+                    ),
+                    json!({ "existingPullRequest": render::pull_request(&cx.v, cx.m, existing) }),
+                ));
+            }
+            (target != pr.to).then_some((target, head))
+        }
+        None => None,
+    };
     let now = cx.m.tick();
     let v = cx.v.clone();
     let me = cx.me.clone();
@@ -477,28 +541,38 @@ pub fn update(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Re
     if let Some(d) = body.get("draft").and_then(Value::as_bool) {
         pr.draft = d;
     }
-    if let Some(names) = new_reviewers {
-        let added: Vec<Value> =
-            names.iter().filter(|n| !pr.reviewers.iter().any(|r| &r.user == *n)).map(|n| user_json(n)).collect();
-        let removed: Vec<Value> =
-            pr.reviewers.iter().filter(|r| !names.contains(&r.user)).map(|r| user_json(&r.user)).collect();
-        pr.reviewers.retain(|r| names.contains(&r.user));
-        for n in names {
-            if !pr.reviewers.iter().any(|r| r.user == n) {
-                pr.reviewers.push(Participant { user: n, status: "UNAPPROVED".into(), last_reviewed: None });
-            }
+    if let Some((target, head)) = new_target {
+        pr.to = target;
+        pr.to_commit = head;
+    }
+    let added: Vec<Value> =
+        names.iter().filter(|n| !pr.reviewers.iter().any(|r| &r.user == *n)).map(|n| user_json(n)).collect();
+    let removed: Vec<Participant> = pr.reviewers.iter().filter(|r| !names.contains(&r.user)).cloned().collect();
+    pr.reviewers.retain(|r| names.contains(&r.user));
+    for n in names {
+        if !pr.reviewers.iter().any(|r| r.user == n) {
+            // A participant who becomes a reviewer keeps their status.
+            let was = pr.participants.iter().position(|p| p.user == n).map(|i| pr.participants.remove(i));
+            let status = was.map(|p| p.status).unwrap_or_else(|| "UNAPPROVED".into());
+            pr.reviewers.push(Participant { user: n, status, last_reviewed: None });
         }
-        if !added.is_empty() || !removed.is_empty() {
-            pr.activities.push(Activity {
-                id: aid,
-                created: now,
-                user: me,
-                action: "UPDATED".into(),
-                comment_id: None,
-                comment_action: None,
-                extra: json!({ "addedReviewers": added, "removedReviewers": removed }),
-            });
+    }
+    let removed_json: Vec<Value> = removed.iter().map(|r| user_json(&r.user)).collect();
+    for r in removed {
+        if !pr.participants.iter().any(|p| p.user == r.user) {
+            pr.participants.push(r);
         }
+    }
+    if !added.is_empty() || !removed_json.is_empty() {
+        pr.activities.push(Activity {
+            id: aid,
+            created: now,
+            user: me,
+            action: "UPDATED".into(),
+            comment_id: None,
+            comment_action: None,
+            extra: json!({ "addedReviewers": added, "removedReviewers": removed_json }),
+        });
     }
     pr.version += 1;
     pr.updated = now;
