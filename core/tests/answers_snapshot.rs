@@ -119,6 +119,16 @@ fn cases() -> Vec<Case> {
             "create_pull_request",
             json!({"project": "BB", "repo": "api", "title": "T", "from_ref": "docs/typo", "to_ref": "main", "default_reviewers": false}),
         ),
+        c(
+            "comment resolve task",
+            "update_pr_comment",
+            json!({"project": "BB", "repo": "api", "pr_id": 1, "comment_id": 1013, "state": "RESOLVED"}),
+        ),
+        c(
+            "comment edit missing",
+            "update_pr_comment",
+            json!({"project": "BB", "repo": "api", "pr_id": 1, "comment_id": 99999, "text": "x"}),
+        ),
         c("merge stale", "merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 1, "version": 1})),
         c("merge vetoed", "merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 10, "version": 0})),
         c("merge ok", "merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 11, "version": 0})),

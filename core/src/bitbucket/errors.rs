@@ -45,7 +45,44 @@ struct ErrorEntry {
     exception_name: Option<String>,
     current_version: Option<u64>,
     existing_pull_request: Option<PullRequest>,
+    /// The pull request as it is now, on a stale version's 409. [rec: sourcegraph/sourcegraph-public-snapshot
+    /// enterprise/internal/batches/sources/testdata/sources/BitbucketServerSource_UpdateChangeset_outdated.yaml]
+    pull_request: Option<PullRequest>,
     vetoes: Vec<Veto>,
+    /// Reviewers an update could not add, each `{context: name, message}`. [assumed: the field's name]
+    reviewer_errors: Vec<ReviewerError>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ReviewerError {
+    message: Option<String>,
+}
+
+/// What a 409 for a stale version says: Bitbucket's current version and, for a pull request, the pull
+/// request as it is now (when the answer carries it).
+#[derive(Debug, Default)]
+pub struct OutOfDate {
+    /// The version Bitbucket has now.
+    pub current_version: Option<u64>,
+    /// The pull request as it is now.
+    pub pull_request: Option<PullRequest>,
+}
+
+/// `Some` when the outcome is Bitbucket's 409 for a stale version (PullRequestOutOfDateException,
+/// CommentOutOfDateException): the write did not happen, and the thing changed since it was read.
+pub fn out_of_date(outcome: &FetchOutcome) -> Option<OutOfDate> {
+    let FetchOutcome::Response(r) = outcome else { return None };
+    if r.status != 409 {
+        return None;
+    }
+    let parsed: ErrorBody = serde_json::from_slice(&r.body).ok()?;
+    let first = parsed.errors.into_iter().next()?;
+    first
+        .exception_name
+        .as_deref()
+        .is_some_and(|e| e.ends_with("OutOfDateException"))
+        .then_some(OutOfDate { current_version: first.current_version, pull_request: first.pull_request })
 }
 
 /// The longest stretch of Bitbucket's own words an error sentence quotes.
@@ -116,6 +153,10 @@ fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: 
             Some(id) => format!("Pull request #{id} does not exist in {repo}."),
             None => format!("That pull request does not exist in {repo}."),
         },
+        404 if exception.ends_with("NoSuchCommentException") => match about.pr {
+            Some(id) => format!("That comment does not exist on pull request #{id} in {repo} (or it was deleted)."),
+            None => format!("That comment does not exist in {repo} (or it was deleted)."),
+        },
         404 => format!("Bitbucket found nothing there (404): {}", or_status(&message, status)),
         409 if exception.ends_with("PullRequestOutOfDateException") => match first.current_version {
             Some(v) => format!(
@@ -145,6 +186,10 @@ fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: 
             } else {
                 format!("Bitbucket vetoed the merge: {}", vetoes.join("; "))
             }
+        }
+        409 if !first.reviewer_errors.is_empty() => {
+            let each: Vec<String> = first.reviewer_errors.iter().filter_map(|e| e.message.as_deref()).map(clip).collect();
+            format!("Bitbucket refused the reviewers, so nothing was changed: {}", sentence(&each.join("; ")))
         }
         409 => format!("Bitbucket refused: {}", or_status(&message, status)),
         400 => format!("Bitbucket refused the request: {}", or_status(&message, status)),

@@ -202,6 +202,8 @@ pub struct Anchor {
 pub struct Comment {
     /// Its id.
     pub id: Option<u64>,
+    /// Its version, which an update must send. [spec]
+    pub version: Option<u64>,
     /// The text.
     pub text: Option<String>,
     /// The author.
@@ -220,6 +222,8 @@ pub struct Comment {
     pub state: Option<String>,
     /// Whether its thread is resolved.
     pub thread_resolved: Option<bool>,
+    /// Who resolved it. [rec]
+    pub resolver: Option<User>,
 }
 
 impl Comment {

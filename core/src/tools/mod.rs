@@ -15,6 +15,7 @@ pub mod list;
 pub mod merge;
 pub mod required;
 pub mod review;
+pub mod update_comment;
 
 use serde_json::{Value, json};
 
@@ -29,6 +30,7 @@ pub fn all() -> Vec<ToolSpec> {
         comments::LIST_SPEC,
         comments::TASKS_SPEC,
         comments::ADD_SPEC,
+        update_comment::SPEC,
         review::SPEC,
         create::SPEC,
         merge::SPEC,

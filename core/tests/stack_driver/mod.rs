@@ -18,6 +18,9 @@ use serde_json::{Value, json};
 /// A crafted answer for the requests it matches, instead of the stack's.
 pub type Override = Box<dyn FnMut(&FetchRequest) -> Option<FetchOutcome>>;
 
+/// Something that happens in the stack's world just before a request is served (another person's edit).
+pub type Before = Box<dyn FnMut(&FetchRequest, &mut World)>;
+
 /// A server with one session, the stack's world, and the Bitbucket requests made so far.
 pub struct Driver {
     pub server: Server,
@@ -30,6 +33,7 @@ pub struct Driver {
     /// Bytes of Bitbucket JSON the last call read.
     pub raw_bytes: usize,
     overrides: Vec<Override>,
+    befores: Vec<Before>,
     /// How many work steps a call gets before its next one is its last (`None`: as many as it asks for).
     pub work_steps: Option<usize>,
     now: u64,
@@ -75,6 +79,7 @@ impl Driver {
             bodies: vec![],
             raw_bytes: 0,
             overrides: vec![],
+            befores: vec![],
             work_steps: None,
             now: 1_000,
             next_id: 1,
@@ -122,6 +127,12 @@ impl Driver {
     /// Answers the requests `f` matches with its outcome (the first matching override wins).
     pub fn answer_with(&mut self, f: impl FnMut(&FetchRequest) -> Option<FetchOutcome> + 'static) {
         self.overrides.push(Box::new(f));
+    }
+
+    /// Runs `f` on the world before each request is served, e.g. to change what a write is about between
+    /// bb's read and its write.
+    pub fn before_serving(&mut self, f: impl FnMut(&FetchRequest, &mut World) + 'static) {
+        self.befores.push(Box::new(f));
     }
 
     /// Queues a stack fault: the next `count` requests whose path starts with `prefix` get `status`.
@@ -199,6 +210,9 @@ impl Driver {
         self.requests.push(format!("{} {}?{}", request.method.as_str(), request.path, query.join("&")));
         if let Some(b) = &request.body {
             self.bodies.push(b.clone());
+        }
+        for b in &mut self.befores {
+            b(request, &mut self.world);
         }
         for o in &mut self.overrides {
             if let Some(outcome) = o(request) {
