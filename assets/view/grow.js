@@ -2,11 +2,17 @@
 // draws everything. grow(): a list a few items at a time ("Show 5 more builds"), items `pinned`
 // says need the person always drawn in their place; after "Show N more" focus is on the first new
 // item. shape: the inline frame (grow a step below). capped(): one field cut at a few lines.
+// What the person grew is kept when the same view is drawn again (a refresh): the nth list of a
+// kind in a draw keeps its budget; grown.seen is emptied for each draw, grown.budgets for a new view.
+const grown = { budgets: new Map(), seen: new Map() };
 function grow(items, { inline, first, step, draw, pinned, noun = "", one = "", tag = "div", cls = "", label, onrender }) {
   const list = Array.isArray(items) ? items : [];
   const box = el(tag, { class: cls });
   const drawn = new Map();
-  let budget = inline ? first : Infinity;
+  const kind = `${cls}|${noun}`;
+  const key = `${kind}|${grown.seen.get(kind) || 0}`;
+  grown.seen.set(kind, (grown.seen.get(kind) || 0) + 1);
+  let budget = inline ? grown.budgets.get(key) || first : Infinity;
   function render(moved) {
     const nodes = [];
     let open = budget;
@@ -20,7 +26,7 @@ function grow(items, { inline, first, step, draw, pinned, noun = "", one = "", t
     if (hidden > 0) {
       const n = Math.min(step, hidden);
       const [text, aria] = label ? label(n) : [`Show ${fmt.num(n)} more${noun ? " " + (n === 1 && one ? one : noun) : ""}`];
-      const button = el("button", { type: "button", class: "bb-more", "aria-label": aria, onclick: () => { budget += step; render(true); } }, text);
+      const button = el("button", { type: "button", class: "bb-more", "aria-label": aria, onclick: () => { budget += step; grown.budgets.set(key, budget); render(true); } }, text);
       nodes.push(tag === "ul" || tag === "ol" ? el("li", { class: "bb-more-row" }, button) : button);
     }
     box.replaceChildren(...nodes.filter(Boolean));

@@ -35,12 +35,15 @@ const prList = (() => {
       open && item.conflicted === true ? el("span", { class: "bb-mark bb-conflict-mark", "data-mark": "conflict", title: "This pull request has merge conflicts" }, el("span", { "aria-hidden": "true" }, "⚠"), " Conflict") : null,
       open && needsWork.length ? el("span", { class: "bb-mark bb-nw-mark", "data-mark": "needs-work", title: needsWork.map((r) => reviewLabel(r.person, r.status)).join(", ").slice(0, 600) }, el("span", { "aria-hidden": "true" }, "!"), " Needs work") : null,
     ].filter(Boolean);
+    // Opened here where the server offers it; Bitbucket's page stays a link beside it.
+    const here = navigate.rowTitle(ctx.data, item, title);
     const repo = ctx.across && item.project && item.repo ? el("span", { class: "bb-muted bb-row-repo" }, el("bdi", {}, `${item.project}/${item.repo}`)) : null;
     return el("li", { class: "bb-row", "data-id": id || null },
       avatar(author, "md"),
       el("div", { class: "bb-row-main" },
         el("div", { class: "bb-row-title" }, stateLozenge(item), " ",
-          capped("span", { class: "bb-row-titletext", dir: "auto" }, link(item.url, { class: "bb-row-link" }, title), { lines: ctx.inline ? 2 : 4, what: "title", tip: title })),
+          capped("span", { class: "bb-row-titletext", dir: "auto" }, here ? [here, " ", link(item.url, { class: "bb-out", title: "Open in Bitbucket", "aria-label": `Open ${id} in Bitbucket` }, "↗")]
+            : link(item.url, { class: "bb-row-link" }, title), { lines: ctx.inline ? 2 : 4, what: "title", tip: title })),
         el("div", { class: "bb-row-sub bb-muted" }, nameOf(author), ` - ${id}`, item.updated ? [", ", fmt.time(item.updated)] : null, " ", branches(item.source, item.target), repo),
         marks.length ? el("div", { class: "bb-row-marks" }, marks) : null),
       el("div", { class: "bb-row-side" },
@@ -62,7 +65,7 @@ const prList = (() => {
     const heading = typeof list.heading === "string" && list.heading ? list.heading : typeof list.title === "string" && list.title ? list.title : "Pull requests";
     const filter = FILTERS[list.filter] || null;
     const repo = typeof list.repo === "string" && list.repo ? list.repo : null;
-    const lctx = Object.assign({}, ctx, { across: !repo });
+    const lctx = Object.assign({}, ctx, { across: !repo, data });
     const tally = el("p", { class: "bb-muted bb-tally", role: "status" });
     const tell = (drawn) => {
       const whole = total !== null && total > read ? total : read;
@@ -79,7 +82,7 @@ const prList = (() => {
     return el("section", { class: "bb-list" },
       el("div", { class: "bb-list-head" },
         el("h2", { class: "bb-list-title", dir: "auto" }, heading),
-        filter ? el("span", { class: "bb-filter", "data-filter": list.filter }, el("span", { class: "bb-muted" }, "State: "), filter) : null,
+        navigate.states(data, list.filter) || (filter ? el("span", { class: "bb-filter", "data-filter": list.filter }, el("span", { class: "bb-muted" }, "State: "), filter) : null),
         repo ? el("span", { class: "bb-list-repo bb-muted" }, el("bdi", {}, repo)) : null),
       tally, rows, end);
   }

@@ -3,7 +3,7 @@
 // view data is shown as its text, as text.
 const root = document.getElementById("view");
 const RESULT_WAIT_MS = 30000;
-const page = { context: {}, status: "starting", note: "", result: null, data: null, input: null, timers: [], observer: null, gone: false };
+const page = { context: {}, caps: {}, status: "starting", note: "", result: null, data: null, input: null, timers: [], observer: null, gone: false };
 
 function later(fn, ms) { const t = setTimeout(fn, ms); page.timers.push(() => clearTimeout(t)); }
 function every(fn, ms) { const t = setInterval(fn, ms); page.timers.push(() => clearInterval(t)); }
@@ -21,14 +21,15 @@ function setMode(mode) {
   }).catch(() => {});
 }
 
-// The bar above a view: when bb read Bitbucket (not when the pull request changed), and the
-// switch to fullscreen and back.
+// The bar above a view: back to the view before (navigate.js), when bb read Bitbucket (not when
+// the pull request changed), what keeping it current has to say (refresh.js), and the switch to
+// fullscreen and back.
 function bar(data) {
   const other = isInline() ? "fullscreen" : "inline";
   const toggle = modes().includes(other)
     ? el("button", { type: "button", class: "bb-mode", onclick: () => setMode(other) }, other === "fullscreen" ? "⤢ Full screen" : "⤡ Exit full screen")
     : null;
-  return el("div", { class: "bb-bar" }, el("span", { class: "bb-muted bb-read" }, fmt.time(data.readAt, "Read from Bitbucket ")), toggle);
+  return el("div", { class: "bb-bar" }, navigate.backButton(), el("span", { class: "bb-muted bb-read" }, fmt.time(data.readAt, "Read from Bitbucket ")), refresh.note, toggle);
 }
 
 function missing(data) {
@@ -78,9 +79,17 @@ function retry(event) {
     page.data = viewData(result);
     page.status = "result";
     render();
+    refresh.start(page.data);
   }, () => {
     if (button) { button.disabled = false; button.textContent = "Try again"; }
   });
+}
+
+// The first sentence of bb's words, for a line in the bar.
+function firstSentence(text) {
+  const t = String(text || "").trim();
+  const m = /^[\s\S]*?[.!?](?=\s|$)/.exec(t);
+  return (m ? m[0] : t).slice(0, 300) || "bb gave no reason.";
 }
 
 function resultText(result) {
@@ -91,9 +100,10 @@ function resultText(result) {
 function status(words) { return el("p", { class: "bb-status", role: "status" }, words); }
 
 function drawView(data) {
+  grown.seen.clear();
   const ctx = { inline: isInline(), users: data.users && typeof data.users === "object" ? data.users : {}, server: data.server || {} };
   ctx.offers = (kind) => Array.isArray(ctx.server.kinds) && ctx.server.kinds.includes(kind) && KINDS.has(kind);
-  return [bar(data), missing(data), KINDS.get(data.kind)(data, ctx)];
+  return [bar(data), navigate.tabs(data), missing(data), KINDS.get(data.kind)(data, ctx)];
 }
 
 // Inline, the view's one shape (grow.js); fullscreen, everything, each long field cut with a way to read it.
@@ -106,6 +116,18 @@ function place(nodes) {
     root.replaceChildren(...nodes.filter(Boolean));
     requestAnimationFrame(() => checkCaps(root));
   }
+}
+
+// Draws the view again where it is: the inline frame's and the document's scroll kept. Within
+// one task, so nothing in between is painted.
+function redraw() {
+  const clip = root.querySelector(".bb-clip");
+  const top = clip ? clip.scrollTop : 0;
+  const [x, y] = [scrollX, scrollY];
+  render();
+  const again = root.querySelector(".bb-clip");
+  if (again) again.scrollTop = top;
+  scrollTo(x, y);
 }
 
 function render() {
@@ -170,7 +192,9 @@ bridge.on("ui/notifications/tool-result", (result) => {
   page.result = result;
   page.data = viewData(result);
   page.status = "result";
+  navigate.reset();
   render();
+  if (!(result && result.isError)) refresh.start(page.data);
 });
 bridge.on("ui/notifications/tool-cancelled", (params) => {
   if (page.status === "result") return;
@@ -181,6 +205,7 @@ bridge.on("ui/notifications/tool-cancelled", (params) => {
 bridge.on("ui/resource-teardown", () => {
   page.gone = true;
   stopTimers();
+  refresh.stop();
   shape.stop();
   if (page.observer) page.observer.disconnect();
   setTimeout(bridge.close, 0);
@@ -202,6 +227,7 @@ bridge.request("ui/initialize", { protocolVersion: "2026-01-26", appInfo, appCap
   .then((answer) => {
     const a = answer && typeof answer === "object" ? answer : {};
     const context = Object.assign({}, a.hostContext);
+    page.caps = a.hostCapabilities && typeof a.hostCapabilities === "object" ? a.hostCapabilities : {};
     const caps = a.hostCapabilities && a.hostCapabilities.availableDisplayModes;
     if (!Array.isArray(context.availableDisplayModes) && Array.isArray(caps)) context.availableDisplayModes = caps;
     if (page.status === "starting") page.status = "waiting-input";

@@ -90,6 +90,8 @@ export async function open(browser, opts = {}) {
     requests.push(url);
     return route.abort();
   });
+  // `opts.answer(params)`: the test answers the view's tool calls itself (refresh_view from fixtures).
+  if (opts.answer) await page.exposeFunction("bbAnswer", async (json) => JSON.stringify(await opts.answer(JSON.parse(json))));
   await page.goto(HOST_URL);
   let fromBb = null;
   const mounted = opts.bb

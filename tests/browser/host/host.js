@@ -4,7 +4,15 @@
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
-const log = { links: [], sizes: [], modeRequests: [], pwned: [], initialized: false };
+const log = { links: [], sizes: [], modeRequests: [], pwned: [], calls: [], context: [], initialized: false };
+// Time compressed for tests: every `next` in a result the view gets is multiplied by this
+// (bb decides `next`; the host only makes a minute pass in a second).
+let timeScale = 1;
+function scaled(result) {
+  const data = result && result._meta && result._meta["bb/view"];
+  if (timeScale !== 1 && data && typeof data.next === "number") data.next = Math.round(data.next * timeScale);
+  return result;
+}
 let bridge = null;
 let iframe = null;
 let context = {};
@@ -18,7 +26,8 @@ async function mount(html, opts = {}) {
   iframe = document.createElement("iframe");
   iframe.id = "view";
   iframe.setAttribute("sandbox", "allow-scripts");
-  iframe.style.cssText = `display:block;border:1px solid #8888;width:${opts.width || 760}px;height:${opts.height || 80}px`;
+  // `frameHeight`: the frame keeps this height whatever the view asks (a host's fullscreen pane).
+  iframe.style.cssText = `display:block;border:1px solid #8888;width:${opts.width || 760}px;height:${opts.frameHeight || opts.height || 80}px`;
   document.body.append(iframe);
   context = {
     theme: opts.theme || "light",
@@ -31,17 +40,22 @@ async function mount(html, opts = {}) {
     platform: "web",
   };
   if (opts.variables) context.styles = { variables: opts.variables };
-  bridge = new AppBridge(null, { name: "bb-test-host", version: "1.0.0" }, { openLinks: {}, logging: {} }, { hostContext: context });
+  bridge = new AppBridge(null, { name: "bb-test-host", version: "1.0.0" }, { openLinks: {}, logging: {}, serverTools: {}, updateModelContext: { text: {} } }, { hostContext: context });
+  if (typeof opts.timeScale === "number") timeScale = opts.timeScale;
+  // What the view tells the model, in order (a real host keeps only the latest).
+  bridge.onupdatemodelcontext = async (params) => { log.context.push(params); return {}; };
   bridge.onopenlink = async ({ url }) => { log.links.push(url); return {}; };
-  // A view's tool call goes to bb, as a host forwards it to the server that owns the tool.
+  // A view's tool call goes to bb, as a host forwards it to the server that owns the tool, or,
+  // without bb, to the test's own answer (window.bbAnswer, given by page.exposeFunction: JSON in and out).
   bridge.oncalltool = async (params) => {
-    log.calls = (log.calls || []).concat([params]);
-    if (!client) throw new Error("this test host talks to no server");
-    return client.callTool(params);
+    log.calls.push(JSON.parse(JSON.stringify(params)));
+    if (client) return scaled(await client.callTool(params));
+    if (typeof window.bbAnswer === "function") return scaled(JSON.parse(await window.bbAnswer(JSON.stringify(params))));
+    throw new Error("this test host talks to no server");
   };
   bridge.onsizechange = ({ height }) => {
     log.sizes.push(height);
-    if (Number.isFinite(height) && !(context.displayMode === "inline" && context.containerDimensions && context.containerDimensions.height)) iframe.style.height = `${Math.ceil(height)}px`;
+    if (Number.isFinite(height) && !opts.frameHeight && !(context.displayMode === "inline" && context.containerDimensions && context.containerDimensions.height)) iframe.style.height = `${Math.ceil(height)}px`;
   };
   bridge.onrequestdisplaymode = async ({ mode }) => {
     log.modeRequests.push(mode);
@@ -55,7 +69,7 @@ async function mount(html, opts = {}) {
   log.initialized = true;
   if (opts.input) await bridge.sendToolInput({ arguments: opts.input });
   if (typeof opts.cancel === "string") await bridge.sendToolCancelled({ reason: opts.cancel });
-  if (opts.result) await bridge.sendToolResult(opts.result);
+  if (opts.result) await bridge.sendToolResult(scaled(opts.result));
 }
 
 function setContext(part) {
@@ -102,6 +116,9 @@ window.bbHost = {
   setContext,
   spoof,
   teardown: () => bridge.teardownResource({}),
+  // The frame off screen and back: display none (a collapsed message), or scrolled out of view.
+  hide: (how) => { if (how === "scroll") { document.body.style.paddingBottom = "3000px"; iframe.style.marginTop = "3000px"; } else iframe.style.display = "none"; },
+  unhide: () => { iframe.style.display = "block"; iframe.style.marginTop = "0"; window.scrollTo(0, 0); },
   app: () => ({ capabilities: bridge.getAppCapabilities(), version: bridge.getAppVersion() }),
   sendResult: (result) => bridge.sendToolResult(result),
 };

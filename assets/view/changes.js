@@ -1,0 +1,59 @@
+// What the person now sees, told to the model in one line through ui/update-model-context (the
+// host keeps the latest and gives it to the model with the person's next message). describe()
+// compares what a view drew with what it draws now: builds that changed state, reviewers' new
+// status, new comments and the pull request's own state, else "PR #12 changed". Nothing is told
+// where nothing changed, and nothing to a host that does not take model context.
+const changes = (() => {
+  const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
+  const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);
+  const BUILD = { SUCCESSFUL: "passed", FAILED: "failed", INPROGRESS: "started", CANCELLED: "was cancelled", UNKNOWN: "is in an unknown state" };
+  const STATE = { MERGED: "was merged", DECLINED: "was declined", OPEN: "was reopened" };
+
+  // Every comment and reply of the activity, by id: its author.
+  function comments(pr) {
+    const out = new Map();
+    const stack = arr(obj(pr.activity).items).map((i) => obj(i.comment));
+    for (let guard = 0; stack.length && guard < 100000; guard++) {
+      const c = stack.pop();
+      if (Number.isInteger(c.id)) out.set(c.id, c.author);
+      stack.push(...arr(c.replies));
+    }
+    return out;
+  }
+
+  function card(o, n, users) {
+    const pr = `PR #${n.id}`;
+    const name = (slug) => person(users, slug).name;
+    const out = [];
+    if (o.state !== n.state) out.push(`${pr} ${STATE[n.state] || "changed state"}`);
+    const was = new Map(arr(obj(o.builds).items).map((b) => [b.key, b.state]));
+    for (const b of arr(obj(n.builds).items)) {
+      if (was.get(b.key) !== b.state) out.push(`Build ${String(b.key || b.name || "").slice(0, 100)} on ${pr} ${BUILD[b.state] || "changed"}`);
+    }
+    const had = new Map(arr(o.reviewers).map((r) => [r.user, r.status]));
+    for (const r of arr(n.reviewers)) {
+      if (had.get(r.user) === r.status) continue;
+      out.push(`${name(r.user)} ${r.status === "APPROVED" ? "approved" : r.status === "NEEDS_WORK" ? "marked it as needing work"
+        : had.has(r.user) ? "marked it as unapproved" : "was added as a reviewer"}`);
+    }
+    const before = comments(o);
+    const authors = new Set([...comments(n)].filter(([id]) => !before.has(id)).map(([, a]) => a));
+    for (const a of authors) out.push(`${name(a)} commented`);
+    return out.length ? out.join("; ") : `${pr} changed`;
+  }
+
+  function describe(old, neu) {
+    if (neu.kind === "pull_request" && old.kind === "pull_request") return card(obj(old.pullRequest), obj(neu.pullRequest), obj(neu.users));
+    if (neu.kind === "diff") return `The diff of PR #${obj(neu.diff).id} changed`;
+    const l = obj(neu.list);
+    const was = new Set(arr(obj(old.list).items).map((i) => `${i.project}/${i.repo}#${i.id}`));
+    const added = arr(l.items).filter((i) => !was.has(`${i.project}/${i.repo}#${i.id}`)).map((i) => `PR #${i.id}`);
+    return `${typeof l.title === "string" && l.title ? l.title.slice(0, 200) : "The list of pull requests"} changed${added.length ? `: ${added.slice(0, 5).join(", ")} new` : ""}`;
+  }
+
+  function tell(text) {
+    if (!text || page.gone || !obj(page.caps).updateModelContext) return;
+    bridge.request("ui/update-model-context", { content: [{ type: "text", text }] }).catch(() => {});
+  }
+  return { describe, tell };
+})();

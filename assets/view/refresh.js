@@ -1,0 +1,129 @@
+// A view keeps itself current while it is on screen (ADR-101). `next` ms after it drew, or after
+// the last answer, it calls refresh_view with the show call it answers and the fingerprint of what
+// it draws; it never asks off screen (IntersectionObserver on the view, the document's visibility,
+// a frame of no size), after teardown, for a form, or while an answer is awaited; `next: null`
+// stops it. Hidden, the timer is paused; on screen again, a question that came due is asked.
+// Unchanged: "Read from Bitbucket" moves on. Changed: drawn in place, scroll kept (main.js redraw),
+// and told to the model (changes.js); but a changed diff is offered, never swapped under the
+// person's reading. An error keeps the view and says so in the bar. Only the view on top is asked
+// about (navigate.js starts each view it opens).
+const refresh = (() => {
+  const FLOOR_MS = 500; // never sooner, whatever an answer says
+  const ERROR_MS = 60000; // after an error whose answer names no `next`
+  const s = { epoch: 0, timer: null, due: null, asking: false, seen: false, io: null, call: null, fingerprint: null, offer: null };
+  const note = el("span", { class: "bb-live", role: "status", hidden: "" });
+  const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
+
+  function say(words, bad) {
+    note.replaceChildren(...[words].flat().filter(Boolean));
+    note.hidden = !words;
+    note.classList.toggle("bb-live-bad", Boolean(bad));
+  }
+  const onScreen = () => s.seen && document.visibilityState === "visible" && innerWidth > 0 && innerHeight > 0;
+  function arm() {
+    clearTimeout(s.timer);
+    s.timer = null;
+    if (!page.gone && s.due !== null && onScreen()) s.timer = setTimeout(ask, Math.max(0, s.due - Date.now()));
+  }
+  function after(ms) {
+    s.due = typeof ms === "number" && Number.isFinite(ms) ? Date.now() + Math.max(FLOOR_MS, ms) : null;
+    arm();
+  }
+  function watch() {
+    if (s.io || typeof IntersectionObserver !== "function") return;
+    s.io = new IntersectionObserver((entries) => { s.seen = entries[entries.length - 1].isIntersecting; arm(); });
+    s.io.observe(root);
+    document.addEventListener("visibilitychange", arm);
+    addEventListener("resize", arm);
+  }
+
+  // A view on top: `data` as just drawn, asked about `next` ms from now, or at `due` (a view
+  // brought back, asked about when it would have been).
+  function start(data, due) {
+    s.epoch++;
+    s.asking = false;
+    s.offer = null;
+    s.due = null;
+    say(null);
+    const tools = obj(obj(data).server).tools;
+    if (data && data.kind !== "pull_request_form" && Array.isArray(tools) && tools.includes("refresh_view") && obj(data.call).kind) {
+      watch();
+      s.call = data.call;
+      s.fingerprint = data.fingerprint;
+      if (due !== undefined) { s.due = due; arm(); } else after(data.next);
+    } else arm();
+  }
+  function stop() {
+    s.epoch++;
+    s.due = null;
+    arm();
+    if (s.io) s.io.disconnect();
+  }
+
+  function ask() {
+    s.timer = null;
+    if (page.gone || s.asking || !onScreen()) return;
+    const epoch = s.epoch;
+    s.asking = true;
+    s.due = null;
+    const args = { show: s.call };
+    if (typeof s.fingerprint === "string") args.fingerprint = s.fingerprint;
+    bridge.request("tools/call", { name: "refresh_view", arguments: args }).then((r) => answer(obj(r), epoch),
+      (err) => answer({ isError: true, content: [{ type: "text", text: String(obj(err).message || "The host did not answer.") }] }, epoch));
+  }
+
+  function answer(result, epoch) {
+    if (page.gone || epoch !== s.epoch) return;
+    s.asking = false;
+    const m = obj(obj(result._meta)["bb/view"]);
+    if (result.isError) {
+      say(`Could not update: ${firstSentence(resultText(result))}`, true);
+      after("next" in m ? m.next : ERROR_MS);
+      return;
+    }
+    if (typeof m.fingerprint === "string") s.fingerprint = m.fingerprint;
+    if (m.unchanged === true) {
+      if (!s.offer) {
+        say(null);
+        Object.assign(page.data, { fingerprint: s.fingerprint, next: m.next });
+        if (typeof m.readAt === "number") {
+          page.data.readAt = m.readAt;
+          const read = root.querySelector(".bb-read");
+          if (read) read.replaceChildren(fmt.time(m.readAt, "Read from Bitbucket ") || "");
+        }
+      }
+      after(m.next);
+      return;
+    }
+    const data = viewData(result);
+    if (!data) {
+      say("Could not update: bb's answer holds no view.", true);
+      after(ERROR_MS);
+      return;
+    }
+    if (data.kind === "diff" && page.data.kind === "diff") {
+      s.offer = { result, data };
+      say(["This diff has changed ", el("button", { type: "button", class: "bb-button bb-offer", onclick: take }, "Show the new version")]);
+    } else {
+      say(null);
+      changes.tell(swap(result, data));
+    }
+    after(data.next);
+  }
+  // Draws `data` in place of what is drawn; answers what changed, in words for the model.
+  function swap(result, data) {
+    const line = changes.describe(page.data, data);
+    page.result = result;
+    page.data = data;
+    redraw();
+    return line;
+  }
+  function take() {
+    const o = s.offer;
+    if (!o || page.gone) return;
+    s.offer = null;
+    say(null);
+    changes.tell(swap(o.result, o.data));
+  }
+  return { start, stop, say, note, due: () => s.due };
+})();
