@@ -43,6 +43,7 @@ page![
     "changes.js",
     "refresh.js",
     "navigate.js",
+    "actions.js",
     "card.js",
     "list.js",
     "diff.js",

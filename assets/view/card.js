@@ -226,7 +226,7 @@ const card = (() => {
       : edited || task ? el("div", { class: "bb-chead" }, edited, " ", task) : null;
     return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}${head ? "" : " bb-lead"}`, "data-comment": Number.isInteger(c.id) ? c.id : null },
       head ? avatar(p, "sm") : null,
-      el("div", { class: "bb-cbody" }, marks, anchor(c.anchor), body(c.text, ctx, "comment"), nested));
+      el("div", { class: "bb-cbody" }, marks, anchor(c.anchor), body(c.text, ctx, "comment"), ctx.data ? actions.thread(ctx.data, c) : null, nested));
   }
 
   const SENTENCES = {
@@ -320,10 +320,11 @@ const card = (() => {
   function draw(data, ctx) {
     const pr = obj(data.pullRequest);
     const found = issues(pr);
+    ctx = Object.assign({}, ctx, { data });
     return el("article", { class: "bb-card" },
-      header(pr, ctx, found), title(pr, ctx),
+      header(pr, ctx, found), title(pr, ctx), actions.bar(data),
       dates(pr), reviewers(pr, ctx), mergeIssues(found), summary(pr), tasks(pr, ctx),
-      builds(pr, ctx), description(pr, ctx), activity(pr, ctx));
+      builds(pr, ctx), description(pr, ctx), activity(pr, ctx), pr.state === "OPEN" ? actions.newComment(data) : null);
   }
   return { draw };
 })();
