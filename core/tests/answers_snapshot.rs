@@ -129,6 +129,13 @@ fn cases() -> Vec<Case> {
             "update_pr_comment",
             json!({"project": "BB", "repo": "api", "pr_id": 1, "comment_id": 99999, "text": "x"}),
         ),
+        c(
+            "update reviewers",
+            "update_pull_request",
+            json!({"project": "BB", "repo": "api", "pr_id": 1, "add_reviewers": ["frank"], "remove_reviewers": ["carol"]}),
+        ),
+        c("decline", "decline_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 11})),
+        c("reopen open", "reopen_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 11})),
         c("merge stale", "merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 1, "version": 1})),
         c("merge vetoed", "merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 10, "version": 0})),
         c("merge ok", "merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 11, "version": 0})),

@@ -34,14 +34,18 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
     let e = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
     assert!(e.get("merge_pull_request").is_none());
     // Writes a person can undo are exposed by default.
-    for name in ["add_pr_comment", "update_pr_comment"] {
+    for name in
+        ["add_pr_comment", "update_pr_comment", "update_pull_request", "decline_pull_request", "reopen_pull_request"]
+    {
         assert!(e.get(name).is_some(), "{name}");
     }
     let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
-    // Merging cannot be undone; an edit replaces text Bitbucket keeps no copy of.
-    let destructive = ["merge_pull_request", "update_pr_comment"];
-    // The same call again changes nothing more (an edit finds nothing to change, a review status is set).
-    let idempotent_writes = ["submit_pr_review", "update_pr_comment"];
+    // Merging cannot be undone; an edit replaces text Bitbucket keeps no copy of (and a removed reviewer's
+    // verdict). A decline is not destructive: reopen_pull_request undoes it.
+    let destructive = ["merge_pull_request", "update_pr_comment", "update_pull_request"];
+    // The same call again changes nothing more (an edit finds nothing to change, a state or review status is set).
+    let idempotent_writes =
+        ["submit_pr_review", "update_pr_comment", "update_pull_request", "decline_pull_request", "reopen_pull_request"];
     for t in e.listed() {
         let name = t["name"].as_str().unwrap();
         assert_eq!(t["annotations"]["destructiveHint"] == true, destructive.contains(&name), "{name}");

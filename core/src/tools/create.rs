@@ -57,7 +57,8 @@ enum CreateRead {
     Create,
 }
 
-fn full_ref(branch: &str) -> String {
+/// A branch as a full ref (`refs/heads/x`); a full ref as it is.
+pub(super) fn full_ref(branch: &str) -> String {
     if branch.starts_with("refs/") { branch.to_owned() } else { format!("refs/heads/{branch}") }
 }
 

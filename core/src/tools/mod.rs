@@ -15,6 +15,8 @@ pub mod list;
 pub mod merge;
 pub mod required;
 pub mod review;
+pub mod state;
+pub mod update;
 pub mod update_comment;
 
 use serde_json::{Value, json};
@@ -33,6 +35,9 @@ pub fn all() -> Vec<ToolSpec> {
         update_comment::SPEC,
         review::SPEC,
         create::SPEC,
+        update::SPEC,
+        state::DECLINE_SPEC,
+        state::REOPEN_SPEC,
         merge::SPEC,
         builds::SPEC,
         required::SPEC,

@@ -1,0 +1,211 @@
+//! `decline_pull_request` and `reopen_pull_request`: a pull request's state, with the version bb reads itself.
+//!
+//! Requests: `GET …/pull-requests/{id}` (its state and version), then `POST …/decline?version=N` or
+//! `POST …/reopen?version=N` with `{version}` [spec: 9.4 `decline`, `reopen`: 409 when the pull request is not in
+//! the state the action needs or changed since the version given]. Only an open pull request is declined and only a
+//! declined one reopened: bb says so from its read without writing. The POST is never retried; a stale version is
+//! answered with what changed meanwhile ([`super::update::stale`]). 2 requests; 1 when there is nothing to do.
+
+use serde_json::{Map, Value, json};
+
+use super::object;
+use crate::bitbucket::errors::{self, Subject, Write};
+use crate::bitbucket::model::PullRequest;
+use crate::bitbucket::pr_path;
+use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::pull_request;
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+
+/// Not destructive: a decline changes only the state, and reopen_pull_request sets it back (reviewers, comments
+/// and the branches stay; [assumed] approvals too), and the reverse. Idempotent: the same call again finds the
+/// pull request already in that state and writes nothing. A write a person can undo: exposed without
+/// `--allow-writes`.
+const TOGGLE: Annotations = Annotations { read_only: false, destructive: false, idempotent: true, open_world: true };
+
+/// `decline_pull_request`.
+pub const DECLINE_SPEC: ToolSpec = ToolSpec {
+    name: "decline_pull_request",
+    title: "Decline pull request",
+    description: "Decline an open pull request (reopen_pull_request undoes it).",
+    input_schema: schema,
+    access: Access::Write,
+    role: Role::Data,
+    annotations: TOGGLE,
+    start: start_decline,
+};
+
+/// `reopen_pull_request`.
+pub const REOPEN_SPEC: ToolSpec = ToolSpec {
+    name: "reopen_pull_request",
+    title: "Reopen pull request",
+    description: "Reopen a declined pull request.",
+    input_schema: schema,
+    access: Access::Write,
+    role: Role::Data,
+    annotations: TOGGLE,
+    start: start_reopen,
+};
+
+fn schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id()}),
+        &["project", "repo", "pr_id"],
+    )
+}
+
+/// Which way the state goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    Decline,
+    Reopen,
+}
+
+impl Action {
+    /// The path's last segment.
+    fn segment(self) -> &'static str {
+        match self {
+            Action::Decline => "decline",
+            Action::Reopen => "reopen",
+        }
+    }
+
+    /// The state it needs, the state it leaves, and the past participle.
+    fn states(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Action::Decline => ("OPEN", "DECLINED", "declined"),
+            Action::Reopen => ("DECLINED", "OPEN", "reopened"),
+        }
+    }
+}
+
+fn start_decline(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    start(args, Action::Decline)
+}
+
+fn start_reopen(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    start(args, Action::Reopen)
+}
+
+fn start(args: &Map<String, Value>, action: Action) -> Step {
+    let (project, repo, id) = crate::args::pull_request(args);
+    let first = pull_request::request(&project, &repo, id);
+    Step::wait(Change { project, repo, id, action, read: None }, vec![(StateRead::PullRequest, first)])
+}
+
+/// The reads and the write of a state change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StateRead {
+    /// The pull request, for its state and version.
+    PullRequest,
+    /// The decline or reopen.
+    Act,
+    /// The pull request once more, after a 409 that did not carry it.
+    Again,
+}
+
+#[derive(Debug)]
+struct Change {
+    project: String,
+    repo: String,
+    id: u64,
+    action: Action,
+    read: Option<PullRequest>,
+}
+
+impl Change {
+    fn name(&self) -> String {
+        format!("PR #{} in {}/{}", self.id, self.project, self.repo)
+    }
+
+    /// The request, or the answer when the state says there is nothing to write.
+    fn plan(&self, pr: &PullRequest) -> Result<FetchRequest, ToolResult> {
+        let (needs, leaves, done) = self.action.states();
+        match pr.state.as_deref() {
+            Some(s) if s == leaves => {
+                let now = leaves.to_lowercase();
+                return Err(ToolResult::text(format!("{} is already {now}: nothing to do.", self.name())));
+            }
+            Some(s) if s == needs => {}
+            other => {
+                let state = other.unwrap_or("in no state Bitbucket named").to_lowercase();
+                return Err(ToolResult::error(format!(
+                    "{} is {state}; only {} pull request can be {done}.",
+                    self.name(),
+                    if needs == "OPEN" { "an open" } else { "a declined" }
+                )));
+            }
+        }
+        let Some(version) = pr.version else {
+            return Err(ToolResult::error(format!(
+                "Bitbucket did not say {}'s version, so bb cannot change it; nothing was changed.",
+                self.name()
+            )));
+        };
+        Ok(FetchRequest {
+            method: Method::Post,
+            path: format!("{}/{}", pr_path(&self.project, &self.repo, self.id), self.action.segment()),
+            query: vec![("version".into(), version.to_string())],
+            body: Some(json!({"version": version})),
+        })
+    }
+}
+
+impl Plan for Change {
+    type Read = StateRead;
+
+    fn on(&mut self, read: StateRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, StateRead>) -> Option<ToolResult> {
+        let (project, repo) = (self.project.clone(), self.repo.clone());
+        let about = Subject { project: &project, repo: &repo, pr: Some(self.id) };
+        let (_, _, done) = self.action.states();
+        match read {
+            StateRead::PullRequest => {
+                let pr = match errors::json::<PullRequest>(&outcome, about, None) {
+                    Ok(pr) => pr,
+                    Err(e) => return Some(ToolResult::error(e)),
+                };
+                let request = match self.plan(&pr) {
+                    Ok(r) => r,
+                    Err(answer) => return Some(answer),
+                };
+                self.read = Some(pr);
+                f.fetch(StateRead::Act, request);
+                None
+            }
+            StateRead::Act => {
+                if let Some(ood) = errors::out_of_date(&outcome) {
+                    return match ood.pull_request.filter(|p| p.id.is_some()) {
+                        Some(now) => {
+                            Some(ToolResult::error(super::update::stale(self.id, self.read.as_ref(), &now, done)))
+                        }
+                        None => {
+                            f.fetch(StateRead::Again, pull_request::request(&self.project, &self.repo, self.id));
+                            None
+                        }
+                    };
+                }
+                let effect = format!("the pull request was {done}");
+                let write = Write { effect: &effect, check: "read it with get_pull_request before trying again" };
+                Some(match errors::json::<PullRequest>(&outcome, about, Some(write)) {
+                    Ok(after) => {
+                        let undo = if self.action == Action::Decline { " reopen_pull_request undoes it." } else { "" };
+                        ToolResult::text(format!(
+                            "{} {}: state {}, version {}.{undo}",
+                            if self.action == Action::Decline { "Declined" } else { "Reopened" },
+                            self.name(),
+                            after.state.as_deref().unwrap_or("?"),
+                            after.version.map(|v| v.to_string()).unwrap_or_else(|| "?".into())
+                        ))
+                    }
+                    Err(e) => ToolResult::error(e),
+                })
+            }
+            StateRead::Again => Some(ToolResult::error(match errors::json::<PullRequest>(&outcome, about, None) {
+                Ok(now) => super::update::stale(self.id, self.read.as_ref(), &now, done),
+                Err(e) => {
+                    format!("PR #{} changed after bb read it and was not {done}; reading it again failed: {e}", self.id)
+                }
+            })),
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! `update_pull_request`: title, description, reviewers (added and removed by name), target branch and draft,
+//! with the version bb reads itself; reviewers not named stay.
+//!
+//! Requests: `GET …/pull-requests/{id}` (the version and what the pull request holds now), then
+//! `PUT …/pull-requests/{id}` `{version, title, description, reviewers[{user{name}}], toRef?{id, repository}, draft?}`
+//! [spec: 9.4 `update`]. Bitbucket's PUT replaces the reviewers with the list sent (an absent list removes them all:
+//! the known failure of other servers) [issue b1ff/atlassian-dc-mcp#84], so bb always sends the whole merged list.
+//! The PUT is never retried; a stale version (409) comes back with the pull request as it is now
+//! [rec: sourcegraph/sourcegraph-public-snapshot BitbucketServerSource_UpdateChangeset_outdated.yaml], from which
+//! the answer says what changed meanwhile (without it, bb reads the pull request once more).
+//! 2 requests; 1 when nothing would change; 3 after a 409 without the pull request.
+
+use serde_json::{Map, Value, json};
+
+use super::object;
+use crate::args::{flag, string};
+use crate::bitbucket::errors::{self, Subject, Write};
+use crate::bitbucket::model::{Participant, PullRequest};
+use crate::bitbucket::pr_path;
+use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::pull_request;
+use crate::text::{short, short_commit};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+
+/// `update_pull_request`, for the catalogue. Destructive: a title or description replaced is gone, and a removed
+/// reviewer's verdict goes with them. Idempotent: the same call again finds nothing to change and writes nothing.
+/// A write a person can undo (edit again, add the reviewer back), so exposed without `--allow-writes`.
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "update_pull_request",
+    title: "Update pull request",
+    description: "Edit a pull request: title, description, reviewers to add or remove (others stay), target branch, draft. bb reads its version itself.",
+    input_schema: schema,
+    access: Access::Write,
+    role: Role::Data,
+    annotations: Annotations { read_only: false, destructive: true, idempotent: true, open_world: true },
+    start,
+};
+
+fn names() -> Value {
+    json!({"type": "array", "items": {"type": "string"}, "maxItems": 50, "description": "Usernames"})
+}
+
+fn schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id(),
+               "title": {"type": "string", "minLength": 1, "description": "New title"},
+               "description": {"type": "string", "description": "New description (Markdown)"},
+               "add_reviewers": names(), "remove_reviewers": names(),
+               "to_ref": {"type": "string", "minLength": 1, "description": "New target branch"},
+               "draft": {"type": "boolean", "description": "true: draft; false: ready (8.18+)"}}),
+        &["project", "repo", "pr_id"],
+    )
+}
+
+fn list(args: &Map<String, Value>, key: &str) -> Vec<String> {
+    let items = args.get(key).and_then(Value::as_array).into_iter().flatten();
+    items.filter_map(Value::as_str).map(str::to_owned).collect()
+}
+
+fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo, id) = crate::args::pull_request(args);
+    let u = Update {
+        title: string(args, "title").map(str::to_owned),
+        description: string(args, "description").map(str::to_owned),
+        add: list(args, "add_reviewers"),
+        remove: list(args, "remove_reviewers"),
+        to: string(args, "to_ref").map(super::create::full_ref),
+        draft: flag(args, "draft"),
+        read: None,
+        sent: Vec::new(),
+        notes: Vec::new(),
+        project,
+        repo,
+        id,
+    };
+    if u.title.is_none()
+        && u.description.is_none()
+        && u.add.is_empty()
+        && u.remove.is_empty()
+        && u.to.is_none()
+        && u.draft.is_none()
+    {
+        return Step::Done(ToolResult::error("Nothing to update: give at least one of the fields to change."));
+    }
+    let first = pull_request::request(&u.project, &u.repo, id);
+    Step::wait(u, vec![(UpdateRead::PullRequest, first)])
+}
+
+/// The reads and the write of `update_pull_request`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum UpdateRead {
+    /// The pull request, for its version and what it holds.
+    PullRequest,
+    /// The update.
+    Update,
+    /// The pull request once more, after a 409 that did not carry it.
+    Again,
+}
+
+#[derive(Debug)]
+struct Update {
+    project: String,
+    repo: String,
+    id: u64,
+    title: Option<String>,
+    description: Option<String>,
+    add: Vec<String>,
+    remove: Vec<String>,
+    to: Option<String>,
+    draft: Option<bool>,
+    /// The pull request as bb read it before writing.
+    read: Option<PullRequest>,
+    /// The reviewers sent.
+    sent: Vec<String>,
+    notes: Vec<String>,
+}
+
+/// The name Bitbucket's body takes for a participant (`user.name`), else the slug.
+fn name_of(p: &Participant) -> &str {
+    p.user.name.as_deref().or(p.user.slug.as_deref()).unwrap_or("?")
+}
+
+/// Whether `given` names this participant (user names are not case-sensitive in Bitbucket). [assumed]
+fn names_participant(given: &str, p: &Participant) -> bool {
+    [p.user.name.as_deref(), p.user.slug.as_deref()].into_iter().flatten().any(|n| n.eq_ignore_ascii_case(given))
+}
+
+impl Update {
+    /// The body of the update, or the answer when there is nothing to write.
+    fn plan(&mut self, pr: &PullRequest) -> Result<Value, ToolResult> {
+        let Some(version) = pr.version else {
+            return Err(ToolResult::error(format!(
+                "Bitbucket did not say PR #{}'s version, so bb cannot update it; nothing was changed.",
+                self.id
+            )));
+        };
+        let mut reviewers: Vec<String> = pr
+            .reviewers
+            .iter()
+            .filter(|r| !self.remove.iter().any(|x| names_participant(x, r)))
+            .map(|r| name_of(r).to_owned())
+            .collect();
+        for x in &self.remove {
+            if !pr.reviewers.iter().any(|r| names_participant(x, r)) {
+                self.notes.push(format!("{x} was not a reviewer."));
+            }
+        }
+        for a in &self.add {
+            if !reviewers.iter().any(|r| r.eq_ignore_ascii_case(a)) {
+                reviewers.push(a.clone());
+            }
+        }
+        let same_reviewers = reviewers.len() == pr.reviewers.len()
+            && pr.reviewers.iter().all(|r| reviewers.iter().any(|n| names_participant(n, r)));
+        let title = self.title.as_deref().filter(|t| Some(*t) != pr.title.as_deref());
+        let description = self.description.as_deref().filter(|d| *d != pr.description.as_deref().unwrap_or(""));
+        let to = self.to.as_deref().filter(|t| Some(*t) != pr.to_ref.as_ref().and_then(|r| r.id.as_deref()));
+        let draft = self.draft.filter(|d| *d != pr.draft.unwrap_or(false));
+        if same_reviewers && title.is_none() && description.is_none() && to.is_none() && draft.is_none() {
+            let mut text =
+                format!("PR #{} in {}/{} already is as asked: nothing to change.", self.id, self.project, self.repo);
+            for n in &self.notes {
+                text.push(' ');
+                text.push_str(n);
+            }
+            return Err(ToolResult::text(text));
+        }
+        let users: Vec<Value> = reviewers.iter().map(|n| json!({"user": {"name": n}})).collect();
+        let mut body = json!({"version": version, "reviewers": users});
+        if let Some(t) = title.or(pr.title.as_deref()) {
+            body["title"] = json!(t);
+        }
+        if let Some(d) = description.or(pr.description.as_deref()) {
+            body["description"] = json!(d);
+        }
+        if let Some(t) = to {
+            // The target stays in the pull request's repository. [rec: the sourcegraph recording's body]
+            body["toRef"] = json!({"id": t, "repository": {"slug": self.repo, "project": {"key": self.project}}});
+        }
+        if let Some(d) = draft {
+            body["draft"] = json!(d);
+        }
+        self.sent = reviewers;
+        Ok(body)
+    }
+
+    fn done(&self, after: &PullRequest) -> String {
+        let mut what = self.read.as_ref().map(|before| what_changed(before, after)).unwrap_or_default();
+        if what.is_empty() {
+            what.push("Bitbucket's answer shows no difference".into());
+        }
+        let mut out = format!(
+            "Updated PR #{} in {}/{}, now version {}: {}.",
+            self.id,
+            self.project,
+            self.repo,
+            after.version.map(|v| v.to_string()).unwrap_or_else(|| "?".into()),
+            what.join("; ")
+        );
+        let now: Vec<&str> = after.reviewers.iter().map(|r| r.user.handle()).collect();
+        out.push_str(&format!(" Reviewers: {}.", if now.is_empty() { "none".into() } else { now.join(", ") }));
+        let lost: Vec<&str> = self
+            .sent
+            .iter()
+            .filter(|n| !after.reviewers.iter().any(|r| names_participant(n, r)))
+            .map(String::as_str)
+            .collect();
+        if !lost.is_empty() {
+            out.push_str(&format!(" Bitbucket's answer does not list {} as reviewer(s).", lost.join(", ")));
+        }
+        for n in &self.notes {
+            out.push(' ');
+            out.push_str(n);
+        }
+        out
+    }
+}
+
+/// What differs between two reads of a pull request, each as a short clause: what the model would want to
+/// know before writing again.
+pub(super) fn what_changed(before: &PullRequest, after: &PullRequest) -> Vec<String> {
+    let mut out = Vec::new();
+    if before.state != after.state {
+        out.push(format!(
+            "state {} → {}",
+            before.state.as_deref().unwrap_or("?"),
+            after.state.as_deref().unwrap_or("?")
+        ));
+    }
+    if before.title != after.title {
+        out.push(format!("title now \"{}\"", short(after.title.as_deref().unwrap_or(""), 80)));
+    }
+    if before.description.as_deref().unwrap_or("") != after.description.as_deref().unwrap_or("") {
+        out.push("description edited".into());
+    }
+    let handles = |pr: &PullRequest| pr.reviewers.iter().map(|r| r.user.handle().to_owned()).collect::<Vec<_>>();
+    let (was, now) = (handles(before), handles(after));
+    let added: Vec<&str> = now.iter().filter(|n| !was.contains(n)).map(String::as_str).collect();
+    let removed: Vec<&str> = was.iter().filter(|n| !now.contains(n)).map(String::as_str).collect();
+    if !added.is_empty() {
+        out.push(format!("reviewers added: {}", added.join(", ")));
+    }
+    if !removed.is_empty() {
+        out.push(format!("reviewers removed: {}", removed.join(", ")));
+    }
+    let target = |pr: &PullRequest| pr.to_ref.as_ref().map(|r| r.name().to_owned());
+    if target(before) != target(after) {
+        out.push(format!("target {} → {}", target(before).unwrap_or_default(), target(after).unwrap_or_default()));
+    }
+    if before.draft.unwrap_or(false) != after.draft.unwrap_or(false) {
+        out.push(if after.draft == Some(true) { "now a draft" } else { "ready for review (no longer a draft)" }.into());
+    }
+    let head = |pr: &PullRequest| pr.from_ref.as_ref().and_then(|r| r.latest_commit.clone());
+    if head(before) != head(after) {
+        out.push(format!(
+            "source moved {} → {}",
+            short_commit(head(before).as_deref()),
+            short_commit(head(after).as_deref())
+        ));
+    }
+    out
+}
+
+/// The answer to a write refused for a stale version, from the pull request bb read and the one Bitbucket has now.
+pub(super) fn stale(id: u64, before: Option<&PullRequest>, now: &PullRequest, what: &str) -> String {
+    let was = before.and_then(|b| b.version).map(|v| v.to_string()).unwrap_or_else(|| "?".into());
+    let changes = before.map(|b| what_changed(b, now)).unwrap_or_default();
+    let changes = if changes.is_empty() { "nothing bb shows differs".to_owned() } else { changes.join("; ") };
+    format!(
+        "PR #{id} changed after bb read it (version {was}, now {}) and was not {what}: {changes}. Read it again (get_pull_request) and call again if it still makes sense.",
+        now.version.map(|v| v.to_string()).unwrap_or_else(|| "?".into())
+    )
+}
+
+impl Plan for Update {
+    type Read = UpdateRead;
+
+    fn on(
+        &mut self,
+        read: UpdateRead,
+        outcome: FetchOutcome,
+        f: &mut Fetches<'_, '_, UpdateRead>,
+    ) -> Option<ToolResult> {
+        let (project, repo) = (self.project.clone(), self.repo.clone());
+        let about = Subject { project: &project, repo: &repo, pr: Some(self.id) };
+        match read {
+            UpdateRead::PullRequest => {
+                let pr = match errors::json::<PullRequest>(&outcome, about, None) {
+                    Ok(pr) => pr,
+                    Err(e) => return Some(ToolResult::error(e)),
+                };
+                let body = match self.plan(&pr) {
+                    Ok(b) => b,
+                    Err(answer) => return Some(answer),
+                };
+                self.read = Some(pr);
+                let path = pr_path(&self.project, &self.repo, self.id);
+                f.fetch(
+                    UpdateRead::Update,
+                    FetchRequest { method: Method::Put, path, query: vec![], body: Some(body) },
+                );
+                None
+            }
+            UpdateRead::Update => {
+                if let Some(ood) = errors::out_of_date(&outcome) {
+                    return match ood.pull_request.filter(|p| p.id.is_some()) {
+                        Some(now) => Some(ToolResult::error(stale(self.id, self.read.as_ref(), &now, "updated"))),
+                        None => {
+                            f.fetch(UpdateRead::Again, pull_request::request(&self.project, &self.repo, self.id));
+                            None
+                        }
+                    };
+                }
+                let write = Write {
+                    effect: "the pull request was updated",
+                    check: "read it with get_pull_request before trying again",
+                };
+                Some(match errors::json::<PullRequest>(&outcome, about, Some(write)) {
+                    Ok(after) => ToolResult::text(self.done(&after)),
+                    Err(e) => ToolResult::error(e),
+                })
+            }
+            UpdateRead::Again => Some(ToolResult::error(match errors::json::<PullRequest>(&outcome, about, None) {
+                Ok(now) => stale(self.id, self.read.as_ref(), &now, "updated"),
+                Err(e) => format!(
+                    "PR #{} changed after bb read it and was not updated; reading it again failed: {e}",
+                    self.id
+                ),
+            })),
+        }
+    }
+}
