@@ -76,6 +76,7 @@ fn cases() -> Vec<Case> {
         c("diff binary", "get_pull_request_diff", json!({"project": "BB", "repo": "api", "pr_id": 7})),
         c("diff paged", "get_pull_request_diff", json!({"project": "OPS", "repo": "infra", "pr_id": 1, "limit": 2})),
         c("diff large", "get_pull_request_diff", json!({"project": "OPS", "repo": "infra", "pr_id": 1})),
+        c("commits", "list_pr_commits", json!({"project": "BB", "repo": "api", "pr_id": 1})),
         c("comments", "list_pr_comments", json!({"project": "BB", "repo": "api", "pr_id": 1})),
         c(
             "comments paged",

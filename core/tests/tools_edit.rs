@@ -360,3 +360,31 @@ fn a_stale_decline_says_what_changed_meanwhile() {
     assert_eq!(d.count("POST", "/decline"), 1);
     assert_eq!(d.world.model.prs[&key("BB", "api", 11)].state, bb_stack::model::PrState::Open);
 }
+
+#[test]
+fn a_pull_requests_commits_are_listed_newest_first_and_paged() {
+    let mut d = Driver::new();
+    let expected: Vec<String> = {
+        let m = &d.world.model;
+        let pr = &m.prs[&key("BB", "api", 1)];
+        m.history(&m.repos[&pr.from.repo], &pr.from_commit, Some(&pr.to_commit))
+            .iter()
+            .map(|c| c.id[..11].to_owned())
+            .collect()
+    };
+    assert!(expected.len() >= 2, "the seed gives PR 1 more than one commit");
+    let a = d.call("list_pr_commits", pr_args(1, json!({})));
+    assert!(!a.is_error, "{}", a.text);
+    assert_eq!(d.requests, ["GET /rest/api/latest/projects/BB/repos/api/pull-requests/1/commits?start=0&limit=25"]);
+    let lines: Vec<&str> = a.text.lines().collect();
+    assert_eq!(lines[0], format!("Commits of PR #1 in BB/api, from start=0 (newest first): {} shown.", expected.len()));
+    let shown: Vec<&str> = lines[1..=expected.len()].iter().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(shown, expected);
+    assert_eq!(*lines.last().unwrap(), "No more commits.");
+    let first = d.call("list_pr_commits", pr_args(1, json!({"limit": 1})));
+    assert!(first.text.ends_with("More commits exist — start=1."), "{}", first.text);
+    let second = d.call("list_pr_commits", pr_args(1, json!({"start": 1, "limit": 1})));
+    assert!(second.text.contains(&expected[1]), "{}", second.text);
+    let missing = d.call("list_pr_commits", pr_args(999, json!({})));
+    assert_eq!((missing.is_error, missing.text.as_str()), (true, "Pull request #999 does not exist in BB/api."));
+}

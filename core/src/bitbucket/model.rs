@@ -519,3 +519,22 @@ pub struct Condition {
     /// The source branches it exempts.
     pub exempt_ref_matcher: Option<Matcher>,
 }
+
+/// A commit: `{id, displayId, author{name, emailAddress}, authorTimestamp, committer, committerTimestamp, message,
+/// parents[{id, displayId}]}`. [reference "Projects, …": spec, rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Commit {
+    /// The full hash.
+    pub id: Option<String>,
+    /// The short hash Bitbucket shows.
+    pub display_id: Option<String>,
+    /// Who wrote it (a git identity; `name` and `emailAddress`, sometimes a Bitbucket user).
+    pub author: Option<User>,
+    /// When it was written, epoch ms.
+    pub author_timestamp: Option<i64>,
+    /// The message.
+    pub message: Option<String>,
+    /// Its parents (two or more for a merge).
+    pub parents: Vec<CommitRef>,
+}

@@ -8,6 +8,7 @@
 
 pub mod builds;
 pub mod comments;
+pub mod commits;
 pub mod create;
 pub mod diff;
 pub mod get;
@@ -29,6 +30,7 @@ pub fn all() -> Vec<ToolSpec> {
         get::SPEC,
         list::SPEC,
         diff::SPEC,
+        commits::SPEC,
         comments::LIST_SPEC,
         comments::TASKS_SPEC,
         comments::ADD_SPEC,

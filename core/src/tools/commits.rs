@@ -1,0 +1,88 @@
+//! `list_pr_commits`: a pull request's commits, newest first, paged as the other lists are.
+//!
+//! Requests: 1, `GET …/pull-requests/{id}/commits?start&limit` → a page of commits on the source that the target
+//! lacks [spec: 9.4 `getCommits_1`; commit shape: reference "Projects, …": spec, rec].
+
+use serde_json::{Map, Value, json};
+
+use super::object;
+use crate::args::{number, paging};
+use crate::bitbucket::errors::{self, Subject};
+use crate::bitbucket::model::Commit;
+use crate::bitbucket::{RawPage, pr_path};
+use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::text::{short, short_commit, when};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+
+/// A commit message's first line, as a list shows it.
+const SUBJECT_CHARS: usize = 120;
+
+/// `list_pr_commits`.
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "list_pr_commits",
+    title: "List pull request commits",
+    description: "A pull request's commits, newest first.",
+    input_schema: schema,
+    access: Access::Read,
+    role: Role::Data,
+    annotations: Annotations::READ,
+    start,
+};
+
+fn schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id(),
+               "start": super::start(), "limit": super::limit(25, 500)}),
+        &["project", "repo", "pr_id"],
+    )
+}
+
+fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo, id) = crate::args::pull_request(args);
+    let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25));
+    let request = FetchRequest::get(format!("{}/commits", pr_path(&project, &repo, id)), paging(start, limit).to_vec());
+    Step::wait(Commits { project, repo, id }, vec![((), request)])
+}
+
+#[derive(Debug)]
+struct Commits {
+    project: String,
+    repo: String,
+    id: u64,
+}
+
+impl Plan for Commits {
+    type Read = ();
+
+    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
+        let page = match errors::json::<RawPage>(&outcome, about, None) {
+            Ok(p) => p.decode::<Commit>(),
+            Err(e) => return Some(ToolResult::error(e)),
+        };
+        let mut out = vec![format!(
+            "Commits of PR #{} in {}/{}, from start={} (newest first): {} shown.",
+            self.id,
+            self.project,
+            self.repo,
+            page.start,
+            page.values.len()
+        )];
+        for c in &page.values {
+            let id = c.display_id.as_deref().or(c.id.as_deref());
+            let who = c.author.as_ref().map(|a| a.display_name.as_deref().unwrap_or(a.handle())).unwrap_or("?");
+            let subject = c.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
+            let merge = if c.parents.len() > 1 { format!(" (merge of {})", c.parents.len()) } else { String::new() };
+            out.push(format!(
+                "{} {} {}: {}{merge}",
+                short_commit(id),
+                when(c.author_timestamp),
+                short(who, 60),
+                short(subject, SUBJECT_CHARS)
+            ));
+        }
+        out.push(page.more_line("commits"));
+        Some(ToolResult::text(out.join("\n")))
+    }
+}
