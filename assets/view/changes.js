@@ -1,8 +1,5 @@
-// What the person now sees, told to the model in one line through ui/update-model-context (the
-// host keeps the latest and gives it to the model with the person's next message). describe()
-// compares what a view drew with what it draws now: builds that changed state, reviewers' new
-// status, new comments and the pull request's own state, else "PR #12 changed". Nothing is told
-// where nothing changed, and nothing to a host that does not take model context.
+// What changed in a view, in one line for the model (ui/update-model-context): builds, reviewers,
+// new comments, the pull request's state, else "PR #12 changed".
 const changes = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
   const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);

@@ -1,9 +1,6 @@
-// Opening in place (ADR-101): a pull request's other view (the Overview and Diff tabs of
-// Bitbucket's pull request page), a list's pull request, a list in another state (Bitbucket's
-// State filter), each through refresh_view with that show call and no fingerprint; "← Back"
-// returns to the view before, drawn again from what it drew, where it was scrolled, and asked
-// about again when it was due. Only kinds the server offers are offered, and only while it offers
-// refresh_view. Each opening is told to the model in one line (changes.js).
+// Opening in place (ADR-101) through refresh_view with another show call and no fingerprint:
+// Overview/Diff tabs, a list's pull request, its State tabs; "← Back" redraws the view before and
+// resumes its refresh. Only kinds the server offers; each opening told to the model.
 const navigate = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
   const stack = [];

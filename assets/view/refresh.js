@@ -1,12 +1,6 @@
-// A view keeps itself current while it is on screen (ADR-101). `next` ms after it drew, or after
-// the last answer, it calls refresh_view with the show call it answers and the fingerprint of what
-// it draws; it never asks off screen (IntersectionObserver on the view, the document's visibility,
-// a frame of no size), after teardown, for a form, or while an answer is awaited; `next: null`
-// stops it. Hidden, the timer is paused; on screen again, a question that came due is asked.
-// Unchanged: "Read from Bitbucket" moves on. Changed: drawn in place, scroll kept (main.js redraw),
-// and told to the model (changes.js); but a changed diff is offered, never swapped under the
-// person's reading. An error keeps the view and says so in the bar. Only the view on top is asked
-// about (navigate.js starts each view it opens).
+// A view keeps itself current while on screen (ADR-101): `next` ms after the last answer it asks
+// refresh_view about the view on top; never off screen, after teardown, for a form, or twice at once.
+// Changed data is drawn in place (main.js redraw), but a changed diff is only offered.
 const refresh = (() => {
   const FLOOR_MS = 500; // never sooner, whatever an answer says
   const ERROR_MS = 60000; // after an error whose answer names no `next`
@@ -37,8 +31,7 @@ const refresh = (() => {
     addEventListener("resize", arm);
   }
 
-  // A view on top: `data` as just drawn, asked about `next` ms from now, or at `due` (a view
-  // brought back, asked about when it would have been).
+  // `data` just drawn on top: asked about `next` ms from now, or at `due` (a view brought back).
   function start(data, due) {
     s.epoch++;
     s.asking = false;
