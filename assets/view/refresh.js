@@ -4,7 +4,7 @@
 const refresh = (() => {
   const FLOOR_MS = 500; // never sooner, whatever an answer says
   const ERROR_MS = 60000; // after an error whose answer names no `next`
-  const s = { epoch: 0, timer: null, due: null, asking: false, seen: false, io: null, call: null, fingerprint: null, offer: null };
+  const s = { epoch: 0, timer: null, due: null, asking: false, seen: false, io: null, call: null, fingerprint: null, offer: null, held: null };
   const note = el("span", { class: "bb-live", role: "status", hidden: "" });
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
 
@@ -35,7 +35,7 @@ const refresh = (() => {
   function start(data, due) {
     s.epoch++;
     s.asking = false;
-    s.offer = null;
+    s.offer = s.held = null;
     s.due = null;
     say(null);
     const tools = obj(obj(data).server).tools;
@@ -97,6 +97,10 @@ const refresh = (() => {
     if (data.kind === "diff" && page.data.kind === "diff") {
       s.offer = { result, data };
       say(["This diff has changed ", el("button", { type: "button", class: "bb-button bb-offer", onclick: take }, "Show the new version")]);
+    } else if (document.activeElement && root.contains(document.activeElement) && document.activeElement.isContentEditable) {
+      // The person is writing: drawn once focus leaves the view, not under their caret.
+      if (!s.held) root.addEventListener("focusout", release);
+      s.held = { result, data, epoch };
     } else {
       say(null);
       changes.tell(swap(result, data));
@@ -110,6 +114,15 @@ const refresh = (() => {
     page.data = data;
     redraw();
     return line;
+  }
+  function release(e) {
+    if (e.relatedTarget && root.contains(e.relatedTarget)) return;
+    root.removeEventListener("focusout", release);
+    setTimeout(() => {
+      const h = s.held;
+      s.held = null;
+      if (h && h.epoch === s.epoch && !page.gone) changes.tell(swap(h.result, h.data));
+    }, 0);
   }
   function take() {
     const o = s.offer;

@@ -97,6 +97,22 @@ test("a new comment appears in the activity, fullscreen, with the document's scr
   assert.equal((await v.log()).context[0].content[0].text, "Dave Doe commented");
 });
 
+test("while the person writes in the view a change waits, and is drawn once they leave the box, their words kept", async () => {
+  const data = live("pr-open");
+  let answer = () => unchanged();
+  const v = await mount(data, (p) => answer(p), { displayMode: "fullscreen" });
+  const box = v.frame.locator(".bb-editor").last();
+  await box.click();
+  await v.page.keyboard.type("Half a thought");
+  answer = () => result(live("pr-open", (d) => { d.fingerprint = "f2"; d.pullRequest.builds.items.find((b) => b.key === "CI-INT").state = "FAILED"; return d; }));
+  await until("the changed answer", async () => (await refreshes(v.log)).length >= 2);
+  assert.equal(await v.frame.locator('.bb-build[data-key="CI-INT"]').getAttribute("data-state"), "INPROGRESS", "not drawn under the caret");
+  await v.page.mouse.click(1030, 790);
+  await until("drawn once focus left", async () => (await v.frame.locator('.bb-build[data-key="CI-INT"]').getAttribute("data-state")) === "FAILED");
+  assert.equal(await v.frame.locator(".bb-editor").last().textContent(), "Half a thought");
+  assert.deepEqual((await v.log()).context.map((c) => c.content[0].text), ["Build CI-INT on PR #1 failed"]);
+});
+
 test("a changed diff is offered, not swapped, until the person asks for it", async () => {
   const data = live("diff-view");
   const changed = live("diff-view", (d) => { d.fingerprint = "f2"; d.diff.diffs[0].hunks[0].lines[0].s = "    pub fn fetch(&self, url: &str) -> Result<Response> {"; return d; });
