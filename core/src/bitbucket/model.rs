@@ -39,14 +39,31 @@ impl User {
 
 /// A participant: `{user, role, approved, status, lastReviewedCommit?}`. [rec]
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(from = "ParticipantJson")]
 pub struct Participant {
     /// Who.
     pub user: User,
     /// AUTHOR, REVIEWER or PARTICIPANT.
     pub role: Option<String>,
-    /// UNAPPROVED, NEEDS_WORK or APPROVED.
+    /// UNAPPROVED, NEEDS_WORK or APPROVED; APPROVED too for a Stash-era `approved: true` without a status.
     pub status: Option<String>,
+}
+
+/// A participant as sent: Stash-era servers say `approved: true|false` and no `status`. [reference "Older servers": rec]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ParticipantJson {
+    user: User,
+    role: Option<String>,
+    status: Option<String>,
+    approved: Option<bool>,
+}
+
+impl From<ParticipantJson> for Participant {
+    fn from(p: ParticipantJson) -> Participant {
+        let approved = (p.approved == Some(true)).then(|| "APPROVED".to_owned());
+        Participant { user: p.user, role: p.role, status: p.status.or(approved) }
+    }
 }
 
 /// A project: `{key, name}`.
@@ -79,16 +96,34 @@ impl Repository {
 
 /// A pull request end: `{id, displayId, latestCommit, type, repository}`. [rec]
 #[derive(Debug, Default, Clone, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(from = "RefJson")]
 pub struct Ref {
     /// The full ref (`refs/heads/main`).
     pub id: Option<String>,
     /// The short name.
     pub display_id: Option<String>,
-    /// The commit the ref points at.
+    /// The commit the ref points at (`latestChangeset` before 4.0).
     pub latest_commit: Option<String>,
     /// The repository.
     pub repository: Option<Repository>,
+}
+
+/// A ref as sent: before 4.0 its commit is `latestChangeset`; later servers may send both. [reference "Older servers": rec]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct RefJson {
+    id: Option<String>,
+    display_id: Option<String>,
+    latest_commit: Option<String>,
+    latest_changeset: Option<String>,
+    repository: Option<Repository>,
+}
+
+impl From<RefJson> for Ref {
+    fn from(r: RefJson) -> Ref {
+        let latest_commit = r.latest_commit.or(r.latest_changeset);
+        Ref { id: r.id, display_id: r.display_id, latest_commit, repository: r.repository }
+    }
 }
 
 impl Ref {
@@ -156,6 +191,31 @@ pub struct PullRequest {
     pub properties: Option<Properties>,
     /// `links.self[0].href`: the pull request's page. [reference "Conventions": rec]
     pub links: Option<Links>,
+}
+
+/// Bitbucket's comment and task counts of a pull request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// Open tasks.
+    pub open_tasks: u64,
+    /// Resolved tasks.
+    pub resolved_tasks: u64,
+    /// Comments.
+    pub comments: u64,
+}
+
+impl PullRequest {
+    /// Bitbucket's counts: `None` when the pull request has no `properties` at all (Bitbucket said nothing about
+    /// them); inside `properties`, an absent count is a zero (Bitbucket leaves out `commentCount` when there are
+    /// none). [reference "Pull requests", "Older servers": rec]
+    pub fn counts(&self) -> Option<Counts> {
+        let p = self.properties.as_ref()?;
+        Some(Counts {
+            open_tasks: p.open_task_count.unwrap_or(0),
+            resolved_tasks: p.resolved_task_count.unwrap_or(0),
+            comments: p.comment_count.unwrap_or(0),
+        })
+    }
 }
 
 /// `links`: `{self: [{href}]}`. [reference "Conventions": rec]
@@ -342,9 +402,15 @@ pub struct Change {
 }
 
 impl Change {
-    /// The file's path.
+    /// The file's path (`?` when Bitbucket gave none).
     pub fn path(&self) -> &str {
-        self.path.as_ref().and_then(|p| p.whole.as_deref()).unwrap_or("?")
+        self.named_path().unwrap_or("?")
+    }
+
+    /// The file's path, when Bitbucket gave one: a change without it is never asked for as a path.
+    /// [reference "Older servers": rec]
+    pub fn named_path(&self) -> Option<&str> {
+        self.path.as_ref().and_then(|p| p.whole.as_deref()).filter(|p| !p.is_empty())
     }
 }
 

@@ -265,15 +265,13 @@ impl Plan for Tasks {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
         if read == TasksRead::PullRequest {
             self.counts = Some(match errors::json::<PullRequest>(&outcome, about, None) {
-                Ok(pr) => {
-                    let p = pr.properties.unwrap_or_default();
-                    format!(
+                Ok(pr) => match pr.counts() {
+                    Some(c) => format!(
                         "Bitbucket counts {} open and {} resolved task(s) on PR #{}.",
-                        p.open_task_count.unwrap_or(0),
-                        p.resolved_task_count.unwrap_or(0),
-                        self.id
-                    )
-                }
+                        c.open_tasks, c.resolved_tasks, self.id
+                    ),
+                    None => format!("Bitbucket's task counts on PR #{}: not reported.", self.id),
+                },
                 Err(e) => format!("Bitbucket's task counts: not read — {e}"),
             });
         } else {

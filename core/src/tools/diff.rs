@@ -112,7 +112,7 @@ impl Plan for DiffTool {
                 Err(e) if !self.asked => return Some(ToolResult::error(e.clone())),
                 Ok(page) if !self.asked => {
                     let chosen: Vec<String> =
-                        page.values.iter().take(AUTO_FILES).map(|c| c.path().to_owned()).collect();
+                        page.values.iter().filter_map(Change::named_path).take(AUTO_FILES).map(str::to_owned).collect();
                     for p in chosen {
                         f.fetch(DiffRead::File(self.files.len()), self.diff_request(&p));
                         self.files.push((p, None));
@@ -183,7 +183,8 @@ impl DiffTool {
             }
         }
         if !self.asked && changed.len() > files.len() {
-            let more: Vec<&str> = changed.iter().skip(files.len()).map(|c| c.path()).collect();
+            let more: Vec<&str> =
+                changed.iter().filter_map(|c| c.named_path()).filter(|p| !files.iter().any(|(f, _)| f == p)).collect();
             out.push_str(&format!(
                 "[diffs of {} more file(s) not shown; ask with paths=[…], e.g. \"{}\"]\n",
                 more.len(),
@@ -220,7 +221,7 @@ fn change_line(c: &Change) -> String {
         Some("MODIFY") => "M",
         _ => "?",
     };
-    let mut line = format!("{kind} {}", crate::text::one_line(c.path()));
+    let mut line = format!("{kind} {}", crate::text::one_line(c.named_path().unwrap_or("(Bitbucket gave no path)")));
     if let Some(src) = c.src_path.as_ref().and_then(|p| p.whole.as_deref()) {
         line.push_str(&format!(" (from {})", crate::text::one_line(src)));
     }

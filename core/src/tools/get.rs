@@ -270,12 +270,13 @@ fn render(pr: &PullRequest, builds: &str, merge_check: Option<&str>, description
         Some(other) => other.to_lowercase(),
         None => "not reported".to_owned(),
     };
-    out.push(format!(
-        "Merge: {outcome} · tasks: {} open, {} resolved · comments: {}",
-        props.open_task_count.unwrap_or(0),
-        props.resolved_task_count.unwrap_or(0),
-        props.comment_count.unwrap_or(0)
-    ));
+    out.push(match pr.counts() {
+        Some(c) => format!(
+            "Merge: {outcome} · tasks: {} open, {} resolved · comments: {}",
+            c.open_tasks, c.resolved_tasks, c.comments
+        ),
+        None => format!("Merge: {outcome} · tasks: not reported · comments: not reported"),
+    });
     out.extend(merge_check.map(str::to_owned));
     out.push(builds.to_owned());
     match pr.description.as_deref() {

@@ -21,6 +21,9 @@ pub type Override = Box<dyn FnMut(&FetchRequest) -> Option<FetchOutcome>>;
 /// Something that happens in the stack's world just before a request is served (another person's edit).
 pub type Before = Box<dyn FnMut(&FetchRequest, &mut World)>;
 
+/// A change to the stack's JSON answer before bb reads it (an older server's shape).
+pub type Rewrite = Box<dyn FnMut(&FetchRequest, &mut Value)>;
+
 /// A server with one session, the stack's world, and the Bitbucket requests made so far.
 pub struct Driver {
     pub server: Server,
@@ -34,6 +37,7 @@ pub struct Driver {
     pub raw_bytes: usize,
     overrides: Vec<Override>,
     befores: Vec<Before>,
+    rewrites: Vec<Rewrite>,
     /// How many work steps a call gets before its next one is its last (`None`: as many as it asks for).
     pub work_steps: Option<usize>,
     now: u64,
@@ -80,6 +84,7 @@ impl Driver {
             raw_bytes: 0,
             overrides: vec![],
             befores: vec![],
+            rewrites: vec![],
             work_steps: None,
             now: 1_000,
             next_id: 1,
@@ -133,6 +138,11 @@ impl Driver {
     /// bb's read and its write.
     pub fn before_serving(&mut self, f: impl FnMut(&FetchRequest, &mut World) + 'static) {
         self.befores.push(Box::new(f));
+    }
+
+    /// Rewrites every JSON answer of the stack with `f` before bb reads it, e.g. into an older server's shape.
+    pub fn rewrite_answers(&mut self, f: impl FnMut(&FetchRequest, &mut Value) + 'static) {
+        self.rewrites.push(Box::new(f));
     }
 
     /// Queues a stack fault: the next `count` requests whose path starts with `prefix` get `status`.
@@ -249,6 +259,15 @@ impl Driver {
             .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
             .and_then(|(_, v)| v.parse().ok());
         let user = response.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("x-ausername")).map(|(_, v)| v.clone());
+        let mut response = response;
+        if !self.rewrites.is_empty()
+            && let Ok(mut v) = serde_json::from_slice::<Value>(&response.body)
+        {
+            for r in &mut self.rewrites {
+                r(request, &mut v);
+            }
+            response.body = v.to_string().into_bytes();
+        }
         self.raw_bytes += response.body.len();
         FetchOutcome::Response(FetchResponse { status: response.status, body: response.body, retry_after_s, user })
     }
