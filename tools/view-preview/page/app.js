@@ -140,8 +140,10 @@ function showRaw(result, error) {
 }
 
 let showing = 0;
+let current = null; // the show arguments on screen, for the stand-in's changes
 async function show(args) {
   const mine = ++showing;
+  current = args;
   setStatus(`show ${JSON.stringify(args)}…`);
   $("model").replaceChildren();
   const q = new URLSearchParams(location.search);
@@ -238,6 +240,36 @@ function switches() {
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") host.setDisplayMode("inline"); });
 }
 
+// The stand-in's control API, through the page server (POST /stack/…): a build of the pull request
+// on show, or a comment on it as another user. The view follows by itself, through refresh_view.
+function standIn() {
+  if (meta("bb-stack") !== "1") return;
+  $("stand-in").hidden = false;
+  const key = el("input", { value: "LIVE-1", size: 10, "aria-label": "build key" });
+  const state = el("select", { "aria-label": "build state" }, ...["INPROGRESS", "SUCCESSFUL", "FAILED", "CANCELLED"].map((s) => el("option", { value: s }, s)));
+  const user = el("select", { "aria-label": "as user" }, ...["carol", "bob", "dave", "frank"].map((u) => el("option", { value: u }, u)));
+  const text = el("input", { value: "Looks good to me.", "aria-label": "comment text" });
+  const said = el("p", { class: "muted", role: "status" });
+  async function send(what, body) {
+    const pr = current && (current.kind === "pull_request" || current.kind === "diff") && current.pr_id ? current : null;
+    if (!pr) { said.textContent = "Show a pull request first."; return; }
+    const res = await fetch(`/stack/${what}`, { method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify(Object.assign({ project: pr.project, repo: pr.repo, pullRequest: pr.pr_id }, body)) });
+    const answer = await res.text();
+    said.textContent = res.ok ? `${what === "builds" ? "Build set" : "Comment added"} at ${new Date().toLocaleTimeString()}: the view will ask bb again by itself.`
+      : `The stand-in answered ${res.status}: ${answer.slice(0, 200)}`;
+    logLine("stand-in", `POST /_stack/${what}`, body);
+  }
+  $("changes").replaceChildren(
+    el("div", { class: "row" }, el("span", {}, "build"), key),
+    el("div", { class: "row" }, el("span", {}, "state"), state),
+    el("button", { type: "button", onclick: () => send("builds", { key: key.value, state: state.value }) }, "Set build"),
+    el("div", { class: "row" }, el("span", {}, "as"), user),
+    el("div", { class: "row" }, el("span", {}, "text"), text),
+    el("button", { type: "button", onclick: () => send("comments", { user: user.value, text: text.value }) }, "Add comment"),
+    said);
+}
+
 function setTheme(name) {
   settings.theme = name;
   document.documentElement.dataset.theme = name;
@@ -249,6 +281,7 @@ $("about").textContent = `bb at ${meta("bb-mcp-url")} · Bitbucket: ${meta("bb-s
 $("presets").replaceChildren(...PRESETS.map((p) => el("button", { type: "button", onclick: () => { setFields(p.args); show(p.args); } }, p.label)));
 const setFields = picker();
 switches();
+standIn();
 setTheme(settings.theme);
 host.layout();
 const first = fromShowParam(query.get("show"), query.get("state"));

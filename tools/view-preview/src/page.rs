@@ -3,6 +3,11 @@
 //! One thread accepts; each connection gets a short-lived thread, one request, and is closed. Only
 //! `GET` and `HEAD` of the known files are answered, and only to a `Host` of the bound port on
 //! 127.0.0.1 or localhost (a DNS-rebinding page elsewhere gets 403).
+//!
+//! When the preview runs its own stack, `POST /stack/builds` and `POST /stack/comments` pass a JSON
+//! body on to the stack's control API (`/_stack/builds`, `/_stack/comments`), so a person can set a
+//! build or add a comment as another user and watch a live view follow. Only JSON from the page's
+//! own origin is passed on (a form elsewhere cannot send JSON, and another origin's fetch says so).
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -25,6 +30,10 @@ const FILES: &[(&str, &str, &str)] = &[
 
 /// The largest request head read; a longer one is refused.
 const MAX_HEAD: usize = 16 * 1024;
+/// The largest body passed on to the stack.
+const MAX_BODY: usize = 64 * 1024;
+/// The stack's control calls the page may make, by the page's path: the stack's path.
+const CONTROL: &[(&str, &str)] = &[("/stack/builds", "/_stack/builds"), ("/stack/comments", "/_stack/comments")];
 
 /// What the page is told about its surroundings.
 #[derive(Debug, Clone)]
@@ -33,6 +42,8 @@ pub struct Settings {
     pub mcp_url: String,
     /// Where bb reads Bitbucket, in words.
     pub bitbucket: String,
+    /// The base URL of the stack this preview runs (plain HTTP on loopback), for the control calls.
+    pub stack: Option<String>,
 }
 
 /// A page server running on its own thread; dropping it stops the server.
@@ -49,8 +60,10 @@ impl PageServer {
         let index = Arc::new(
             INDEX_HTML
                 .replace("__BB_MCP_URL__", &escape_html(&settings.mcp_url))
-                .replace("__BB_SOURCE__", &escape_html(&settings.bitbucket)),
+                .replace("__BB_SOURCE__", &escape_html(&settings.bitbucket))
+                .replace("__BB_STACK__", if settings.stack.is_some() { "1" } else { "" }),
         );
+        let stack = Arc::new(settings.stack);
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
         let thread = std::thread::Builder::new().name("view-preview-page".into()).spawn(move || {
@@ -60,9 +73,10 @@ impl PageServer {
                 }
                 let Ok(stream) = stream else { continue };
                 let index = Arc::clone(&index);
+                let stack = Arc::clone(&stack);
                 // A failed spawn drops the connection; the browser retries.
                 let _ = std::thread::Builder::new().name("view-preview-conn".into()).spawn(move || {
-                    let _ = serve(stream, addr, &index);
+                    let _ = serve(stream, addr, &index, stack.as_deref());
                 });
             }
         })?;
@@ -94,28 +108,61 @@ impl Drop for PageServer {
 }
 
 /// Answers one request on `stream` and closes it.
-fn serve(mut stream: TcpStream, addr: SocketAddr, index: &str) -> io::Result<()> {
+fn serve(mut stream: TcpStream, addr: SocketAddr, index: &str, stack: Option<&str>) -> io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     stream.set_write_timeout(Some(Duration::from_secs(10)))?;
-    let Some(head) = read_head(&mut stream)? else {
+    let Some((head, early)) = read_head(&mut stream)? else {
         return respond(&mut stream, false, 431, "text/plain; charset=utf-8", "Request head too large.\n");
     };
     let mut lines = head.split("\r\n");
     let mut start = lines.next().unwrap_or_default().split(' ');
     let (method, target) = (start.next().unwrap_or_default(), start.next().unwrap_or_default());
-    let host = lines
+    let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("host"))
-        .map(|(_, value)| value.trim().to_ascii_lowercase());
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+    let host = header("host").map(str::to_ascii_lowercase);
+    let path = target.split(['?', '#']).next().unwrap_or_default();
     let head_only = method == "HEAD";
-    if method != "GET" && !head_only {
+    let control = CONTROL.iter().find(|(p, _)| *p == path).map(|(_, to)| *to);
+    if method == "POST" && control.is_some() {
+        // Checked below with the Host, before anything is passed on.
+    } else if method != "GET" && !head_only {
         return respond(&mut stream, false, 405, "text/plain; charset=utf-8", "Only GET and HEAD.\n");
     }
     let port = addr.port();
-    if !host.is_some_and(|h| h == format!("127.0.0.1:{port}") || h == format!("localhost:{port}")) {
+    let origins = [format!("127.0.0.1:{port}"), format!("localhost:{port}")];
+    if !host.is_some_and(|h| origins.contains(&h)) {
         return respond(&mut stream, head_only, 403, "text/plain; charset=utf-8", "Unknown Host.\n");
     }
-    let path = target.split(['?', '#']).next().unwrap_or_default();
+    if let (Some(to), "POST") = (control, method) {
+        let own = header("origin").is_none_or(|o| origins.iter().any(|h| o.eq_ignore_ascii_case(&format!("http://{h}"))));
+        let json = header("content-type").is_some_and(|t| t.to_ascii_lowercase().starts_with("application/json"));
+        let Some(base) = stack.filter(|_| own && json) else {
+            let why = if stack.is_none() { "This preview runs no stack.\n" } else { "Only JSON from the preview page.\n" };
+            return respond(&mut stream, false, 403, "text/plain; charset=utf-8", why);
+        };
+        let length = header("content-length").and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
+        if length > MAX_BODY {
+            return respond(&mut stream, false, 413, "text/plain; charset=utf-8", "Body too large.\n");
+        }
+        let mut body = early;
+        while body.len() < length {
+            let mut buf = [0u8; 4096];
+            let n = stream.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&buf[..n]);
+        }
+        body.truncate(length);
+        let (status, answer) = match forward(base, to, &body) {
+            Ok(answer) => answer,
+            Err(e) => (502, format!("{{\"message\": \"The stack did not answer: {e}\"}}")),
+        };
+        return respond(&mut stream, false, status, "application/json", &answer);
+    }
     if path == "/" || path == "/index.html" {
         return respond(&mut stream, head_only, 200, "text/html; charset=utf-8", index);
     }
@@ -125,10 +172,12 @@ fn serve(mut stream: TcpStream, addr: SocketAddr, index: &str) -> io::Result<()>
     }
 }
 
-/// Reads up to the blank line that ends a request head; `None` when it is longer than [`MAX_HEAD`].
-fn read_head(stream: &mut TcpStream) -> io::Result<Option<String>> {
+/// Reads up to the blank line that ends a request head, and the body bytes read with it; `None` when
+/// the head is longer than [`MAX_HEAD`].
+fn read_head(stream: &mut TcpStream) -> io::Result<Option<(String, Vec<u8>)>> {
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 2048];
+    let mut rest = Vec::new();
     loop {
         let n = stream.read(&mut buf)?;
         if n == 0 {
@@ -136,6 +185,7 @@ fn read_head(stream: &mut TcpStream) -> io::Result<Option<String>> {
         }
         head.extend_from_slice(&buf[..n]);
         if let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+            rest = head.split_off(end + 4);
             head.truncate(end);
             break;
         }
@@ -143,16 +193,60 @@ fn read_head(stream: &mut TcpStream) -> io::Result<Option<String>> {
             return Ok(None);
         }
     }
-    Ok(Some(String::from_utf8_lossy(&head).into_owned()))
+    Ok(Some((String::from_utf8_lossy(&head).into_owned(), rest)))
+}
+
+/// POSTs `body` (JSON) to the stack at `base` + `path` over plain HTTP/1.1 on loopback, and answers
+/// the stack's status and body.
+fn forward(base: &str, path: &str, body: &[u8]) -> io::Result<(u16, String)> {
+    let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_owned());
+    let rest = base.strip_prefix("http://").ok_or_else(|| bad("the stack is not plain HTTP"))?;
+    let (authority, prefix) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+    let mut stream = TcpStream::connect(authority)?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let prefix = if prefix.is_empty() { String::new() } else { format!("/{}", prefix.trim_end_matches('/')) };
+    let head = format!(
+        "POST {prefix}{path} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw);
+    let (head, answer) = text.split_once("\r\n\r\n").ok_or_else(|| bad("no answer head"))?;
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).ok_or_else(|| bad("no status"))?;
+    let chunked = head.to_ascii_lowercase().contains("transfer-encoding: chunked");
+    Ok((status, if chunked { unchunk(answer) } else { answer.to_owned() }))
+}
+
+/// The body of a chunked answer.
+fn unchunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.split(';').next().unwrap_or_default().trim(), 16) else { break };
+        if size == 0 || after.len() < size {
+            break;
+        }
+        out.push_str(&after[..size]);
+        rest = after[size..].trim_start_matches("\r\n");
+    }
+    out
 }
 
 fn respond(stream: &mut TcpStream, head_only: bool, status: u16, content_type: &str, body: &str) -> io::Result<()> {
     let reason = match status {
         200 => "OK",
+        201 => "Created",
+        400 => "Bad Request",
         403 => "Forbidden",
+        413 => "Content Too Large",
+        502 => "Bad Gateway",
         404 => "Not Found",
         405 => "Method Not Allowed",
-        _ => "Request Header Fields Too Large",
+        431 => "Request Header Fields Too Large",
+        _ => "Answer",
     };
     let head = format!(
         "HTTP/1.1 {status} {reason}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\
@@ -196,5 +290,6 @@ mod tests {
     fn the_page_has_the_places_its_settings_fill() {
         assert!(INDEX_HTML.contains("__BB_MCP_URL__"));
         assert!(INDEX_HTML.contains("__BB_SOURCE__"));
+        assert!(INDEX_HTML.contains("__BB_STACK__"));
     }
 }

@@ -257,3 +257,35 @@ fn with_bitbucket_url_set_the_preview_reads_that_server_instead_of_starting_a_st
     assert_eq!(answer["result"]["_meta"]["bb/view"]["kind"], "pull_requests", "{answer}");
     assert!(answer["result"]["_meta"]["bb/view"]["list"]["items"].as_array().is_some_and(|items| !items.is_empty()));
 }
+
+#[test]
+fn the_page_sets_a_build_and_adds_a_comment_in_the_stack_and_the_next_read_carries_them() {
+    let preview = preview();
+    let addr = preview.page_addr();
+    let origin = format!("http://{addr}");
+    let json_from = |origin: &str| [("origin", origin.to_owned()), ("content-type", "application/json".to_owned())];
+    let post = |path: &str, headers: &[(&str, String)], body: &Value| {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        exchange(addr, "POST", path, &headers, &body.to_string())
+    };
+    let build = json!({"project": "BB", "repo": "api", "pullRequest": 1, "key": "LIVE-1", "state": "INPROGRESS"});
+    let set = post("/stack/builds", &json_from(&origin), &build);
+    assert_eq!(set.status, 200, "{}", set.body);
+    assert!(set.body.contains("LIVE-1"), "{}", set.body);
+    let comment = json!({"project": "BB", "repo": "api", "pullRequest": 1, "user": "carol", "text": "Seen from the preview."});
+    let added = post("/stack/comments", &json_from(&origin), &comment);
+    assert_eq!(added.status, 201, "{}", added.body);
+
+    let (mut mcp, _) = Mcp::open(&preview);
+    let answer = mcp.request(
+        "tools/call",
+        json!({"name": "show", "arguments": {"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}}),
+    );
+    let view = answer["result"]["_meta"]["bb/view"].to_string();
+    assert!(view.contains("LIVE-1") && view.contains("Seen from the preview."), "{view}");
+
+    // Only JSON from the page's own origin is passed on.
+    assert_eq!(post("/stack/builds", &json_from("http://evil.example.com"), &build).status, 403);
+    assert_eq!(post("/stack/builds", &[("content-type", "text/plain".to_owned())], &build).status, 403);
+    assert_eq!(post("/stack/faults", &json_from(&origin), &json!({})).status, 405, "only builds and comments");
+}
