@@ -171,7 +171,7 @@ impl Sim {
                     Output::CancelFetch(ticket) => {
                         let _ = self.reads.leave(&ticket);
                     }
-                    Output::Done { .. } | Output::Log { .. } => {}
+                    Output::Done { .. } | Output::Log { .. } | Output::Compute { .. } => {}
                 }
             }
             let Some(ticket) = work.pop_front() else { break };

@@ -114,6 +114,90 @@ impl Plain {
     }
 }
 
+/// What one line came out as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mark {
+    /// Runs, encoded as the view data carries them (`"3k6_1n"`).
+    Runs(String),
+    /// Plain, and why.
+    Plain(Plain),
+}
+
+/// One file's highlighting as a job of its own, which the shell may run on another thread: the
+/// lines it owns (each with its side, `b'A'` added, `b'R'` removed, `b'C'` context, which feeds both
+/// sides' parse states), and the key it is kept under in the highlight cache. A lexer cannot be
+/// stopped inside a line, so a deadline is kept by not waiting for the job, never by stopping it.
+#[derive(Debug, Clone)]
+pub struct HighlightJob {
+    /// The file's key in the highlight cache.
+    pub key: u64,
+    language: Language,
+    templates: bool,
+    lines: Vec<(u8, String)>,
+}
+
+impl PartialEq for HighlightJob {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key && self.templates == other.templates && self.lines == other.lines
+    }
+}
+
+/// A job's outcome: one mark per line of the job, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Highlighted {
+    /// The job's key.
+    pub key: u64,
+    /// One mark per line.
+    pub marks: Vec<Mark>,
+}
+
+impl HighlightJob {
+    /// A job over `lines` of a file in `language`.
+    pub fn new(key: u64, language: Language, templates: bool, lines: Vec<(u8, String)>) -> HighlightJob {
+        HighlightJob { key, language, templates, lines }
+    }
+
+    /// How many lines it holds.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Whether it holds no line.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// Whether its lexer embeds others (with `--highlight-templates`, never waited for).
+    pub fn is_template(&self) -> bool {
+        self.language.template
+    }
+
+    /// Highlights every line, one parse state per side.
+    pub fn run(&self) -> Highlighted {
+        let mut new_side = SideHighlighter::new(self.language, self.templates);
+        let mut old_side = SideHighlighter::new(self.language, self.templates);
+        let marks = self
+            .lines
+            .iter()
+            .map(|(side, text)| {
+                let result = match side {
+                    b'A' => new_side.line(text),
+                    b'R' => old_side.line(text),
+                    _ => {
+                        let _ = old_side.line(text);
+                        new_side.line(text)
+                    }
+                };
+                match result {
+                    Ok(runs) => Mark::Runs(encode(&runs)),
+                    Err(why) => Mark::Plain(why),
+                }
+            })
+            .collect();
+        Highlighted { key: self.key, marks }
+    }
+}
+
 /// A line's runs: `(characters, class)`, `None` for plain text; they cover the line exactly.
 pub type Runs = Vec<(usize, Option<Class>)>;
 

@@ -6,26 +6,15 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::highlight::Plain;
+pub use crate::highlight::Mark;
 
 /// The most bytes of runs kept by default.
 pub const MAX_CACHE_BYTES: usize = 8 << 20;
 
-/// What one line came out as.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Mark {
-    /// Runs, encoded as the view data carries them (`"3k6_1n"`).
-    Runs(String),
-    /// Plain, and why.
-    Plain(Plain),
-}
-
-impl Mark {
-    fn bytes(&self) -> usize {
-        match self {
-            Mark::Runs(s) => s.len() + 24,
-            Mark::Plain(_) => 24,
-        }
+fn bytes(m: &Mark) -> usize {
+    match m {
+        Mark::Runs(s) => s.len() + 24,
+        Mark::Plain(_) => 24,
     }
 }
 
@@ -70,14 +59,14 @@ impl HighlightCache {
 
     /// Keeps a file's marks; the oldest go while the cap is passed.
     pub fn put(&mut self, key: u64, marks: Vec<Mark>) {
-        let size: usize = marks.iter().map(Mark::bytes).sum();
+        let size: usize = marks.iter().map(bytes).sum();
         if size > self.cap || self.entries.contains_key(&key) {
             return;
         }
         while self.bytes + size > self.cap {
             let Some(old) = self.order.pop_front() else { break };
             if let Some(gone) = self.entries.remove(&old) {
-                self.bytes -= gone.iter().map(Mark::bytes).sum::<usize>();
+                self.bytes -= gone.iter().map(bytes).sum::<usize>();
             }
         }
         self.bytes += size;
@@ -109,6 +98,7 @@ impl Fnv {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::highlight::Plain;
 
     #[test]
     fn a_changed_line_or_side_or_language_is_another_key() {

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::avatar_cache::AvatarCache;
 use crate::fetch::{FetchOutcome, FetchRequest, Ticket};
+use crate::highlight::{HighlightJob, Highlighted};
 use crate::highlight_cache::HighlightCache;
 
 /// What a tool answers: MCP's `CallToolResult`.
@@ -81,6 +82,17 @@ pub trait Plan: Send + std::fmt::Debug + 'static {
         let _ = (last, fetches);
         None
     }
+
+    /// Takes the outcome of a job filed as `read` with [`Fetches::compute`]. `Some` answers the call.
+    fn computed(
+        &mut self,
+        read: Self::Read,
+        done: Highlighted,
+        fetches: &mut Fetches<'_, '_, Self::Read>,
+    ) -> Option<ToolResult> {
+        let _ = (read, done, fetches);
+        None
+    }
 }
 
 /// How a tool call starts.
@@ -108,6 +120,8 @@ pub struct Desk<'a> {
     pub avatars: &'a mut AvatarCache,
     /// Files highlighted whole, every session's.
     pub highlights: &'a mut HighlightCache,
+    /// Jobs asked for by this step.
+    pub(crate) computes: Vec<(Ticket, HighlightJob)>,
     /// The wall-clock time of the input being handled, epoch milliseconds.
     pub now_ms: u64,
 }
@@ -117,6 +131,13 @@ impl Desk<'_> {
         let ticket = Ticket(*self.next_ticket);
         *self.next_ticket += 1;
         self.issued.push((ticket, request));
+        ticket
+    }
+
+    fn issue_compute(&mut self, job: HighlightJob) -> Ticket {
+        let ticket = Ticket(*self.next_ticket);
+        *self.next_ticket += 1;
+        self.computes.push((ticket, job));
         ticket
     }
 }
@@ -136,9 +157,17 @@ impl<R> Fetches<'_, '_, R> {
         self.pending.insert(ticket, read);
     }
 
-    /// How many reads are still out.
+    /// How many reads (and jobs) are still out.
     pub fn waiting(&self) -> usize {
         self.pending.len()
+    }
+
+    /// Asks the shell to run `job` (on a thread of its own if it has one); its outcome comes back as
+    /// `read` through [`Plan::computed`]. Ask for a step of work too ([`Fetches::want_work`]): the
+    /// call's deadline is its work's, and its last step answers with what has come back.
+    pub fn compute(&mut self, read: R, job: HighlightJob) {
+        let ticket = self.desk.issue_compute(job);
+        self.pending.insert(ticket, read);
     }
 
     /// Asks the shell for a step of CPU work ([`Plan::work`]) once this step returns, and again after
@@ -171,6 +200,8 @@ pub trait Waiting: Send + std::fmt::Debug {
     fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, desk: &mut Desk<'_>) -> Option<ToolResult>;
     /// Does a step of the plan's CPU work; `last` when the deadline has passed. `Some` answers the call.
     fn work(&mut self, last: bool, desk: &mut Desk<'_>) -> Option<ToolResult>;
+    /// Takes the outcome of job `ticket`; `Some` answers the call.
+    fn computed(&mut self, ticket: Ticket, done: Highlighted, desk: &mut Desk<'_>) -> Option<ToolResult>;
     /// Whether the last step asked for a work step (and forgets that it did).
     fn wants_work(&mut self) -> bool;
     /// How many reads are still out.
@@ -202,6 +233,12 @@ impl<P: Plan> Waiting for Running<P> {
     fn work(&mut self, last: bool, desk: &mut Desk<'_>) -> Option<ToolResult> {
         let mut fetches = Fetches { desk, pending: &mut self.pending, wants_work: &mut self.wants_work };
         self.plan.work(last, &mut fetches)
+    }
+
+    fn computed(&mut self, ticket: Ticket, done: Highlighted, desk: &mut Desk<'_>) -> Option<ToolResult> {
+        let read = self.pending.remove(&ticket)?;
+        let mut fetches = Fetches { desk, pending: &mut self.pending, wants_work: &mut self.wants_work };
+        self.plan.computed(read, done, &mut fetches)
     }
 
     fn wants_work(&mut self) -> bool {
@@ -258,6 +295,7 @@ mod tests {
             next_ticket: &mut next,
             avatars: &mut avatars,
             highlights: &mut highlights,
+            computes: vec![],
             now_ms: 0,
         };
         w.begin(&mut desk);

@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::avatar_cache::AvatarCache;
 use crate::fetch::{FetchOutcome, Ticket};
+use crate::highlight::Highlighted;
 use crate::highlight_cache::HighlightCache;
 use crate::session::Session;
 use crate::shared::{MadeOnce, Output, ServerConfig, SessionId, Shared};
@@ -54,6 +55,14 @@ pub enum Input<'a> {
         ticket: Ticket,
         /// The deadline has passed: finish with what is done.
         last: bool,
+    },
+    /// The outcome of a job asked for with [`Output::Compute`]. It is kept in the highlight cache even
+    /// when the call that asked for it has answered meanwhile (the next read of the file gets it).
+    Computed {
+        /// The ticket of [`Output::Compute`].
+        ticket: Ticket,
+        /// What the job made.
+        done: Highlighted,
     },
     /// The outcome of a Bitbucket read the server asked for.
     Fetched {
@@ -140,6 +149,13 @@ impl Server {
                 let Some(owner) = self.shared.tickets.remove(&ticket) else { return };
                 if let Some(s) = self.sessions.get_mut(&owner) {
                     s.worked(ticket, last, &mut self.shared);
+                }
+            }
+            Input::Computed { ticket, done } => {
+                self.shared.highlights.put(done.key, done.marks.clone());
+                let Some(owner) = self.shared.tickets.remove(&ticket) else { return };
+                if let Some(s) = self.sessions.get_mut(&owner) {
+                    s.computed(ticket, done, &mut self.shared);
                 }
             }
             Input::Fetched { ticket, outcome } => {

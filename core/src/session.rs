@@ -16,6 +16,10 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use serde_json::{Map, Value, json};
 
 use crate::fetch::{FetchOutcome, FetchRequest, Ticket};
+use crate::highlight::{HighlightJob, Highlighted};
+
+/// What a plan's step asked for: reads, and jobs for the shell's CPU threads.
+type Issued = (Vec<(Ticket, FetchRequest)>, Vec<(Ticket, HighlightJob)>);
 use crate::jsonrpc::{
     self, Decoded, ErrorReply, INVALID_PARAMS, INVALID_REQUEST, Id, METHOD_NOT_FOUND, Message, RESOURCE_NOT_FOUND,
 };
@@ -62,6 +66,8 @@ pub struct Session {
     sent: BTreeSet<Ticket>,
     /// Reads waiting for one of those to end, oldest first; a cancelled call's are dropped unsent.
     queued: VecDeque<(Ticket, FetchRequest)>,
+    /// Jobs handed to the shell ([`Output::Compute`]) whose outcome a call still waits for.
+    jobs: BTreeSet<Ticket>,
 }
 
 /// The most Bitbucket reads one session has in flight at once; the rest wait in the session, in order.
@@ -85,6 +91,7 @@ impl Session {
             next_batch: 0,
             sent: BTreeSet::new(),
             queued: VecDeque::new(),
+            jobs: BTreeSet::new(),
         }
     }
 
@@ -457,6 +464,7 @@ impl Session {
     /// Drops a read no call needs any more: a queued one is never sent; a sent one is cancelled, and
     /// its place goes to the next queued read.
     fn drop_read(&mut self, ticket: Ticket, sh: &mut Shared) {
+        self.jobs.remove(&ticket);
         self.tickets.remove(&ticket);
         sh.tickets.remove(&ticket);
         if self.sent.remove(&ticket) {
@@ -483,7 +491,19 @@ impl Session {
         pending.tickets.remove(&ticket);
         let mut desk = sh.desk();
         let answer = pending.plan.resume(ticket, outcome, &mut desk);
-        let issued = std::mem::take(&mut desk.issued);
+        let issued = (std::mem::take(&mut desk.issued), std::mem::take(&mut desk.computes));
+        self.after_step(id, pending, answer, issued, sh);
+    }
+
+    /// Takes the outcome of a job a call's plan asked for.
+    pub(crate) fn computed(&mut self, ticket: Ticket, done: Highlighted, sh: &mut Shared) {
+        self.jobs.remove(&ticket);
+        let Some(id) = self.tickets.remove(&ticket) else { return };
+        let Some(mut pending) = self.pending.remove(&id) else { return };
+        pending.tickets.remove(&ticket);
+        let mut desk = sh.desk();
+        let answer = pending.plan.computed(ticket, done, &mut desk);
+        let issued = (std::mem::take(&mut desk.issued), std::mem::take(&mut desk.computes));
         self.after_step(id, pending, answer, issued, sh);
     }
 
@@ -495,7 +515,7 @@ impl Session {
         sh.tickets.insert(ticket, self.id);
         let mut desk = sh.desk();
         let answer = pending.plan.work(last, &mut desk);
-        let issued = std::mem::take(&mut desk.issued);
+        let issued = (std::mem::take(&mut desk.issued), std::mem::take(&mut desk.computes));
         self.after_step(id, pending, answer, issued, sh);
     }
 
@@ -506,18 +526,28 @@ impl Session {
         id: Id,
         mut pending: Pending,
         answer: Option<ToolResult>,
-        issued: Vec<(Ticket, FetchRequest)>,
+        issued: Issued,
         sh: &mut Shared,
     ) {
-        let more = self.issue(&id, issued, sh);
+        let more = self.issue(&id, issued.0, sh);
         pending.tickets.extend(more);
+        // Jobs go to the shell at once: they hold no Bitbucket slot.
+        for (ticket, job) in issued.1 {
+            self.tickets.insert(ticket, id.clone());
+            sh.tickets.insert(ticket, self.id);
+            pending.tickets.insert(ticket);
+            self.jobs.insert(ticket);
+            sh.out.push_back(Output::Compute { session: self.id, ticket, job: Box::new(job) });
+        }
+        // While a call waits on jobs its work ticket stays: it is the call's deadline.
+        let on_jobs = pending.tickets.iter().any(|t| self.jobs.contains(t));
         if answer.is_none() && pending.plan.wants_work() {
             // One ticket for all of a call's work, so the shell keeps one deadline for it.
             let ticket = *pending.work.get_or_insert_with(|| sh.new_ticket());
             self.tickets.insert(ticket, id.clone());
             sh.tickets.insert(ticket, self.id);
             sh.out.push_back(Output::Work { session: self.id, ticket });
-        } else {
+        } else if answer.is_some() || !on_jobs {
             self.drop_work(&mut pending, sh);
         }
         let tag = pending.tag;

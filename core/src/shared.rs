@@ -97,6 +97,18 @@ pub enum Output {
         /// Identifies the work, as a read's ticket does.
         ticket: Ticket,
     },
+    /// A file to highlight, which the shell may run on a thread of its own (a lexer cannot be
+    /// stopped inside a line, so the core never runs one where it would hold up an answer): feed
+    /// its outcome back as [`crate::Input::Computed`] with this ticket, whenever it is done. A
+    /// shell with no thread for it runs it at once. The call's deadline is its `Work` ticket's.
+    Compute {
+        /// The session whose call asked for it.
+        session: SessionId,
+        /// Identifies the job, as a read's ticket does.
+        ticket: Ticket,
+        /// What to run.
+        job: Box<crate::highlight::HighlightJob>,
+    },
     /// A request (or work) asked for earlier is no longer needed: do not send it if it has not gone
     /// yet, stop its retries, and drop its outcome.
     CancelFetch(Ticket),
@@ -201,6 +213,7 @@ impl Shared {
             next_ticket: &mut self.next_ticket,
             avatars: &mut self.avatars,
             highlights: &mut self.highlights,
+            computes: Vec::new(),
             now_ms: self.now_ms,
         }
     }

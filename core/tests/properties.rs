@@ -107,7 +107,7 @@ fn run(ops: &[Op]) -> Run {
                     fetches.push(ticket);
                 }
                 Output::CancelFetch(t) => outstanding.retain(|o| *o != t),
-                Output::Log { .. } | Output::Done { .. } | Output::Work { .. } => {}
+                Output::Log { .. } | Output::Done { .. } | Output::Work { .. } | Output::Compute { .. } => {}
             }
         }
     };

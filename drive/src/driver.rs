@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bb_core::coalesce::{Joined, ReadKey};
+use bb_core::highlight::{HighlightJob, Highlighted};
 use bb_core::{FetchOutcome, FetchRequest, Input, Output, Server, ServerConfig, SessionId, Ticket};
 
 use crate::bitbucket::{Bitbucket, PersonalToken, Requester};
@@ -81,7 +82,37 @@ pub struct Driver {
     /// Work to step, in the order asked.
     work_queue: VecDeque<Ticket>,
     work_deadline: Duration,
+    /// Where a job's outcome and a call's deadline go when the shell takes them ([`Driver::on_wake`]);
+    /// without it, jobs run at once on the driver's thread.
+    wake: Option<Arc<dyn Fn(Wake) + Send + Sync>>,
+    /// Jobs to run at once (no `wake`), in the order asked.
+    jobs: VecDeque<(Ticket, Box<HighlightJob>)>,
 }
+
+/// Something for the driver that happened on another thread: a job's outcome, or a call's deadline.
+/// The shell hands it back with [`Driver::wake`].
+#[derive(Debug)]
+pub enum Wake {
+    /// A job the core asked for with [`Output::Compute`] is done.
+    Computed(Ticket, Highlighted),
+    /// The deadline of the call whose work is `ticket` has passed.
+    Deadline(Ticket),
+}
+
+/// The most jobs waiting for a thread; past it a job runs on the driver's thread at once.
+const MAX_QUEUED_JOBS: usize = 256;
+
+/// bb's threads for CPU work: as many as the machine runs at once.
+fn compute_pool() -> &'static Pool {
+    static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let n = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        Pool::new(n, Duration::from_secs(30))
+    })
+}
+
+/// Jobs queued on the compute pool, all drivers together.
+static QUEUED_JOBS: AtomicU64 = AtomicU64::new(0);
 
 /// The queue a session's reads wait in for a slot ([`Requester::queue`]): its person's in
 /// per-person mode (the top bit set), else one of its own, unique in the process.
@@ -127,6 +158,8 @@ impl Driver {
             work: HashMap::new(),
             work_queue: VecDeque::new(),
             work_deadline,
+            wake: None,
+            jobs: VecDeque::new(),
         }
     }
 
@@ -200,21 +233,79 @@ impl Driver {
         }
     }
 
+    /// Has the driver hand jobs to bb's threads for CPU work and keep each call's deadline on a timer:
+    /// `wake` is called on those threads with each job's outcome and each deadline, and the shell hands
+    /// it back with [`Driver::wake`] (it must not call it while it holds the driver). Without this, jobs
+    /// run at once on the driver's thread and a call waits for all of them.
+    pub fn on_wake(mut self, wake: impl Fn(Wake) + Send + Sync + 'static) -> Driver {
+        self.wake = Some(Arc::new(wake));
+        self
+    }
+
+    /// Takes what [`Driver::on_wake`]'s callback was given, then carries out what the core asks for.
+    pub fn wake(&mut self, wake: Wake, deliver: &mut dyn FnMut(Delivery)) {
+        match wake {
+            Wake::Computed(ticket, done) => self.server.handle(Input::Computed { ticket, done }, now_ms()),
+            Wake::Deadline(ticket) => {
+                // A call answered before its deadline has had its work cancelled: nothing to do.
+                if self.work.remove(&ticket).is_none() {
+                    return;
+                }
+                self.work_queue.retain(|t| *t != ticket);
+                self.server.handle(Input::Work { ticket, last: true }, now_ms());
+            }
+        }
+        self.drain(deliver);
+    }
+
+    /// Runs a job on bb's threads for CPU work, its outcome going to `wake`; or, with no `wake` or too
+    /// many jobs waiting, on this thread once the outputs at hand are carried out.
+    fn compute(&mut self, ticket: Ticket, job: Box<HighlightJob>) {
+        let Some(wake) = self.wake.clone() else {
+            self.jobs.push_back((ticket, job));
+            return;
+        };
+        if QUEUED_JOBS.load(Ordering::Relaxed) >= MAX_QUEUED_JOBS as u64 {
+            self.jobs.push_back((ticket, job));
+            return;
+        }
+        QUEUED_JOBS.fetch_add(1, Ordering::Relaxed);
+        compute_pool().run(0, move || {
+            QUEUED_JOBS.fetch_sub(1, Ordering::Relaxed);
+            let done = job.run();
+            wake(Wake::Computed(ticket, done));
+        });
+    }
+
     fn drain(&mut self, deliver: &mut dyn FnMut(Delivery)) {
         loop {
             while let Some(out) = self.server.poll_output() {
                 match out {
+                    Output::Compute { ticket, job, .. } => self.compute(ticket, job),
                     Output::Send { session, tag, message } => deliver(Delivery::Send { session, tag, message }),
                     Output::Done { session, tag } => deliver(Delivery::Done { session, tag }),
                     Output::Fetch { session, ticket, request } => self.start(session, ticket, request),
                     Output::Work { ticket, .. } => {
                         let deadline = Instant::now() + self.work_deadline;
-                        self.work.entry(ticket).or_insert(deadline);
+                        if let std::collections::hash_map::Entry::Vacant(e) = self.work.entry(ticket) {
+                            e.insert(deadline);
+                            // The deadline comes as a wake even when no step asks again (the work
+                            // runs on other threads).
+                            if let Some(wake) = self.wake.clone() {
+                                crate::timer::at(deadline, move || wake(Wake::Deadline(ticket)));
+                            }
+                        }
                         self.work_queue.push_back(ticket);
                     }
                     Output::CancelFetch(ticket) => self.cancel(ticket),
                     Output::Log { level, message } => self.logger.log(level, &message),
                 }
+            }
+            // A job with no thread of its own runs here, one at a time, the outputs of each carried out.
+            if let Some((ticket, job)) = self.jobs.pop_front() {
+                let done = job.run();
+                self.server.handle(Input::Computed { ticket, done }, now_ms());
+                continue;
             }
             // A step of the work asked for; its last once its deadline has passed. Each step is
             // bounded by the core, and a step may ask for the next.

@@ -26,10 +26,11 @@ mod log;
 mod pool;
 pub mod secrets;
 mod shared_reads;
+mod timer;
 
 pub use bitbucket::{Bitbucket, PersonalToken, Requester};
 pub use cancel::Cancel;
-pub use driver::{Delivery, Driver, now_ms};
+pub use driver::{Delivery, Driver, Wake, now_ms};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};
 pub use secrets::Secrets;

@@ -232,6 +232,8 @@ struct Ledger {
     outstanding: Vec<Ticket>,
     /// Work the server asked for and has not been given a step of yet.
     work: Vec<Ticket>,
+    /// Highlighting jobs handed out and not yet run.
+    jobs: Vec<(Ticket, bb_core::highlight::HighlightJob)>,
     /// Request ids the driver made (each used once), and whether each was answered.
     answered: BTreeMap<String, bool>,
     /// Ids sent per session, for cancellation.
@@ -270,6 +272,7 @@ impl Ledger {
             match out {
                 Output::Fetch { ticket, .. } => self.outstanding.push(ticket),
                 Output::Work { ticket, .. } => self.work.push(ticket),
+                Output::Compute { ticket, job, .. } => self.jobs.push((ticket, *job)),
                 Output::CancelFetch(t) => {
                     self.outstanding.retain(|o| *o != t);
                     self.work.retain(|o| *o != t);
@@ -454,7 +457,12 @@ fuzz_target!(|run: Run| {
                 }
             }
             Operation::Work { which, last } => {
-                if !ledger.work.is_empty() {
+                // A job comes back (in any order), or the call's work gets a step.
+                if !last && !ledger.jobs.is_empty() {
+                    let (ticket, job) = ledger.jobs.remove(which as usize % ledger.jobs.len());
+                    server.handle(Input::Computed { ticket, done: job.run() }, now);
+                    ledger.drain(&mut server);
+                } else if !ledger.work.is_empty() {
                     let ticket = ledger.work.remove(which as usize % ledger.work.len());
                     server.handle(Input::Work { ticket, last }, now);
                     ledger.drain(&mut server);
@@ -468,6 +476,11 @@ fuzz_target!(|run: Run| {
     // then every input of a session still open must be done.
     // Work still asked for gets its last step, as at the shell's deadline.
     for _ in 0..10_000 {
+        if let Some((ticket, job)) = ledger.jobs.pop() {
+            server.handle(Input::Computed { ticket, done: job.run() }, now);
+            ledger.drain(&mut server);
+            continue;
+        }
         if let Some(ticket) = ledger.work.pop() {
             server.handle(Input::Work { ticket, last: true }, now);
             ledger.drain(&mut server);

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use bb_core::{FetchOutcome, Input, ServerConfig, SessionId, Ticket};
-use bb_drive::{Bitbucket, Delivery, Driver, Logger, PersonalToken, SharedReads, now_ms};
+use bb_drive::{Bitbucket, Delivery, Driver, Logger, PersonalToken, SharedReads, Wake, now_ms};
 use smol::channel::{Receiver, Sender};
 
 use crate::census::{Bound, Census, Owner, Seat};
@@ -84,16 +84,23 @@ impl Sessions {
         Arc::new_cyclic(|me: &Weak<Sessions>| {
             let shards = (0..SHARDS)
                 .map(|shard| {
+                    let woken = me.clone();
                     let me = me.clone();
                     let on_fetched = move |ticket: Ticket, outcome: FetchOutcome| {
                         if let Some(sessions) = me.upgrade() {
                             sessions.lock(shard).feed(Input::Fetched { ticket, outcome });
                         }
                     };
+                    let on_wake = move |w: Wake| {
+                        if let Some(sessions) = woken.upgrade() {
+                            sessions.lock(shard).wake(w);
+                        }
+                    };
                     let mut config = config.clone();
                     config.avatar_cache_bytes /= SHARDS;
-                    let driver =
-                        Driver::new(config, Arc::clone(&bitbucket), logger.clone(), on_fetched).share_reads(&reads);
+                    let driver = Driver::new(config, Arc::clone(&bitbucket), logger.clone(), on_fetched)
+                        .share_reads(&reads)
+                        .on_wake(on_wake);
                     Mutex::new(State { driver, registry: Registry::default(), waiters: BTreeMap::new(), next_tag: 0 })
                 })
                 .collect();
@@ -260,6 +267,12 @@ impl Sessions {
 }
 
 impl State {
+    fn wake(&mut self, w: Wake) {
+        let mut out = Vec::new();
+        self.driver.wake(w, &mut |d| out.push(d));
+        self.route(out);
+    }
+
     fn feed(&mut self, input: Input<'_>) {
         let mut out = Vec::new();
         self.driver.feed(input, &mut |d| out.push(d));

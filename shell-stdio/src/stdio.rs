@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bb_core::{FetchOutcome, Input, Level, ServerConfig, Ticket};
-use bb_drive::{Bitbucket, Delivery, Driver, Logger};
+use bb_drive::{Bitbucket, Delivery, Driver, Logger, Wake};
 use smol::channel::{Receiver, Sender};
 use smol::io::{AssertAsync, AsyncRead, AsyncWrite, AsyncWriteExt};
 
@@ -29,6 +29,8 @@ enum Event {
     InputClosed,
     InputFailed(std::io::Error),
     Fetched(Ticket, FetchOutcome),
+    /// A highlighting job done, or a call's deadline, from another thread.
+    Wake(Wake),
 }
 
 /// Serves one session over `input` and `output` until `input` closes (or `output` fails).
@@ -61,8 +63,10 @@ where
 /// A driver whose finished Bitbucket requests come back to the loop as [`Event::Fetched`].
 fn driver(config: ServerConfig, bitbucket: Arc<dyn Bitbucket>, logger: Logger, tx: Sender<Event>) -> Driver {
     // Called on a blocking-pool thread, where waiting for room in the channel is fine.
+    let woken = tx.clone();
     let on_fetched = move |ticket, outcome| drop(tx.send_blocking(Event::Fetched(ticket, outcome)));
-    Driver::new(config, bitbucket, logger, on_fetched)
+    // Called on a CPU thread or the timer's: a send that waits for room is fine there too.
+    Driver::new(config, bitbucket, logger, on_fetched).on_wake(move |w| drop(woken.send_blocking(Event::Wake(w))))
 }
 
 /// The loop: takes events one at a time, feeds them to the driver, writes what it delivers. After
@@ -113,6 +117,7 @@ async fn pump<W: AsyncWrite + Unpin>(
                 driver.feed(Input::Oversized { session, limit: max_line, tag }, &mut out.sink());
             }
             Event::Fetched(ticket, outcome) => driver.feed(Input::Fetched { ticket, outcome }, &mut out.sink()),
+            Event::Wake(w) => driver.wake(w, &mut out.sink()),
             Event::InputClosed => ending = Some(Instant::now() + END_OF_INPUT_GRACE),
             Event::InputFailed(e) => {
                 driver.logger().log(Level::Error, &format!("reading stdin failed: {e}"));

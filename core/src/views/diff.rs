@@ -24,8 +24,8 @@ use crate::bitbucket::Page;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Change, Comment, Diff, PullRequest};
 use crate::fetch::FetchOutcome;
-use crate::highlight::{Language, Plain, SideHighlighter};
-use crate::highlight_cache::{HighlightCache, Mark};
+use crate::highlight::{HighlightJob, Highlighted, Language, Mark, Plain};
+use crate::highlight_cache::HighlightCache;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::{diff, pull_request};
@@ -35,8 +35,6 @@ use crate::tool::Call;
 pub const MAX_FILES: usize = 20;
 /// Changed files listed: one page of Bitbucket's file tree.
 pub const FILES_LIMIT: u64 = 100;
-/// Characters highlighted per work step, so a step stays short whatever the shell's deadline.
-const STEP_CHARS: usize = 20_000;
 
 /// The reads of a diff view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +47,8 @@ pub enum DiffRead {
     File(usize),
     /// An avatar of someone whose comment the diff shows.
     Avatar(Avatar),
+    /// The highlighting of the file at this index of the view's diffs.
+    Highlight(usize),
 }
 
 /// Starts a diff view of `project`/`repo`/`pr_id`.
@@ -73,6 +73,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         missing: Vec::new(),
         built: None,
         jobs: Vec::new(),
+        awaited: BTreeSet::new(),
     };
     Step::wait(view, first)
 }
@@ -92,10 +93,13 @@ struct DiffView {
     avatars: AvatarStage,
     people: People,
     missing: Vec<String>,
-    /// The view's data, built once everything is read, highlighted in place as the work goes on.
+    /// The view's data, built once everything is read, highlighted in place as the jobs come back.
     built: Option<Value>,
-    /// What is left to highlight: per file, its two sides.
-    jobs: Vec<FileJob>,
+    /// The files to highlight (index in the view's diffs, and the job), until asked for.
+    jobs: Vec<(usize, HighlightJob)>,
+    /// The files whose highlighting the answer waits for (not a template lexer's, which is never
+    /// waited for), by index in the view's diffs.
+    awaited: BTreeSet<usize>,
 }
 
 impl Plan for DiffView {
@@ -136,6 +140,7 @@ impl Plan for DiffView {
                 }
             }
             DiffRead::Avatar(a) => self.avatars.on(a, &outcome, f),
+            DiffRead::Highlight(_) => {}
         }
         if f.waiting() > 0 || self.pr.is_none() || self.changes.is_none() {
             return None;
@@ -146,38 +151,77 @@ impl Plan for DiffView {
         if self.avatars.ask(&self.people, f, DiffRead::Avatar) {
             return None;
         }
-        if self.jobs.iter().any(|j| !j.done()) {
+        // Every file not highlighted before goes to the shell as a job of its own; the answer waits
+        // for them until the call's deadline (its work's), and never for a template lexer's.
+        let jobs = std::mem::take(&mut self.jobs);
+        if !jobs.is_empty() {
+            for (index, job) in jobs {
+                if !job.is_template() {
+                    self.awaited.insert(index);
+                }
+                f.compute(DiffRead::Highlight(index), job);
+            }
             f.want_work();
+        }
+        if self.awaited.is_empty() {
+            return Some(self.finish(f));
+        }
+        None
+    }
+
+    fn work(&mut self, last: bool, f: &mut Fetches<'_, '_, DiffRead>) -> Option<ToolResult> {
+        // Nothing to step: the jobs run in the shell. The last step is the deadline: what has not
+        // come back goes plain, marked so, and comes with the next read of the view (the cache).
+        if !last {
             return None;
+        }
+        if let Some(view) = self.built.as_mut() {
+            for index in std::mem::take(&mut self.awaited) {
+                mark_plain(view, index, Plain::Deadline);
+            }
         }
         Some(self.finish(f))
     }
 
-    fn work(&mut self, last: bool, f: &mut Fetches<'_, '_, DiffRead>) -> Option<ToolResult> {
-        let Some(view) = self.built.as_mut() else {
-            return Some(ToolResult::error("The diff was not built. This is a bug in bb."));
-        };
-        if last {
-            for job in &mut self.jobs {
-                job.give_up(view);
-            }
-            return Some(self.finish(f));
+    fn computed(&mut self, read: DiffRead, done: Highlighted, f: &mut Fetches<'_, '_, DiffRead>) -> Option<ToolResult> {
+        let DiffRead::Highlight(index) = read else { return None };
+        if let Some(view) = self.built.as_mut() {
+            apply(view, index, &done.marks);
         }
-        let mut budget = STEP_CHARS;
-        for job in self.jobs.iter_mut().filter(|j| !j.done()) {
-            budget = job.step(view, budget);
-            if let Some((key, marks)) = job.finished_whole() {
-                f.highlights().put(key, marks);
-            }
-            if budget == 0 {
-                break;
-            }
+        self.awaited.remove(&index);
+        self.awaited.is_empty().then(|| self.finish(f))
+    }
+}
+
+/// Every line of the view's file `index`, in order.
+fn lines_of(view: &mut Value, index: usize) -> impl Iterator<Item = &mut Value> {
+    view["diffs"][index]["hunks"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .flat_map(|h| h["lines"].as_array_mut().into_iter().flatten())
+}
+
+/// Sets each line's runs, or why it is plain.
+fn apply(view: &mut Value, index: usize, marks: &[Mark]) {
+    for (line, mark) in lines_of(view, index).zip(marks) {
+        if let Some(o) = line.as_object_mut() {
+            o.remove("p");
+            o.remove("r");
         }
-        if self.jobs.iter().all(FileJob::done) {
-            return Some(self.finish(f));
+        match mark {
+            Mark::Runs(r) => line["r"] = json!(r),
+            Mark::Plain(why) => line["p"] = json!(why.as_str()),
         }
-        f.want_work();
-        None
+    }
+}
+
+/// Marks every line of file `index` plain, for `why`.
+fn mark_plain(view: &mut Value, index: usize, why: Plain) {
+    for line in lines_of(view, index) {
+        if line.get("r").is_none() {
+            line["p"] = json!(why.as_str());
+        }
     }
 }
 
@@ -262,7 +306,13 @@ impl DiffView {
 
     /// One file's diff as the page draws it, and the job that highlights it (none when the same lines
     /// were highlighted whole before: their marks come from the cache).
-    fn file(&mut self, path: &str, d: &Diff, index: usize, cache: &HighlightCache) -> (Value, Option<FileJob>) {
+    fn file(
+        &mut self,
+        path: &str,
+        d: &Diff,
+        index: usize,
+        cache: &HighlightCache,
+    ) -> (Value, Option<(usize, HighlightJob)>) {
         let base = self.base_url.clone();
         let people = &mut self.people;
         let roots: BTreeMap<u64, &Comment> = d.line_comments.iter().filter_map(|c| Some((c.id?, c))).collect();
@@ -341,6 +391,13 @@ impl DiffView {
                 }
             }
         }
+        // A template lexer's lines go out plain, said so, until its job has come back.
+        let pending_template = cached.is_none() && language.is_some_and(|l| l.is_template());
+        if pending_template {
+            for line in hunks.iter_mut().flat_map(|h| h["lines"].as_array_mut().into_iter().flatten()) {
+                line["p"] = json!(Plain::Template.as_str());
+            }
+        }
         let value = json!({
             "path": path,
             "srcPath": d.source.as_ref().and_then(|p| p.whole.clone()),
@@ -352,7 +409,20 @@ impl DiffView {
             "hunks": hunks,
         });
         let job = match (language, key) {
-            (Some(l), Some(key)) if cached.is_none() => Some(FileJob::new(index, l, self.templates, key)),
+            // Without --highlight-templates a template lexer's lines are plain: nothing to run.
+            (Some(l), Some(key)) if cached.is_none() && (self.templates || !l.is_template()) => {
+                let lines = value["hunks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|h| h["lines"].as_array().into_iter().flatten())
+                    .map(|l| {
+                        let side = l.get("t").and_then(Value::as_str).and_then(|t| t.bytes().next()).unwrap_or(b'C');
+                        (side, l["s"].as_str().unwrap_or("").to_owned())
+                    })
+                    .collect();
+                Some((index, HighlightJob::new(key, l, self.templates, lines)))
+            }
             _ => None,
         };
         (value, job)
@@ -371,105 +441,4 @@ fn count_threads(view: &Value) -> usize {
         }
     }
     n
-}
-
-/// Highlighting one file of the view: where it has got to, and one highlighter per side.
-#[derive(Debug)]
-struct FileJob {
-    diff: usize,
-    hunk: usize,
-    line: usize,
-    new_side: SideHighlighter,
-    old_side: SideHighlighter,
-    done: bool,
-    /// The file's key in the highlight cache, and each line's mark so far; taken once it is whole.
-    key: u64,
-    marks: Option<Vec<Mark>>,
-}
-
-impl FileJob {
-    fn new(diff: usize, language: Language, templates: bool, key: u64) -> FileJob {
-        FileJob {
-            diff,
-            hunk: 0,
-            line: 0,
-            new_side: SideHighlighter::new(language, templates),
-            old_side: SideHighlighter::new(language, templates),
-            done: false,
-            key,
-            marks: Some(Vec::new()),
-        }
-    }
-
-    /// Once the file is highlighted to its last line (not cut by the deadline): its key and marks, once.
-    fn finished_whole(&mut self) -> Option<(u64, Vec<Mark>)> {
-        if !self.done {
-            return None;
-        }
-        self.marks.take().map(|m| (self.key, m))
-    }
-
-    fn done(&self) -> bool {
-        self.done
-    }
-
-    /// Highlights lines until `budget` characters are spent or the file is done; returns what is left.
-    fn step(&mut self, view: &mut Value, mut budget: usize) -> usize {
-        let Some(hunks) = view["diffs"][self.diff]["hunks"].as_array_mut() else {
-            self.done = true;
-            return budget;
-        };
-        while budget > 0 {
-            let Some(hunk) = hunks.get_mut(self.hunk) else {
-                self.done = true;
-                return budget;
-            };
-            let Some(line) = hunk["lines"].as_array_mut().and_then(|l| l.get_mut(self.line)) else {
-                self.hunk += 1;
-                self.line = 0;
-                continue;
-            };
-            let text = line["s"].as_str().unwrap_or("").to_owned();
-            // A context line is on both sides: it keeps both parse states in step; it shows the new one.
-            let result = match line.get("t").and_then(Value::as_str) {
-                Some("A") => self.new_side.line(&text),
-                Some("R") => self.old_side.line(&text),
-                _ => {
-                    let _ = self.old_side.line(&text);
-                    self.new_side.line(&text)
-                }
-            };
-            let mark = match result {
-                Ok(runs) => Mark::Runs(crate::highlight::encode(&runs)),
-                Err(why) => Mark::Plain(why),
-            };
-            match &mark {
-                Mark::Runs(r) => line["r"] = json!(r),
-                Mark::Plain(why) => line["p"] = json!(why.as_str()),
-            }
-            if let Some(marks) = self.marks.as_mut() {
-                marks.push(mark);
-            }
-            budget = budget.saturating_sub(text.len().max(1));
-            self.line += 1;
-        }
-        budget
-    }
-
-    /// The deadline passed: every line not reached is plain, and says why.
-    fn give_up(&mut self, view: &mut Value) {
-        if self.done {
-            return;
-        }
-        // Cut: not kept, the next read tries the file whole again.
-        self.marks = None;
-        let Some(hunks) = view["diffs"][self.diff]["hunks"].as_array_mut() else { return };
-        for (h, hunk) in hunks.iter_mut().enumerate().skip(self.hunk) {
-            let from = if h == self.hunk { self.line } else { 0 };
-            for line in hunk["lines"].as_array_mut().into_iter().flatten().skip(from) {
-                line["p"] = json!(Plain::Deadline.as_str());
-            }
-        }
-        self.done = true;
-    }
 }

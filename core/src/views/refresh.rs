@@ -60,6 +60,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::fetch::{FetchOutcome, Ticket};
+use crate::highlight::Highlighted;
 use crate::plan::{Desk, Step, ToolResult, Waiting};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -171,6 +172,11 @@ impl Waiting for Finishing {
     fn work(&mut self, last: bool, desk: &mut Desk<'_>) -> Option<ToolResult> {
         let now = desk.now_ms;
         self.inner.work(last, desk).map(|r| finish(r, self.refresh, now))
+    }
+
+    fn computed(&mut self, ticket: Ticket, done: Highlighted, desk: &mut Desk<'_>) -> Option<ToolResult> {
+        let now = desk.now_ms;
+        self.inner.computed(ticket, done, desk).map(|r| finish(r, self.refresh, now))
     }
 
     fn wants_work(&mut self) -> bool {

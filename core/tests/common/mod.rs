@@ -106,7 +106,7 @@ impl Harness {
                 }
                 Output::Fetch { ticket, request, .. } => self.fetches.push((ticket, request)),
                 Output::CancelFetch(t) => self.cancelled.push(t),
-                Output::Log { .. } | Output::Work { .. } => {}
+                Output::Log { .. } | Output::Work { .. } | Output::Compute { .. } => {}
             }
         }
         answers

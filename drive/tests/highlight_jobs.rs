@@ -1,0 +1,108 @@
+//! Highlighting runs on bb's threads for CPU work, never where it would hold up an answer: a diff
+//! view answers at its deadline with the files whose jobs have not come back plain (and marked so);
+//! a job that comes back afterwards is kept, so the next read of the same lines is highlighted
+//! without waiting. The test holds the jobs' outcomes until it chooses to hand them back, so the
+//! order (deadline first, job after) is by construction, not by timing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bb_core::{Catalogue, ExposureOptions, FetchOutcome, FetchRequest, Input, ServerConfig, Ticket};
+use bb_drive::{Cancel, Delivery, Driver, Logger, PersonalToken, Wake};
+use serde_json::Value;
+
+const PR: &str = r#"{"id":1,"version":1,"title":"T","state":"OPEN","open":true,"closed":false,"fromRef":{"id":"refs/heads/f","displayId":"f","latestCommit":"a","repository":{"slug":"api","project":{"key":"BB"}}},"toRef":{"id":"refs/heads/main","displayId":"main","latestCommit":"b","repository":{"slug":"api","project":{"key":"BB"}}},"author":{"user":{"name":"alice","slug":"alice","displayName":"Alice"},"role":"AUTHOR","status":"UNAPPROVED"},"reviewers":[],"participants":[],"properties":{}}"#;
+const CHANGES: &str = r#"{"values":[{"path":{"toString":"src/lib.rs"},"type":"MODIFY"}],"isLastPage":true,"start":0,"size":1,"limit":100}"#;
+const DIFF: &str = r#"{"fromHash":"a","toHash":"b","contextLines":10,"truncated":false,"diffs":[{"source":{"toString":"src/lib.rs"},"destination":{"toString":"src/lib.rs"},"hunks":[{"sourceLine":1,"sourceSpan":1,"destinationLine":1,"destinationSpan":2,"segments":[{"type":"CONTEXT","lines":[{"source":1,"destination":1,"line":"fn main() {}"}]},{"type":"ADDED","lines":[{"source":2,"destination":2,"line":"let s = \"text\"; // note"}]}]}]}]}"#;
+
+fn bitbucket(request: FetchRequest, _: Option<&PersonalToken>, _: &Cancel) -> FetchOutcome {
+    let body = if request.path.ends_with("/changes") {
+        CHANGES
+    } else if request.path.contains("/diff/") {
+        DIFF
+    } else {
+        PR
+    };
+    FetchOutcome::response(200, body)
+}
+
+enum Event {
+    Fetched(Ticket, FetchOutcome),
+    Wake(Wake),
+}
+
+#[test]
+fn the_answer_goes_out_at_the_deadline_and_the_job_that_came_back_later_is_kept_for_the_next_read() {
+    let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let (fetched, woken) = (Mutex::new(tx.clone()), Mutex::new(tx));
+    let mut driver =
+        Driver::new(ServerConfig::new(exposed, "test"), Arc::new(bitbucket), Logger::new(None), move |t, o| {
+            drop(fetched.lock().unwrap().send(Event::Fetched(t, o)))
+        })
+        .on_wake(move |w| drop(woken.lock().unwrap().send(Event::Wake(w))));
+    // The deadline has passed as soon as the work is asked for.
+    driver.set_work_deadline(Duration::ZERO);
+    let mut delivered = vec![];
+    let session = driver.open(None, &mut |d| delivered.push(d));
+    let send = |driver: &mut Driver, tag: u64, line: &str, delivered: &mut Vec<Delivery>| {
+        driver.feed(Input::Message { session, bytes: line.as_bytes(), tag }, &mut |d| delivered.push(d));
+    };
+    send(
+        &mut driver,
+        1,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}},"clientInfo":{"name":"t","version":"1"}}}"#,
+        &mut delivered,
+    );
+    send(&mut driver, 2, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &mut delivered);
+    let show = |id: u64| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"show","arguments":{{"kind":"diff","project":"BB","repo":"api","pr_id":1}}}}}}"#
+        )
+    };
+    // Runs the call to its answer; jobs' outcomes are held back, not fed.
+    let mut held = vec![];
+    let run = |driver: &mut Driver, id: u64, held: &mut Vec<Wake>| -> Value {
+        let mut delivered = vec![];
+        send(driver, id, &show(id), &mut delivered);
+        loop {
+            let answer = delivered.iter().find_map(|d| match d {
+                Delivery::Send { tag: Some(t), message, .. } if *t == id => {
+                    Some(serde_json::from_slice::<Value>(message).unwrap())
+                }
+                _ => None,
+            });
+            if let Some(a) = answer {
+                return a["result"]["_meta"]["bb/view"]["diff"]["diffs"][0]["hunks"][0]["lines"].clone();
+            }
+            match rx.recv_timeout(Duration::from_secs(30)).expect("an event") {
+                Event::Fetched(ticket, outcome) => {
+                    driver.feed(Input::Fetched { ticket, outcome }, &mut |d| delivered.push(d));
+                }
+                Event::Wake(w @ Wake::Computed(..)) => held.push(w),
+                Event::Wake(w) => driver.wake(w, &mut |d| delivered.push(d)),
+            }
+        }
+    };
+    let first = run(&mut driver, 10, &mut held);
+    let lines = first.as_array().unwrap();
+    assert_eq!(lines.len(), 2);
+    assert!(lines.iter().all(|l| l["p"] == "deadline" && l.get("r").is_none()), "{first}");
+    // The job comes back after the answer: kept.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while held.is_empty() && std::time::Instant::now() < deadline {
+        if let Ok(Event::Wake(w @ Wake::Computed(..))) = rx.recv_timeout(Duration::from_millis(100)) {
+            held.push(w);
+        }
+    }
+    assert_eq!(held.len(), 1, "one file, one job");
+    for w in held.drain(..) {
+        driver.wake(w, &mut |_| {});
+    }
+    let again = run(&mut driver, 11, &mut held);
+    let lines = again.as_array().unwrap();
+    assert!(lines.iter().all(|l| l["r"].is_string() && l.get("p").is_none()), "{again}");
+    assert!(held.is_empty(), "nothing ran again");
+}
