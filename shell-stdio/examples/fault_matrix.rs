@@ -139,6 +139,12 @@ fn args_for(tool: &str) -> Option<Value> {
         "show pull_request" => json!({ "kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1 }),
         "show pull_requests" => json!({ "kind": "pull_requests", "project": "BB", "repo": "api" }),
         "show diff" => json!({ "kind": "diff", "project": "BB", "repo": "api", "pr_id": 1 }),
+        "refresh_view" => json!({ "show": { "kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1 } }),
+        "update_pr_comment" => json!({ "project": "BB", "repo": "api", "pr_id": 1, "comment_id": 1013, "state": "RESOLVED" }),
+        "update_pull_request" => json!({ "project": "BB", "repo": "api", "pr_id": 10, "title": "From the fault matrix" }),
+        "decline_pull_request" => pr(10),
+        "reopen_pull_request" => pr(5),
+        "list_pr_commits" => pr(1),
         _ => return None,
     })
 }
@@ -154,6 +160,10 @@ fn first_request(tool: &str) -> (Method, String) {
         "submit_pr_review" => get(&format!("{PR}/10")),
         "create_pull_request" => get("/rest/api/latest/projects/BB/repos/api"),
         "merge_pull_request" => (Method::Post, format!("{PR}/11/merge")),
+        "update_pr_comment" => get(&format!("{PR}/1/comments/1013")),
+        "update_pull_request" | "decline_pull_request" => get(&format!("{PR}/10")),
+        "reopen_pull_request" => get(&format!("{PR}/5")),
+        "list_pr_commits" => get(&format!("{PR}/1/commits")),
         _ => get(&format!("{PR}/1")),
     }
 }
@@ -163,6 +173,10 @@ fn write_after_reads(tool: &str) -> Option<(Method, String)> {
     match tool {
         "submit_pr_review" => Some((Method::Put, format!("{PR}/10/participants/alice"))),
         "create_pull_request" => Some((Method::Post, PR.to_string())),
+        "update_pr_comment" => Some((Method::Put, format!("{PR}/1/comments/1013"))),
+        "update_pull_request" => Some((Method::Put, format!("{PR}/10"))),
+        "decline_pull_request" => Some((Method::Post, format!("{PR}/10/decline"))),
+        "reopen_pull_request" => Some((Method::Post, format!("{PR}/5/reopen"))),
         _ => None,
     }
 }
