@@ -102,12 +102,13 @@ pub enum Wake {
 /// The most jobs waiting for a thread; past it a job runs on the driver's thread at once.
 const MAX_QUEUED_JOBS: usize = 256;
 
-/// bb's threads for CPU work: as many as the machine runs at once.
+/// bb's threads for CPU work: one fewer than the machine runs at once (at least one), so the threads
+/// that answer (the shells' and the timer's) always find a core free when a deadline comes.
 fn compute_pool() -> &'static Pool {
     static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         let n = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-        Pool::new(n, Duration::from_secs(30))
+        Pool::new(n.saturating_sub(1).max(1), Duration::from_secs(30))
     })
 }
 
