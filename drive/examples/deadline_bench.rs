@@ -7,6 +7,8 @@
 //!
 //! `cargo run --release -p bb-drive --example deadline_bench`
 
+#![allow(clippy::expect_used, clippy::panic, clippy::unwrap_used)]
+
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
