@@ -140,8 +140,12 @@ fn args_for(tool: &str) -> Option<Value> {
         "show pull_requests" => json!({ "kind": "pull_requests", "project": "BB", "repo": "api" }),
         "show diff" => json!({ "kind": "diff", "project": "BB", "repo": "api", "pr_id": 1 }),
         "refresh_view" => json!({ "show": { "kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1 } }),
-        "update_pr_comment" => json!({ "project": "BB", "repo": "api", "pr_id": 1, "comment_id": 1013, "state": "RESOLVED" }),
-        "update_pull_request" => json!({ "project": "BB", "repo": "api", "pr_id": 10, "title": "From the fault matrix" }),
+        "update_pr_comment" => {
+            json!({ "project": "BB", "repo": "api", "pr_id": 1, "comment_id": 1013, "state": "RESOLVED" })
+        }
+        "update_pull_request" => {
+            json!({ "project": "BB", "repo": "api", "pr_id": 10, "title": "From the fault matrix" })
+        }
         "decline_pull_request" => pr(10),
         "reopen_pull_request" => pr(5),
         "list_pr_commits" => pr(1),
