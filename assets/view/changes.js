@@ -6,7 +6,6 @@ const changes = (() => {
   const BUILD = { SUCCESSFUL: "passed", FAILED: "failed", INPROGRESS: "started", CANCELLED: "was cancelled", UNKNOWN: "is in an unknown state" };
   const STATE = { MERGED: "was merged", DECLINED: "was declined", OPEN: "was reopened" };
 
-  // Every comment and reply of the activity, by id: its author.
   function comments(pr) {
     const out = new Map();
     const stack = arr(obj(pr.activity).items).map((i) => obj(i.comment));
@@ -25,7 +24,7 @@ const changes = (() => {
     if (o.state !== n.state) out.push(`${pr} ${STATE[n.state] || "changed state"}`);
     const was = new Map(arr(obj(o.builds).items).map((b) => [b.key, b.state]));
     for (const b of arr(obj(n.builds).items)) {
-      if (was.get(b.key) !== b.state) out.push(`Build ${String(b.key || b.name || "").slice(0, 100)} on ${pr} ${BUILD[b.state] || "changed"}`);
+      if (was.get(b.key) !== b.state) out.push(`Build ${String(b.key).slice(0, 100)} on ${pr} ${BUILD[b.state] || "changed"}`);
     }
     const had = new Map(arr(o.reviewers).map((r) => [r.user, r.status]));
     for (const r of arr(n.reviewers)) {
@@ -42,10 +41,7 @@ const changes = (() => {
   function describe(old, neu) {
     if (neu.kind === "pull_request" && old.kind === "pull_request") return card(obj(old.pullRequest), obj(neu.pullRequest), obj(neu.users));
     if (neu.kind === "diff") return `The diff of PR #${obj(neu.diff).id} changed`;
-    const l = obj(neu.list);
-    const was = new Set(arr(obj(old.list).items).map((i) => `${i.project}/${i.repo}#${i.id}`));
-    const added = arr(l.items).filter((i) => !was.has(`${i.project}/${i.repo}#${i.id}`)).map((i) => `PR #${i.id}`);
-    return `${typeof l.title === "string" && l.title ? l.title.slice(0, 200) : "The list of pull requests"} changed${added.length ? `: ${added.slice(0, 5).join(", ")} new` : ""}`;
+    return `${String(obj(neu.list).title || "The list of pull requests").slice(0, 200)} changed`;
   }
 
   function tell(text) {

@@ -21,9 +21,8 @@ function setMode(mode) {
   }).catch(() => {});
 }
 
-// The bar above a view: back to the view before (navigate.js), when bb read Bitbucket (not when
-// the pull request changed), what keeping it current has to say (refresh.js), and the switch to
-// fullscreen and back.
+// The bar above a view: Back, when bb read Bitbucket (not when the pull request changed), what
+// refresh.js says, and the switch to fullscreen and back.
 function bar(data) {
   const other = isInline() ? "fullscreen" : "inline";
   const toggle = modes().includes(other)
@@ -118,8 +117,7 @@ function place(nodes) {
   }
 }
 
-// Draws the view again where it is: the inline frame's and the document's scroll kept. Within
-// one task, so nothing in between is painted.
+// Draws the view again with its scroll kept, within one task: nothing in between is painted.
 function redraw() {
   const clip = root.querySelector(".bb-clip");
   const top = clip ? clip.scrollTop : 0;

@@ -52,50 +52,34 @@ const navigate = (() => {
     const e = stack.pop();
     if (!e || busy || page.gone) return;
     show(e.result, e.data, e.due, e.at);
-    changes.tell(`The person went back to ${label(e.data)}`);
+    changes.tell(`The person went back to ${named(obj(e.data.call))}`);
   }
-  function label(data) {
-    const call = obj(data.call);
-    if (data.kind === "diff") return `the diff of PR #${call.pr_id} in ${where(call)}`;
-    if (data.kind === "pull_request") return `PR #${call.pr_id} in ${where(call)}`;
-    return obj(data.list).title || "the list of pull requests";
-  }
+  // What a show call draws, in the words told to the model.
+  const named = (c) => (c.inbox ? "the reviewer inbox" : c.kind === "diff" ? `the diff of PR #${c.pr_id} in ${where(c)}`
+    : c.kind === "pull_request" ? `PR #${c.pr_id} in ${where(c)}`
+      : `${c.state === "ALL" ? "all" : `the ${String(c.state || "open").toLowerCase()}`} pull requests of ${where(c)}`);
+  const button = (cls, word, call, current, more) => el("button", Object.assign({ type: "button", class: cls, "aria-current": current ? "page" : null,
+    onclick: current ? null : (e) => open(call, `The person opened ${named(call)}`, e.currentTarget) }, more), word);
 
   const backButton = () => (stack.length ? el("button", { type: "button", class: "bb-mode bb-back", onclick: back }, "← Back") : null);
 
-  // Overview and Diff, for a pull request's views, where the server offers both.
   function tabs(data) {
-    const call = obj(data.call);
-    if ((data.kind !== "pull_request" && data.kind !== "diff") || !Number.isInteger(call.pr_id) || !can(data, "pull_request") || !can(data, "diff")) return null;
-    const tab = (kind, word, what) => el("button", {
-      type: "button", class: "bb-tab", "data-kind": kind, "aria-current": data.kind === kind ? "page" : null,
-      onclick: data.kind === kind ? null : (e) => open({ kind, project: call.project, repo: call.repo, pr_id: call.pr_id },
-        `The person opened the ${what} of PR #${call.pr_id} in ${where(call)}`, e.currentTarget),
-    }, word);
-    return el("nav", { class: "bb-tabs", "aria-label": "Pull request" }, tab("pull_request", "Overview", "overview"), tab("diff", "Diff", "diff"));
+    const c = obj(data.call);
+    if ((data.kind !== "pull_request" && data.kind !== "diff") || !Number.isInteger(c.pr_id) || !can(data, "pull_request") || !can(data, "diff")) return null;
+    const tab = (kind, word) => button("bb-tab", word, { kind, project: c.project, repo: c.repo, pr_id: c.pr_id }, data.kind === kind, { "data-kind": kind });
+    return el("nav", { class: "bb-tabs", "aria-label": "Pull request" }, tab("pull_request", "Overview"), tab("diff", "Diff"));
   }
 
-  // Bitbucket's State filter of a repository's list: Open, Merged, Declined, All.
   function states(data, now) {
-    const call = obj(data.call);
-    if (call.inbox || typeof call.project !== "string" || typeof call.repo !== "string" || !can(data, "pull_requests")) return null;
+    const c = obj(data.call);
+    if (c.inbox || typeof c.project !== "string" || typeof c.repo !== "string" || !can(data, "pull_requests")) return null;
     return el("nav", { class: "bb-tabs bb-states", "aria-label": "State" }, el("span", { class: "bb-muted" }, "State:"),
-      Object.entries(STATES).map(([state, word]) => el("button", {
-        type: "button", class: "bb-tab", "data-state": state, "aria-current": state === now ? "page" : null,
-        onclick: state === now ? null : (e) => {
-          const next = Object.assign({}, call, { state });
-          delete next.start;
-          open(next, `The person opened ${state === "ALL" ? "all" : `the ${word.toLowerCase()}`} pull requests of ${where(call)}`, e.currentTarget);
-        },
-      }, word)));
+      Object.entries(STATES).map(([state, word]) => button("bb-tab", word, Object.assign({}, c, { state, start: undefined }), state === now, { "data-state": state })));
   }
 
-  // A list row's pull request, opened in place: its title as a button, where the server offers cards.
   function rowTitle(data, item, title) {
     if (!can(data, "pull_request") || !Number.isInteger(item.id) || typeof item.project !== "string" || typeof item.repo !== "string") return null;
-    const call = { kind: "pull_request", project: item.project, repo: item.repo, pr_id: item.id };
-    return el("button", { type: "button", class: "bb-row-link bb-open-here", title: "Open it here",
-      onclick: (e) => open(call, `The person opened PR #${item.id} in ${where(call)}`, e.currentTarget) }, title);
+    return button("bb-row-link bb-open-here", title, { kind: "pull_request", project: item.project, repo: item.repo, pr_id: item.id });
   }
 
   return { tabs, states, rowTitle, backButton, reset: () => { stack.length = 0; } };

@@ -98,7 +98,7 @@ const refresh = (() => {
       s.offer = { result, data };
       say(["This diff has changed ", el("button", { type: "button", class: "bb-button bb-offer", onclick: take }, "Show the new version")]);
     } else if (document.activeElement && root.contains(document.activeElement) && document.activeElement.isContentEditable) {
-      // The person is writing: drawn once focus leaves the view, not under their caret.
+      // Not under the person's caret: drawn once focus leaves the view.
       if (!s.held) root.addEventListener("focusout", release);
       s.held = { result, data, epoch };
     } else {
@@ -107,7 +107,6 @@ const refresh = (() => {
     }
     after(data.next);
   }
-  // Draws `data` in place of what is drawn; answers what changed, in words for the model.
   function swap(result, data) {
     const line = changes.describe(page.data, data);
     page.result = result;

@@ -100,7 +100,9 @@ test("from bb: the card's Diff tab opens the diff in place, a comment on it is o
   await v.frame.locator(".bb-diffview", { hasText: "A line comment, live." }).waitFor({ timeout: 5000 });
   await v.frame.getByRole("button", { name: "← Back" }).click();
   await v.frame.locator(".bb-card").waitFor();
-  assert.deepEqual(await told(v.log), ["The person opened the diff of PR #3 in BB/api", "The diff of PR #3 changed", "The person went back to PR #3 in BB/api"]);
+  // Back on the card, its next refresh finds the comment the diff showed, and says so.
+  await until("the card's own change", async () => (await told(v.log)).length === 4);
+  assert.deepEqual(await told(v.log), ["The person opened the diff of PR #3 in BB/api", "The diff of PR #3 changed", "The person went back to PR #3 in BB/api", "Bob Baker commented"]);
   assert.deepEqual(realErrors(v.errors), []);
 });
 

@@ -137,7 +137,10 @@ pub fn start(options: &Options, env: &dyn Fn(&str) -> Option<String>) -> Result<
         Source::Configured(url) => url.clone(),
     };
     let control = stack.as_ref().map(|s| s.base_url.clone()).filter(|u| u.starts_with("http://"));
-    let page = page::PageServer::spawn(listener, page::Settings { mcp_url: mcp_url.clone(), bitbucket: about, stack: control })
-        .map_err(|e| format!("the page server did not start: {e}"))?;
+    let page = page::PageServer::spawn(
+        listener,
+        page::Settings { mcp_url: mcp_url.clone(), bitbucket: about, stack: control },
+    )
+    .map_err(|e| format!("the page server did not start: {e}"))?;
     Ok(Preview { page, bb, stack, mcp_url, source })
 }

@@ -137,10 +137,12 @@ fn serve(mut stream: TcpStream, addr: SocketAddr, index: &str, stack: Option<&st
         return respond(&mut stream, head_only, 403, "text/plain; charset=utf-8", "Unknown Host.\n");
     }
     if let (Some(to), "POST") = (control, method) {
-        let own = header("origin").is_none_or(|o| origins.iter().any(|h| o.eq_ignore_ascii_case(&format!("http://{h}"))));
+        let own =
+            header("origin").is_none_or(|o| origins.iter().any(|h| o.eq_ignore_ascii_case(&format!("http://{h}"))));
         let json = header("content-type").is_some_and(|t| t.to_ascii_lowercase().starts_with("application/json"));
         let Some(base) = stack.filter(|_| own && json) else {
-            let why = if stack.is_none() { "This preview runs no stack.\n" } else { "Only JSON from the preview page.\n" };
+            let why =
+                if stack.is_none() { "This preview runs no stack.\n" } else { "Only JSON from the preview page.\n" };
             return respond(&mut stream, false, 403, "text/plain; charset=utf-8", why);
         };
         let length = header("content-length").and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);

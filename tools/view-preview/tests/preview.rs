@@ -272,7 +272,8 @@ fn the_page_sets_a_build_and_adds_a_comment_in_the_stack_and_the_next_read_carri
     let set = post("/stack/builds", &json_from(&origin), &build);
     assert_eq!(set.status, 200, "{}", set.body);
     assert!(set.body.contains("LIVE-1"), "{}", set.body);
-    let comment = json!({"project": "BB", "repo": "api", "pullRequest": 1, "user": "carol", "text": "Seen from the preview."});
+    let comment =
+        json!({"project": "BB", "repo": "api", "pullRequest": 1, "user": "carol", "text": "Seen from the preview."});
     let added = post("/stack/comments", &json_from(&origin), &comment);
     assert_eq!(added.status, 201, "{}", added.body);
 
