@@ -178,3 +178,26 @@ fn a_file_highlighted_whole_is_not_highlighted_again_for_the_next_read() {
     d.work_steps = None;
     assert_eq!(diff_view(&mut d, 1), first, "tried whole again");
 }
+
+#[test]
+fn with_templates_a_template_file_goes_out_plain_and_its_classes_come_with_the_next_refresh() {
+    let mut d = Driver::with_views_and_templates();
+    let show = json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 7});
+    let shown = d.call("show", show.clone());
+    let view = shown.raw["_meta"]["bb/view"].clone();
+    let first = lines(&view["diff"], "web/index.html");
+    assert!(!first.is_empty());
+    assert!(
+        first.iter().all(|(l, _)| l["p"] == "template" && l.get("r").is_none()),
+        "not waited for: {:?}",
+        first[0].0
+    );
+    let again = d.call("refresh_view", json!({"show": show, "fingerprint": view["fingerprint"]}));
+    let fresh = &again.raw["_meta"]["bb/view"];
+    assert!(fresh.get("unchanged").is_none(), "the classes came: {}", again.text);
+    let now = lines(&fresh["diff"], "web/index.html");
+    assert!(now.iter().all(|(l, _)| l.get("p").is_none() || l["p"] == "long"));
+    assert!(now.iter().any(|(l, _)| l["r"].is_string()));
+    let still = d.call("refresh_view", json!({"show": show, "fingerprint": fresh["fingerprint"]}));
+    assert_eq!(still.raw["_meta"]["bb/view"]["unchanged"], true, "and then it holds still");
+}

@@ -14,13 +14,16 @@
 //!
 //! A 64-bit FNV-1a hash of the view data in a canonical form, followed by the time (epoch ms) this
 //! state was first seen: `"9f86d081884c7d65.1764672000000"`. The canonical form leaves out what differs
-//! between two reads of the same state: `readAt`, avatar bytes, the highlighting of a line (`r`, `p`:
-//! derived from the text, and cut by a CPU deadline that differs between two reads), and the order
+//! between two reads of the same state: `readAt`, avatar bytes, a line's runs (`r`: derived from its
+//! text), and the order
 //! Bitbucket returns equal things in (an array of objects is hashed as a sorted set of its elements;
 //! arrays of strings and numbers keep their order). It covers the activity and comments themselves,
 //! because Bitbucket leaves a pull request's `version` and `updatedDate` alone when a comment is added
 //! or resolved ([assumed]: observed in the stand-in's model of Bitbucket and in issue #14; no public
-//! document says which fields a comment moves).
+//! document says which fields a comment moves). Whether a line is plain and why (`p`) is in it: a
+//! diff answered plain at its deadline, or with a template lexer's lines still to come, changes when
+//! the highlighting that came back later is read (it is kept, so the next read has it), and the page
+//! draws the classes in place (the text being the same, it is not offered as a changed diff).
 //!
 //! The time after the dot is bb's own: the page hands it back and bb learns from it how long nothing
 //! has changed, so the cadence is decided with no state kept between calls (a stateless HTTP request
@@ -307,7 +310,7 @@ pub fn next_ms(data: &Map<String, Value>, quiet_ms: u64, now_ms: u64) -> Option<
 
 /// Keys whose values differ between two reads of the same state.
 fn ignored(key: &str) -> bool {
-    matches!(key, "readAt" | "fingerprint" | "next" | "avatar" | "r" | "p" | "unchanged")
+    matches!(key, "readAt" | "fingerprint" | "next" | "avatar" | "r" | "unchanged")
 }
 
 /// The hash of what view data draws (see the module's doc).
@@ -423,6 +426,16 @@ mod tests {
         let mut without = c.clone();
         without.insert("users".into(), json!({"bob": {"name": "Bob", "avatar": null}}));
         assert_eq!(hash(&with_avatar), hash(&without));
+    }
+
+    #[test]
+    fn a_line_highlighted_after_it_went_out_plain_changes_the_hash_its_runs_do_not() {
+        let diff = |line: Value| json!({"v": 1, "kind": "diff", "diff": {"diffs": [{"hunks": [{"lines": [line]}]}]}});
+        let h = |v: Value| hash(v.as_object().unwrap());
+        let plain = h(diff(json!({"n": 1, "s": "let a = 1;", "p": "deadline"})));
+        let done = h(diff(json!({"n": 1, "s": "let a = 1;", "r": "3k7_"})));
+        assert_ne!(plain, done, "the classes that came later are drawn");
+        assert_eq!(done, h(diff(json!({"n": 1, "s": "let a = 1;", "r": "10_"}))), "runs follow from the text");
     }
 
     #[test]

@@ -68,11 +68,22 @@ impl Driver {
         Driver::with(World::from_default_seed().unwrap(), caps)
     }
 
+    /// As [`Driver::with_views`], with lexers that embed others allowed (`--highlight-templates`).
+    pub fn with_views_and_templates() -> Driver {
+        let caps = json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}});
+        Driver::with_config(World::from_default_seed().unwrap(), caps, true)
+    }
+
     fn with(world: World, capabilities: Value) -> Driver {
+        Driver::with_config(world, capabilities, false)
+    }
+
+    fn with_config(world: World, capabilities: Value, templates: bool) -> Driver {
         let options = ExposureOptions { allow_writes: true, ..Default::default() };
         let exposed = Catalogue::standard().expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.base_url = Some("http://stack.test/bitbucket".into());
+        config.highlight_templates = templates;
         let mut server = Server::new(config);
         let session = server.open();
         let mut d = Driver {
@@ -186,6 +197,12 @@ impl Driver {
                 }
             }
             if answer.is_some() {
+                // As a shell's CPU threads do, the jobs the answer did not wait for come back after it.
+                for (ticket, job) in std::mem::take(&mut computes) {
+                    self.now += 1;
+                    self.server.handle(Input::Computed { ticket, done: job.run() }, self.now);
+                    while self.server.poll_output().is_some() {}
+                }
                 break;
             }
             // Jobs run one per step, in the order asked, until the test's number of steps (its
