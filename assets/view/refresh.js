@@ -94,7 +94,10 @@ const refresh = (() => {
       after(ERROR_MS);
       return;
     }
-    if (data.kind === "diff" && page.data.kind === "diff") {
+    // Only the classes that came later (the same text): drawn in place, nothing offered or told.
+    const text = (d) => JSON.stringify(d.diff, (k, v) => (k === "r" || k === "p" ? undefined : v));
+    if (data.kind === "diff" && page.data.kind === "diff" && text(data) === text(page.data)) swap(result, data);
+    else if (data.kind === "diff" && page.data.kind === "diff") {
       s.offer = { result, data };
       say(["This diff has changed ", el("button", { type: "button", class: "bb-button bb-offer", onclick: take }, "Show the new version")]);
     } else if (document.activeElement && root.contains(document.activeElement) && document.activeElement.isContentEditable) {

@@ -131,6 +131,19 @@ test("a changed diff is offered, not swapped, until the person asks for it", asy
   assert.equal((await v.log()).context[0].content[0].text, "The diff of PR #1 changed");
 });
 
+test("classes that come after the answer (a template lexer, a deadline) are drawn in place: nothing offered, nothing told", async () => {
+  const plain = live("diff-view", (d) => {
+    for (const f of d.diff.diffs) for (const h of f.hunks || []) for (const l of h.lines || []) { delete l.r; l.p = "template"; }
+    return d;
+  });
+  const coloured = live("diff-view", (d) => { d.fingerprint = "f2"; return d; });
+  const v = await mount(plain, () => result(coloured), {}, ".bb-diffview");
+  assert.equal(await v.frame.locator('[class*="bb-tk-"]').count(), 0, "drawn plain first");
+  await until("the classes", async () => (await v.frame.locator('[class*="bb-tk-"]').count()) > 0);
+  assert.equal(await v.frame.locator(".bb-offer").count(), 0, "the same text is not a changed diff");
+  assert.deepEqual((await v.log()).context, [], "nothing the person reads changed, so nothing is told");
+});
+
 test("an error keeps the view, says it could not update, and asks again after the answer's next", async () => {
   const data = live("pr-open");
   const v = await mount(data, () => ({ isError: true, content: [{ type: "text", text: "Bitbucket is unavailable. Try again later." }], _meta: { "bb/view": { v: 1, next: NEXT } } }));
