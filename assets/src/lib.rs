@@ -7,6 +7,10 @@
 //! concatenated here, in order: each may use what the ones before it define. `kinds.js` holds the
 //! registry that each view module (`card.js`, `list.js`, one per kind of `bb_core::views::KINDS`)
 //! adds its kind to, and `main.js` draws from it.
+//!
+//! The page goes out slimmed, at compile time and without a build step ([`slim`]): each line's leading
+//! blanks and every line that is only a `//` comment are left out, so the sources keep their comments
+//! and the page its weight bound.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -14,8 +18,8 @@
 /// at compile time.
 macro_rules! page {
     ($($script:literal),+ $(,)?) => {
-        /// The complete HTML document served as `ui://bb/view` (`text/html;profile=mcp-app`).
-        pub const VIEW_HTML: &str = concat!(
+        /// The page as written, before [`slim`].
+        const WRITTEN: &str = concat!(
             include_str!("../view/head.html"),
             "<style>\n",
             include_str!("../view/view.css"),
@@ -24,11 +28,19 @@ macro_rules! page {
             $(include_str!(concat!("../view/", $script)),)+
             "</script>\n</body>\n</html>\n",
         );
+        const SLIM: [u8; slim::len(WRITTEN)] = slim::bytes(WRITTEN);
+        /// The complete HTML document served as `ui://bb/view` (`text/html;profile=mcp-app`).
+        pub const VIEW_HTML: &str = match core::str::from_utf8(&SLIM) {
+            Ok(html) => html,
+            Err(_) => panic!("slimming cut a character"),
+        };
 
         /// The page's scripts, by file name, in the order the page runs them, for tests that inspect them.
         pub const SCRIPTS: &[(&str, &str)] = &[$(($script, include_str!(concat!("../view/", $script)))),+];
     };
 }
+
+pub mod slim;
 
 page![
     "el.js",
