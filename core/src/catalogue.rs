@@ -229,8 +229,8 @@ mod tests {
             assert!(name.len() <= 128 && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)));
             assert!(!t["description"].as_str().unwrap().is_empty());
             assert_eq!(t["inputSchema"]["type"], "object");
-            for key in ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] {
-                assert!(t["annotations"][key].is_boolean(), "{name} {key}");
+            for hint in t["annotations"].as_object().unwrap().values() {
+                assert!(hint.is_boolean(), "{name}");
             }
         }
     }

@@ -31,7 +31,8 @@ pub enum Access {
     UnsafeWrite,
 }
 
-/// MCP tool annotations, each stated explicitly rather than left to the schema's defaults.
+/// MCP tool annotations. `tools/list` leaves out a hint equal to MCP's documented default ([`Annotations::DEFAULT`]),
+/// which every client applies to a missing hint, and states every other explicitly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Annotations {
     /// The tool does not modify its environment.
@@ -45,6 +46,10 @@ pub struct Annotations {
 }
 
 impl Annotations {
+    /// What MCP assumes of a hint left out (schema `ToolAnnotations`, 2025-06-18 and later: readOnlyHint false,
+    /// destructiveHint true, idempotentHint false, openWorldHint true).
+    pub const DEFAULT: Annotations =
+        Annotations { read_only: false, destructive: true, idempotent: false, open_world: true };
     /// Reads Bitbucket; calling again changes nothing.
     pub const READ: Annotations =
         Annotations { read_only: true, destructive: false, idempotent: true, open_world: true };
@@ -54,6 +59,23 @@ impl Annotations {
     /// Cannot be taken back (a merge).
     pub const IRREVERSIBLE: Annotations =
         Annotations { read_only: false, destructive: true, idempotent: false, open_world: true };
+
+    /// The hints that differ from MCP's defaults, as `tools/list` carries them.
+    pub fn listed(self) -> Value {
+        let d = Annotations::DEFAULT;
+        let mut out = Map::new();
+        for (key, value, default) in [
+            ("readOnlyHint", self.read_only, d.read_only),
+            ("destructiveHint", self.destructive, d.destructive),
+            ("idempotentHint", self.idempotent, d.idempotent),
+            ("openWorldHint", self.open_world, d.open_world),
+        ] {
+            if value != default {
+                out.insert(key.into(), Value::from(value));
+            }
+        }
+        Value::Object(out)
+    }
 }
 
 /// What a call sees of its session and server, at the time it starts.
@@ -174,17 +196,12 @@ impl Exposed {
 
     /// One `tools/list` entry.
     fn render(&self, t: &ToolSpec) -> Value {
-        let a = t.annotations;
         let mut entry = Map::new();
         entry.insert("name".into(), Value::from(t.name));
         entry.insert("title".into(), Value::from(t.title));
         entry.insert("description".into(), Value::from(t.description));
         entry.insert("inputSchema".into(), self.input_schema(t));
-        entry.insert(
-            "annotations".into(),
-            json!({"readOnlyHint": a.read_only, "destructiveHint": a.destructive,
-                   "idempotentHint": a.idempotent, "openWorldHint": a.open_world}),
-        );
+        entry.insert("annotations".into(), t.annotations.listed());
         match t.role {
             Role::Show => {
                 entry.insert("_meta".into(), json!({"ui": {"resourceUri": VIEW_URI}, "ui/resourceUri": VIEW_URI}));

@@ -48,12 +48,29 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
         ["submit_pr_review", "update_pr_comment", "update_pull_request", "decline_pull_request", "reopen_pull_request"];
     for t in e.listed() {
         let name = t["name"].as_str().unwrap();
-        assert_eq!(t["annotations"]["destructiveHint"] == true, destructive.contains(&name), "{name}");
-        let read_only = t["annotations"]["readOnlyHint"] == true;
+        assert_eq!(hint(t, "destructiveHint"), destructive.contains(&name), "{name}");
         let reader = name.starts_with("get_") || name.starts_with("list_") || name == "show" || name == "refresh_view";
-        assert_eq!(read_only, reader, "{name}");
-        let idempotent = t["annotations"]["idempotentHint"] == true;
-        assert_eq!(idempotent, reader || idempotent_writes.contains(&name), "{name}");
-        assert_eq!(t["annotations"]["openWorldHint"], true);
+        assert_eq!(hint(t, "readOnlyHint"), reader, "{name}");
+        assert_eq!(hint(t, "idempotentHint"), reader || idempotent_writes.contains(&name), "{name}");
+        assert!(hint(t, "openWorldHint"), "{name}");
     }
+}
+
+/// A hint as a client reads it: the listed value, or MCP's default when it is left out (schema `ToolAnnotations`:
+/// readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true).
+fn hint(tool: &Value, key: &str) -> bool {
+    let default = matches!(key, "destructiveHint" | "openWorldHint");
+    tool["annotations"].get(key).map(|v| v.as_bool().unwrap()).unwrap_or(default)
+}
+
+#[test]
+fn a_hint_equal_to_mcps_default_is_left_out_and_every_other_is_stated() {
+    let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+    let get = e.listed().iter().find(|t| t["name"] == "get_pull_request").unwrap();
+    assert_eq!(
+        get["annotations"],
+        serde_json::json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true})
+    );
+    let merge = e.listed().iter().find(|t| t["name"] == "merge_pull_request").unwrap();
+    assert_eq!(merge["annotations"], serde_json::json!({}));
 }

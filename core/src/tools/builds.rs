@@ -27,7 +27,7 @@ use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_build_status",
     title: "Get build status",
-    description: "Builds of a commit (commit_id) or of a pull request's source commit (project, repo, pr_id) as its page lists them, with state counts.",
+    description: "Builds of a commit, or of a pull request's source commit, with state counts.",
     input_schema: status_schema,
     access: Access::Read,
     role: Role::Data,

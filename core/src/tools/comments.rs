@@ -29,7 +29,7 @@ pub const COMMENT_CHARS: usize = 2000;
 pub const LIST_SPEC: ToolSpec = ToolSpec {
     name: "list_pr_comments",
     title: "List pull request comments",
-    description: "A pull request's comment threads, newest first as in its activity: replies, tasks, file/line anchors, resolved and outdated marks. Paged by activity.",
+    description: "A pull request's comment threads with replies, tasks and file/line anchors; paged by activity.",
     input_schema: list_schema,
     access: Access::Read,
     role: Role::Data,
@@ -53,7 +53,7 @@ pub const TASKS_SPEC: ToolSpec = ToolSpec {
 pub const ADD_SPEC: ToolSpec = ToolSpec {
     name: "add_pr_comment",
     title: "Add pull request comment",
-    description: "Comment on a pull request: general, a reply (reply_to), on a file (path) or line (path+line), or as a task (task=true). Markdown.",
+    description: "Comment (Markdown) on a pull request, a file (path) or line (path+line), as a reply or a task.",
     input_schema: add_schema,
     access: Access::Write,
     role: Role::Data,

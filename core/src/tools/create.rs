@@ -22,7 +22,7 @@ use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "create_pull_request",
     title: "Create pull request",
-    description: "Open a pull request from from_ref into to_ref (default: the default branch), adding the repository's default reviewers unless default_reviewers=false.",
+    description: "Open a pull request from from_ref into to_ref (default branch unless given), with default reviewers.",
     input_schema: schema,
     access: Access::Write,
     role: Role::Data,
@@ -58,7 +58,7 @@ enum CreateRead {
 }
 
 /// A branch as a full ref (`refs/heads/x`); a full ref as it is.
-pub(super) fn full_ref(branch: &str) -> String {
+pub(crate) fn full_ref(branch: &str) -> String {
     if branch.starts_with("refs/") { branch.to_owned() } else { format!("refs/heads/{branch}") }
 }
 

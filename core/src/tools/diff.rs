@@ -22,7 +22,7 @@ use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_pull_request_diff",
     title: "Get pull request diff",
-    description: "A pull request's changed files and unified diff with line numbers (+new, -old), for the paths asked or the first files that fit max_bytes. Cuts are marked with how to get the rest.",
+    description: "A pull request's changed files and line-numbered diff within max_bytes; cuts say how to get the rest.",
     input_schema: schema,
     access: Access::Read,
     role: Role::Data,

@@ -23,7 +23,7 @@ use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_pull_request",
     title: "Get pull request",
-    description: "A pull request: state, title, branches, author, reviewers and their status, merge outcome, task and comment counts, the source commit's builds, and the description (long ones cut with a marker).",
+    description: "A pull request: state, branches, reviewers, merge outcome, counts, builds and description.",
     input_schema: schema,
     access: Access::Read,
     role: Role::Data,

@@ -20,7 +20,7 @@ use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "merge_pull_request",
     title: "Merge pull request",
-    description: "Merge a pull request. Needs the version get_pull_request showed; a changed pull request or a failing merge check (builds, approvals, tasks) is refused with Bitbucket's reasons.",
+    description: "Merge a pull request at the version you read; a veto comes back in Bitbucket's words.",
     input_schema: schema,
     access: Access::UnsafeWrite,
     role: Role::Data,

@@ -52,7 +52,7 @@ fn object(properties: Value, required: &[&str]) -> Value {
 }
 
 fn project() -> Value {
-    json!({"type": "string", "minLength": 1, "description": "Project key, e.g. PROJ"})
+    json!({"type": "string", "minLength": 1, "description": "Project key"})
 }
 
 fn repo() -> Value {
@@ -64,7 +64,7 @@ fn pr_id() -> Value {
 }
 
 fn start() -> Value {
-    json!({"type": "integer", "minimum": 0, "description": "Index to start at (from a 'start=N' line)"})
+    json!({"type": "integer", "minimum": 0, "description": "From a 'start=N' line"})
 }
 
 fn limit(default: u64, max: u64) -> Value {

@@ -24,7 +24,7 @@ use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_required_builds",
     title: "List required builds",
-    description: "A repository's required-build conditions in words: which target branches need which successful builds, and which source branches are exempt. With pr_id: which required builds of that pull request pass, fail, run or are missing.",
+    description: "Required builds per target branch with exemptions; with pr_id, which pass, fail, run or are missing.",
     input_schema: required_schema,
     access: Access::Read,
     role: Role::Data,

@@ -26,7 +26,7 @@ const SET: Annotations = Annotations { read_only: false, destructive: false, ide
 pub const SPEC: ToolSpec = ToolSpec {
     name: "submit_pr_review",
     title: "Submit pull request review",
-    description: "Review a pull request as bb's user: approve, request_changes (Bitbucket's \"Needs work\") or withdraw (back to no verdict), with an optional comment. The author cannot review their own pull request.",
+    description: "Approve, request changes (Needs work) or withdraw your review, with an optional comment.",
     input_schema: schema,
     access: Access::Write,
     role: Role::Data,

@@ -29,7 +29,7 @@ use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "update_pull_request",
     title: "Update pull request",
-    description: "Edit a pull request: title, description, reviewers to add or remove (others stay), target branch, draft. bb reads its version itself.",
+    description: "Edit title, description, target, draft or reviewers (others stay); bb reads the version.",
     input_schema: schema,
     access: Access::Write,
     role: Role::Data,

@@ -29,7 +29,7 @@ const QUOTE_CHARS: usize = 500;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "update_pr_comment",
     title: "Update pull request comment",
-    description: "Edit a comment's text, or resolve/reopen a task (state). bb reads the comment's version itself.",
+    description: "Edit a comment's text or resolve/reopen a task; bb reads its version.",
     input_schema: schema,
     access: Access::Write,
     role: Role::Data,
