@@ -26,13 +26,14 @@
 //!
 //! ```text
 //!   server        what sessions share; owns the sessions                    (quinn: Endpoint)
-//!   session       one client's conversation: handshake, calls, cancellation   (quinn: Connection)
+//!   session       one client's conversation: handshake, calls, cancellation   (quinn: Connection);
+//!                 a 2026-07-28 request is answered from itself alone (stateless)
 //!   shared        what the sessions share while one runs, and the outputs to the shell
 //!   catalogue     the registry: imports the tools and the kinds, never imported by them
 //!   tools/ views/ one file per data tool; one file per show kind, listed in views::KINDS
 //!   reads/        each Bitbucket read written once, typed; tools and views render the same reads
 //!   tool          what every tool and kind is made of, and what a call sees
-//!   plan fetch coalesce bitbucket jsonrpc protocol args retry markdown requirements text avatar_cache   leaves
+//!   plan fetch coalesce bitbucket jsonrpc protocol stateless args retry markdown requirements text avatar_cache   leaves
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -57,6 +58,7 @@ pub mod retry;
 pub mod server;
 pub mod session;
 pub mod shared;
+pub mod stateless;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod text;

@@ -7,9 +7,12 @@
 //!   Server.handle(Fetched) ─▶ Session: plan.on ──▶ Output::Send when the plan answers, then Output::Done
 //! ```
 //!
-//! Lifecycle: before `initialize` only `initialize` and `ping` are accepted. Every request with
-//! an id gets exactly one answer, unless a `notifications/cancelled` for it arrives first, in which
-//! case its plan is dropped and it gets none. Notifications are never answered.
+//! Lifecycle: before `initialize` only `initialize`, `ping` and 2026-07-28 requests are accepted. A
+//! request whose `_meta` names 2026-07-28 (and `server/discover` at any time) is served statelessly
+//! ([`crate::stateless`]): its client's capabilities and log level are its own, nothing is kept for
+//! the next one, and a session that serves only such requests is never initialized. Every request
+//! with an id gets exactly one answer, unless a `notifications/cancelled` for it arrives first, in
+//! which case its plan is dropped and it gets none. Notifications are never answered.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -25,8 +28,9 @@ use crate::jsonrpc::{
 };
 use crate::logging::Level;
 use crate::plan::{Step, ToolResult, Waiting};
-use crate::protocol::{ClientProfile, ProtocolVersion, UI_EXTENSION};
+use crate::protocol::{ClientProfile, ProtocolVersion};
 use crate::shared::{Made, Output, SessionId, Shared};
+use crate::stateless::{self, Era, RequestMeta};
 use crate::tool::{Call, VIEW_URI};
 
 /// A tool call waiting on Bitbucket.
@@ -38,6 +42,8 @@ struct Pending {
     work: Option<Ticket>,
     tag: u64,
     batch: Option<u64>,
+    /// A 2026-07-28 call: its answer is completed ([`stateless::complete`]).
+    stateless: bool,
 }
 
 /// A batch whose answers are sent together, once the last of its requests has answered.
@@ -56,6 +62,8 @@ pub struct Session {
     version: Option<ProtocolVersion>,
     client: ClientProfile,
     client_log_level: Option<Level>,
+    /// While a 2026-07-28 request that asked for log messages is handled: its level and tag.
+    request_log: Option<(Level, u64)>,
     /// The Bitbucket user bb acts as, learned from the first response that names it.
     bitbucket_user: Option<String>,
     pending: BTreeMap<Id, Pending>,
@@ -84,6 +92,7 @@ impl Session {
             version: None,
             client: ClientProfile::default(),
             client_log_level: None,
+            request_log: None,
             bitbucket_user: None,
             pending: BTreeMap::new(),
             tickets: BTreeMap::new(),
@@ -282,6 +291,18 @@ impl Session {
         batch: Option<u64>,
         sh: &mut Shared,
     ) -> Answer {
+        if method == "server/discover" || (self.version.is_none() && method != "initialize") {
+            match stateless::era_of(&params) {
+                Era::Stateless(meta) => return self.stateless(id, method, &params, meta, tag, sh),
+                Era::Unsupported(requested) => return Answer::Now(Err(stateless::unsupported(id, &requested))),
+                // Discovery is how a client learns the revisions; it needs none named.
+                Era::Handshake if method == "server/discover" => {
+                    let meta = RequestMeta { client: ClientProfile::default(), log_level: None };
+                    return self.stateless(id, method, &params, meta, tag, sh);
+                }
+                Era::Handshake => {}
+            }
+        }
         if self.version.is_none() && !matches!(method, "initialize" | "ping") {
             return Answer::Now(Err(ErrorReply::new(
                 Some(id.clone()),
@@ -301,10 +322,10 @@ impl Session {
                 Ok(v) => Answer::Now(Ok(v)),
                 Err(m) => err(INVALID_PARAMS, m),
             },
-            "tools/call" => self.tools_call(id, &params, tag, batch, sh),
+            "tools/call" => self.tools_call(id, &params, None, tag, batch, sh),
             "resources/list" => Answer::Now(Ok(json!({"resources": []}))),
             "resources/templates/list" => Answer::Now(Ok(json!({"resourceTemplates": []}))),
-            "resources/read" => self.resources_read(id, &params),
+            "resources/read" => self.resources_read(id, &params, false),
             "logging/setLevel" => match params.get("level").and_then(Value::as_str).and_then(Level::parse) {
                 Some(level) => {
                     self.client_log_level = Some(level);
@@ -351,15 +372,60 @@ impl Session {
         );
         Answer::Now(Ok(json!({
             "protocolVersion": version.as_str(),
-            "capabilities": {
-                "tools": {"listChanged": false},
-                "resources": {"listChanged": false},
-                "logging": {},
-                "extensions": {UI_EXTENSION: {}},
-            },
-            "serverInfo": {"name": "bb", "title": "bb for Bitbucket Data Center", "version": sh.config.version},
+            "capabilities": stateless::capabilities(),
+            "serverInfo": stateless::server_info(sh.config.version),
             "instructions": sh.config.instructions,
         })))
+    }
+
+    /// Answers a 2026-07-28 request from itself alone: its client is the one its `_meta` declares,
+    /// its log messages go with its answer only when it asked for them, and its result is complete.
+    fn stateless(
+        &mut self,
+        id: &Id,
+        method: &str,
+        params: &Value,
+        meta: RequestMeta,
+        tag: u64,
+        sh: &mut Shared,
+    ) -> Answer {
+        self.request_log = meta.log_level.map(|level| (level, tag));
+        let version = sh.config.version;
+        let done = |v: Value, ttl: Option<u64>| {
+            let v = stateless::complete(v, version);
+            Answer::Now(Ok(match ttl {
+                Some(ttl) => stateless::cacheable(v, ttl),
+                None => v,
+            }))
+        };
+        let err = |code: i64, message: String| Answer::Now(Err(ErrorReply::new(Some(id.clone()), code, message)));
+        let answer = match method {
+            "server/discover" => Answer::Now(Ok(stateless::discover(version, &sh.config.instructions))),
+            "tools/list" if matches!(params.get("cursor"), None | Some(Value::Null)) => {
+                Answer::Made(Made::StatelessToolsList)
+            }
+            "tools/list" => match self.tools_list(params, sh) {
+                Ok(v) => done(v, Some(stateless::LIST_TTL_MS)),
+                Err(m) => err(INVALID_PARAMS, m),
+            },
+            "tools/call" => self.tools_call(id, params, Some(meta.client), tag, None, sh),
+            "resources/list" => done(json!({"resources": []}), Some(stateless::LIST_TTL_MS)),
+            "resources/templates/list" => done(json!({"resourceTemplates": []}), Some(stateless::LIST_TTL_MS)),
+            "resources/read" => self.resources_read(id, params, true),
+            "ping" | "logging/setLevel" => err(
+                METHOD_NOT_FOUND,
+                format!(
+                    "Method not found: `{method}` is not part of 2026-07-28 (set `io.modelcontextprotocol/logLevel` in a request's `_meta` for its log messages)."
+                ),
+            ),
+            "subscriptions/listen" => err(
+                METHOD_NOT_FOUND,
+                "Method not found: bb's tools and resources never change while it runs, so it has nothing to send on `subscriptions/listen`.".into(),
+            ),
+            other => err(METHOD_NOT_FOUND, format!("Method not found: `{}`.", truncate(other, 100))),
+        };
+        self.request_log = None;
+        answer
     }
 
     fn tools_list(&self, params: &Value, sh: &Shared) -> Result<Value, String> {
@@ -374,7 +440,23 @@ impl Session {
         Ok(crate::shared::tools_page(&sh.config, start))
     }
 
-    fn tools_call(&mut self, id: &Id, params: &Value, tag: u64, batch: Option<u64>, sh: &mut Shared) -> Answer {
+    /// Starts a tool call. `stateless` is the client a 2026-07-28 request declared; `None` for the
+    /// session's own.
+    fn tools_call(
+        &mut self,
+        id: &Id,
+        params: &Value,
+        stateless: Option<ClientProfile>,
+        tag: u64,
+        batch: Option<u64>,
+        sh: &mut Shared,
+    ) -> Answer {
+        let version = sh.config.version;
+        let is_stateless = stateless.is_some();
+        let finish = |result: ToolResult| {
+            let v = result.to_value();
+            Answer::Now(Ok(if is_stateless { stateless::complete(v, version) } else { v }))
+        };
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Answer::Now(Err(ErrorReply::new(
                 Some(id.clone()),
@@ -392,17 +474,16 @@ impl Session {
         };
         let args = params.get("arguments");
         if let Err(why) = crate::args::validate(args, &exposed.input_schema(tool)) {
-            let result = ToolResult::error(format!("Invalid arguments for {}: {why}", tool.name));
-            return Answer::Now(Ok(result.to_value()));
+            return finish(ToolResult::error(format!("Invalid arguments for {}: {why}", tool.name)));
         }
         let empty = Map::new();
         let args = args.and_then(Value::as_object).unwrap_or(&empty);
         if let Err(why) = crate::args::check_places(args) {
-            let result = ToolResult::error(format!("Invalid arguments for {}: {why}", tool.name));
-            return Answer::Now(Ok(result.to_value()));
+            return finish(ToolResult::error(format!("Invalid arguments for {}: {why}", tool.name)));
         }
+        let client = stateless.unwrap_or_else(|| self.client.clone());
         let call = Call {
-            client: &self.client,
+            client: &client,
             exposed: &exposed,
             now_ms: sh.now_ms,
             bitbucket_user: self.bitbucket_user.as_deref(),
@@ -410,25 +491,25 @@ impl Session {
             highlight_templates: sh.config.highlight_templates,
         };
         match (tool.start)(args, &call) {
-            Step::Done(result) => Answer::Now(Ok(result.to_value())),
+            Step::Done(result) => finish(result),
             Step::Wait(mut plan) => {
                 let mut desk = sh.desk();
                 plan.begin(&mut desk);
                 let issued = std::mem::take(&mut desk.issued);
                 if issued.is_empty() {
                     // A plan that asked for nothing can never be resumed: that is a bug in the tool.
-                    return Answer::Now(Ok(ToolResult::error(format!(
+                    return finish(ToolResult::error(format!(
                         "{} could not run: it waited on nothing. This is a bug in bb.",
                         tool.name
-                    ))
-                    .to_value()));
+                    )));
                 }
                 self.log(Level::Debug, format!("{} waits on {} Bitbucket request(s)", tool.name, issued.len()), sh);
                 let tickets = self.issue(id, issued, sh);
                 if let Some(b) = batch.and_then(|b| self.batches.get_mut(&b)) {
                     b.waiting += 1;
                 }
-                self.pending.insert(id.clone(), Pending { plan, tickets, work: None, tag, batch });
+                let pending = Pending { plan, tickets, work: None, tag, batch, stateless: is_stateless };
+                self.pending.insert(id.clone(), pending);
                 Answer::Later
             }
         }
@@ -583,6 +664,7 @@ impl Session {
     }
 
     fn answer_later(&mut self, id: &Id, pending: Pending, result: Value, sh: &mut Shared) {
+        let result = if pending.stateless { stateless::complete(result, sh.config.version) } else { result };
         let answer = jsonrpc::result_value(id, result);
         match pending.batch {
             Some(b) => {
@@ -613,7 +695,9 @@ impl Session {
         self.settle(pending.tag, sh);
     }
 
-    fn resources_read(&mut self, id: &Id, params: &Value) -> Answer {
+    /// Reads the view page; `stateless` answers as 2026-07-28 does (complete and cacheable, and an
+    /// unknown URI is invalid params rather than -32002).
+    fn resources_read(&mut self, id: &Id, params: &Value, stateless: bool) -> Answer {
         let Some(uri) = params.get("uri").and_then(Value::as_str) else {
             return Answer::Now(Err(ErrorReply::new(
                 Some(id.clone()),
@@ -622,15 +706,13 @@ impl Session {
             )));
         };
         if uri != VIEW_URI {
-            let mut reply = ErrorReply::new(
-                Some(id.clone()),
-                RESOURCE_NOT_FOUND,
-                format!("Resource not found: `{}`.", truncate(uri, 200)),
-            );
+            let code = if stateless { INVALID_PARAMS } else { RESOURCE_NOT_FOUND };
+            let mut reply =
+                ErrorReply::new(Some(id.clone()), code, format!("Resource not found: `{}`.", truncate(uri, 200)));
             reply.data = Some(json!({"uri": uri}));
             return Answer::Now(Err(reply));
         }
-        Answer::Made(Made::View)
+        Answer::Made(if stateless { Made::StatelessView } else { Made::View })
     }
 
     fn send(&mut self, value: Value, tag: Option<u64>, sh: &mut Shared) {
@@ -643,7 +725,16 @@ impl Session {
     }
 
     fn log(&mut self, level: Level, message: String, sh: &mut Shared) {
-        if self.client_log_level.is_some_and(|min| level >= min) {
+        if let Some((min, tag)) = self.request_log {
+            // A 2026-07-28 request's messages go with its answer, and only when it asked for them.
+            if level >= min {
+                let note = jsonrpc::notification_value(
+                    "notifications/message",
+                    json!({"level": level.as_str(), "logger": "bb", "data": message}),
+                );
+                self.send(note, Some(tag), sh);
+            }
+        } else if self.client_log_level.is_some_and(|min| level >= min) {
             let note = jsonrpc::notification_value(
                 "notifications/message",
                 json!({"level": level.as_str(), "logger": "bb", "data": message}),

@@ -14,6 +14,7 @@ use crate::jsonrpc::Id;
 use crate::logging::Level;
 use crate::plan::Desk;
 use crate::protocol::VIEW_MIME_TYPE;
+use crate::stateless;
 use crate::tool::{Exposed, VIEW_URI};
 
 /// The server's identity and exposure, fixed at start.
@@ -145,6 +146,10 @@ pub(crate) enum Made {
     ToolsList,
     /// `resources/read` of the view page (static, the same for everyone).
     View,
+    /// [`Made::ToolsList`] as 2026-07-28 answers it: complete, with serverInfo and cache hints.
+    StatelessToolsList,
+    /// [`Made::View`] as 2026-07-28 answers it.
+    StatelessView,
 }
 
 /// The results that never change, as values (for batches) and serialized (for everything else), so a
@@ -154,6 +159,8 @@ pub(crate) enum Made {
 pub(crate) struct MadeOnce {
     tools_list: (Value, Vec<u8>),
     view: &'static (Value, Vec<u8>),
+    stateless_tools_list: (Value, Vec<u8>),
+    stateless_view: (Value, Vec<u8>),
 }
 
 /// The page is the same for every server in the process, so it is made once per process, not per
@@ -170,23 +177,32 @@ impl MadeOnce {
             let bytes = serde_json::to_vec(&v).unwrap_or_default();
             (v, bytes)
         };
-        MadeOnce { tools_list: made(tools_page(config, 0)), view: &VIEW }
+        let stateless = |v: Value, ttl: u64| made(stateless::cacheable(stateless::complete(v, config.version), ttl));
+        MadeOnce {
+            tools_list: made(tools_page(config, 0)),
+            view: &VIEW,
+            stateless_tools_list: stateless(tools_page(config, 0), stateless::LIST_TTL_MS),
+            stateless_view: stateless(VIEW.0.clone(), stateless::VIEW_TTL_MS),
+        }
+    }
+
+    fn made(&self, which: Made) -> &(Value, Vec<u8>) {
+        match which {
+            Made::ToolsList => &self.tools_list,
+            Made::View => self.view,
+            Made::StatelessToolsList => &self.stateless_tools_list,
+            Made::StatelessView => &self.stateless_view,
+        }
     }
 
     pub(crate) fn value(&self, which: Made) -> &Value {
-        match which {
-            Made::ToolsList => &self.tools_list.0,
-            Made::View => &self.view.0,
-        }
+        &self.made(which).0
     }
 
     /// The whole JSON-RPC answer to request `id`: `{"id":…,"jsonrpc":"2.0","result":…}`, its keys in
     /// the order serde_json's sorted maps write every other answer.
     pub(crate) fn message(&self, id: &Id, which: Made) -> Vec<u8> {
-        let result = match which {
-            Made::ToolsList => &self.tools_list.1,
-            Made::View => &self.view.1,
-        };
+        let result = &self.made(which).1;
         let id = serde_json::to_vec(&id.to_value()).unwrap_or_default();
         let mut out = Vec::with_capacity(result.len() + id.len() + 40);
         out.extend_from_slice(b"{\"id\":");
