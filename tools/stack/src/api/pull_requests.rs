@@ -210,25 +210,41 @@ pub fn create(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
             json!({ "existingPullRequest": existing_json }),
         ));
     }
-    let mut reviewers = Vec::new();
-    for r in body.get("reviewers").and_then(Value::as_array).into_iter().flatten() {
-        let name = r.pointer("/user/name").or_else(|| r.pointer("/user/slug")).and_then(Value::as_str).unwrap_or("");
-        if !cx.m.users.contains_key(name) {
-            return Err(errors::field_error("reviewers", &format!("{name} is not a user.")));
-        }
-        if name == cx.me {
-            return Err(errors::field_error(
-                "reviewers",
-                "The author of a pull request cannot be one of its reviewers.",
-            ));
-        }
-        if !reviewers.iter().any(|p: &Participant| p.user == name) {
-            reviewers.push(Participant { user: name.to_string(), status: "UNAPPROVED".into(), last_reviewed: None });
-        }
-    }
     let head = |m: &Model, r: &RefKey| {
         m.repos.get(&r.repo).and_then(|x| x.branches.get(&r.branch)).cloned().unwrap_or_default()
     };
+    // Nothing on the source that the target lacks: Bitbucket opens no pull request. [assumed: the
+    // exception Bitbucket names for the same branch, 409, and its words]
+    let (from_head, to_head) = (head(cx.m, &from), head(cx.m, &to));
+    let no_changes = cx.m.repos.get(&from.repo).is_some_and(|r| cx.m.history(r, &from_head, Some(&to_head)).is_empty());
+    if no_changes {
+        return Err(errors::error(
+            409,
+            Some("com.atlassian.bitbucket.pull.EmptyPullRequestException"),
+            &format!("There are no changes to merge from {} to {}.", from.branch, to.branch),
+        ));
+    }
+    // A reviewer who cannot review (no such user, the author): 409, as an edit's reviewers are refused.
+    let mut reviewers = Vec::new();
+    let mut bad = Vec::new();
+    for r in body.get("reviewers").and_then(Value::as_array).into_iter().flatten() {
+        let name = r.pointer("/user/name").or_else(|| r.pointer("/user/slug")).and_then(Value::as_str).unwrap_or("");
+        if !cx.m.users.contains_key(name) || name == cx.me {
+            let why = if name == cx.me { "is the author and cannot review" } else { "is not a user" };
+            bad.push(json!({ "context": name, "message": format!("{name} {why}."), "exceptionName": Value::Null }));
+        } else if !reviewers.iter().any(|p: &Participant| p.user == name) {
+            reviewers.push(Participant { user: name.to_string(), status: "UNAPPROVED".into(), last_reviewed: None });
+        }
+    }
+    if !bad.is_empty() {
+        return Err(errors::error_with(
+            409,
+            Some("com.atlassian.bitbucket.pull.InvalidPullRequestReviewersException"),
+            None,
+            "Errors encountered while adding some reviewers to this pull request.",
+            json!({ "reviewerErrors": bad, "validReviewers": [] }),
+        ));
+    }
     let now = cx.m.tick();
     let id = cx.m.prs.keys().filter(|(k, _)| *k == target).map(|(_, n)| *n).max().unwrap_or(0) + 1;
     let activity_id = cx.m.activity_id();
@@ -243,8 +259,8 @@ pub fn create(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
         created: now,
         updated: now,
         closed: None,
-        from_commit: head(cx.m, &from),
-        to_commit: head(cx.m, &to),
+        from_commit: from_head,
+        to_commit: to_head,
         from,
         to,
         author: cx.me.clone(),
