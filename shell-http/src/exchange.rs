@@ -26,6 +26,7 @@ use crate::registry::Registry;
 use crate::reply::{self, Reply, SseStream, closing, empty, parse_error, refusal};
 use crate::request::{BodyError, accepts_json_and_sse, asks_for_progress, initialize_id, is_json, read_body};
 use crate::sessions::{Part, SessionRef, Sessions, WaiterGuard};
+use crate::stateless;
 use crate::throttle::{Throttle, and_more};
 
 const ENDPOINT: &str = "/mcp";
@@ -110,7 +111,10 @@ async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> 
     if declared.is_some_and(|n| n > limits.max_body as u64) {
         return closing(too_large(limits.max_body));
     }
+    // A 2026-07-28 request's Mcp-Session-Id is ignored: that revision has no sessions.
+    let modern = h.get(PROTOCOL_VERSION).is_some_and(|v| v.as_bytes() == stateless::VERSION.as_bytes());
     let existing = match h.get(SESSION_ID) {
+        Some(_) if modern => None,
         None => None,
         Some(id) => match session_for(endpoint, h, id) {
             Ok(session) => Some(session),
@@ -132,8 +136,47 @@ async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> 
         return parse_error("Parse error: the body is empty; POST one JSON-RPC message.");
     }
     match existing {
-        Some(session) => answer(endpoint, session, &bytes).await,
-        None => initialize(endpoint, peer, h, &bytes).await,
+        Some(session) => answer(endpoint, session, &bytes, false).await,
+        None => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(body) if stateless::is_stateless(h, &body) => once(endpoint, peer, h, &bytes, &body).await,
+            _ => initialize(endpoint, peer, h, &bytes).await,
+        },
+    }
+}
+
+/// A 2026-07-28 request: its headers checked against its body, the person's token vouched for,
+/// then answered by a session of its own that closes with the answer.
+async fn once(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8], body: &Value) -> Response<Reply> {
+    let id = body.get("id").cloned().unwrap_or(Value::Null);
+    if let Err(why) = stateless::check_headers(h, body) {
+        return stateless::mismatch(Some(&id), &why);
+    }
+    let person = match person_of(endpoint, h, &id) {
+        Ok(p) => p,
+        Err(r) => return *r,
+    };
+    if let Some(token) = &person
+        && let Err(r) = vouch(endpoint, peer, token, &id).await
+    {
+        return *r;
+    }
+    let session = endpoint.sessions.open_once(person);
+    answer(endpoint, session, bytes, true).await
+}
+
+/// The person's token a request carries, in per-person mode (`None` otherwise); the refusal when
+/// it carries none.
+fn person_of(endpoint: &Endpoint, h: &HeaderMap, id: &Value) -> Result<Option<PersonalToken>, Box<Response<Reply>>> {
+    let Some(header) = &endpoint.per_user_header else { return Ok(None) };
+    match h.get(header).and_then(|v| v.to_str().ok()).map(str::trim).filter(|t| !t.is_empty()) {
+        Some(token) => Ok(Some(PersonalToken::new(token))),
+        None => {
+            let name = endpoint.options.per_user_token_header.as_deref().unwrap_or_default();
+            let message = format!(
+                "Bad request: this server acts with each person's own Bitbucket token; send yours in the `{name}` header."
+            );
+            Err(Box::new(refusal(StatusCode::BAD_REQUEST, Some(id.clone()), &message)))
+        }
     }
 }
 
@@ -174,18 +217,9 @@ async fn initialize(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8]
         let message = "Bad request: Mcp-Session-Id header is required. Send `initialize` first to get one.";
         return refusal(StatusCode::BAD_REQUEST, None, message);
     };
-    let person = match &endpoint.per_user_header {
-        None => None,
-        Some(header) => match h.get(header).and_then(|v| v.to_str().ok()).map(str::trim).filter(|t| !t.is_empty()) {
-            Some(token) => Some(PersonalToken::new(token)),
-            None => {
-                let name = endpoint.options.per_user_token_header.as_deref().unwrap_or_default();
-                let message = format!(
-                    "Bad request: this server acts with each person's own Bitbucket token; send yours in the `{name}` header."
-                );
-                return refusal(StatusCode::BAD_REQUEST, Some(id), &message);
-            }
-        },
+    let person = match person_of(endpoint, h, &id) {
+        Ok(p) => p,
+        Err(r) => return *r,
     };
     if let Some(token) = &person
         && let Err(r) = vouch(endpoint, peer, token, &id).await
@@ -214,7 +248,7 @@ async fn initialize(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8]
     };
     let session = endpoint.sessions.open(&session_id, person);
     let opening = Opening { sessions: &endpoint.sessions, session, kept: false };
-    let mut response = answer(endpoint, opening.session, bytes).await;
+    let mut response = answer(endpoint, opening.session, bytes, false).await;
     if !endpoint.sessions.initialized(opening.session) {
         // A failed initialize starts no session (the opening closes it; the seat is given back).
         return response;
@@ -303,11 +337,16 @@ fn limit_reached(endpoint: &Endpoint, bound: Bound, peer: Peer) -> String {
 }
 
 /// Hands a body to the session and answers: 202 when nothing answers it, JSON when the answer is
-/// ready within `sse_after` (and no progress was asked for), SSE otherwise.
-async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8]) -> Response<Reply> {
+/// ready within `sse_after` (and no progress was asked for), SSE otherwise. A `once` session (one
+/// 2026-07-28 request) closes when the answer is sent or dropped, and its modern errors are 400.
+async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8], once: bool) -> Response<Reply> {
     let wants_progress = asks_for_progress(bytes);
     let (tag, rx) = endpoint.sessions.submit(session, bytes, wants_progress);
-    let guard = WaiterGuard::new(&endpoint.sessions, session, tag);
+    let guard = if once {
+        WaiterGuard::closing(&endpoint.sessions, session, tag)
+    } else {
+        WaiterGuard::new(&endpoint.sessions, session, tag)
+    };
     let mut got = Vec::new();
     while let Ok(d) = rx.try_recv() {
         got.push(d);
@@ -326,7 +365,10 @@ async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8]) -> Respo
             [Part::Unanswered] => return empty(StatusCode::ACCEPTED),
             [Part::Final(_)] => {
                 if let Some(Part::Final(m)) = got.pop() {
-                    return reply::json(m);
+                    let status = if once { stateless::status_of(&m) } else { StatusCode::OK };
+                    let mut r = reply::json(m);
+                    *r.status_mut() = status;
+                    return r;
                 }
             }
             _ => {}

@@ -9,7 +9,8 @@ use hyper::header::{AUTHORIZATION, HOST, HeaderValue, ORIGIN};
 use crate::options::HttpOptions;
 
 /// The headers a browser-resident client may send (the MCP set, plus the per-user token header).
-const ALLOWED_HEADERS: &str = "content-type, mcp-session-id, mcp-protocol-version, last-event-id, authorization";
+const ALLOWED_HEADERS: &str =
+    "content-type, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name, last-event-id, authorization";
 
 /// Why a request was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

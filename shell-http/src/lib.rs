@@ -1,9 +1,10 @@
 //! bb-http: the Streamable HTTP transport behind `bb ai mcp serve --http ADDR` (MCP 2025-03-26 to
-//! 2025-11-25, `reference/mcp.md` §2), safe to expose by default.
+//! 2025-11-25 with sessions, `reference/mcp.md` §2; 2026-07-28 without), safe to expose by default.
 //!
 //! It drives one [`bb_core::Server`] through the same [`bb_drive::Driver`] as the stdio
-//! transport, with one core session per `Mcp-Session-Id`, and routes each answer to the POST that
-//! carried its request by the input tag the core echoes (see [`bb_core::Output::Send`] and
+//! transport, with one core session per `Mcp-Session-Id` (or per 2026-07-28 request, which needs
+//! none, so N processes can answer behind any load balancer), and routes each answer to the POST
+//! that carried its request by the input tag the core echoes (see [`bb_core::Output::Send`] and
 //! [`bb_core::Output::Done`]).
 //!
 //! ```text
@@ -21,7 +22,8 @@
 //! request says: Accept, media type, initialize, progress, its body), `persons` (whether Bitbucket
 //! accepts a person's token, per-person mode), `sessions` (which waiting POST each message goes to,
 //! the drivers, which idle session makes room), `census` (how many sessions each peer and person
-//! holds), `registry` (which ids live), `reply` (JSON, SSE and error bodies), `server` (sockets,
+//! holds), `registry` (which ids live), `stateless` (2026-07-28: which POSTs need no session, their
+//! headers against their bodies, their statuses), `reply` (JSON, SSE and error bodies), `server` (sockets,
 //! threads), `connections` (which connections are held: waiting, admitted, per peer), `peer` (who
 //! a client is, for fairness), `throttle` (how often a repeated warning is logged). Imports point
 //! down that picture only.
@@ -41,6 +43,7 @@ mod reply;
 mod request;
 mod server;
 mod sessions;
+mod stateless;
 mod throttle;
 
 pub use bb_drive::PersonalToken;

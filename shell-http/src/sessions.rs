@@ -129,6 +129,18 @@ impl Sessions {
         SessionRef { shard, id: session }
     }
 
+    /// Opens a session for one 2026-07-28 request, acting for `person`: no id names it, it takes no
+    /// seat, and its [`WaiterGuard::closing`] closes it once the answer is sent or dropped. Such
+    /// sessions are spread over the shards in turn.
+    pub(crate) fn open_once(&self, person: Option<PersonalToken>) -> SessionRef {
+        let shard = (self.turn() % SHARDS as u64) as usize;
+        let mut state = self.lock(shard);
+        let mut out = Vec::new();
+        let session = state.driver.open(person, &mut |d| out.push(d));
+        state.route(out);
+        SessionRef { shard, id: session }
+    }
+
     /// The session an `Mcp-Session-Id` names, and the person it acts for.
     pub(crate) fn find(&self, id: &str) -> Option<(SessionRef, Option<PersonalToken>)> {
         let shard = Sessions::shard_of(id);
@@ -359,12 +371,19 @@ pub(crate) struct WaiterGuard {
     sessions: Weak<Sessions>,
     session: SessionRef,
     tag: u64,
+    closes: bool,
 }
 
 impl WaiterGuard {
     /// A guard for the waiter of `tag` in `session`.
     pub(crate) fn new(sessions: &Arc<Sessions>, session: SessionRef, tag: u64) -> WaiterGuard {
-        WaiterGuard { sessions: Arc::downgrade(sessions), session, tag }
+        WaiterGuard { sessions: Arc::downgrade(sessions), session, tag, closes: false }
+    }
+
+    /// A guard that also closes `session` (opened by [`Sessions::open_once`]): in 2026-07-28 a
+    /// dropped answer stream is the request's cancellation, so its Bitbucket reads stop.
+    pub(crate) fn closing(sessions: &Arc<Sessions>, session: SessionRef, tag: u64) -> WaiterGuard {
+        WaiterGuard { sessions: Arc::downgrade(sessions), session, tag, closes: true }
     }
 }
 
@@ -372,6 +391,9 @@ impl Drop for WaiterGuard {
     fn drop(&mut self) {
         if let Some(sessions) = self.sessions.upgrade() {
             sessions.forget(self.session, self.tag);
+            if self.closes {
+                sessions.close(self.session);
+            }
         }
     }
 }
