@@ -212,7 +212,7 @@ impl DiffTool {
     }
 }
 
-fn change_line(c: &Change) -> String {
+pub(super) fn change_line(c: &Change) -> String {
     let kind = match c.kind.as_deref() {
         Some("ADD") => "A",
         Some("DELETE") => "D",
@@ -232,7 +232,7 @@ fn change_line(c: &Change) -> String {
 }
 
 /// One file's diff within `room` bytes, cut at a line boundary with a marker.
-fn render_file(path: &str, d: &Diff, room: usize) -> String {
+pub(super) fn render_file(path: &str, d: &Diff, room: usize) -> String {
     let mut out = format!("== {path}\n");
     if d.binary == Some(true) {
         out.push_str("(binary file: no text diff)\n");

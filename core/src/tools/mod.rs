@@ -12,8 +12,10 @@ pub mod commits;
 pub mod create;
 pub mod diff;
 pub mod get;
+pub mod history;
 pub mod list;
 pub mod merge;
+pub mod refs;
 pub mod required;
 pub mod review;
 pub mod state;
@@ -43,6 +45,12 @@ pub fn all() -> Vec<ToolSpec> {
         merge::SPEC,
         builds::SPEC,
         required::SPEC,
+        refs::BRANCHES_SPEC,
+        history::GET_SPEC,
+        history::LIST_SPEC,
+        history::COMPARE_SPEC,
+        refs::RESOLVE_SPEC,
+        refs::TAGS_SPEC,
     ]
 }
 
@@ -69,4 +77,8 @@ fn start() -> Value {
 
 fn limit(default: u64, max: u64) -> Value {
     json!({"type": "integer", "minimum": 1, "maximum": max, "default": default, "description": "Most results"})
+}
+
+fn git_ref() -> Value {
+    json!({"type": "string", "minLength": 1, "description": "Branch, tag or commit id"})
 }

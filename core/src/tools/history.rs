@@ -1,0 +1,403 @@
+//! A repository's history: `list_commits` (of a branch or a range), `get_commit`, and `compare_refs` (the commits
+//! and changed files between two refs, with the diff within budgets as `get_pull_request_diff` gives it).
+//!
+//! Requests: `list_commits` 1, `GET …/repos/{slug}/commits?until&since&path&start&limit` (newest first from
+//! `until`, without what `since` reaches); `get_commit` 1, `GET …/commits/{commitId}`; `compare_refs`
+//! `GET …/compare/commits?from&to&start&limit` and `GET …/compare/changes?from&to&start&limit` together (what
+//! `from` has that `to` lacks), then one `GET …/compare/diff/{path}?from&to&contextLines` per file shown (the
+//! first [`super::diff::AUTO_FILES`], or the paths asked, which go out with the first two)
+//! [reference "Projects, repositories, branches, commits, tags, users": spec].
+//!
+//! The diff view (`show` kind `diff`) draws a pull request's diff; a kind for two refs would take
+//! `compare_refs`' own arguments, so it needs nothing from here but a row in `views::KINDS` naming this tool.
+
+use serde_json::{Map, Value, json};
+
+use super::object;
+use super::refs::{not_found, repository};
+use crate::args::{number, paging, string};
+use crate::bitbucket::errors::{self, Subject};
+use crate::bitbucket::model::{Change, Commit, Diff, DiffSet};
+use crate::bitbucket::{Page, RawPage, file_path, repo_path, segment};
+use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::text::{cap, one_line, short, short_commit, when};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+
+/// A commit message's first line, as a list shows it.
+const SUBJECT_CHARS: usize = 120;
+/// A whole commit message, as `get_commit` shows it.
+const MESSAGE_CHARS: usize = 4_000;
+
+/// `list_commits`.
+pub const LIST_SPEC: ToolSpec = ToolSpec {
+    name: "list_commits",
+    title: "List commits",
+    description: "Commits of a branch, or of the range since..until, newest first; paged.",
+    input_schema: list_schema,
+    access: Access::Read,
+    role: Role::Data,
+    annotations: Annotations::READ,
+    start: start_list,
+};
+
+/// `get_commit`.
+pub const GET_SPEC: ToolSpec = ToolSpec {
+    name: "get_commit",
+    title: "Get commit",
+    description: "One commit: author, date, parents and whole message.",
+    input_schema: get_schema,
+    access: Access::Read,
+    role: Role::Data,
+    annotations: Annotations::READ,
+    start: start_get,
+};
+
+/// `compare_refs`.
+pub const COMPARE_SPEC: ToolSpec = ToolSpec {
+    name: "compare_refs",
+    title: "Compare refs",
+    description: "Commits and changed files from_ref has that to_ref lacks, with the diff within max_bytes.",
+    input_schema: compare_schema,
+    access: Access::Read,
+    role: Role::Data,
+    annotations: Annotations::READ,
+    start: start_compare,
+};
+
+fn list_schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(),
+               "until": {"type": "string", "minLength": 1, "description": "Newest ref (default: default branch)"},
+               "since": {"type": "string", "minLength": 1, "description": "Ref whose commits to leave out"},
+               "path": {"type": "string", "minLength": 1, "description": "Only commits touching this path"},
+               "start": super::start(), "limit": super::limit(25, 500)}),
+        &["project", "repo"],
+    )
+}
+
+fn get_schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(), "commit_id": super::git_ref()}),
+        &["project", "repo", "commit_id"],
+    )
+}
+
+fn compare_schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(),
+               "from_ref": super::git_ref(), "to_ref": super::git_ref(),
+               "paths": {"type": "array", "items": {"type": "string"}, "maxItems": 20, "description": "Files to diff"},
+               "max_bytes": {"type": "integer", "minimum": 2000, "maximum": 100000, "default": super::diff::DEFAULT_BUDGET, "description": "Answer budget"},
+               "start": super::start(), "limit": super::limit(25, 500)}),
+        &["project", "repo", "from_ref", "to_ref"],
+    )
+}
+
+/// One commit on one line: short hash, date, author, first line, merges marked.
+fn commit_line(c: &Commit) -> String {
+    let id = c.display_id.as_deref().or(c.id.as_deref());
+    let who = c.author.as_ref().map(|a| a.display_name.as_deref().unwrap_or(a.handle())).unwrap_or("?");
+    let subject = c.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
+    let merge = if c.parents.len() > 1 { format!(" (merge of {})", c.parents.len()) } else { String::new() };
+    format!(
+        "{} {} {}: {}{merge}",
+        short_commit(id),
+        when(c.author_timestamp),
+        short(&one_line(who), 60),
+        short(subject, SUBJECT_CHARS)
+    )
+}
+
+fn start_list(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo) = repository(args);
+    let mut query = Vec::new();
+    for (arg, param) in [("until", "until"), ("since", "since"), ("path", "path")] {
+        if let Some(v) = string(args, arg) {
+            query.push((param.to_owned(), v.to_owned()));
+        }
+    }
+    query.extend(paging(number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25)));
+    let request = FetchRequest::get(format!("{}/commits", repo_path(&project, &repo)), query);
+    let range = match (string(args, "since"), string(args, "until")) {
+        (Some(s), Some(u)) => format!("{}..{}", short(&one_line(s), 100), short(&one_line(u), 100)),
+        (Some(s), None) => format!("{}..(default branch)", short(&one_line(s), 100)),
+        (None, Some(u)) => short(&one_line(u), 100),
+        (None, None) => "the default branch".to_owned(),
+    };
+    Step::wait(List { project, repo, range }, vec![((), request)])
+}
+
+#[derive(Debug)]
+struct List {
+    project: String,
+    repo: String,
+    range: String,
+}
+
+impl Plan for List {
+    type Read = ();
+
+    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: None };
+        let page = match errors::json::<RawPage>(&outcome, about, None) {
+            Ok(p) => p.decode::<Commit>(),
+            Err(e) => return Some(ToolResult::error(e)),
+        };
+        let mut out = vec![format!(
+            "Commits of {} in {}/{}, from start={} (newest first): {} shown.",
+            self.range,
+            self.project,
+            self.repo,
+            page.start,
+            page.values.len()
+        )];
+        out.extend(page.values.iter().map(commit_line));
+        out.push(page.more_line("commits"));
+        Some(ToolResult::text(out.join("\n")))
+    }
+}
+
+fn start_get(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo) = repository(args);
+    let id = string(args, "commit_id").unwrap_or("").to_owned();
+    let request = FetchRequest::get(format!("{}/commits/{}", repo_path(&project, &repo), segment(&id)), vec![]);
+    Step::wait(Get { project, repo }, vec![((), request)])
+}
+
+#[derive(Debug)]
+struct Get {
+    project: String,
+    repo: String,
+}
+
+impl Plan for Get {
+    type Read = ();
+
+    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: None };
+        let c = match errors::json::<Commit>(&outcome, about, None) {
+            Ok(c) => c,
+            Err(e) => return Some(ToolResult::error(e)),
+        };
+        let who = match c.author.as_ref() {
+            Some(a) => one_line(a.display_name.as_deref().or(a.name.as_deref()).unwrap_or(a.handle())),
+            None => "?".to_owned(),
+        };
+        let parents: Vec<&str> =
+            c.parents.iter().map(|p| short_commit(p.display_id.as_deref().or(p.id.as_deref()))).collect();
+        let parents = match parents.len() {
+            0 => "no parents (a root commit)".to_owned(),
+            1 => format!("parent {}", parents[0]),
+            n => format!("a merge of {n}: {}", parents.join(", ")),
+        };
+        let message = cap(c.message.as_deref().unwrap_or(""), MESSAGE_CHARS, "message", "the rest is in Bitbucket");
+        Some(ToolResult::text(format!(
+            "Commit {} in {}/{} by {who}, {}; {parents}.\n{message}",
+            c.id.as_deref().unwrap_or("?"),
+            self.project,
+            self.repo,
+            when(c.author_timestamp)
+        )))
+    }
+}
+
+/// The reads of `compare_refs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CompareRead {
+    Commits,
+    Changes,
+    File(usize),
+}
+
+fn start_compare(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo) = repository(args);
+    let from = string(args, "from_ref").unwrap_or("").to_owned();
+    let to = string(args, "to_ref").unwrap_or("").to_owned();
+    let paths: Vec<String> = args
+        .get("paths")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25));
+    let budget = number(args, "max_bytes").unwrap_or(super::diff::DEFAULT_BUDGET) as usize;
+    let c = Compare { project, repo, from, to, budget, asked: !paths.is_empty(), ..Compare::default() };
+    let mut first = vec![
+        (CompareRead::Commits, c.request("commits", paging(start, limit).to_vec())),
+        (CompareRead::Changes, c.request("changes", paging(start, limit).to_vec())),
+    ];
+    let mut c = c;
+    for (i, p) in paths.into_iter().enumerate() {
+        first.push((CompareRead::File(i), c.diff_request(&p)));
+        c.files.push((p, None));
+    }
+    Step::wait(c, first)
+}
+
+#[derive(Debug, Default)]
+struct Compare {
+    project: String,
+    repo: String,
+    from: String,
+    to: String,
+    budget: usize,
+    asked: bool,
+    commits: Option<Result<Page<Commit>, String>>,
+    changes: Option<Result<Page<Change>, String>>,
+    files: Vec<(String, Option<Result<Diff, String>>)>,
+}
+
+impl Compare {
+    fn request(&self, what: &str, mut query: Vec<(String, String)>) -> FetchRequest {
+        query.splice(0..0, [("from".into(), self.from.clone()), ("to".into(), self.to.clone())]);
+        FetchRequest::get(format!("{}/compare/{what}", repo_path(&self.project, &self.repo)), query)
+    }
+
+    fn diff_request(&self, path: &str) -> FetchRequest {
+        self.request(&format!("diff/{}", file_path(path)), vec![("contextLines".into(), "3".into())])
+    }
+}
+
+impl Plan for Compare {
+    type Read = CompareRead;
+
+    fn on(
+        &mut self,
+        read: CompareRead,
+        outcome: FetchOutcome,
+        f: &mut Fetches<'_, '_, CompareRead>,
+    ) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: None };
+        match read {
+            CompareRead::Commits => {
+                let commits = errors::json::<RawPage>(&outcome, about, None).map(RawPage::decode::<Commit>);
+                if let Err(e) = &commits {
+                    // Neither ref resolving, or no repository, is the whole answer.
+                    let e = if not_found(&outcome) {
+                        format!(
+                            "{e} (from_ref and to_ref must each be a branch, tag or commit id in {}/{})",
+                            self.project, self.repo
+                        )
+                    } else {
+                        e.clone()
+                    };
+                    return Some(ToolResult::error(e));
+                }
+                self.commits = Some(commits);
+            }
+            CompareRead::Changes => {
+                let changes = errors::json::<RawPage>(&outcome, about, None).map(RawPage::decode::<Change>);
+                if let (Ok(page), false) = (&changes, self.asked) {
+                    let chosen: Vec<String> = page
+                        .values
+                        .iter()
+                        .filter_map(Change::named_path)
+                        .take(super::diff::AUTO_FILES)
+                        .map(str::to_owned)
+                        .collect();
+                    for p in chosen {
+                        f.fetch(CompareRead::File(self.files.len()), self.diff_request(&p));
+                        self.files.push((p, None));
+                    }
+                }
+                self.changes = Some(changes);
+            }
+            CompareRead::File(i) => {
+                let d = errors::json::<DiffSet>(&outcome, about, None).map(|set| {
+                    let mut d = set.diffs.into_iter().next().unwrap_or_default();
+                    if set.truncated == Some(true) {
+                        d.truncated = Some(true);
+                    }
+                    d
+                });
+                if let Some(entry) = self.files.get_mut(i) {
+                    entry.1 = Some(d);
+                }
+            }
+        }
+        if f.waiting() > 0 {
+            return None;
+        }
+        Some(ToolResult::text(self.render()))
+    }
+}
+
+impl Compare {
+    fn render(&self) -> String {
+        let (from, to) = (short(&one_line(&self.from), 100), short(&one_line(&self.to), 100));
+        let mut out = format!("{from} against {to} in {}/{}", self.project, self.repo);
+        match &self.commits {
+            Some(Ok(page)) => {
+                out.push_str(&format!(
+                    ": {} commit(s) {from} has that {to} lacks, from start={} (newest first).\n",
+                    page.values.len(),
+                    page.start
+                ));
+                for c in &page.values {
+                    out.push_str(&commit_line(c));
+                    out.push('\n');
+                }
+                out.push_str(&page.more_line("commits"));
+                out.push('\n');
+            }
+            _ => out.push_str(".\n"),
+        }
+        match &self.changes {
+            Some(Ok(page)) => {
+                out.push_str(&format!("{} changed file(s) shown:\n", page.values.len()));
+                let list_budget = self.budget / 2;
+                let mut listed = 0;
+                for c in &page.values {
+                    let line = super::diff::change_line(c);
+                    if out.len() + line.len() + 1 > list_budget {
+                        break;
+                    }
+                    out.push_str(&line);
+                    out.push('\n');
+                    listed += 1;
+                }
+                if listed < page.values.len() {
+                    out.push_str(&format!(
+                        "[file list cut: {listed} of {} shown; ask with start={} for the rest]\n",
+                        page.values.len(),
+                        page.start + listed as u64
+                    ));
+                }
+                out.push_str(&page.more_line("changed files"));
+                out.push('\n');
+            }
+            Some(Err(e)) => out.push_str(&format!("Changed files: not read — {e}\n")),
+            None => {}
+        }
+        let per_file = (self.budget / self.files.len().max(1)).max(1_500).min(self.budget);
+        let mut not_shown = Vec::new();
+        for (path, diff) in &self.files {
+            let left = self.budget.saturating_sub(out.len() + 200);
+            if left < 300 {
+                not_shown.push(path.as_str());
+                continue;
+            }
+            match diff {
+                Some(Ok(d)) => out.push_str(&super::diff::render_file(path, d, per_file.min(left))),
+                Some(Err(e)) => out.push_str(&format!("== {path}: diff not read — {e}\n")),
+                None => out.push_str(&format!("== {path}: no answer\n")),
+            }
+        }
+        if !not_shown.is_empty() {
+            out.push_str(&format!(
+                "[budget of {} bytes reached; not shown: {} — ask with paths=[…] or a larger max_bytes]\n",
+                self.budget,
+                not_shown.join(", ")
+            ));
+        }
+        if out.len() > self.budget {
+            let marker = "\n[answer cut at its budget; ask with fewer paths or a larger max_bytes]";
+            let mut end = self.budget.saturating_sub(marker.len());
+            while !out.is_char_boundary(end) {
+                end -= 1;
+            }
+            out = format!("{}{marker}", &out[..end]);
+        }
+        out
+    }
+}

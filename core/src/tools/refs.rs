@@ -1,0 +1,236 @@
+//! A repository's refs: `list_branches` (the default branch marked), `list_tags` and `resolve_ref`.
+//!
+//! Requests: one each. `GET …/repos/{slug}/branches?filterText&orderBy&start&limit` → a page of
+//! `{id, displayId, latestCommit, isDefault}`; `GET …/repos/{slug}/tags?filterText&orderBy&start&limit` → a page of
+//! `{id, displayId, latestCommit, hash}` (`hash` set for an annotated tag); `resolve_ref` asks
+//! `GET …/repos/{slug}/commits?until={ref}&limit=1`, whose `until` takes a branch, a tag or a commit id (short or
+//! full, `refs/…` or not) and whose first value is the commit it names — a query parameter, as a ref's `/` in a
+//! path segment is refused by servers that do not allow encoded slashes
+//! [reference "Projects, repositories, branches, commits, tags, users": spec].
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::object;
+use crate::args::{number, paging, string};
+use crate::bitbucket::errors::{self, Subject};
+use crate::bitbucket::model::Commit;
+use crate::bitbucket::{RawPage, repo_path};
+use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::text::{one_line, short, short_commit, when};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+
+/// Characters of a ref's name in a line.
+const NAME_CHARS: usize = 100;
+
+/// `list_branches`.
+pub const BRANCHES_SPEC: ToolSpec = ToolSpec {
+    name: "list_branches",
+    title: "List branches",
+    description: "A repository's branches with their head commits, the default marked; paged.",
+    input_schema: list_schema,
+    access: Access::Read,
+    role: Role::Data,
+    annotations: Annotations::READ,
+    start: start_branches,
+};
+
+/// `list_tags`.
+pub const TAGS_SPEC: ToolSpec = ToolSpec {
+    name: "list_tags",
+    title: "List tags",
+    description: "A repository's tags with their commits; paged.",
+    input_schema: list_schema,
+    access: Access::Read,
+    role: Role::Data,
+    annotations: Annotations::READ,
+    start: start_tags,
+};
+
+/// `resolve_ref`.
+pub const RESOLVE_SPEC: ToolSpec = ToolSpec {
+    name: "resolve_ref",
+    title: "Resolve ref",
+    description: "The commit a branch, tag or commit id names.",
+    input_schema: resolve_schema,
+    access: Access::Read,
+    role: Role::Data,
+    annotations: Annotations::READ,
+    start: start_resolve,
+};
+
+fn list_schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(),
+               "filter": {"type": "string", "description": "Name contains"},
+               "order": {"type": "string", "enum": ["ALPHABETICAL", "MODIFICATION"], "description": "MODIFICATION: newest first"},
+               "start": super::start(), "limit": super::limit(25, 500)}),
+        &["project", "repo"],
+    )
+}
+
+fn resolve_schema() -> Value {
+    object(
+        json!({"project": super::project(), "repo": super::repo(), "ref": super::git_ref()}),
+        &["project", "repo", "ref"],
+    )
+}
+
+/// `project` and `repo`, which every repository tool's schema requires.
+pub(super) fn repository(args: &Map<String, Value>) -> (String, String) {
+    (string(args, "project").unwrap_or("").to_owned(), string(args, "repo").unwrap_or("").to_owned())
+}
+
+fn list_request(args: &Map<String, Value>, what: &str) -> FetchRequest {
+    let (project, repo) = repository(args);
+    let mut query = Vec::new();
+    if let Some(f) = string(args, "filter").filter(|f| !f.is_empty()) {
+        query.push(("filterText".into(), f.to_owned()));
+    }
+    if let Some(o) = string(args, "order") {
+        query.push(("orderBy".into(), o.to_owned()));
+    }
+    query.extend(paging(number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25)));
+    FetchRequest::get(format!("{}/{what}", repo_path(&project, &repo)), query)
+}
+
+fn start_branches(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let request = list_request(args, "branches");
+    let (project, repo) = repository(args);
+    Step::wait(
+        Refs { project, repo, tags: false, filter: string(args, "filter").map(str::to_owned) },
+        vec![((), request)],
+    )
+}
+
+fn start_tags(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let request = list_request(args, "tags");
+    let (project, repo) = repository(args);
+    Step::wait(
+        Refs { project, repo, tags: true, filter: string(args, "filter").map(str::to_owned) },
+        vec![((), request)],
+    )
+}
+
+/// A branch or tag as listed. [reference "Projects, …": spec]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct RefEntry {
+    id: Option<String>,
+    display_id: Option<String>,
+    latest_commit: Option<String>,
+    /// Before 4.0 a ref names its commit `latestChangeset`. [reference "Older servers": rec]
+    latest_changeset: Option<String>,
+    is_default: Option<bool>,
+    /// The tag object of an annotated tag.
+    hash: Option<String>,
+}
+
+impl RefEntry {
+    fn name(&self) -> &str {
+        self.display_id.as_deref().or(self.id.as_deref()).unwrap_or("?")
+    }
+
+    fn commit(&self) -> Option<&str> {
+        self.latest_commit.as_deref().or(self.latest_changeset.as_deref())
+    }
+}
+
+#[derive(Debug)]
+struct Refs {
+    project: String,
+    repo: String,
+    tags: bool,
+    filter: Option<String>,
+}
+
+impl Plan for Refs {
+    type Read = ();
+
+    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: None };
+        let page = match errors::json::<RawPage>(&outcome, about, None) {
+            Ok(p) => p.decode::<RefEntry>(),
+            Err(e) => return Some(ToolResult::error(e)),
+        };
+        let noun = if self.tags { "tags" } else { "branches" };
+        let filter = match self.filter.as_deref().filter(|f| !f.is_empty()) {
+            Some(f) => format!(" matching \"{}\"", short(&one_line(f), 60)),
+            None => String::new(),
+        };
+        let mut out = vec![format!(
+            "{} of {}/{}{filter}, from start={}: {} shown.",
+            if self.tags { "Tags" } else { "Branches" },
+            self.project,
+            self.repo,
+            page.start,
+            page.values.len()
+        )];
+        for r in &page.values {
+            let mut line = format!("{} {}", short(&one_line(r.name()), NAME_CHARS), short_commit(r.commit()));
+            if r.is_default == Some(true) {
+                line.push_str(" (default)");
+            }
+            if self.tags && r.hash.is_some() {
+                line.push_str(" (annotated)");
+            }
+            out.push(line);
+        }
+        out.push(page.more_line(noun));
+        Some(ToolResult::text(out.join("\n")))
+    }
+}
+
+fn start_resolve(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let (project, repo) = repository(args);
+    let name = string(args, "ref").unwrap_or("").to_owned();
+    let query = vec![("until".into(), name.clone()), ("limit".into(), "1".into())];
+    let request = FetchRequest::get(format!("{}/commits", repo_path(&project, &repo)), query);
+    Step::wait(Resolve { project, repo, name }, vec![((), request)])
+}
+
+#[derive(Debug)]
+struct Resolve {
+    project: String,
+    repo: String,
+    name: String,
+}
+
+impl Plan for Resolve {
+    type Read = ();
+
+    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: None };
+        let name = short(&one_line(&self.name), NAME_CHARS);
+        let first =
+            errors::json::<RawPage>(&outcome, about, None).map(|p| p.decode::<Commit>().values.into_iter().next());
+        Some(match first {
+            Ok(None) => ToolResult::error(format!("{name} in {}/{} has no commits.", self.project, self.repo)),
+            Ok(Some(c)) => ToolResult::text(format!(
+                "{name} in {}/{} is commit {} ({}): {}",
+                self.project,
+                self.repo,
+                c.id.as_deref().unwrap_or("?"),
+                when(c.author_timestamp),
+                short(c.message.as_deref().unwrap_or("").lines().next().unwrap_or(""), 120)
+            )),
+            Err(e) if not_found(&outcome) => ToolResult::error(format!(
+                "{name} names no branch, tag or commit in {}/{}: {e}",
+                self.project, self.repo
+            )),
+            Err(e) => ToolResult::error(e),
+        })
+    }
+}
+
+/// Whether Bitbucket answered 404 for a commit or ref it does not have (not for the repository).
+pub(super) fn not_found(outcome: &FetchOutcome) -> bool {
+    match outcome {
+        FetchOutcome::Response(r) if r.status == 404 => {
+            let body = String::from_utf8_lossy(&r.body);
+            !body.contains("NoSuchRepositoryException") && !body.contains("NoSuchProjectException")
+        }
+        _ => false,
+    }
+}
