@@ -123,6 +123,7 @@ pub struct Subject {
 }
 
 const PR: &str = "/rest/api/latest/projects/BB/repos/api/pull-requests";
+const REPO: &str = "/rest/api/latest/projects/BB/repos/api";
 
 /// Arguments that work against the seed (core/tests/answers_snapshot.rs uses the same).
 fn args_for(tool: &str) -> Option<Value> {
@@ -149,6 +150,10 @@ fn args_for(tool: &str) -> Option<Value> {
         "decline_pull_request" => pr(10),
         "reopen_pull_request" => pr(5),
         "list_pr_commits" => pr(1),
+        "list_branches" | "list_tags" | "list_commits" => json!({ "project": "BB", "repo": "api" }),
+        "get_commit" => json!({ "project": "BB", "repo": "api", "commit_id": "main" }),
+        "resolve_ref" => json!({ "project": "BB", "repo": "api", "ref": "main" }),
+        "compare_refs" => json!({ "project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main" }),
         _ => return None,
     })
 }
@@ -168,6 +173,11 @@ fn first_request(tool: &str) -> (Method, String) {
         "update_pull_request" | "decline_pull_request" => get(&format!("{PR}/10")),
         "reopen_pull_request" => get(&format!("{PR}/5")),
         "list_pr_commits" => get(&format!("{PR}/1/commits")),
+        "list_branches" => get(&format!("{REPO}/branches")),
+        "list_tags" => get(&format!("{REPO}/tags")),
+        "list_commits" | "resolve_ref" => get(&format!("{REPO}/commits")),
+        "get_commit" => get(&format!("{REPO}/commits/main")),
+        "compare_refs" => get(&format!("{REPO}/compare/commits")),
         _ => get(&format!("{PR}/1")),
     }
 }
