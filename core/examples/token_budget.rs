@@ -8,12 +8,28 @@
 #[path = "../tests/stack_driver/mod.rs"]
 mod stack_driver;
 
-use serde_json::json;
+use bb_core::{Catalogue, ExposureOptions};
+use serde_json::{Value, json};
 use stack_driver::Driver;
+
+/// The budget of every tool definition the model sees with `--allow-writes` (issue #17).
+const TOOL_LIST_BUDGET: usize = 20_480;
 
 fn main() {
     let mut d = Driver::new();
     let mut missed = Vec::new();
+    // Tools offered to views only (`_meta.ui.visibility: ["app"]`) are kept from the model by the host.
+    let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+    let for_model: Vec<Value> =
+        e.listed().iter().filter(|t| t["_meta"]["ui"]["visibility"] != json!(["app"])).cloned().collect();
+    let bytes = Value::Array(for_model.clone()).to_string().len();
+    println!(
+        "tools/list with --allow-writes: {} tools for the model in {bytes} bytes (budget {TOOL_LIST_BUDGET})",
+        for_model.len()
+    );
+    if bytes > TOOL_LIST_BUDGET {
+        missed.push(format!("tools/list: {bytes} > {TOOL_LIST_BUDGET} bytes"));
+    }
     println!("{:<28} {:<34} {:>9} {:>11} {:>6}", "tool", "arguments", "answer B", "Bitbucket B", "ratio");
     let row = |d: &mut Driver, tool: &str, label: &str, args: serde_json::Value| -> (usize, String) {
         let a = d.call(tool, args);
