@@ -117,6 +117,14 @@ test("an action is offered only where its tool is exposed, and Merge only when t
   assert.equal(await v.frame.locator(".bb-act-merge").textContent(), "Merge");
   assert.ok(await v.frame.locator('[data-composer="new"]').count() === 1);
   await shot(v.page, "actions-offered");
+  for (const theme of ["light", "dark"]) {
+    const full = await open(browser, { colorScheme: theme, mount: { input: all.call, result: result(all), displayMode: "fullscreen", theme } });
+    await full.frame.locator(".bb-card").waitFor({ timeout: 15000 });
+    await shot(full.page, `actions-offered-fullscreen-${theme}`);
+  }
+  const dark = await open(browser, { colorScheme: "dark", mount: { input: all.call, result: result(all), theme: "dark" } });
+  await dark.frame.locator(".bb-card").waitFor({ timeout: 15000 });
+  await shot(dark.page, "actions-offered-dark");
   const blocked = JSON.parse(JSON.stringify(all));
   blocked.pullRequest.mergeCheck = { canMerge: false, conflicted: true, outcome: "CONFLICTED", vetoes: [] };
   v = await draw(blocked);
