@@ -1,9 +1,11 @@
 //! Prints bb-http's throughput and latency, and its memory with many idle sessions.
 //!
 //! Starts the server in-process on 127.0.0.1:0 over bb-core's test catalogue, then drives it with
-//! 1, 16 and 64 keep-alive clients (each its own session) sending `tools/list` and a cheap
-//! `tools/call` (`echo`), a bounded number of requests each; then opens 1,000 initialized sessions
-//! and reads VmRSS. Figures, not a test: run it with
+//! 1, 16 and 64 keep-alive clients sending `tools/list` and a cheap `tools/call` (`echo`), a bounded
+//! number of requests each, in both eras side by side: each client its own session (2025-11-25,
+//! initialize first), and without sessions (2026-07-28: every request carries its `_meta` and the
+//! MCP-Protocol-Version, Mcp-Method and Mcp-Name headers, and is served by a core session of its
+//! own). Then it opens 1,000 initialized sessions and reads VmRSS. Figures, not a test: run it with
 //! `cargo run --release -p bb-http --example http_bench`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -21,20 +23,46 @@ const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialize
 const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
 const ECHO: &str =
     r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
+const TOOLS_LIST_2026: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+const ECHO_2026: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
 
-/// A keep-alive HTTP/1.1 client bound to one session.
+/// One benchmarked request in both eras: the session body, and the 2026-07-28 body with its headers.
+struct Request {
+    name: &'static str,
+    session: &'static str,
+    stateless: &'static str,
+    headers: &'static str,
+}
+
+const REQUESTS: [Request; 2] = [
+    Request {
+        name: "tools/list",
+        session: TOOLS_LIST,
+        stateless: TOOLS_LIST_2026,
+        headers: "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n",
+    },
+    Request {
+        name: "tools/call",
+        session: ECHO,
+        stateless: ECHO_2026,
+        headers: "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n",
+    },
+];
+
+/// A keep-alive HTTP/1.1 client bound to one session, or to none (2026-07-28: `headers` per request).
 struct Client {
     addr: SocketAddr,
     reader: BufReader<TcpStream>,
     writer: TcpStream,
     session: Option<String>,
+    headers: &'static str,
 }
 
 impl Client {
     fn connect(addr: SocketAddr) -> Client {
         let s = TcpStream::connect(addr).unwrap();
         s.set_nodelay(true).unwrap();
-        Client { addr, reader: BufReader::new(s.try_clone().unwrap()), writer: s, session: None }
+        Client { addr, reader: BufReader::new(s.try_clone().unwrap()), writer: s, session: None, headers: "" }
     }
 
     /// Sends one POST and reads its answer; returns the status.
@@ -47,6 +75,7 @@ impl Client {
         if let Some(id) = &self.session {
             req.push_str(&format!("Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-11-25\r\n"));
         }
+        req.push_str(self.headers);
         req.push_str("\r\n");
         req.push_str(body);
         self.writer.write_all(req.as_bytes()).unwrap();
@@ -65,6 +94,7 @@ impl Client {
             if k.eq_ignore_ascii_case("content-length") {
                 length = v.trim().parse().unwrap();
             } else if k.eq_ignore_ascii_case("mcp-session-id") {
+                assert!(self.headers.is_empty(), "no session is minted for a 2026-07-28 request");
                 self.session = Some(v.trim().to_owned());
             }
         }
@@ -81,8 +111,26 @@ impl Client {
     }
 }
 
-fn run(addr: SocketAddr, body: &'static str, clients: usize, per_client: usize) -> (f64, Duration, Duration) {
-    let mut ready: Vec<Client> = (0..clients).map(|_| Client::initialized(addr)).collect();
+/// `clients` keep-alive clients sending `per_client` requests each, with a session (initialized
+/// first) or without (`stateless`); returns requests per second and the p50 and p99 latencies.
+fn run(
+    addr: SocketAddr,
+    request: &Request,
+    stateless: bool,
+    clients: usize,
+    per_client: usize,
+) -> (f64, Duration, Duration) {
+    let connect = |_| {
+        if stateless {
+            let mut c = Client::connect(addr);
+            c.headers = request.headers;
+            c
+        } else {
+            Client::initialized(addr)
+        }
+    };
+    let body = if stateless { request.stateless } else { request.session };
+    let mut ready: Vec<Client> = (0..clients).map(connect).collect();
     let start = Instant::now();
     let handles: Vec<_> = ready
         .drain(..)
@@ -141,12 +189,24 @@ fn main() {
         after as f64 / 1024.0,
         before as f64 / 1024.0
     );
-    println!("{:<12} {:>8} {:>10} {:>10} {:>10}", "request", "clients", "req/s", "p50 µs", "p99 µs");
-    for (name, body) in [("tools/list", TOOLS_LIST), ("tools/call", ECHO)] {
+    println!("{:<12} {:>8} | {:>27} | {:>27}", "", "", "sessions (2025-11-25)", "stateless (2026-07-28)");
+    println!(
+        "{:<12} {:>8} | {:>9} {:>8} {:>8} | {:>9} {:>8} {:>8}",
+        "request", "clients", "req/s", "p50 µs", "p99 µs", "req/s", "p50 µs", "p99 µs"
+    );
+    for request in &REQUESTS {
         for clients in [1usize, 16, 64] {
             let total = if clients == 1 { 5_000 } else { 40_000 };
-            let (rps, p50, p99) = run(addr, body, clients, total / clients);
-            println!("{name:<12} {clients:>8} {rps:>10.0} {:>10} {:>10}", p50.as_micros(), p99.as_micros());
+            let (rps, p50, p99) = run(addr, request, false, clients, total / clients);
+            let (srps, sp50, sp99) = run(addr, request, true, clients, total / clients);
+            println!(
+                "{:<12} {clients:>8} | {rps:>9.0} {:>8} {:>8} | {srps:>9.0} {:>8} {:>8}",
+                request.name,
+                p50.as_micros(),
+                p99.as_micros(),
+                sp50.as_micros(),
+                sp99.as_micros()
+            );
         }
     }
     drop(idle);
