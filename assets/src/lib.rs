@@ -24,6 +24,7 @@ macro_rules! page {
             "<style>\n",
             include_str!("../view/view.css"),
             include_str!("../view/diff.css"),
+            include_str!("../view/form.css"),
             "</style>\n</head>\n<body>\n<main id=\"view\"></main>\n<script>\n",
             $(include_str!(concat!("../view/", $script)),)+
             "</script>\n</body>\n</html>\n",
@@ -59,5 +60,6 @@ page![
     "card.js",
     "list.js",
     "diff.js",
+    "form.js",
     "main.js",
 ];

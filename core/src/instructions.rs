@@ -20,6 +20,12 @@ pub fn for_exposed(exposed: &Exposed) -> String {
              for a person who is there to see it, never while working on your own. Show a diff only for what the \
              person cannot open in their own editor. If the person sees no view, answer in words.",
         );
+        if exposed.kind("pull_request_form").is_some() {
+            text.push_str(
+                " Create a pull request the person asks for directly; show the pull_request_form only when they \
+                 want a say first (particular about its description or reviewers, or asking to see the draft).",
+            );
+        }
     }
     if exposed.tools().iter().any(|t| t.access != Access::Read) {
         text.push_str(

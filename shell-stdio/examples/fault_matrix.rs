@@ -141,6 +141,12 @@ fn args_for(tool: &str) -> Option<Value> {
         "show pull_requests" => json!({ "kind": "pull_requests", "project": "BB", "repo": "api" }),
         "show diff" => json!({ "kind": "diff", "project": "BB", "repo": "api", "pr_id": 1 }),
         "refresh_view" => json!({ "show": { "kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1 } }),
+        "show pull_request_form" => {
+            json!({ "kind": "pull_request_form", "project": "BB", "repo": "api", "from_ref": "docs/typo" })
+        }
+        "suggest_form_values" => {
+            json!({ "project": "BB", "repo": "api", "want": "commits", "from_ref": "feature/retry", "to_ref": "main" })
+        }
         "update_pr_comment" => {
             json!({ "project": "BB", "repo": "api", "pr_id": 1, "comment_id": 1013, "state": "RESOLVED" })
         }
@@ -177,7 +183,8 @@ fn first_request(tool: &str) -> (Method, String) {
         "list_tags" => get(&format!("{REPO}/tags")),
         "list_commits" | "resolve_ref" => get(&format!("{REPO}/commits")),
         "get_commit" => get(&format!("{REPO}/commits/main")),
-        "compare_refs" => get(&format!("{REPO}/compare/commits")),
+        "compare_refs" | "suggest_form_values" => get(&format!("{REPO}/compare/commits")),
+        "show pull_request_form" => get(REPO),
         _ => get(&format!("{PR}/1")),
     }
 }

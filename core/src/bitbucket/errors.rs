@@ -165,6 +165,7 @@ fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: 
             None => format!("The pull request changed since the version given: {}", or_status(&message, status)),
         },
         409 if exception.ends_with("DuplicatePullRequestException") => match first.existing_pull_request.and_then(|p| p.id) {
+            Some(id) if !message.is_empty() => format!("A pull request for these branches is already open: #{id} in {repo} (Bitbucket: \"{message}\"); use it (get_pull_request pr_id={id}) instead of creating another."),
             Some(id) => format!("A pull request for these branches is already open: #{id} in {repo}; use it (get_pull_request pr_id={id}) instead of creating another."),
             None => format!("A pull request for these branches is already open: {}", or_status(&message, status)),
         },

@@ -8,8 +8,10 @@
 
 pub mod card;
 pub mod diff;
+pub mod form;
 pub mod list;
 pub mod refresh;
+pub mod suggest;
 
 use serde_json::{Map, Value, json};
 
@@ -29,6 +31,7 @@ pub const KINDS: &[KindSpec] = &[
     KindSpec { name: "pull_request", tool: "get_pull_request", start: card::start, page: "card.js" },
     KindSpec { name: "pull_requests", tool: "list_pull_requests", start: list::start, page: "list.js" },
     KindSpec { name: "diff", tool: "get_pull_request_diff", start: diff::start, page: "diff.js" },
+    KindSpec { name: form::KIND, tool: "create_pull_request", start: form::start, page: "form.js" },
 ];
 
 /// What the model is told when the client renders no views.
@@ -40,7 +43,7 @@ pub const IF_UNSEEN: &str = "If the person sees no view, answer in words.";
 pub const SHOW: ToolSpec = ToolSpec {
     name: "show",
     title: "Show to the person",
-    description: "Show the person Bitbucket's own view: pull_request (its page), pull_requests (a list) or diff (changes with their comments, only for what the person cannot open in their own editor), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
+    description: "Show the person Bitbucket's own view: pull_request (its page), pull_requests (a list), diff (changes with their comments, only for what the person cannot open in their own editor) or pull_request_form (your draft, which only the person submits: create a pull request asked for yourself; show the form only when they want a say first), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
     input_schema: || json!({"type": "object"}),
     annotations: Annotations::READ,
     access: Access::Read,
@@ -68,7 +71,12 @@ fn show_kind(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     // The kind's arguments are its data tool's: check them against that tool's schema.
     let mut rest = args.clone();
     rest.remove("kind");
-    if let Err(why) = crate::args::validate(Some(&Value::Object(rest)), &(tool.input_schema)()) {
+    let mut schema = (tool.input_schema)();
+    if kind.name == form::KIND {
+        // A draft: the model fills what it knows, the person the rest.
+        schema["required"] = json!(form::REQUIRED);
+    }
+    if let Err(why) = crate::args::validate(Some(&Value::Object(rest)), &schema) {
         return Step::Done(ToolResult::error(format!(
             "Invalid arguments for show {name} (those of {}): {why}",
             tool.name

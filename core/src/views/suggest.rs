@@ -1,0 +1,361 @@
+//! `suggest_form_values`: what the pull request form asks while the person fills it in (ADR-101). A
+//! read-only tool offered to views and not to the model; each answer is small, and the page debounces.
+//!
+//! | `want`      | requests                                                        | answer (`structuredContent`)            |
+//! |-------------|-----------------------------------------------------------------|-----------------------------------------|
+//! | `branches`  | `…/branches?filterText=&orderBy=MODIFICATION&limit=10`          | `{"branches": [{"id","name","default"}]}` |
+//! | `people`    | `/rest/api/latest/users?filter=&limit=10` (the user search)     | `{"people": [{"slug","name"}]}`           |
+//! | `reviewers` | the repository (its id), then the default reviewers of the pair | `{"reviewers": [{"slug","name"}]}`        |
+//! | `commits`   | `…/compare/commits` and `…/compare/changes`, in parallel        | `{"commits", "files", "title"}`           |
+//! | `preview`   | none: bb's Markdown tree (`core/src/markdown.rs`)               | `{"preview": tree}`                       |
+//!
+//! A person is `{"slug", "name", "initials"}`.
+//!
+//! The same reads build the form itself ([`super::form`]), once, when `show` draws it.
+
+use serde_json::{Map, Value, json};
+
+use crate::args::string;
+use crate::bitbucket::errors::{self, Subject};
+use crate::bitbucket::model::{Commit, Repository, User};
+use crate::bitbucket::{RawPage, repo_path, segment};
+use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::avatars::People;
+use crate::text::one_line;
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+
+/// The tool: read-only, offered to views and not to the model.
+pub const SUGGEST_FORM_VALUES: ToolSpec = ToolSpec {
+    name: "suggest_form_values",
+    title: "Suggest form values",
+    description: "Suggests values for the pull request form of show: branches, people, default reviewers, commits, a preview. For views, not for the model.",
+    input_schema: schema,
+    annotations: Annotations::READ,
+    access: Access::Read,
+    role: Role::ViewCompanion,
+    start,
+};
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "project": {"type": "string", "minLength": 1},
+            "repo": {"type": "string", "minLength": 1},
+            "want": {"type": "string", "enum": ["branches", "people", "reviewers", "commits", "preview"]},
+            "text": {"type": "string", "maxLength": 65536, "description": "Branch prefix, a person's name, or Markdown"},
+            "from_ref": {"type": "string", "minLength": 1},
+            "to_ref": {"type": "string", "minLength": 1}
+        },
+        "required": ["project", "repo", "want"],
+        "additionalProperties": false
+    })
+}
+
+/// Branches and people suggested at most.
+pub const SUGGESTIONS: u64 = 10;
+/// Commits between the branches listed at most (Bitbucket's create page lists more on its Commits tab).
+pub const COMMITS: u64 = 25;
+/// Changed files listed at most.
+pub const FILES: u64 = 100;
+
+fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let text = string(args, "text").unwrap_or("");
+    let mut g = Gather::new(string(args, "project").unwrap_or(""), string(args, "repo").unwrap_or(""));
+    g.from = string(args, "from_ref").map(crate::tools::create::full_ref);
+    g.to = string(args, "to_ref").map(crate::tools::create::full_ref);
+    let need_pair = || Step::Done(ToolResult::error("Give from_ref and to_ref."));
+    let first = match string(args, "want").unwrap_or("") {
+        "branches" => vec![(Read::Branches, g.branches_request(text))],
+        "people" => vec![(Read::People, people_request(text))],
+        "reviewers" if g.from.is_some() && g.to.is_some() => {
+            g.want_reviewers = true;
+            vec![(Read::Repo, g.repo_request())]
+        }
+        "commits" if g.from.is_some() && g.to.is_some() => g.compare_requests(),
+        "reviewers" | "commits" => return need_pair(),
+        _ => {
+            let tree = crate::markdown::to_tree(text, None);
+            return Step::Done(answer("Preview.", json!({ "preview": tree })));
+        }
+    };
+    Step::wait(g, first)
+}
+
+fn answer(text: &str, structured: Value) -> ToolResult {
+    ToolResult { structured: Some(structured), ..ToolResult::text(text) }
+}
+
+fn people_request(name: &str) -> FetchRequest {
+    FetchRequest::get(
+        "/rest/api/latest/users",
+        vec![("filter".into(), name.to_owned()), ("limit".into(), SUGGESTIONS.to_string())],
+    )
+}
+
+/// What the form's reads are for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// The repository: its id, for the default reviewers.
+    Repo,
+    /// The default branch, when the draft names no target.
+    DefaultBranch,
+    /// Branches matching a prefix.
+    Branches,
+    /// People matching a name.
+    People,
+    /// The default reviewers for the branch pair.
+    Reviewers,
+    /// The commits the source has that the target has not.
+    Commits,
+    /// The files those commits change.
+    Changes,
+    /// One person the draft names, for their name.
+    Person,
+}
+
+/// The reads of the form and of its suggestions, and what they found.
+#[derive(Debug)]
+pub struct Gather {
+    pub(super) project: String,
+    pub(super) repo: String,
+    /// The source, as a full ref.
+    pub(super) from: Option<String>,
+    /// The target, as a full ref.
+    pub(super) to: Option<String>,
+    /// Read the default reviewers once the repository's id is known.
+    pub(super) want_reviewers: bool,
+    /// Read the commits once the target is known.
+    pub(super) want_commits: bool,
+    /// What was found, by answer key.
+    pub(super) found: Map<String, Value>,
+    /// The people found, for a view's `users`.
+    pub(super) people: People,
+    /// Reads that failed, in words.
+    pub(super) missing: Vec<String>,
+    /// The first read failed: the repository cannot be read.
+    pub(super) failed: Option<String>,
+}
+
+impl Gather {
+    /// Nothing read yet, for `project`/`repo`.
+    pub fn new(project: &str, repo: &str) -> Gather {
+        Gather {
+            project: project.to_owned(),
+            repo: repo.to_owned(),
+            from: None,
+            to: None,
+            want_reviewers: false,
+            want_commits: false,
+            found: Map::new(),
+            people: People::default(),
+            missing: Vec::new(),
+            failed: None,
+        }
+    }
+
+    pub(super) fn repo_request(&self) -> FetchRequest {
+        FetchRequest::get(repo_path(&self.project, &self.repo), vec![])
+    }
+
+    pub(super) fn default_branch_request(&self) -> FetchRequest {
+        FetchRequest::get(format!("{}/default-branch", repo_path(&self.project, &self.repo)), vec![])
+    }
+
+    fn branches_request(&self, prefix: &str) -> FetchRequest {
+        FetchRequest::get(
+            format!("{}/branches", repo_path(&self.project, &self.repo)),
+            vec![
+                ("filterText".into(), prefix.to_owned()),
+                ("orderBy".into(), "MODIFICATION".into()),
+                ("limit".into(), SUGGESTIONS.to_string()),
+            ],
+        )
+    }
+
+    /// The commits and the changed files between the branches, in parallel.
+    pub(super) fn compare_requests(&self) -> Vec<(Read, FetchRequest)> {
+        let (from, to) = (self.from.clone().unwrap_or_default(), self.to.clone().unwrap_or_default());
+        let q = |limit: u64| {
+            vec![("from".into(), from.clone()), ("to".into(), to.clone()), ("limit".into(), limit.to_string())]
+        };
+        let base = repo_path(&self.project, &self.repo);
+        vec![
+            (Read::Commits, FetchRequest::get(format!("{base}/compare/commits"), q(COMMITS))),
+            (Read::Changes, FetchRequest::get(format!("{base}/compare/changes"), q(FILES))),
+        ]
+    }
+
+    /// Default reviewers for the pair: a bare array of users. [reference "Pull requests": rec]
+    fn reviewers_request(&self, repo_id: u64) -> FetchRequest {
+        FetchRequest::get(
+            format!(
+                "/rest/default-reviewers/latest/projects/{}/repos/{}/reviewers",
+                segment(&self.project),
+                segment(&self.repo)
+            ),
+            vec![
+                ("sourceRepoId".into(), repo_id.to_string()),
+                ("targetRepoId".into(), repo_id.to_string()),
+                ("sourceRefId".into(), self.from.clone().unwrap_or_default()),
+                ("targetRefId".into(), self.to.clone().unwrap_or_default()),
+            ],
+        )
+    }
+
+    fn user(&mut self, u: &User) -> Value {
+        let slug = self.people.note(u);
+        let name = u.display_name.clone().unwrap_or_else(|| slug.clone());
+        json!({"slug": slug, "initials": crate::reads::avatars::initials(&name), "name": name})
+    }
+
+    /// Takes one outcome; asks for what follows from it. Done when nothing is waiting.
+    pub(super) fn take(&mut self, read: Read, outcome: &FetchOutcome, f: &mut Fetches<'_, '_, Read>) {
+        let (project, repo) = (self.project.clone(), self.repo.clone());
+        let about = Subject { project: &project, repo: &repo, pr: None };
+        match read {
+            Read::Repo => match errors::json::<Repository>(outcome, about, None) {
+                Ok(r) => self.found.insert("repoId".into(), json!(r.id)),
+                Err(e) => {
+                    self.failed = Some(e);
+                    return;
+                }
+            },
+            Read::DefaultBranch => match errors::json::<Value>(outcome, about, None) {
+                Ok(v) => {
+                    self.to = v.get("id").and_then(Value::as_str).map(str::to_owned);
+                    None
+                }
+                Err(e) => {
+                    self.missing.push(format!("Default branch: not read — {e}"));
+                    None
+                }
+            },
+            Read::Branches => match errors::json::<RawPage>(outcome, about, None) {
+                Ok(p) => {
+                    let list: Vec<Value> = p
+                        .values
+                        .iter()
+                        .map(|b| {
+                            json!({"id": b.get("id"), "name": b.get("displayId"),
+                                   "default": b.get("isDefault").and_then(Value::as_bool).unwrap_or(false)})
+                        })
+                        .collect();
+                    self.found.insert("branches".into(), json!(list))
+                }
+                Err(e) => return self.fail(e),
+            },
+            Read::People => match errors::json::<RawPage>(outcome, about, None) {
+                Ok(p) => {
+                    let list: Vec<Value> = p.decode::<User>().values.iter().map(|u| self.user(u)).collect();
+                    self.found.insert("people".into(), json!(list))
+                }
+                Err(e) => return self.fail(e),
+            },
+            Read::Reviewers => match errors::json::<Vec<User>>(outcome, about, None) {
+                Ok(users) => {
+                    let list: Vec<Value> = users.iter().map(|u| self.user(u)).collect();
+                    self.found.insert("reviewers".into(), json!(list))
+                }
+                Err(e) => {
+                    self.missing.push(format!("Default reviewers: not read — {e}"));
+                    None
+                }
+            },
+            Read::Commits => match errors::json::<RawPage>(outcome, about, None) {
+                Ok(p) => {
+                    let more = p.is_last_page == Some(false);
+                    let commits = p.decode::<Commit>().values;
+                    let title = suggested_title(&commits, self.from.as_deref().unwrap_or(""));
+                    let items: Vec<Value> = commits
+                        .iter()
+                        .map(|c| {
+                            json!({"id": c.id, "short": c.display_id,
+                                   "message": c.message.as_deref().map(|m| one_line(m.lines().next().unwrap_or(""))),
+                                   "author": c.author.as_ref().map(|a| a.display_name.clone().or(a.name.clone())),
+                                   "at": c.author_timestamp})
+                        })
+                        .collect();
+                    self.found.insert("title".into(), json!(title));
+                    self.found.insert("commits".into(), json!({"items": items, "more": more}))
+                }
+                Err(e) => return self.fail(format!("Commits: not read — {e}")),
+            },
+            Read::Person => match errors::json::<User>(outcome, about, None) {
+                Ok(u) => {
+                    self.people.note(&u);
+                    None
+                }
+                // A name bb cannot find stays as given; Create says what Bitbucket makes of it.
+                Err(_) => None,
+            },
+            Read::Changes => match errors::json::<RawPage>(outcome, about, None) {
+                Ok(p) => {
+                    let more = p.is_last_page == Some(false);
+                    let items: Vec<Value> = p
+                        .values
+                        .iter()
+                        .map(|c| json!({"path": c.pointer("/path/toString"), "type": c.get("type")}))
+                        .collect();
+                    self.found.insert("files".into(), json!({"items": items, "more": more}))
+                }
+                Err(e) => return self.fail(format!("Changed files: not read — {e}")),
+            },
+        };
+        if f.waiting() > 0 {
+            return;
+        }
+        let pair = self.from.is_some() && self.to.is_some();
+        if self.want_reviewers
+            && pair
+            && let Some(id) = self.found.get("repoId").and_then(Value::as_u64)
+        {
+            self.want_reviewers = false;
+            f.fetch(Read::Reviewers, self.reviewers_request(id));
+        }
+        if self.want_commits && pair {
+            self.want_commits = false;
+            for (r, q) in self.compare_requests() {
+                f.fetch(r, q);
+            }
+        }
+    }
+
+    fn fail(&mut self, e: String) {
+        self.missing.push(e);
+    }
+}
+
+/// The title Bitbucket's create page starts from: the commit's first line when there is one commit,
+/// else the source branch's last part in words ("feature/add-paging" → "Add paging"). [assumed]
+pub fn suggested_title(commits: &[Commit], from: &str) -> String {
+    if let [one] = commits
+        && let Some(line) = one.message.as_deref().and_then(|m| m.lines().next()).filter(|l| !l.trim().is_empty())
+    {
+        return one_line(line.trim());
+    }
+    let name = from.rsplit('/').next().unwrap_or(from).replace(['-', '_'], " ");
+    let mut chars = name.trim().chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+impl Plan for Gather {
+    type Read = Read;
+
+    fn on(&mut self, read: Read, outcome: FetchOutcome, f: &mut Fetches<'_, '_, Read>) -> Option<ToolResult> {
+        self.take(read, &outcome, f);
+        if let Some(e) = &self.failed {
+            return Some(ToolResult::error(e.clone()));
+        }
+        if f.waiting() > 0 {
+            return None;
+        }
+        if let Some(e) = self.missing.first() {
+            return Some(ToolResult::error(e.clone()));
+        }
+        self.found.remove("repoId");
+        let n = self.found.values().map(|v| v.as_array().map_or(1, Vec::len)).sum::<usize>();
+        Some(answer(&format!("{n} suggestions."), Value::Object(std::mem::take(&mut self.found))))
+    }
+}

@@ -1,0 +1,178 @@
+//! The pull request form (`show` kind `pull_request_form`) and `suggest_form_values` against the stack:
+//! what the form carries, each suggestion, and each of Bitbucket's refusals as the form's Create meets it.
+#![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
+
+mod stack_driver;
+
+use serde_json::{Value, json};
+use stack_driver::Driver;
+
+fn suggest(d: &mut Driver, args: Value) -> Value {
+    let mut a = json!({"project": "BB", "repo": "api"});
+    a.as_object_mut().unwrap().extend(args.as_object().unwrap().clone());
+    let answer = d.call("suggest_form_values", a);
+    assert!(!answer.is_error, "{}", answer.text);
+    answer.raw["structuredContent"].clone()
+}
+
+fn create(d: &mut Driver, args: Value) -> stack_driver::Answer {
+    let mut a = json!({"project": "BB", "repo": "api", "title": "T", "default_reviewers": false});
+    a.as_object_mut().unwrap().extend(args.as_object().unwrap().clone());
+    d.call("create_pull_request", a)
+}
+
+#[test]
+fn the_form_carries_the_draft_the_default_branch_its_default_reviewers_and_commits_and_creates_nothing() {
+    let mut d = Driver::with_views();
+    let a = d.call(
+        "show",
+        json!({"kind": "pull_request_form", "project": "BB", "repo": "api", "from_ref": "docs/typo",
+               "description": "Fixes **typos**", "reviewers": ["dave"]}),
+    );
+    assert!(!a.is_error, "{}", a.text);
+    assert!(a.text.contains("nothing is created unless they press Create"), "{}", a.text);
+    assert_eq!(d.count("POST", ""), 0, "nothing is written: {:?}", d.requests);
+    assert_eq!(d.requests.len(), 6, "5, and one for the named reviewer: {:?}", d.requests);
+    let view = &a.raw["_meta"]["bb/view"];
+    assert_eq!(view["kind"], "pull_request_form");
+    let form = &view["form"];
+    assert_eq!(form["from"], "docs/typo");
+    assert_eq!(form["to"], "main", "the target defaults to the default branch");
+    assert_eq!(form["title"], Value::Null, "the draft gave no title");
+    assert!(form["suggestedTitle"].as_str().is_some_and(|t| !t.is_empty()), "{form}");
+    assert_eq!(form["description"], "Fixes **typos**");
+    assert_eq!(form["reviewers"], json!(["dave"]));
+    let defaults: Vec<&str> =
+        form["defaultReviewers"].as_array().unwrap().iter().map(|r| r["slug"].as_str().unwrap()).collect();
+    assert_eq!(defaults, ["bob", "carol"]);
+    assert!(!form["commits"]["items"].as_array().unwrap().is_empty(), "{form}");
+    assert!(form["files"]["items"].is_array(), "{form}");
+    assert_eq!(view["users"]["bob"]["name"], "Bob Baker");
+    assert_eq!(view["users"]["dave"]["name"], "Dave Diaz", "the draft's reviewer by name");
+}
+
+#[test]
+fn a_draft_needs_only_its_repository() {
+    let mut d = Driver::with_views();
+    let a = d.call("show", json!({"kind": "pull_request_form", "project": "BB", "repo": "api"}));
+    assert!(!a.is_error, "{}", a.text);
+    assert_eq!(a.raw["_meta"]["bb/view"]["form"]["from"], Value::Null);
+    let missing = d.call("show", json!({"kind": "pull_request_form", "project": "BB"}));
+    assert!(missing.is_error, "{}", missing.text);
+    let nowhere = d.call("show", json!({"kind": "pull_request_form", "project": "BB", "repo": "nope"}));
+    assert!(nowhere.is_error && nowhere.text.contains("does not exist"), "{}", nowhere.text);
+}
+
+#[test]
+fn branches_are_suggested_from_bitbuckets_filter_in_one_request() {
+    let mut d = Driver::with_views();
+    let s = suggest(&mut d, json!({"want": "branches", "text": "release"}));
+    let names: Vec<&str> = s["branches"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"release/v1") && names.contains(&"release/v2"), "{names:?}");
+    assert!(names.iter().all(|n| n.contains("release")), "{names:?}");
+    assert_eq!(d.requests.len(), 1);
+    assert!(d.requests[0].contains("filterText=release"), "{:?}", d.requests);
+}
+
+#[test]
+fn people_are_suggested_from_bitbuckets_user_search() {
+    let mut d = Driver::with_views();
+    let s = suggest(&mut d, json!({"want": "people", "text": "bob"}));
+    assert_eq!(s["people"][0]["slug"], "bob", "{s}");
+    assert_eq!(d.requests.len(), 1);
+    assert!(d.requests[0].starts_with("GET /rest/api/latest/users?filter=bob"), "{:?}", d.requests);
+}
+
+#[test]
+fn the_default_reviewers_of_a_branch_pair_are_suggested() {
+    let mut d = Driver::with_views();
+    let s = suggest(&mut d, json!({"want": "reviewers", "from_ref": "docs/typo", "to_ref": "main"}));
+    let slugs: Vec<&str> = s["reviewers"].as_array().unwrap().iter().map(|r| r["slug"].as_str().unwrap()).collect();
+    assert_eq!(slugs, ["bob", "carol"]);
+    assert_eq!(d.count("GET", "/rest/default-reviewers/"), 1);
+    let none = suggest(&mut d, json!({"want": "reviewers", "from_ref": "main", "to_ref": "develop"}));
+    assert_eq!(none["reviewers"], json!([]), "no condition targets develop");
+}
+
+#[test]
+fn the_commits_between_the_branches_come_with_their_files_and_a_title() {
+    let mut d = Driver::with_views();
+    let s = suggest(&mut d, json!({"want": "commits", "from_ref": "feature/retry", "to_ref": "main"}));
+    let commits = s["commits"]["items"].as_array().unwrap();
+    assert!(!commits.is_empty(), "{s}");
+    assert!(commits[0]["short"].is_string() && commits[0]["message"].is_string(), "{s}");
+    assert!(!s["files"]["items"].as_array().unwrap().is_empty(), "{s}");
+    if commits.len() == 1 {
+        assert_eq!(s["title"], commits[0]["message"]);
+    }
+    assert!(s["title"].as_str().is_some_and(|t| !t.is_empty()));
+    assert_eq!(d.requests.len(), 2, "commits and changes, in parallel: {:?}", d.requests);
+}
+
+#[test]
+fn the_preview_is_bbs_markdown_tree_and_reads_nothing() {
+    let mut d = Driver::with_views();
+    let s = suggest(&mut d, json!({"want": "preview", "text": "**bold** <script>x</script>"}));
+    let tree = s["preview"].to_string();
+    assert!(tree.contains("\"t\":\"strong\""), "{tree}");
+    assert!(!tree.contains("<script>x</script>\"}") || !tree.contains("\"t\":\"script\""), "{tree}");
+    assert!(d.requests.is_empty());
+}
+
+#[test]
+fn a_suggestion_that_needs_both_branches_says_so() {
+    let mut d = Driver::with_views();
+    let a = d.call("suggest_form_values", json!({"project": "BB", "repo": "api", "want": "commits", "from_ref": "x"}));
+    assert!(a.is_error && a.text.contains("from_ref and to_ref"), "{}", a.text);
+    assert!(d.requests.is_empty());
+}
+
+#[test]
+fn a_duplicate_is_refused_in_bitbuckets_words_with_the_open_pull_requests_number() {
+    let mut d = Driver::with_views();
+    assert!(!create(&mut d, json!({"from_ref": "docs/typo", "to_ref": "main"})).is_error);
+    let dup = create(&mut d, json!({"from_ref": "docs/typo", "to_ref": "main"}));
+    assert!(dup.is_error, "{}", dup.text);
+    assert!(dup.text.starts_with("A pull request for these branches is already open: #"), "{}", dup.text);
+    assert!(
+        dup.text.contains("Only one pull request may be open for a given source and target branch"),
+        "{}",
+        dup.text
+    );
+}
+
+#[test]
+fn branches_without_changes_are_refused_in_bitbuckets_words() {
+    let mut d = Driver::with_views();
+    let a = create(&mut d, json!({"from_ref": "main", "to_ref": "docs/typo"}));
+    assert!(a.is_error, "{}", a.text);
+    assert!(a.text.contains("There are no changes to merge from main to docs/typo"), "{}", a.text);
+}
+
+#[test]
+fn a_reviewer_who_cannot_review_is_named_in_bitbuckets_words() {
+    let mut d = Driver::with_views();
+    let a = create(&mut d, json!({"from_ref": "docs/typo", "to_ref": "main", "reviewers": ["nobody"]}));
+    assert!(a.is_error, "{}", a.text);
+    assert!(a.text.to_lowercase().contains("nobody is not a user."), "{}", a.text);
+    assert_eq!(d.count("GET", "/pull-requests"), 0);
+}
+
+#[test]
+fn no_permission_is_said_and_nothing_is_created() {
+    let mut d = Driver::with_views();
+    d.fault("/rest/api/latest/projects/BB/repos/api/pull-requests", 401, 1, None);
+    let a = create(&mut d, json!({"from_ref": "docs/typo", "to_ref": "main"}));
+    assert!(a.is_error, "{}", a.text);
+    assert!(a.text.contains("lack permission"), "{}", a.text);
+    let again = create(&mut d, json!({"from_ref": "docs/typo", "to_ref": "main"}));
+    assert!(!again.is_error, "the refused call created nothing: {}", again.text);
+}
+
+#[test]
+fn suggest_form_values_is_for_views_only_and_read_only() {
+    let exposed = bb_core::Catalogue::standard().expose(&bb_core::ExposureOptions::default()).unwrap();
+    let tool = exposed.listed().iter().find(|t| t["name"] == "suggest_form_values").expect("listed");
+    assert_eq!(tool["_meta"]["ui"]["visibility"], json!(["app"]));
+    assert_eq!(tool["annotations"]["readOnlyHint"], true);
+}

@@ -1,0 +1,116 @@
+// The pull request form against bb and the stand-in (ADR-101): the model drafts, the person fills it
+// in with bb's suggestions, previews the description, and submits; create_pull_request goes through
+// the host and nothing is created before. After creation the new pull request's card opens in place
+// and the model is told; a pull request already open is shown with a way to it.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { launch, open, shot, startBb } from "./harness.mjs";
+
+let browser;
+let bb;
+before(async () => {
+  bb = await startBb();
+  browser = await launch({ loopback: true });
+});
+after(async () => {
+  await browser?.close();
+  await bb?.stop();
+});
+
+const POSTS = "POST /rest/api/latest/projects/BB/repos/api/pull-requests";
+const posts = async () => ((await (await fetch(`${bb.stack}/_stack/requests`)).json()).requests[POSTS] || 0);
+const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
+const calls = async (v, name) => (await v.log()).calls.filter((c) => c && c.name === name);
+const told = async (v) => (await v.log()).context.map((c) => c.content.map((b) => b.text).join(""));
+const DRAFT = { kind: "pull_request_form", project: "BB", repo: "api", from_ref: "docs/typo",
+  title: "Fix typos in the docs", description: "Fixes *two* typos.", reviewers: ["dave"] };
+async function form(args = DRAFT, mount = {}) {
+  const v = await open(browser, { bb: bb.mcp, show: args, mount, colorScheme: mount.theme === "dark" ? "dark" : "light" });
+  await v.frame.locator(".bb-form").waitFor({ timeout: 15000 });
+  return v;
+}
+
+test("the form shows the draft with the default reviewers marked, and nothing is created while the person writes", async () => {
+  const before = await posts();
+  const v = await form(DRAFT, { width: 700 });
+  const { frame, page } = v;
+  assert.equal(await frame.locator("#bb-f-from").inputValue(), "docs/typo");
+  assert.equal(await frame.locator("#bb-f-to").inputValue(), "main", "the default branch");
+  assert.equal(await frame.locator("#bb-f-title").inputValue(), DRAFT.title);
+  const chips = frame.locator(".bb-f-chip");
+  assert.equal(await chips.count(), 3, "dave, and the default reviewers bob and carol");
+  assert.equal(await chips.filter({ hasText: "Default" }).count(), 2);
+  assert.equal(await frame.locator(".bb-f-commit").count() > 0, true, "the commits the pull request would hold");
+  await frame.locator("#bb-f-title").fill("Fix the typos");
+  await frame.locator("#bb-f-desc").fill("Nothing yet");
+  await page.waitForTimeout(1500);
+  assert.equal(await posts(), before, "nothing is created before Create");
+  assert.equal((await calls(v, "create_pull_request")).length, 0);
+  assert.equal((await calls(v, "refresh_view")).length, 0, "a form is never read again by itself");
+  assert.deepEqual(realErrors(v.errors), []);
+  await shot(page, "form-inline-light");
+});
+
+test("branches and people are suggested as the person types, and the description previews as bb draws Markdown", async () => {
+  const v = await form(DRAFT, { width: 700, theme: "dark" });
+  const { frame, page } = v;
+  await frame.locator("#bb-f-to").fill("rel");
+  await frame.locator('#bb-f-to-list option[value="release/v1"]').waitFor({ state: "attached", timeout: 10000 });
+  const asked = await calls(v, "suggest_form_values");
+  assert.ok(asked.some((c) => c.arguments.want === "branches" && c.arguments.text === "rel"), JSON.stringify(asked));
+  await frame.locator("#bb-f-to").fill("main");
+  await frame.locator("#bb-f-people").fill("erin");
+  await frame.locator('#bb-f-people-list option[value="erin"]').waitFor({ state: "attached", timeout: 10000 });
+  await frame.locator("#bb-f-people").press("Enter");
+  await frame.locator(".bb-f-chip", { hasText: "Erin" }).waitFor({ timeout: 5000 });
+  await frame.locator("#bb-f-desc").fill("Some **bold** words and <b>tags</b>");
+  await frame.locator(".bb-tab", { hasText: "Preview" }).click();
+  await frame.locator(".bb-f-preview strong", { hasText: "bold" }).waitFor({ timeout: 10000 });
+  assert.equal(await frame.locator(".bb-f-preview b").count(), 0, "text is never parsed as HTML");
+  await shot(page, "form-inline-dark-preview");
+  await frame.locator(".bb-tab", { hasText: "Write" }).click();
+  assert.equal(await frame.locator("#bb-f-desc").inputValue(), "Some **bold** words and <b>tags</b>", "the words are kept");
+  assert.deepEqual(realErrors(v.errors), []);
+});
+
+test("fullscreen, light and dark", async () => {
+  for (const theme of ["light", "dark"]) {
+    const v = await form(DRAFT, { displayMode: "fullscreen", theme });
+    await v.page.waitForTimeout(300);
+    await shot(v.page, `form-fullscreen-${theme}`);
+  }
+});
+
+test("Create calls create_pull_request through the host, the new card opens in place, and the model is told", async () => {
+  const before = await posts();
+  const v = await form(DRAFT);
+  const { frame, page } = v;
+  await page.evaluate(() => { window.__marker = "same page"; });
+  await frame.locator(".bb-f-create").click();
+  await frame.locator(".bb-card").waitFor({ timeout: 15000 });
+  assert.equal(await frame.locator(".bb-title").first().textContent(), DRAFT.title);
+  assert.equal(await page.evaluate(() => window.__marker), "same page", "opened in place");
+  assert.equal(await posts(), before + 1, "one pull request created");
+  const sent = await calls(v, "create_pull_request");
+  assert.equal(sent.length, 1);
+  assert.deepEqual(sent[0].arguments.reviewers, ["dave", "bob", "carol"]);
+  assert.equal(sent[0].arguments.default_reviewers, false, "the reviewers are the form's");
+  assert.ok((await told(v)).some((t) => /The person created PR #\d+ in BB\/api/.test(t)), JSON.stringify(await told(v)));
+  await shot(page, "form-created-card");
+});
+
+test("a pull request already open is shown in Bitbucket's words with a way to it, and the person's text stays", async () => {
+  const v = await form(DRAFT);
+  const { frame, page } = v;
+  await frame.locator("#bb-f-desc").fill("My own words");
+  await frame.locator(".bb-f-create").click();
+  const problem = frame.locator(".bb-f-problem");
+  await problem.waitFor({ timeout: 15000 });
+  assert.match(await problem.textContent(), /Only one pull request may be open for a given source and target branch/);
+  assert.equal(await frame.locator("#bb-f-desc").inputValue(), "My own words", "the person's text is kept");
+  assert.equal(await frame.locator(".bb-f-web").count(), 1, "a link to it in Bitbucket");
+  await shot(page, "form-duplicate");
+  await frame.locator(".bb-f-open").click();
+  await frame.locator(".bb-card").waitFor({ timeout: 15000 });
+  assert.equal(await frame.locator(".bb-title").first().textContent(), DRAFT.title);
+});
