@@ -51,7 +51,7 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
         assert_eq!(hint(t, "destructiveHint"), destructive.contains(&name), "{name}");
         let reader = name.starts_with("get_")
             || name.starts_with("list_")
-            || ["show", "refresh_view", "resolve_ref", "compare_refs"].contains(&name);
+            || ["show", "refresh_view", "suggest_form_values", "resolve_ref", "compare_refs"].contains(&name);
         assert_eq!(hint(t, "readOnlyHint"), reader, "{name}");
         assert_eq!(hint(t, "idempotentHint"), reader || idempotent_writes.contains(&name), "{name}");
         assert!(hint(t, "openWorldHint"), "{name}");

@@ -41,12 +41,12 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "project": {"type": "string", "minLength": 1},
-            "repo": {"type": "string", "minLength": 1},
-            "want": {"type": "string", "enum": ["branches", "people", "reviewers", "commits", "preview"]},
+            "project": {"type": "string", "minLength": 1, "description": "Project key"},
+            "repo": {"type": "string", "minLength": 1, "description": "Repository slug"},
+            "want": {"type": "string", "enum": ["branches", "people", "reviewers", "commits", "preview"], "description": "What to suggest"},
             "text": {"type": "string", "maxLength": 65536, "description": "Branch prefix, a person's name, or Markdown"},
-            "from_ref": {"type": "string", "minLength": 1},
-            "to_ref": {"type": "string", "minLength": 1}
+            "from_ref": {"type": "string", "minLength": 1, "description": "Source branch"},
+            "to_ref": {"type": "string", "minLength": 1, "description": "Target branch"}
         },
         "required": ["project", "repo", "want"],
         "additionalProperties": false
