@@ -22,7 +22,7 @@ const prForm = (() => {
       title: str(f.title) || str(f.suggestedTitle), titleTouched: Boolean(str(f.title)), description: str(f.description),
       draft: f.draft === true, reviewers: [...new Set([...given, ...defaults.map((r) => r.slug)])],
       defaults: new Set(defaults.map((r) => r.slug)), names, commits: f.commits, files: f.files,
-      preview: null, tab: "write", busy: false, problem: null,
+      preview: null, tab: "write", busy: false, problem: null, options: {}, who: "",
     };
   }
 
@@ -67,21 +67,25 @@ const prForm = (() => {
   }
 
   // A text box with suggestions as the person types: `want` names what suggest_form_values lists.
+  // Its options and (for the reviewer box) its text live in `state`, so a redraw keeps them.
   function suggesting(id, want, value, label, onvalue, pick) {
-    const list = el("datalist", { id: `${id}-list` });
+    const options = () => arr(state.options[id]).map((x) => el("option", { value: want === "branches" ? str(x.name) : str(x.slug), label: want === "people" ? str(x.name) : null }));
+    const list = el("datalist", { id: `${id}-list` }, options());
     const input = el("input", { id, class: "bb-input", value, list: `${id}-list`, autocomplete: "off", "aria-label": label,
       oninput: () => {
         onvalue(input.value);
         const text = input.value.trim();
         later(id, 250, () => ask(want, { text }).then((a) => {
-          if (!a) return;
-          list.replaceChildren(...arr(a[want]).map(obj).map((x) => {
-            if (want === "people" && str(x.slug)) state.names[x.slug] = x;
-            return el("option", { value: str(x.name && want === "branches" ? x.name : x.slug), label: want === "people" ? str(x.name) : null });
-          }));
+          if (!a || !state) return;
+          state.options[id] = arr(a[want]).map(obj);
+          for (const x of state.options[id]) if (want === "people" && str(x.slug)) state.names[x.slug] = x;
+          const now = document.getElementById(`${id}-list`);
+          if (now) now.replaceChildren(...options());
         }));
       },
-      onchange: () => pick && pick(input) });
+      // A suggestion chosen, or Enter: a name typed in full is taken as it is.
+      onchange: () => pick && arr(state.options[id]).some((x) => x.slug === input.value.trim()) && pick(input),
+      onkeydown: (e) => { if (pick && e.key === "Enter") { e.preventDefault(); pick(input); } } });
     return [input, list];
   }
 
@@ -98,9 +102,11 @@ const prForm = (() => {
         el("button", { type: "button", class: "bb-link-button", "aria-label": `Remove ${p.name}`,
           onclick: () => { state.reviewers = state.reviewers.filter((x) => x !== slug); paint(); } }, "×"));
     });
-    const [input, list] = suggesting("bb-f-people", "people", "", "Add a reviewer", () => {}, (box) => {
+    const [input, list] = suggesting("bb-f-people", "people", state.who, "Add a reviewer", (v) => { state.who = v; }, (box) => {
       const slug = box.value.trim();
-      if (slug && !state.reviewers.includes(slug)) { state.reviewers.push(slug); paint(); }
+      state.who = "";
+      if (slug && !state.reviewers.includes(slug)) state.reviewers.push(slug);
+      paint();
     });
     input.placeholder = "Add a reviewer";
     return el("div", { class: "bb-f-chips" }, el("ul", {}, chips), input, list);

@@ -114,3 +114,25 @@ test("a pull request already open is shown in Bitbucket's words with a way to it
   await frame.locator(".bb-card").waitFor({ timeout: 15000 });
   assert.equal(await frame.locator(".bb-title").first().textContent(), DRAFT.title);
 });
+
+test("a reviewer who cannot review and branches without changes are refused in Bitbucket's words, and nothing is lost", async () => {
+  const before = await posts();
+  const v = await form({ kind: "pull_request_form", project: "BB", repo: "api", from_ref: "release/v2", to_ref: "main", title: "Release two" });
+  const { frame, page } = v;
+  await frame.locator("#bb-f-people").fill("nobody");
+  await frame.locator("#bb-f-people").press("Enter");
+  await frame.locator(".bb-f-chip", { hasText: "nobody" }).waitFor({ timeout: 5000 });
+  await frame.locator(".bb-f-create").click();
+  const problem = frame.locator(".bb-f-problem");
+  await problem.waitFor({ timeout: 15000 });
+  assert.match(await problem.textContent(), /nobody is not a user\./i);
+  assert.equal(await frame.locator("#bb-f-title").inputValue(), "Release two");
+  assert.equal(await frame.locator(".bb-f-create").isEnabled(), true, "Create works again");
+  await shot(page, "form-reviewer-refused");
+  const same = await form({ kind: "pull_request_form", project: "BB", repo: "api", from_ref: "main", to_ref: "docs/typo", title: "Nothing" });
+  assert.match(await same.frame.locator(".bb-f-changes").textContent(), /There are no changes between these branches\./);
+  await same.frame.locator(".bb-f-create").click();
+  await same.frame.locator(".bb-f-problem").waitFor({ timeout: 15000 });
+  assert.match(await same.frame.locator(".bb-f-problem").textContent(), /There are no changes to merge from main to docs\/typo/);
+  assert.equal(await posts(), before + 2, "each refused once, nothing created");
+});
