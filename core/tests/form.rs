@@ -32,7 +32,9 @@ fn the_form_carries_the_draft_the_default_branch_its_default_reviewers_and_commi
     assert!(!a.is_error, "{}", a.text);
     assert!(a.text.contains("nothing is created unless they press Create"), "{}", a.text);
     assert_eq!(d.count("POST", ""), 0, "nothing is written: {:?}", d.requests);
-    assert_eq!(d.requests.len(), 6, "5, and one for the named reviewer: {:?}", d.requests);
+    let reads = d.requests.iter().filter(|r| !r.contains("/avatar.png")).count();
+    assert_eq!(reads, 6, "5, and one for the named reviewer: {:?}", d.requests);
+    assert_eq!(d.count("GET", "/avatar.png"), 3, "the reviewers' avatars: {:?}", d.requests);
     let view = &a.raw["_meta"]["bb/view"];
     assert_eq!(view["kind"], "pull_request_form");
     let form = &view["form"];
@@ -49,6 +51,7 @@ fn the_form_carries_the_draft_the_default_branch_its_default_reviewers_and_commi
     assert!(form["files"]["items"].is_array(), "{form}");
     assert_eq!(view["users"]["bob"]["name"], "Bob Baker");
     assert_eq!(view["users"]["dave"]["name"], "Dave Diaz", "the draft's reviewer by name");
+    assert!(view["users"]["dave"]["avatar"].as_str().is_some_and(|a| a.starts_with("data:image/png")));
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! Requests, in stages: the repository (its id, for default reviewers) and, when the draft names no
 //! target, the default branch, in parallel; then, with both branches known, the default reviewers for
 //! the pair, the commits between them and the files they change, in parallel; with the first stage,
-//! each reviewer the draft names, for their name (5 requests and one per named reviewer, 10 at most). The same
+//! each reviewer the draft names, for their name (5 requests and one per named reviewer, 10 at most);
+//! then the avatars of the reviewers not cached yet. The same
 //! reads answer the page's `suggest_form_values` as the person changes the branches.
 //! A form is never read again by itself: the page does not call `refresh_view` for it.
 
@@ -18,6 +19,7 @@ use crate::args::{flag, string};
 use crate::bitbucket::segment;
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::avatars::AvatarStage;
 use crate::reads::pull_request::repo_url;
 use crate::tool::Call;
 
@@ -49,6 +51,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         base_url: call.base_url.map(str::to_owned),
         args: args.clone(),
         g,
+        avatars: AvatarStage::default(),
     };
     Step::wait(form, first)
 }
@@ -59,18 +62,22 @@ struct Form {
     base_url: Option<String>,
     args: Map<String, Value>,
     g: Gather,
+    avatars: AvatarStage,
 }
 
 impl Plan for Form {
     type Read = Read;
 
     fn on(&mut self, read: Read, outcome: FetchOutcome, f: &mut Fetches<'_, '_, Read>) -> Option<ToolResult> {
-        self.g.take(read, &outcome, f);
+        match read {
+            Read::Avatar(a) => self.avatars.on(a, &outcome, f),
+            _ => self.g.take(read, &outcome, f),
+        }
         if let Some(e) = self.g.failed.take() {
             let url = self.base_url.as_deref().map(|b| repo_url(b, &self.g.project, &self.g.repo));
             return Some(self.header.error(e, url));
         }
-        if f.waiting() > 0 {
+        if f.waiting() > 0 || self.avatars.ask(&self.g.people, f, Read::Avatar) {
             return None;
         }
         Some(self.finish(f))

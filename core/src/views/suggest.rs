@@ -21,7 +21,7 @@ use crate::bitbucket::model::{Commit, Repository, User};
 use crate::bitbucket::{RawPage, repo_path, segment};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::reads::avatars::People;
+use crate::reads::avatars::{Avatar, People};
 use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -113,6 +113,8 @@ pub enum Read {
     Changes,
     /// One person the draft names, for their name.
     Person,
+    /// An avatar of someone the form shows.
+    Avatar(Avatar),
 }
 
 /// The reads of the form and of its suggestions, and what they found.
@@ -290,6 +292,8 @@ impl Gather {
                 // A name bb cannot find stays as given; Create says what Bitbucket makes of it.
                 Err(_) => None,
             },
+            // The form takes its avatars itself.
+            Read::Avatar(_) => None,
             Read::Changes => match errors::json::<RawPage>(outcome, about, None) {
                 Ok(p) => {
                     let more = p.is_last_page == Some(false);
