@@ -38,6 +38,10 @@ enum Operation {
     Call { session: u8, tool: u8, kind: u8, args: Vec<(u8, u8)> },
     /// A request of another method.
     Request { session: u8, method: u8, param: u8 },
+    /// A request in the 2026-07-28 era: no handshake, `_meta` naming the revision and the client's
+    /// capabilities (sometimes another revision, a broken `_meta` or none). `fresh` sends it on a
+    /// session of its own, as the HTTP shell does; else on any session, initialized or not.
+    Modern { session: u8, fresh: bool, method: u8, meta: u8, param: u8, call: CallChoice },
     /// Several calls in one batch.
     Batch { session: u8, calls: Vec<CallChoice> },
     /// Cancel a request sent earlier.
@@ -90,6 +94,63 @@ const METHODS: &[&str] = &[
     "prompts/list",
     "x",
 ];
+
+/// Methods a 2026-07-28 request names: the era's own, and some it does not have.
+const MODERN_METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "tools/call",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "ping",
+    "logging/setLevel",
+    "subscriptions/listen",
+    "initialize",
+    "x",
+];
+
+/// `_meta` for a 2026-07-28 request from the fuzzer's choice: mostly right (with or without the UI
+/// extension, a log level and the client's name), sometimes a revision bb does not serve per
+/// request, a broken `_meta`, or none.
+fn modern_meta(pick: u8, ui: bool) -> Option<Value> {
+    const MODERN: &str = "2026-07-28";
+    let caps = if ui {
+        json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}})
+    } else {
+        json!({})
+    };
+    let meta = |version: Value, caps: Option<Value>| {
+        let mut m = Map::new();
+        m.insert("io.modelcontextprotocol/protocolVersion".into(), version);
+        if let Some(c) = caps {
+            m.insert("io.modelcontextprotocol/clientCapabilities".into(), c);
+        }
+        m
+    };
+    let p = pick as usize;
+    Some(Value::Object(match pick % 12 {
+        0..=3 => meta(json!(MODERN), Some(caps)),
+        4 => {
+            let mut m = meta(json!(MODERN), Some(caps));
+            m.insert("io.modelcontextprotocol/logLevel".into(), json!(["debug", "error", "nope"][p / 12 % 3]));
+            m.insert("io.modelcontextprotocol/clientInfo".into(), json!({"name": "fuzz", "version": "2"}));
+            m
+        }
+        5 => meta(json!(MODERN), None),
+        6 => meta(json!(MODERN), Some(json!("not an object"))),
+        7 => meta(json!(["2025-11-25", "2025-03-26", "2026-07-29", "", "1"][p / 12 % 5]), Some(caps)),
+        8 => meta(json!(20_260_728), Some(caps)),
+        9 => {
+            let mut m = meta(Value::Null, Some(caps));
+            m.remove("io.modelcontextprotocol/protocolVersion");
+            m
+        }
+        10 => return Some(json!(MODERN)),
+        _ => return None,
+    }))
+}
 
 /// Bitbucket's answers, in the shapes bb reads (reference/bitbucket-dc.md).
 const SHAPES: &[&str] = &[
@@ -238,6 +299,9 @@ struct Ledger {
     answered: BTreeMap<String, bool>,
     /// Ids sent per session, for cancellation.
     sent: BTreeMap<SessionId, Vec<String>>,
+    /// 2026-07-28 requests sent as a fresh session's first message: whether `_meta` named the
+    /// revision (a result is then complete and names bb) or another one (an UnsupportedProtocolVersion error).
+    modern: BTreeMap<String, bool>,
     next_tag: u64,
     next_id: u64,
 }
@@ -293,6 +357,20 @@ impl Ledger {
                             if let Some(seen) = self.answered.get_mut(&id) {
                                 assert!(!*seen, "request {id} answered twice");
                                 *seen = true;
+                            }
+                            match (self.modern.get(&id), a.get("result")) {
+                                (Some(true), Some(result)) => {
+                                    assert_eq!(result["resultType"], "complete", "a 2026-07-28 result: {a}");
+                                    let server = &result["_meta"]["io.modelcontextprotocol/serverInfo"];
+                                    assert_eq!((&server["name"], &server["version"]), (&json!("bb"), &json!("fuzz")));
+                                }
+                                (Some(false), _) => {
+                                    assert_eq!(
+                                        a["error"]["code"], -32022,
+                                        "a revision bb does not serve per request: {a}"
+                                    );
+                                }
+                                _ => {}
                             }
                         }
                     }
@@ -400,6 +478,39 @@ fuzz_target!(|run: Run| {
                 let params = json!({"protocolVersion": version, "uri": uri, "level": level, "cursor": cursor,
                     "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}});
                 let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+                ledger.input(&mut server, s, message.to_string().as_bytes(), now);
+            }
+            Operation::Modern { session, fresh, method, meta, param, call: (tool, kind, args) } => {
+                let fresh = fresh && ledger.open.len() < 8;
+                let s = if fresh {
+                    let s = server.open();
+                    ledger.open.push(s);
+                    ledger.drain(&mut server);
+                    s
+                } else {
+                    ledger.session(session)
+                };
+                let method = MODERN_METHODS[method as usize % MODERN_METHODS.len()];
+                let mut message = if method == "tools/call" {
+                    call_message(&mut ledger, s, tool, kind, &args)
+                } else {
+                    let id = ledger.id(s, param.is_multiple_of(2));
+                    let p = param as usize;
+                    let uri = ["ui://bb/view", "ui://bb/other", "file:///etc/passwd"][p % 3];
+                    let level = ["debug", "info", "error", "nope"][p % 4];
+                    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"uri": uri, "level": level}})
+                };
+                if let Some(m) = modern_meta(meta, run.ui != param.is_multiple_of(3)) {
+                    message["params"]["_meta"] = m;
+                }
+                // On a fresh session the request's own `_meta` decides its era (`initialize` starts a session).
+                if fresh && method != "initialize" {
+                    match meta % 12 {
+                        0..=6 => ledger.modern.insert(message["id"].to_string(), true),
+                        7 | 8 => ledger.modern.insert(message["id"].to_string(), false),
+                        _ => None,
+                    };
+                }
                 ledger.input(&mut server, s, message.to_string().as_bytes(), now);
             }
             Operation::Batch { session, calls } => {
