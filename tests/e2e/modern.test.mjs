@@ -3,7 +3,8 @@
 // Bitbucket stand-in (bb-stack). The same client in its legacy mode still gets a 2025 session.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -42,6 +43,10 @@ let stack; // { url, token }
 let mcp; // bb's Streamable HTTP endpoint against the stand-in
 
 before(async () => {
+  // tools/test-all.sh builds the workspace first; run on its own, build what is missing.
+  if (!process.env.BB_BIN && (!existsSync(BB) || !existsSync(STACK))) {
+    execFileSync("cargo", ["build", "-q", "-p", "bb", "-p", "bb-stack"], { cwd: path.resolve(path.dirname(BB), "..", ".."), stdio: ["ignore", "inherit", "inherit"] });
+  }
   const s = spawn(STACK, ["--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
   children.push(s);
   const [url, token] = await firstLines(s, "stdout", 2, "bb-stack");
