@@ -58,7 +58,13 @@ test("branches and people are suggested as the person types, and the description
   await frame.locator('#bb-f-to-list option[value="release/v1"]').waitFor({ state: "attached", timeout: 10000 });
   const asked = await calls(v, "suggest_form_values");
   assert.ok(asked.some((c) => c.arguments.want === "branches" && c.arguments.text === "rel"), JSON.stringify(asked));
+  await frame.locator("#bb-f-to").fill("release/v1");
+  await frame.locator(".bb-f-chip", { hasText: "Bob" }).waitFor({ state: "detached", timeout: 10000 });
+  const pair = (await calls(v, "suggest_form_values")).filter((c) => c.arguments.to_ref === "release/v1").map((c) => c.arguments.want).sort();
+  assert.deepEqual(pair, ["commits", "reviewers"], "a new pair brings its default reviewers and commits");
+  assert.equal(await frame.locator(".bb-f-chip", { hasText: "Dave" }).count(), 1, "the person's reviewers stay");
   await frame.locator("#bb-f-to").fill("main");
+  await frame.locator(".bb-f-chip", { hasText: "Bob" }).waitFor({ timeout: 10000 });
   await frame.locator("#bb-f-people").fill("erin");
   await frame.locator('#bb-f-people-list option[value="erin"]').waitFor({ state: "attached", timeout: 10000 });
   await frame.locator("#bb-f-people").press("Enter");
