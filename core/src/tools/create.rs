@@ -15,6 +15,7 @@ use crate::bitbucket::model::{PullRequest, Repository, User};
 use crate::bitbucket::{repo_path, segment};
 use crate::fetch::{FetchOutcome, FetchRequest, Method};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::pull_requests::full_ref;
 use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -55,11 +56,6 @@ enum CreateRead {
     DefaultReviewers,
     /// The pull request's creation.
     Create,
-}
-
-/// A branch as a full ref (`refs/heads/x`); a full ref as it is.
-pub(crate) fn full_ref(branch: &str) -> String {
-    if branch.starts_with("refs/") { branch.to_owned() } else { format!("refs/heads/{branch}") }
 }
 
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {

@@ -65,7 +65,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         description: string(args, "description").map(str::to_owned),
         add: list(args, "add_reviewers"),
         remove: list(args, "remove_reviewers"),
-        to: string(args, "to_ref").map(super::create::full_ref),
+        to: string(args, "to_ref").map(crate::reads::pull_requests::full_ref),
         draft: flag(args, "draft"),
         read: None,
         sent: Vec::new(),

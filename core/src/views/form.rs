@@ -33,8 +33,8 @@ pub const REQUIRED: &[&str] = &["project", "repo"];
 /// Starts the form for the draft in `args`.
 pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let mut g = Gather::new(string(args, "project").unwrap_or(""), string(args, "repo").unwrap_or(""));
-    g.from = string(args, "from_ref").map(crate::tools::create::full_ref);
-    g.to = string(args, "to_ref").map(crate::tools::create::full_ref);
+    g.from = string(args, "from_ref").map(crate::reads::pull_requests::full_ref);
+    g.to = string(args, "to_ref").map(crate::reads::pull_requests::full_ref);
     g.want_reviewers = flag(args, "default_reviewers") != Some(false);
     g.want_commits = true;
     let mut first = vec![(Read::Repo, g.repo_request())];

@@ -63,8 +63,8 @@ pub const FILES: u64 = 100;
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let text = string(args, "text").unwrap_or("");
     let mut g = Gather::new(string(args, "project").unwrap_or(""), string(args, "repo").unwrap_or(""));
-    g.from = string(args, "from_ref").map(crate::tools::create::full_ref);
-    g.to = string(args, "to_ref").map(crate::tools::create::full_ref);
+    g.from = string(args, "from_ref").map(crate::reads::pull_requests::full_ref);
+    g.to = string(args, "to_ref").map(crate::reads::pull_requests::full_ref);
     let need_pair = || Step::Done(ToolResult::error("Give from_ref and to_ref."));
     let first = match string(args, "want").unwrap_or("") {
         "branches" => vec![(Read::Branches, g.branches_request(text))],
