@@ -95,8 +95,10 @@ impl Hanging {
 
     /// Starts a call in `session` on its own thread and returns once Bitbucket has it.
     fn call(&self, addr: std::net::SocketAddr, session: &str) -> std::thread::JoinHandle<u16> {
-        // A thing of its own, so no two calls share one Bitbucket read.
-        let thing = session.bytes().map(u64::from).sum::<u64>();
+        // A thing of its own, so no two calls share one Bitbucket read (identical reads in flight are
+        // made once): a number no other call of the test asks for.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let thing = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let req =
             Req::post(request("tools/call", json!({"name": "get_thing", "arguments": {"id": thing}}))).session(session);
         let t = std::thread::spawn(move || req.send(addr).status);
