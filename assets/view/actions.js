@@ -68,13 +68,18 @@ const actions = (() => {
     const problem = problemLine();
     const id = `PR #${pr.id}`;
     const buttons = [];
-    if (offers(data, "submit_pr_review")) {
+    // Bitbucket offers no review to the author; to someone who approved, Unapprove.
+    const you = typeof pr.you === "string" ? pr.you : null;
+    const mine = Array.isArray(pr.reviewers) ? pr.reviewers.find((r) => r && r.user === you) : null;
+    if (offers(data, "submit_pr_review") && !(you && pr.author === you)) {
       const review = (action, words, told) => {
         const b = el("button", { type: "button", class: `bb-button bb-act-${action}`, onclick: () => run("submit_pr_review", Object.assign(where(data), { action }), b, problem, told) }, words);
         return b;
       };
-      buttons.push(review("approve", "Approve", `The person approved ${id}.`),
-        review("request_changes", "Needs work", `The person marked ${id} as needing work.`));
+      buttons.push(mine && mine.status === "APPROVED" ? review("withdraw", "Unapprove", `The person withdrew their approval of ${id}.`)
+        : review("approve", "Approve", `The person approved ${id}.`),
+      mine && mine.status === "NEEDS_WORK" ? review("withdraw", "Remove needs work", `The person withdrew their needs work on ${id}.`)
+        : review("request_changes", "Needs work", `The person marked ${id} as needing work.`));
     }
     const check = obj(pr.mergeCheck);
     if (offers(data, "merge_pull_request") && check.canMerge === true && Number.isInteger(pr.version)) {

@@ -35,6 +35,7 @@ test("Approve calls submit_pr_review through the host, and the card shows it wit
   await page.evaluate(() => { window.__marker = "same page"; });
   await approve.click();
   await frame.locator(".bb-reviewer", { hasText: "Approved" }).filter({ hasText: "Alice" }).waitFor({ timeout: 15000 });
+  assert.equal(await frame.locator(".bb-act-withdraw").textContent(), "Unapprove", "as Bitbucket's button, once approved");
   const sent = await calls(v, "submit_pr_review");
   assert.equal(sent.length, 1);
   assert.deepEqual(sent[0].arguments, { project: "BB", repo: "api", pr_id: 2, action: "approve" });
@@ -45,13 +46,23 @@ test("Approve calls submit_pr_review through the host, and the card shows it wit
   await shot(page, "actions-approved");
 });
 
-test("Bitbucket refusing an action is said in its words beside the buttons", async () => {
-  // The stand-in's user (alice) wrote #1: Bitbucket does not let an author review their own pull request.
+test("the author is offered no review, as on Bitbucket's page", async () => {
+  // The stand-in's user (alice) wrote #1; bb knows whom it acts as from Bitbucket's X-AUSERNAME.
   const v = await card(1);
+  assert.equal(v.bb.result._meta["bb/view"].pullRequest.you, "alice");
+  assert.equal(await v.frame.locator(".bb-act-approve, .bb-act-request_changes, .bb-act-withdraw").count(), 0);
+});
+
+test("Bitbucket refusing an action is said in its words beside the buttons", async () => {
+  const faults = `${bb.stack}/_stack/faults`;
+  const post = await fetch(faults, { method: "POST", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ kind: "status", status: 409, count: 1, pathPrefix: "/rest/api/latest/projects/BB/repos/api/pull-requests/6/participants" }) });
+  assert.ok(post.ok);
+  const v = await card(6);
   await v.frame.locator(".bb-act-approve").click();
   const problem = v.frame.locator(".bb-action-bar .bb-action-problem");
   await problem.waitFor({ state: "visible", timeout: 15000 });
-  assert.match(await problem.textContent(), /cannot review/);
+  assert.match(await problem.textContent(), /^Bitbucket refused: /);
   assert.equal(await v.frame.locator(".bb-act-approve").isEnabled(), true, "the button works again");
   await shot(v.page, "actions-refused");
 });

@@ -82,6 +82,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         repo,
         id,
         pr: None,
+        you: call.bitbucket_user.map(str::to_owned),
         builds,
         required,
         activity: None,
@@ -102,6 +103,10 @@ struct Card {
     repo: String,
     id: u64,
     pr: Option<PullRequest>,
+    /// Whom bb acts as: Bitbucket names them in `X-AUSERNAME` on an authenticated answer
+    /// (reference/bitbucket-dc.md "Authentication"; [assumed] for 9.x). The page offers no review to
+    /// the author, as Bitbucket's own page does not, and Unapprove to someone who approved.
+    you: Option<String>,
     builds: BuildsReader,
     required: ConditionsReader,
     activity: Option<Page<Activity>>,
@@ -120,6 +125,11 @@ impl Plan for Card {
         match read {
             CardRead::PullRequest => match errors::json::<PullRequest>(&outcome, about, None) {
                 Ok(pr) => {
+                    if let FetchOutcome::Response(r) = &outcome
+                        && let Some(user) = &r.user
+                    {
+                        self.you = Some(user.clone());
+                    }
                     let commit = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
                     self.builds.source_commit(commit, &mut |r, q| f.fetch(CardRead::Builds(r), q));
                     self.note_builds_failure(None);
@@ -244,6 +254,12 @@ impl Card {
             "project": self.project,
             "repo": self.repo,
             "version": pr.version,
+            "you": self.you.as_deref().map(|name| {
+                // X-AUSERNAME is a user name; the view names people by slug.
+                let people = pr.author.iter().chain(&pr.reviewers).chain(&pr.participants);
+                people.map(|p| &p.user).find(|u| u.name.as_deref() == Some(name)).and_then(|u| u.slug.clone())
+                    .unwrap_or_else(|| name.to_owned())
+            }),
             "state": pr.state.as_deref().unwrap_or("OPEN"),
             "draft": pr.draft == Some(true),
             "author": author,
