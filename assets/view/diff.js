@@ -140,7 +140,7 @@ const diffView = (() => {
       avatar(p, "sm"),
       el("div", { class: "bb-cbody" },
         el("div", { class: "bb-chead" }, nameOf(p), " ", fmt.time(c.at), c.edited === true ? [" · ", el("span", { class: "bb-muted" }, "edited")] : null, " ", task),
-        body(c.text, ctx), nested));
+        body(c.text, ctx), ctx.data ? actions.thread(ctx.data, c) : null, nested));
   }
   function total(threads) {
     let n = 0;
@@ -549,6 +549,7 @@ const diffView = (() => {
     const d = data.diff;
     const list = entries(d);
     const pr = d;
+    ctx = Object.assign({}, ctx, { data });
     return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr),
       list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list)) : el("p", { class: "bb-muted" }, "No files changed."));
   }

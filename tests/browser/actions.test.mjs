@@ -145,3 +145,22 @@ test("an action is offered only where its tool is exposed, and Merge only when t
   v = await draw(merged);
   assert.equal(await v.frame.locator(".bb-action-bar, .bb-composer").count(), 0, "nothing to approve or merge once merged");
 });
+
+test("Reply under a comment of the diff view: the reply lands in its thread on the line", async () => {
+  const v = await open(browser, { bb: bb.mcp, show: { kind: "diff", project: "BB", repo: "api", pr_id: 1 }, mount: { displayMode: "fullscreen" } });
+  await v.frame.locator(".bb-diffview").waitFor({ timeout: 15000 });
+  // Fullscreen shows one file at a time: the one whose lines carry comments.
+  await v.frame.getByRole("button", { name: /client\.rs/ }).or(v.frame.locator("text=client.rs")).first().click();
+  const thread = v.frame.locator(".bb-comment[data-comment-id]").first();
+  const id = Number(await thread.getAttribute("data-comment-id"));
+  await thread.locator(".bb-act-reply").first().click();
+  const box = v.frame.locator(`[data-composer="reply-${id}"] .bb-editor`);
+  await box.click();
+  await box.pressSequentially("Fixed on this line.");
+  await v.frame.locator(`[data-composer="reply-${id}"] button`, { hasText: "Reply" }).click();
+  await v.frame.locator(`.bb-comment[data-comment-id="${id}"] .bb-comment`, { hasText: "Fixed on this line." }).first().waitFor({ timeout: 15000 });
+  const sent = await calls(v, "add_pr_comment");
+  assert.equal(sent[0].arguments.reply_to, id);
+  assert.deepEqual([sent[0].arguments.project, sent[0].arguments.repo, sent[0].arguments.pr_id], ["BB", "api", 1]);
+  await shot(v.page, "actions-diff-replied");
+});
