@@ -60,7 +60,9 @@ impl Annotations {
     pub const IRREVERSIBLE: Annotations =
         Annotations { read_only: false, destructive: true, idempotent: false, open_world: true };
 
-    /// The hints that differ from MCP's defaults, as `tools/list` carries them.
+    /// The hints that differ from MCP's defaults, as `tools/list` carries them. A read-only tool's
+    /// destructive and idempotent hints are left out too: MCP's schema says they are "meaningful only
+    /// when `readOnlyHint == false`" (ToolAnnotations, 2025-06-18 and later).
     pub fn listed(self) -> Value {
         let d = Annotations::DEFAULT;
         let mut out = Map::new();
@@ -70,7 +72,8 @@ impl Annotations {
             ("idempotentHint", self.idempotent, d.idempotent),
             ("openWorldHint", self.open_world, d.open_world),
         ] {
-            if value != default {
+            let moot = self.read_only && matches!(key, "destructiveHint" | "idempotentHint");
+            if value != default && !moot {
                 out.insert(key.into(), Value::from(value));
             }
         }

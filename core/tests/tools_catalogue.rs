@@ -48,12 +48,17 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
         ["submit_pr_review", "update_pr_comment", "update_pull_request", "decline_pull_request", "reopen_pull_request"];
     for t in e.listed() {
         let name = t["name"].as_str().unwrap();
-        assert_eq!(hint(t, "destructiveHint"), destructive.contains(&name), "{name}");
         let reader = name.starts_with("get_")
             || name.starts_with("list_")
             || ["show", "refresh_view", "suggest_form_values", "resolve_ref", "compare_refs"].contains(&name);
         assert_eq!(hint(t, "readOnlyHint"), reader, "{name}");
-        assert_eq!(hint(t, "idempotentHint"), reader || idempotent_writes.contains(&name), "{name}");
+        // MCP: destructive and idempotent are "meaningful only when readOnlyHint == false".
+        if !reader {
+            assert_eq!(hint(t, "destructiveHint"), destructive.contains(&name), "{name}");
+            assert_eq!(hint(t, "idempotentHint"), idempotent_writes.contains(&name), "{name}");
+        } else {
+            assert!(!destructive.contains(&name) && !idempotent_writes.contains(&name), "{name}");
+        }
         assert!(hint(t, "openWorldHint"), "{name}");
     }
 }
@@ -66,13 +71,13 @@ fn hint(tool: &Value, key: &str) -> bool {
 }
 
 #[test]
-fn a_hint_equal_to_mcps_default_is_left_out_and_every_other_is_stated() {
+fn a_hint_equal_to_mcps_default_or_moot_is_left_out_and_every_other_is_stated() {
     let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+    // A reader says only that it reads: its destructive and idempotent hints mean nothing (MCP's schema).
     let get = e.listed().iter().find(|t| t["name"] == "get_pull_request").unwrap();
-    assert_eq!(
-        get["annotations"],
-        serde_json::json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true})
-    );
+    assert_eq!(get["annotations"], serde_json::json!({"readOnlyHint": true}));
+    let review = e.listed().iter().find(|t| t["name"] == "submit_pr_review").unwrap();
+    assert_eq!(review["annotations"], serde_json::json!({"destructiveHint": false, "idempotentHint": true}));
     let merge = e.listed().iter().find(|t| t["name"] == "merge_pull_request").unwrap();
     assert_eq!(merge["annotations"], serde_json::json!({}));
 }
