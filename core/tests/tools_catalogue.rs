@@ -33,6 +33,7 @@ fn every_tool_definition_the_model_sees_together_is_at_most_20480_bytes_of_json(
 fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that_overwrite() {
     let e = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
     assert!(e.get("merge_pull_request").is_none());
+    assert!(e.get("set_build_status").is_none(), "a write that cannot be undone needs --allow-writes");
     // Writes a person can undo are exposed by default.
     for name in
         ["add_pr_comment", "update_pr_comment", "update_pull_request", "decline_pull_request", "reopen_pull_request"]
@@ -42,10 +43,17 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
     let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
     // Merging cannot be undone; an edit replaces text Bitbucket keeps no copy of (and a removed reviewer's
     // verdict). A decline is not destructive: reopen_pull_request undoes it.
-    let destructive = ["merge_pull_request", "update_pr_comment", "update_pull_request"];
+    // A build result replaces the one under its key, and nothing takes it back.
+    let destructive = ["merge_pull_request", "update_pr_comment", "update_pull_request", "set_build_status"];
     // The same call again changes nothing more (an edit finds nothing to change, a state or review status is set).
-    let idempotent_writes =
-        ["submit_pr_review", "update_pr_comment", "update_pull_request", "decline_pull_request", "reopen_pull_request"];
+    let idempotent_writes = [
+        "submit_pr_review",
+        "update_pr_comment",
+        "update_pull_request",
+        "decline_pull_request",
+        "reopen_pull_request",
+        "set_build_status",
+    ];
     for t in e.listed() {
         let name = t["name"].as_str().unwrap();
         let reader = name.starts_with("get_")

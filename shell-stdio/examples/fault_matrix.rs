@@ -123,6 +123,8 @@ pub struct Subject {
 }
 
 const PR: &str = "/rest/api/latest/projects/BB/repos/api/pull-requests";
+/// A commit the matrix posts a build result on.
+const MATRIX_COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 const REPO: &str = "/rest/api/latest/projects/BB/repos/api";
 
 /// Arguments that work against the seed (core/tests/answers_snapshot.rs uses the same).
@@ -156,6 +158,8 @@ fn args_for(tool: &str) -> Option<Value> {
         "decline_pull_request" => pr(10),
         "reopen_pull_request" => pr(5),
         "list_pr_commits" => pr(1),
+        "set_build_status" => json!({ "project": "BB", "repo": "api", "commit": MATRIX_COMMIT, "key": "matrix",
+            "state": "SUCCESSFUL", "url": "https://ci.example.invalid/matrix" }),
         "list_branches" | "list_tags" | "list_commits" => json!({ "project": "BB", "repo": "api" }),
         "get_commit" => json!({ "project": "BB", "repo": "api", "commit_id": "main" }),
         "resolve_ref" => json!({ "project": "BB", "repo": "api", "ref": "main" }),
@@ -179,6 +183,9 @@ fn first_request(tool: &str) -> (Method, String) {
         "update_pull_request" | "decline_pull_request" => get(&format!("{PR}/10")),
         "reopen_pull_request" => get(&format!("{PR}/5")),
         "list_pr_commits" => get(&format!("{PR}/1/commits")),
+        "set_build_status" => {
+            (Method::Post, format!("/rest/api/latest/projects/BB/repos/api/commits/{MATRIX_COMMIT}/builds"))
+        }
         "list_branches" => get(&format!("{REPO}/branches")),
         "list_tags" => get(&format!("{REPO}/tags")),
         "list_commits" | "resolve_ref" => get(&format!("{REPO}/commits")),

@@ -6,6 +6,7 @@
 //! Names and argument names follow the `bb` CLI's MCP server (`project`, `repo`, `pr_id`, `state`,
 //! `limit`, `source_branch`, `target_branch`, `from_ref`, `to_ref`, `commit_id`).
 
+pub mod build_status;
 pub mod builds;
 pub mod comments;
 pub mod commits;
@@ -44,6 +45,7 @@ pub fn all() -> Vec<ToolSpec> {
         state::REOPEN_SPEC,
         merge::SPEC,
         builds::SPEC,
+        build_status::SPEC,
         required::SPEC,
         refs::BRANCHES_SPEC,
         history::GET_SPEC,
