@@ -58,7 +58,8 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
         let name = t["name"].as_str().unwrap();
         let reader = name.starts_with("get_")
             || name.starts_with("list_")
-            || ["show", "refresh_view", "suggest_form_values", "resolve_ref", "compare_refs"].contains(&name);
+            || ["show", "refresh_view", "suggest_form_values", "resolve_ref", "compare_refs", "search_repositories"]
+                .contains(&name);
         assert_eq!(hint(t, "readOnlyHint"), reader, "{name}");
         // MCP: destructive and idempotent are "meaningful only when readOnlyHint == false".
         if !reader {

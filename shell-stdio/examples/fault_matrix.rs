@@ -158,6 +158,7 @@ fn args_for(tool: &str) -> Option<Value> {
         "decline_pull_request" => pr(10),
         "reopen_pull_request" => pr(5),
         "list_pr_commits" => pr(1),
+        "search_repositories" => json!({ "name": "api" }),
         "set_build_status" => json!({ "project": "BB", "repo": "api", "commit": MATRIX_COMMIT, "key": "matrix",
             "state": "SUCCESSFUL", "url": "https://ci.example.invalid/matrix" }),
         "list_branches" | "list_tags" | "list_commits" => json!({ "project": "BB", "repo": "api" }),
@@ -183,6 +184,7 @@ fn first_request(tool: &str) -> (Method, String) {
         "update_pull_request" | "decline_pull_request" => get(&format!("{PR}/10")),
         "reopen_pull_request" => get(&format!("{PR}/5")),
         "list_pr_commits" => get(&format!("{PR}/1/commits")),
+        "search_repositories" => get("/rest/api/latest/repos"),
         "set_build_status" => {
             (Method::Post, format!("/rest/api/latest/projects/BB/repos/api/commits/{MATRIX_COMMIT}/builds"))
         }

@@ -17,6 +17,7 @@ pub mod history;
 pub mod list;
 pub mod merge;
 pub mod refs;
+pub mod repos;
 pub mod required;
 pub mod review;
 pub mod state;
@@ -52,6 +53,7 @@ pub fn all() -> Vec<ToolSpec> {
         history::LIST_SPEC,
         history::COMPARE_SPEC,
         refs::RESOLVE_SPEC,
+        repos::SPEC,
         refs::TAGS_SPEC,
     ]
 }

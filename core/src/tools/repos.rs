@@ -1,0 +1,129 @@
+//! `search_repositories`: repositories across projects by name, with their clone addresses (what the bb
+//! CLI's `get_repository_clone_info` gives, for every repository listed).
+//!
+//! Request: one `GET /rest/api/latest/repos?name=&projectname=&start&limit` → a page of
+//! `{slug, name, project {key, name}, public, links {clone [{href, name: http|ssh}]}}`; `name` and
+//! `projectname` match case-insensitively within names [reference "Projects, repositories, branches,
+//! commits, tags, users": spec].
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::object;
+use crate::args::{number, paging, string};
+use crate::bitbucket::RawPage;
+use crate::bitbucket::errors::{self, Subject};
+use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::text::{one_line, short};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+
+/// `search_repositories`.
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "search_repositories",
+    title: "Search repositories",
+    description: "Repositories by name across projects, with clone addresses; paged.",
+    input_schema: schema,
+    access: Access::Read,
+    role: Role::Data,
+    annotations: Annotations::READ,
+    start,
+};
+
+fn schema() -> Value {
+    object(
+        json!({"name": {"type": "string", "description": "Name contains"},
+               "project": {"type": "string", "description": "Project name contains"},
+               "start": super::start(), "limit": super::limit(25, 100)}),
+        &[],
+    )
+}
+
+fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let name = string(args, "name").unwrap_or("").to_owned();
+    let project = string(args, "project").unwrap_or("").to_owned();
+    let mut query = Vec::new();
+    if !name.is_empty() {
+        query.push(("name".into(), name.clone()));
+    }
+    if !project.is_empty() {
+        query.push(("projectname".into(), project.clone()));
+    }
+    query.extend(paging(number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25)));
+    Step::wait(Search { name, project }, vec![((), FetchRequest::get("/rest/api/latest/repos", query))])
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Repo {
+    slug: Option<String>,
+    name: Option<String>,
+    project: Option<ProjectRef>,
+    public: Option<bool>,
+    links: Option<Links>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ProjectRef {
+    key: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Links {
+    clone: Vec<Link>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Link {
+    href: Option<String>,
+    name: Option<String>,
+}
+
+#[derive(Debug)]
+struct Search {
+    name: String,
+    project: String,
+}
+
+impl Plan for Search {
+    type Read = ();
+
+    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
+        let about = Subject { project: "", repo: "", pr: None };
+        let page = match errors::json::<RawPage>(&outcome, about, None) {
+            Ok(p) => p.decode::<Repo>(),
+            Err(e) => return Some(ToolResult::error(e)),
+        };
+        let mut what = Vec::new();
+        if !self.name.is_empty() {
+            what.push(format!("named like \"{}\"", short(&one_line(&self.name), 60)));
+        }
+        if !self.project.is_empty() {
+            what.push(format!("in projects named like \"{}\"", short(&one_line(&self.project), 60)));
+        }
+        let what = if what.is_empty() { String::new() } else { format!(" {}", what.join(" ")) };
+        let mut out = vec![format!("Repositories{what}, from start={}: {} shown.", page.start, page.values.len())];
+        for r in &page.values {
+            let key = r.project.as_ref().and_then(|p| p.key.as_deref()).unwrap_or("?");
+            let slug = r.slug.as_deref().unwrap_or("?");
+            let mut line = format!("{}/{}", short(&one_line(key), 60), short(&one_line(slug), 100));
+            if let Some(n) = r.name.as_deref().filter(|n| *n != slug) {
+                line.push_str(&format!(" \"{}\"", short(&one_line(n), 100)));
+            }
+            if r.public == Some(true) {
+                line.push_str(" (public)");
+            }
+            for l in r.links.iter().flat_map(|l| &l.clone) {
+                if let (Some(href), Some(kind)) = (l.href.as_deref(), l.name.as_deref()) {
+                    line.push_str(&format!(" {}: {}", short(&one_line(kind), 10), short(&one_line(href), 300)));
+                }
+            }
+            out.push(line);
+        }
+        out.push(page.more_line("repositories"));
+        Some(ToolResult::text(out.join("\n")))
+    }
+}
