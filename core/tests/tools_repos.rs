@@ -30,3 +30,20 @@ fn every_repository_is_listed_a_page_at_a_time() {
     let b = d.call("search_repositories", json!({"project": "nothing-like-this"}));
     assert!(b.text.contains(": 0 shown."), "{}", b.text);
 }
+
+#[test]
+fn clone_info_gives_the_addresses_and_the_default_branch_in_two_reads() {
+    let mut d = Driver::new();
+    let a = d.call("get_repository_clone_info", json!({"project": "BB", "repo": "api"}));
+    assert!(!a.is_error, "{}", a.text);
+    assert_eq!(a.text.lines().next().unwrap(), "BB/api: default branch main.");
+    assert!(
+        a.text.lines().any(|l| l.starts_with("http: ")) && a.text.lines().any(|l| l.starts_with("ssh: ")),
+        "{}",
+        a.text
+    );
+    assert_eq!(d.requests.len(), 2, "{:?}", d.requests);
+    let missing = d.call("get_repository_clone_info", json!({"project": "BB", "repo": "nope"}));
+    assert!(missing.is_error);
+    assert!(missing.text.contains("nope"), "{}", missing.text);
+}

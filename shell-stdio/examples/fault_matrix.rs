@@ -159,6 +159,7 @@ fn args_for(tool: &str) -> Option<Value> {
         "reopen_pull_request" => pr(5),
         "list_pr_commits" => pr(1),
         "search_repositories" => json!({ "name": "api" }),
+        "get_repository_clone_info" => json!({ "project": "BB", "repo": "api" }),
         "set_build_status" => json!({ "project": "BB", "repo": "api", "commit": MATRIX_COMMIT, "key": "matrix",
             "state": "SUCCESSFUL", "url": "https://ci.example.invalid/matrix" }),
         "list_branches" | "list_tags" | "list_commits" => json!({ "project": "BB", "repo": "api" }),
@@ -185,6 +186,7 @@ fn first_request(tool: &str) -> (Method, String) {
         "reopen_pull_request" => get(&format!("{PR}/5")),
         "list_pr_commits" => get(&format!("{PR}/1/commits")),
         "search_repositories" => get("/rest/api/latest/repos"),
+        "get_repository_clone_info" => get("/rest/api/latest/projects/BB/repos/api"),
         "set_build_status" => {
             (Method::Post, format!("/rest/api/latest/projects/BB/repos/api/commits/{MATRIX_COMMIT}/builds"))
         }

@@ -54,6 +54,7 @@ pub fn all() -> Vec<ToolSpec> {
         history::COMPARE_SPEC,
         refs::RESOLVE_SPEC,
         repos::SPEC,
+        repos::CLONE_SPEC,
         refs::TAGS_SPEC,
     ]
 }

@@ -127,3 +127,88 @@ impl Plan for Search {
         Some(ToolResult::text(out.join("\n")))
     }
 }
+
+/// `get_repository_clone_info`.
+pub const CLONE_SPEC: ToolSpec = ToolSpec {
+    name: "get_repository_clone_info",
+    title: "Get clone info",
+    description: "A repository's clone addresses (http, ssh) and default branch.",
+    input_schema: clone_schema,
+    access: Access::Read,
+    role: Role::Data,
+    annotations: Annotations::READ,
+    start: start_clone,
+};
+
+fn clone_schema() -> Value {
+    object(json!({"project": super::project(), "repo": super::repo()}), &["project", "repo"])
+}
+
+/// What the clone answer reads: the repository and its default branch, side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CloneRead {
+    Repo,
+    DefaultBranch,
+}
+
+fn start_clone(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+    let project = string(args, "project").unwrap_or("").to_owned();
+    let repo = string(args, "repo").unwrap_or("").to_owned();
+    let path = crate::bitbucket::repo_path(&project, &repo);
+    let first = vec![
+        (CloneRead::Repo, FetchRequest::get(path.clone(), vec![])),
+        // [reference "Projects, …": `…/default-branch`; older servers `…/branches/default`]
+        (CloneRead::DefaultBranch, FetchRequest::get(format!("{path}/default-branch"), vec![])),
+    ];
+    Step::wait(CloneInfo { project, repo, found: None, default: None }, first)
+}
+
+#[derive(Debug)]
+struct CloneInfo {
+    project: String,
+    repo: String,
+    found: Option<Result<Repo, String>>,
+    default: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Branch {
+    display_id: Option<String>,
+}
+
+impl Plan for CloneInfo {
+    type Read = CloneRead;
+
+    fn on(&mut self, read: CloneRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, CloneRead>) -> Option<ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: None };
+        match read {
+            CloneRead::Repo => self.found = Some(errors::json::<Repo>(&outcome, about, None)),
+            // An empty repository has no default branch yet: said as "none", not as an error.
+            CloneRead::DefaultBranch => {
+                self.default = errors::json::<Branch>(&outcome, about, None).ok().and_then(|b| b.display_id);
+            }
+        }
+        if f.waiting() > 0 {
+            return None;
+        }
+        Some(match self.found.take() {
+            Some(Ok(r)) => {
+                let mut out = vec![format!(
+                    "{}/{}: default branch {}.",
+                    self.project,
+                    self.repo,
+                    self.default.as_deref().map_or("none".to_owned(), |d| short(&one_line(d), 100))
+                )];
+                for l in r.links.iter().flat_map(|l| &l.clone) {
+                    if let (Some(href), Some(kind)) = (l.href.as_deref(), l.name.as_deref()) {
+                        out.push(format!("{}: {}", short(&one_line(kind), 10), short(&one_line(href), 300)));
+                    }
+                }
+                ToolResult::text(out.join("\n"))
+            }
+            Some(Err(e)) => ToolResult::error(e),
+            None => ToolResult::error("The repository was not read. This is a bug in bb."),
+        })
+    }
+}
