@@ -180,3 +180,27 @@ pub fn keeps(source_filter: Option<&str>, pr: &PullRequest) -> bool {
 pub fn full_ref(branch: &str) -> String {
     if branch.starts_with("refs/") { branch.to_owned() } else { format!("refs/heads/{branch}") }
 }
+
+/// The default reviewers for a branch pair in one repository: a bare array of users.
+/// [reference "Pull requests": rec]
+pub fn default_reviewers_request(
+    project: &str,
+    repo: &str,
+    repo_id: u64,
+    from: &str,
+    to: Option<&str>,
+) -> FetchRequest {
+    FetchRequest::get(
+        format!(
+            "/rest/default-reviewers/latest/projects/{}/repos/{}/reviewers",
+            crate::bitbucket::segment(project),
+            crate::bitbucket::segment(repo)
+        ),
+        vec![
+            ("sourceRepoId".into(), repo_id.to_string()),
+            ("targetRepoId".into(), repo_id.to_string()),
+            ("sourceRefId".into(), from.to_owned()),
+            ("targetRefId".into(), to.unwrap_or_default().to_owned()),
+        ],
+    )
+}

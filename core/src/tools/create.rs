@@ -12,7 +12,7 @@ use super::object;
 use crate::args::{flag, string};
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::{PullRequest, Repository, User};
-use crate::bitbucket::{repo_path, segment};
+use crate::bitbucket::repo_path;
 use crate::fetch::{FetchOutcome, FetchRequest, Method};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_requests::full_ref;
@@ -147,23 +147,6 @@ impl Create {
             body: Some(body),
         }
     }
-
-    /// Default reviewers for the pair: a bare array of users. [reference "Pull requests": rec]
-    fn defaults_request(&self, repo_id: u64) -> FetchRequest {
-        FetchRequest::get(
-            format!(
-                "/rest/default-reviewers/latest/projects/{}/repos/{}/reviewers",
-                segment(&self.project),
-                segment(&self.repo)
-            ),
-            vec![
-                ("sourceRepoId".into(), repo_id.to_string()),
-                ("targetRepoId".into(), repo_id.to_string()),
-                ("sourceRefId".into(), self.from.clone()),
-                ("targetRefId".into(), self.to.clone().unwrap_or_default()),
-            ],
-        )
-    }
 }
 
 impl Plan for Create {
@@ -207,9 +190,16 @@ impl Plan for Create {
             return None;
         }
         match (read, self.repo_id) {
-            (CreateRead::Repo | CreateRead::DefaultBranch, Some(id)) if self.want_defaults => {
-                f.fetch(CreateRead::DefaultReviewers, self.defaults_request(id))
-            }
+            (CreateRead::Repo | CreateRead::DefaultBranch, Some(id)) if self.want_defaults => f.fetch(
+                CreateRead::DefaultReviewers,
+                crate::reads::pull_requests::default_reviewers_request(
+                    &self.project,
+                    &self.repo,
+                    id,
+                    &self.from,
+                    self.to.as_deref(),
+                ),
+            ),
             _ => {
                 if self.want_defaults && self.repo_id.is_none() && read != CreateRead::DefaultReviewers {
                     self.notes.push("Default reviewers: not added — Bitbucket did not say the repository's id.".into());

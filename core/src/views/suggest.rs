@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use crate::args::string;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Commit, Repository, User};
-use crate::bitbucket::{RawPage, repo_path, segment};
+use crate::bitbucket::{RawPage, repo_path};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, People};
@@ -189,23 +189,6 @@ impl Gather {
         ]
     }
 
-    /// Default reviewers for the pair: a bare array of users. [reference "Pull requests": rec]
-    fn reviewers_request(&self, repo_id: u64) -> FetchRequest {
-        FetchRequest::get(
-            format!(
-                "/rest/default-reviewers/latest/projects/{}/repos/{}/reviewers",
-                segment(&self.project),
-                segment(&self.repo)
-            ),
-            vec![
-                ("sourceRepoId".into(), repo_id.to_string()),
-                ("targetRepoId".into(), repo_id.to_string()),
-                ("sourceRefId".into(), self.from.clone().unwrap_or_default()),
-                ("targetRefId".into(), self.to.clone().unwrap_or_default()),
-            ],
-        )
-    }
-
     fn user(&mut self, u: &User) -> Value {
         let slug = self.people.note(u);
         let name = u.display_name.clone().unwrap_or_else(|| slug.clone());
@@ -316,7 +299,16 @@ impl Gather {
             && let Some(id) = self.found.get("repoId").and_then(Value::as_u64)
         {
             self.want_reviewers = false;
-            f.fetch(Read::Reviewers, self.reviewers_request(id));
+            f.fetch(
+                Read::Reviewers,
+                crate::reads::pull_requests::default_reviewers_request(
+                    &self.project,
+                    &self.repo,
+                    id,
+                    self.from.as_deref().unwrap_or_default(),
+                    self.to.as_deref(),
+                ),
+            );
         }
         if self.want_commits && pair {
             self.want_commits = false;
