@@ -8,6 +8,8 @@ use smol::io::{AsyncRead, AsyncWrite};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -17,24 +19,45 @@ pub struct SmolIo<T>(pub T);
 
 impl<T: AsyncRead + Unpin> hyper::rt::Read for SmolIo<T> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, mut buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
-        // The cursor's uninitialised memory is only reachable with unsafe code, which the workspace denies:
-        // read into a small buffer and copy.
-        let mut tmp = [0u8; 16 * 1024];
-        let want = buf.remaining().min(tmp.len());
-        match Pin::new(&mut self.0).poll_read(cx, &mut tmp[..want]) {
-            Poll::Ready(Ok(n)) => {
-                buf.put_slice(&tmp[..n]);
-                Poll::Ready(Ok(()))
+        // The cursor's uninitialised memory is only reachable with unsafe code, which the workspace
+        // denies: read into this thread's buffer (zeroed once, not on every read) and copy.
+        READ_BUF.with_borrow_mut(|tmp| {
+            let want = buf.remaining().min(tmp.len());
+            match Pin::new(&mut self.0).poll_read(cx, &mut tmp[..want]) {
+                Poll::Ready(Ok(n)) => {
+                    buf.put_slice(&tmp[..n]);
+                    Poll::Ready(Ok(()))
+                }
+                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                Poll::Pending => Poll::Pending,
             }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => Poll::Pending,
-        }
+        })
     }
+}
+
+thread_local! {
+    /// Where [`SmolIo`] reads before copying into hyper's buffer: one per thread, since a read
+    /// never awaits while it holds it.
+    static READ_BUF: std::cell::RefCell<Box<[u8]>> = std::cell::RefCell::new(vec![0u8; 16 * 1024].into_boxed_slice());
 }
 
 impl<T: AsyncWrite + Unpin> hyper::rt::Write for SmolIo<T> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write_vectored(cx, bufs)
+    }
+
+    /// Vectored: hyper then writes a response's head and its body with one `writev`, rather than
+    /// copying the body behind the head first (a 20 KB tool list copied once more per request).
+    fn is_write_vectored(&self) -> bool {
+        true
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -72,5 +95,144 @@ impl Timer for SmolTimer {
 
     fn reset(&self, sleep: &mut Pin<Box<dyn Sleep>>, new_deadline: Instant) {
         *sleep = self.sleep_until(new_deadline);
+    }
+}
+
+/// hyper's header-read timeout for one connection, without a timer per request.
+///
+/// hyper asks its timer for a sleep each time it starts waiting for a request head (after every
+/// answer on a keep-alive connection) and drops it when the head arrives: over smol that is a
+/// timer registered with the reactor and removed again for every request. Here a sleep only
+/// records its deadline in the connection's clock, and [`HeadClock::watch`], run beside the
+/// connection, ends it once a recorded deadline passes: one timer per connection that fires about
+/// once per timeout while requests keep coming. A sleep never wakes hyper itself; hyper's own
+/// answer to the timeout would be to close the connection, which the watch does.
+#[derive(Debug, Clone)]
+pub struct HeadClock(Arc<ClockState>);
+
+#[derive(Debug)]
+struct ClockState {
+    base: Instant,
+    // The deadline of the sleep hyper holds, as nanoseconds after `base` plus one; 0 for none.
+    deadline: AtomicU64,
+}
+
+impl Default for HeadClock {
+    fn default() -> Self {
+        HeadClock::new()
+    }
+}
+
+impl HeadClock {
+    /// A clock with no deadline.
+    pub fn new() -> HeadClock {
+        HeadClock(Arc::new(ClockState { base: Instant::now(), deadline: AtomicU64::new(0) }))
+    }
+
+    fn encode(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.0.base).as_nanos()).unwrap_or(u64::MAX - 1).saturating_add(1)
+    }
+
+    /// The deadline of the head hyper waits for, if it waits for one.
+    pub fn deadline(&self) -> Option<Instant> {
+        match self.0.deadline.load(Ordering::Acquire) {
+            0 => None,
+            n => Some(self.0.base + Duration::from_nanos(n - 1)),
+        }
+    }
+
+    /// Returns once hyper has waited for a request head past its deadline; `idle` is how long to
+    /// wait before looking again while no head is awaited (a request is being answered).
+    pub async fn watch(&self, idle: Duration) {
+        loop {
+            let at = self.deadline().unwrap_or_else(|| Instant::now() + idle);
+            smol::Timer::at(at).await;
+            if self.deadline().is_some_and(|d| Instant::now() >= d) {
+                return;
+            }
+        }
+    }
+}
+
+struct HeadSleep {
+    clock: HeadClock,
+    mark: u64,
+}
+
+impl Future for HeadSleep {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        // Ready if polled past the deadline; otherwise the watch acts on it, so no waker is kept.
+        if self.clock.encode(Instant::now()) >= self.mark { Poll::Ready(()) } else { Poll::Pending }
+    }
+}
+
+impl Sleep for HeadSleep {}
+
+impl Drop for HeadSleep {
+    fn drop(&mut self) {
+        // The head arrived (or hyper replaced the sleep): no deadline, unless a newer sleep set one.
+        let _ = self.clock.0.deadline.compare_exchange(self.mark, 0, Ordering::AcqRel, Ordering::Relaxed);
+    }
+}
+
+impl Timer for HeadClock {
+    fn sleep(&self, duration: Duration) -> Pin<Box<dyn Sleep>> {
+        self.sleep_until(Instant::now() + duration)
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn Sleep>> {
+        let mut mark = self.encode(deadline);
+        // Never the mark of the sleep this one replaces, whose drop must not clear it.
+        if self.0.deadline.load(Ordering::Acquire) == mark {
+            mark += 1;
+        }
+        self.0.deadline.store(mark, Ordering::Release);
+        Box::pin(HeadSleep { clock: self.clone(), mark })
+    }
+
+    fn reset(&self, sleep: &mut Pin<Box<dyn Sleep>>, new_deadline: Instant) {
+        *sleep = self.sleep_until(new_deadline);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sleep_records_its_deadline_until_it_is_dropped_or_replaced() {
+        let clock = HeadClock::new();
+        assert_eq!(clock.deadline(), None);
+        let at = Instant::now() + Duration::from_secs(5);
+        let mut sleep = clock.sleep_until(at);
+        let recorded = clock.deadline().map(|d| d.saturating_duration_since(at));
+        assert!(recorded.is_some_and(|d| d < Duration::from_micros(1)), "{recorded:?}");
+        // Replaced at the same deadline: the new sleep's deadline stays when the old one drops.
+        clock.reset(&mut sleep, at);
+        assert!(clock.deadline().is_some());
+        drop(sleep);
+        assert_eq!(clock.deadline(), None);
+    }
+
+    #[test]
+    fn the_watch_returns_once_a_head_is_late_and_not_while_none_is_awaited() {
+        let clock = HeadClock::new();
+        let late = clock.sleep_until(Instant::now() + Duration::from_millis(20));
+        let started = Instant::now();
+        smol::block_on(clock.watch(Duration::from_secs(60)));
+        assert!(started.elapsed() >= Duration::from_millis(15));
+        drop(late);
+        let idle = smol::block_on(smol::future::or(
+            async {
+                clock.watch(Duration::from_millis(10)).await;
+                true
+            },
+            async {
+                smol::Timer::after(Duration::from_millis(60)).await;
+                false
+            },
+        ));
+        assert!(!idle, "no head is awaited, so the watch keeps looking");
     }
 }

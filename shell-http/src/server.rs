@@ -24,7 +24,7 @@ use crate::census::Census;
 use crate::connections::{Arrival, Connections};
 use crate::exchange::{Endpoint, respond};
 use crate::gate::Gate;
-use crate::hyper_smol::{SmolIo, SmolTimer};
+use crate::hyper_smol::{HeadClock, SmolIo};
 use crate::options::{HttpOptions, strong_enough};
 use crate::peer::Peer;
 use crate::persons::Persons;
@@ -238,7 +238,8 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
     let endpoint = Arc::clone(&door.endpoint);
     let limits = &endpoint.options.limits;
     let mut builder = http1::Builder::new();
-    builder.timer(SmolTimer).header_read_timeout(limits.header_timeout).max_header_size(limits.max_header);
+    let clock = HeadClock::new();
+    builder.timer(clock.clone()).header_read_timeout(limits.header_timeout).max_header_size(limits.max_header);
     let held = Arc::new(held);
     let for_service = Arc::clone(&door);
     let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
@@ -275,7 +276,12 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
             std::future::pending::<()>().await;
         }
     };
-    smol::future::or(serve, made_room).await;
+    // A head that does not arrive in time ends the connection (see `HeadClock`).
+    let too_slow = async {
+        clock.watch(limits.header_timeout).await;
+        endpoint.logger.log(Level::Debug, "connection ended: no request head within the header timeout");
+    };
+    smol::future::or(serve, smol::future::or(made_room, too_slow)).await;
 }
 
 /// Answers a connection beyond the cap with 503 and closes it, without serving it. What the
