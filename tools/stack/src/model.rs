@@ -91,6 +91,8 @@ pub struct Repo {
     pub conditions: Vec<Value>,
     /// Default reviewer conditions.
     pub default_reviewers: Vec<DefaultReviewers>,
+    /// The repository's auto-merge setting (8.15+; off unless the seed turns it on, as on Bitbucket).
+    pub auto_merge: bool,
 }
 
 /// A commit.
@@ -242,6 +244,21 @@ pub struct PullRequest {
     pub activities: Vec<Activity>,
     /// The merge commit, once merged.
     pub merge_commit: Option<String>,
+    /// A request to merge once every check passes (8.15+).
+    pub auto_merge: Option<AutoMerge>,
+}
+
+/// A pull request's auto-merge request, as `GET …/auto-merge` answers it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutoMerge {
+    /// Who asked.
+    pub user: String,
+    /// When (epoch ms).
+    pub created: i64,
+    /// The source commit it was asked for.
+    pub from_hash: String,
+    /// The merge commit message asked for.
+    pub message: Option<String>,
 }
 
 impl PullRequest {
@@ -416,6 +433,13 @@ pub struct Build {
 }
 
 impl Model {
+    /// Whether the served version (`application.version`, `9.4.0`) is at least `major.minor`.
+    pub fn version_at_least(&self, major: u32, minor: u32) -> bool {
+        let text = self.application.get("version").and_then(Value::as_str).unwrap_or("");
+        let mut parts = text.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (major, minor)
+    }
+
     /// Advances the logical clock by one second and returns the new time.
     pub fn tick(&mut self) -> i64 {
         self.clock += 1000;

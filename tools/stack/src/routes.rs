@@ -3,7 +3,7 @@
 //! Paths follow the reference; `1.0` and `latest` are the same API version, as on a real server.
 
 use crate::api::{
-    self, Cx, activities, builds, comments, diffs, projects, pull_requests, required_builds, review, users,
+    self, Cx, activities, auto_merge, builds, comments, diffs, projects, pull_requests, required_builds, review, users,
 };
 use crate::auth::{self, Caller};
 use crate::errors;
@@ -103,6 +103,11 @@ fn repo_scoped(cx: &mut Cx, req: &Request, key: &str, rest: &[&str]) -> api::Rep
         ("GET", [slug, "pull-requests", id, "merge"]) => pull_requests::merge_check(cx, key, slug, id),
         ("POST", [slug, "pull-requests", id, "merge"]) => pull_requests::merge(cx, req, key, slug, id),
         ("POST", [slug, "pull-requests", id, "decline"]) => pull_requests::decline(cx, req, key, slug, id),
+        ("GET", [slug, "pull-requests", id, "auto-merge"]) => auto_merge::get(cx, req, key, slug, id),
+        ("POST", [slug, "pull-requests", id, "auto-merge"]) => auto_merge::try_now(cx, req, key, slug, id),
+        ("DELETE", [slug, "pull-requests", id, "auto-merge"]) => auto_merge::cancel(cx, req, key, slug, id),
+        ("GET", [slug, "settings", "auto-merge"]) => auto_merge::settings(cx, req, key, slug),
+        ("PUT", [slug, "settings", "auto-merge"]) => auto_merge::set_settings(cx, req, key, slug),
         ("POST", [slug, "pull-requests", id, "reopen"]) => pull_requests::reopen(cx, req, key, slug, id),
         ("GET", [slug, "pull-requests", id, "activities"]) => activities::list(cx, req, key, slug, id),
         ("GET", [slug, "pull-requests", id, "changes"]) => diffs::changes(cx, req, key, slug, id),

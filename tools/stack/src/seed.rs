@@ -111,6 +111,9 @@ pub struct SeedRepo {
     /// Default reviewer conditions.
     #[serde(default)]
     pub default_reviewers: Vec<SeedDefaultReviewers>,
+    /// The auto-merge setting (8.15+), off when left out.
+    #[serde(default)]
+    pub auto_merge: bool,
 }
 
 fn main_branch() -> String {
@@ -464,6 +467,7 @@ fn add_repo(m: &mut Model, r: &SeedRepo) -> Result<(), String> {
         branches: BTreeMap::new(),
         tags: BTreeMap::new(),
         branch_model: r.branch_model.clone(),
+        auto_merge: r.auto_merge,
         conditions: r.conditions.clone(),
         default_reviewers: r
             .default_reviewers
@@ -605,6 +609,7 @@ fn add_pr(m: &mut Model, p: &SeedPr) -> Result<(), String> {
         comments: BTreeMap::new(),
         activities: Vec::new(),
         merge_commit: None,
+        auto_merge: None,
     };
     let opened = Activity {
         id: m.activity_id(),

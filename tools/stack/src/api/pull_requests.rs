@@ -5,7 +5,7 @@
 //! reviewer changes, decline, reopen, merge and title/description edits do; comments, replies, task changes and
 //! approvals do not (those live in `comments` and `review`, which leave both alone).
 
-use super::{Cx, Reply, find_pr, find_repo, pr_key, upper_param};
+use super::{Cx, Reply, auto_merge, find_pr, find_repo, pr_key, upper_param};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
 use crate::model::*;
@@ -280,13 +280,14 @@ pub fn create(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
             extra: json!({}),
         }],
         merge_commit: None,
+        auto_merge: None,
     };
     let json = render::pull_request(&cx.v, cx.m, &pr);
     cx.m.prs.insert((target, id), pr);
     Ok(Response::json(201, &json))
 }
 
-fn given_version(req: &Request, body: &Value) -> Option<u64> {
+pub(super) fn given_version(req: &Request, body: &Value) -> Option<u64> {
     req.param("version")
         .and_then(|v| v.parse().ok())
         .or_else(|| body.get("version").and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))))
@@ -295,7 +296,7 @@ fn given_version(req: &Request, body: &Value) -> Option<u64> {
 /// 409 PullRequestOutOfDateException with `currentVersion`, `expectedVersion` and the current `pullRequest` when
 /// `given` is stale, in Bitbucket's words. [rec: sourcegraph/sourcegraph-public-snapshot
 /// enterprise/internal/batches/sources/testdata/sources/BitbucketServerSource_UpdateChangeset_outdated.yaml]
-fn check_version(v: &View, m: &Model, pr: &PullRequest, given: Option<u64>) -> Result<(), Response> {
+pub(super) fn check_version(v: &View, m: &Model, pr: &PullRequest, given: Option<u64>) -> Result<(), Response> {
     match given {
         Some(g) if g != pr.version => Err(errors::error_with(
             409,
@@ -309,7 +310,7 @@ fn check_version(v: &View, m: &Model, pr: &PullRequest, given: Option<u64>) -> R
     }
 }
 
-fn not_open(pr: &PullRequest, what: &str) -> Response {
+pub(super) fn not_open(pr: &PullRequest, what: &str) -> Response {
     errors::error(
         409,
         Some(exception::ILLEGAL_PR_STATE),
@@ -318,7 +319,7 @@ fn not_open(pr: &PullRequest, what: &str) -> Response {
 }
 
 /// The merge check's vetoes: the seeded ones, plus one for conflicts and one for drafts. [assumed: their wording]
-fn vetoes(pr: &PullRequest) -> Vec<Value> {
+pub(super) fn vetoes(pr: &PullRequest) -> Vec<Value> {
     let mut out = pr.vetoes.clone();
     if pr.conflicted {
         out.push(json!({ "summaryMessage": "Merge conflicts", "detailedMessage": "This pull request has conflicts that must be resolved before it can be merged." }));
@@ -347,7 +348,7 @@ pub fn merge_check(cx: &mut Cx, key: &str, slug: &str, id: &str) -> Reply {
     ))
 }
 
-fn activity(m: &mut Model, user: &str, action: &str, extra: Value) -> Activity {
+pub(super) fn activity(m: &mut Model, user: &str, action: &str, extra: Value) -> Activity {
     Activity {
         id: m.activity_id(),
         created: m.clock,
@@ -363,6 +364,12 @@ fn activity(m: &mut Model, user: &str, action: &str, extra: Value) -> Activity {
 /// (`vetoes`); otherwise MERGED, with a merge commit on the target branch.
 pub fn merge(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let body = req.json().map_err(|e| errors::bad_request(&e))?;
+    // `autoMerge` on a server that has it (8.15+); an older one ignores the field and merges. [auto_merge]
+    if body.get("autoMerge") == Some(&Value::Bool(true))
+        && cx.m.version_at_least(auto_merge::SINCE.0, auto_merge::SINCE.1)
+    {
+        return auto_merge::request(cx, req, &body, key, slug, id);
+    }
     let k = pr_key(cx.m, key, slug, id)?;
     let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
     if pr.state != PrState::Open {
@@ -371,14 +378,26 @@ pub fn merge(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Rep
     check_version(&cx.v, cx.m, pr, given_version(req, &body))?;
     let v = vetoes(pr);
     if !v.is_empty() {
-        return Err(errors::error_with(
-            409,
-            Some(exception::MERGE_VETOED),
-            None,
-            "Merging the pull request has been vetoed.",
-            json!({ "conflicted": pr.conflicted, "vetoes": v }),
-        ));
+        return Err(vetoed(pr, v));
     }
+    merge_now(cx, &body, key, slug, id)
+}
+
+/// 409 PullRequestMergeVetoedException with `conflicted` and the vetoes.
+pub(super) fn vetoed(pr: &PullRequest, vetoes: Vec<Value>) -> Response {
+    errors::error_with(
+        409,
+        Some(exception::MERGE_VETOED),
+        None,
+        "Merging the pull request has been vetoed.",
+        json!({ "conflicted": pr.conflicted, "vetoes": vetoes }),
+    )
+}
+
+/// Merges an open pull request nothing vetoes: a merge commit on the target branch, MERGED.
+pub(super) fn merge_now(cx: &mut Cx, body: &Value, key: &str, slug: &str, id: &str) -> Reply {
+    let k = pr_key(cx.m, key, slug, id)?;
+    let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
     let message = body.get("message").and_then(Value::as_str).map(str::to_string);
     let (to, from_commit, to_commit, title) =
         (pr.to.clone(), pr.from_commit.clone(), pr.to_commit.clone(), pr.title.clone());
@@ -407,6 +426,7 @@ pub fn merge(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Rep
         pr.updated = now;
         pr.version += 1;
         pr.merge_commit = Some(merge_id);
+        pr.auto_merge = None;
         pr.activities.push(act);
     }
     one(cx, key, slug, id)
