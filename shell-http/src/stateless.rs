@@ -91,7 +91,21 @@ pub(crate) fn mismatch(id: Option<&Value>, why: &str) -> Response<Reply> {
 /// The status a JSON answer of this era goes out with: `400` for the modern errors, `404` for an
 /// unknown method, `200` otherwise.
 pub(crate) fn status_of(message: &[u8]) -> StatusCode {
-    let code = serde_json::from_slice::<Value>(message).ok().and_then(|v| v.get("error")?.get("code")?.as_i64());
+    /// Only the error code is read; the rest (a 20 KB tool list) is skipped, not built.
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        error: Option<ProbeError>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ProbeError {
+        code: Option<i64>,
+    }
+    // The core writes every message with its keys sorted (serde_json's maps), so an error starts
+    // with its `error` key and an answer with `id`: only errors, which are short, are parsed.
+    if !message.starts_with(br#"{"error":"#) {
+        return StatusCode::OK;
+    }
+    let code = serde_json::from_slice::<Probe>(message).ok().and_then(|p| p.error?.code);
     match code {
         Some(-32022..=-32020) => StatusCode::BAD_REQUEST,
         Some(-32601) => StatusCode::NOT_FOUND,
