@@ -40,7 +40,7 @@ pub fn validate(args: Option<&Value>, schema: &Value) -> Result<(), String> {
 
 /// Arguments that name a place in Bitbucket (a project, a repository, a branch, a commit, a file) and
 /// become segments of a request's path: each is refused when it is `.` or `..` (or, for a file path,
-/// holds such a component) — Bitbucket's keys, slugs and paths never are, and a proxy that normalises
+/// holds such a component; a project or a repository, when empty) — Bitbucket's keys, slugs and paths never are, and a proxy that normalises
 /// dot segments would send the request, with its credentials, to another endpoint — or when it is
 /// longer than any such name can be.
 pub fn check_places(args: &Map<String, Value>) -> Result<(), String> {
@@ -59,6 +59,11 @@ pub fn check_places(args: &Map<String, Value>) -> Result<(), String> {
             }
             if v == "." || v == ".." {
                 return Err(dots(key));
+            }
+            // Checked here rather than by a `minLength` in every tool's schema, which the model would read
+            // in each tool definition to learn what it already knows.
+            if v.is_empty() {
+                return Err(format!("`{key}` cannot be empty."));
             }
         }
     }
@@ -334,5 +339,13 @@ mod tests {
         let long = "K".repeat(100_000);
         let e = check_places(json!({"project": long, "repo": "api"}).as_object().unwrap()).unwrap_err();
         assert_eq!(e, "`project` is longer than 256 characters: no Bitbucket name is.");
+    }
+
+    #[test]
+    fn an_empty_project_or_repository_is_refused_before_it_is_sent() {
+        let refused = |v: Value| check_places(v.as_object().unwrap()).unwrap_err();
+        assert_eq!(refused(json!({"project": "", "repo": "api"})), "`project` cannot be empty.");
+        assert_eq!(refused(json!({"project": "BB", "repo": ""})), "`repo` cannot be empty.");
+        assert!(check_places(json!({"name": ""}).as_object().unwrap()).is_ok(), "a search by no name is not a place");
     }
 }

@@ -106,7 +106,7 @@ pub type StartFn = fn(&Map<String, Value>, &Call<'_>) -> Step;
 pub struct ToolSpec {
     /// The tool's name (snake_case).
     pub name: &'static str,
-    /// A human title.
+    /// A human title; `tools/list` carries it only when it says more than the name ([`repeats_name`]).
     pub title: &'static str,
     /// What the model reads to decide whether to call it.
     pub description: &'static str,
@@ -120,6 +120,15 @@ pub struct ToolSpec {
     pub role: Role,
     /// Runs a call.
     pub start: StartFn,
+}
+
+/// Whether a title only says the name again in words (`list_tags`, "List tags"; "pull request" for `pr`,
+/// a hyphen for `_`): then
+/// `tools/list` leaves it out, as clients show the name when there is no title (MCP `BaseMetadata`: a display
+/// name falls back to `name`), and the model would read it twice. The catalogue and the CLI keep it.
+fn repeats_name(title: &str, name: &str) -> bool {
+    let words = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], " ").replace("pull request", "pr");
+    words(title) == words(name)
 }
 
 /// One kind of `show`: a view of the answer of one data tool.
@@ -201,7 +210,9 @@ impl Exposed {
     fn render(&self, t: &ToolSpec) -> Value {
         let mut entry = Map::new();
         entry.insert("name".into(), Value::from(t.name));
-        entry.insert("title".into(), Value::from(t.title));
+        if !repeats_name(t.title, t.name) {
+            entry.insert("title".into(), Value::from(t.title));
+        }
         entry.insert("description".into(), Value::from(t.description));
         entry.insert("inputSchema".into(), self.input_schema(t));
         entry.insert("annotations".into(), t.annotations.listed());

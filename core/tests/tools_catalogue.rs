@@ -34,17 +34,26 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
     let e = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
     assert!(e.get("merge_pull_request").is_none());
     assert!(e.get("set_build_status").is_none(), "a write that cannot be undone needs --allow-writes");
+    assert!(e.get("enable_auto_merge").is_none(), "auto-merge may merge at once, as merge_pull_request does");
     // Writes a person can undo are exposed by default.
-    for name in
-        ["add_pr_comment", "update_pr_comment", "update_pull_request", "decline_pull_request", "reopen_pull_request"]
-    {
+    for name in [
+        "add_pr_comment",
+        "update_pr_comment",
+        "update_pull_request",
+        "decline_pull_request",
+        "reopen_pull_request",
+        "create_tag",
+        "disable_auto_merge",
+    ] {
         assert!(e.get(name).is_some(), "{name}");
     }
     let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
     // Merging cannot be undone; an edit replaces text Bitbucket keeps no copy of (and a removed reviewer's
     // verdict). A decline is not destructive: reopen_pull_request undoes it.
-    // A build result replaces the one under its key, and nothing takes it back.
-    let destructive = ["merge_pull_request", "update_pr_comment", "update_pull_request", "set_build_status"];
+    // A build result replaces the one under its key, and nothing takes it back. Auto-merge merges at once when the
+    // checks already pass. A tag adds (deleting it undoes it); cancelling auto-merge is undone by enabling it.
+    let destructive =
+        ["merge_pull_request", "update_pr_comment", "update_pull_request", "set_build_status", "enable_auto_merge"];
     // The same call again changes nothing more (an edit finds nothing to change, a state or review status is set).
     let idempotent_writes = [
         "submit_pr_review",
@@ -53,6 +62,7 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
         "decline_pull_request",
         "reopen_pull_request",
         "set_build_status",
+        "disable_auto_merge",
     ];
     for t in e.listed() {
         let name = t["name"].as_str().unwrap();

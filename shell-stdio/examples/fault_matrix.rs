@@ -166,6 +166,8 @@ fn args_for(tool: &str) -> Option<Value> {
         "get_commit" => json!({ "project": "BB", "repo": "api", "commit_id": "main" }),
         "resolve_ref" => json!({ "project": "BB", "repo": "api", "ref": "main" }),
         "compare_refs" => json!({ "project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main" }),
+        "create_tag" => json!({ "project": "BB", "repo": "api", "name": "matrix", "start_point": "main" }),
+        "enable_auto_merge" | "disable_auto_merge" => pr(10),
         _ => return None,
     })
 }
@@ -196,6 +198,9 @@ fn first_request(tool: &str) -> (Method, String) {
         "get_commit" => get(&format!("{REPO}/commits/main")),
         "compare_refs" | "suggest_form_values" => get(&format!("{REPO}/compare/commits")),
         "show pull_request_form" => get(REPO),
+        "create_tag" => (Method::Post, format!("{REPO}/tags")),
+        "enable_auto_merge" => get("/rest/api/latest/application-properties"),
+        "disable_auto_merge" => (Method::Delete, format!("{PR}/10/auto-merge")),
         _ => get(&format!("{PR}/1")),
     }
 }
@@ -209,6 +214,7 @@ fn write_after_reads(tool: &str) -> Option<(Method, String)> {
         "update_pull_request" => Some((Method::Put, format!("{PR}/10"))),
         "decline_pull_request" => Some((Method::Post, format!("{PR}/10/decline"))),
         "reopen_pull_request" => Some((Method::Post, format!("{PR}/5/reopen"))),
+        "enable_auto_merge" => Some((Method::Post, format!("{PR}/10/merge"))),
         _ => None,
     }
 }

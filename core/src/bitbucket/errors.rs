@@ -85,6 +85,33 @@ pub fn out_of_date(outcome: &FetchOutcome) -> Option<OutOfDate> {
         .then_some(OutOfDate { current_version: first.current_version, pull_request: first.pull_request })
 }
 
+/// Bitbucket's own refusal of a request: its status, exception name and message (clipped).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Refusal {
+    /// The HTTP status.
+    pub status: u16,
+    /// `exceptionName`, or empty.
+    pub exception: String,
+    /// `message`, at most [`QUOTE_CHARS`] characters, or empty.
+    pub message: String,
+}
+
+/// `Some` when the outcome is an error answer Bitbucket itself wrote (`{"errors": [...]}`, a status below 500),
+/// for a tool that says more than the general sentence for one status (an existing tag, auto-merge turned off).
+pub fn refusal(outcome: &FetchOutcome) -> Option<Refusal> {
+    let FetchOutcome::Response(r) = outcome else { return None };
+    if (200..300).contains(&r.status) || r.status >= 500 {
+        return None;
+    }
+    let parsed: ErrorBody = serde_json::from_slice(&r.body).ok()?;
+    let first = parsed.errors.into_iter().next()?;
+    Some(Refusal {
+        status: r.status,
+        exception: first.exception_name.unwrap_or_default(),
+        message: first.message.as_deref().map(clip).unwrap_or_default(),
+    })
+}
+
 /// The longest stretch of Bitbucket's own words an error sentence quotes.
 const QUOTE_CHARS: usize = 300;
 

@@ -12,6 +12,7 @@
 //! | [`avatars`] | each person's avatar not yet cached, as a `data:` URL | the card, the list view |
 //!
 //! | [`diff`] | a page of the changed files; one file's diff with its comments | get_pull_request_diff |
+//! | [`server`] | the server's version | enable_auto_merge, disable_auto_merge |
 //!
 //! A single read's answer is decoded by [`crate::bitbucket::errors::json`], which turns a failure into
 //! the one sentence the model or the view gets.
@@ -22,3 +23,4 @@ pub mod conditions;
 pub mod diff;
 pub mod pull_request;
 pub mod pull_requests;
+pub mod server;

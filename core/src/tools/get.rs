@@ -42,7 +42,7 @@ fn schema() -> Value {
     object(
         json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id(),
                "description_chars": {"type": "integer", "minimum": 0, "maximum": 200000, "default": DESCRIPTION_CHARS,
-                                     "description": "Most description characters to show"}}),
+                                     "description": "Most description characters"}}),
         &["project", "repo", "pr_id"],
     )
 }

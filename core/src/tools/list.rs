@@ -21,7 +21,7 @@ use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_pull_requests",
     title: "List pull requests",
-    description: "Pull requests of a repository, or without one your dashboard (inbox=true: awaiting your review); paged.",
+    description: "Pull requests of a repository, or without one your dashboard or reviewer inbox; paged.",
     input_schema: schema,
     access: Access::Read,
     role: Role::Data,

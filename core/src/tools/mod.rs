@@ -6,6 +6,7 @@
 //! Names and argument names follow the `bb` CLI's MCP server (`project`, `repo`, `pr_id`, `state`,
 //! `limit`, `source_branch`, `target_branch`, `from_ref`, `to_ref`, `commit_id`).
 
+pub mod auto_merge;
 pub mod build_status;
 pub mod builds;
 pub mod comments;
@@ -21,6 +22,7 @@ pub mod repos;
 pub mod required;
 pub mod review;
 pub mod state;
+pub mod tag;
 pub mod update;
 pub mod update_comment;
 
@@ -45,6 +47,8 @@ pub fn all() -> Vec<ToolSpec> {
         state::DECLINE_SPEC,
         state::REOPEN_SPEC,
         merge::SPEC,
+        auto_merge::ENABLE_SPEC,
+        auto_merge::DISABLE_SPEC,
         builds::SPEC,
         build_status::SPEC,
         required::SPEC,
@@ -56,20 +60,26 @@ pub fn all() -> Vec<ToolSpec> {
         repos::SPEC,
         repos::CLONE_SPEC,
         refs::TAGS_SPEC,
+        tag::SPEC,
     ]
 }
 
-/// An object schema with these properties, these required, and nothing else.
+/// An object schema with these properties, these required (the list left out when empty), and nothing else.
 fn object(properties: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+    let mut schema = json!({"type": "object", "properties": properties, "additionalProperties": false});
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
 }
 
 fn project() -> Value {
-    json!({"type": "string", "minLength": 1, "description": "Project key"})
+    // Not empty: `crate::args::check_places` says so, at no cost in every tool definition.
+    json!({"type": "string", "description": "Project key"})
 }
 
 fn repo() -> Value {
-    json!({"type": "string", "minLength": 1, "description": "Repository slug"})
+    json!({"type": "string", "description": "Repository slug"})
 }
 
 fn pr_id() -> Value {

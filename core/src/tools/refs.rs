@@ -116,7 +116,7 @@ fn start_tags(args: &Map<String, Value>, _: &Call<'_>) -> Step {
 /// A branch or tag as listed. [reference "Projects, …": spec]
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-struct RefEntry {
+pub(super) struct RefEntry {
     id: Option<String>,
     display_id: Option<String>,
     latest_commit: Option<String>,
@@ -124,15 +124,15 @@ struct RefEntry {
     latest_changeset: Option<String>,
     is_default: Option<bool>,
     /// The tag object of an annotated tag.
-    hash: Option<String>,
+    pub(super) hash: Option<String>,
 }
 
 impl RefEntry {
-    fn name(&self) -> &str {
+    pub(super) fn name(&self) -> &str {
         self.display_id.as_deref().or(self.id.as_deref()).unwrap_or("?")
     }
 
-    fn commit(&self) -> Option<&str> {
+    pub(super) fn commit(&self) -> Option<&str> {
         self.latest_commit.as_deref().or(self.latest_changeset.as_deref())
     }
 }

@@ -131,7 +131,7 @@ impl Plan for Search {
 /// `get_repository_clone_info`.
 pub const CLONE_SPEC: ToolSpec = ToolSpec {
     name: "get_repository_clone_info",
-    title: "Get clone info",
+    title: "Get repository clone info",
     description: "A repository's clone addresses (http, ssh) and default branch.",
     input_schema: clone_schema,
     access: Access::Read,
