@@ -85,6 +85,23 @@ fn a_change_without_a_path_is_listed_but_never_asked_for_as_a_path() {
 }
 
 #[test]
+fn a_change_whose_path_has_no_text_is_never_asked_for_by_compare_refs_either() {
+    let mut d = Driver::new();
+    d.rewrite_answers(|r, v| {
+        if r.path.ends_with("/compare/changes") {
+            for c in v["values"].as_array_mut().unwrap() {
+                c["path"].as_object_mut().unwrap().remove("toString");
+            }
+        }
+    });
+    let a =
+        d.call("compare_refs", json!({"project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main"}));
+    assert!(!a.is_error, "{}", a.text);
+    assert!(!d.requests.iter().any(|r| r.contains("/diff/%3F") || r.contains("/compare/diff?")), "{:?}", d.requests);
+    assert_eq!(d.count("GET", "/compare/diff"), 0, "no file has a path to ask for: {:?}", d.requests);
+}
+
+#[test]
 fn a_pull_request_without_properties_has_its_counts_not_reported_never_zero() {
     let mut d = Driver::new();
     d.rewrite_answers(|r, v| {
@@ -116,4 +133,39 @@ fn a_count_left_out_of_properties_that_are_there_is_a_zero() {
     assert!(a.text.contains("tasks: 0 open, 1 resolved · comments: 0"), "{}", a.text);
     let t = d.call("list_pr_tasks", pr(1));
     assert!(t.text.starts_with("Bitbucket counts 0 open and 1 resolved task(s) on PR #1."), "{}", t.text);
+}
+
+/// The counts the card and the list view carry for PR #1 when Bitbucket's answers are rewritten by `strip`.
+fn view_counts(strip: fn(&mut Value)) -> (Value, Value) {
+    let mut d = Driver::with_views();
+    d.rewrite_answers(move |r, v| {
+        if is_pull_request(&r.path) {
+            each_pull_request(v, strip);
+        }
+    });
+    let card = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}));
+    let list = d.call("show", json!({"kind": "pull_requests", "project": "BB", "repo": "api"}));
+    let item = list.raw["_meta"]["bb/view"]["list"]["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["id"] == 1).cloned())
+        .unwrap_or_else(|| panic!("{}", list.raw));
+    (card.raw["_meta"]["bb/view"]["pullRequest"]["counts"].clone(), item["counts"].clone())
+}
+
+#[test]
+fn the_card_and_the_list_view_leave_counts_out_only_where_bitbucket_sent_no_properties() {
+    let (card, list) = view_counts(|p| {
+        p.as_object_mut().unwrap().remove("properties");
+    });
+    let unknown = json!({"comments": null, "openTasks": null, "resolvedTasks": null});
+    assert_eq!(card, unknown);
+    assert_eq!(list, unknown);
+    let (card, list) = view_counts(|p| {
+        let props = p["properties"].as_object_mut().unwrap();
+        props.remove("commentCount");
+        props.remove("openTaskCount");
+    });
+    let zeros = json!({"comments": 0, "openTasks": 0, "resolvedTasks": 1});
+    assert_eq!(card, zeros, "left out of properties that are there: a zero");
+    assert_eq!(list, zeros);
 }

@@ -201,3 +201,25 @@ fn with_templates_a_template_file_goes_out_plain_and_its_classes_come_with_the_n
     let still = d.call("refresh_view", json!({"show": show, "fingerprint": fresh["fingerprint"]}));
     assert_eq!(still.raw["_meta"]["bb/view"]["unchanged"], true, "and then it holds still");
 }
+
+#[test]
+fn a_change_without_a_path_is_listed_but_never_asked_for_as_a_path() {
+    // An older server's change with no `path`, and one whose `path` has no `toString`.
+    let mut d = Driver::with_views();
+    d.rewrite_answers(|r, v| {
+        if r.path.ends_with("/pull-requests/1/changes") {
+            v["values"][0].as_object_mut().unwrap().remove("path");
+            v["values"][1]["path"].as_object_mut().unwrap().remove("toString");
+        }
+    });
+    let view = diff_view(&mut d, 1);
+    assert!(
+        !d.requests.iter().any(|r| r.contains("/diff/%3F") || r.contains("/diff/?") || r.contains("/diff?")),
+        "{:?}",
+        d.requests
+    );
+    let files = view["files"].as_array().unwrap();
+    assert!(files.len() >= 3, "every change is listed: {files:?}");
+    let read = d.requests.iter().filter(|r| r.contains("/diff/")).count();
+    assert_eq!(read, files.len() - 2, "each file with a path is read, the two without are not: {:?}", d.requests);
+}

@@ -268,7 +268,7 @@ impl Card {
             "reviewers": reviewers,
             "mergeOutcome": props.merge_result.and_then(|m| m.outcome),
             "mergeCheck": merge_check,
-            "counts": {"comments": props.comment_count, "openTasks": props.open_task_count, "resolvedTasks": props.resolved_task_count},
+            "counts": super::counts(pr),
             "created": pr.created_date,
             "updated": pr.updated_date,
             "closed": pr.closed_date,

@@ -118,8 +118,10 @@ impl Plan for DiffView {
             },
             DiffRead::Changes => match diff::changes(&outcome, about) {
                 Ok(page) => {
-                    for change in page.values.iter().filter(|c| c.path.is_some()).take(MAX_FILES) {
-                        let path = change.path().to_owned();
+                    // A change Bitbucket gave no path (or a path without its text) is listed, never asked for as
+                    // a path. [reference "Older servers": rec]
+                    for path in page.values.iter().filter_map(Change::named_path).take(MAX_FILES) {
+                        let path = path.to_owned();
                         f.fetch(
                             DiffRead::File(self.files.len()),
                             diff::file_request(&self.project, &self.repo, self.id, &path, None),

@@ -183,7 +183,7 @@ impl ListView {
                 "source": super::card::branch(pr.from_ref.as_ref(), self.base_url.as_deref()),
                 "target": super::card::branch(pr.to_ref.as_ref(), self.base_url.as_deref()),
                 "reviewers": reviewers,
-                "counts": {"comments": props.comment_count, "openTasks": props.open_task_count, "resolvedTasks": props.resolved_task_count},
+                "counts": super::counts(pr),
                 "conflicted": conflicted,
                 "builds": builds,
                 "updated": pr.updated_date,

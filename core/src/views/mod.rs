@@ -148,3 +148,13 @@ impl Header {
         }
     }
 }
+
+/// A pull request's comment and task counts as the card and the list draw them: `null` each when Bitbucket sent
+/// no `properties` at all (it said nothing), a count left out of `properties` that are there as 0 (Bitbucket
+/// leaves out `commentCount` when there are none) — as get_pull_request and list_pr_tasks say them.
+pub(crate) fn counts(pr: &crate::bitbucket::model::PullRequest) -> Value {
+    match pr.counts() {
+        Some(c) => json!({"comments": c.comments, "openTasks": c.open_tasks, "resolvedTasks": c.resolved_tasks}),
+        None => json!({"comments": null, "openTasks": null, "resolvedTasks": null}),
+    }
+}
