@@ -216,7 +216,7 @@ const card = (() => {
 
   function comment(c, ctx, depth, head = true) {
     const p = person(ctx.users, c.author);
-    const task = c.task === true ? el("span", { class: `bb-loz ${c.state === "RESOLVED" ? "bb-plain" : "bb-open"}` }, c.state === "RESOLVED" ? "Resolved task" : "Open task") : null;
+    const task = c.task === true ? el("span", { class: `bb-loz ${c.state === "RESOLVED" ? "bb-plain" : "bb-open"}` }, c.state === "RESOLVED" ? "Resolved task" : "Open task", c.oldKind === true ? " (old kind)" : null) : null;
     const replies = arr(c.replies);
     const nested = !replies.length ? null : depth >= 24
       ? el("p", { class: "bb-muted" }, "Further replies are in Bitbucket.")

@@ -131,7 +131,7 @@ const diffView = (() => {
   }
   function comment(c, ctx, depth) {
     const p = person(ctx.users, c.author);
-    const task = c.task === true ? el("span", { class: `bb-loz ${c.state === "RESOLVED" ? "bb-plain" : "bb-open"}` }, c.state === "RESOLVED" ? "Resolved task" : "Open task") : null;
+    const task = c.task === true ? el("span", { class: `bb-loz ${c.state === "RESOLVED" ? "bb-plain" : "bb-open"}` }, c.state === "RESOLVED" ? "Resolved task" : "Open task", c.oldKind === true ? " (old kind)" : null) : null;
     const replies = arr(c.replies);
     const nested = !replies.length ? null : depth >= 24
       ? el("p", { class: "bb-muted" }, "Further replies are in Bitbucket.")

@@ -169,3 +169,70 @@ fn the_card_and_the_list_view_leave_counts_out_only_where_bitbucket_sent_no_prop
     assert_eq!(card, zeros, "left out of properties that are there: a zero");
     assert_eq!(list, zeros);
 }
+
+/// BB/api #1 on a server before 7.0, with a task of the old kind (bob's, open) on the root comment that starts
+/// "Why three attempts": the driver, the comment's id and the task's.
+fn with_old_task(d: &mut Driver) -> (u64, u64) {
+    let root = d.world.model.prs[&(("BB".to_owned(), "api".to_owned()), 1)]
+        .comments
+        .values()
+        .find(|c| c.text.starts_with("Why three attempts"))
+        .unwrap()
+        .id;
+    let task = d.control(
+        "POST",
+        "/comments",
+        json!({"project": "BB", "repo": "api", "pullRequest": 1, "user": "bob", "text": "Make the attempts configurable",
+               "parent": {"id": root}, "severity": "BLOCKER"}),
+    );
+    d.world.model.application["version"] = json!("6.10.0");
+    (root, task["id"].as_u64().unwrap())
+}
+
+#[test]
+fn a_task_of_the_old_kind_is_shown_in_its_thread_by_list_pr_comments() {
+    let mut d = Driver::new();
+    let (root, task) = with_old_task(&mut d);
+    let a = d.call("list_pr_comments", pr(1));
+    assert!(!a.is_error, "{}", a.text);
+    let lines: Vec<&str> = a.text.lines().collect();
+    let head = lines.iter().position(|l| l.starts_with(&format!("#{root} "))).unwrap_or_else(|| panic!("{}", a.text));
+    let at = lines.iter().position(|l| l.contains(&format!("☐ task #{task} of the old kind"))).unwrap();
+    assert!(at > head && !lines[head + 1..at].iter().any(|l| l.starts_with('#')), "inside its thread: {}", a.text);
+    assert!(lines[at].contains("open by bob") && lines[at].contains("Make the attempts configurable"), "{}", lines[at]);
+    assert!(!a.text.contains(&format!("#{task} Bob")), "not a comment of its own: {}", a.text);
+}
+
+#[test]
+fn a_task_of_the_old_kind_is_listed_by_list_pr_tasks_with_its_comment() {
+    let mut d = Driver::new();
+    let (root, task) = with_old_task(&mut d);
+    let t = d.call("list_pr_tasks", json!({"project": "BB", "repo": "api", "pr_id": 1, "state": "OPEN"}));
+    assert!(!t.is_error, "{}", t.text);
+    let line =
+        t.text.lines().find(|l| l.starts_with(&format!("Task #{task} "))).unwrap_or_else(|| panic!("{}", t.text));
+    assert!(
+        line.starts_with(&format!("Task #{task} (open; of the old kind, before 7.0: on comment #{root}")),
+        "{line}"
+    );
+    assert!(line.ends_with("by bob: Make the attempts configurable"), "{line}");
+    let resolved = d.call("list_pr_tasks", json!({"project": "BB", "repo": "api", "pr_id": 1, "state": "RESOLVED"}));
+    assert!(!resolved.text.contains(&format!("Task #{task} ")), "{}", resolved.text);
+}
+
+#[test]
+fn the_card_draws_a_task_of_the_old_kind_inside_its_thread_without_actions() {
+    let mut d = Driver::with_views();
+    let (root, task) = with_old_task(&mut d);
+    let card = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}));
+    assert!(!card.is_error, "{}", card.text);
+    let items = card.raw["_meta"]["bb/view"]["pullRequest"]["activity"]["items"].as_array().unwrap().clone();
+    let thread = items.iter().find(|i| i["comment"]["id"] == root).unwrap_or_else(|| panic!("{items:?}"));
+    let first = &thread["comment"]["replies"][0];
+    assert_eq!(first["oldKind"], true, "{first}");
+    assert_eq!((first["taskId"].as_u64(), first["task"].as_bool()), (Some(task), Some(true)));
+    assert_eq!(first["state"], "OPEN");
+    assert_eq!(first["id"], Value::Null, "no comment id: the page offers no Reply and no Resolve");
+    assert_eq!(first["author"], "bob");
+    assert!(!items.iter().any(|i| i["comment"]["id"] == task), "not a thread of its own");
+}

@@ -284,12 +284,38 @@ pub struct Comment {
     pub thread_resolved: Option<bool>,
     /// Who resolved it. [rec]
     pub resolver: Option<User>,
+    /// Its tasks, on a server before 7.0, where tasks were not comments. [reference "Older servers": rec]
+    pub tasks: Vec<OldTask>,
 }
 
 impl Comment {
     /// Whether this comment is a task.
     pub fn is_task(&self) -> bool {
         self.severity.as_deref() == Some("BLOCKER")
+    }
+}
+
+/// A task of the old kind (before 7.0): an entry of its comment's `tasks`, with an id of its own (not a comment
+/// id: update_pr_comment cannot resolve it). [reference "Older servers": rec]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct OldTask {
+    /// Its id, among tasks.
+    pub id: Option<u64>,
+    /// The text.
+    pub text: Option<String>,
+    /// OPEN or RESOLVED.
+    pub state: Option<String>,
+    /// Who wrote it.
+    pub author: Option<User>,
+    /// Created, epoch ms.
+    pub created_date: Option<i64>,
+}
+
+impl OldTask {
+    /// Whether it is resolved.
+    pub fn resolved(&self) -> bool {
+        self.state.as_deref() == Some("RESOLVED")
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! Comments are where Bitbucket has them: in the pull request's activity, newest first, each thread once
 //! (a thread can surface in several activities: de-duplicated by comment id). Tasks are comments with
-//! `severity: BLOCKER` (7.0+). Orphaned comments are outdated. [reference "Activity", "Pull requests": spec, rec]
+//! `severity: BLOCKER` (7.0+); before 7.0 a task was an entry of its comment's `tasks` array, shown in its thread
+//! and listed as a task of the old kind. Orphaned comments are outdated. [reference "Activity", "Pull requests": spec, rec]
 //!
 //! Requests: list_pr_comments 1 (a page of activities); list_pr_tasks 2 (the pull request, for Bitbucket's
 //! task counts, and a page of activities, in parallel); add_pr_comment 1 (a POST, never retried).
@@ -14,7 +15,7 @@ use serde_json::{Map, Value, json};
 use super::object;
 use crate::args::{flag, number, string};
 use crate::bitbucket::errors::{self, Subject, Write};
-use crate::bitbucket::model::{Activity, Anchor, Comment, PullRequest};
+use crate::bitbucket::model::{Activity, Anchor, Comment, OldTask, PullRequest};
 use crate::bitbucket::{Page, RawPage, pr_path};
 use crate::fetch::{FetchOutcome, FetchRequest, Method};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
@@ -224,9 +225,24 @@ fn thread(c: &Comment, anchor: Option<&Anchor>, prefix: &str, depth: usize, out:
         marks(c)
     ));
     out.push(cap(c.text.as_deref().unwrap_or(""), COMMENT_CHARS, "comment", ""));
+    for t in &c.tasks {
+        out.push(format!("{indent}  {}", old_task_line(t)));
+    }
     for r in &c.comments {
         thread(r, None, "", depth + 1, out);
     }
+}
+
+/// A task of the old kind (before 7.0), on one line inside its comment's thread.
+fn old_task_line(t: &OldTask) -> String {
+    let who = t.author.as_ref().map(|u| u.handle()).unwrap_or("?");
+    format!(
+        "☐ task #{} of the old kind (before 7.0; update_pr_comment cannot change it), {} by {who} {}: {}",
+        t.id.unwrap_or(0),
+        if t.resolved() { "resolved" } else { "open" },
+        when(t.created_date),
+        one_line(&cap(t.text.as_deref().unwrap_or(""), COMMENT_CHARS, "task", ""))
+    )
 }
 
 fn start_tasks(args: &Map<String, Value>, _: &Call<'_>) -> Step {
@@ -285,10 +301,13 @@ impl Plan for Tasks {
         }
         let page = self.page.as_ref()?;
         let mut tasks: Vec<(&Comment, Option<&Anchor>)> = Vec::new();
-        let mut seen = BTreeSet::new();
+        let mut old: Vec<(&OldTask, u64, Option<&Anchor>)> = Vec::new();
+        let (mut seen, mut seen_old) = (BTreeSet::new(), BTreeSet::new());
         for a in &page.values {
             if let Some(c) = &a.comment {
-                collect_tasks(c, a.comment_anchor.as_ref().or(c.anchor.as_ref()), &mut seen, &mut tasks);
+                let anchor = a.comment_anchor.as_ref().or(c.anchor.as_ref());
+                collect_tasks(c, anchor, &mut seen, &mut tasks);
+                collect_old_tasks(c, anchor, &mut seen_old, &mut old);
             }
         }
         let want = |c: &Comment| match self.state.as_str() {
@@ -309,6 +328,20 @@ impl Plan for Tasks {
                     cap(c.text.as_deref().unwrap_or(""), COMMENT_CHARS, "task", "")
                 )
             })
+            .chain(old.iter().filter(|(t, ..)| match self.state.as_str() {
+                "OPEN" => !t.resolved(),
+                "RESOLVED" => t.resolved(),
+                _ => true,
+            }).map(|(t, comment, anchor)| {
+                let state = if t.resolved() { "resolved" } else { "open" };
+                let who = t.author.as_ref().map(|u| u.handle()).unwrap_or("?");
+                format!(
+                    "Task #{} ({state}; of the old kind, before 7.0: on comment #{comment}, which update_pr_comment cannot change) by {who}{}: {}",
+                    t.id.unwrap_or(0),
+                    where_(*anchor),
+                    cap(t.text.as_deref().unwrap_or(""), COMMENT_CHARS, "task", "")
+                )
+            }))
             .collect();
         let mut out = vec![self.counts.clone().unwrap_or_default()];
         out.push(format!(
@@ -416,5 +449,22 @@ impl Plan for AddComment {
             )),
             Err(e) => ToolResult::error(e),
         })
+    }
+}
+
+/// The tasks of the old kind (before 7.0) in a thread, each once, with the comment that holds it.
+fn collect_old_tasks<'a>(
+    c: &'a Comment,
+    anchor: Option<&'a Anchor>,
+    seen: &mut BTreeSet<u64>,
+    into: &mut Vec<(&'a OldTask, u64, Option<&'a Anchor>)>,
+) {
+    for t in &c.tasks {
+        if t.id.is_none_or(|id| seen.insert(id)) {
+            into.push((t, c.id.unwrap_or(0), anchor));
+        }
+    }
+    for r in &c.comments {
+        collect_old_tasks(r, anchor, seen, into);
     }
 }

@@ -433,6 +433,20 @@ pub fn comment(c: &Comment, orphaned: bool, people: &mut People, base_url: Optio
             }
         }
     }
+    // A task of the old kind (before 7.0) is drawn inside its thread, first among the replies, as a task: with no
+    // comment id, so the page offers it no Reply and no Resolve (its id is a task's, which update_pr_comment does
+    // not take), and `oldKind` says which it is. [reference "Older servers": rec]
+    let old: Vec<Value> = c
+        .tasks
+        .iter()
+        .map(|t| {
+            json!({"id": null, "taskId": t.id, "oldKind": true,
+                   "author": t.author.as_ref().map(|u| people.note(u)), "at": t.created_date, "edited": false,
+                   "text": markdown::to_tree(t.text.as_deref().unwrap_or(""), base_url), "task": true,
+                   "state": if t.resolved() { "RESOLVED" } else { "OPEN" }, "anchor": null, "replies": []})
+        })
+        .collect();
+    replies.splice(0..0, old);
     json!({
         "id": c.id,
         "author": author,

@@ -172,9 +172,41 @@ pub fn pull_request(v: &View, m: &Model, pr: &PullRequest) -> Value {
 }
 
 /// A comment with its visible replies, recursively.
+///
+/// A server before 7.0 (`application.version`) writes the older shape: a task is not a comment but an entry of
+/// its comment's `tasks` array, `{id, text, state: OPEN|RESOLVED, author, createdDate}`, and comments carry no
+/// `severity`, `state` or `threadResolved`. So a task reply is served in its parent's `tasks`, and a task with no
+/// parent (which such a server could not have) reads as a plain comment. [reference "Older servers": rec]
 pub fn comment(v: &View, m: &Model, pr: &PullRequest, c: &Comment) -> Value {
+    let legacy = !m.version_at_least(7, 0);
+    let children = || pr.comments.values().filter(|r| r.parent == Some(c.id) && !r.deleted);
     let replies: Vec<Value> =
-        pr.comments.values().filter(|r| r.parent == Some(c.id) && !r.deleted).map(|r| comment(v, m, pr, r)).collect();
+        children().filter(|r| !(legacy && r.severity == "BLOCKER")).map(|r| comment(v, m, pr, r)).collect();
+    if legacy {
+        let tasks: Vec<Value> = children()
+            .filter(|r| r.severity == "BLOCKER")
+            .map(|t| {
+                json!({"id": t.id, "text": t.text, "state": if t.state == "RESOLVED" { "RESOLVED" } else { "OPEN" },
+                       "author": user_by_slug(v, m, &t.author), "createdDate": t.created,
+                       "permittedOperations": { "editable": true, "transitionable": true, "deletable": true }})
+            })
+            .collect();
+        let mut out = json!({
+            "id": c.id,
+            "version": c.version,
+            "text": c.text,
+            "author": user_by_slug(v, m, &c.author),
+            "createdDate": c.created,
+            "updatedDate": c.updated,
+            "comments": replies,
+            "tasks": tasks,
+            "permittedOperations": { "editable": true, "deletable": true },
+        });
+        if let Some(a) = &c.anchor {
+            out["anchor"] = anchor(a, pr);
+        }
+        return out;
+    }
     let mut out = json!({
         "id": c.id,
         "version": c.version,

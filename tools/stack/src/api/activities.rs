@@ -10,14 +10,17 @@ use crate::paging::page_of;
 use crate::render;
 
 /// `GET …/pull-requests/{id}/activities?start&limit`. Activities of a deleted comment other than its DELETED
-/// one are not listed.
+/// one are not listed; on a server before 7.0, neither are those of a task reply, which such a server holds in
+/// its comment's `tasks` rather than as a comment ([`render::comment`]).
 pub fn list(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
+    let legacy = !cx.m.version_at_least(7, 0);
     let mut acts: Vec<&Activity> = pr
         .activities
         .iter()
         .filter(|a| match a.comment_id.and_then(|c| pr.comments.get(&c)) {
             Some(c) if c.deleted => a.comment_action.as_deref() == Some("DELETED"),
+            Some(c) if legacy && c.severity == "BLOCKER" && c.parent.is_some() => false,
             _ => true,
         })
         .collect();
