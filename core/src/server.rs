@@ -25,7 +25,7 @@ use crate::fetch::{FetchOutcome, Ticket};
 use crate::highlight::Highlighted;
 use crate::highlight_cache::HighlightCache;
 use crate::session::Session;
-use crate::shared::{MadeOnce, Output, ServerConfig, SessionId, Shared};
+use crate::shared::{Output, ServerConfig, SessionId, Shared};
 
 /// Something for the server to take in.
 #[derive(Debug)]
@@ -88,7 +88,7 @@ impl Server {
     pub fn new(config: ServerConfig) -> Server {
         Server {
             shared: Shared {
-                made: MadeOnce::new(&config),
+                made: config.made_once(),
                 avatars: AvatarCache::with_cap(config.avatar_cache_bytes),
                 highlights: HighlightCache::default(),
                 config,

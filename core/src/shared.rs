@@ -37,9 +37,19 @@ pub struct ServerConfig {
     /// How long a call's CPU work (highlighting) may take before its answer goes out with what is done,
     /// in milliseconds (`--highlight-deadline`): the shell's clock decides it, so only the drive reads it.
     pub highlight_deadline_ms: u64,
+    /// The answers made once, shared by every server made from this configuration or a clone of it
+    /// (the HTTP shell runs eight): made by the first, reused by the rest while what they depend
+    /// on (the exposure, the version, the page size) is the same.
+    made: Arc<std::sync::OnceLock<Arc<MadeOnce>>>,
 }
 
 impl ServerConfig {
+    /// The answers that never change for this configuration, made once across its clones.
+    pub(crate) fn made_once(&self) -> Arc<MadeOnce> {
+        let made = self.made.get_or_init(|| Arc::new(MadeOnce::new(self)));
+        if made.made_for(self) { Arc::clone(made) } else { Arc::new(MadeOnce::new(self)) }
+    }
+
     /// A configuration for `exposed`, with instructions that match it.
     pub fn new(exposed: Arc<Exposed>, version: &'static str) -> ServerConfig {
         let instructions = crate::instructions::for_exposed(&exposed);
@@ -52,6 +62,7 @@ impl ServerConfig {
             avatar_cache_bytes: crate::avatar_cache::MAX_CACHE_BYTES,
             highlight_templates: false,
             highlight_deadline_ms: 150,
+            made: Arc::default(),
         }
     }
 }
@@ -136,7 +147,7 @@ pub(crate) struct Shared {
     pub(crate) now_ms: u64,
     pub(crate) out: VecDeque<Output>,
     /// The answers that never change, made once.
-    pub(crate) made: MadeOnce,
+    pub(crate) made: Arc<MadeOnce>,
 }
 
 /// An answer made once when the server starts.
@@ -157,6 +168,9 @@ pub(crate) enum Made {
 /// (the page) again.
 #[derive(Debug)]
 pub(crate) struct MadeOnce {
+    // What the answers were made from: the exposure (by identity; held, so its address is never
+    // another's), the version, the page size.
+    made_from: (Arc<Exposed>, &'static str, usize),
     tools_list: (Value, Vec<u8>),
     view: &'static (Value, Vec<u8>),
     stateless_tools_list: (Value, Vec<u8>),
@@ -179,11 +193,22 @@ impl MadeOnce {
         };
         let stateless = |v: Value, ttl: u64| made(stateless::cacheable(stateless::complete(v, config.version), ttl));
         MadeOnce {
+            made_from: MadeOnce::key(config),
             tools_list: made(tools_page(config, 0)),
             view: &VIEW,
             stateless_tools_list: stateless(tools_page(config, 0), stateless::LIST_TTL_MS),
             stateless_view: stateless(VIEW.0.clone(), stateless::VIEW_TTL_MS),
         }
+    }
+
+    fn key(config: &ServerConfig) -> (Arc<Exposed>, &'static str, usize) {
+        (Arc::clone(&config.exposed), config.version, config.tools_page_size)
+    }
+
+    /// Whether these answers are the ones `config` would make.
+    fn made_for(&self, config: &ServerConfig) -> bool {
+        let (exposed, version, page) = &self.made_from;
+        Arc::ptr_eq(exposed, &config.exposed) && *version == config.version && *page == config.tools_page_size
     }
 
     fn made(&self, which: Made) -> &(Value, Vec<u8>) {
@@ -264,4 +289,29 @@ const CURSOR: &str = "tools:";
 /// The offset a cursor bb gave out names.
 pub(crate) fn decode_cursor(cursor: &str) -> Option<usize> {
     cursor.strip_prefix(CURSOR)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::{Catalogue, ExposureOptions};
+
+    #[test]
+    fn servers_of_one_configuration_share_the_answers_made_once_unless_what_they_depend_on_differs() {
+        let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+        let config = ServerConfig::new(exposed, "0.0.0-test");
+        let first = config.made_once();
+        let mut clone = config.clone();
+        clone.avatar_cache_bytes /= 8;
+        assert!(Arc::ptr_eq(&first, &clone.made_once()), "a clone (the HTTP shell's shards) shares them");
+        clone.tools_page_size = 3;
+        let paged = clone.made_once();
+        assert!(!Arc::ptr_eq(&first, &paged));
+        assert_eq!(paged.value(Made::ToolsList)["tools"].as_array().map(Vec::len), Some(3));
+        let other = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+        let mut another = config.clone();
+        another.exposed = other;
+        assert!(!Arc::ptr_eq(&first, &another.made_once()), "another exposure makes its own");
+    }
 }
