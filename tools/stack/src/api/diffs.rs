@@ -1,4 +1,4 @@
-//! A pull request's file tree (changes) and diff, with comments placed on their lines; compare between refs.
+//! A pull request's file tree (changes) and diff, with comments placed on their lines; compare between any two refs.
 //!
 //! Source: reference "Diff and changes" [spec][rec]. Where a comment goes [rec]: a line's `commentIds` lists the
 //! root comments Bitbucket draws on that line: ADDED lines by destination number, REMOVED lines by source number,
@@ -8,7 +8,7 @@
 use super::{Cx, Reply, find_pr, find_repo};
 use crate::errors;
 use crate::exchange::{Request, Response};
-use crate::model::{Comment, FileDiff, Hunk, Model, PullRequest, RepoKey};
+use crate::model::{Comment, Commit, FileDiff, Hunk, Line, Model, PullRequest, RepoKey, Segment};
 use crate::paging::PageRequest;
 use crate::render::{self, View};
 use serde_json::{Value, json};
@@ -231,36 +231,84 @@ pub fn diff(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str, path: &
     diff_response(&cx.v, cx.m, req, &pr.files, with_comments.then_some(pr), (&pr.to_commit, &pr.from_commit), path)
 }
 
-/// The pull request whose branches `from` and `to` name, in the stack's model the only place a diff between
-/// two refs is recorded.
-fn between<'m>(m: &'m Model, repo: &RepoKey, req: &Request) -> Result<Option<&'m PullRequest>, Response> {
+/// What `from` has that `to` lacks in a repository, as files: each pull request whose source head is among the
+/// commits `from` has and `to` lacks brings its files (its branch's commits are its own); every other such commit
+/// adds its message as a line of `CHANGELOG.md`, so any two refs of a repository have a diff. `to` defaults to the
+/// default branch. A ref that does not resolve is Bitbucket's 404. Returns the files and (`to`, `from`) commits.
+fn between(m: &Model, repo: &RepoKey, req: &Request) -> Result<(Vec<FileDiff>, (String, String)), Response> {
+    let r = m.repo(&repo.0, &repo.1).ok_or_else(|| errors::no_such_resource(&req.path))?;
     let from = req.param("from").ok_or_else(|| errors::field_error("from", "from is required"))?;
-    let to = req.param("to").unwrap_or("");
-    let short = |s: &str| s.strip_prefix("refs/heads/").unwrap_or(s).to_string();
-    let (from, to) = (short(from), short(to));
-    Ok(m.prs.values().filter(|p| p.from.repo == *repo || p.to.repo == *repo).find(|p| {
-        (p.from.branch == from || p.from_commit == from) && (to.is_empty() || p.to.branch == to || p.to_commit == to)
-    }))
+    let to = req.param("to").filter(|t| !t.is_empty()).unwrap_or(&r.default_branch);
+    let head = m.resolve(r, from).ok_or_else(|| super::projects::no_such_commit(from))?;
+    let base = m.resolve(r, to).ok_or_else(|| super::projects::no_such_commit(to))?;
+    let range = m.history(r, &head, Some(&base));
+    let ids: std::collections::BTreeSet<&str> = range.iter().map(|c| c.id.as_str()).collect();
+    let mut files: Vec<FileDiff> = Vec::new();
+    let mut covered = std::collections::BTreeSet::new();
+    for p in m.prs.values().filter(|p| p.from.repo == *repo && ids.contains(p.from_commit.as_str())) {
+        covered.extend(m.history(r, &p.from_commit, Some(&p.to_commit)).into_iter().map(|c| c.id));
+        for f in &p.files {
+            if !files.iter().any(|g| g.path == f.path) {
+                files.push(f.clone());
+            }
+        }
+    }
+    let rest: Vec<&Commit> = range.iter().rev().filter(|c| !covered.contains(&c.id)).collect();
+    if !rest.is_empty() && !files.iter().any(|f| f.path == CHANGELOG) {
+        files.push(changelog(&rest));
+    }
+    Ok((files, (base, head)))
 }
 
-/// `GET …/compare/changes?from=&to=` — the files of the pull request between those branches (empty when none).
+/// The stand-in's file that commits outside any pull request change: one line each, oldest first.
+const CHANGELOG: &str = "CHANGELOG.md";
+
+fn changelog(commits: &[&Commit]) -> FileDiff {
+    let n = commits.len() as u32;
+    let mut lines = vec![Line { source: 1, destination: 1, text: "# Changelog".into() }];
+    let added: Vec<Line> = commits
+        .iter()
+        .zip(2..)
+        .map(|(c, at)| Line {
+            source: 2,
+            destination: at,
+            text: format!("- {} ({})", c.message.lines().next().unwrap_or(""), &c.id[..7.min(c.id.len())]),
+        })
+        .collect();
+    let context = Segment { kind: "CONTEXT", lines: std::mem::take(&mut lines), truncated: false };
+    let added = Segment { kind: "ADDED", lines: added, truncated: false };
+    FileDiff {
+        path: CHANGELOG.into(),
+        src_path: None,
+        change: "MODIFY".into(),
+        binary: false,
+        hunks: vec![Hunk {
+            context: None,
+            source_line: 1,
+            source_span: 1,
+            destination_line: 1,
+            destination_span: n + 1,
+            segments: vec![context, added],
+            truncated: false,
+        }],
+        truncated: false,
+    }
+}
+
+/// `GET …/compare/changes?from=&to=` — the files `from` changes against `to` (see [`between`]).
 pub fn compare_changes(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?.key.clone();
-    let pr = between(cx.m, &repo, req)?;
-    let all = pr.map(|p| p.files.iter().map(|f| change_json(f, None)).collect()).unwrap_or_default();
+    let (files, (to, from)) = between(cx.m, &repo, req)?;
+    let all = files.iter().map(|f| change_json(f, None)).collect();
     let mut page = PageRequest::from_request(req).page(all);
-    if let Some(p) = pr {
-        page["fromHash"] = json!(p.from_commit);
-        page["toHash"] = json!(p.to_commit);
-    }
+    page["fromHash"] = json!(from);
+    page["toHash"] = json!(to);
     Ok(Response::json(200, &page))
 }
 
-/// `GET …/compare/diff{/path}?from=&to=` — the diff of the pull request between those branches.
+/// `GET …/compare/diff{/path}?from=&to=` — the diff of those files.
 pub fn compare_diff(cx: &mut Cx, req: &Request, key: &str, slug: &str, path: &[&str]) -> Reply {
     let repo = find_repo(cx.m, key, slug)?.key.clone();
-    let pr = between(cx.m, &repo, req)?;
-    let files = pr.map(|p| p.files.clone()).unwrap_or_default();
-    let hashes = pr.map(|p| (p.to_commit.clone(), p.from_commit.clone())).unwrap_or_default();
+    let (files, hashes) = between(cx.m, &repo, req)?;
     diff_response(&cx.v, cx.m, req, &files, None, (&hashes.0, &hashes.1), path)
 }

@@ -100,7 +100,7 @@ pub fn default_branch(cx: &mut Cx, key: &str, slug: &str) -> Reply {
     Ok(Response::json(200, &branch_json(cx.m, repo, &repo.default_branch, &head)))
 }
 
-fn no_such_commit(name: &str) -> Response {
+pub(super) fn no_such_commit(name: &str) -> Response {
     errors::error(404, Some(exception::NO_SUCH_COMMIT), &format!("Commit '{name}' does not exist in this repository."))
 }
 
