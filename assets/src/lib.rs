@@ -60,6 +60,7 @@ page![
     "card.js",
     "list.js",
     "diff.js",
+    "compare.js",
     "form.js",
     "main.js",
 ];

@@ -9,6 +9,9 @@
 // Every code row carries data-path, data-old and data-new (the numbers it has), every comment
 // data-comment-id. Text from Bitbucket is text: el() draws bidi controls visibly, and this module
 // draws other control characters (a CRLF's carriage return) as visible names (CR).
+// Two refs' diff (kind compare, `compare` in the data instead of a pull request's id, title and
+// state) is drawn by this module too, as Bitbucket's Compare page: "Compare", source → destination,
+// its Diff tab; no comments, no pull request actions (compare.js registers it).
 const diffView = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
   const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);
@@ -316,6 +319,10 @@ const diffView = (() => {
     return out;
   }
   function diffUrl(pr, path) {
+    if (pr.compare) {
+      const page = webUrl(obj(pr.compare).url);
+      return page ? `${page}${path ? `#${encodeURI(path)}` : ""}` : null;
+    }
     const base = webUrl(pr.url);
     return base ? `${base.replace(/\/+$/, "")}/diff#${encodeURI(path)}` : null;
   }
@@ -358,6 +365,13 @@ const diffView = (() => {
     return list;
   }
   function header(pr) {
+    if (pr.compare) {
+      // Bitbucket's Compare page: its title, the source → destination refs, the Diff tab.
+      const url = obj(pr.compare).url;
+      return el("div", { class: "bb-dhead" },
+        el("div", { class: "bb-meta" }, branches(pr.source, pr.target)),
+        el("h2", { class: "bb-dtitle" }, link(url, { class: "bb-title-link", title: "Open in Bitbucket" }, "Compare"), el("span", { class: "bb-muted bb-dtab" }, " · Diff")));
+    }
     return el("div", { class: "bb-dhead" },
       el("div", { class: "bb-meta" }, stateLozenge({ state: pr.state }), Number.isInteger(pr.id) ? link(pr.url, { class: "bb-id", title: "Open in Bitbucket" }, `#${pr.id}`) : null, branches(pr.source, pr.target)),
       el("h2", { class: "bb-dtitle", dir: "auto" }, link(pr.url, { class: "bb-title-link" }, str(pr.title) || "Untitled pull request"), el("span", { class: "bb-muted bb-dtab" }, " · Diff")));
@@ -365,7 +379,7 @@ const diffView = (() => {
   // What the result holds that this view does not draw, in Bitbucket's counts.
   function beyond(d, list, pr) {
     const out = [];
-    if (d.filesMore === true) out.push(el("p", { class: "bb-dnote bb-warnnote", "data-note": "files-more" }, `This pull request is too large to render. Showing the first ${fmt.count(list.length, "file", "files")}.`));
+    if (d.filesMore === true) out.push(el("p", { class: "bb-dnote bb-warnnote", "data-note": "files-more" }, `${pr.compare ? "This comparison" : "This pull request"} is too large to render. Showing the first ${fmt.count(list.length, "file", "files")}.`));
     const notCarried = lineNo(d.notCarried) || list.filter((e) => !e.diff).length;
     if (notCarried) {
       out.push(el("p", { class: "bb-dnote", "data-note": "not-carried" }, `${fmt.count(notCarried, "file is", "files are")} listed without ${notCarried === 1 ? "its" : "their"} diff; `,
@@ -483,7 +497,8 @@ const diffView = (() => {
     try { return modes().includes("fullscreen"); } catch { return false; }
   }
   function remember(pr, part) {
-    const key = `${str(pr.project)}/${str(pr.repo)}#${pr.id}`;
+    const c = obj(pr.compare);
+    const key = pr.compare ? `${str(pr.project)}/${str(pr.repo)}:${str(c.from)}..${str(c.to)}` : `${str(pr.project)}/${str(pr.repo)}#${pr.id}`;
     memory.set(key, Object.assign({}, memory.get(key), part));
     return memory.get(key);
   }

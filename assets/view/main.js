@@ -53,10 +53,15 @@ function problem(result) {
   const meta = result && result._meta && result._meta["bb/view"];
   const base = meta && typeof meta === "object" && meta.server && typeof meta.server.url === "string" ? meta.server.url.replace(/\/+$/, "") : null;
   const seg = (x) => encodeURIComponent(String(x));
-  const what = input.kind === "pull_requests" ? "these pull requests" : Number.isInteger(input.pr_id) ? `pull request #${input.pr_id}` : "this";
+  const compare = input.kind === "compare" && typeof input.from_ref === "string" && typeof input.to_ref === "string";
+  const what = input.kind === "pull_requests" ? "these pull requests" : Number.isInteger(input.pr_id) ? `pull request #${input.pr_id}`
+    : compare ? `${input.from_ref.slice(0, 200)} against ${input.to_ref.slice(0, 200)}` : "this";
   let address = null;
   if (base && typeof input.project === "string" && typeof input.repo === "string") {
-    address = `${base}/projects/${seg(input.project)}/repos/${seg(input.repo)}${Number.isInteger(input.pr_id) ? `/pull-requests/${input.pr_id}` : "/pull-requests"}`;
+    // Bitbucket's compare page for two refs (its Compare page, Diff tab), else the pull request or the list.
+    const tail = compare ? `/compare/diff?sourceBranch=${seg(input.from_ref)}&targetBranch=${seg(input.to_ref)}`
+      : Number.isInteger(input.pr_id) ? `/pull-requests/${input.pr_id}` : "/pull-requests";
+    address = `${base}/projects/${seg(input.project)}/repos/${seg(input.repo)}${tail}`;
   }
   const text = resultText(result) || "bb answered with an error and no words.";
   return el("section", { class: "bb-problem", role: "alert" },

@@ -56,6 +56,7 @@ const navigate = (() => {
   }
   // What a show call draws, in the words told to the model.
   const named = (c) => (c.inbox ? "the reviewer inbox" : c.kind === "diff" ? `the diff of PR #${c.pr_id} in ${where(c)}`
+    : c.kind === "compare" ? `the diff of ${c.from_ref} against ${c.to_ref} in ${where(c)}`
     : c.kind === "pull_request" ? `PR #${c.pr_id} in ${where(c)}`
       : `${c.state === "ALL" ? "all" : `the ${String(c.state || "open").toLowerCase()}`} pull requests of ${where(c)}`);
   const button = (cls, word, call, current, more) => el("button", Object.assign({ type: "button", class: cls, "aria-current": current ? "page" : null,

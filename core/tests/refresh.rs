@@ -160,8 +160,8 @@ fn navigation_answers_another_call_whole_and_a_bad_fingerprint_is_no_fingerprint
 }
 
 fn arb_motion() -> impl Strategy<Value = Motion> {
-    (any::<bool>(), proptest::option::of(0u64..NOW), proptest::option::of(0u64..NOW))
-        .prop_map(|(moving, last_change, closed_at)| Motion { moving, last_change, closed_at })
+    (any::<bool>(), proptest::option::of(0u64..NOW), proptest::option::of(0u64..NOW), any::<bool>())
+        .prop_map(|(moving, last_change, closed_at, settled)| Motion { moving, last_change, closed_at, settled })
 }
 
 fn config() -> ProptestConfig {

@@ -10,8 +10,8 @@
 //! | [`pull_request`] | the pull request; a page of its activity | every pull request tool, the card |
 //! | [`pull_requests`] | a page of a repository's pull requests, the dashboard or the inbox (with its count) | list_pull_requests, the list view |
 //! | [`avatars`] | each person's avatar not yet cached, as a `data:` URL | the card, the list view |
-//!
-//! | [`diff`] | a page of the changed files; one file's diff with its comments | get_pull_request_diff |
+//! | [`diff`] | a page of the changed files; one file's diff with its comments | get_pull_request_diff, the diff view |
+//! | [`compare`] | what one ref has that another lacks: commits, changed files, one file's diff | compare_refs, the compare view |
 //! | [`server`] | the server's version | enable_auto_merge, disable_auto_merge |
 //!
 //! A single read's answer is decoded by [`crate::bitbucket::errors::json`], which turns a failure into
@@ -19,6 +19,7 @@
 
 pub mod avatars;
 pub mod builds;
+pub mod compare;
 pub mod conditions;
 pub mod diff;
 pub mod pull_request;

@@ -8,19 +8,21 @@
 //! first [`super::diff::AUTO_FILES`], or the paths asked, which go out with the first two)
 //! [reference "Projects, repositories, branches, commits, tags, users": spec].
 //!
-//! The diff view (`show` kind `diff`) draws a pull request's diff; a kind for two refs would take
-//! `compare_refs`' own arguments, so it needs nothing from here but a row in `views::KINDS` naming this tool.
+//! The requests are [`crate::reads::compare`]'s, which the view of two refs (`show` kind `compare`, a row in
+//! `views::KINDS` naming this tool and taking its arguments) reads too; the answer says `show` can draw it.
 
 use serde_json::{Map, Value, json};
 
 use super::object;
-use super::refs::{not_found, repository};
+use super::refs::repository;
 use crate::args::{number, paging, string};
 use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::{Change, Commit, Diff, DiffSet};
-use crate::bitbucket::{Page, RawPage, file_path, repo_path, segment};
+use crate::bitbucket::model::{Change, Commit, Diff};
+use crate::bitbucket::{Page, RawPage, repo_path, segment};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::compare::Refs;
+use crate::reads::diff;
 use crate::text::{cap, one_line, short, short_commit, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -210,7 +212,7 @@ enum CompareRead {
     File(usize),
 }
 
-fn start_compare(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start_compare(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo) = repository(args);
     let from = string(args, "from_ref").unwrap_or("").to_owned();
     let to = string(args, "to_ref").unwrap_or("").to_owned();
@@ -221,41 +223,37 @@ fn start_compare(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         .unwrap_or_default();
     let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25));
     let budget = number(args, "max_bytes").unwrap_or(super::diff::DEFAULT_BUDGET) as usize;
-    let c = Compare { project, repo, from, to, budget, asked: !paths.is_empty(), ..Compare::default() };
+    let refs = Refs { project, repo, from, to };
     let mut first = vec![
-        (CompareRead::Commits, c.request("commits", paging(start, limit).to_vec())),
-        (CompareRead::Changes, c.request("changes", paging(start, limit).to_vec())),
+        (CompareRead::Commits, refs.commits_request(start, limit)),
+        (CompareRead::Changes, refs.changes_request(start, limit)),
     ];
-    let mut c = c;
+    // Said only where the person would see it: a client that draws views, a server that offers the kind.
+    let drawable = call.client.renders_views && call.exposed.kind(COMPARE_KIND).is_some();
+    let mut c = Compare { refs, budget, asked: !paths.is_empty(), drawable, ..Compare::default() };
     for (i, p) in paths.into_iter().enumerate() {
-        first.push((CompareRead::File(i), c.diff_request(&p)));
+        first.push((CompareRead::File(i), c.refs.file_request(&p, CONTEXT_LINES)));
         c.files.push((p, None));
     }
     Step::wait(c, first)
 }
 
+/// Lines of context around each change, as `git diff` gives them.
+const CONTEXT_LINES: u64 = 3;
+/// The view of `show` that draws this tool's answer for the person (a row of `views::KINDS`).
+const COMPARE_KIND: &str = "compare";
+/// The last line of an answer whose diff the person can be shown.
+const SHOW_NOTE: &str = "show kind compare, with these arguments, draws this diff for the person.";
+
 #[derive(Debug, Default)]
 struct Compare {
-    project: String,
-    repo: String,
-    from: String,
-    to: String,
+    refs: Refs,
     budget: usize,
     asked: bool,
+    drawable: bool,
     commits: Option<Result<Page<Commit>, String>>,
     changes: Option<Result<Page<Change>, String>>,
     files: Vec<(String, Option<Result<Diff, String>>)>,
-}
-
-impl Compare {
-    fn request(&self, what: &str, mut query: Vec<(String, String)>) -> FetchRequest {
-        query.splice(0..0, [("from".into(), self.from.clone()), ("to".into(), self.to.clone())]);
-        FetchRequest::get(format!("{}/compare/{what}", repo_path(&self.project, &self.repo)), query)
-    }
-
-    fn diff_request(&self, path: &str) -> FetchRequest {
-        self.request(&format!("diff/{}", file_path(path)), vec![("contextLines".into(), "3".into())])
-    }
 }
 
 impl Plan for Compare {
@@ -267,26 +265,18 @@ impl Plan for Compare {
         outcome: FetchOutcome,
         f: &mut Fetches<'_, '_, CompareRead>,
     ) -> Option<ToolResult> {
-        let about = Subject { project: &self.project, repo: &self.repo, pr: None };
+        let about = Subject { project: &self.refs.project, repo: &self.refs.repo, pr: None };
         match read {
             CompareRead::Commits => {
                 let commits = errors::json::<RawPage>(&outcome, about, None).map(RawPage::decode::<Commit>);
-                if let Err(e) = &commits {
+                if let Err(e) = commits {
                     // Neither ref resolving, or no repository, is the whole answer.
-                    let e = if not_found(&outcome) {
-                        format!(
-                            "{e} (from_ref and to_ref must each be a branch, tag or commit id in {}/{})",
-                            self.project, self.repo
-                        )
-                    } else {
-                        e.clone()
-                    };
-                    return Some(ToolResult::error(e));
+                    return Some(ToolResult::error(self.refs.error(e, &outcome)));
                 }
                 self.commits = Some(commits);
             }
             CompareRead::Changes => {
-                let changes = errors::json::<RawPage>(&outcome, about, None).map(RawPage::decode::<Change>);
+                let changes = diff::changes(&outcome, about);
                 if let (Ok(page), false) = (&changes, self.asked) {
                     let chosen: Vec<String> = page
                         .values
@@ -296,20 +286,14 @@ impl Plan for Compare {
                         .map(str::to_owned)
                         .collect();
                     for p in chosen {
-                        f.fetch(CompareRead::File(self.files.len()), self.diff_request(&p));
+                        f.fetch(CompareRead::File(self.files.len()), self.refs.file_request(&p, CONTEXT_LINES));
                         self.files.push((p, None));
                     }
                 }
                 self.changes = Some(changes);
             }
             CompareRead::File(i) => {
-                let d = errors::json::<DiffSet>(&outcome, about, None).map(|set| {
-                    let mut d = set.diffs.into_iter().next().unwrap_or_default();
-                    if set.truncated == Some(true) {
-                        d.truncated = Some(true);
-                    }
-                    d
-                });
+                let d = diff::file(&outcome, about);
                 if let Some(entry) = self.files.get_mut(i) {
                     entry.1 = Some(d);
                 }
@@ -324,8 +308,22 @@ impl Plan for Compare {
 
 impl Compare {
     fn render(&self) -> String {
-        let (from, to) = (short(&one_line(&self.from), 100), short(&one_line(&self.to), 100));
-        let mut out = format!("{from} against {to} in {}/{}", self.project, self.repo);
+        if !self.drawable {
+            return self.render_within(self.budget);
+        }
+        let mut out = self.render_within(self.budget.saturating_sub(SHOW_NOTE.len() + 1));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(SHOW_NOTE);
+        out
+    }
+
+    /// The answer in at most `budget` bytes.
+    fn render_within(&self, budget: usize) -> String {
+        let r = &self.refs;
+        let (from, to) = (short(&one_line(&r.from), 100), short(&one_line(&r.to), 100));
+        let mut out = format!("{from} against {to} in {}/{}", r.project, r.repo);
         match &self.commits {
             Some(Ok(page)) => {
                 out.push_str(&format!(
@@ -345,7 +343,7 @@ impl Compare {
         match &self.changes {
             Some(Ok(page)) => {
                 out.push_str(&format!("{} changed file(s) shown:\n", page.values.len()));
-                let list_budget = self.budget / 2;
+                let list_budget = budget / 2;
                 let mut listed = 0;
                 for c in &page.values {
                     let line = super::diff::change_line(c);
@@ -369,10 +367,10 @@ impl Compare {
             Some(Err(e)) => out.push_str(&format!("Changed files: not read — {e}\n")),
             None => {}
         }
-        let per_file = (self.budget / self.files.len().max(1)).max(1_500).min(self.budget);
+        let per_file = (budget / self.files.len().max(1)).max(1_500).min(budget);
         let mut not_shown = Vec::new();
         for (path, diff) in &self.files {
-            let left = self.budget.saturating_sub(out.len() + 200);
+            let left = budget.saturating_sub(out.len() + 200);
             if left < 300 {
                 not_shown.push(path.as_str());
                 continue;
@@ -390,9 +388,9 @@ impl Compare {
                 not_shown.join(", ")
             ));
         }
-        if out.len() > self.budget {
+        if out.len() > budget {
             let marker = "\n[answer cut at its budget; ask with fewer paths or a larger max_bytes]";
-            let mut end = self.budget.saturating_sub(marker.len());
+            let mut end = budget.saturating_sub(marker.len());
             while !out.is_char_boundary(end) {
                 end -= 1;
             }

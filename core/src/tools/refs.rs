@@ -226,11 +226,5 @@ impl Plan for Resolve {
 
 /// Whether Bitbucket answered 404 for a commit or ref it does not have (not for the repository).
 pub(super) fn not_found(outcome: &FetchOutcome) -> bool {
-    match outcome {
-        FetchOutcome::Response(r) if r.status == 404 => {
-            let body = String::from_utf8_lossy(&r.body);
-            !body.contains("NoSuchRepositoryException") && !body.contains("NoSuchProjectException")
-        }
-        _ => false,
-    }
+    crate::reads::compare::ref_not_found(outcome)
 }

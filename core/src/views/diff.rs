@@ -1,8 +1,10 @@
 //! The diff (`show` kind `diff`): a pull request's changes as Bitbucket's diff with comments draws them,
-//! the code highlighted in bb under the shell's deadline.
+//! the code highlighted in bb under the shell's deadline. The same plan draws two refs' diff (kind
+//! `compare`, [`super::compare`]): no pull request to read, no comments, the rest alike.
 //!
 //! Requests, in stages:
-//! 1. in parallel: the pull request (its title and state) and the first page of its changes (2);
+//! 1. in parallel: the pull request (its title and state) and the first page of its changes (2); for two
+//!    refs, the first page of what `from` changes against `to` (1);
 //! 2. each changed file's diff with its comments, for the first [`MAX_FILES`] files (the session sends at
 //!    most 4 at once); then the avatars not cached yet.
 //!
@@ -24,10 +26,12 @@ use crate::bitbucket::Page;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Change, Comment, Diff, PullRequest};
 use crate::fetch::FetchOutcome;
+use crate::fetch::FetchRequest;
 use crate::highlight::{HighlightJob, Highlighted, Language, Mark, Plain};
 use crate::highlight_cache::HighlightCache;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
+use crate::reads::compare::Refs;
 use crate::reads::{diff, pull_request};
 use crate::tool::Call;
 
@@ -51,6 +55,27 @@ pub enum DiffRead {
     Highlight(usize),
 }
 
+/// What a diff view shows the changes of.
+#[derive(Debug)]
+pub(super) enum Of {
+    /// A pull request's, by id (kind `diff`).
+    PullRequest(u64),
+    /// What one ref has that another lacks (kind `compare`), and how that kind words it.
+    Refs(Refs, &'static RefsKind),
+}
+
+/// How a view of two refs asks for a file and words itself: given by [`super::compare`], which builds on
+/// this module (so this one does not import it).
+#[derive(Debug)]
+pub(super) struct RefsKind {
+    /// Lines of context around each change.
+    pub context_lines: u64,
+    /// The view's own part of `diff` (the two refs, the compare page), given the base URL.
+    pub part: fn(&Refs, Option<&str>) -> Map<String, Value>,
+    /// The text for the model, given the plan's count of files and lines.
+    pub text: fn(&Refs, &str) -> String,
+}
+
 /// Starts a diff view of `project`/`repo`/`pr_id`.
 pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
@@ -58,13 +83,25 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         (DiffRead::PullRequest, pull_request::request(&project, &repo, id)),
         (DiffRead::Changes, diff::changes_request(&project, &repo, id, 0, FILES_LIMIT)),
     ];
+    open(Header::new("diff", args, call), call, project, repo, Of::PullRequest(id), first)
+}
+
+/// Starts a diff view of `of` with its `first` reads.
+pub(super) fn open(
+    header: Header,
+    call: &Call<'_>,
+    project: String,
+    repo: String,
+    of: Of,
+    first: Vec<(DiffRead, FetchRequest)>,
+) -> Step {
     let view = DiffView {
-        header: Header::new("diff", args, call),
+        header,
         base_url: call.base_url.map(str::to_owned),
         templates: call.highlight_templates,
         project,
         repo,
-        id,
+        of,
         pr: None,
         changes: None,
         files: Vec::new(),
@@ -85,7 +122,7 @@ struct DiffView {
     templates: bool,
     project: String,
     repo: String,
-    id: u64,
+    of: Of,
     pr: Option<PullRequest>,
     changes: Option<Page<Change>>,
     /// The files whose diffs were asked for: path and what came back.
@@ -106,15 +143,11 @@ impl Plan for DiffView {
     type Read = DiffRead;
 
     fn on(&mut self, read: DiffRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, DiffRead>) -> Option<ToolResult> {
-        let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
+        let about = Subject { project: &self.project, repo: &self.repo, pr: self.id() };
         match read {
             DiffRead::PullRequest => match errors::json::<PullRequest>(&outcome, about, None) {
                 Ok(pr) => self.pr = Some(pr),
-                Err(e) => {
-                    let url =
-                        self.base_url.as_deref().map(|b| pull_request::page_url(b, &self.project, &self.repo, self.id));
-                    return Some(self.header.error(e, url));
-                }
+                Err(e) => return Some(self.error(e, &outcome)),
             },
             DiffRead::Changes => match diff::changes(&outcome, about) {
                 Ok(page) => {
@@ -122,19 +155,12 @@ impl Plan for DiffView {
                     // a path. [reference "Older servers": rec]
                     for path in page.values.iter().filter_map(Change::named_path).take(MAX_FILES) {
                         let path = path.to_owned();
-                        f.fetch(
-                            DiffRead::File(self.files.len()),
-                            diff::file_request(&self.project, &self.repo, self.id, &path, None),
-                        );
+                        f.fetch(DiffRead::File(self.files.len()), self.file_request(&path));
                         self.files.push((path, None));
                     }
                     self.changes = Some(page);
                 }
-                Err(e) => {
-                    let url =
-                        self.base_url.as_deref().map(|b| pull_request::page_url(b, &self.project, &self.repo, self.id));
-                    return Some(self.header.error(e, url));
-                }
+                Err(e) => return Some(self.error(e, &outcome)),
             },
             DiffRead::File(i) => {
                 if let Some(entry) = self.files.get_mut(i) {
@@ -144,7 +170,8 @@ impl Plan for DiffView {
             DiffRead::Avatar(a) => self.avatars.on(a, &outcome, f),
             DiffRead::Highlight(_) => {}
         }
-        if f.waiting() > 0 || self.pr.is_none() || self.changes.is_none() {
+        let read_all = self.changes.is_some() && (self.pr.is_some() || matches!(self.of, Of::Refs(..)));
+        if f.waiting() > 0 || !read_all {
             return None;
         }
         if self.built.is_none() {
@@ -228,6 +255,34 @@ fn mark_plain(view: &mut Value, index: usize, why: Plain) {
 }
 
 impl DiffView {
+    /// The pull request's id, for a pull request's diff.
+    fn id(&self) -> Option<u64> {
+        match self.of {
+            Of::PullRequest(id) => Some(id),
+            Of::Refs(..) => None,
+        }
+    }
+
+    /// One file's diff: a pull request's with its comments, two refs' with three lines of context as
+    /// compare_refs asks.
+    fn file_request(&self, path: &str) -> FetchRequest {
+        match &self.of {
+            Of::PullRequest(id) => diff::file_request(&self.project, &self.repo, *id, path, None),
+            Of::Refs(refs, kind) => refs.file_request(path, kind.context_lines),
+        }
+    }
+
+    /// The answer when the view could not be built, with the page to open in Bitbucket.
+    fn error(&self, e: String, outcome: &FetchOutcome) -> ToolResult {
+        let base = self.base_url.as_deref();
+        match &self.of {
+            Of::PullRequest(id) => {
+                self.header.error(e, base.map(|b| pull_request::page_url(b, &self.project, &self.repo, *id)))
+            }
+            Of::Refs(refs, _) => self.header.error(refs.error(e, outcome), base.map(|b| refs.page_url(b))),
+        }
+    }
+
     fn finish<R>(&mut self, f: &mut Fetches<'_, '_, R>) -> ToolResult {
         let view = self.built.take().unwrap_or(Value::Null);
         let now = f.now_ms();
@@ -243,10 +298,15 @@ impl DiffView {
             .sum();
         let comments = count_threads(&view);
         let more = if view["filesMore"] == true { ", more files exist" } else { "" };
-        let text = format!(
-            "Showing the diff of PR #{} in {}/{} to the person: {files} changed file(s){more}, {shown} with their diff ({lines} lines, {comments} comment thread(s)).",
-            self.id, self.project, self.repo
-        );
+        let text = match &self.of {
+            Of::PullRequest(id) => format!(
+                "Showing the diff of PR #{id} in {}/{} to the person: {files} changed file(s){more}, {shown} with their diff ({lines} lines, {comments} comment thread(s)).",
+                self.project, self.repo
+            ),
+            Of::Refs(refs, kind) => {
+                (kind.text)(refs, &format!("{files} changed file(s){more}, {shown} with their diff ({lines} lines)"))
+            }
+        };
         self.header.result(text, users, self.missing.clone(), ("diff", view))
     }
 
@@ -290,8 +350,16 @@ impl DiffView {
             }
         }
         let listed = files.len();
+        if let Of::Refs(refs, kind) = &self.of {
+            let mut part = (kind.part)(refs, base.as_deref());
+            part.insert("files".into(), json!(files));
+            part.insert("filesMore".into(), json!(files_more));
+            part.insert("diffs".into(), json!(diffs));
+            part.insert("notCarried".into(), json!(listed.saturating_sub(MAX_FILES)));
+            return Value::Object(part);
+        }
         json!({
-            "id": pr.id.unwrap_or(self.id),
+            "id": pr.id.or(self.id()),
             "title": pr.title.as_deref().unwrap_or(""),
             "url": pr.links.as_ref().and_then(|l| l.href()),
             "state": pr.state.as_deref().unwrap_or("OPEN"),

@@ -7,6 +7,7 @@
 //! arguments; the catalogue offers a kind only while its tool is exposed.
 
 pub mod card;
+pub mod compare;
 pub mod diff;
 pub mod form;
 pub mod list;
@@ -31,6 +32,9 @@ pub const KINDS: &[KindSpec] = &[
     KindSpec { name: "pull_request", tool: "get_pull_request", start: card::start, page: "card.js" },
     KindSpec { name: "pull_requests", tool: "list_pull_requests", start: list::start, page: "list.js" },
     KindSpec { name: "diff", tool: "get_pull_request_diff", start: diff::start, page: "diff.js" },
+    // Two refs' diff: a kind of its own because its arguments are compare_refs' (see views::compare); the
+    // page draws it with diff.js's module, which compare.js registers under this name.
+    KindSpec { name: compare::KIND, tool: "compare_refs", start: compare::start, page: "compare.js" },
     KindSpec { name: form::KIND, tool: "create_pull_request", start: form::start, page: "form.js" },
 ];
 
@@ -43,7 +47,7 @@ pub const IF_UNSEEN: &str = "If the person sees no view, answer in words.";
 pub const SHOW: ToolSpec = ToolSpec {
     name: "show",
     title: "Show to the person",
-    description: "Show the person Bitbucket's own view: pull_request (its page), pull_requests (a list), diff (changes with their comments, only for what the person cannot open in their own editor) or pull_request_form (your draft, which only the person submits: create a pull request asked for yourself; show the form only when they want a say first), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
+    description: "Show the person Bitbucket's own view: pull_request (its page), pull_requests (a list), diff or compare (a pull request's or two refs' changes, only for what the person cannot open in their own editor) or pull_request_form (your draft, which only the person submits: create a pull request asked for yourself; show the form only when they want a say first), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
     input_schema: || json!({"type": "object"}),
     annotations: Annotations::READ,
     access: Access::Read,

@@ -42,6 +42,7 @@
 //! | quiet for 3 to 10 minutes                                     | 60 s     |
 //! | quiet for 10 to 30 minutes                                    | 120 s    |
 //! | quiet for 30 minutes or more                                  | 240 s    |
+//! | two refs' diff (`compare`): moves only when a branch is pushed | as quiet, at least 60 s |
 //! | merged or declined, and still (nothing in motion, unchanged for 2 minutes or closed 10 minutes ago) | never (`null`) |
 //! | could not be read                                             | 60 s     |
 //!
@@ -109,6 +110,9 @@ const QUIET_STEPS: &[(u64, u64)] = &[
 pub const LONGEST_MS: u64 = 240_000;
 /// A view that could not be read asks again after this.
 pub const ERROR_MS: u64 = 60_000;
+/// A settled view (two refs' diff, which nobody reviews) is read again no more often than this: a compare view
+/// costs as many reads as a pull request's diff (up to 21), and changes only when one of its refs moves.
+pub const SETTLED_MS: u64 = 60_000;
 /// A closed pull request unchanged this long is still: its view stops asking.
 const STILL_MS: u64 = 2 * 60_000;
 /// A pull request closed this long ago is still once nothing is in motion.
@@ -241,11 +245,14 @@ pub struct Motion {
     pub last_change: Option<u64>,
     /// The pull request is merged or declined, and since when (0 when Bitbucket did not say).
     pub closed_at: Option<u64>,
+    /// Nothing in it is under way or under review (two refs' diff): read again as a quiet view is, and
+    /// no more often than [`SETTLED_MS`].
+    pub settled: bool,
 }
 
 /// Reads [`Motion`] from view data of any kind.
 pub fn motion(data: &Map<String, Value>) -> Motion {
-    let mut m = Motion { moving: false, last_change: None, closed_at: None };
+    let mut m = Motion { moving: false, last_change: None, closed_at: None, settled: false };
     let latest = |a: Option<u64>, b: Option<u64>| a.max(b);
     if let Some(pr) = data.get("pullRequest").and_then(Value::as_object) {
         let builds = pr.get("builds");
@@ -277,6 +284,8 @@ pub fn motion(data: &Map<String, Value>) -> Motion {
         if diff.get("state").and_then(Value::as_str).is_some_and(|s| s != "OPEN") {
             m.closed_at = Some(0);
         }
+        // Two refs' diff changes only when a branch moves.
+        m.settled = diff.get("compare").is_some_and(Value::is_object);
     }
     m
 }
@@ -294,7 +303,8 @@ pub fn interval_ms(motion: Motion, quiet_ms: u64, now_ms: u64) -> Option<u64> {
     if motion.last_change.is_some_and(|t| now_ms.saturating_sub(t) < RECENT_MS) {
         return Some(RECENT_INTERVAL_MS);
     }
-    Some(QUIET_STEPS.iter().find(|(under, _)| quiet_ms < *under).map_or(LONGEST_MS, |(_, every)| *every))
+    let quiet = QUIET_STEPS.iter().find(|(under, _)| quiet_ms < *under).map_or(LONGEST_MS, |(_, every)| *every);
+    Some(if motion.settled { quiet.max(SETTLED_MS) } else { quiet })
 }
 
 /// When to ask again: the first multiple of `interval` (from the epoch) at least ¾ of it from now.
@@ -475,6 +485,18 @@ mod tests {
         assert!(interval_ms(merged, 0, now).is_some(), "just merged: the activity may still move");
         assert_eq!(interval_ms(merged, STILL_MS, now), None);
         assert_eq!(interval_ms(merged, 0, now + CLOSED_LONG_AGO_MS), None);
+    }
+
+    #[test]
+    fn two_refs_diff_is_read_as_a_quiet_view_no_more_often_than_a_minute() {
+        let now = 10_000_000_000;
+        let data = json!({"v": 1, "kind": "compare", "diff": {"compare": {"from": "a", "to": "b"}, "files": []}});
+        let m = motion(data.as_object().unwrap());
+        assert!(m.settled && !m.moving && m.closed_at.is_none());
+        assert_eq!(interval_ms(m, 0, now), Some(SETTLED_MS));
+        assert_eq!(interval_ms(m, 10 * 60_000, now), Some(120_000), "quiet longer: as any quiet view");
+        let pr = json!({"v": 1, "kind": "diff", "diff": {"state": "OPEN", "files": []}});
+        assert!(!motion(pr.as_object().unwrap()).settled, "a pull request's diff is under review");
     }
 
     #[test]
