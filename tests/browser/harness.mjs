@@ -127,7 +127,8 @@ function stop(child) {
 // The local Bitbucket stand-in and bb serving Streamable HTTP against it, both for real, built
 // first if absent (tools/test-all.sh builds the workspace before the browser tests). bb admits
 // the test host page's origin. `stop()` ends both; call it in `after` (it is safe to call twice).
-export async function startBb() {
+// `stackArgs` go to bb-stack (e.g. `--data FILE`, a seed of its own).
+export async function startBb({ stackArgs = [] } = {}) {
   if (!existsSync(exe("bb")) || !existsSync(exe("bb-stack"))) {
     execFileSync("cargo", ["build", "-q", "-p", "bb", "-p", "bb-stack"], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
   }
@@ -135,7 +136,7 @@ export async function startBb() {
   const all = async () => { for (const c of children.reverse()) await stop(c); };
   process.once("exit", () => { for (const c of children) if (c.exitCode === null) c.kill(); });
   try {
-    const stack = spawn(exe("bb-stack"), ["--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+    const stack = spawn(exe("bb-stack"), ["--port", "0", ...stackArgs], { stdio: ["ignore", "pipe", "inherit"] });
     children.push(stack);
     const [stackUrl, token] = await lines(stack, "stdout", 2, "bb-stack");
     stack.stdout.resume();
