@@ -163,41 +163,34 @@ pub(crate) enum Made {
     StatelessView,
 }
 
-/// The results that never change, as values (for batches) and serialized (for everything else), so a
-/// request for them costs a copy rather than building and serializing 12 KB (the tool list) or 50 KB
-/// (the page) again.
+/// The results that never change, serialized, so a request for them costs a copy rather than building
+/// and serializing 20 KB (the tool list) or 170 KB (the page) again. Only the bytes are kept (a batch,
+/// which needs a value, parses them); the page is made when first asked for, so an idle server holds none.
 #[derive(Debug)]
 pub(crate) struct MadeOnce {
     // What the answers were made from: the exposure (by identity; held, so its address is never
     // another's), the version, the page size.
     made_from: (Arc<Exposed>, &'static str, usize),
-    tools_list: (Value, Vec<u8>),
-    view: &'static (Value, Vec<u8>),
-    stateless_tools_list: (Value, Vec<u8>),
-    stateless_view: (Value, Vec<u8>),
+    version: &'static str,
+    tools_list: Vec<u8>,
+    stateless_tools_list: Vec<u8>,
+    stateless_view: std::sync::OnceLock<Vec<u8>>,
 }
 
 /// The page is the same for every server in the process, so it is made once per process, not per
 /// server (a test or fuzz run that makes thousands of servers serializes its 160 KB once).
-static VIEW: std::sync::LazyLock<(Value, Vec<u8>)> = std::sync::LazyLock::new(|| {
-    let v = view_resource();
-    let bytes = serde_json::to_vec(&v).unwrap_or_default();
-    (v, bytes)
-});
+static VIEW: std::sync::LazyLock<Vec<u8>> =
+    std::sync::LazyLock::new(|| serde_json::to_vec(&view_resource()).unwrap_or_default());
 
 impl MadeOnce {
     pub(crate) fn new(config: &ServerConfig) -> MadeOnce {
-        let made = |v: Value| {
-            let bytes = serde_json::to_vec(&v).unwrap_or_default();
-            (v, bytes)
-        };
-        let stateless = |v: Value, ttl: u64| made(stateless::cacheable(stateless::complete(v, config.version), ttl));
+        let stateless = |v: Value| stateless::cacheable(stateless::complete(v, config.version), stateless::LIST_TTL_MS);
         MadeOnce {
             made_from: MadeOnce::key(config),
-            tools_list: made(tools_page(config, 0)),
-            view: &VIEW,
-            stateless_tools_list: stateless(tools_page(config, 0), stateless::LIST_TTL_MS),
-            stateless_view: stateless(VIEW.0.clone(), stateless::VIEW_TTL_MS),
+            version: config.version,
+            tools_list: serde_json::to_vec(&tools_page(config, 0)).unwrap_or_default(),
+            stateless_tools_list: serde_json::to_vec(&stateless(tools_page(config, 0))).unwrap_or_default(),
+            stateless_view: std::sync::OnceLock::new(),
         }
     }
 
@@ -211,23 +204,28 @@ impl MadeOnce {
         Arc::ptr_eq(exposed, &config.exposed) && *version == config.version && *page == config.tools_page_size
     }
 
-    fn made(&self, which: Made) -> &(Value, Vec<u8>) {
+    fn made(&self, which: Made) -> &[u8] {
         match which {
             Made::ToolsList => &self.tools_list,
-            Made::View => self.view,
+            Made::View => &VIEW,
             Made::StatelessToolsList => &self.stateless_tools_list,
-            Made::StatelessView => &self.stateless_view,
+            Made::StatelessView => self.stateless_view.get_or_init(|| {
+                let v =
+                    stateless::cacheable(stateless::complete(view_resource(), self.version), stateless::VIEW_TTL_MS);
+                serde_json::to_vec(&v).unwrap_or_default()
+            }),
         }
     }
 
-    pub(crate) fn value(&self, which: Made) -> &Value {
-        &self.made(which).0
+    /// The result as a value, for a batch (2025-03-26), which answers with values.
+    pub(crate) fn value(&self, which: Made) -> Value {
+        serde_json::from_slice(self.made(which)).unwrap_or(Value::Null)
     }
 
     /// The whole JSON-RPC answer to request `id`: `{"id":…,"jsonrpc":"2.0","result":…}`, its keys in
     /// the order serde_json's sorted maps write every other answer.
     pub(crate) fn message(&self, id: &Id, which: Made) -> Vec<u8> {
-        let result = &self.made(which).1;
+        let result = self.made(which);
         let id = serde_json::to_vec(&id.to_value()).unwrap_or_default();
         let mut out = Vec::with_capacity(result.len() + id.len() + 40);
         out.extend_from_slice(b"{\"id\":");

@@ -12,10 +12,12 @@ use crate::config::BitbucketConfig;
 
 /// The TLS configuration of bb's agent.
 pub fn tls_config(config: &BitbucketConfig) -> TlsConfig {
+    // The built-in roots are borrowed from the binary (read only when a TLS connection is made),
+    // not copied to the heap at start; `BB_CA_FILE`'s are owned by the configuration, so copied.
     let roots: Vec<Certificate<'static>> = webpki_root_certs::TLS_SERVER_ROOT_CERTS
         .iter()
-        .chain(&config.extra_roots)
-        .map(|der| Certificate::from_der(der.as_ref()).to_owned())
+        .map(|der: &'static rustls::pki_types::CertificateDer<'static>| Certificate::from_der(der.as_ref()))
+        .chain(config.extra_roots.iter().map(|der| Certificate::from_der(der.as_ref()).to_owned()))
         .collect();
     let client_cert = config.client_identity.as_ref().and_then(|id| {
         let chain: Vec<Certificate<'static>> =
