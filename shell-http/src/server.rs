@@ -246,6 +246,11 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
         let door = Arc::clone(&for_service);
         let held = Arc::clone(&held);
         async move {
+            // One request per turn: hyper serves up to 16 requests of a connection in a row when the
+            // next has already arrived, so a quick client held the thread while others waited (at 64
+            // connections, half the answers in 50 µs and the slowest 1% after 5 ms). Going to the
+            // back of the queue before each answer serves the connections in turn.
+            smol::future::yield_now().await;
             let endpoint = Arc::clone(&door.endpoint);
             if held.is_admitted() {
                 return Ok::<_, Infallible>(respond(endpoint, peer, req).await);
