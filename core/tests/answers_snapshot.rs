@@ -202,6 +202,14 @@ fn cases() -> Vec<Case> {
         },
         v("diff view", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 1})),
         v("diff view large", json!({"kind": "diff", "project": "OPS", "repo": "infra", "pr_id": 1})),
+        v(
+            "compare view",
+            json!({"kind": "compare", "project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main"}),
+        ),
+        v(
+            "compare view missing ref",
+            json!({"kind": "compare", "project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "gone"}),
+        ),
         v("list view", json!({"kind": "pull_requests", "project": "BB", "repo": "api"})),
         v("list view cli", json!({"kind": "pull_requests", "project": "BB", "repo": "cli", "limit": 5})),
         v("list view inbox", json!({"kind": "pull_requests", "inbox": true})),

@@ -142,6 +142,9 @@ fn args_for(tool: &str) -> Option<Value> {
         "show pull_request" => json!({ "kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1 }),
         "show pull_requests" => json!({ "kind": "pull_requests", "project": "BB", "repo": "api" }),
         "show diff" => json!({ "kind": "diff", "project": "BB", "repo": "api", "pr_id": 1 }),
+        "show compare" => {
+            json!({ "kind": "compare", "project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main" })
+        }
         "refresh_view" => json!({ "show": { "kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1 } }),
         "show pull_request_form" => {
             json!({ "kind": "pull_request_form", "project": "BB", "repo": "api", "from_ref": "docs/typo" })
@@ -197,6 +200,7 @@ fn first_request(tool: &str) -> (Method, String) {
         "list_commits" | "resolve_ref" => get(&format!("{REPO}/commits")),
         "get_commit" => get(&format!("{REPO}/commits/main")),
         "compare_refs" | "suggest_form_values" => get(&format!("{REPO}/compare/commits")),
+        "show compare" => get(&format!("{REPO}/compare/changes")),
         "show pull_request_form" => get(REPO),
         "create_tag" => (Method::Post, format!("{REPO}/tags")),
         "enable_auto_merge" => get("/rest/api/latest/application-properties"),
