@@ -34,7 +34,10 @@ fn the_card_carries_everything_it_draws_with_bitbuckets_counts() {
     assert_eq!(view["kind"], "pull_request");
     assert!(view["readAt"].as_u64().unwrap() > 0);
     assert_eq!(view["server"]["url"], "http://stack.test/bitbucket");
-    assert_eq!(view["server"]["kinds"], json!(["pull_request", "pull_requests", "diff", "compare", "pull_request_form"]));
+    assert_eq!(
+        view["server"]["kinds"],
+        json!(["pull_request", "pull_requests", "diff", "compare", "pull_request_form"])
+    );
     assert!(view["server"]["tools"].as_array().unwrap().iter().any(|t| t == "merge_pull_request"));
     let pr = &view["pullRequest"];
     assert_eq!(pr["id"], 1);
