@@ -182,6 +182,18 @@ pub fn comment(v: &View, m: &Model, pr: &PullRequest, c: &Comment) -> Value {
     let children = || pr.comments.values().filter(|r| r.parent == Some(c.id) && !r.deleted);
     let replies: Vec<Value> =
         children().filter(|r| !(legacy && r.severity == "BLOCKER")).map(|r| comment(v, m, pr, r)).collect();
+    let mut out = json!({
+        "id": c.id,
+        "version": c.version,
+        "text": c.text,
+        "author": user_by_slug(v, m, &c.author),
+        "createdDate": c.created,
+        "updatedDate": c.updated,
+        "comments": replies,
+    });
+    if let Some(a) = &c.anchor {
+        out["anchor"] = anchor(a, pr);
+    }
     if legacy {
         let tasks: Vec<Value> = children()
             .filter(|r| r.severity == "BLOCKER")
@@ -191,39 +203,15 @@ pub fn comment(v: &View, m: &Model, pr: &PullRequest, c: &Comment) -> Value {
                        "permittedOperations": { "editable": true, "transitionable": true, "deletable": true }})
             })
             .collect();
-        let mut out = json!({
-            "id": c.id,
-            "version": c.version,
-            "text": c.text,
-            "author": user_by_slug(v, m, &c.author),
-            "createdDate": c.created,
-            "updatedDate": c.updated,
-            "comments": replies,
-            "tasks": tasks,
-            "permittedOperations": { "editable": true, "deletable": true },
-        });
-        if let Some(a) = &c.anchor {
-            out["anchor"] = anchor(a, pr);
-        }
+        out["tasks"] = json!(tasks);
+        out["permittedOperations"] = json!({ "editable": true, "deletable": true });
         return out;
     }
-    let mut out = json!({
-        "id": c.id,
-        "version": c.version,
-        "text": c.text,
-        "author": user_by_slug(v, m, &c.author),
-        "createdDate": c.created,
-        "updatedDate": c.updated,
-        "comments": replies,
-        "severity": c.severity,
-        "state": c.state,
-        "threadResolved": c.thread_resolved,
-        "properties": { "repositoryId": m.repos.get(&pr.to.repo).map(|r| r.id).unwrap_or(0) },
-        "permittedOperations": { "editable": true, "transitionable": true, "deletable": true },
-    });
-    if let Some(a) = &c.anchor {
-        out["anchor"] = anchor(a, pr);
-    }
+    out["severity"] = json!(c.severity);
+    out["state"] = json!(c.state);
+    out["threadResolved"] = json!(c.thread_resolved);
+    out["properties"] = json!({ "repositoryId": m.repos.get(&pr.to.repo).map(|r| r.id).unwrap_or(0) });
+    out["permittedOperations"] = json!({ "editable": true, "transitionable": true, "deletable": true });
     if let Some(r) = &c.resolver {
         out["resolver"] = user_by_slug(v, m, r);
     }
