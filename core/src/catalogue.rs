@@ -179,7 +179,8 @@ mod tests {
         let options = ExposureOptions { exclude: ["list_things".to_string()].into(), ..Default::default() };
         let e = test_catalogue().expose(&options).unwrap();
         assert_eq!(e.kinds().iter().map(|k| (k.name, k.tool)).collect::<Vec<_>>(), [("thing", "get_thing")]);
-        let schema = &e.listed().iter().find(|t| t["name"] == "show").unwrap()["inputSchema"];
+        let listed = e.listed();
+        let schema = &listed.iter().find(|t| t["name"] == "show").unwrap()["inputSchema"];
         assert_eq!(schema["properties"]["kind"]["enum"], json!(["thing"]));
     }
 

@@ -429,15 +429,14 @@ impl Session {
     }
 
     fn tools_list(&self, params: &Value, sh: &Shared) -> Result<Value, String> {
-        let listed = sh.config.exposed.listed();
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
             Some(Value::String(c)) => crate::shared::decode_cursor(c)
-                .filter(|&n| n < listed.len())
+                .filter(|&n| n < sh.config.exposed.tools().len())
                 .ok_or_else(|| "Invalid params: the cursor is not one bb gave out.".to_string())?,
             Some(_) => return Err("Invalid params: `cursor` must be a string.".into()),
         };
-        Ok(crate::shared::tools_page(&sh.config, start))
+        Ok(crate::shared::tools_page(&sh.config.exposed, sh.config.tools_page_size, start))
     }
 
     /// Starts a tool call. `stateless` is the client a 2026-07-28 request declared; `None` for the

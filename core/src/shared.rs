@@ -165,15 +165,15 @@ pub(crate) enum Made {
 
 /// The results that never change, serialized, so a request for them costs a copy rather than building
 /// and serializing 20 KB (the tool list) or 170 KB (the page) again. Only the bytes are kept (a batch,
-/// which needs a value, parses them); the page is made when first asked for, so an idle server holds none.
+/// which needs a value, parses them); each is made when first asked for, so an idle server holds none
+/// and has run none of the code that makes them.
 #[derive(Debug)]
 pub(crate) struct MadeOnce {
-    // What the answers were made from: the exposure (by identity; held, so its address is never
+    // What the answers are made from: the exposure (by identity; held, so its address is never
     // another's), the version, the page size.
     made_from: (Arc<Exposed>, &'static str, usize),
-    version: &'static str,
-    tools_list: Vec<u8>,
-    stateless_tools_list: Vec<u8>,
+    tools_list: std::sync::OnceLock<Vec<u8>>,
+    stateless_tools_list: std::sync::OnceLock<Vec<u8>>,
     stateless_view: std::sync::OnceLock<Vec<u8>>,
 }
 
@@ -184,12 +184,10 @@ static VIEW: std::sync::LazyLock<Vec<u8>> =
 
 impl MadeOnce {
     pub(crate) fn new(config: &ServerConfig) -> MadeOnce {
-        let stateless = |v: Value| stateless::cacheable(stateless::complete(v, config.version), stateless::LIST_TTL_MS);
         MadeOnce {
             made_from: MadeOnce::key(config),
-            version: config.version,
-            tools_list: serde_json::to_vec(&tools_page(config, 0)).unwrap_or_default(),
-            stateless_tools_list: serde_json::to_vec(&stateless(tools_page(config, 0))).unwrap_or_default(),
+            tools_list: std::sync::OnceLock::new(),
+            stateless_tools_list: std::sync::OnceLock::new(),
             stateless_view: std::sync::OnceLock::new(),
         }
     }
@@ -205,13 +203,17 @@ impl MadeOnce {
     }
 
     fn made(&self, which: Made) -> &[u8] {
+        let (exposed, version, page_size) = &self.made_from;
+        let first_page = || tools_page(exposed, *page_size, 0);
         match which {
-            Made::ToolsList => &self.tools_list,
+            Made::ToolsList => self.tools_list.get_or_init(|| serde_json::to_vec(&first_page()).unwrap_or_default()),
             Made::View => &VIEW,
-            Made::StatelessToolsList => &self.stateless_tools_list,
+            Made::StatelessToolsList => self.stateless_tools_list.get_or_init(|| {
+                let v = stateless::cacheable(stateless::complete(first_page(), version), stateless::LIST_TTL_MS);
+                serde_json::to_vec(&v).unwrap_or_default()
+            }),
             Made::StatelessView => self.stateless_view.get_or_init(|| {
-                let v =
-                    stateless::cacheable(stateless::complete(view_resource(), self.version), stateless::VIEW_TTL_MS);
+                let v = stateless::cacheable(stateless::complete(view_resource(), version), stateless::VIEW_TTL_MS);
                 serde_json::to_vec(&v).unwrap_or_default()
             }),
         }
@@ -259,9 +261,9 @@ impl Shared {
 }
 
 /// The page of `tools/list` that starts at `start`.
-pub(crate) fn tools_page(config: &ServerConfig, start: usize) -> Value {
-    let listed = config.exposed.listed();
-    let end = (start + config.tools_page_size.max(1)).min(listed.len());
+pub(crate) fn tools_page(exposed: &Exposed, page_size: usize, start: usize) -> Value {
+    let listed = exposed.listed();
+    let end = (start + page_size.max(1)).min(listed.len());
     let mut result = Map::new();
     result.insert("tools".into(), Value::Array(listed[start.min(end)..end].to_vec()));
     if end < listed.len() {

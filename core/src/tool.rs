@@ -145,20 +145,21 @@ pub struct KindSpec {
     pub page: &'static str,
 }
 
-/// The tools a server exposes and the kinds `show` offers, with their `tools/list` entries made once.
+/// The tools a server exposes and the kinds `show` offers.
+///
+/// Their `tools/list` entries are made when asked for ([`Exposed::listed`]), not held: a server serializes
+/// them once into the answers it keeps (`shared::MadeOnce`), so holding them as values as well would keep
+/// about 260 KB of maps and strings on the heap of every idle process for nothing.
 #[derive(Debug)]
 pub struct Exposed {
     tools: Vec<ToolSpec>,
     kinds: Vec<KindSpec>,
-    listed: Vec<Value>,
 }
 
 impl Exposed {
     /// Exposes `tools`, with `kinds` offered by `show` (each kind's tool among `tools`).
     pub fn new(tools: Vec<ToolSpec>, kinds: Vec<KindSpec>) -> Exposed {
-        let mut exposed = Exposed { tools, kinds, listed: Vec::new() };
-        exposed.listed = exposed.tools.iter().map(|t| exposed.render(t)).collect();
-        exposed
+        Exposed { tools, kinds }
     }
 
     /// The exposed tools, in `tools/list` order.
@@ -171,9 +172,9 @@ impl Exposed {
         self.tools.iter().find(|t| t.name == name)
     }
 
-    /// The `tools/list` entries.
-    pub fn listed(&self) -> &[Value] {
-        &self.listed
+    /// The `tools/list` entries, made now.
+    pub fn listed(&self) -> Vec<Value> {
+        self.tools.iter().map(|t| self.render(t)).collect()
     }
 
     /// The kinds `show` offers, in table order.

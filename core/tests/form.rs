@@ -175,7 +175,7 @@ fn no_permission_is_said_and_nothing_is_created() {
 #[test]
 fn suggest_form_values_is_for_views_only_and_read_only() {
     let exposed = bb_core::Catalogue::standard().expose(&bb_core::ExposureOptions::default()).unwrap();
-    let tool = exposed.listed().iter().find(|t| t["name"] == "suggest_form_values").expect("listed");
+    let tool = exposed.listed().into_iter().find(|t| t["name"] == "suggest_form_values").expect("listed");
     assert_eq!(tool["_meta"]["ui"]["visibility"], json!(["app"]));
     assert_eq!(tool["annotations"]["readOnlyHint"], true);
 }
@@ -186,7 +186,7 @@ fn the_model_is_told_to_create_directly_and_show_the_form_only_when_the_person_w
     let text = bb_core::instructions::for_exposed(&with);
     assert!(text.contains("Create a pull request the person asks for directly"), "{text}");
     assert!(text.contains("show the pull_request_form only when they want a say first"), "{text}");
-    let show = with.listed().iter().find(|t| t["name"] == "show").expect("show is listed");
+    let show = with.listed().into_iter().find(|t| t["name"] == "show").expect("show is listed");
     assert!(show["description"].as_str().unwrap().contains("show the form only when they want a say first"));
     let no_create = bb_core::Catalogue::standard()
         .expose(&bb_core::ExposureOptions { exclude: ["create_pull_request".to_string()].into(), ..Default::default() })

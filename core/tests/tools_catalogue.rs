@@ -64,7 +64,7 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
         "set_build_status",
         "disable_auto_merge",
     ];
-    for t in e.listed() {
+    for t in &e.listed() {
         let name = t["name"].as_str().unwrap();
         let reader = name.starts_with("get_")
             || name.starts_with("list_")
@@ -93,10 +93,10 @@ fn hint(tool: &Value, key: &str) -> bool {
 fn a_hint_equal_to_mcps_default_or_moot_is_left_out_and_every_other_is_stated() {
     let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
     // A reader says only that it reads: its destructive and idempotent hints mean nothing (MCP's schema).
-    let get = e.listed().iter().find(|t| t["name"] == "get_pull_request").unwrap();
+    let get = e.listed().into_iter().find(|t| t["name"] == "get_pull_request").unwrap();
     assert_eq!(get["annotations"], serde_json::json!({"readOnlyHint": true}));
-    let review = e.listed().iter().find(|t| t["name"] == "submit_pr_review").unwrap();
+    let review = e.listed().into_iter().find(|t| t["name"] == "submit_pr_review").unwrap();
     assert_eq!(review["annotations"], serde_json::json!({"destructiveHint": false, "idempotentHint": true}));
-    let merge = e.listed().iter().find(|t| t["name"] == "merge_pull_request").unwrap();
+    let merge = e.listed().into_iter().find(|t| t["name"] == "merge_pull_request").unwrap();
     assert_eq!(merge["annotations"], serde_json::json!({}));
 }
