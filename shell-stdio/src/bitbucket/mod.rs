@@ -73,7 +73,11 @@ fn cancelled() -> FetchOutcome {
 /// [`Bitbucket`] it acts with the configured credentials and ignores a person's token: per-person
 /// mode goes through [`Client::fetch_as`].
 pub struct Client {
-    agent: Agent,
+    /// Made at the first request: an idle server holds no TLS configuration, no root store and no
+    /// connection pool (and has run none of the code that makes them).
+    agent: std::sync::OnceLock<Agent>,
+    /// The proxy, checked when the client is made (a wrong one stops bb at start).
+    proxy: Option<ureq::Proxy>,
     config: BitbucketConfig,
     authorization: Option<String>,
     secrets: Secrets,
@@ -96,19 +100,6 @@ impl Client {
             })?),
             None => None,
         };
-        let agent_config = Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .user_agent(format!("bb/{}", env!("CARGO_PKG_VERSION")))
-            .accept("application/json")
-            .timeout_connect(Some(config.timeout.min(MAX_CONNECT_TIMEOUT)))
-            .timeout_per_call(Some(config.timeout))
-            .max_idle_connections_per_host(config.max_in_flight.max(1))
-            .proxy(proxy)
-            .tls_config(tls::tls_config(&config))
-            .build();
-        let connector = DefaultConnector::new().chain(abandon::Abandonable);
-        let agent = Agent::with_parts(agent_config, connector, DefaultResolver::default());
         let authorization = match &config.auth {
             Auth::Token(t) => Some(format!("Bearer {}", t.expose())),
             Auth::Basic { user, password } => {
@@ -117,7 +108,34 @@ impl Client {
             Auth::Anonymous => None,
         };
         let in_flight = InFlight::new(config.max_in_flight);
-        Ok(Client { agent, secrets: secrets(&config), config, authorization, in_flight })
+        Ok(Client {
+            agent: std::sync::OnceLock::new(),
+            proxy,
+            secrets: secrets(&config),
+            config,
+            authorization,
+            in_flight,
+        })
+    }
+
+    /// bb's agent, made when first needed.
+    fn agent(&self) -> &Agent {
+        self.agent.get_or_init(|| {
+            let config = &self.config;
+            let agent_config = Agent::config_builder()
+                .http_status_as_error(false)
+                .max_redirects(0)
+                .user_agent(format!("bb/{}", env!("CARGO_PKG_VERSION")))
+                .accept("application/json")
+                .timeout_connect(Some(config.timeout.min(MAX_CONNECT_TIMEOUT)))
+                .timeout_per_call(Some(config.timeout))
+                .max_idle_connections_per_host(config.max_in_flight.max(1))
+                .proxy(self.proxy.clone())
+                .tls_config(tls::tls_config(config))
+                .build();
+            let connector = DefaultConnector::new().chain(abandon::Abandonable);
+            Agent::with_parts(agent_config, connector, DefaultResolver::default())
+        })
     }
 
     /// The configuration this client was built from.
@@ -210,12 +228,12 @@ impl Client {
         let query = request.query.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         let headers = |rb| with_authorization(rb, authorization);
         let sent = match (request.method, body) {
-            (Method::Get, _) => headers(self.agent.get(url).query_pairs(query)).call(),
-            (Method::Delete, _) => headers(self.agent.delete(url).query_pairs(query)).call(),
+            (Method::Get, _) => headers(self.agent().get(url).query_pairs(query)).call(),
+            (Method::Delete, _) => headers(self.agent().delete(url).query_pairs(query)).call(),
             (method, body) => {
                 let rb = match method {
-                    Method::Put => self.agent.put(url),
-                    _ => self.agent.post(url),
+                    Method::Put => self.agent().put(url),
+                    _ => self.agent().post(url),
                 };
                 let rb =
                     with_authorization(rb.query_pairs(query), authorization).header("X-Atlassian-Token", "no-check");
