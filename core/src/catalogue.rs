@@ -58,7 +58,12 @@ impl Catalogue {
     /// Applies the operator's options. Naming a tool the catalogue does not have is an error
     /// that lists the tools it has.
     pub fn expose(&self, options: &ExposureOptions) -> Result<Arc<Exposed>, String> {
-        let known: BTreeSet<&str> = self.names().collect();
+        // Built only when a flag names tools: a start without one reads no tool's name.
+        let known: BTreeSet<&str> = if options.tools.is_some() || !options.exclude.is_empty() {
+            self.names().collect()
+        } else {
+            BTreeSet::new()
+        };
         for (flag, names) in [
             ("--tools", options.tools.iter().flatten().collect::<Vec<_>>()),
             ("--exclude", options.exclude.iter().collect()),

@@ -374,7 +374,7 @@ impl Session {
             "protocolVersion": version.as_str(),
             "capabilities": stateless::capabilities(),
             "serverInfo": stateless::server_info(sh.config.version),
-            "instructions": sh.config.instructions,
+            "instructions": sh.made.instructions(),
         })))
     }
 
@@ -400,7 +400,7 @@ impl Session {
         };
         let err = |code: i64, message: String| Answer::Now(Err(ErrorReply::new(Some(id.clone()), code, message)));
         let answer = match method {
-            "server/discover" => Answer::Now(Ok(stateless::discover(version, &sh.config.instructions))),
+            "server/discover" => Answer::Now(Ok(stateless::discover(version, sh.made.instructions()))),
             "tools/list" if matches!(params.get("cursor"), None | Some(Value::Null)) => {
                 Answer::Made(Made::StatelessToolsList)
             }

@@ -26,8 +26,6 @@ pub struct ServerConfig {
     pub version: &'static str,
     /// How many tools one `tools/list` page holds.
     pub tools_page_size: usize,
-    /// The instructions given at initialize, made once from the exposure.
-    pub instructions: String,
     /// Bitbucket's base URL (with its context path), for the links views build; `None` when unknown.
     pub base_url: Option<String>,
     /// The most bytes of avatars the server keeps (a shell that runs several servers splits the budget).
@@ -50,14 +48,12 @@ impl ServerConfig {
         if made.made_for(self) { Arc::clone(made) } else { Arc::new(MadeOnce::new(self)) }
     }
 
-    /// A configuration for `exposed`, with instructions that match it.
+    /// A configuration for `exposed` (its instructions are made from it when first asked for).
     pub fn new(exposed: Arc<Exposed>, version: &'static str) -> ServerConfig {
-        let instructions = crate::instructions::for_exposed(&exposed);
         ServerConfig {
             exposed,
             version,
             tools_page_size: 100,
-            instructions,
             base_url: None,
             avatar_cache_bytes: crate::avatar_cache::MAX_CACHE_BYTES,
             highlight_templates: false,
@@ -172,6 +168,7 @@ pub(crate) struct MadeOnce {
     // What the answers are made from: the exposure (by identity; held, so its address is never
     // another's), the version, the page size.
     made_from: (Arc<Exposed>, &'static str, usize),
+    instructions: std::sync::OnceLock<String>,
     tools_list: std::sync::OnceLock<Vec<u8>>,
     stateless_tools_list: std::sync::OnceLock<Vec<u8>>,
     stateless_view: std::sync::OnceLock<Vec<u8>>,
@@ -186,6 +183,7 @@ impl MadeOnce {
     pub(crate) fn new(config: &ServerConfig) -> MadeOnce {
         MadeOnce {
             made_from: MadeOnce::key(config),
+            instructions: std::sync::OnceLock::new(),
             tools_list: std::sync::OnceLock::new(),
             stateless_tools_list: std::sync::OnceLock::new(),
             stateless_view: std::sync::OnceLock::new(),
@@ -200,6 +198,11 @@ impl MadeOnce {
     fn made_for(&self, config: &ServerConfig) -> bool {
         let (exposed, version, page) = &self.made_from;
         Arc::ptr_eq(exposed, &config.exposed) && *version == config.version && *page == config.tools_page_size
+    }
+
+    /// The instructions given at initialize and by `server/discover`, from the exposure.
+    pub(crate) fn instructions(&self) -> &str {
+        self.instructions.get_or_init(|| crate::instructions::for_exposed(&self.made_from.0))
     }
 
     fn made(&self, which: Made) -> &[u8] {
