@@ -62,10 +62,13 @@ function branches(source, target) {
   const s = source && typeof source === "object" ? source : {};
   const t = target && typeof target === "object" ? target : {};
   const fork = typeof s.repo === "string" && typeof t.repo === "string" && s.repo !== t.repo;
+  // A pull request's ends are branches; a compare's may be a tag, a commit or a short name (`ref`).
+  const WORDS = { branch: "branch", tag: "tag", commit: "commit", ref: "ref" };
   const chip = (b, role, withRepo) => {
     const name = typeof b.branch === "string" ? b.branch : "?";
     const label = withRepo ? `${b.repo}:${name}` : name;
-    return link(b.url, { class: "bb-branch", "data-role": role, title: `${role} branch: ${label}`.slice(0, 600) }, sr(`${role} branch: `), el("bdi", {}, label));
+    const what = Object.hasOwn(WORDS, b.ref) ? WORDS[b.ref] : "branch";
+    return link(b.url, { class: "bb-branch", "data-role": role, title: `${role} ${what}: ${label}`.slice(0, 600) }, sr(`${role} ${what}: `), el("bdi", {}, label));
   };
   return el("span", { class: "bb-branches" }, chip(s, "source", fork), el("span", { class: "bb-arrow", "aria-hidden": "true" }, "→"), chip(t, "target", fork));
 }

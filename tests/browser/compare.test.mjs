@@ -63,6 +63,7 @@ test("inline at 700 px: Compare, source → destination, each file once with its
     assert.equal(await frame.locator(".bb-dtitle").textContent(), "Compare · Diff");
     assert.equal(await frame.locator(".bb-dtitle a").getAttribute("href"), d.compare.url);
     assert.deepEqual(await texts(frame.locator(".bb-meta .bb-branch bdi")), ["feature/retry", "main"]);
+    assert.deepEqual(await texts(frame.locator(".bb-meta .bb-branch .bb-sr")), ["source ref:", "target ref:"], "a short name is a ref: Bitbucket takes a branch, else a tag");
     const paths = d.files.map((f) => f.path);
     assert.deepEqual(await texts(frame.locator(".bb-flist .bb-fbtn bdi")), paths, "every file listed once, in Bitbucket's order");
     assert.equal(await frame.locator('[data-count="files"]').textContent(), `${paths.length} files changed`);
@@ -107,8 +108,10 @@ test("fullscreen: the file tree beside one file, previous and next, unified and 
 });
 
 test("two tags with no pull request between them: the commits between, as Bitbucket's compare shows them", async () => {
-  const { frame, page, errors } = await show({ kind: "compare", project: "BB", repo: "api", from_ref: "v0.2.0", to_ref: "v0.1.0" }, { width: 700 });
+  const { frame, page, errors } = await show({ kind: "compare", project: "BB", repo: "api", from_ref: "refs/tags/v0.2.0", to_ref: "v0.1.0" }, { width: 700 });
   assert.deepEqual(await texts(frame.locator(".bb-flist .bb-fbtn bdi")), ["CHANGELOG.md"]);
+  assert.deepEqual(await texts(frame.locator(".bb-meta .bb-branch bdi")), ["v0.2.0", "v0.1.0"]);
+  assert.deepEqual(await texts(frame.locator(".bb-meta .bb-branch .bb-sr")), ["source tag:", "target ref:"], "a tag is not called a branch");
   const added = await texts(frame.locator("tr.bb-dl-A .bb-dcode"));
   assert.equal(added.length, 2, "one line for each commit v0.2.0 has and v0.1.0 lacks");
   assert.match(added[0], /- Add paging \(7\) \([0-9a-f]{7}\)$/);

@@ -53,11 +53,27 @@ fn short(name: &str) -> &str {
     name.strip_prefix("refs/heads/").or_else(|| name.strip_prefix("refs/tags/")).unwrap_or(name)
 }
 
+/// What a ref names, as far as its spelling says: `branch` (`refs/heads/…`), `tag` (`refs/tags/…`), `commit`
+/// (a full hash, 40 hex digits), else `ref` (a short name, which Bitbucket resolves as a branch first, then a
+/// tag; an abbreviated hash may be a branch's name too): the page words the chip with it, so a screen reader
+/// does not hear a tag called a branch.
+fn ref_type(name: &str) -> &'static str {
+    if name.starts_with("refs/heads/") {
+        "branch"
+    } else if name.starts_with("refs/tags/") {
+        "tag"
+    } else if name.len() == 40 && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+        "commit"
+    } else {
+        "ref"
+    }
+}
+
 /// The view's own part of `diff` (VIEW_DATA.md, kind "compare"): the two refs as the pull request's source and
 /// target are drawn, and Bitbucket's compare page; the files and diffs are added by the diff plan.
 fn part(refs: &Refs, base: Option<&str>) -> Map<String, Value> {
     let end = |name: &str| {
-        json!({"branch": short(name), "repo": format!("{}/{}", refs.project, refs.repo),
+        json!({"branch": short(name), "ref": ref_type(name), "repo": format!("{}/{}", refs.project, refs.repo),
                "url": base.map(|b| pull_request::branch_url(b, &refs.project, &refs.repo, name))})
     };
     let mut part = Map::new();
@@ -79,4 +95,21 @@ fn text(refs: &Refs, what: &str) -> String {
         refs.project,
         refs.repo
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ref_type;
+
+    #[test]
+    fn a_ref_is_called_what_its_spelling_says_it_is() {
+        assert_eq!(ref_type("refs/heads/feature/x"), "branch");
+        assert_eq!(ref_type("refs/tags/v1.0"), "tag");
+        assert_eq!(ref_type("0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"), "commit");
+        // A short name may be a branch or a tag (Bitbucket tries a branch first); so may an abbreviated hash,
+        // or anything hex-looking that is not a full one.
+        for name in ["main", "v1.0", "feature/x", "0a1b2c3", "0a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "cafe-babe"] {
+            assert_eq!(ref_type(name), "ref", "{name}");
+        }
+    }
 }
