@@ -132,9 +132,13 @@ pub fn participant(v: &View, m: &Model, p: &Participant, role: &str) -> Value {
 
 /// A pull request.
 pub fn pull_request(v: &View, m: &Model, pr: &PullRequest) -> Value {
-    let open_tasks = pr.comments.values().filter(|c| c.is_open_task()).count();
-    let resolved_tasks = pr.comments.values().filter(|c| c.is_resolved_task()).count();
-    let comments = pr.comments.values().filter(|c| !c.deleted && c.severity != "BLOCKER").count();
+    // Before 7.0 a task hangs on a comment, so a task with no parent is served as a plain comment
+    // ([`comment`]) and counted as one, as the page that shows it counts it.
+    let legacy = !m.version_at_least(7, 0);
+    let task = |c: &&crate::model::Comment| c.severity == "BLOCKER" && !(legacy && c.parent.is_none());
+    let open_tasks = pr.comments.values().filter(|c| task(c) && c.is_open_task()).count();
+    let resolved_tasks = pr.comments.values().filter(|c| task(c) && c.is_resolved_task()).count();
+    let comments = pr.comments.values().filter(|c| !c.deleted && !task(c)).count();
     let mut properties = json!({
         "mergeResult": { "outcome": if pr.conflicted { "CONFLICTED" } else { "CLEAN" }, "current": true },
         "openTaskCount": open_tasks,
