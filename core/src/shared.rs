@@ -317,4 +317,18 @@ mod tests {
         another.exposed = other;
         assert!(!Arc::ptr_eq(&first, &another.made_once()), "another exposure makes its own");
     }
+
+    #[test]
+    fn the_answers_made_once_are_made_when_first_asked_for_and_then_kept() {
+        let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+        let made = ServerConfig::new(exposed, "0.0.0-test").made_once();
+        // An idle server holds none of them (bench/compare's idle RSS counts on it).
+        assert!(made.tools_list.get().is_none() && made.stateless_tools_list.get().is_none());
+        assert!(made.instructions.get().is_none() && made.stateless_view.get().is_none());
+        let first = made.made(Made::ToolsList).as_ptr();
+        assert!(made.tools_list.get().is_some() && made.stateless_tools_list.get().is_none(), "only what was asked");
+        assert_eq!(made.made(Made::ToolsList).as_ptr(), first, "made once, then the same bytes");
+        assert!(made.instructions().starts_with("bb reads and acts on Bitbucket"));
+        assert!(made.instructions.get().is_some());
+    }
 }

@@ -377,4 +377,19 @@ mod tests {
         let r = bb_drive::secrets::REMOVED;
         assert_eq!(secrets(&config).scrub(&text), format!("x {r} y Basic {r} z {r} {r} {r}"));
     }
+
+    #[test]
+    fn the_agent_is_made_at_the_first_request_and_a_wrong_proxy_still_stops_the_start() {
+        let config = BitbucketConfig::new("https://h", Auth::Token(Secret::new("t"))).unwrap();
+        let client = Client::new(config).unwrap();
+        assert!(client.agent.get().is_none(), "an idle client holds no TLS configuration or pool");
+        let _ = client.agent();
+        assert!(client.agent.get().is_some());
+
+        let mut config = BitbucketConfig::new("https://h", Auth::Token(Secret::new("t"))).unwrap();
+        config.proxy =
+            Some(crate::config::ProxySettings { url: Secret::new("http://[::1:3128"), source: "HTTPS_PROXY" });
+        let e = Client::new(config).err().unwrap();
+        assert!(e.starts_with("HTTPS_PROXY `http://[::1:3128` cannot be used"), "{e}");
+    }
 }
