@@ -2,7 +2,8 @@
 //! fixed vocabulary of classes the page colours from the host's theme (ADR-101: "Code is highlighted in
 //! bb, which sends each line's token classes, and the page colours them").
 //!
-//! Syntaxes are syntect's with bat's extra ones (two-face), parsed with the pure-Rust regex engine. The
+//! Syntaxes are syntect's with bat's extra ones (two-face), parsed with the pure-Rust regex engine;
+//! the rules of theirs that made syntect's parser loop forever are mended at build time (`build.rs`). The
 //! language comes from the path, then from the first line. One parse state is carried through the lines
 //! of a side of a diff (the new file's context and added lines; the old file's context and removed lines),
 //! so multi-line strings and comments come out right within a hunk; across the gap between two hunks the
@@ -20,8 +21,14 @@ use std::sync::LazyLock;
 
 use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
 
-/// The syntaxes: syntect's defaults and bat's extras, loaded once (a compressed dump in the binary).
-static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(two_face::syntax::extra_newlines);
+/// The syntaxes: syntect's defaults and bat's extras (two-face's set), with the rules that made
+/// syntect's parser spin forever mended at build time (see `build.rs`), loaded once from the dump in
+/// the binary. A dump that does not load (it is made by the same build, so only a broken build) leaves
+/// an empty set: every file then goes out plain.
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(|| {
+    syntect::dumps::from_uncompressed_data(include_bytes!(concat!(env!("OUT_DIR"), "/syntaxes.bin")))
+        .unwrap_or_default()
+});
 
 /// The longest line highlighted, in characters; longer ones (minified code) go plain.
 pub const MAX_LINE_CHARS: usize = 2_000;

@@ -1,0 +1,110 @@
+//! Highlights every file under the given paths, as bb would the new side of a diff that adds it, and
+//! names each file that does not finish within a bound: syntect's parser cannot be stopped inside a
+//! line, so a grammar that loops spins a thread forever (see `core/build.rs` for the ones mended).
+//! Prints files, lines, languages, throughput and the files that hung; exits 1 when any did.
+//!
+//! `cargo run --release -p bb-core --example highlight_sweep -- /usr/lib/node_modules /usr/include`
+//! (`--templates` also runs the syntaxes that embed others; `--bound SECONDS`, default 10).
+#![allow(clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bb_core::highlight::{Language, MAX_LINE_CHARS, SideHighlighter};
+
+/// Stop after this many hung files: each leaves a thread spinning until the process ends.
+const MAX_HUNG: usize = 8;
+
+fn main() {
+    let mut roots = Vec::new();
+    let mut templates = false;
+    let mut bound = Duration::from_secs(10);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--templates" => templates = true,
+            "--bound" => {
+                let s: u64 = args.next().and_then(|s| s.parse().ok()).expect("--bound SECONDS");
+                bound = Duration::from_secs(s);
+            }
+            _ => roots.push(PathBuf::from(arg)),
+        }
+    }
+    let mut files = Vec::new();
+    for root in &roots {
+        walk(root, &mut files);
+    }
+    let started = Instant::now();
+    let (mut done, mut lines, mut busy) = (0usize, 0usize, Duration::ZERO);
+    let mut by_language: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut hung = Vec::new();
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let name = path.to_string_lossy().into_owned();
+        let Some(language) = Language::detect(&name, text.lines().next()) else { continue };
+        if language.is_template() && !templates {
+            continue;
+        }
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let t = Instant::now();
+            let mut side = SideHighlighter::new(language, templates);
+            let mut n = 0;
+            for line in text.lines() {
+                if line.chars().count() > MAX_LINE_CHARS {
+                    break;
+                }
+                let _ = side.line(line);
+                n += 1;
+            }
+            let _ = tx.send((n, t.elapsed()));
+        });
+        match rx.recv_timeout(bound) {
+            Ok((n, took)) => {
+                done += 1;
+                lines += n;
+                busy += took;
+                *by_language.entry(language.name()).or_default() += 1;
+            }
+            Err(_) => {
+                println!("HUNG ({}): {name}", language.name());
+                hung.push(name);
+                if hung.len() >= MAX_HUNG {
+                    println!("stopping after {MAX_HUNG} hung files");
+                    break;
+                }
+            }
+        }
+    }
+    let rate = lines as f64 / busy.as_secs_f64().max(1e-9);
+    println!(
+        "{done} files, {lines} lines in {:.1} s ({rate:.0} lines/s highlighting), {} hung",
+        started.elapsed().as_secs_f64(),
+        hung.len()
+    );
+    let mut top: Vec<_> = by_language.into_iter().collect();
+    top.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    let top: Vec<String> = top.iter().take(12).map(|(l, n)| format!("{l} {n}")).collect();
+    println!("languages: {}", top.join(", "));
+    if !hung.is_empty() {
+        std::process::exit(1);
+    }
+}
+
+/// Every file under `path` (symbolic links not followed), in name order.
+fn walk(path: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+    if meta.is_file() {
+        out.push(path.to_path_buf());
+    } else if meta.is_dir() {
+        let Ok(entries) = std::fs::read_dir(path) else { return };
+        let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        children.sort();
+        for child in children {
+            walk(&child, out);
+        }
+    }
+}
