@@ -1,7 +1,7 @@
 //! Highlights every file under the given paths, as bb would the new side of a diff that adds it, and
 //! names each file that does not finish within a bound: syntect's parser cannot be stopped inside a
 //! line, so a grammar that loops spins a thread forever (see `core/build.rs` for the ones mended).
-//! Prints files, lines, languages, throughput and the files that hung; exits 1 when any did.
+//! Prints files, lines, languages, throughput and the files not done in time; exits 1 when there are any.
 //!
 //! `cargo run --release -p bb-core --example highlight_sweep -- /usr/lib/node_modules /usr/include`
 //! (`--templates` also runs the syntaxes that embed others; `--bound SECONDS`, default 10).
@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use bb_core::highlight::{Language, MAX_LINE_CHARS, SideHighlighter};
 
-/// Stop after this many hung files: each leaves a thread spinning until the process ends.
-const MAX_HUNG: usize = 8;
+/// Stop after this many unfinished files: a hung one leaves a thread spinning until the process ends.
+const MAX_NOT_DONE: usize = 8;
 
 fn main() {
     let mut roots = Vec::new();
@@ -40,7 +40,7 @@ fn main() {
     let started = Instant::now();
     let (mut done, mut lines, mut busy) = (0usize, 0usize, Duration::ZERO);
     let mut by_language: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut hung = Vec::new();
+    let mut not_done = Vec::new();
     for path in files {
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
         let name = path.to_string_lossy().into_owned();
@@ -48,6 +48,7 @@ fn main() {
         if language.is_template() && !templates {
             continue;
         }
+        let file_lines = text.lines().count();
         let (tx, rx) = mpsc::channel();
         thread::spawn(move || {
             let t = Instant::now();
@@ -70,10 +71,11 @@ fn main() {
                 *by_language.entry(language.name()).or_default() += 1;
             }
             Err(_) => {
-                println!("HUNG ({}): {name}", language.name());
-                hung.push(name);
-                if hung.len() >= MAX_HUNG {
-                    println!("stopping after {MAX_HUNG} hung files");
+                // A hang, or a very large file on a slow machine: the line count tells which to look at.
+                println!("NOT DONE in {} s ({}, {file_lines} lines): {name}", bound.as_secs(), language.name());
+                not_done.push(name);
+                if not_done.len() >= MAX_NOT_DONE {
+                    println!("stopping after {MAX_NOT_DONE} files not done");
                     break;
                 }
             }
@@ -81,15 +83,15 @@ fn main() {
     }
     let rate = lines as f64 / busy.as_secs_f64().max(1e-9);
     println!(
-        "{done} files, {lines} lines in {:.1} s ({rate:.0} lines/s highlighting), {} hung",
+        "{done} files, {lines} lines in {:.1} s ({rate:.0} lines/s highlighting), {} not done",
         started.elapsed().as_secs_f64(),
-        hung.len()
+        not_done.len()
     );
     let mut top: Vec<_> = by_language.into_iter().collect();
     top.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     let top: Vec<String> = top.iter().take(12).map(|(l, n)| format!("{l} {n}")).collect();
     println!("languages: {}", top.join(", "));
-    if !hung.is_empty() {
+    if !not_done.is_empty() {
         std::process::exit(1);
     }
 }

@@ -5,7 +5,44 @@
 use bb_core::highlight::{Language, SideHighlighter};
 use libfuzzer_sys::fuzz_target;
 
-const PATHS: &[&str] = &["a.rs", "a.js", "a.py", "a.html", "a.sh", "a.json", "a.yaml", "a.c", "Makefile", "a.md"];
+const PATHS: &[&str] = &[
+    "a.rs",
+    "a.js",
+    "a.py",
+    "a.html",
+    "a.sh",
+    "a.json",
+    "a.yaml",
+    "a.c",
+    "Makefile",
+    "a.md",
+    "a.ts",
+    "a.tsx",
+    "a.go",
+    "a.java",
+    "a.kt",
+    "a.cs",
+    "a.cpp",
+    "a.rb",
+    "a.php",
+    "a.css",
+    "a.scss",
+    "a.sql",
+    "a.xml",
+    "a.toml",
+    "a.lua",
+    "a.swift",
+    "a.scala",
+    "a.groovy",
+    "Dockerfile",
+    "a.tf",
+    "a.proto",
+    "a.vue",
+    "a.jsx",
+    "a.pl",
+    "a.ps1",
+    "a.ini",
+];
 
 fuzz_target!(|input: (u8, bool, String)| {
     let (which, templates, text) = input;
