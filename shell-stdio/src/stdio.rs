@@ -184,7 +184,7 @@ async fn read_frames<R: AsyncRead + Unpin>(input: R, tx: Sender<Event>, max_line
 ///
 /// When both are pipes or sockets (as an MCP client starts bb), they are driven by the event loop
 /// on this one thread: a message goes from the client to the session and back without a hand-off
-/// between threads. Otherwise (a terminal, whose mode bb must not change, or a regular file, which
+/// between threads. Otherwise (a terminal, whose mode bb must not change, or a regular file or `/dev/null`, which
 /// cannot be polled), stdin is read by a thread of its own and stdout written directly.
 pub fn serve_stdio(
     config: ServerConfig,
@@ -204,15 +204,19 @@ pub fn serve_stdio(
     smol::block_on(pump(rx, stdout, driver(config, bitbucket, logger, tx), max_line))
 }
 
-/// stdin and stdout as pollable, unbuffered files (duplicated descriptors), when neither is a
-/// terminal and both can be polled.
+/// stdin and stdout as pollable, unbuffered files (duplicated descriptors), when both are pipes or
+/// sockets. Both are checked before either is touched: making one non-blocking changes the open file
+/// it shares with the other processes that hold it, and a stdin left non-blocking after a fallback to
+/// the reading thread failed its first read with "Resource temporarily unavailable" (stdout to
+/// `/dev/null` or a file, which epoll refuses).
 fn polled_stdio() -> Option<(smol::Async<std::fs::File>, smol::Async<std::fs::File>)> {
-    use std::io::IsTerminal;
     use std::os::fd::AsFd;
-    if std::io::stdin().is_terminal() || std::io::stdout().is_terminal() {
-        return None;
-    }
+    use std::os::unix::fs::FileTypeExt;
     let input = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned().ok()?);
     let output = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().ok()?);
+    let pollable = |f: &std::fs::File| f.metadata().is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket());
+    if !pollable(&input) || !pollable(&output) {
+        return None;
+    }
     Some((smol::Async::new(input).ok()?, smol::Async::new(output).ok()?))
 }
