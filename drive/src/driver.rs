@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bb_core::coalesce::{Joined, ReadKey};
 use bb_core::highlight::{HighlightJob, Highlighted};
-use bb_core::{FetchOutcome, FetchRequest, Input, Output, Server, ServerConfig, SessionId, Ticket};
+use bb_core::{FetchOutcome, FetchRequest, Input, Level, Output, Server, ServerConfig, SessionId, Ticket};
 
 use crate::bitbucket::{Bitbucket, PersonalToken, Requester};
 use crate::cancel::Cancel;
@@ -99,18 +99,30 @@ pub enum Wake {
     Deadline(Ticket),
 }
 
-/// The most jobs waiting for a thread; past it a job runs on the driver's thread at once.
+/// The most jobs waiting for a thread; past it a job runs on the driver's thread at once (or, with a
+/// stuck job about, not at all: its call answers plain at its deadline).
 const MAX_QUEUED_JOBS: usize = 256;
 
+/// After how long a job on bb's threads for CPU work counts as stuck: a file's highlighting takes
+/// milliseconds to a second or two (10,000 lines a second).
+const STUCK_AFTER: Duration = Duration::from_secs(20);
+/// How many stuck jobs may each add a thread for the others. Past it highlighting waits for a thread
+/// (calls answer plain at their deadline) rather than give more cores to loops.
+const MOST_STUCK: usize = 2;
+
 /// bb's threads for CPU work: one fewer than the machine runs at once (at least one), so the threads
-/// that answer (the shells' and the timer's) always find a core free when a deadline comes.
+/// that answer (the shells' and the timer's) always find a core free when a deadline comes; plus one
+/// for each stuck job, up to [`MOST_STUCK`].
 fn compute_pool() -> &'static Pool {
     static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         let n = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-        Pool::new(n.saturating_sub(1).max(1), Duration::from_secs(30))
+        Pool::stuck_after(n.saturating_sub(1).max(1), Duration::from_secs(30), STUCK_AFTER, MOST_STUCK)
     })
 }
+
+/// The most stuck jobs seen at once, so that each new one is logged once.
+static STUCK_SEEN: AtomicU64 = AtomicU64::new(0);
 
 /// Jobs queued on the compute pool, all drivers together.
 static QUEUED_JOBS: AtomicU64 = AtomicU64::new(0);
@@ -266,8 +278,23 @@ impl Driver {
             self.jobs.push_back((ticket, job));
             return;
         };
+        let stuck = compute_pool().stuck() as u64;
+        if stuck > STUCK_SEEN.fetch_max(stuck, Ordering::Relaxed) {
+            self.logger.log(
+                Level::Warning,
+                &format!(
+                    "a highlighting job has run for over {} s and holds its thread (a grammar that loops?); \
+                     {stuck} such now, the others go on",
+                    STUCK_AFTER.as_secs()
+                ),
+            );
+        }
         if QUEUED_JOBS.load(Ordering::Relaxed) >= MAX_QUEUED_JOBS as u64 {
-            self.jobs.push_back((ticket, job));
+            // With a stuck job about, this job could be another: it is not run on the driver's thread,
+            // which answers every session. The call answers plain at its deadline.
+            if stuck == 0 {
+                self.jobs.push_back((ticket, job));
+            }
             return;
         }
         QUEUED_JOBS.fetch_add(1, Ordering::Relaxed);

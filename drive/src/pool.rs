@@ -10,11 +10,16 @@
 //! A thread is started only when a job finds no idle thread and fewer than the bound run; a thread
 //! idle for [`IDLE`] exits.
 //!
+//! A pool may also count a job that has run far longer than any should as stuck ([`Pool::stuck_after`]):
+//! a thread cannot be stopped, so each stuck job raises the bound by one, up to a limit, for the other
+//! jobs to go on. bb's highlighting runs there: syntect's parser can loop forever on a grammar's
+//! rules (see `core/build.rs`), and one such file must not end highlighting for the process.
+//!
 //! [`Requester::queue`]: crate::Requester::queue
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The most threads bb's reads run on.
 pub const READ_THREADS: usize = 16;
@@ -40,6 +45,8 @@ struct Shared {
     work: Condvar,
     max: usize,
     idle: Duration,
+    /// After how long a running job counts as stuck, and how many stuck jobs may raise the bound.
+    stuck: Option<(Duration, usize)>,
 }
 
 #[derive(Default)]
@@ -50,6 +57,9 @@ struct State {
     threads: usize,
     idle: usize,
     most_threads: usize,
+    /// When each running job started, by the order it started in.
+    running: BTreeMap<u64, Instant>,
+    started: u64,
 }
 
 impl State {
@@ -77,7 +87,42 @@ impl Pool {
 
     /// A pool of at most `max` (at least 1) threads, each exiting after `idle` with nothing to do.
     pub fn new(max: usize, idle: Duration) -> Pool {
-        Pool(Arc::new(Shared { state: Mutex::new(State::default()), work: Condvar::new(), max: max.max(1), idle }))
+        Pool(Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            work: Condvar::new(),
+            max: max.max(1),
+            idle,
+            stuck: None,
+        }))
+    }
+
+    /// A pool of at most `max` threads, plus one for each job that has run longer than `after`, up to
+    /// `most` more: a job that never returns holds its thread forever, and the others go on.
+    pub fn stuck_after(max: usize, idle: Duration, after: Duration, most: usize) -> Pool {
+        Pool(Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            work: Condvar::new(),
+            max: max.max(1),
+            idle,
+            stuck: Some((after, most)),
+        }))
+    }
+
+    /// How many running jobs count as stuck now (0 for a pool that does not count them).
+    pub fn stuck(&self) -> usize {
+        let state = self.lock();
+        self.stuck_in(&state)
+    }
+
+    fn stuck_in(&self, state: &State) -> usize {
+        let Some((after, _)) = self.0.stuck else { return 0 };
+        state.running.values().filter(|since| since.elapsed() >= after).count()
+    }
+
+    /// The bound on threads now: `max`, raised by the stuck jobs up to the pool's limit.
+    fn bound(&self, state: &State) -> usize {
+        let most = self.0.stuck.map_or(0, |(_, most)| most);
+        self.0.max + self.stuck_in(state).min(most)
     }
 
     /// Runs `job` on a thread of the pool, after the jobs queued before it in `queue` and in turn
@@ -91,7 +136,7 @@ impl Pool {
         }
         state.queued += 1;
         // Every queued job has an idle thread to wake, or starts one while the bound allows.
-        let start = state.queued > state.idle && state.threads < self.0.max;
+        let start = state.queued > state.idle && state.threads < self.bound(&state);
         if start {
             state.threads += 1;
             state.most_threads = state.most_threads.max(state.threads);
@@ -122,10 +167,16 @@ impl Pool {
         let mut state = self.lock();
         loop {
             if let Some(job) = state.next() {
+                let started = state.started;
+                state.started += 1;
+                if self.0.stuck.is_some() {
+                    state.running.insert(started, Instant::now());
+                }
                 drop(state);
                 // A job that panics must not take the thread's count with it.
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
                 state = self.lock();
+                state.running.remove(&started);
                 continue;
             }
             state.idle += 1;
@@ -199,5 +250,41 @@ mod tests {
         release.send(()).unwrap();
         let seen: Vec<&str> = (0..4).map(|_| order.recv().unwrap()).collect();
         assert_eq!(seen, ["A", "B", "A", "A"]);
+    }
+
+    #[test]
+    fn a_stuck_job_lets_the_next_jobs_run_on_a_thread_of_their_own_up_to_the_limit() {
+        let pool = Pool::stuck_after(1, Duration::from_secs(60), Duration::from_millis(20), 1);
+        let (release, held) = mpsc::channel::<()>();
+        let held = Arc::new(Mutex::new(held));
+        let (done_tx, done) = mpsc::channel();
+        // A job that does not return (until the end of the test) on the pool's one thread.
+        let stuck = Arc::clone(&held);
+        pool.run(0, move || {
+            let _ = stuck.lock().unwrap().recv();
+        });
+        while pool.stuck() == 0 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // It counts as stuck: the next job gets a thread of its own and runs.
+        let tx = done_tx.clone();
+        pool.run(1, move || tx.send("second").unwrap());
+        assert_eq!(done.recv_timeout(Duration::from_secs(60)), Ok("second"));
+        // A second stuck job takes the extra thread; the limit is one, so no third thread starts.
+        let stuck = Arc::clone(&held);
+        pool.run(2, move || {
+            let _ = stuck.lock().unwrap().recv();
+        });
+        while pool.stuck() < 2 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let tx = done_tx.clone();
+        pool.run(3, move || tx.send("fourth").unwrap());
+        assert!(done.recv_timeout(Duration::from_millis(200)).is_err(), "a third thread started");
+        assert_eq!(pool.most_threads(), 2);
+        // Once a stuck job returns, the waiting job runs.
+        release.send(()).unwrap();
+        assert_eq!(done.recv_timeout(Duration::from_secs(60)), Ok("fourth"));
+        release.send(()).unwrap();
     }
 }
