@@ -19,9 +19,15 @@ fn main() {
     // neighbours in a file): 1.3–1.6 MiB of code resident, 250–320 KiB together; idle RSS over HTTP
     // 4.0–4.3 → 3.0–3.2 MiB, over stdio after `initialize` 4.04 → 3.14 MiB. A name the binary no longer
     // has (the list is stale) is skipped without a warning.
-    // lld's option (and gold's); rustc links x86_64 Linux with its bundled lld.
+    // lld's option (and gold's and mold's, not GNU ld's): rustc links x86_64 Linux with its bundled lld
+    // unless the build's flags choose another linker (`-Clinker-features=-lld`, `-Clink-self-contained=-linker`,
+    // `-C link-arg=-fuse-ld=…`), and then the list is not passed.
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
-    if os == "linux" && env == "gnu" && arch == "x86_64" {
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let other_linker =
+        ["linker-features=-lld", "link-self-contained=-linker", "fuse-ld="].iter().any(|f| flags.contains(f));
+    println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
+    if os == "linux" && env == "gnu" && arch == "x86_64" && !other_linker {
         let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
         println!("cargo:rerun-if-changed=startup-order.txt");
         println!("cargo:rustc-link-arg-bin=bb=-Wl,--symbol-ordering-file={dir}/startup-order.txt");
