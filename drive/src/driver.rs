@@ -117,7 +117,7 @@ fn compute_pool() -> &'static Pool {
     static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         let n = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-        Pool::stuck_after(n.saturating_sub(1).max(1), Duration::from_secs(30), STUCK_AFTER, MOST_STUCK)
+        Pool::stuck_after("bb-compute", n.saturating_sub(1).max(1), Duration::from_secs(30), STUCK_AFTER, MOST_STUCK)
     })
 }
 

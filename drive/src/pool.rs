@@ -47,6 +47,8 @@ struct Shared {
     idle: Duration,
     /// After how long a running job counts as stuck, and how many stuck jobs may raise the bound.
     stuck: Option<(Duration, usize)>,
+    /// The threads' name, as `top -H` and a debugger show them.
+    name: &'static str,
 }
 
 #[derive(Default)]
@@ -93,18 +95,21 @@ impl Pool {
             max: max.max(1),
             idle,
             stuck: None,
+            name: "bb-read",
         }))
     }
 
-    /// A pool of at most `max` threads, plus one for each job that has run longer than `after`, up to
-    /// `most` more: a job that never returns holds its thread forever, and the others go on.
-    pub fn stuck_after(max: usize, idle: Duration, after: Duration, most: usize) -> Pool {
+    /// A pool of threads named `name`, at most `max` of them, plus one for each job that has run longer
+    /// than `after`, up to `most` more: a job that never returns holds its thread forever, and the others
+    /// go on.
+    pub fn stuck_after(name: &'static str, max: usize, idle: Duration, after: Duration, most: usize) -> Pool {
         Pool(Arc::new(Shared {
             state: Mutex::new(State::default()),
             work: Condvar::new(),
             max: max.max(1),
             idle,
             stuck: Some((after, most)),
+            name,
         }))
     }
 
@@ -145,7 +150,7 @@ impl Pool {
         self.0.work.notify_one();
         if start {
             let pool = self.clone();
-            let spawned = std::thread::Builder::new().name("bb-read".into()).spawn(move || pool.work());
+            let spawned = std::thread::Builder::new().name(self.0.name.into()).spawn(move || pool.work());
             if spawned.is_err() {
                 // No thread now: the job waits for one of those running, or the next job's.
                 self.lock().threads -= 1;
@@ -254,7 +259,7 @@ mod tests {
 
     #[test]
     fn a_stuck_job_lets_the_next_jobs_run_on_a_thread_of_their_own_up_to_the_limit() {
-        let pool = Pool::stuck_after(1, Duration::from_secs(60), Duration::from_millis(20), 1);
+        let pool = Pool::stuck_after("test", 1, Duration::from_secs(60), Duration::from_millis(20), 1);
         let (release, held) = mpsc::channel::<()>();
         let held = Arc::new(Mutex::new(held));
         let (done_tx, done) = mpsc::channel();
