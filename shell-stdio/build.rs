@@ -20,17 +20,27 @@ fn main() {
     // 4.0–4.3 → 3.0–3.2 MiB, over stdio after `initialize` 4.04 → 3.14 MiB. A name the binary no longer
     // has (the list is stale) is skipped without a warning.
     // lld's option (and gold's and mold's, not GNU ld's): rustc links x86_64 Linux with its bundled lld
-    // unless the build's flags choose another linker (`-Clinker-features=-lld`, `-Clink-self-contained=-linker`,
-    // `-C link-arg=-fuse-ld=…`), and then the list is not passed.
+    // from Rust 1.90 on (bb builds with 1.85), unless the build's flags choose another linker
+    // (`-Clinker-features=-lld`, `-Clink-self-contained=-linker`, `-C link-arg=-fuse-ld=…`); otherwise
+    // the list is not passed.
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
     let other_linker =
         ["linker-features=-lld", "link-self-contained=-linker", "fuse-ld="].iter().any(|f| flags.contains(f));
     println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
-    if os == "linux" && env == "gnu" && arch == "x86_64" && !other_linker {
+    if os == "linux" && env == "gnu" && arch == "x86_64" && !other_linker && rustc_minor().is_some_and(|m| m >= 90) {
         let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
         println!("cargo:rerun-if-changed=startup-order.txt");
         println!("cargo:rustc-link-arg-bin=bb=-Wl,--symbol-ordering-file={dir}/startup-order.txt");
         println!("cargo:rustc-link-arg-bin=bb=-Wl,--no-warn-symbol-ordering");
     }
+}
+
+/// The minor version of the rustc cargo builds with (`90` for 1.90.0), from `rustc -vV`.
+fn rustc_minor() -> Option<u32> {
+    let rustc = std::env::var_os("RUSTC")?;
+    let out = std::process::Command::new(rustc).arg("-vV").output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let release = text.lines().find_map(|l| l.strip_prefix("release: "))?;
+    release.split('.').nth(1)?.parse().ok()
 }

@@ -121,7 +121,7 @@ fn compute_pool() -> &'static Pool {
     })
 }
 
-/// The most stuck jobs seen at once, so that each new one is logged once.
+/// How many jobs were stuck when last looked at, so that each new one is logged once.
 static STUCK_SEEN: AtomicU64 = AtomicU64::new(0);
 
 /// Jobs queued on the compute pool, all drivers together.
@@ -279,7 +279,7 @@ impl Driver {
             return;
         };
         let stuck = compute_pool().stuck() as u64;
-        if stuck > STUCK_SEEN.fetch_max(stuck, Ordering::Relaxed) {
+        if stuck > STUCK_SEEN.swap(stuck, Ordering::Relaxed) {
             self.logger.log(
                 Level::Warning,
                 &format!(

@@ -89,28 +89,19 @@ impl Pool {
 
     /// A pool of at most `max` (at least 1) threads, each exiting after `idle` with nothing to do.
     pub fn new(max: usize, idle: Duration) -> Pool {
-        Pool(Arc::new(Shared {
-            state: Mutex::new(State::default()),
-            work: Condvar::new(),
-            max: max.max(1),
-            idle,
-            stuck: None,
-            name: "bb-read",
-        }))
+        Pool::with("bb-read", max, idle, None)
     }
 
     /// A pool of threads named `name`, at most `max` of them, plus one for each job that has run longer
     /// than `after`, up to `most` more: a job that never returns holds its thread forever, and the others
     /// go on.
     pub fn stuck_after(name: &'static str, max: usize, idle: Duration, after: Duration, most: usize) -> Pool {
-        Pool(Arc::new(Shared {
-            state: Mutex::new(State::default()),
-            work: Condvar::new(),
-            max: max.max(1),
-            idle,
-            stuck: Some((after, most)),
-            name,
-        }))
+        Pool::with(name, max, idle, Some((after, most)))
+    }
+
+    fn with(name: &'static str, max: usize, idle: Duration, stuck: Option<(Duration, usize)>) -> Pool {
+        let state = Mutex::new(State::default());
+        Pool(Arc::new(Shared { state, work: Condvar::new(), max: max.max(1), idle, stuck, name }))
     }
 
     /// How many running jobs count as stuck now (0 for a pool that does not count them).
