@@ -4,7 +4,7 @@
 // and the model is told; a pull request already open is shown with a way to it.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, open, shot, startBb } from "./harness.mjs";
+import { launch, open, shot, startBb, until } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -60,8 +60,11 @@ test("branches and people are suggested as the person types, and the description
   assert.ok(asked.some((c) => c.arguments.want === "branches" && c.arguments.text === "rel"), JSON.stringify(asked));
   await frame.locator("#bb-f-to").fill("release/v1");
   await frame.locator(".bb-f-chip", { hasText: "Bob" }).waitFor({ state: "detached", timeout: 10000 });
-  const pair = (await calls(v, "suggest_form_values")).filter((c) => c.arguments.to_ref === "release/v1").map((c) => c.arguments.want).sort();
-  assert.deepEqual(pair, ["commits", "reviewers"], "a new pair brings its default reviewers and commits");
+  // The chip goes when the default reviewers' answer is drawn; the commits are asked for on their
+  // own and may come later: wait for both asks rather than read the log at that moment.
+  const pairOf = async () => (await calls(v, "suggest_form_values")).filter((c) => c.arguments.to_ref === "release/v1").map((c) => c.arguments.want).sort();
+  await until("the new pair's reviewers and commits asked for", async () => (await pairOf()).length >= 2);
+  assert.deepEqual(await pairOf(), ["commits", "reviewers"], "a new pair brings its default reviewers and commits");
   assert.equal(await frame.locator(".bb-f-chip", { hasText: "Dave" }).count(), 1, "the person's reviewers stay");
   await frame.locator("#bb-f-to").fill("main");
   await frame.locator(".bb-f-chip", { hasText: "Bob" }).waitFor({ timeout: 10000 });

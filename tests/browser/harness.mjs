@@ -162,4 +162,17 @@ export async function shot(page, name) {
   return path;
 }
 
+// Waits for `check()` to return something truthy, asking every 100 ms, and returns it; fails after
+// `ms` naming `what`. Tests wait for the condition itself, never for a fixed time: on a loaded
+// machine any fixed wait is a race.
+export async function until(what, check, ms = 20000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const got = await check();
+    if (got) return got;
+    if (Date.now() > end) throw new Error(`waited ${ms} ms for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export function save(name, text) { writeFileSync(join(RESULTS, name), text); }

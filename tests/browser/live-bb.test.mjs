@@ -4,7 +4,7 @@
 // compresses time (timeScale) so that bb's 5 s are half a second here.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, open, shot, startBb } from "./harness.mjs";
+import { launch, open, shot, startBb, until } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -25,15 +25,6 @@ const control = async (what, body) => {
 const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 const refreshes = async (log) => (await log()).calls.filter((c) => c.name === "refresh_view");
 const told = async (log) => (await log()).context.map((c) => c.content.map((b) => b.text).join(""));
-async function until(what, check, ms = 20000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const got = await check();
-    if (got) return got;
-    if (Date.now() > end) throw new Error(`waited ${ms} ms for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 async function show(args, mount = {}, wait = ".bb-card") {
   const v = await open(browser, { bb: bb.mcp, show: args, mount: { timeScale: SCALE, ...mount }, colorScheme: mount.theme === "dark" ? "dark" : "light" });
   await v.frame.locator(wait).waitFor({ timeout: 15000 });

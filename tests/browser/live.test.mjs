@@ -3,7 +3,7 @@
 // stand-in, see live-bb.test.mjs.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot } from "./harness.mjs";
+import { fixture, launch, open, result, shot, until } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -21,15 +21,6 @@ function live(name, edit = (d) => d) {
 }
 const unchanged = (fingerprint = "f1", next = NEXT) => ({ content: [{ type: "text", text: "Unchanged." }], _meta: { "bb/view": { v: 1, unchanged: true, fingerprint, next, readAt: Date.now() } } });
 const refreshes = async (log) => (await log()).calls.filter((c) => c.name === "refresh_view");
-async function until(what, check, ms = 8000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const got = await check();
-    if (got) return got;
-    if (Date.now() > end) throw new Error(`waited ${ms} ms for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 async function mount(data, answer, more = {}, wait = ".bb-card") {
   const v = await open(browser, { answer, colorScheme: more.theme === "dark" ? "dark" : "light", mount: { input: data.call, result: result(data), ...more } });
   await v.frame.locator(wait).waitFor({ timeout: 10000 });
