@@ -168,7 +168,7 @@ impl Sim {
                     Output::Send { session, message, .. } => self.answered(session, &message),
                     Output::Fetch { ticket, request, .. } => self.fetch(ticket, request),
                     Output::Work { ticket, .. } => work.push_back(ticket),
-                    Output::CancelFetch(ticket) => {
+                    Output::Cancel(ticket) => {
                         let _ = self.reads.leave(&ticket);
                     }
                     Output::Done { .. } | Output::Log { .. } | Output::Compute { .. } => {}

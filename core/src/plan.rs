@@ -126,7 +126,19 @@ pub struct Desk<'a> {
     pub now_ms: u64,
 }
 
+/// What a plan's step asked for: reads, and jobs for the shell's CPU threads, each with its ticket.
+#[derive(Debug, Default)]
+pub(crate) struct Issued {
+    pub(crate) reads: Vec<(Ticket, FetchRequest)>,
+    pub(crate) jobs: Vec<(Ticket, HighlightJob)>,
+}
+
 impl Desk<'_> {
+    /// What the plan asked for since the last take.
+    pub(crate) fn take(&mut self) -> Issued {
+        Issued { reads: std::mem::take(&mut self.issued), jobs: std::mem::take(&mut self.computes) }
+    }
+
     fn issue(&mut self, request: FetchRequest) -> Ticket {
         let ticket = Ticket(*self.next_ticket);
         *self.next_ticket += 1;

@@ -1,6 +1,6 @@
 //! What the sessions of one server share, and the sessions themselves (quinn-proto's `Endpoint`
-//! to its `Connection`s): the exposed tools and instructions, the avatar cache, the tickets of
-//! every Bitbucket read in flight. The shell owns the one `Server` and drives it; nothing in it is
+//! to its `Connection`s): the exposed tools and instructions, the caches, the table of every call's
+//! work in flight ([`crate::work`]). The shell owns the one `Server` and drives it; nothing in it is
 //! shared behind a lock.
 //!
 //! ```text
@@ -10,7 +10,7 @@
 //!   handle(Message{session, tag}, now) ──▶  the session decodes and dispatches
 //!   handle(Fetched{ticket}, now)     ──▶    routed to the session whose plan asked for it
 //!   close(session)                   ──▶    its calls dropped, their reads cancelled
-//!   poll_output() until None         ◀──    Send, Done, Fetch, CancelFetch, Log
+//!   poll_output() until None         ◀──    Send, Done, Fetch, Compute, Work, Cancel, Log
 //! ```
 //!
 //! After *every* call to `open`, `handle` or `close`, drain [`Server::poll_output`] (str0m's rule).
@@ -18,60 +18,13 @@
 //! [`Output::Send`] that answers it: a transport that answers one request per input (HTTP) knows
 //! from it that nothing more will come.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
-use crate::avatar_cache::AvatarCache;
-use crate::fetch::{FetchOutcome, Ticket};
-use crate::highlight::Highlighted;
-use crate::highlight_cache::HighlightCache;
+use crate::config::ServerConfig;
+use crate::contract::{Input, Output, SessionId};
 use crate::session::Session;
-use crate::shared::{Output, ServerConfig, SessionId, Shared};
-
-/// Something for the server to take in.
-#[derive(Debug)]
-pub enum Input<'a> {
-    /// One message (or batch) from a session's client. `tag` is the shell's: every answer to this
-    /// input carries it back, and [`Output::Done`] closes it.
-    Message {
-        /// The session it came on.
-        session: SessionId,
-        /// The raw bytes of one line (stdio) or one POST body (HTTP).
-        bytes: &'a [u8],
-        /// The shell's tag for this input.
-        tag: u64,
-    },
-    /// A message longer than the shell accepts was dropped unread.
-    Oversized {
-        /// The session it came on.
-        session: SessionId,
-        /// The limit it exceeded, in bytes.
-        limit: usize,
-        /// The shell's tag for this input.
-        tag: u64,
-    },
-    /// A step of the CPU work asked for with [`Output::Work`]; `last` once the shell's deadline for it has passed.
-    Work {
-        /// The ticket of [`Output::Work`].
-        ticket: Ticket,
-        /// The deadline has passed: finish with what is done.
-        last: bool,
-    },
-    /// The outcome of a job asked for with [`Output::Compute`]. It is kept in the highlight cache even
-    /// when the call that asked for it has answered meanwhile (the next read of the file gets it).
-    Computed {
-        /// The ticket of [`Output::Compute`].
-        ticket: Ticket,
-        /// What the job made.
-        done: Highlighted,
-    },
-    /// The outcome of a Bitbucket read the server asked for.
-    Fetched {
-        /// The ticket of [`Output::Fetch`].
-        ticket: Ticket,
-        /// What happened.
-        outcome: FetchOutcome,
-    },
-}
+use crate::shared::Shared;
+use crate::work::Kind;
 
 /// The sessions of one server and what they share. Method classes, in the order a driver uses them:
 /// getters ([`Server::session`], [`Server::sessions`]); input ([`Server::open`], [`Server::handle`],
@@ -86,20 +39,7 @@ pub struct Server {
 impl Server {
     /// A server with no session yet.
     pub fn new(config: ServerConfig) -> Server {
-        Server {
-            shared: Shared {
-                made: config.made_once(),
-                avatars: AvatarCache::with_cap(config.avatar_cache_bytes),
-                highlights: HighlightCache::default(),
-                config,
-                tickets: BTreeMap::new(),
-                next_ticket: 0,
-                now_ms: 0,
-                out: VecDeque::new(),
-            },
-            sessions: BTreeMap::new(),
-            next_session: 0,
-        }
+        Server { shared: Shared::new(config), sessions: BTreeMap::new(), next_session: 0 }
     }
 
     /// The server's configuration.
@@ -145,24 +85,28 @@ impl Server {
                 Some(s) => s.oversized(limit, tag, &mut self.shared),
                 None => self.shared.out.push_back(Output::Done { session, tag }),
             },
+            // An outcome is routed by the table of calls' work; one the core no longer waits on (its
+            // call answered or cancelled, its session closed) is dropped.
             Input::Work { ticket, last } => {
-                let Some(owner) = self.shared.tickets.remove(&ticket) else { return };
-                if let Some(s) = self.sessions.get_mut(&owner) {
-                    s.worked(ticket, last, &mut self.shared);
+                if let Some((owner, call)) = self.shared.work.owner(ticket, Kind::Steps)
+                    && let Some(s) = self.sessions.get_mut(&owner)
+                {
+                    s.worked(call, last, &mut self.shared);
                 }
             }
             Input::Computed { ticket, done } => {
                 self.shared.highlights.put(done.key, done.marks.clone());
-                let Some(owner) = self.shared.tickets.remove(&ticket) else { return };
-                if let Some(s) = self.sessions.get_mut(&owner) {
-                    s.computed(ticket, done, &mut self.shared);
+                if let Some((owner, call)) = self.shared.work.complete(ticket, Kind::Job, &mut self.shared.out)
+                    && let Some(s) = self.sessions.get_mut(&owner)
+                {
+                    s.computed(call, ticket, done, &mut self.shared);
                 }
             }
             Input::Fetched { ticket, outcome } => {
-                // A read of a closed session, or of a call already answered or cancelled, is dropped.
-                let Some(owner) = self.shared.tickets.remove(&ticket) else { return };
-                if let Some(s) = self.sessions.get_mut(&owner) {
-                    s.fetched(ticket, outcome, &mut self.shared);
+                if let Some((owner, call)) = self.shared.work.complete(ticket, Kind::Read, &mut self.shared.out)
+                    && let Some(s) = self.sessions.get_mut(&owner)
+                {
+                    s.fetched(call, ticket, outcome, &mut self.shared);
                 }
             }
         }

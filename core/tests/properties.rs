@@ -106,7 +106,7 @@ fn run(ops: &[Op]) -> Run {
                     outstanding.push(ticket);
                     fetches.push(ticket);
                 }
-                Output::CancelFetch(t) => outstanding.retain(|o| *o != t),
+                Output::Cancel(t) => outstanding.retain(|o| *o != t),
                 Output::Log { .. } | Output::Done { .. } | Output::Work { .. } | Output::Compute { .. } => {}
             }
         }

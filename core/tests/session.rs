@@ -354,7 +354,7 @@ fn a_session_has_at_most_four_reads_in_flight_and_the_rest_wait_in_order() {
         h.call(id, "get_thing", json!({"id": id}));
     }
     let sent: Vec<String> = h.fetches.iter().map(|(_, r)| r.path.clone()).collect();
-    assert_eq!(sent.len(), bb_core::session::MAX_READS_IN_FLIGHT, "{sent:?}");
+    assert_eq!(sent.len(), bb_core::limits::READS_PER_SESSION, "{sent:?}");
     let first = h.fetches[0].0;
     h.fetched(first, Harness::ok("one"));
     assert_eq!(h.fetches.len(), 5, "an answered read makes room for the next queued one");
@@ -397,9 +397,8 @@ fn every_input_ends_in_one_done_after_its_answers() {
 #[test]
 fn a_batch_larger_than_the_bound_is_refused_whole() {
     let mut h = Harness::initialized("2025-03-26", false);
-    let batch: Vec<Value> = (0..=bb_core::session::MAX_BATCH as i64)
-        .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "ping"}))
-        .collect();
+    let batch: Vec<Value> =
+        (0..=bb_core::limits::MAX_BATCH as i64).map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "ping"})).collect();
     let out = h.line(&Value::Array(batch).to_string());
     assert_eq!(out.len(), 1);
     assert_eq!(code(&out[0]), -32600);

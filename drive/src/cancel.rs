@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// Set once, when the core cancels a read ([`bb_core::Output::CancelFetch`]) or its session closes;
+/// Set once, when the core cancels a read ([`bb_core::Output::Cancel`]) or its session closes;
 /// cheap to clone, every clone sees the same flag. A [`crate::Bitbucket`] checks it before sending
 /// and between retries, and sleeps through [`Cancel::sleep`] so a cancel wakes it at once.
 #[derive(Debug, Clone, Default)]

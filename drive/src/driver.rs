@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bb_core::coalesce::{Joined, ReadKey};
 use bb_core::highlight::{HighlightJob, Highlighted};
-use bb_core::{FetchOutcome, FetchRequest, Input, Level, Output, Server, ServerConfig, SessionId, Ticket};
+use bb_core::{FetchOutcome, FetchRequest, Input, Level, Output, Server, ServerConfig, SessionId, Ticket, limits};
 
 use crate::bitbucket::{Bitbucket, PersonalToken, Requester};
 use crate::cancel::Cancel;
@@ -52,14 +52,14 @@ pub enum Delivery {
 /// A Bitbucket request a call waits for.
 struct Fetching {
     session: SessionId,
-    request: Request,
+    waits: Waits,
 }
 
 /// How a call waits for its request.
-enum Request {
-    /// Its own request (a write) on the pool; setting the cancel before it starts means it never starts.
-    Own(Cancel),
-    /// A shared read it leads or follows; leaving it cancels the read only if nobody else waits.
+enum Waits {
+    /// For a request of its own (a write) on the pool; setting the cancel before it starts means it never starts.
+    Alone(Cancel),
+    /// In a shared read it leads or follows; leaving it cancels the read only if nobody else waits.
     Shared,
 }
 
@@ -99,25 +99,23 @@ pub enum Wake {
     Deadline(Ticket),
 }
 
-/// The most jobs waiting for a thread; past it a job runs on the driver's thread at once (or, with a
-/// stuck job about, not at all: its call answers plain at its deadline).
-const MAX_QUEUED_JOBS: usize = 256;
-
-/// After how long a job on bb's threads for CPU work counts as stuck: a file's highlighting takes
-/// milliseconds to a second or two (10,000 lines a second).
-const STUCK_AFTER: Duration = Duration::from_secs(20);
-/// How many stuck jobs may each add a thread for the others. Past it highlighting waits for a thread
-/// (calls answer plain at their deadline) rather than give more cores to loops.
-const MOST_STUCK: usize = 2;
+/// After how long a job on bb's threads for CPU work counts as stuck ([`limits::JOB_STUCK_AFTER_MS`]).
+const STUCK_AFTER: Duration = Duration::from_millis(limits::JOB_STUCK_AFTER_MS);
 
 /// bb's threads for CPU work: one fewer than the machine runs at once (at least one), so the threads
 /// that answer (the shells' and the timer's) always find a core free when a deadline comes; plus one
-/// for each stuck job, up to [`MOST_STUCK`].
+/// for each stuck job, up to [`limits::MOST_STUCK_JOBS`].
 fn compute_pool() -> &'static Pool {
     static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         let n = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-        Pool::stuck_after("bb-compute", n.saturating_sub(1).max(1), Duration::from_secs(30), STUCK_AFTER, MOST_STUCK)
+        Pool::stuck_after(
+            "bb-compute",
+            n.saturating_sub(1).max(1),
+            Duration::from_secs(30),
+            STUCK_AFTER,
+            limits::MOST_STUCK_JOBS,
+        )
     })
 }
 
@@ -289,7 +287,9 @@ impl Driver {
                 ),
             );
         }
-        if QUEUED_JOBS.load(Ordering::Relaxed) >= MAX_QUEUED_JOBS as u64 {
+        // Past the bound a job runs on the driver's thread at once (or, with a stuck job about, not at
+        // all: its call answers plain at its deadline).
+        if QUEUED_JOBS.load(Ordering::Relaxed) >= limits::QUEUED_JOBS as u64 {
             // With a stuck job about, this job could be another: it is not run on the driver's thread,
             // which answers every session. The call answers plain at its deadline.
             if stuck == 0 {
@@ -325,7 +325,7 @@ impl Driver {
                         }
                         self.work_queue.push_back(ticket);
                     }
-                    Output::CancelFetch(ticket) => self.cancel(ticket),
+                    Output::Cancel(ticket) => self.cancel(ticket),
                     Output::Log { level, message } => self.logger.log(level, &message),
                 }
             }
@@ -358,7 +358,7 @@ impl Driver {
             Some(key) => match self.reads.join(key, (self.id, ticket), Arc::clone(&self.on_fetched), cancel.clone()) {
                 Joined::Lead(flight) => Some(flight),
                 Joined::Follow(_) => {
-                    self.fetching.insert(ticket, Fetching { session, request: Request::Shared });
+                    self.fetching.insert(ticket, Fetching { session, waits: Waits::Shared });
                     return;
                 }
             },
@@ -379,8 +379,8 @@ impl Driver {
                 None => {}
             }
         });
-        let request = if flight.is_some() { Request::Shared } else { Request::Own(cancel) };
-        self.fetching.insert(ticket, Fetching { session, request });
+        let waits = if flight.is_some() { Waits::Shared } else { Waits::Alone(cancel) };
+        self.fetching.insert(ticket, Fetching { session, waits });
     }
 
     fn cancel(&mut self, ticket: Ticket) {
@@ -388,16 +388,16 @@ impl Driver {
             self.work_queue.retain(|t| *t != ticket);
         }
         if let Some(f) = self.fetching.remove(&ticket) {
-            self.stop(ticket, f.request);
+            self.stop(ticket, f.waits);
         }
     }
 
     /// `ticket` no longer waits for its request: an own request is cancelled, a shared one only
     /// once nobody else waits for it.
-    fn stop(&self, ticket: Ticket, request: Request) {
-        match request {
-            Request::Own(cancel) => cancel.cancel(),
-            Request::Shared => self.reads.leave(&(self.id, ticket)),
+    fn stop(&self, ticket: Ticket, waits: Waits) {
+        match waits {
+            Waits::Alone(cancel) => cancel.cancel(),
+            Waits::Shared => self.reads.leave(&(self.id, ticket)),
         }
     }
 }
@@ -407,7 +407,7 @@ impl Drop for Driver {
     fn drop(&mut self) {
         let fetching: Vec<(Ticket, Fetching)> = self.fetching.drain().collect();
         for (ticket, f) in fetching {
-            self.stop(ticket, f.request);
+            self.stop(ticket, f.waits);
         }
     }
 }

@@ -12,7 +12,7 @@
 //!                                          ├─ Fetch ────────▶ GET in flight already? follow it (SharedReads)
 //!                                          │                  else Pool::reads().run(Bitbucket::fetch_for) ──▶ on_fetched
 //!                                          │                  (of every waiter, a shared read's followers too)
-//!                                          ├─ CancelFetch ──▶ Cancel set (a read not started never starts)
+//!                                          ├─ Cancel ───────▶ Cancel set (a read not started never starts)
 //!                                          └─ Log ──────────▶ Logger
 //!   on_fetched(ticket, outcome) ──▶ the shell feeds Input::Fetched back (from its event loop or its lock)
 //! ```

@@ -21,8 +21,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-/// The most threads bb's reads run on.
-pub const READ_THREADS: usize = 16;
+/// The most threads bb's reads run on ([`bb_core::limits::READ_THREADS`]).
+pub const READ_THREADS: usize = bb_core::limits::READ_THREADS;
 
 /// How long a thread with nothing to do stays.
 pub const IDLE: Duration = Duration::from_secs(5);

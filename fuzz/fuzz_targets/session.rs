@@ -337,7 +337,7 @@ impl Ledger {
                 Output::Fetch { ticket, .. } => self.outstanding.push(ticket),
                 Output::Work { ticket, .. } => self.work.push(ticket),
                 Output::Compute { ticket, job, .. } => self.jobs.push((ticket, *job)),
-                Output::CancelFetch(t) => {
+                Output::Cancel(t) => {
                     self.outstanding.retain(|o| *o != t);
                     self.work.retain(|o| *o != t);
                 }

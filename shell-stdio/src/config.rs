@@ -24,10 +24,10 @@ use bb_core::retry::RetryPolicy;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-/// At most this many Bitbucket requests are in flight per bb process.
-pub const MAX_IN_FLIGHT: usize = 6;
-/// Answers larger than this are refused (32 MiB).
-pub const MAX_BODY_BYTES: u64 = 32 * 1024 * 1024;
+/// At most this many Bitbucket requests are in flight per bb process ([`bb_core::limits::BITBUCKET_CONNECTIONS`]).
+pub const MAX_IN_FLIGHT: usize = bb_core::limits::BITBUCKET_CONNECTIONS;
+/// Answers larger than this are refused ([`bb_core::limits::MAX_ANSWER_BYTES`]).
+pub const MAX_BODY_BYTES: u64 = bb_core::limits::MAX_ANSWER_BYTES;
 /// The default per-attempt timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most retries `BB_RETRY_COUNT` may ask for.

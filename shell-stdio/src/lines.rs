@@ -3,8 +3,8 @@
 
 use smol::io::{AsyncRead, AsyncReadExt};
 
-/// The longest line bb accepts by default: 16 MiB.
-pub const MAX_LINE: usize = 16 * 1024 * 1024;
+/// The longest line bb accepts by default ([`bb_core::limits::MAX_STDIO_LINE`]).
+pub const MAX_LINE: usize = bb_core::limits::MAX_STDIO_LINE;
 
 /// How much is read from the input at a time.
 const CHUNK: usize = 64 * 1024;

@@ -105,7 +105,7 @@ impl Harness {
                     answers.push(v);
                 }
                 Output::Fetch { ticket, request, .. } => self.fetches.push((ticket, request)),
-                Output::CancelFetch(t) => self.cancelled.push(t),
+                Output::Cancel(t) => self.cancelled.push(t),
                 Output::Log { .. } | Output::Work { .. } | Output::Compute { .. } => {}
             }
         }

@@ -1,0 +1,54 @@
+//! What a server is made with, fixed at start: the exposed tools, bb's version, Bitbucket's base URL,
+//! the caches' sizes and the highlighting options the operator chose.
+
+use std::sync::Arc;
+
+use crate::made::MadeOnce;
+use crate::tool::Exposed;
+
+/// The server's identity and exposure, fixed at start.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The tools this server exposes.
+    pub exposed: Arc<Exposed>,
+    /// bb's version, for `serverInfo`.
+    pub version: &'static str,
+    /// How many tools one `tools/list` page holds.
+    pub tools_page_size: usize,
+    /// Bitbucket's base URL (with its context path), for the links views build; `None` when unknown.
+    pub base_url: Option<String>,
+    /// The most bytes of avatars the server keeps (a shell that runs several servers splits the budget).
+    pub avatar_cache_bytes: usize,
+    /// Highlight with lexers that embed other languages and cannot be stopped midway (`--highlight-templates`).
+    pub highlight_templates: bool,
+    /// How long a call's CPU work (highlighting) may take before its answer goes out with what is done,
+    /// in milliseconds (`--highlight-deadline`): the shell's clock decides it, so only the drive reads it.
+    pub highlight_deadline_ms: u64,
+    /// The answers made once, shared by every server made from this configuration or a clone of it
+    /// (the HTTP shell runs eight): made by the first, reused by the rest while what they depend
+    /// on (the exposure, the version, the page size) is the same.
+    made: Arc<std::sync::OnceLock<Arc<MadeOnce>>>,
+}
+
+impl ServerConfig {
+    /// The answers that never change for this configuration, made once across its clones.
+    pub(crate) fn made_once(&self) -> Arc<MadeOnce> {
+        let fresh = || Arc::new(MadeOnce::new(Arc::clone(&self.exposed), self.version, self.tools_page_size));
+        let made = self.made.get_or_init(fresh);
+        if made.made_for(&self.exposed, self.version, self.tools_page_size) { Arc::clone(made) } else { fresh() }
+    }
+
+    /// A configuration for `exposed` (its instructions are made from it when first asked for).
+    pub fn new(exposed: Arc<Exposed>, version: &'static str) -> ServerConfig {
+        ServerConfig {
+            exposed,
+            version,
+            tools_page_size: 100,
+            base_url: None,
+            avatar_cache_bytes: crate::avatar_cache::MAX_CACHE_BYTES,
+            highlight_templates: false,
+            highlight_deadline_ms: 150,
+            made: Arc::default(),
+        }
+    }
+}

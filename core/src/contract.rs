@@ -1,0 +1,139 @@
+//! The drive contract: everything a shell and the core say to each other. The shell feeds an
+//! [`Input`] with the current time to [`crate::Server::handle`], then drains
+//! [`crate::Server::poll_output`] until it returns `None`, carrying out each [`Output`] (str0m's
+//! rule: drain after *every* call). The core holds no clock, socket or thread; all it knows of time
+//! is the `now_ms` each input comes with.
+//!
+//! ```text
+//!   shell ─ Input::Message{session, bytes, tag} ─▶ core ─▶ Output::Send{tag}…, Output::Done{tag}
+//!                                                      └─▶ Output::Fetch{ticket}    ─┐ a read
+//!         ─ Input::Fetched{ticket, outcome} ◀──────────────────────────────────────┘
+//!                                                      └─▶ Output::Compute{ticket}  ─┐ a job for a CPU thread
+//!         ─ Input::Computed{ticket, done}  ◀───────────────────────────────────────┘
+//!                                                      └─▶ Output::Work{ticket}     ─┐ steps of CPU work,
+//!         ─ Input::Work{ticket, last}      ◀───────────────────────────────────────┘ last at the deadline
+//!                                                      └─▶ Output::Cancel{ticket}      any of the three, dropped
+//! ```
+//!
+//! A **tag** is the shell's name for one input: every message that answers it carries the tag back,
+//! and exactly one [`Output::Done`] closes it, after the last of them. A **ticket** is the core's
+//! name for one piece of work a call waits on, of the kinds above ([`crate::work`] keeps the table);
+//! its outcome comes back under the same ticket, and one [`Output::Cancel`] withdraws any of them. An
+//! outcome for a ticket the core no longer waits on is dropped, so a shell may race a cancel freely.
+
+use crate::fetch::{FetchOutcome, FetchRequest, Ticket};
+use crate::highlight::{HighlightJob, Highlighted};
+use crate::logging::Level;
+
+/// A session of a server; the shell keeps it to feed the session's messages and route its answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionId(pub u64);
+
+/// Something for the server to take in.
+#[derive(Debug)]
+pub enum Input<'a> {
+    /// One message (or batch) from a session's client. `tag` is the shell's: every answer to this
+    /// input carries it back, and [`Output::Done`] closes it.
+    Message {
+        /// The session it came on.
+        session: SessionId,
+        /// The raw bytes of one line (stdio) or one POST body (HTTP).
+        bytes: &'a [u8],
+        /// The shell's tag for this input.
+        tag: u64,
+    },
+    /// A message longer than the shell accepts was dropped unread.
+    Oversized {
+        /// The session it came on.
+        session: SessionId,
+        /// The limit it exceeded, in bytes.
+        limit: usize,
+        /// The shell's tag for this input.
+        tag: u64,
+    },
+    /// A step of the CPU work asked for with [`Output::Work`]; `last` once the shell's deadline for it has passed.
+    Work {
+        /// The ticket of [`Output::Work`].
+        ticket: Ticket,
+        /// The deadline has passed: finish with what is done.
+        last: bool,
+    },
+    /// The outcome of a job asked for with [`Output::Compute`]. It is kept in the highlight cache even
+    /// when the call that asked for it has answered meanwhile (the next read of the file gets it).
+    Computed {
+        /// The ticket of [`Output::Compute`].
+        ticket: Ticket,
+        /// What the job made.
+        done: Highlighted,
+    },
+    /// The outcome of a Bitbucket read the server asked for.
+    Fetched {
+        /// The ticket of [`Output::Fetch`].
+        ticket: Ticket,
+        /// What happened.
+        outcome: FetchOutcome,
+    },
+}
+
+/// Something the shell must do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// Send one JSON-RPC message (a single line, no newline) to a session's client.
+    Send {
+        /// The session whose client gets it.
+        session: SessionId,
+        /// The tag of the input this answers, or `None` for a message tied to no input (a log notification).
+        tag: Option<u64>,
+        /// The serialized message.
+        message: Vec<u8>,
+    },
+    /// The input tagged `tag` is complete: every message that answers it has been sent (possibly none:
+    /// a notification, a cancelled call).
+    Done {
+        /// The session the input came on.
+        session: SessionId,
+        /// The input's tag.
+        tag: u64,
+    },
+    /// Make a Bitbucket request for a session and hand its outcome back as [`Input::Fetched`].
+    Fetch {
+        /// The session whose call needs it (in per-person mode, whose credentials it carries).
+        session: SessionId,
+        /// Identifies the request.
+        ticket: Ticket,
+        /// What to ask Bitbucket; the shell adds the base URL, credentials and timeouts.
+        request: FetchRequest,
+    },
+    /// A call has CPU work to do (highlighting): feed [`Input::Work`] with this ticket, `last: false`,
+    /// while the shell's deadline for the call has not passed, then once with `last: true`; the core asks
+    /// again with another `Work` after each step that leaves more to do. Each step is bounded.
+    Work {
+        /// The session whose call it is.
+        session: SessionId,
+        /// Identifies the call's work and its deadline.
+        ticket: Ticket,
+    },
+    /// A file to highlight, which the shell may run on a thread of its own (a lexer cannot be
+    /// stopped inside a line, so the core never runs one where it would hold up an answer): feed
+    /// its outcome back as [`Input::Computed`] with this ticket, whenever it is done. A
+    /// shell with no thread for it runs it at once. The call's deadline is its `Work` ticket's.
+    Compute {
+        /// The session whose call asked for it.
+        session: SessionId,
+        /// Identifies the job.
+        ticket: Ticket,
+        /// What to run.
+        job: Box<HighlightJob>,
+    },
+    /// Work asked for earlier (a read, a job or a call's steps) is no longer needed: a read not sent
+    /// yet is never sent and its retries stop, a job not started never starts, a deadline is
+    /// forgotten; an outcome that still comes is dropped.
+    Cancel(Ticket),
+    /// A line for the operator's log (stderr).
+    Log {
+        /// Its severity.
+        level: Level,
+        /// The text; never holds a secret.
+        message: String,
+    },
+}

@@ -1,0 +1,50 @@
+//! The bounds on work in flight, written in one place for every crate that keeps one: how many
+//! Bitbucket reads a session, the pool and the client have out, how many CPU jobs wait, how large a
+//! message or an answer may be. The core keeps the first two; the drive and the shells read the rest
+//! from here, so a reader changes a bound without hunting for it.
+//!
+//! A read passes three bounds on its way to Bitbucket, each for a reason of its own:
+//!
+//! ```text
+//!   call ─▶ session's queue ──[READS_PER_SESSION]──▶ drive's read pool ──[READ_THREADS]──▶
+//!           (core, crate::work)                      (threads, round robin per queue)
+//!       ──▶ Bitbucket client ──[BITBUCKET_CONNECTIONS]──▶ Bitbucket
+//!           (slots, round robin per queue)
+//! ```
+//!
+//! The operator's HTTP admission limits (connections, sessions, per-peer and per-person shares, body
+//! sizes, timeouts) are options, not constants: `bb_http::Limits`, set by `bb ai mcp serve`'s flags.
+//! The caches' sizes live with them: `avatar_cache::MAX_CACHE_BYTES`, `highlight_cache::MAX_CACHE_BYTES`.
+
+/// The most Bitbucket reads one session has handed to the shell at once; the rest wait in the
+/// session, in order ([`crate::work`]). Below [`BITBUCKET_CONNECTIONS`], so one session (one person's
+/// agent, one 3,000-call batch) never holds every connection and another session's call always gets one.
+pub const READS_PER_SESSION: usize = 4;
+
+/// The most messages one JSON-RPC batch may hold (2025-03-26 only); a larger batch is refused whole.
+pub const MAX_BATCH: usize = 100;
+
+/// The most Bitbucket requests one bb process has on the wire at once (the client's slots, served
+/// round robin per session, or per person in per-person mode).
+pub const BITBUCKET_CONNECTIONS: usize = 6;
+
+/// The most threads Bitbucket requests block on: every connection in use, and a few more requests
+/// waiting for a slot or sleeping before a retry.
+pub const READ_THREADS: usize = 16;
+
+/// The most highlighting jobs waiting for one of the CPU threads, all sessions together.
+pub const QUEUED_JOBS: usize = 256;
+
+/// After how long a highlighting job counts as stuck (a grammar that loops): a file's highlighting
+/// takes milliseconds to a second or two (10,000 lines a second).
+pub const JOB_STUCK_AFTER_MS: u64 = 20_000;
+
+/// How many stuck jobs may each add a CPU thread for the others; past it highlighting waits for a
+/// thread (calls answer plain at their deadline) rather than give more cores to loops.
+pub const MOST_STUCK_JOBS: usize = 2;
+
+/// The largest Bitbucket answer bb reads; a larger one is a failed read (32 MiB).
+pub const MAX_ANSWER_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The longest message line bb accepts on stdio (16 MiB); a longer one is skipped to its end unread.
+pub const MAX_STDIO_LINE: usize = 16 * 1024 * 1024;

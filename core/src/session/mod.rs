@@ -1,0 +1,255 @@
+//! One client's MCP conversation (quinn-proto's `Connection` to the [`crate::Server`]'s `Endpoint`):
+//! its handshake, the calls it has in flight, their cancellation and their answers. Split by what
+//! each part holds, as quinn's `connection/` folder is:
+//!
+//! | file | holds |
+//! |---|---|
+//! | `mod.rs` | the session: decoding a message, answering it, notifications, cancellation, the log |
+//! | [`route`] | the one table of methods, for both eras: the handshake's and 2026-07-28's |
+//! | [`call`] | tool calls: starting a plan, feeding it outcomes and steps, answering when it does |
+//! | [`batch`] | JSON-RPC batches (2025-03-26): answered together once the last request is |
+//!
+//! ```text
+//!   Server.handle(Message) ─▶ Session: decode, route ──▶ Output::Send (answers), Output::Done
+//!                                                    └─▶ Output::Fetch (a plan's reads, via crate::work)
+//!   Server.handle(Fetched) ─▶ Session: plan.resume ──▶ Output::Send when the plan answers, then Output::Done
+//! ```
+//!
+//! Lifecycle: before `initialize` only `initialize`, `ping` and 2026-07-28 requests are accepted. A
+//! request whose `_meta` names 2026-07-28 (and `server/discover` at any time) is served statelessly
+//! ([`crate::stateless`]): its client's capabilities and log level are its own, nothing is kept for
+//! the next one, and a session that serves only such requests is never initialized. Every request
+//! with an id gets exactly one answer, unless a `notifications/cancelled` for it arrives first, in
+//! which case its plan is dropped and it gets none. Notifications are never answered.
+
+mod batch;
+mod call;
+mod route;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+
+use crate::contract::{Output, SessionId};
+use crate::jsonrpc::{self, Decoded, ErrorReply, INVALID_REQUEST, Id, Message};
+use crate::logging::Level;
+use crate::made::Made;
+use crate::protocol::{ClientProfile, ProtocolVersion};
+use crate::shared::Shared;
+
+use batch::Batch;
+use call::Pending;
+
+/// One client's conversation: its handshake, its calls in flight, their cancellation. Owned and
+/// driven by the [`crate::Server`], which hands it what sessions share.
+#[derive(Debug)]
+pub struct Session {
+    id: SessionId,
+    version: Option<ProtocolVersion>,
+    client: ClientProfile,
+    client_log_level: Option<Level>,
+    /// While a 2026-07-28 request that asked for log messages is handled: its level and tag.
+    request_log: Option<(Level, u64)>,
+    /// The Bitbucket user bb acts as, learned from the first response that names it.
+    bitbucket_user: Option<String>,
+    /// Tool calls waiting on their work ([`crate::work`] holds the tickets).
+    pending: BTreeMap<Id, Pending>,
+    batches: BTreeMap<u64, Batch>,
+    next_batch: u64,
+}
+
+impl Session {
+    pub(crate) fn new(id: SessionId) -> Session {
+        Session {
+            id,
+            version: None,
+            client: ClientProfile::default(),
+            client_log_level: None,
+            request_log: None,
+            bitbucket_user: None,
+            pending: BTreeMap::new(),
+            batches: BTreeMap::new(),
+            next_batch: 0,
+        }
+    }
+
+    /// The negotiated protocol revision, once initialized.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.version
+    }
+
+    /// The client, as it declared itself.
+    pub fn client(&self) -> &ClientProfile {
+        &self.client
+    }
+
+    /// How many tool calls are waiting on Bitbucket.
+    pub fn in_flight(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Whether the input tagged `tag` still owes an answer (a tool call or a batch waiting on Bitbucket).
+    fn awaits(&self, tag: u64) -> bool {
+        self.pending.values().any(|p| p.tag == tag && p.batch.is_none()) || self.batches.values().any(|b| b.tag == tag)
+    }
+
+    /// Says the input tagged `tag` is complete, once nothing more is owed for it.
+    fn settle(&mut self, tag: u64, sh: &mut Shared) {
+        if !self.awaits(tag) {
+            sh.out.push_back(Output::Done { session: self.id, tag });
+        }
+    }
+
+    pub(crate) fn message(&mut self, bytes: &[u8], tag: u64, sh: &mut Shared) {
+        self.handle_bytes(bytes, tag, sh);
+        self.settle(tag, sh);
+    }
+
+    pub(crate) fn oversized(&mut self, limit: usize, tag: u64, sh: &mut Shared) {
+        self.log(Level::Warning, format!("dropped a message longer than {limit} bytes"), sh);
+        let reply = ErrorReply::new(
+            None,
+            INVALID_REQUEST,
+            format!("Invalid request: the message is longer than bb's limit of {limit} bytes and was dropped unread."),
+        );
+        self.send(reply.to_value(), Some(tag), sh);
+        self.settle(tag, sh);
+    }
+
+    /// Drops every call in flight (the client has gone): their work is cancelled, nothing is answered.
+    pub(crate) fn close(&mut self, sh: &mut Shared) {
+        let mut open_tags: BTreeSet<u64> = std::mem::take(&mut self.pending).into_values().map(|p| p.tag).collect();
+        sh.work.cancel_session(self.id, &mut sh.out);
+        open_tags.extend(std::mem::take(&mut self.batches).into_values().map(|b| b.tag));
+        // An input still owed an answer is complete now: none will come.
+        for tag in open_tags {
+            sh.out.push_back(Output::Done { session: self.id, tag });
+        }
+    }
+
+    fn handle_bytes(&mut self, bytes: &[u8], tag: u64, sh: &mut Shared) {
+        match jsonrpc::decode_line(bytes) {
+            Decoded::Blank => {}
+            Decoded::Invalid(reply) => {
+                self.log(Level::Debug, format!("answered an unreadable message: {}", reply.message), sh);
+                self.send(reply.to_value(), Some(tag), sh);
+            }
+            Decoded::Single(message) => match self.dispatch(message, tag, None, sh) {
+                Some(Reply::Value(answer)) => self.send(answer, Some(tag), sh),
+                Some(Reply::Bytes(message)) => {
+                    sh.out.push_back(Output::Send { session: self.id, tag: Some(tag), message })
+                }
+                None => {}
+            },
+            Decoded::Batch(items) => self.handle_batch(items, tag, sh),
+        }
+    }
+
+    /// Handles one message; returns the answer when it is ready now.
+    fn dispatch(&mut self, message: Message, tag: u64, batch: Option<u64>, sh: &mut Shared) -> Option<Reply> {
+        match message {
+            Message::Notification { method, params } => {
+                self.notification(&method, params.as_ref(), sh);
+                None
+            }
+            Message::Response { id } => {
+                self.log(Level::Debug, format!("ignored a response to id {id}: bb sent no request"), sh);
+                None
+            }
+            Message::Request { id, method, params } => {
+                if self.pending.contains_key(&id) {
+                    let reply = ErrorReply::new(
+                        Some(id),
+                        INVALID_REQUEST,
+                        "Invalid request: this id belongs to a request still in progress.",
+                    );
+                    return Some(Reply::Value(reply.to_value()));
+                }
+                let answer = self.request(&id, &method, params.unwrap_or(Value::Null), tag, batch, sh);
+                match answer {
+                    Answer::Now(Ok(result)) => Some(Reply::Value(jsonrpc::result_value(&id, result))),
+                    Answer::Now(Err(reply)) => Some(Reply::Value(reply.to_value())),
+                    Answer::Made(made) if batch.is_none() => Some(Reply::Bytes(sh.made.message(&id, made))),
+                    Answer::Made(made) => Some(Reply::Value(jsonrpc::result_value(&id, sh.made.value(made)))),
+                    Answer::Later => None,
+                }
+            }
+        }
+    }
+
+    fn notification(&mut self, method: &str, params: Option<&Value>, sh: &mut Shared) {
+        match method {
+            "notifications/initialized" => self.log(Level::Debug, "client initialized".into(), sh),
+            "notifications/cancelled" => {
+                let Some(id) = params.and_then(|p| p.get("requestId")).and_then(Id::from_value) else {
+                    return;
+                };
+                self.cancel(&id, sh);
+            }
+            other => self.log(Level::Debug, format!("ignored notification {other}"), sh),
+        }
+    }
+
+    /// Drops a call the client cancelled: its work is withdrawn and it gets no answer.
+    fn cancel(&mut self, id: &Id, sh: &mut Shared) {
+        let Some(pending) = self.pending.remove(id) else { return };
+        sh.work.cancel_steps(self.id, id, &mut sh.out);
+        self.log(Level::Debug, format!("cancelled request {id}"), sh);
+        sh.work.cancel_call(self.id, id, &mut sh.out);
+        if let Some(b) = pending.batch {
+            self.batch_lost_one(b, sh);
+        }
+        self.settle(pending.tag, sh);
+    }
+
+    fn send(&mut self, value: Value, tag: Option<u64>, sh: &mut Shared) {
+        match serde_json::to_vec(&value) {
+            Ok(message) => sh.out.push_back(Output::Send { session: self.id, tag, message }),
+            Err(e) => sh
+                .out
+                .push_back(Output::Log { level: Level::Error, message: format!("could not encode an answer: {e}") }),
+        }
+    }
+
+    fn log(&mut self, level: Level, message: String, sh: &mut Shared) {
+        // A 2026-07-28 request's messages go with its answer, and only when it asked for them.
+        let to_client = match self.request_log {
+            Some((min, tag)) => (level >= min).then_some(Some(tag)),
+            None => self.client_log_level.is_some_and(|min| level >= min).then_some(None),
+        };
+        if let Some(tag) = to_client {
+            let note = jsonrpc::notification_value(
+                "notifications/message",
+                json!({"level": level.as_str(), "logger": "bb", "data": message}),
+            );
+            self.send(note, tag, sh);
+        }
+        sh.out.push_back(Output::Log { level, message });
+    }
+}
+
+/// How a request is answered.
+enum Answer {
+    Now(Result<Value, ErrorReply>),
+    /// A result that never changes, made once ([`crate::made`]).
+    Made(Made),
+    /// By a tool call's plan, once its work is done.
+    Later,
+}
+
+/// An answer to a request: a value, or a message already serialized.
+enum Reply {
+    Value(Value),
+    Bytes(Vec<u8>),
+}
+
+/// At most `max` characters of `s`, for echoing client text into messages and logs.
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        let mut t: String = s.chars().take(max).collect();
+        t.push('…');
+        t
+    }
+}

@@ -1,0 +1,191 @@
+//! The one table of methods: what each request is answered with, on the session's terms (after the
+//! handshake) or on its own (2026-07-28, [`crate::stateless`]). The two eras differ only where the
+//! table says so: 2026-07-28 has no `initialize`, `ping` or `logging/setLevel`, adds
+//! `server/discover`, and completes every result, marking the lists cacheable.
+
+use serde_json::{Value, json};
+
+use super::{Answer, Session, truncate};
+use crate::jsonrpc::{ErrorReply, INVALID_PARAMS, INVALID_REQUEST, Id, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND};
+use crate::listing;
+use crate::logging::Level;
+use crate::made::Made;
+use crate::protocol::{ClientProfile, ProtocolVersion};
+use crate::shared::Shared;
+use crate::stateless::{self, Era, RequestMeta};
+use crate::tool::VIEW_URI;
+
+/// On whose terms a request is served.
+enum Terms {
+    /// The session's: its negotiated revision, its client, its log level.
+    Session,
+    /// Its own (2026-07-28): the client and log level its `_meta` declares; nothing is kept.
+    Alone(RequestMeta),
+}
+
+impl Session {
+    /// Answers a request now, or starts what answers it later.
+    pub(super) fn request(
+        &mut self,
+        id: &Id,
+        method: &str,
+        params: Value,
+        tag: u64,
+        batch: Option<u64>,
+        sh: &mut Shared,
+    ) -> Answer {
+        let terms = if method == "server/discover" || (self.version.is_none() && method != "initialize") {
+            match stateless::era_of(&params) {
+                Era::Stateless(meta) => Terms::Alone(meta),
+                Era::Unsupported(requested) => return Answer::Now(Err(stateless::unsupported(id, &requested))),
+                // Discovery is how a client learns the revisions; it needs none named.
+                Era::Handshake if method == "server/discover" => {
+                    Terms::Alone(RequestMeta { client: ClientProfile::default(), log_level: None })
+                }
+                Era::Handshake => Terms::Session,
+            }
+        } else {
+            Terms::Session
+        };
+        if matches!(terms, Terms::Session) && self.version.is_none() && !matches!(method, "initialize" | "ping") {
+            return Answer::Now(Err(ErrorReply::new(
+                Some(id.clone()),
+                INVALID_REQUEST,
+                format!("Invalid request: `{method}` before `initialize`; send `initialize` first."),
+            )));
+        }
+        if let Terms::Alone(meta) = &terms {
+            self.request_log = meta.log_level.map(|level| (level, tag));
+        }
+        let answer = self.route(id, method, &params, terms, tag, batch, sh);
+        self.request_log = None;
+        answer
+    }
+
+    /// The table of methods.
+    #[allow(clippy::too_many_arguments)]
+    fn route(
+        &mut self,
+        id: &Id,
+        method: &str,
+        params: &Value,
+        terms: Terms,
+        tag: u64,
+        batch: Option<u64>,
+        sh: &mut Shared,
+    ) -> Answer {
+        let version = sh.config.version;
+        let alone = matches!(terms, Terms::Alone(_));
+        let err = |code: i64, message: String| Answer::Now(Err(ErrorReply::new(Some(id.clone()), code, message)));
+        // A result as its era writes it: on its own, complete, and cacheable for `ttl` when given.
+        let done = |v: Value, ttl: Option<u64>| {
+            Answer::Now(Ok(match (alone, ttl) {
+                (false, _) => v,
+                (true, Some(ttl)) => stateless::cacheable(stateless::complete(v, version), ttl),
+                (true, None) => stateless::complete(v, version),
+            }))
+        };
+        let no_cursor = matches!(params.get("cursor"), None | Some(Value::Null));
+        match (method, terms) {
+            ("initialize", Terms::Session) if batch.is_some() => {
+                err(INVALID_REQUEST, "Invalid request: `initialize` must not be part of a batch.".into())
+            }
+            ("initialize", Terms::Session) => self.initialize(id, params, sh),
+            ("ping", Terms::Session) => Answer::Now(Ok(json!({}))),
+            ("server/discover", Terms::Alone(_)) => {
+                Answer::Now(Ok(stateless::discover(version, sh.made.instructions())))
+            }
+            ("tools/list", _) if no_cursor => Answer::Made(if alone { Made::StatelessToolsList } else { Made::ToolsList }),
+            ("tools/list", _) => match listing::page_for(&sh.config.exposed, sh.config.tools_page_size, params) {
+                Ok(v) => done(v, Some(stateless::LIST_TTL_MS)),
+                Err(m) => err(INVALID_PARAMS, m),
+            },
+            ("tools/call", Terms::Alone(meta)) => self.tools_call(id, params, Some(meta.client), tag, batch, sh),
+            ("tools/call", Terms::Session) => self.tools_call(id, params, None, tag, batch, sh),
+            ("resources/list", _) => done(json!({"resources": []}), Some(stateless::LIST_TTL_MS)),
+            ("resources/templates/list", _) => done(json!({"resourceTemplates": []}), Some(stateless::LIST_TTL_MS)),
+            ("resources/read", _) => resources_read(id, params, alone),
+            ("logging/setLevel", Terms::Session) => {
+                match params.get("level").and_then(Value::as_str).and_then(Level::parse) {
+                    Some(level) => {
+                        self.client_log_level = Some(level);
+                        Answer::Now(Ok(json!({})))
+                    }
+                    None => err(
+                        INVALID_PARAMS,
+                        "Invalid params: `level` must be one of debug, info, notice, warning, error, critical, alert, emergency."
+                            .into(),
+                    ),
+                }
+            }
+            ("ping" | "logging/setLevel", Terms::Alone(_)) => err(
+                METHOD_NOT_FOUND,
+                format!(
+                    "Method not found: `{method}` is not part of 2026-07-28 (set `io.modelcontextprotocol/logLevel` in a request's `_meta` for its log messages)."
+                ),
+            ),
+            ("subscriptions/listen", Terms::Alone(_)) => err(
+                METHOD_NOT_FOUND,
+                "Method not found: bb's tools and resources never change while it runs, so it has nothing to send on `subscriptions/listen`.".into(),
+            ),
+            (other, _) => err(METHOD_NOT_FOUND, format!("Method not found: `{}`.", truncate(other, 100))),
+        }
+    }
+
+    fn initialize(&mut self, id: &Id, params: &Value, sh: &mut Shared) -> Answer {
+        if self.version.is_some() {
+            return Answer::Now(Err(ErrorReply::new(
+                Some(id.clone()),
+                INVALID_REQUEST,
+                "Invalid request: the session is already initialized.",
+            )));
+        }
+        let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
+            return Answer::Now(Err(ErrorReply::new(
+                Some(id.clone()),
+                INVALID_PARAMS,
+                "Invalid params: `initialize` needs `protocolVersion`.",
+            )));
+        };
+        let version = ProtocolVersion::negotiate(Some(requested));
+        self.version = Some(version);
+        self.client = ClientProfile::from_initialize(params);
+        self.log(
+            Level::Info,
+            format!(
+                "session initialized: protocol {}, client {:?} {:?}, renders views: {}",
+                version.as_str(),
+                truncate(&self.client.name, 100),
+                truncate(&self.client.version, 40),
+                self.client.renders_views
+            ),
+            sh,
+        );
+        Answer::Now(Ok(json!({
+            "protocolVersion": version.as_str(),
+            "capabilities": stateless::capabilities(),
+            "serverInfo": stateless::server_info(sh.config.version),
+            "instructions": sh.made.instructions(),
+        })))
+    }
+}
+
+/// Reads the view page; `alone` answers as 2026-07-28 does (complete and cacheable, and an unknown
+/// URI is invalid params rather than -32002).
+fn resources_read(id: &Id, params: &Value, alone: bool) -> Answer {
+    let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+        return Answer::Now(Err(ErrorReply::new(
+            Some(id.clone()),
+            INVALID_PARAMS,
+            "Invalid params: `resources/read` needs a `uri`.",
+        )));
+    };
+    if uri != VIEW_URI {
+        let code = if alone { INVALID_PARAMS } else { RESOURCE_NOT_FOUND };
+        let mut reply =
+            ErrorReply::new(Some(id.clone()), code, format!("Resource not found: `{}`.", truncate(uri, 200)));
+        reply.data = Some(json!({"uri": uri}));
+        return Answer::Now(Err(reply));
+    }
+    Answer::Made(if alone { Made::StatelessView } else { Made::View })
+}
