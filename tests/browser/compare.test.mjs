@@ -9,7 +9,10 @@ import { launch, open, shot, startBb, view } from "./harness.mjs";
 let browser;
 let bb;
 before(async () => {
-  bb = await startBb();
+  // These tests look at what bb highlights, not at when: on a loaded machine the first diff of a fresh
+  // process can pass the 150 ms default while its grammar compiles, and go out plain (live.test.mjs
+  // tests the deadline and the classes that follow it).
+  bb = await startBb({ bbArgs: ["--highlight-deadline", "30s"] });
   browser = await launch({ loopback: true });
 });
 after(async () => {

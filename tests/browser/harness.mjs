@@ -127,8 +127,8 @@ function stop(child) {
 // The local Bitbucket stand-in and bb serving Streamable HTTP against it, both for real, built
 // first if absent (tools/test-all.sh builds the workspace before the browser tests). bb admits
 // the test host page's origin. `stop()` ends both; call it in `after` (it is safe to call twice).
-// `stackArgs` go to bb-stack (e.g. `--data FILE`, a seed of its own).
-export async function startBb({ stackArgs = [] } = {}) {
+// `stackArgs` go to bb-stack (e.g. `--data FILE`, a seed of its own); `bbArgs` to `bb ai mcp serve`.
+export async function startBb({ stackArgs = [], bbArgs = [] } = {}) {
   if (!existsSync(exe("bb")) || !existsSync(exe("bb-stack"))) {
     execFileSync("cargo", ["build", "-q", "-p", "bb", "-p", "bb-stack"], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
   }
@@ -141,7 +141,7 @@ export async function startBb({ stackArgs = [] } = {}) {
     const [stackUrl, token] = await lines(stack, "stdout", 2, "bb-stack");
     stack.stdout.resume();
     const bb = spawn(exe("bb"), ["ai", "mcp", "serve", "--http", "127.0.0.1:0", "--host", stackUrl.trim(), "--token", token.trim(),
-      "--allow-origin", HOST_ORIGIN, "--log-level", "warning"], { stdio: ["ignore", "ignore", "pipe"] });
+      "--allow-origin", HOST_ORIGIN, "--log-level", "warning", ...bbArgs], { stdio: ["ignore", "ignore", "pipe"] });
     children.push(bb);
     const [mcp] = await lines(bb, "stderr", 1, "bb");
     if (!/^http:\/\/127\.0\.0\.1:\d+\/mcp$/.test(mcp.trim())) throw new Error(`bb did not start: ${mcp}`);

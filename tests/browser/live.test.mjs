@@ -46,7 +46,8 @@ test("a running build turns green in place: no reload, scroll kept, and the mode
   const v = await mount(data, (p) => answer(p), { height: 420 });
   await v.frame.locator("body").evaluate(() => { window.sameDocument = true; });
   const clip = v.frame.locator(".bb-clip");
-  await clip.evaluate((c) => { c.scrollTop = 150; });
+  // The frame may still be growing to its first height: scroll once it can hold the position.
+  await until("the clip scrolled to 150", () => clip.evaluate((c) => { c.scrollTop = 150; return c.scrollTop === 150; }));
   assert.equal(await v.frame.locator('.bb-build[data-key="CI-INT"]').getAttribute("data-state"), "INPROGRESS");
   const changed = live("pr-open", (d) => {
     d.fingerprint = "f2";
