@@ -5,18 +5,18 @@
 //! Run: `cargo run -p bb-core --example token_budget`. Exits non-zero when a target is missed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-#[path = "../tests/stack_driver/mod.rs"]
-mod stack_driver;
+#[path = "../tests/stack_harness/mod.rs"]
+mod stack_harness;
 
 use bb_core::{Catalogue, ExposureOptions};
 use serde_json::{Value, json};
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
 /// The budget of every tool definition the model sees with `--allow-writes` (issue #17).
 const TOOL_LIST_BUDGET: usize = 20_480;
 
 fn main() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let mut missed = Vec::new();
     // Tools offered to views only (`_meta.ui.visibility: ["app"]`) are kept from the model by the host.
     let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
@@ -31,7 +31,7 @@ fn main() {
         missed.push(format!("tools/list: {bytes} > {TOOL_LIST_BUDGET} bytes"));
     }
     println!("{:<28} {:<34} {:>9} {:>11} {:>6}", "tool", "arguments", "answer B", "Bitbucket B", "ratio");
-    let row = |d: &mut Driver, tool: &str, label: &str, args: serde_json::Value| -> (usize, String) {
+    let row = |d: &mut StackHarness, tool: &str, label: &str, args: serde_json::Value| -> (usize, String) {
         let a = d.call(tool, args);
         let ratio = if a.text.is_empty() { 0.0 } else { d.raw_bytes as f64 / a.text.len() as f64 };
         println!("{tool:<28} {label:<34} {:>9} {:>11} {:>5.1}x", a.text.len(), d.raw_bytes, ratio);

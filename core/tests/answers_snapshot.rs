@@ -4,23 +4,23 @@
 //! on purpose: `BB_UPDATE_SNAPSHOTS=1 cargo test -p bb-core --test answers_snapshot`.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::{Value, json};
-use stack_driver::{Driver, error_body};
+use stack_harness::{StackHarness, error_body};
 
 /// One recorded call: how the driver is prepared, and the call.
 struct Case {
     name: &'static str,
     views: bool,
-    prepare: fn(&mut Driver),
+    prepare: fn(&mut StackHarness),
     tool: &'static str,
     args: Value,
 }
 
-fn none(_: &mut Driver) {}
+fn none(_: &mut StackHarness) {}
 
-fn no_ui_build_listing(d: &mut Driver) {
+fn no_ui_build_listing(d: &mut StackHarness) {
     d.answer_with(|r| {
         r.path
             .starts_with("/rest/ui/")
@@ -28,11 +28,11 @@ fn no_ui_build_listing(d: &mut Driver) {
     });
 }
 
-fn activity_fails(d: &mut Driver) {
+fn activity_fails(d: &mut StackHarness) {
     d.fault("/rest/api/latest/projects/BB/repos/api/pull-requests/1/activities", 500, 10, None);
 }
 
-fn conditions_forbidden(d: &mut Driver) {
+fn conditions_forbidden(d: &mut StackHarness) {
     d.answer_with(|r| {
         r.path.contains("/required-builds/").then(|| {
             error_body(401, "com.atlassian.bitbucket.AuthorisationException", "You are not permitted", json!({}))
@@ -250,7 +250,7 @@ fn stable(mut result: Value) -> Value {
 fn record() -> Vec<String> {
     let mut lines = Vec::new();
     for case in cases() {
-        let mut d = if case.views { Driver::with_views() } else { Driver::new() };
+        let mut d = if case.views { StackHarness::with_views() } else { StackHarness::new() };
         (case.prepare)(&mut d);
         let a = d.call(case.tool, case.args.clone());
         let mut requests = d.requests.clone();

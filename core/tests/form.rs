@@ -2,12 +2,12 @@
 //! what the form carries, each suggestion, and each of Bitbucket's refusals as the form's Create meets it.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::{Value, json};
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
-fn suggest(d: &mut Driver, args: Value) -> Value {
+fn suggest(d: &mut StackHarness, args: Value) -> Value {
     let mut a = json!({"project": "BB", "repo": "api"});
     a.as_object_mut().unwrap().extend(args.as_object().unwrap().clone());
     let answer = d.call("suggest_form_values", a);
@@ -15,7 +15,7 @@ fn suggest(d: &mut Driver, args: Value) -> Value {
     answer.raw["structuredContent"].clone()
 }
 
-fn create(d: &mut Driver, args: Value) -> stack_driver::Answer {
+fn create(d: &mut StackHarness, args: Value) -> stack_harness::Answer {
     let mut a = json!({"project": "BB", "repo": "api", "title": "T", "default_reviewers": false});
     a.as_object_mut().unwrap().extend(args.as_object().unwrap().clone());
     d.call("create_pull_request", a)
@@ -23,7 +23,7 @@ fn create(d: &mut Driver, args: Value) -> stack_driver::Answer {
 
 #[test]
 fn the_form_carries_the_draft_the_default_branch_its_default_reviewers_and_commits_and_creates_nothing() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call(
         "show",
         json!({"kind": "pull_request_form", "project": "BB", "repo": "api", "from_ref": "docs/typo",
@@ -56,7 +56,7 @@ fn the_form_carries_the_draft_the_default_branch_its_default_reviewers_and_commi
 
 #[test]
 fn a_draft_needs_only_its_repository() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call("show", json!({"kind": "pull_request_form", "project": "BB", "repo": "api"}));
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(a.raw["_meta"]["bb/view"]["form"]["from"], Value::Null);
@@ -68,7 +68,7 @@ fn a_draft_needs_only_its_repository() {
 
 #[test]
 fn branches_are_suggested_from_bitbuckets_filter_in_one_request() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let s = suggest(&mut d, json!({"want": "branches", "text": "release"}));
     let names: Vec<&str> = s["branches"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"release/v1") && names.contains(&"release/v2"), "{names:?}");
@@ -79,7 +79,7 @@ fn branches_are_suggested_from_bitbuckets_filter_in_one_request() {
 
 #[test]
 fn people_are_suggested_from_bitbuckets_user_search() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let s = suggest(&mut d, json!({"want": "people", "text": "bob"}));
     assert_eq!(s["people"][0]["slug"], "bob", "{s}");
     assert_eq!(d.requests.len(), 1);
@@ -88,7 +88,7 @@ fn people_are_suggested_from_bitbuckets_user_search() {
 
 #[test]
 fn the_default_reviewers_of_a_branch_pair_are_suggested() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let s = suggest(&mut d, json!({"want": "reviewers", "from_ref": "docs/typo", "to_ref": "main"}));
     let slugs: Vec<&str> = s["reviewers"].as_array().unwrap().iter().map(|r| r["slug"].as_str().unwrap()).collect();
     assert_eq!(slugs, ["bob", "carol"]);
@@ -99,7 +99,7 @@ fn the_default_reviewers_of_a_branch_pair_are_suggested() {
 
 #[test]
 fn the_commits_between_the_branches_come_with_their_files_and_a_title() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let s = suggest(&mut d, json!({"want": "commits", "from_ref": "feature/retry", "to_ref": "main"}));
     let commits = s["commits"]["items"].as_array().unwrap();
     assert!(!commits.is_empty(), "{s}");
@@ -114,7 +114,7 @@ fn the_commits_between_the_branches_come_with_their_files_and_a_title() {
 
 #[test]
 fn the_preview_is_bbs_markdown_tree_and_reads_nothing() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let s = suggest(&mut d, json!({"want": "preview", "text": "**bold** <script>x</script>"}));
     let tree = s["preview"].to_string();
     assert!(tree.contains("\"t\":\"strong\""), "{tree}");
@@ -124,7 +124,7 @@ fn the_preview_is_bbs_markdown_tree_and_reads_nothing() {
 
 #[test]
 fn a_suggestion_that_needs_both_branches_says_so() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call("suggest_form_values", json!({"project": "BB", "repo": "api", "want": "commits", "from_ref": "x"}));
     assert!(a.is_error && a.text.contains("from_ref and to_ref"), "{}", a.text);
     assert!(d.requests.is_empty());
@@ -132,7 +132,7 @@ fn a_suggestion_that_needs_both_branches_says_so() {
 
 #[test]
 fn a_duplicate_is_refused_in_bitbuckets_words_with_the_open_pull_requests_number() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     assert!(!create(&mut d, json!({"from_ref": "docs/typo", "to_ref": "main"})).is_error);
     let dup = create(&mut d, json!({"from_ref": "docs/typo", "to_ref": "main"}));
     assert!(dup.is_error, "{}", dup.text);
@@ -146,7 +146,7 @@ fn a_duplicate_is_refused_in_bitbuckets_words_with_the_open_pull_requests_number
 
 #[test]
 fn branches_without_changes_are_refused_in_bitbuckets_words() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = create(&mut d, json!({"from_ref": "main", "to_ref": "docs/typo"}));
     assert!(a.is_error, "{}", a.text);
     assert!(a.text.contains("There are no changes to merge from main to docs/typo"), "{}", a.text);
@@ -154,7 +154,7 @@ fn branches_without_changes_are_refused_in_bitbuckets_words() {
 
 #[test]
 fn a_reviewer_who_cannot_review_is_named_in_bitbuckets_words() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = create(&mut d, json!({"from_ref": "docs/typo", "to_ref": "main", "reviewers": ["nobody"]}));
     assert!(a.is_error, "{}", a.text);
     assert!(a.text.to_lowercase().contains("nobody is not a user."), "{}", a.text);
@@ -163,7 +163,7 @@ fn a_reviewer_who_cannot_review_is_named_in_bitbuckets_words() {
 
 #[test]
 fn no_permission_is_said_and_nothing_is_created() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.fault("/rest/api/latest/projects/BB/repos/api/pull-requests", 401, 1, None);
     let a = create(&mut d, json!({"from_ref": "docs/typo", "to_ref": "main"}));
     assert!(a.is_error, "{}", a.text);

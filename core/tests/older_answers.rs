@@ -2,10 +2,10 @@
 //! rewriting the stand-in's answers the way those servers wrote them. [reference "Older servers": rec]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::{Value, json};
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
 fn pr(id: u64) -> Value {
     json!({"project": "BB", "repo": "api", "pr_id": id})
@@ -25,7 +25,7 @@ fn each_pull_request(v: &mut Value, mut f: impl FnMut(&mut Value)) {
 
 #[test]
 fn a_stash_era_reviewer_with_approved_true_and_no_status_approved() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.rewrite_answers(|r, v| {
         if is_pull_request(&r.path) {
             each_pull_request(v, |p| {
@@ -45,7 +45,7 @@ fn a_stash_era_reviewer_with_approved_true_and_no_status_approved() {
 
 #[test]
 fn a_ref_with_latest_changeset_and_no_latest_commit_has_that_commit_and_its_builds() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let sha = d.world.model.prs[&(("BB".to_owned(), "api".to_owned()), 1)].from_commit.clone();
     d.rewrite_answers(|r, v| {
         if is_pull_request(&r.path) {
@@ -66,7 +66,7 @@ fn a_ref_with_latest_changeset_and_no_latest_commit_has_that_commit_and_its_buil
 
 #[test]
 fn a_change_without_a_path_is_listed_but_never_asked_for_as_a_path() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.rewrite_answers(|r, v| {
         if r.path.ends_with("/pull-requests/1/changes") {
             let first = &mut v["values"][0];
@@ -86,7 +86,7 @@ fn a_change_without_a_path_is_listed_but_never_asked_for_as_a_path() {
 
 #[test]
 fn a_change_whose_path_has_no_text_is_never_asked_for_by_compare_refs_either() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.rewrite_answers(|r, v| {
         if r.path.ends_with("/compare/changes") {
             for c in v["values"].as_array_mut().unwrap() {
@@ -103,7 +103,7 @@ fn a_change_whose_path_has_no_text_is_never_asked_for_by_compare_refs_either() {
 
 #[test]
 fn a_pull_request_without_properties_has_its_counts_not_reported_never_zero() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.rewrite_answers(|r, v| {
         if is_pull_request(&r.path) {
             each_pull_request(v, |p| {
@@ -119,7 +119,7 @@ fn a_pull_request_without_properties_has_its_counts_not_reported_never_zero() {
 
 #[test]
 fn a_count_left_out_of_properties_that_are_there_is_a_zero() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.rewrite_answers(|r, v| {
         if is_pull_request(&r.path) {
             each_pull_request(v, |p| {
@@ -137,7 +137,7 @@ fn a_count_left_out_of_properties_that_are_there_is_a_zero() {
 
 /// The counts the card and the list view carry for PR #1 when Bitbucket's answers are rewritten by `strip`.
 fn view_counts(strip: fn(&mut Value)) -> (Value, Value) {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.rewrite_answers(move |r, v| {
         if is_pull_request(&r.path) {
             each_pull_request(v, strip);
@@ -172,7 +172,7 @@ fn the_card_and_the_list_view_leave_counts_out_only_where_bitbucket_sent_no_prop
 
 /// BB/api #1 on a server before 7.0, with a task of the old kind (bob's, open) on the root comment that starts
 /// "Why three attempts": the driver, the comment's id and the task's.
-fn with_old_task(d: &mut Driver) -> (u64, u64) {
+fn with_old_task(d: &mut StackHarness) -> (u64, u64) {
     let root = d.world.model.prs[&(("BB".to_owned(), "api".to_owned()), 1)]
         .comments
         .values()
@@ -191,7 +191,7 @@ fn with_old_task(d: &mut Driver) -> (u64, u64) {
 
 #[test]
 fn a_task_of_the_old_kind_is_shown_in_its_thread_by_list_pr_comments() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let (root, task) = with_old_task(&mut d);
     let a = d.call("list_pr_comments", pr(1));
     assert!(!a.is_error, "{}", a.text);
@@ -205,7 +205,7 @@ fn a_task_of_the_old_kind_is_shown_in_its_thread_by_list_pr_comments() {
 
 #[test]
 fn a_task_of_the_old_kind_is_listed_by_list_pr_tasks_with_its_comment() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let (root, task) = with_old_task(&mut d);
     let t = d.call("list_pr_tasks", json!({"project": "BB", "repo": "api", "pr_id": 1, "state": "OPEN"}));
     assert!(!t.is_error, "{}", t.text);
@@ -222,7 +222,7 @@ fn a_task_of_the_old_kind_is_listed_by_list_pr_tasks_with_its_comment() {
 
 #[test]
 fn the_card_draws_a_task_of_the_old_kind_inside_its_thread_without_actions() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let (root, task) = with_old_task(&mut d);
     let card = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}));
     assert!(!card.is_error, "{}", card.text);

@@ -4,12 +4,12 @@
 //! properties over simulated time.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-mod stack_driver;
+mod stack_harness;
 
 use bb_core::views::refresh::{self, Fingerprint, Motion};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
 /// A wall-clock time after everything in the seed happened.
 const NOW: u64 = 1_766_000_000_000;
@@ -18,15 +18,15 @@ fn card() -> Value {
     json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1})
 }
 
-fn view(answer: &stack_driver::Answer) -> &Value {
+fn view(answer: &stack_harness::Answer) -> &Value {
     &answer.raw["_meta"]["bb/view"]
 }
 
-fn refresh(d: &mut Driver, show: &Value, fingerprint: &Value) -> stack_driver::Answer {
+fn refresh(d: &mut StackHarness, show: &Value, fingerprint: &Value) -> stack_harness::Answer {
     d.call("refresh_view", json!({"show": show, "fingerprint": fingerprint}))
 }
 
-fn set_build(d: &mut Driver, state: &str) {
+fn set_build(d: &mut StackHarness, state: &str) {
     d.control(
         "POST",
         "/builds",
@@ -37,7 +37,7 @@ fn set_build(d: &mut Driver, state: &str) {
 
 #[test]
 fn an_unchanged_card_answers_small_after_the_reads_it_needs() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.advance(NOW);
     let shown = d.call("show", card());
     let reads_of_show = d.requests.iter().filter(|r| !r.contains("avatar")).count();
@@ -58,7 +58,7 @@ fn an_unchanged_card_answers_small_after_the_reads_it_needs() {
 
 #[test]
 fn a_build_finishing_is_seen_and_the_cadence_relaxes_after() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.advance(NOW);
     set_build(&mut d, "INPROGRESS");
     let shown = d.call("show", card());
@@ -94,7 +94,7 @@ fn a_build_finishing_is_seen_and_the_cadence_relaxes_after() {
 
 #[test]
 fn a_comment_is_seen_though_the_version_did_not_move() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.advance(NOW);
     let shown = d.call("show", card());
     let version = view(&shown)["pullRequest"]["version"].clone();
@@ -115,7 +115,7 @@ fn a_comment_is_seen_though_the_version_did_not_move() {
 
 #[test]
 fn a_merged_pull_request_stops_being_asked_for_once_still() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.advance(NOW);
     set_build(&mut d, "SUCCESSFUL");
     d.control(
@@ -141,7 +141,7 @@ fn a_merged_pull_request_stops_being_asked_for_once_still() {
 
 #[test]
 fn navigation_answers_another_call_whole_and_a_bad_fingerprint_is_no_fingerprint() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.advance(NOW);
     let list = json!({"kind": "pull_requests", "project": "BB", "repo": "api", "state": "MERGED"});
     let opened = refresh(&mut d, &list, &Value::Null);

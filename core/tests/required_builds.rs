@@ -2,13 +2,13 @@
 //! Bamboo-style parents, and the silences where bb cannot tell as Bitbucket's merge check would.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::{Value, json};
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
 /// The card's required keys and their states for a BB/api pull request.
-fn required(d: &mut Driver, id: u64) -> Option<Vec<(String, String)>> {
+fn required(d: &mut StackHarness, id: u64) -> Option<Vec<(String, String)>> {
     let a = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": id}));
     assert!(!a.is_error, "{}", a.text);
     let req = a.raw["_meta"]["bb/view"]["pullRequest"]["builds"]["requirements"].clone();
@@ -35,7 +35,7 @@ fn state<'a>(list: &'a [(String, String)], key: &str) -> Option<&'a str> {
 
 #[test]
 fn into_main_any_ref_branch_mixed_case_branch_and_pattern_conditions_apply() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let r = required(&mut d, 1).unwrap();
     // ANY_REF (ci-unit, ci-docs), BRANCH refs/heads/main (ci-integration, BB-LINT), BRANCH refs/heads/Main
     // in another letter case (ci-case), PATTERN MAIN (ci-security); not release/*, heads/**/stable, tags/,
@@ -45,7 +45,7 @@ fn into_main_any_ref_branch_mixed_case_branch_and_pattern_conditions_apply() {
 
 #[test]
 fn a_source_branch_in_an_exempt_category_is_exempted() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let r = required(&mut d, 3).unwrap(); // bugfix/serde-bump → main; ci-security exempts BUGFIX branches
     assert!(!keys(&r).contains(&"ci-security"), "{r:?}");
     assert!(keys(&r).contains(&"ci-case"), "{r:?}");
@@ -53,21 +53,21 @@ fn a_source_branch_in_an_exempt_category_is_exempted() {
 
 #[test]
 fn an_exempt_branch_matcher_exempts_that_branch_only() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let r = required(&mut d, 6).unwrap(); // docs/typo-fix: the exemption names docs/typo exactly
     assert!(keys(&r).contains(&"ci-docs"), "{r:?}");
 }
 
 #[test]
 fn a_hotfix_branch_into_main_is_not_a_hotfix_target() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let r = required(&mut d, 11).unwrap(); // hotfix/… → main: MODEL_CATEGORY HOTFIX matches targets, not sources
     assert!(!keys(&r).contains(&"ci-hotfix"), "{r:?}");
 }
 
 #[test]
 fn a_bamboo_style_build_satisfies_the_condition_its_parent_names() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     assert_eq!(state(&required(&mut d, 1).unwrap(), "ci-case"), Some("MISSING"));
     d.control(
         "POST",
@@ -80,7 +80,7 @@ fn a_bamboo_style_build_satisfies_the_condition_its_parent_names() {
 
 #[test]
 fn a_build_for_another_branch_is_not_counted() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.control(
         "POST",
         "/builds",
@@ -92,7 +92,7 @@ fn a_build_for_another_branch_is_not_counted() {
 
 #[test]
 fn a_build_moving_to_another_state_moves_its_key() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.control(
         "POST",
         "/builds",
@@ -103,24 +103,24 @@ fn a_build_moving_to_another_state_moves_its_key() {
 
 #[test]
 fn without_the_pull_request_listing_the_card_falls_back_and_says_nothing_about_requirements() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.fault("/rest/ui/", 404, 1, None);
     assert_eq!(required(&mut d, 1), None);
 }
 
 #[test]
 fn a_missing_conditions_endpoint_or_unreadable_model_silences_requirements() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.fault("/rest/required-builds/", 404, 1, None);
     assert_eq!(required(&mut d, 1), None);
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.fault("/rest/branch-utils/", 404, 1, None);
     assert_eq!(required(&mut d, 1), None);
 }
 
 #[test]
 fn a_repository_whose_conditions_need_no_model_reads_none() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "cli", "pr_id": 3}));
     assert!(!a.is_error, "{}", a.text);
     assert!(!d.requests.iter().any(|r| r.contains("/branchmodel")), "{:#?}", d.requests);
@@ -129,7 +129,7 @@ fn a_repository_whose_conditions_need_no_model_reads_none() {
 }
 
 /// Opens a pull request in BB/api from `from` into `to` with create_pull_request and returns its id.
-fn open_pr(d: &mut Driver, from: &str, to: &str) -> u64 {
+fn open_pr(d: &mut StackHarness, from: &str, to: &str) -> u64 {
     let a = d.call(
         "create_pull_request",
         json!({"project": "BB", "repo": "api", "title": format!("{from} into {to}"), "from_ref": from, "to_ref": to,
@@ -142,7 +142,7 @@ fn open_pr(d: &mut Driver, from: &str, to: &str) -> u64 {
 
 #[test]
 fn targets_decide_by_pattern_model_branch_and_model_category() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let cases = [
         ("develop", "ci-dev"),               // MODEL_BRANCH development = develop
         ("release/v1", "ci-release"),        // PATTERN release/*

@@ -3,11 +3,11 @@
 //! older than 8.15 (nothing is written: an older server would merge at once).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use bb_stack::model::PrState;
 use serde_json::{Value, json};
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
 fn pr(id: u64) -> Value {
     json!({"project": "BB", "repo": "api", "pr_id": id})
@@ -19,7 +19,7 @@ fn key(id: u64) -> ((String, String), u64) {
 
 #[test]
 fn auto_merge_of_a_vetoed_pull_request_is_recorded_and_it_stays_open_until_cancelled() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let version = d.world.model.prs[&key(10)].version;
     let a = d.call("enable_auto_merge", pr(10));
     assert!(!a.is_error, "{}", a.text);
@@ -47,7 +47,7 @@ fn auto_merge_of_a_vetoed_pull_request_is_recorded_and_it_stays_open_until_cance
 
 #[test]
 fn auto_merge_of_a_pull_request_whose_checks_pass_merges_it_now_and_says_so() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("enable_auto_merge", pr(11));
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(a.text, "PR #11 in BB/api merged now: its merge checks already passed.");
@@ -56,7 +56,7 @@ fn auto_merge_of_a_pull_request_whose_checks_pass_merges_it_now_and_says_so() {
 
 #[test]
 fn auto_merge_turned_off_for_the_repository_is_said_in_bitbuckets_words() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.world.model.repos.get_mut(&("BB".to_owned(), "api".to_owned())).unwrap().auto_merge = false;
     let a = d.call("enable_auto_merge", pr(10));
     assert!(a.is_error);
@@ -72,7 +72,7 @@ fn auto_merge_turned_off_for_the_repository_is_said_in_bitbuckets_words() {
 
 #[test]
 fn a_server_older_than_8_15_is_named_and_nothing_is_written_to_it() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.world.model.application["version"] = json!("8.14.2");
     let a = d.call("enable_auto_merge", pr(11));
     assert!(a.is_error);
@@ -91,7 +91,7 @@ fn a_server_older_than_8_15_is_named_and_nothing_is_written_to_it() {
 
 #[test]
 fn a_pull_request_that_is_not_open_or_does_not_exist_is_said_without_writing() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let merged = d.call("enable_auto_merge", pr(4));
     assert!(merged.is_error);
     assert_eq!(merged.text, "PR #4 in BB/api is merged: only an open pull request merges.");
@@ -107,7 +107,7 @@ fn a_pull_request_that_is_not_open_or_does_not_exist_is_said_without_writing() {
 
 #[test]
 fn a_write_that_fails_is_sent_once_and_says_its_outcome_is_unknown() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.fault("/rest/api/latest/projects/BB/repos/api/pull-requests/10/merge", 504, 5, None);
     let a = d.call("enable_auto_merge", pr(10));
     assert!(a.is_error);

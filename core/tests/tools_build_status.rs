@@ -2,22 +2,22 @@
 //! reads; the same key replaces it; a failed write is never retried and says the outcome is unknown.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::json;
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
 /// The source commit of BB/api #1 in the seed.
-fn commit(d: &mut Driver) -> String {
+fn commit(d: &mut StackHarness) -> String {
     let key = (("BB".to_owned(), "api".to_owned()), 1);
     d.world.model.prs[&key].from_commit.clone()
 }
 
 #[test]
 fn a_result_posted_is_read_back_and_the_same_key_replaces_it() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let c = commit(&mut d);
-    let set = |d: &mut Driver, state: &str| {
+    let set = |d: &mut StackHarness, state: &str| {
         d.call(
             "set_build_status",
             json!({"project": "BB", "repo": "api", "commit": c, "key": "bb-ci", "state": state,
@@ -39,7 +39,7 @@ fn a_result_posted_is_read_back_and_the_same_key_replaces_it() {
 
 #[test]
 fn a_write_that_fails_is_sent_once_and_says_its_outcome_is_unknown() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let c = commit(&mut d);
     d.fault("/rest/api/latest/projects/BB/repos/api/commits/", 503, 5, None);
     let a = d.call(
@@ -53,7 +53,7 @@ fn a_write_that_fails_is_sent_once_and_says_its_outcome_is_unknown() {
 
 #[test]
 fn a_bad_state_or_address_is_refused_before_bitbucket_is_asked() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     for args in [
         json!({"project": "BB", "repo": "api", "commit": "abcdef1", "key": "k", "state": "GREEN", "url": "https://x"}),
         json!({"project": "BB", "repo": "api", "commit": "abcdef1", "key": "k", "state": "FAILED", "url": "javascript:alert(1)"}),
@@ -67,7 +67,7 @@ fn a_bad_state_or_address_is_refused_before_bitbucket_is_asked() {
 
 #[test]
 fn an_unknown_repository_is_said_in_bitbuckets_words() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call(
         "set_build_status",
         json!({"project": "BB", "repo": "nope", "commit": "abcdef1", "key": "k", "state": "FAILED", "url": "https://x"}),

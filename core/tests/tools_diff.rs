@@ -1,14 +1,14 @@
 //! get_pull_request_diff against the stack: change list, budgets, cuts, costs.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::json;
-use stack_driver::{Driver, error_body};
+use stack_harness::{StackHarness, error_body};
 
 #[test]
 fn without_paths_the_change_list_and_the_first_files_come_with_line_numbers() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("get_pull_request_diff", json!({"project": "BB", "repo": "api", "pr_id": 1}));
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(d.requests.len(), 1 + 3, "{:?}", d.requests);
@@ -22,7 +22,7 @@ fn without_paths_the_change_list_and_the_first_files_come_with_line_numbers() {
 
 #[test]
 fn a_big_file_is_cut_at_its_budget_with_a_marker_that_says_how_to_get_more() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     for budget in [2000u64, 20_000, 100_000] {
         let a =
             d.call("get_pull_request_diff", json!({"project": "BB", "repo": "api", "pr_id": 2, "max_bytes": budget}));
@@ -38,7 +38,7 @@ fn a_big_file_is_cut_at_its_budget_with_a_marker_that_says_how_to_get_more() {
 
 #[test]
 fn paths_go_out_with_the_change_list_in_one_stage() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d
         .call("get_pull_request_diff", json!({"project": "BB", "repo": "api", "pr_id": 1, "paths": ["docs/retry.md"]}));
     assert_eq!(d.requests.len(), 2);
@@ -51,7 +51,7 @@ fn paths_go_out_with_the_change_list_in_one_stage() {
 
 #[test]
 fn a_failed_change_list_costs_a_line_when_paths_were_asked() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.answer_with(|r| {
         r.path
             .ends_with("/changes")
@@ -66,7 +66,7 @@ fn a_failed_change_list_costs_a_line_when_paths_were_asked() {
 
 #[test]
 fn more_files_than_shown_are_named_with_how_to_ask() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("get_pull_request_diff", json!({"project": "OPS", "repo": "infra", "pr_id": 1}));
     assert_eq!(d.requests.len(), 1 + 5);
     assert!(a.text.contains("[diffs of 2 more file(s) not shown; ask with paths=[…]"), "{}", a.text);
@@ -76,7 +76,7 @@ fn more_files_than_shown_are_named_with_how_to_ask() {
 
 #[test]
 fn hostile_diff_text_passes_through() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("get_pull_request_diff", json!({"project": "BB", "repo": "api", "pr_id": 7}));
     assert!(a.text.contains("+2 <script>fetch('/steal?c=' + document.cookie)</script>"), "{}", a.text);
     assert!(a.text.contains("\u{202e} comment"));

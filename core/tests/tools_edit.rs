@@ -2,25 +2,25 @@
 //! writes once, and on a stale version says what the thing is now.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use bb_core::{FetchErrorKind, Method};
 use bb_stack::world::World;
 use serde_json::{Value, json};
-use stack_driver::{Driver, failed};
+use stack_harness::{StackHarness, failed};
 
 fn key(project: &str, repo: &str, id: u64) -> ((String, String), u64) {
     ((project.to_owned(), repo.to_owned()), id)
 }
 
 /// The id of PR 1's first open task in the seed.
-fn open_task(d: &Driver) -> u64 {
+fn open_task(d: &StackHarness) -> u64 {
     let pr = &d.world.model.prs[&key("BB", "api", 1)];
     pr.comments.values().find(|c| c.is_open_task()).unwrap().id
 }
 
 /// The id of PR 1's first general comment (not a task, not a reply) written by alice, bb's user.
-fn own_comment(d: &Driver) -> u64 {
+fn own_comment(d: &StackHarness) -> u64 {
     let pr = &d.world.model.prs[&key("BB", "api", 1)];
     pr.comments.values().find(|c| c.severity == "NORMAL" && !c.deleted && c.author == "alice").unwrap().id
 }
@@ -33,7 +33,7 @@ fn comment_args(comment_id: u64, extra: Value) -> Value {
 
 #[test]
 fn resolving_a_task_reads_its_version_then_puts_it_once_and_leaves_the_pull_requests_version_alone() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let task = open_task(&d);
     let version = d.world.model.prs[&key("BB", "api", 1)].version;
     let a = d.call("update_pr_comment", comment_args(task, json!({"state": "RESOLVED"})));
@@ -49,7 +49,7 @@ fn resolving_a_task_reads_its_version_then_puts_it_once_and_leaves_the_pull_requ
 
 #[test]
 fn the_same_call_again_finds_nothing_to_change_and_writes_nothing() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let task = open_task(&d);
     d.call("update_pr_comment", comment_args(task, json!({"state": "RESOLVED"})));
     let again = d.call("update_pr_comment", comment_args(task, json!({"state": "RESOLVED"})));
@@ -62,7 +62,7 @@ fn the_same_call_again_finds_nothing_to_change_and_writes_nothing() {
 
 #[test]
 fn an_edit_sends_the_text_as_given_and_quotes_what_it_replaced() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let c = own_comment(&d);
     let before = d.world.model.prs[&key("BB", "api", 1)].comments[&c].text.clone();
     let hostile = "<script>alert(1)</script> \u{202e}gnp.exe ```\n\"quoted\"";
@@ -77,7 +77,7 @@ fn an_edit_sends_the_text_as_given_and_quotes_what_it_replaced() {
 
 #[test]
 fn a_stale_version_is_not_retried_and_the_answer_says_what_the_task_is_now() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let task = open_task(&d);
     // bob resolves the task and rewords it between bb's read and bb's write.
     d.before_serving(move |r, w: &mut World| {
@@ -104,7 +104,7 @@ fn a_stale_version_is_not_retried_and_the_answer_says_what_the_task_is_now() {
 
 #[test]
 fn a_missing_comment_is_one_request_and_one_sentence() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("update_pr_comment", comment_args(99_999, json!({"state": "RESOLVED"})));
     assert!(a.is_error);
     assert_eq!(a.text, "That comment does not exist on pull request #1 in BB/api (or it was deleted).");
@@ -118,7 +118,7 @@ fn a_missing_comment_is_one_request_and_one_sentence() {
 
 #[test]
 fn a_comment_that_is_not_a_task_is_not_resolved_and_nothing_is_written() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let c = own_comment(&d);
     let a = d.call("update_pr_comment", comment_args(c, json!({"state": "RESOLVED"})));
     assert!(a.is_error);
@@ -133,7 +133,7 @@ fn a_comment_that_is_not_a_task_is_not_resolved_and_nothing_is_written() {
 
 #[test]
 fn a_comment_update_whose_answer_was_lost_says_it_may_have_happened() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let task = open_task(&d);
     d.answer_with(|r| (r.method == Method::Put).then(|| failed(FetchErrorKind::Timeout, "no answer in 30 s", true)));
     let a = d.call("update_pr_comment", comment_args(task, json!({"state": "RESOLVED"})));
@@ -153,7 +153,7 @@ fn pr_args(id: u64, extra: Value) -> Value {
 }
 
 /// PR 1's reviewers in the stand-in, with their statuses.
-fn reviewers(d: &Driver, id: u64) -> Vec<(String, String)> {
+fn reviewers(d: &StackHarness, id: u64) -> Vec<(String, String)> {
     d.world.model.prs[&key("BB", "api", id)].reviewers.iter().map(|r| (r.user.clone(), r.status.clone())).collect()
 }
 
@@ -163,7 +163,7 @@ fn pair(user: &str, status: &str) -> (String, String) {
 
 #[test]
 fn a_title_edit_keeps_every_reviewer_and_their_verdicts() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let before = reviewers(&d, 1);
     assert_eq!(before.len(), 3);
     let a = d.call("update_pull_request", pr_args(1, json!({"title": "Retry with backoff"})));
@@ -184,7 +184,7 @@ fn a_title_edit_keeps_every_reviewer_and_their_verdicts() {
 
 #[test]
 fn reviewers_are_added_and_removed_by_name_and_the_others_stay() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call(
         "update_pull_request",
         pr_args(1, json!({"add_reviewers": ["frank"], "remove_reviewers": ["CAROL", "zed"]})),
@@ -200,7 +200,7 @@ fn reviewers_are_added_and_removed_by_name_and_the_others_stay() {
 
 #[test]
 fn an_update_that_changes_nothing_writes_nothing() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let title = d.world.model.prs[&key("BB", "api", 1)].title.clone();
     let a =
         d.call("update_pull_request", pr_args(1, json!({"title": title, "add_reviewers": ["bob"], "draft": false})));
@@ -213,7 +213,7 @@ fn an_update_that_changes_nothing_writes_nothing() {
 
 #[test]
 fn a_stale_update_says_what_changed_meanwhile_from_bitbuckets_answer_and_is_not_retried() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     // carol retitles the pull request and adds frank between bb's read and bb's write.
     d.before_serving(|r, w: &mut World| {
         if r.method == Method::Put {
@@ -238,10 +238,10 @@ fn a_stale_update_says_what_changed_meanwhile_from_bitbuckets_answer_and_is_not_
 
 #[test]
 fn a_stale_update_without_the_pull_request_in_the_answer_reads_it_once_more() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.answer_with(|r| {
         (r.method == Method::Put).then(|| {
-            stack_driver::error_body(
+            stack_harness::error_body(
                 409,
                 "com.atlassian.bitbucket.pull.PullRequestOutOfDateException",
                 "You are attempting to modify a pull request based on out-of-date information.",
@@ -257,7 +257,7 @@ fn a_stale_update_without_the_pull_request_in_the_answer_reads_it_once_more() {
 
 #[test]
 fn hostile_text_is_sent_as_given_and_the_target_moves() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let title = "<script>alert('t')</script> \u{202e}txt.exe";
     let description = "<img src=x onerror=alert(1)>\n[x](javascript:alert(1))";
     let a = d.call(
@@ -279,7 +279,7 @@ fn hostile_text_is_sent_as_given_and_the_target_moves() {
 
 #[test]
 fn an_update_of_a_missing_pull_request_or_with_a_reviewer_bitbucket_refuses_changes_nothing() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("update_pull_request", pr_args(999, json!({"title": "X"})));
     assert_eq!((a.is_error, a.text.as_str()), (true, "Pull request #999 does not exist in BB/api."));
     assert_eq!(d.requests.len(), 1);
@@ -292,7 +292,7 @@ fn an_update_of_a_missing_pull_request_or_with_a_reviewer_bitbucket_refuses_chan
 
 #[test]
 fn an_update_whose_answer_was_lost_says_it_may_have_happened() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.answer_with(|r| (r.method == Method::Put).then(|| failed(FetchErrorKind::Timeout, "no answer in 30 s", true)));
     let a = d.call("update_pull_request", pr_args(1, json!({"title": "X"})));
     assert!(
@@ -305,7 +305,7 @@ fn an_update_whose_answer_was_lost_says_it_may_have_happened() {
 
 #[test]
 fn decline_then_reopen_each_read_the_version_and_post_it_once() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("decline_pull_request", pr_args(11, json!({})));
     assert_eq!(a.text, "Declined PR #11 in BB/api: state DECLINED, version 1. reopen_pull_request undoes it.");
     assert_eq!(d.requests.len(), 2);
@@ -325,7 +325,7 @@ fn decline_then_reopen_each_read_the_version_and_post_it_once() {
 
 #[test]
 fn a_merged_pull_request_is_neither_declined_nor_reopened_and_nothing_is_posted() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("decline_pull_request", pr_args(4, json!({})));
     assert_eq!(
         (a.is_error, a.text.as_str()),
@@ -340,7 +340,7 @@ fn a_merged_pull_request_is_neither_declined_nor_reopened_and_nothing_is_posted(
 
 #[test]
 fn a_stale_decline_says_what_changed_meanwhile() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     // dave pushes to the source branch between bb's read and bb's write.
     d.before_serving(|r, w: &mut World| {
         if r.method == Method::Post {
@@ -363,7 +363,7 @@ fn a_stale_decline_says_what_changed_meanwhile() {
 
 #[test]
 fn a_pull_requests_commits_are_listed_newest_first_and_paged() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let expected: Vec<String> = {
         let m = &d.world.model;
         let pr = &m.prs[&key("BB", "api", 1)];

@@ -1,11 +1,11 @@
 //! get_pull_request against the stack: what it says, what it costs, and how it fails.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use bb_core::FetchErrorKind;
 use serde_json::json;
-use stack_driver::{Driver, error_body, failed};
+use stack_harness::{StackHarness, error_body, failed};
 
 fn pr(id: u64) -> serde_json::Value {
     json!({"project": "BB", "repo": "api", "pr_id": id})
@@ -13,7 +13,7 @@ fn pr(id: u64) -> serde_json::Value {
 
 #[test]
 fn an_open_pull_request_reads_in_three_requests_with_bitbuckets_counts_builds_and_merge_check() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("get_pull_request", pr(1));
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(d.requests.len(), 3, "{:?}", d.requests);
@@ -29,7 +29,7 @@ fn an_open_pull_request_reads_in_three_requests_with_bitbuckets_counts_builds_an
 
 #[test]
 fn ten_reviewers_and_a_long_description_stay_within_two_kilobytes() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("get_pull_request", json!({"project": "OPS", "repo": "infra", "pr_id": 2}));
     assert!(!a.is_error, "{}", a.text);
     assert!(a.text.len() <= 2048, "{} bytes", a.text.len());
@@ -45,7 +45,7 @@ fn ten_reviewers_and_a_long_description_stay_within_two_kilobytes() {
 
 #[test]
 fn hostile_text_passes_through_and_a_100_kb_title_is_cut_with_a_marker() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("get_pull_request", pr(7));
     assert!(a.text.contains("<script>alert('title')</script> Fix \u{202e}redro\u{202c} and <b>bold</b>"), "{}", a.text);
     assert!(a.text.contains("[click me](javascript:alert(3))"));
@@ -57,7 +57,7 @@ fn hostile_text_passes_through_and_a_100_kb_title_is_cut_with_a_marker() {
 
 #[test]
 fn unknown_project_repository_and_pull_request_each_say_which() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("get_pull_request", json!({"project": "NOPE", "repo": "api", "pr_id": 1}));
     assert!(a.is_error && a.text == "Project NOPE does not exist (or this user cannot see it).", "{}", a.text);
     let a = d.call("get_pull_request", json!({"project": "BB", "repo": "nope", "pr_id": 1}));
@@ -68,7 +68,7 @@ fn unknown_project_repository_and_pull_request_each_say_which() {
 
 #[test]
 fn a_401_is_one_sentence_without_the_token() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.answer_with(|_| {
         Some(error_body(401, "com.atlassian.bitbucket.AuthorisationException", "token stack-token-alice", json!({})))
     });
@@ -80,7 +80,7 @@ fn a_401_is_one_sentence_without_the_token() {
 
 #[test]
 fn rate_limiting_failing_and_unreachable_bitbucket_are_errors_the_model_can_act_on() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.fault("/rest/api", 429, 1, Some(30));
     let a = d.call("get_pull_request", pr(1));
     assert!(a.is_error && a.text.contains("rate limiting bb; try again in 30 seconds"), "{}", a.text);
@@ -94,7 +94,7 @@ fn rate_limiting_failing_and_unreachable_bitbucket_are_errors_the_model_can_act_
 
 #[test]
 fn not_configured_says_so() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let detail = "no Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.";
     d.answer_with(move |_| Some(failed(FetchErrorKind::NotConfigured, detail, false)));
     let a = d.call("get_pull_request", pr(1));
@@ -103,7 +103,7 @@ fn not_configured_says_so() {
 
 #[test]
 fn a_failed_build_listing_costs_one_line_not_the_answer() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.fault("/rest/ui", 500, 1, None);
     let a = d.call("get_pull_request", pr(1));
     assert!(!a.is_error, "{}", a.text);
@@ -113,7 +113,7 @@ fn a_failed_build_listing_costs_one_line_not_the_answer() {
 
 #[test]
 fn without_the_pull_request_build_listing_the_legacy_stats_answer_in_one_more_request() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.answer_with(|r| {
         r.path
             .starts_with("/rest/ui/")
@@ -128,11 +128,11 @@ fn without_the_pull_request_build_listing_the_legacy_stats_answer_in_one_more_re
 
 #[test]
 fn a_vetoed_pull_request_says_why_in_bitbuckets_words_and_a_closed_one_reads_no_merge_check() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("get_pull_request", pr(10));
     assert!(a.text.contains("Merge check: blocked — "), "{}", a.text);
     assert!(a.text.contains("approvals"), "{}", a.text);
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let merged = d.call("list_pull_requests", json!({"project": "BB", "repo": "api", "state": "MERGED", "limit": 1}));
     let id: u64 =
         merged.text.lines().nth(1).and_then(|l| l.trim_start_matches('#').split(' ').next()?.parse().ok()).unwrap();

@@ -3,10 +3,10 @@
 //! refusals in Bitbucket's words, hostile text passed through as text.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::json;
-use stack_driver::{Driver, error_body};
+use stack_harness::{StackHarness, error_body};
 
 fn repo() -> serde_json::Value {
     json!({"project": "BB", "repo": "api"})
@@ -18,13 +18,13 @@ fn with(extra: serde_json::Value) -> serde_json::Value {
     a
 }
 
-fn head(d: &Driver, branch: &str) -> String {
+fn head(d: &StackHarness, branch: &str) -> String {
     d.world.model.repo("BB", "api").unwrap().branches[branch].clone()
 }
 
 #[test]
 fn branches_list_the_default_first_and_marked_in_one_request_and_page_with_start() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("list_branches", with(json!({"limit": 2})));
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(d.requests, ["GET /rest/api/latest/projects/BB/repos/api/branches?start=0&limit=2"]);
@@ -38,7 +38,7 @@ fn branches_list_the_default_first_and_marked_in_one_request_and_page_with_start
 
 #[test]
 fn a_branch_filter_reaches_bitbucket_as_filter_text() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("list_branches", with(json!({"filter": "release", "order": "MODIFICATION"})));
     assert_eq!(
         d.requests,
@@ -52,7 +52,7 @@ fn a_branch_filter_reaches_bitbucket_as_filter_text() {
 
 #[test]
 fn tags_say_which_are_annotated() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("list_tags", repo());
     assert_eq!(d.requests.len(), 1);
     assert!(a.text.contains("v0.1.0 ") && a.text.contains(" (annotated)"), "{}", a.text);
@@ -61,7 +61,7 @@ fn tags_say_which_are_annotated() {
 
 #[test]
 fn a_ref_resolves_to_its_commit_or_says_it_names_nothing() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("resolve_ref", with(json!({"ref": "refs/heads/develop"})));
     assert!(!a.is_error, "{}", a.text);
     assert!(
@@ -86,7 +86,7 @@ fn a_ref_resolves_to_its_commit_or_says_it_names_nothing() {
 
 #[test]
 fn commits_of_a_range_leave_out_what_since_reaches_and_page() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let all = d.call("list_commits", repo());
     assert!(
         all.text.starts_with("Commits of the default branch in BB/api, from start=0 (newest first):"),
@@ -107,7 +107,7 @@ fn commits_of_a_range_leave_out_what_since_reaches_and_page() {
 
 #[test]
 fn a_commit_shows_its_parents_and_whole_message_and_a_missing_one_is_bitbuckets_404() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let id = head(&d, "main");
     let a = d.call("get_commit", with(json!({"commit_id": id})));
     assert!(!a.is_error, "{}", a.text);
@@ -124,7 +124,7 @@ fn a_commit_shows_its_parents_and_whole_message_and_a_missing_one_is_bitbuckets_
 
 #[test]
 fn hostile_commit_text_is_passed_through_as_text_on_one_line_in_lists() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.rewrite_answers(|_, v| {
         if let Some(values) = v["values"].as_array_mut() {
             for c in values {
@@ -141,7 +141,7 @@ fn hostile_commit_text_is_passed_through_as_text_on_one_line_in_lists() {
 
 #[test]
 fn comparing_refs_gives_commits_files_and_diffs_within_the_budget() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     // The stand-in compares the branches of a pull request: PR 2's.
     let pr = &d.world.model.prs[&(("BB".to_owned(), "api".to_owned()), 2)];
     let (from, to) = (pr.from.branch.clone(), pr.to.branch.clone());
@@ -160,7 +160,7 @@ fn comparing_refs_gives_commits_files_and_diffs_within_the_budget() {
 
 #[test]
 fn comparing_with_a_ref_that_does_not_resolve_is_one_sentence() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("compare_refs", with(json!({"from_ref": "main", "to_ref": "gone"})));
     assert!(a.is_error);
     assert!(a.text.contains("Commit 'gone' does not exist in this repository."), "{}", a.text);
@@ -169,7 +169,7 @@ fn comparing_with_a_ref_that_does_not_resolve_is_one_sentence() {
 
 #[test]
 fn a_server_error_is_said_in_bitbuckets_words() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.answer_with(|r| {
         r.path
             .ends_with("/branches")

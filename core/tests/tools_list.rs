@@ -1,14 +1,14 @@
 //! list_pull_requests against the stack: paging, filters, dashboard, inbox, cost and line size.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::json;
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
 #[test]
 fn a_repository_pages_with_an_explicit_next_start_and_never_a_total() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let mut seen = Vec::new();
     let mut start = 0;
     loop {
@@ -36,7 +36,7 @@ fn a_repository_pages_with_an_explicit_next_start_and_never_a_total() {
 
 #[test]
 fn lines_stay_under_160_bytes_per_pull_request() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("list_pull_requests", json!({"project": "BB", "repo": "api", "state": "ALL", "limit": 100}));
     let prs: Vec<&str> = a.text.lines().filter(|l| l.starts_with('#')).collect();
     assert!(prs.len() >= 11);
@@ -49,7 +49,7 @@ fn lines_stay_under_160_bytes_per_pull_request() {
 
 #[test]
 fn filters_reach_bitbucket_as_its_own_parameters() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("list_pull_requests", json!({"project": "BB", "repo": "api", "source_branch": "feature/retry"}));
     assert!(d.requests[0].contains("direction=OUTGOING") && d.requests[0].contains("at=refs/heads/feature/retry"));
     assert_eq!(a.text.lines().filter(|l| l.starts_with('#')).count(), 1, "{}", a.text);
@@ -86,7 +86,7 @@ fn filters_reach_bitbucket_as_its_own_parameters() {
 
 #[test]
 fn the_dashboard_and_the_inbox_need_no_repository_and_the_inbox_has_bitbuckets_count() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("list_pull_requests", json!({"role": "AUTHOR"}));
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(d.requests.len(), 1);
@@ -99,7 +99,7 @@ fn the_dashboard_and_the_inbox_need_no_repository_and_the_inbox_has_bitbuckets_c
 
 #[test]
 fn arguments_that_cannot_go_together_are_refused_without_a_request() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     for args in [
         json!({"project": "BB"}),
         json!({"source_branch": "x"}),

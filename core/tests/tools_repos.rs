@@ -2,14 +2,14 @@
 //! paging explicit, one request.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::json;
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
 #[test]
 fn repositories_are_found_by_name_across_projects_with_their_clone_addresses() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("search_repositories", json!({"name": "API"}));
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(d.requests, ["GET /rest/api/latest/repos?name=API&start=0&limit=25"]);
@@ -22,7 +22,7 @@ fn repositories_are_found_by_name_across_projects_with_their_clone_addresses() {
 
 #[test]
 fn every_repository_is_listed_a_page_at_a_time() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("search_repositories", json!({"limit": 2}));
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(a.text.lines().filter(|l| l.contains('/') && l.contains("http: ")).count(), 2, "{}", a.text);
@@ -33,7 +33,7 @@ fn every_repository_is_listed_a_page_at_a_time() {
 
 #[test]
 fn clone_info_gives_the_addresses_and_the_default_branch_in_two_reads() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("get_repository_clone_info", json!({"project": "BB", "repo": "api"}));
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(a.text.lines().next().unwrap(), "BB/api: default branch main.");

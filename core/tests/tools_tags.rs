@@ -2,14 +2,14 @@
 //! lists; a name already taken is said as such; a failed write is sent once and says its outcome is unknown.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::json;
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
 #[test]
 fn a_tag_made_at_a_branch_is_listed_at_its_head_and_a_message_makes_it_annotated() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let head = d.world.model.repos[&("BB".to_owned(), "api".to_owned())].branches["main"].clone();
     let a = d.call(
         "create_tag",
@@ -28,7 +28,7 @@ fn a_tag_made_at_a_branch_is_listed_at_its_head_and_a_message_makes_it_annotated
 
 #[test]
 fn a_tag_that_already_exists_is_said_so_and_nothing_is_created() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let existing = d.world.model.repos[&("BB".to_owned(), "api".to_owned())].tags.keys().next().unwrap().clone();
     let a = d.call("create_tag", json!({"project": "BB", "repo": "api", "name": existing, "start_point": "main"}));
     assert!(a.is_error);
@@ -39,7 +39,7 @@ fn a_tag_that_already_exists_is_said_so_and_nothing_is_created() {
 
 #[test]
 fn a_start_point_that_names_nothing_is_refused_in_bitbuckets_words() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("create_tag", json!({"project": "BB", "repo": "api", "name": "t", "start_point": "no-such-branch"}));
     assert!(a.is_error);
     assert!(a.text.starts_with("Bitbucket refused the request: "), "{}", a.text);
@@ -48,7 +48,7 @@ fn a_start_point_that_names_nothing_is_refused_in_bitbuckets_words() {
 
 #[test]
 fn a_tag_write_that_fails_is_sent_once_and_says_its_outcome_is_unknown() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.fault("/rest/api/latest/projects/BB/repos/api/tags", 502, 5, None);
     let a = d.call("create_tag", json!({"project": "BB", "repo": "api", "name": "t", "start_point": "main"}));
     assert!(a.is_error);

@@ -1,11 +1,11 @@
 //! The conversation and write tools against the stack: comments, tasks, create, merge, and their failures.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use bb_core::FetchErrorKind;
 use serde_json::json;
-use stack_driver::{Driver, failed};
+use stack_harness::{StackHarness, failed};
 
 fn pr(id: u64) -> serde_json::Value {
     json!({"project": "BB", "repo": "api", "pr_id": id})
@@ -13,7 +13,7 @@ fn pr(id: u64) -> serde_json::Value {
 
 #[test]
 fn comments_are_threads_newest_first_each_once_with_anchors_tasks_and_outdated_marks() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("list_pr_comments", pr(1));
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(d.requests.len(), 1);
@@ -33,7 +33,7 @@ fn comments_are_threads_newest_first_each_once_with_anchors_tasks_and_outdated_m
 
 #[test]
 fn comments_page_by_activity() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("list_pr_comments", json!({"project": "BB", "repo": "api", "pr_id": 1, "limit": 2}));
     assert!(a.text.contains("More activities exist — start=2."), "{}", a.text);
     let b = d.call("list_pr_comments", json!({"project": "BB", "repo": "api", "pr_id": 1, "start": 2, "limit": 2}));
@@ -42,7 +42,7 @@ fn comments_page_by_activity() {
 
 #[test]
 fn tasks_come_with_bitbuckets_counts_in_two_requests() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("list_pr_tasks", pr(1));
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(d.requests.len(), 2);
@@ -55,7 +55,7 @@ fn tasks_come_with_bitbuckets_counts_in_two_requests() {
 
 #[test]
 fn a_comment_a_reply_a_line_comment_and_a_task_are_one_post_each() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("add_pr_comment", json!({"project": "BB", "repo": "api", "pr_id": 3, "text": "<b>hi</b> \u{202e}"}));
     assert!(a.text.starts_with("Added comment #"), "{}", a.text);
     assert_eq!(d.requests.len(), 1);
@@ -80,7 +80,7 @@ fn a_comment_a_reply_a_line_comment_and_a_task_are_one_post_each() {
 
 #[test]
 fn a_write_whose_answer_was_lost_says_it_may_have_happened_and_how_to_check() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.answer_with(|_| Some(failed(FetchErrorKind::Timeout, "no answer in 30 s", true)));
     let a = d.call("add_pr_comment", json!({"project": "BB", "repo": "api", "pr_id": 3, "text": "x"}));
     assert!(a.is_error);
@@ -92,7 +92,7 @@ fn a_write_whose_answer_was_lost_says_it_may_have_happened_and_how_to_check() {
 
 #[test]
 fn create_adds_default_reviewers_and_targets_the_default_branch_in_four_requests() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a =
         d.call("create_pull_request", json!({"project": "BB", "repo": "api", "title": "T", "from_ref": "docs/typo"}));
     assert!(!a.is_error, "{}", a.text);
@@ -110,7 +110,7 @@ fn create_adds_default_reviewers_and_targets_the_default_branch_in_four_requests
 
 #[test]
 fn merge_checks_the_version_and_reports_vetoes_in_bitbuckets_words() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let stale = d.call("merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 1, "version": 1}));
     assert!(stale.is_error && stale.text.contains("its current version is 3"), "{}", stale.text);
     let veto = d.call("merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 10, "version": 0}));
@@ -127,7 +127,7 @@ fn merge_checks_the_version_and_reports_vetoes_in_bitbuckets_words() {
 
 #[test]
 fn builds_of_a_pull_request_and_of_a_commit() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("get_build_status", pr(1));
     assert!(!a.is_error, "{}", a.text);
     // The listing, the pull request (its branches), the conditions and the branching model.
@@ -149,7 +149,7 @@ fn builds_of_a_pull_request_and_of_a_commit() {
 
 #[test]
 fn build_status_of_a_pull_request_says_which_required_builds_pass_fail_run_or_are_missing() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("get_build_status", pr(1));
     let line =
         a.text.lines().find(|l| l.starts_with("Required builds (into main):")).unwrap_or_else(|| panic!("{}", a.text));
@@ -165,7 +165,7 @@ fn build_status_of_a_pull_request_says_which_required_builds_pass_fail_run_or_ar
 
 #[test]
 fn build_status_without_the_pull_request_listing_decides_nothing_about_requirements() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.fault("/rest/ui/", 404, 1, None);
     let a = d.call("get_build_status", pr(1));
     assert!(
@@ -178,7 +178,7 @@ fn build_status_without_the_pull_request_listing_decides_nothing_about_requireme
 
 #[test]
 fn required_builds_for_a_pull_request_list_every_condition_and_where_each_build_stands() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("list_required_builds", json!({"project": "BB", "repo": "api", "pr_id": 1}));
     assert!(!a.is_error, "{}", a.text);
     assert!(a.text.contains("11 condition(s):"), "{}", a.text);
@@ -190,7 +190,7 @@ fn required_builds_for_a_pull_request_list_every_condition_and_where_each_build_
 
 #[test]
 fn required_builds_in_words() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("list_required_builds", json!({"project": "BB", "repo": "api"}));
     assert_eq!(d.requests.len(), 1);
     assert!(a.text.contains("#1: pull requests into any branch need successful builds: ci-unit"), "{}", a.text);
@@ -202,7 +202,7 @@ fn required_builds_in_words() {
 
 #[test]
 fn a_review_reads_the_pr_once_to_learn_who_bb_is_then_sets_the_status_with_one_put() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("submit_pr_review", json!({"project": "BB", "repo": "api", "pr_id": 10, "action": "approve"}));
     assert_eq!(a.text, "Approved PR #10 in BB/api as alice.", "{}", a.text);
     assert_eq!(d.requests.len(), 2);
@@ -218,7 +218,7 @@ fn a_review_reads_the_pr_once_to_learn_who_bb_is_then_sets_the_status_with_one_p
 
 #[test]
 fn a_review_with_a_comment_posts_it_after_the_status() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call(
         "submit_pr_review",
         json!({"project": "BB", "repo": "api", "pr_id": 10, "action": "withdraw", "comment": "Taking another look."}),
@@ -231,7 +231,7 @@ fn a_review_with_a_comment_posts_it_after_the_status() {
 
 #[test]
 fn the_author_cannot_review_and_nothing_is_commented() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call(
         "submit_pr_review",
         json!({"project": "BB", "repo": "api", "pr_id": 1, "action": "approve", "comment": "LGTM"}),
@@ -243,7 +243,7 @@ fn the_author_cannot_review_and_nothing_is_commented() {
 
 #[test]
 fn a_review_of_a_missing_pull_request_says_so() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("submit_pr_review", json!({"project": "BB", "repo": "api", "pr_id": 999, "action": "approve"}));
     assert!(a.is_error);
     assert_eq!(a.text, "Pull request #999 does not exist in BB/api.");
@@ -252,7 +252,7 @@ fn a_review_of_a_missing_pull_request_says_so() {
 
 #[test]
 fn a_review_whose_outcome_is_unknown_says_how_to_check_and_is_not_retried() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     d.answer_with(|r| {
         (r.method == bb_core::Method::Put).then(|| failed(FetchErrorKind::Timeout, "no answer in 30 s", true))
     });

@@ -1,12 +1,12 @@
 //! `show` against the stack: what a view carries, what it costs, and what a client without views gets.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::{Value, json};
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
-fn card(d: &mut Driver, project: &str, repo: &str, id: u64) -> (stack_driver::Answer, Value) {
+fn card(d: &mut StackHarness, project: &str, repo: &str, id: u64) -> (stack_harness::Answer, Value) {
     let a = d.call("show", json!({"kind": "pull_request", "project": project, "repo": repo, "pr_id": id}));
     assert!(!a.is_error, "{}", a.text);
     let view = a.raw["_meta"]["bb/view"].clone();
@@ -16,7 +16,7 @@ fn card(d: &mut Driver, project: &str, repo: &str, id: u64) -> (stack_driver::An
 
 #[test]
 fn a_client_without_views_is_told_nothing_was_shown_and_nothing_is_fetched() {
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}));
     assert!(!a.is_error);
     assert!(a.text.starts_with("Nothing was shown"), "{}", a.text);
@@ -27,7 +27,7 @@ fn a_client_without_views_is_told_nothing_was_shown_and_nothing_is_fetched() {
 
 #[test]
 fn the_card_carries_everything_it_draws_with_bitbuckets_counts() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let (a, view) = card(&mut d, "BB", "api", 1);
     assert!(a.text.contains("If the person sees no view, answer in words."), "{}", a.text);
     assert!(a.text.len() < 300, "the text for the model stays short: {}", a.text);
@@ -61,7 +61,7 @@ fn the_card_carries_everything_it_draws_with_bitbuckets_counts() {
 
 #[test]
 fn a_card_costs_six_requests_and_one_per_avatar_then_the_cache_answers() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     card(&mut d, "BB", "api", 1);
     let first = d.requests.clone();
     // The pull request, its build listing, its activity, the required-build conditions, the
@@ -78,7 +78,7 @@ fn a_card_costs_six_requests_and_one_per_avatar_then_the_cache_answers() {
 
 #[test]
 fn a_comment_thread_is_drawn_once_with_replies_and_tasks() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let (_, view) = card(&mut d, "BB", "api", 1);
     let items = view["pullRequest"]["activity"]["items"].as_array().unwrap();
     let mut ids: Vec<u64> = items.iter().filter_map(|i| i["comment"]["id"].as_u64()).collect();
@@ -93,7 +93,7 @@ fn a_comment_thread_is_drawn_once_with_replies_and_tasks() {
 
 #[test]
 fn hostile_text_arrives_as_text_and_unsafe_links_lose_their_target() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let (_, view) = card(&mut d, "BB", "api", 7);
     let text = view.to_string();
     assert!(text.contains("<script>alert('comment')</script>"), "the text is kept, as text");
@@ -117,7 +117,7 @@ fn hostile_text_arrives_as_text_and_unsafe_links_lose_their_target() {
 
 #[test]
 fn a_server_without_the_build_listing_falls_back_to_the_commits_builds() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.fault("/rest/ui/", 404, 1, None);
     let (_, view) = card(&mut d, "BB", "api", 1);
     let builds = &view["pullRequest"]["builds"];
@@ -129,7 +129,7 @@ fn a_server_without_the_build_listing_falls_back_to_the_commits_builds() {
 
 #[test]
 fn a_failed_side_request_is_named_in_missing_and_the_card_still_draws() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.fault("/rest/api/latest/projects/BB/repos/api/pull-requests/1/activities", 500, 1, None);
     let (_, view) = card(&mut d, "BB", "api", 1);
     assert!(view["pullRequest"]["activity"].is_null());
@@ -139,7 +139,7 @@ fn a_failed_side_request_is_named_in_missing_and_the_card_still_draws() {
 
 #[test]
 fn an_unknown_pull_request_is_an_error_in_one_sentence() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 999}));
     assert!(a.is_error);
     assert_eq!(a.text, "Pull request #999 does not exist in BB/api.");
@@ -147,7 +147,7 @@ fn an_unknown_pull_request_is_an_error_in_one_sentence() {
 
 #[test]
 fn show_checks_the_arguments_of_the_kinds_tool() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api"}));
     assert!(a.is_error);
     assert!(a.text.contains("`pr_id` is required"), "{}", a.text);
@@ -158,7 +158,7 @@ fn show_checks_the_arguments_of_the_kinds_tool() {
 
 #[test]
 fn the_list_shows_rows_and_says_when_more_exist() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call("show", json!({"kind": "pull_requests", "project": "BB", "repo": "cli", "limit": 5}));
     assert!(!a.is_error, "{}", a.text);
     let view = &a.raw["_meta"]["bb/view"];
@@ -175,7 +175,7 @@ fn the_list_shows_rows_and_says_when_more_exist() {
 
 #[test]
 fn the_inbox_list_carries_bitbuckets_total() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call("show", json!({"kind": "pull_requests", "inbox": true}));
     assert!(!a.is_error, "{}", a.text);
     assert!(a.raw["_meta"]["bb/view"]["list"]["total"].is_u64());
@@ -183,7 +183,7 @@ fn the_inbox_list_carries_bitbuckets_total() {
 
 #[test]
 fn the_card_marks_required_builds_as_the_merge_check_decides_them() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let (_, view) = card(&mut d, "BB", "api", 1);
     let builds = &view["pullRequest"]["builds"];
     let req = &builds["requirements"];
@@ -210,7 +210,7 @@ fn the_card_marks_required_builds_as_the_merge_check_decides_them() {
 
 #[test]
 fn an_unreadable_branching_model_silences_requirements_when_a_model_matcher_must_be_read() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.fault("/rest/branch-utils/", 500, 1, None);
     let (_, view) = card(&mut d, "BB", "api", 1);
     let builds = &view["pullRequest"]["builds"];
@@ -220,7 +220,7 @@ fn an_unreadable_branching_model_silences_requirements_when_a_model_matcher_must
 
 #[test]
 fn forbidden_conditions_silence_requirements_but_not_the_builds() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.fault("/rest/required-builds/", 401, 1, None);
     let (_, view) = card(&mut d, "BB", "api", 1);
     let builds = &view["pullRequest"]["builds"];
@@ -230,7 +230,7 @@ fn forbidden_conditions_silence_requirements_but_not_the_builds() {
 
 #[test]
 fn the_card_reads_every_page_of_the_build_listing_before_deciding_requirements() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     // 120 more builds on the pull request: the listing needs two pages of 100.
     for i in 0..120 {
         d.control(
@@ -250,7 +250,7 @@ fn the_card_reads_every_page_of_the_build_listing_before_deciding_requirements()
 
 #[test]
 fn a_failed_avatar_is_drawn_as_initials_and_fetched_again_once_the_failure_lapses() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.fault("/users/", 503, 1000, None);
     let (_, view) = card(&mut d, "BB", "api", 1);
     assert!(view["users"]["alice"]["avatar"].is_null(), "{}", view["users"]["alice"]);
@@ -266,7 +266,7 @@ fn a_failed_avatar_is_drawn_as_initials_and_fetched_again_once_the_failure_lapse
 
 #[test]
 fn the_card_draws_bitbuckets_merge_check_for_an_open_pull_request() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let (_, view) = card(&mut d, "BB", "api", 10);
     let check = &view["pullRequest"]["mergeCheck"];
     assert_eq!(check["canMerge"], false, "{check}");
@@ -279,7 +279,7 @@ fn the_card_draws_bitbuckets_merge_check_for_an_open_pull_request() {
 
 #[test]
 fn a_reply_is_drawn_once_inside_its_thread() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let (_, view) = card(&mut d, "BB", "api", 1);
     let items = view["pullRequest"]["activity"]["items"].as_array().unwrap();
     fn ids(c: &Value, out: &mut Vec<u64>) {
@@ -300,7 +300,7 @@ fn a_reply_is_drawn_once_inside_its_thread() {
 
 #[test]
 fn the_list_gives_each_row_its_build_totals_in_one_request_and_its_conflict_mark() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call("show", json!({"kind": "pull_requests", "project": "BB", "repo": "api", "state": "ALL"}));
     let list = &a.raw["_meta"]["bb/view"]["list"];
     assert_eq!(list["heading"], "Pull requests");

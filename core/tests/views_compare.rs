@@ -3,18 +3,18 @@
 //! words with the compare page to open; refreshed on the quiet cadence, changed when a branch moves.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use bb_core::views::refresh;
 use bb_core::{Catalogue, ExposureOptions};
 use serde_json::{Value, json};
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
 fn compare(from: &str, to: &str) -> Value {
     json!({"kind": "compare", "project": "BB", "repo": "api", "from_ref": from, "to_ref": to})
 }
 
-fn shown(d: &mut Driver, from: &str, to: &str) -> Value {
+fn shown(d: &mut StackHarness, from: &str, to: &str) -> Value {
     let a = d.call("show", compare(from, to));
     assert!(!a.is_error, "{}", a.text);
     assert!(
@@ -32,7 +32,7 @@ fn paths(list: &Value) -> Vec<&str> {
 
 #[test]
 fn two_refs_show_the_files_and_highlighted_hunks_of_what_from_has_with_no_comments() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let view = shown(&mut d, "feature/retry", "main");
     assert_eq!(view["kind"], "compare");
     let diff = &view["diff"];
@@ -66,7 +66,7 @@ fn two_refs_show_the_files_and_highlighted_hunks_of_what_from_has_with_no_commen
 
 #[test]
 fn the_reads_are_compare_refs_own_one_page_of_changes_then_a_diff_per_file() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let view = shown(&mut d, "feature/retry", "main");
     let files = view["diff"]["diffs"].as_array().unwrap().len();
     assert_eq!(d.count("GET", "/compare/changes?from=feature/retry&to=main&start=0&limit=100"), 1, "{:?}", d.requests);
@@ -78,7 +78,7 @@ fn the_reads_are_compare_refs_own_one_page_of_changes_then_a_diff_per_file() {
 
 #[test]
 fn two_tags_without_a_pull_request_between_them_have_a_diff() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let view = shown(&mut d, "refs/tags/v0.2.0", "v0.1.0");
     assert_eq!(paths(&view["diff"]["files"]), ["CHANGELOG.md"]);
     assert_eq!(view["diff"]["source"]["branch"], "v0.2.0", "drawn by its short name");
@@ -87,7 +87,7 @@ fn two_tags_without_a_pull_request_between_them_have_a_diff() {
 
 #[test]
 fn a_ref_that_does_not_exist_is_said_in_bitbuckets_words_with_the_compare_page() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call("show", compare("main", "gone"));
     assert!(a.is_error);
     assert!(a.text.contains("(404): Commit 'gone' does not exist in this repository."), "{}", a.text);
@@ -103,7 +103,7 @@ fn a_ref_that_does_not_exist_is_said_in_bitbuckets_words_with_the_compare_page()
 
 #[test]
 fn a_refresh_is_quiet_until_a_branch_moves() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let show = compare("develop", "main");
     let first = shown(&mut d, "develop", "main");
     assert_eq!(paths(&first["diff"]["files"]), ["CHANGELOG.md"]);
@@ -138,7 +138,7 @@ fn a_refresh_is_quiet_until_a_branch_moves() {
 fn compare_refs_says_show_can_draw_it_only_where_the_person_would_see_it() {
     let args =
         json!({"project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main", "max_bytes": 2000});
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call("compare_refs", args.clone());
     assert!(
         a.text.ends_with("\nshow kind compare, with these arguments, draws this diff for the person."),
@@ -146,7 +146,7 @@ fn compare_refs_says_show_can_draw_it_only_where_the_person_would_see_it() {
         a.text
     );
     assert!(a.text.len() <= 2000, "within its budget, the line included: {}", a.text.len());
-    let mut d = Driver::new();
+    let mut d = StackHarness::new();
     let a = d.call("compare_refs", args);
     assert!(!a.text.contains("show kind compare"), "a client that draws no views: {}", a.text);
 }

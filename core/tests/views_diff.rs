@@ -2,12 +2,12 @@
 //! the code highlighted in bb, and the answer when the shell's deadline passes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod stack_driver;
+mod stack_harness;
 
 use serde_json::{Value, json};
-use stack_driver::Driver;
+use stack_harness::StackHarness;
 
-fn diff_view(d: &mut Driver, pr: u64) -> Value {
+fn diff_view(d: &mut StackHarness, pr: u64) -> Value {
     let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": pr}));
     assert!(!a.is_error, "{}", a.text);
     assert!(a.text.starts_with(&format!("Showing the diff of PR #{pr} in BB/api to the person")), "{}", a.text);
@@ -37,7 +37,7 @@ fn line_of(view: &Value, path: &str, comment: u64) -> Value {
 
 #[test]
 fn comments_sit_on_the_lines_bitbucket_draws_them_on() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let view = diff_view(&mut d, 1);
     // On an added line, a removed line and a context line.
     let added = line_of(&view, "src/client.rs", 1006);
@@ -55,7 +55,7 @@ fn comments_sit_on_the_lines_bitbucket_draws_them_on() {
 
 #[test]
 fn a_file_comment_is_at_the_top_an_orphaned_one_on_no_line_and_replies_inside_their_thread() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let view = diff_view(&mut d, 1);
     let retry = view["diffs"].as_array().unwrap().iter().find(|f| f["path"] == "src/retry.rs").unwrap();
     assert!(retry["fileComments"].as_array().unwrap().iter().any(|c| c["id"] == 1010), "{}", retry["fileComments"]);
@@ -68,7 +68,7 @@ fn a_file_comment_is_at_the_top_an_orphaned_one_on_no_line_and_replies_inside_th
 
 #[test]
 fn code_is_highlighted_with_runs_that_cover_each_line() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let view = diff_view(&mut d, 1);
     let client = view["diffs"].as_array().unwrap().iter().find(|f| f["path"] == "src/client.rs").unwrap();
     assert_eq!(client["language"], "Rust");
@@ -92,7 +92,7 @@ fn code_is_highlighted_with_runs_that_cover_each_line() {
 
 #[test]
 fn when_the_deadline_passes_the_answer_goes_out_with_the_rest_plain_and_marked() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.work_steps = Some(0);
     let view = diff_view(&mut d, 1);
     let plain: Vec<&Value> = lines(&view, "src/client.rs").into_iter().map(|(l, _)| l).collect();
@@ -101,7 +101,7 @@ fn when_the_deadline_passes_the_answer_goes_out_with_the_rest_plain_and_marked()
 
 #[test]
 fn a_view_of_a_pull_request_that_does_not_exist_says_so_with_its_address() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 999}));
     assert!(a.is_error);
     assert_eq!(
@@ -112,12 +112,12 @@ fn a_view_of_a_pull_request_that_does_not_exist_says_so_with_its_address() {
 
 #[test]
 fn a_line_highlighted_before_the_deadline_is_highlighted_as_in_a_run_without_one() {
-    let large = |d: &mut Driver| {
+    let large = |d: &mut StackHarness| {
         let a = d.call("show", json!({"kind": "diff", "project": "OPS", "repo": "infra", "pr_id": 1}));
         assert!(!a.is_error, "{}", a.text);
         a.raw["_meta"]["bb/view"]["diff"].clone()
     };
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let whole = large(&mut d);
     let runs_of = |view: &Value| -> Vec<Option<String>> {
         let mut out = vec![];
@@ -134,7 +134,7 @@ fn a_line_highlighted_before_the_deadline_is_highlighted_as_in_a_run_without_one
     // Stop after each number of steps in turn: every line reached agrees with the run that was never
     // stopped, and every line not reached is plain.
     for steps in 0..2 {
-        let mut d = Driver::with_views();
+        let mut d = StackHarness::with_views();
         d.work_steps = Some(steps);
         let cut = runs_of(&large(&mut d));
         assert_eq!(cut.len(), full.len());
@@ -150,19 +150,19 @@ fn a_line_highlighted_before_the_deadline_is_highlighted_as_in_a_run_without_one
 
 #[test]
 fn a_file_that_conflicts_between_the_branches_is_marked_so() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let view = diff_view(&mut d, 3);
     let files = view["files"].as_array().unwrap();
     assert!(files.iter().any(|f| f["conflicted"] == true), "{files:?}");
     assert!(view["diffs"].as_array().unwrap().iter().any(|f| f["conflicted"] == true));
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let view = diff_view(&mut d, 1);
     assert!(view["files"].as_array().unwrap().iter().all(|f| f["conflicted"] == false));
 }
 
 #[test]
 fn a_file_highlighted_whole_is_not_highlighted_again_for_the_next_read() {
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     let first = diff_view(&mut d, 1);
     // The next read gets no CPU at all (its deadline has passed at once): the runs come from the cache.
     d.work_steps = Some(0);
@@ -171,7 +171,7 @@ fn a_file_highlighted_whole_is_not_highlighted_again_for_the_next_read() {
     let highlighted = lines(&again, "src/client.rs").into_iter().filter(|(l, _)| l.get("r").is_some()).count();
     assert!(highlighted > 0);
     // A file cut by the deadline is not kept: a fresh server's cut read, then a whole one, then a cut one.
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.work_steps = Some(0);
     let cut = diff_view(&mut d, 1);
     assert!(lines(&cut, "src/client.rs").iter().all(|(l, _)| l["p"] == "deadline"));
@@ -181,7 +181,7 @@ fn a_file_highlighted_whole_is_not_highlighted_again_for_the_next_read() {
 
 #[test]
 fn with_templates_a_template_file_goes_out_plain_and_its_classes_come_with_the_next_refresh() {
-    let mut d = Driver::with_views_and_templates();
+    let mut d = StackHarness::with_views_and_templates();
     let show = json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 7});
     let shown = d.call("show", show.clone());
     let view = shown.raw["_meta"]["bb/view"].clone();
@@ -205,7 +205,7 @@ fn with_templates_a_template_file_goes_out_plain_and_its_classes_come_with_the_n
 #[test]
 fn a_change_without_a_path_is_listed_but_never_asked_for_as_a_path() {
     // An older server's change with no `path`, and one whose `path` has no `toString`.
-    let mut d = Driver::with_views();
+    let mut d = StackHarness::with_views();
     d.rewrite_answers(|r, v| {
         if r.path.ends_with("/pull-requests/1/changes") {
             v["values"][0].as_object_mut().unwrap().remove("path");

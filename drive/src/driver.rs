@@ -17,10 +17,10 @@ use bb_core::coalesce::{Joined, ReadKey};
 use bb_core::highlight::{HighlightJob, Highlighted};
 use bb_core::{FetchOutcome, FetchRequest, Input, Level, Output, Server, ServerConfig, SessionId, Ticket, limits};
 
-use crate::bitbucket::{Bitbucket, PersonalToken, Requester};
 use crate::cancel::Cancel;
 use crate::log::Logger;
 use crate::pool::Pool;
+use crate::reach::{Bitbucket, PersonalToken, Requester};
 use crate::shared_reads::{OnFetched, SharedReads, credential, next_driver};
 
 /// The current wall-clock time in epoch milliseconds: the only clock bb-core ever sees.

@@ -19,19 +19,19 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod bitbucket;
 mod cancel;
 mod driver;
 mod log;
 mod pool;
+mod reach;
 pub mod secrets;
 mod shared_reads;
 mod timer;
 
-pub use bitbucket::{Bitbucket, PersonalToken, Requester};
 pub use cancel::Cancel;
 pub use driver::{Delivery, Driver, Wake, now_ms};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};
+pub use reach::{Bitbucket, PersonalToken, Requester};
 pub use secrets::Secrets;
 pub use shared_reads::SharedReads;

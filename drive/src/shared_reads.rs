@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bb_core::coalesce::{Coalesce, Flight, Joined, Left, ReadKey};
 use bb_core::{FetchOutcome, Ticket};
 
-use crate::bitbucket::PersonalToken;
 use crate::cancel::Cancel;
+use crate::reach::PersonalToken;
 
 /// Where a read's outcome goes: the callback of the driver that asked for it.
 pub(crate) type OnFetched = Arc<dyn Fn(Ticket, FetchOutcome) + Send + Sync>;

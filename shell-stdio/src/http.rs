@@ -12,8 +12,8 @@ use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, ServerConfig};
 use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken, Requester};
 use bb_http::{BearerToken, HttpOptions, Limits, Server};
 
-use crate::bitbucket::Client;
 use crate::cli::HttpServe;
+use crate::client::Client;
 use crate::config::{Auth, BitbucketConfig};
 
 /// Binds, prints the URL as the first line on stderr (and a generated token, once), then serves

@@ -3,8 +3,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod bitbucket;
 pub mod cli;
+pub mod client;
 pub mod config;
 pub mod http;
 pub mod lines;

@@ -54,8 +54,8 @@ fn run() -> Result<(), String> {
                 server_config.highlight_deadline_ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
             }
             // No line of the log may carry the operator's credentials, whatever echoed them.
-            let logger = logger.scrubbing(config.as_ref().map(bb::bitbucket::secrets).unwrap_or_default());
-            let bitbucket = bb::bitbucket::for_config(config.clone())?;
+            let logger = logger.scrubbing(config.as_ref().map(bb::client::secrets).unwrap_or_default());
+            let bitbucket = bb::client::for_config(config.clone())?;
             if let Some(http) = &options.http {
                 return bb::http::serve_http(http, server_config, config, bitbucket, logger);
             }

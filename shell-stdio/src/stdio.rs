@@ -1,8 +1,8 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin and stdout, one session, driven by a
 //! [`Driver`].
 //!
-//! One task reads frames and feeds them to the loop; each Bitbucket request runs on smol's
-//! blocking pool and reports back to the loop through the same channel; the loop alone owns the
+//! One task reads frames and feeds them to the loop; each Bitbucket request runs on the drive's
+//! pool of read threads ([`bb_drive::Pool::reads`]) and reports back to the loop through the same channel; the loop alone owns the
 //! driver, so the core stays single-threaded and deterministic while requests run concurrently. A
 //! slow tool call therefore never delays `ping` or any other answer.
 //!

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod io_support;
 
-use bb::bitbucket::Client;
+use bb::client::Client;
 use bb::config::{Auth, Secret};
 use bb_core::FetchErrorKind;
 use bb_drive::{Bitbucket, Cancel};

@@ -7,7 +7,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
-use bb::bitbucket::Client;
+use bb::client::Client;
 use bb::config::{Auth, BitbucketConfig};
 use bb_core::{FetchOutcome, FetchRequest};
 use bb_drive::{Bitbucket, Cancel};

@@ -133,7 +133,7 @@ fn a_server_that_is_not_there_is_unreachable_and_retried() {
     let mut config =
         bb::config::BitbucketConfig::new(&format!("http://127.0.0.1:{port}"), bb::config::Auth::Anonymous).unwrap();
     config.retry.base_ms = 1;
-    let e = failure(bb::bitbucket::Client::new(config).unwrap().fetch(get(PR1), None, &Cancel::new()));
+    let e = failure(bb::client::Client::new(config).unwrap().fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(e.kind, FetchErrorKind::Unreachable, "{e:?}");
     assert!(!e.may_have_arrived);
     assert!(e.detail.contains("(after 4 attempts)"), "{}", e.detail);

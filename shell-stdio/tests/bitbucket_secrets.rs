@@ -36,8 +36,8 @@ fn serve(config: BitbucketConfig, calls: usize) -> Transcript {
         log.push_str(line);
         log.push('\n');
     })
-    .scrubbing(bb::bitbucket::secrets(&config));
-    let client = Arc::new(bb::bitbucket::Client::new(config).unwrap());
+    .scrubbing(bb::client::secrets(&config));
+    let client = Arc::new(bb::client::Client::new(config).unwrap());
     let server = std::thread::spawn(move || {
         let input = smol::Async::new(bb_in).unwrap();
         let output = smol::Async::new(bb_out).unwrap();

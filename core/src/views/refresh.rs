@@ -122,8 +122,23 @@ fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let Some(show) = args.get("show").and_then(Value::as_object) else {
         return Step::Done(ToolResult::error("refresh_view needs `show`: the show call the view answers."));
     };
-    let previous = args.get("fingerprint").and_then(Value::as_str).and_then(Fingerprint::parse);
-    finishing(super::show_kind(show, call), Some(previous), call.now_ms)
+    let asked = match args.get("fingerprint").and_then(Value::as_str).and_then(Fingerprint::parse) {
+        Some(drawn) => Asked::Refresh(drawn),
+        None => Asked::Open,
+    };
+    finishing(super::show_kind(show, call), asked, call.now_ms)
+}
+
+/// Who asks for a view's data, which decides what the answer says besides it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    /// `show`: the data with its fingerprint and `next`.
+    Show,
+    /// `refresh_view` with no fingerprint (the view opens another in place): the data, "Opened.".
+    Open,
+    /// `refresh_view` with the fingerprint of what the view draws: "Unchanged." with only the new
+    /// fingerprint and `next` while it still holds, else the data, "Changed.".
+    Refresh(Fingerprint),
 }
 
 /// A fingerprint as bb gives it out: the hash of what a view draws and since when it has drawn it.
@@ -151,19 +166,18 @@ impl Fingerprint {
     }
 }
 
-/// Adds the fingerprint and `next` to what a show (`refresh: None`) or a refresh (`Some(previous)`)
-/// answers, once the kind's plan has answered.
-pub(crate) fn finishing(step: Step, refresh: Option<Option<Fingerprint>>, now_ms: u64) -> Step {
+/// Adds the fingerprint and `next` to what the kind's plan answers, as `asked` wants them.
+pub(crate) fn finishing(step: Step, asked: Asked, now_ms: u64) -> Step {
     match step {
-        Step::Done(result) => Step::Done(finish(result, refresh, now_ms)),
-        Step::Wait(inner) => Step::Wait(Box::new(Finishing { inner, refresh })),
+        Step::Done(result) => Step::Done(finish(result, asked, now_ms)),
+        Step::Wait(inner) => Step::Wait(Box::new(Finishing { inner, asked })),
     }
 }
 
 #[derive(Debug)]
 struct Finishing {
     inner: Box<dyn Waiting>,
-    refresh: Option<Option<Fingerprint>>,
+    asked: Asked,
 }
 
 impl Waiting for Finishing {
@@ -173,17 +187,17 @@ impl Waiting for Finishing {
 
     fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, desk: &mut Desk<'_>) -> Option<ToolResult> {
         let now = desk.now_ms;
-        self.inner.resume(ticket, outcome, desk).map(|r| finish(r, self.refresh, now))
+        self.inner.resume(ticket, outcome, desk).map(|r| finish(r, self.asked, now))
     }
 
     fn work(&mut self, last: bool, desk: &mut Desk<'_>) -> Option<ToolResult> {
         let now = desk.now_ms;
-        self.inner.work(last, desk).map(|r| finish(r, self.refresh, now))
+        self.inner.work(last, desk).map(|r| finish(r, self.asked, now))
     }
 
     fn computed(&mut self, ticket: Ticket, done: Highlighted, desk: &mut Desk<'_>) -> Option<ToolResult> {
         let now = desk.now_ms;
-        self.inner.computed(ticket, done, desk).map(|r| finish(r, self.refresh, now))
+        self.inner.computed(ticket, done, desk).map(|r| finish(r, self.asked, now))
     }
 
     fn wants_work(&mut self) -> bool {
@@ -196,7 +210,7 @@ impl Waiting for Finishing {
 }
 
 /// The result with its fingerprint and `next`; for a refresh whose state has not changed, only those.
-pub fn finish(mut result: ToolResult, refresh: Option<Option<Fingerprint>>, now_ms: u64) -> ToolResult {
+pub fn finish(mut result: ToolResult, asked: Asked, now_ms: u64) -> ToolResult {
     let Some(data) = result.meta.as_mut().and_then(|m| m.get_mut(super::META_KEY)).and_then(Value::as_object_mut)
     else {
         return result;
@@ -206,20 +220,19 @@ pub fn finish(mut result: ToolResult, refresh: Option<Option<Fingerprint>>, now_
         return result;
     }
     let hash = hash(data);
-    let previous = refresh.flatten();
-    let since = match previous {
-        Some(p) if p.hash == hash => p.since.min(now_ms),
+    let since = match asked {
+        Asked::Refresh(drawn) if drawn.hash == hash => drawn.since.min(now_ms),
         _ => now_ms,
     };
     let fingerprint = Fingerprint { hash, since }.encode();
     let next = next_ms(data, now_ms - since, now_ms);
-    match refresh {
-        None => {
+    match asked {
+        Asked::Show => {
             data.insert("fingerprint".into(), json!(fingerprint));
             data.insert("next".into(), json!(next));
             result
         }
-        Some(Some(p)) if p.hash == hash => {
+        Asked::Refresh(drawn) if drawn.hash == hash => {
             let mut meta = Map::new();
             meta.insert(
                 super::META_KEY.into(),
@@ -227,10 +240,10 @@ pub fn finish(mut result: ToolResult, refresh: Option<Option<Fingerprint>>, now_
             );
             ToolResult { text: vec!["Unchanged.".into()], structured: None, is_error: false, meta: Some(meta) }
         }
-        Some(previous) => {
+        Asked::Refresh(_) | Asked::Open => {
             data.insert("fingerprint".into(), json!(fingerprint));
             data.insert("next".into(), json!(next));
-            let words = if previous.is_some() { "Changed." } else { "Opened." };
+            let words = if matches!(asked, Asked::Refresh(_)) { "Changed." } else { "Opened." };
             ToolResult { text: vec![words.into()], ..result }
         }
     }
@@ -517,10 +530,10 @@ mod tests {
             ToolResult { text: vec!["t".into()], structured: None, is_error: false, meta: Some(meta) }
         };
         let t = 10_000_000_000;
-        let shown = finish(result(&data), None, t);
+        let shown = finish(result(&data), Asked::Show, t);
         let fp = shown.meta.as_ref().unwrap()["bb/view"]["fingerprint"].as_str().unwrap().to_owned();
         assert!(fp.ends_with(".10000000000"));
-        let again = finish(result(&data), Some(Fingerprint::parse(&fp)), t + 69_000);
+        let again = finish(result(&data), Asked::Refresh(Fingerprint::parse(&fp).unwrap()), t + 69_000);
         let view = &again.meta.as_ref().unwrap()["bb/view"];
         assert_eq!(view["unchanged"], true);
         assert_eq!(view["fingerprint"], json!(fp), "still the state first seen at t");
@@ -528,7 +541,7 @@ mod tests {
         assert!(serde_json::to_vec(&again.to_value()).unwrap().len() < 300);
         let mut changed = data.clone();
         changed["pullRequest"]["state"] = json!("DECLINED");
-        let changed = finish(result(&changed), Some(Fingerprint::parse(&fp)), t + 80_000);
+        let changed = finish(result(&changed), Asked::Refresh(Fingerprint::parse(&fp).unwrap()), t + 80_000);
         let view = &changed.meta.as_ref().unwrap()["bb/view"];
         assert!(view.get("unchanged").is_none());
         assert!(view["fingerprint"].as_str().unwrap().ends_with(".10000080000"));

@@ -1,4 +1,4 @@
-//! A driver for sessions in tests: feeds lines at an explicit time and collects what comes out.
+//! A harness for sessions in tests: feeds lines at an explicit time and collects what comes out.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use bb_core::testing::test_catalogue;

@@ -2,7 +2,7 @@
 //! control API reached through a client of its own (so the same code works over HTTPS).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
-use bb::bitbucket::Client;
+use bb::client::Client;
 use bb::config::{Auth, BitbucketConfig, Secret};
 use bb_core::FetchError;
 use bb_core::retry::RetryPolicy;

@@ -1,5 +1,5 @@
-//! Drives a session over bb's standard catalogue and answers every Bitbucket request with the local
-//! stack's handlers in-process (`bb_stack::routes::serve`), as the default user, counting requests.
+//! A session over bb's standard catalogue whose every Bitbucket request the local stand-in answers in-process
+//! (`bb_stack::routes::serve`), as the default user, counting requests.
 //! The stack's control-API faults apply (the same `Control::admit` the server uses), and a test may answer
 //! chosen requests itself with crafted outcomes.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -25,7 +25,7 @@ pub type Before = Box<dyn FnMut(&FetchRequest, &mut World)>;
 pub type Rewrite = Box<dyn FnMut(&FetchRequest, &mut Value)>;
 
 /// A server with one session, the stack's world, and the Bitbucket requests made so far.
-pub struct Driver {
+pub struct StackHarness {
     pub server: Server,
     pub session: SessionId,
     pub world: World,
@@ -52,33 +52,33 @@ pub struct Answer {
     pub raw: Value,
 }
 
-impl Driver {
+impl StackHarness {
     /// The committed seed, every tool exposed, an initialized session.
-    pub fn new() -> Driver {
-        Driver::with_world(World::from_default_seed().unwrap())
+    pub fn new() -> StackHarness {
+        StackHarness::with_world(World::from_default_seed().unwrap())
     }
 
-    pub fn with_world(world: World) -> Driver {
-        Driver::with(world, json!({}))
+    pub fn with_world(world: World) -> StackHarness {
+        StackHarness::with(world, json!({}))
     }
 
     /// The committed seed, and a client that declared it renders MCP Apps views.
-    pub fn with_views() -> Driver {
+    pub fn with_views() -> StackHarness {
         let caps = json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}});
-        Driver::with(World::from_default_seed().unwrap(), caps)
+        StackHarness::with(World::from_default_seed().unwrap(), caps)
     }
 
-    /// As [`Driver::with_views`], with lexers that embed others allowed (`--highlight-templates`).
-    pub fn with_views_and_templates() -> Driver {
+    /// As [`StackHarness::with_views`], with lexers that embed others allowed (`--highlight-templates`).
+    pub fn with_views_and_templates() -> StackHarness {
         let caps = json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}});
-        Driver::with_config(World::from_default_seed().unwrap(), caps, true)
+        StackHarness::with_config(World::from_default_seed().unwrap(), caps, true)
     }
 
-    fn with(world: World, capabilities: Value) -> Driver {
-        Driver::with_config(world, capabilities, false)
+    fn with(world: World, capabilities: Value) -> StackHarness {
+        StackHarness::with_config(world, capabilities, false)
     }
 
-    fn with_config(world: World, capabilities: Value, templates: bool) -> Driver {
+    fn with_config(world: World, capabilities: Value, templates: bool) -> StackHarness {
         let options = ExposureOptions { allow_writes: true, ..Default::default() };
         let exposed = Catalogue::standard().expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
@@ -86,7 +86,7 @@ impl Driver {
         config.highlight_templates = templates;
         let mut server = Server::new(config);
         let session = server.open();
-        let mut d = Driver {
+        let mut d = StackHarness {
             server,
             session,
             world,
