@@ -19,8 +19,6 @@ pub mod avatar_png;
 pub mod control;
 pub mod errors;
 pub mod exchange;
-/// hyper on smol: the same small adapter bb's HTTP transport serves with.
-pub use bb_http::hyper_smol;
 pub mod model;
 pub mod paging;
 pub mod patches;

@@ -4,9 +4,9 @@
 use crate::control::{self, Admission};
 use crate::errors;
 use crate::exchange::{Request, Response};
-use crate::hyper_smol::{SmolIo, SmolTimer};
 use crate::routes;
 use crate::world::World;
+use bb_hyper_smol::{SmolIo, SmolTimer};
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
