@@ -13,6 +13,7 @@
 //! Handlers are plain functions over the world and a [`exchange::Request`]: [`routes::serve`] answers one
 //! without sockets. The server (hyper 1 on smol) only adds the control API's faults around them.
 
+pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod avatar_png;
