@@ -34,7 +34,6 @@ mod census;
 mod connections;
 mod exchange;
 mod gate;
-pub mod hyper_smol;
 pub mod options;
 mod peer;
 mod persons;

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use bb_core::{Level, ServerConfig};
 use bb_drive::{Bitbucket, Logger, now_ms};
+use bb_hyper_smol::{HeadClock, SmolIo};
 use hyper::header::HeaderName;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -24,7 +25,6 @@ use crate::census::Census;
 use crate::connections::{Arrival, Connections};
 use crate::exchange::{Endpoint, respond};
 use crate::gate::Gate;
-use crate::hyper_smol::{HeadClock, SmolIo};
 use crate::options::{HttpOptions, strong_enough};
 use crate::peer::Peer;
 use crate::persons::Persons;

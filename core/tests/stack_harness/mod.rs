@@ -10,7 +10,7 @@ use bb_core::{
     Catalogue, ExposureOptions, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Input, Output,
     Server, ServerConfig, SessionId, Ticket,
 };
-use bb_stack::control::{Admission, Fault, FaultKind};
+use bb_stack::admission::{Admission, Fault, FaultKind};
 use bb_stack::exchange::Request;
 use bb_stack::world::World;
 use serde_json::{Value, json};
@@ -284,7 +284,7 @@ impl StackHarness {
             Admission::Respond(r) => r,
             Admission::Echo(status) => {
                 let token = self.world.default_token();
-                bb_stack::control::echo_response(status, Some(&format!("Bearer {token}")))
+                bb_stack::admission::echo_response(status, Some(&format!("Bearer {token}")))
             }
             Admission::Hang => return failed(FetchErrorKind::Timeout, "no answer in 30 s", true),
             Admission::Truncate => return failed(FetchErrorKind::BrokenResponse, "the answer broke off", true),

@@ -3,142 +3,16 @@
 //!
 //! `GET /_stack/requests` also reports `inFlight` (Bitbucket requests being served now) and `maxInFlight` (the most
 //! served at once since the counters were reset), so a client's concurrency bound can be checked without timing.
+//!
+//! This module reads the requests and answers them; what they set, and what it does to each Bitbucket request, is
+//! `admission`'s [`Control`], which the world holds.
 
+use crate::admission::{Control, Fault, FaultKind};
 use crate::api::{builds, comments, pull_requests};
 use crate::errors;
 use crate::exchange::{Request, Response};
 use crate::world::World;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
-use std::time::Duration;
-
-/// What `/_stack` has set: queued faults, latency by path prefix, and the requests counted so far.
-#[derive(Debug, Clone, Default)]
-pub struct Control {
-    /// Faults waiting to happen, oldest first.
-    pub faults: Vec<Fault>,
-    /// Added latency in ms by path prefix (the longest matching prefix applies).
-    pub latency: BTreeMap<String, u64>,
-    /// Bitbucket requests received, by `METHOD /path` (query left out).
-    pub requests: BTreeMap<String, u64>,
-    /// Bitbucket requests being served right now (latency and hangs included).
-    pub in_flight: u64,
-    /// The most Bitbucket requests served at once since the counters were last reset.
-    pub max_in_flight: u64,
-}
-
-/// A fault that the next matching requests meet.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fault {
-    /// How many more requests it hits.
-    pub remaining: u32,
-    /// Only requests whose path starts with this (all when absent).
-    pub path_prefix: Option<String>,
-    /// What happens.
-    pub kind: FaultKind,
-}
-
-/// What a fault does to a request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FaultKind {
-    /// Answer with this status (and `Retry-After` seconds, for 429).
-    Status {
-        /// The status code.
-        status: u16,
-        /// `Retry-After` seconds.
-        retry_after: Option<u64>,
-    },
-    /// Never answer.
-    Hang,
-    /// Declare the whole body's length but send half of it, then close.
-    Truncate,
-    /// Answer with this status and an error whose text repeats the request's `Authorization` header, as a
-    /// careless server or proxy does.
-    Echo {
-        /// The status code.
-        status: u16,
-    },
-}
-
-/// What the server does with a Bitbucket request, decided before any handler runs.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Admission {
-    /// Serve it normally.
-    Serve,
-    /// Answer with this response instead.
-    Respond(Response),
-    /// Never answer.
-    Hang,
-    /// Serve it, but cut the body short.
-    Truncate,
-    /// Answer with this status and the request's `Authorization` header in the error text ([`echo_response`]).
-    Echo(u16),
-}
-
-impl Control {
-    /// A Bitbucket request starts being served.
-    pub fn enter(&mut self) {
-        self.in_flight += 1;
-        self.max_in_flight = self.max_in_flight.max(self.in_flight);
-    }
-
-    /// A Bitbucket request has been answered (or abandoned).
-    pub fn leave(&mut self) {
-        self.in_flight = self.in_flight.saturating_sub(1);
-    }
-
-    /// Counts a Bitbucket request and decides its fate: the latency to add and whether a fault takes it.
-    pub fn admit(&mut self, method: &str, path: &str) -> (Option<Duration>, Admission) {
-        *self.requests.entry(format!("{method} {path}")).or_default() += 1;
-        let delay = self
-            .latency
-            .iter()
-            .filter(|(prefix, _)| path.starts_with(prefix.as_str()))
-            .max_by_key(|(prefix, _)| prefix.len())
-            .map(|(_, ms)| Duration::from_millis(*ms));
-        let hit = self
-            .faults
-            .iter()
-            .position(|f| f.remaining > 0 && f.path_prefix.as_deref().is_none_or(|p| path.starts_with(p)));
-        let Some(i) = hit else {
-            return (delay, Admission::Serve);
-        };
-        let kind = self.faults[i].kind.clone();
-        self.faults[i].remaining -= 1;
-        if self.faults[i].remaining == 0 {
-            self.faults.remove(i);
-        }
-        let admission = match kind {
-            FaultKind::Hang => Admission::Hang,
-            FaultKind::Truncate => Admission::Truncate,
-            FaultKind::Status { status, retry_after } => Admission::Respond(fault_response(status, retry_after)),
-            FaultKind::Echo { status } => Admission::Echo(status),
-        };
-        (delay, admission)
-    }
-}
-
-fn fault_response(status: u16, retry_after: Option<u64>) -> Response {
-    let message = match status {
-        // Rate limiting: 429 with Retry-After seconds. [rec]
-        429 => "You have been rate limited. Try again later.",
-        414 => "URI Too Long (injected by the stack).",
-        502 => "Bad gateway (injected by the stack).",
-        503 => "Bitbucket is unavailable (injected by the stack).",
-        _ => "An internal error occurred (injected by the stack).",
-    };
-    let r = errors::error(status, None, message);
-    match retry_after {
-        Some(s) => r.with_header("Retry-After", &s.to_string()),
-        None => r,
-    }
-}
-
-/// The answer of an [`FaultKind::Echo`] fault: `status` with an error that repeats `authorization`.
-pub fn echo_response(status: u16, authorization: Option<&str>) -> Response {
-    let seen = authorization.unwrap_or("(none)");
-    errors::error(status, None, &format!("Request rejected (injected by the stack); it carried Authorization: {seen}"))
-}
 
 /// Serves a `/_stack/...` request; `rest` is the path after `/_stack`.
 pub fn handle(world: &mut World, req: &Request, rest: &[&str]) -> Response {
@@ -277,6 +151,8 @@ fn set_latency(c: &mut Control, body: &Value) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::admission::{Admission, echo_response};
+    use std::time::Duration;
 
     #[test]
     fn a_fault_hits_only_matching_paths_and_only_count_times() {

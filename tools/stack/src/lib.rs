@@ -12,15 +12,51 @@
 //!
 //! Handlers are plain functions over the world and a [`exchange::Request`]: [`routes::serve`] answers one
 //! without sockets. The server (hyper 1 on smol) only adds the control API's faults around them.
+//!
+//! Module by what it decides, top to bottom: a file imports only files below it in this list, and
+//! `tools/check-layering.sh` fails on any import circle between them.
+//!
+//! - [`server`]: which connections are served and how (HTTP/1.1 on smol), and carrying out each request's admission.
+//! - [`tls`]: which certificate the stack serves over HTTPS and which client certificates it requires.
+//! - [`control`]: what each `/_stack` request sets or changes (faults, latency, counters, reset, others' changes).
+//! - [`routes`]: which handler serves a path, after authentication.
+//! - [`auth`]: who is asking: a token, a user and password, or nobody.
+//! - [`api::pull_requests`]: which pull requests a listing shows; creating, editing, merging, declining, reopening.
+//! - [`api::auto_merge`]: whether a merge waits for its checks (8.15+), its request and cancelling, the setting.
+//! - `api::lifecycle`: the checks every pull-request change passes, the activity it leaves, vetoes, the merge.
+//! - [`api::diffs`]: a pull request's or a comparison's changed files and diff, with comments on their lines.
+//! - [`api::projects`]: projects, repositories, branches, commits, tags and the server's version.
+//! - [`api::users`]: which users a search finds, one user, and avatars.
+//! - [`api::review`]: who takes part in a pull request and the caller's review status.
+//! - [`api::comments`]: comments, replies and tasks: adding, editing, resolving, deleting.
+//! - [`api::activities`]: a pull request's activity, newest first.
+//! - [`api::builds`]: build statuses by commit and by pull request, and posting one.
+//! - [`api::required_builds`]: what a repository requires and suggests: builds, branching model, default reviewers.
+//! - [`api`] (its `mod.rs`): what every handler gets ([`api::Cx`]), and the 404 of a missing repository or PR.
+//! - [`world`]: the whole state behind the lock: the model, the admission state, the seed to reset to.
+//! - [`seed`]: the seed file's schema and how it becomes the model.
+//! - [`patches`]: diff content: seed patches read into hunks, big files generated, the line cap.
+//! - [`admission`]: what a Bitbucket request meets before any handler: a queued fault, added latency; the counts.
+//! - [`render`]: the JSON shapes Bitbucket answers with.
+//! - [`paging`]: which slice of a list a request gets, and the page object around it.
+//! - [`ref_matchers`]: whether a ref matcher (required builds, default reviewers) selects a ref.
+//! - [`avatar_png`]: the users' avatar images (PNG, written without an image crate).
+//! - [`model`]: the in-memory Bitbucket, and the logical clock that stamps every write.
+//! - [`errors`]: Bitbucket's error JSON and exception names.
+//! - [`exchange`]: the plain request and response every handler works on.
+//!
+//! Two binaries use the library by name only: `bb-stack` (`main.rs`, serves until killed) and `stack-bench`
+//! (`bin/stack-bench.rs`, start time and requests per second).
+//!
+//! The repository's map, with where the stand-in sits among bb's crates, is `docs/ARCHITECTURE.md`.
 
+pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod avatar_png;
 pub mod control;
 pub mod errors;
 pub mod exchange;
-/// hyper on smol: the same small adapter bb's HTTP transport serves with.
-pub use bb_http::hyper_smol;
 pub mod model;
 pub mod paging;
 pub mod patches;

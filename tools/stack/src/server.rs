@@ -1,12 +1,13 @@
 //! The HTTP side: accept connections, serve HTTP/1.1 with hyper on smol, and carry out what the control API
 //! decided for each request (latency, a status, a hang, a cut body) around the plain handlers.
 
-use crate::control::{self, Admission};
+use crate::admission::{self, Admission};
+use crate::control;
 use crate::errors;
 use crate::exchange::{Request, Response};
-use crate::hyper_smol::{SmolIo, SmolTimer};
 use crate::routes;
 use crate::world::World;
+use bb_hyper_smol::{SmolIo, SmolTimer};
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -146,7 +147,7 @@ async fn respond(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> hyper::R
         Admission::Hang => std::future::pending().await,
         Admission::Serve => (routes::serve(&mut shared.lock(), &request), false),
         Admission::Truncate => (routes::serve(&mut shared.lock(), &request), true),
-        Admission::Echo(status) => (control::echo_response(status, request.header("authorization")), false),
+        Admission::Echo(status) => (admission::echo_response(status, request.header("authorization")), false),
     };
     drop(in_flight);
     to_hyper(response, truncate)

@@ -1,6 +1,6 @@
 //! The stack's whole state behind its lock: the model, what the control API set, and the seed to reset to.
 
-use crate::control::Control;
+use crate::admission::Control;
 use crate::model::Model;
 use crate::render::View;
 use crate::seed::{self, Seed};

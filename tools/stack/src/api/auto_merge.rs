@@ -10,11 +10,12 @@
 //! words of the 403. On a server before 8.15 (`application.version`), every path here is unknown (404) and the
 //! merge endpoint ignores `autoMerge`, as an older server ignores a field it does not know: it merges.
 
-use super::pull_requests::{self, activity, check_version, given_version, not_open, vetoes};
-use super::{Cx, Reply, find_repo, pr_key};
+use super::lifecycle::{activity, check_version, given_version, merge_now, not_open, vetoed, vetoes};
+use super::{Cx, Reply, find_pr, find_repo, pr_key};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
 use crate::model::{AutoMerge, PrState};
+use crate::render;
 use serde_json::{Value, json};
 
 /// The release that brought auto-merge.
@@ -43,10 +44,10 @@ pub fn request(cx: &mut Cx, req: &Request, body: &Value, key: &str, slug: &str, 
     check_version(&cx.v, cx.m, pr, given_version(req, body))?;
     let v = vetoes(pr);
     if pr.conflicted {
-        return Err(pull_requests::vetoed(pr, v));
+        return Err(vetoed(pr, v));
     }
     if v.is_empty() {
-        return pull_requests::merge_now(cx, body, key, slug, id);
+        return merge_now(cx, body, key, slug, id);
     }
     let from_hash = pr.from_commit.clone();
     let request = AutoMerge {
@@ -61,7 +62,8 @@ pub fn request(cx: &mut Cx, req: &Request, body: &Value, key: &str, slug: &str, 
         pr.auto_merge = Some(request);
         pr.activities.push(act);
     }
-    pull_requests::one(cx, key, slug, id)
+    let pr = find_pr(cx.m, key, slug, id)?;
+    Ok(Response::json(200, &render::pull_request(&cx.v, cx.m, pr)))
 }
 
 /// `GET …/pull-requests/{id}/auto-merge` → the request, or 204 when there is none.
@@ -113,11 +115,11 @@ pub fn try_now(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> R
         return Err(errors::bad_request("An auto-merge request was not submitted for this pull request."));
     };
     if !vetoes(pr).is_empty() {
-        let json = crate::render::pull_request(&cx.v, cx.m, pr);
+        let json = render::pull_request(&cx.v, cx.m, pr);
         return Ok(Response::json(200, &json!({"autoMergeProcessingStatus": "VETOED", "pullRequest": json})));
     }
     let body = json!({"message": asked.message});
-    let merged = pull_requests::merge_now(cx, &body, key, slug, id)?;
+    let merged = merge_now(cx, &body, key, slug, id)?;
     Ok(Response::json(200, &json!({"autoMergeProcessingStatus": "MERGED", "pullRequest": merged.body_json()})))
 }
 

@@ -5,6 +5,7 @@ pub mod auto_merge;
 pub mod builds;
 pub mod comments;
 pub mod diffs;
+mod lifecycle;
 pub mod projects;
 pub mod pull_requests;
 pub mod required_builds;

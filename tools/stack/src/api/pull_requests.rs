@@ -4,7 +4,11 @@
 //! Source: reference "Pull requests" [spec][rec]. Which events change `version` and `updatedDate` [rec + seed]:
 //! reviewer changes, decline, reopen, merge and title/description edits do; comments, replies, task changes and
 //! approvals do not (those live in `comments` and `review`, which leave both alone).
+//!
+//! The checks every change passes (version, state), the activity it leaves, the vetoes and the merge itself are
+//! `lifecycle`'s, which auto-merge shares; a merge that asks for auto-merge goes to `auto_merge`.
 
+use super::lifecycle::{activity, check_version, given_version, merge_now, not_open, vetoed, vetoes};
 use super::{Cx, Reply, auto_merge, find_pr, find_repo, pr_key, upper_param};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
@@ -287,49 +291,6 @@ pub fn create(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
     Ok(Response::json(201, &json))
 }
 
-pub(super) fn given_version(req: &Request, body: &Value) -> Option<u64> {
-    req.param("version")
-        .and_then(|v| v.parse().ok())
-        .or_else(|| body.get("version").and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))))
-}
-
-/// 409 PullRequestOutOfDateException with `currentVersion`, `expectedVersion` and the current `pullRequest` when
-/// `given` is stale, in Bitbucket's words. [rec: sourcegraph/sourcegraph-public-snapshot
-/// enterprise/internal/batches/sources/testdata/sources/BitbucketServerSource_UpdateChangeset_outdated.yaml]
-pub(super) fn check_version(v: &View, m: &Model, pr: &PullRequest, given: Option<u64>) -> Result<(), Response> {
-    match given {
-        Some(g) if g != pr.version => Err(errors::error_with(
-            409,
-            Some(exception::PR_OUT_OF_DATE),
-            None,
-            "You are attempting to modify a pull request based on out-of-date information.",
-            json!({ "currentVersion": pr.version, "expectedVersion": g, "pullRequest": render::pull_request(v, m, pr) }),
-        )),
-        // Without a version the stack does not check (merge, decline, reopen). [assumed]
-        _ => Ok(()),
-    }
-}
-
-pub(super) fn not_open(pr: &PullRequest, what: &str) -> Response {
-    errors::error(
-        409,
-        Some(exception::ILLEGAL_PR_STATE),
-        &format!("Pull request {} is {} and cannot be {what}.", pr.id, pr.state.name().to_lowercase()),
-    )
-}
-
-/// The merge check's vetoes: the seeded ones, plus one for conflicts and one for drafts. [assumed: their wording]
-pub(super) fn vetoes(pr: &PullRequest) -> Vec<Value> {
-    let mut out = pr.vetoes.clone();
-    if pr.conflicted {
-        out.push(json!({ "summaryMessage": "Merge conflicts", "detailedMessage": "This pull request has conflicts that must be resolved before it can be merged." }));
-    }
-    if pr.draft {
-        out.push(json!({ "summaryMessage": "Draft pull request", "detailedMessage": "A draft pull request cannot be merged. Publish it first." }));
-    }
-    out
-}
-
 /// `GET …/pull-requests/{id}/merge` → `{canMerge, conflicted, outcome, vetoes[]}`. [rec]
 pub fn merge_check(cx: &mut Cx, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
@@ -346,18 +307,6 @@ pub fn merge_check(cx: &mut Cx, key: &str, slug: &str, id: &str) -> Reply {
             "vetoes": v,
         }),
     ))
-}
-
-pub(super) fn activity(m: &mut Model, user: &str, action: &str, extra: Value) -> Activity {
-    Activity {
-        id: m.activity_id(),
-        created: m.clock,
-        user: user.to_string(),
-        action: action.into(),
-        comment_id: None,
-        comment_action: None,
-        extra,
-    }
 }
 
 /// `POST …/merge?version=N` `{version, message?}` — 409 when stale (currentVersion, expectedVersion) or vetoed
@@ -381,55 +330,6 @@ pub fn merge(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Rep
         return Err(vetoed(pr, v));
     }
     merge_now(cx, &body, key, slug, id)
-}
-
-/// 409 PullRequestMergeVetoedException with `conflicted` and the vetoes.
-pub(super) fn vetoed(pr: &PullRequest, vetoes: Vec<Value>) -> Response {
-    errors::error_with(
-        409,
-        Some(exception::MERGE_VETOED),
-        None,
-        "Merging the pull request has been vetoed.",
-        json!({ "conflicted": pr.conflicted, "vetoes": vetoes }),
-    )
-}
-
-/// Merges an open pull request nothing vetoes: a merge commit on the target branch, MERGED.
-pub(super) fn merge_now(cx: &mut Cx, body: &Value, key: &str, slug: &str, id: &str) -> Reply {
-    let k = pr_key(cx.m, key, slug, id)?;
-    let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
-    let message = body.get("message").and_then(Value::as_str).map(str::to_string);
-    let (to, from_commit, to_commit, title) =
-        (pr.to.clone(), pr.from_commit.clone(), pr.to_commit.clone(), pr.title.clone());
-    let now = cx.m.tick();
-    let me = cx.me.clone();
-    let merge_id = commit_id(&format!("{}/{}#{}:merge@{now}", to.repo.0, to.repo.1, k.1));
-    if let Some(repo) = cx.m.repos.get_mut(&to.repo) {
-        let parent = repo.branches.get(&to.branch).cloned().unwrap_or(to_commit);
-        let text = message.unwrap_or_else(|| format!("Merge pull request #{} {title}", k.1));
-        repo.commits.insert(
-            merge_id.clone(),
-            Commit {
-                id: merge_id.clone(),
-                message: text,
-                author: me.clone(),
-                at: now,
-                parents: vec![parent, from_commit],
-            },
-        );
-        repo.branches.insert(to.branch.clone(), merge_id.clone());
-    }
-    let act = activity(cx.m, &me, "MERGED", json!({ "commit": { "id": merge_id, "displayId": &merge_id[..11] } }));
-    if let Some(pr) = cx.m.prs.get_mut(&k) {
-        pr.state = PrState::Merged;
-        pr.closed = Some(now);
-        pr.updated = now;
-        pr.version += 1;
-        pr.merge_commit = Some(merge_id);
-        pr.auto_merge = None;
-        pr.activities.push(act);
-    }
-    one(cx, key, slug, id)
 }
 
 /// `POST …/decline?version=N` — 409 when stale or not open; otherwise DECLINED.

@@ -1,0 +1,123 @@
+//! What every change to a pull request's state goes through, and the merge itself: shared by `pull_requests`
+//! (merge, decline, reopen, edit) and `auto_merge` (a merge carried out once nothing vetoes it), and importing
+//! neither.
+//!
+//! It decides whether a change's `version` is stale (the optimistic lock's 409), the 409 of a pull request not in the
+//! state a change needs, the activity a change leaves, what vetoes a merge and the 409 a veto makes, and what a
+//! merge does: a merge commit on the target branch, the pull request MERGED.
+
+use super::{Cx, Reply, find_pr, pr_key};
+use crate::errors::{self, exception};
+use crate::exchange::{Request, Response};
+use crate::model::{Activity, Commit, Model, PrState, PullRequest, commit_id};
+use crate::render::{self, View};
+use serde_json::{Value, json};
+
+/// The version a change names: `?version=N`, else the body's `version` (a number or a numeric string).
+pub(super) fn given_version(req: &Request, body: &Value) -> Option<u64> {
+    req.param("version")
+        .and_then(|v| v.parse().ok())
+        .or_else(|| body.get("version").and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))))
+}
+
+/// 409 PullRequestOutOfDateException with `currentVersion`, `expectedVersion` and the current `pullRequest` when
+/// `given` is stale, in Bitbucket's words. [rec: sourcegraph/sourcegraph-public-snapshot
+/// enterprise/internal/batches/sources/testdata/sources/BitbucketServerSource_UpdateChangeset_outdated.yaml]
+pub(super) fn check_version(v: &View, m: &Model, pr: &PullRequest, given: Option<u64>) -> Result<(), Response> {
+    match given {
+        Some(g) if g != pr.version => Err(errors::error_with(
+            409,
+            Some(exception::PR_OUT_OF_DATE),
+            None,
+            "You are attempting to modify a pull request based on out-of-date information.",
+            json!({ "currentVersion": pr.version, "expectedVersion": g, "pullRequest": render::pull_request(v, m, pr) }),
+        )),
+        // Without a version the stack does not check (merge, decline, reopen). [assumed]
+        _ => Ok(()),
+    }
+}
+
+/// 409 IllegalPullRequestStateException: the pull request is not in the state the change needs (`what` is the
+/// change's past participle: merged, declined, reopened, changed).
+pub(super) fn not_open(pr: &PullRequest, what: &str) -> Response {
+    errors::error(
+        409,
+        Some(exception::ILLEGAL_PR_STATE),
+        &format!("Pull request {} is {} and cannot be {what}.", pr.id, pr.state.name().to_lowercase()),
+    )
+}
+
+/// The activity a change leaves, stamped with the model's clock and the next activity id (the caller pushes it).
+pub(super) fn activity(m: &mut Model, user: &str, action: &str, extra: Value) -> Activity {
+    Activity {
+        id: m.activity_id(),
+        created: m.clock,
+        user: user.to_string(),
+        action: action.into(),
+        comment_id: None,
+        comment_action: None,
+        extra,
+    }
+}
+
+/// The merge check's vetoes: the seeded ones, plus one for conflicts and one for drafts. [assumed: their wording]
+pub(super) fn vetoes(pr: &PullRequest) -> Vec<Value> {
+    let mut out = pr.vetoes.clone();
+    if pr.conflicted {
+        out.push(json!({ "summaryMessage": "Merge conflicts", "detailedMessage": "This pull request has conflicts that must be resolved before it can be merged." }));
+    }
+    if pr.draft {
+        out.push(json!({ "summaryMessage": "Draft pull request", "detailedMessage": "A draft pull request cannot be merged. Publish it first." }));
+    }
+    out
+}
+
+/// 409 PullRequestMergeVetoedException with `conflicted` and the vetoes.
+pub(super) fn vetoed(pr: &PullRequest, vetoes: Vec<Value>) -> Response {
+    errors::error_with(
+        409,
+        Some(exception::MERGE_VETOED),
+        None,
+        "Merging the pull request has been vetoed.",
+        json!({ "conflicted": pr.conflicted, "vetoes": vetoes }),
+    )
+}
+
+/// Merges an open pull request nothing vetoes: a merge commit on the target branch, MERGED.
+pub(super) fn merge_now(cx: &mut Cx, body: &Value, key: &str, slug: &str, id: &str) -> Reply {
+    let k = pr_key(cx.m, key, slug, id)?;
+    let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
+    let message = body.get("message").and_then(Value::as_str).map(str::to_string);
+    let (to, from_commit, to_commit, title) =
+        (pr.to.clone(), pr.from_commit.clone(), pr.to_commit.clone(), pr.title.clone());
+    let now = cx.m.tick();
+    let me = cx.me.clone();
+    let merge_id = commit_id(&format!("{}/{}#{}:merge@{now}", to.repo.0, to.repo.1, k.1));
+    if let Some(repo) = cx.m.repos.get_mut(&to.repo) {
+        let parent = repo.branches.get(&to.branch).cloned().unwrap_or(to_commit);
+        let text = message.unwrap_or_else(|| format!("Merge pull request #{} {title}", k.1));
+        repo.commits.insert(
+            merge_id.clone(),
+            Commit {
+                id: merge_id.clone(),
+                message: text,
+                author: me.clone(),
+                at: now,
+                parents: vec![parent, from_commit],
+            },
+        );
+        repo.branches.insert(to.branch.clone(), merge_id.clone());
+    }
+    let act = activity(cx.m, &me, "MERGED", json!({ "commit": { "id": merge_id, "displayId": &merge_id[..11] } }));
+    if let Some(pr) = cx.m.prs.get_mut(&k) {
+        pr.state = PrState::Merged;
+        pr.closed = Some(now);
+        pr.updated = now;
+        pr.version += 1;
+        pr.merge_commit = Some(merge_id);
+        pr.auto_merge = None;
+        pr.activities.push(act);
+    }
+    let pr = find_pr(cx.m, key, slug, id)?;
+    Ok(Response::json(200, &render::pull_request(&cx.v, cx.m, pr)))
+}
