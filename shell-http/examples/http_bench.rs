@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use bb_core::{ExposureOptions, FetchOutcome, FetchRequest, ServerConfig};
 use bb_drive::{Bitbucket, Cancel, Logger};
-use bb_http::{HttpOptions, PersonalToken, Server};
+use bb_http::{HttpOptions, HttpServer, PersonalToken};
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
@@ -189,7 +189,7 @@ fn main() {
     let bitbucket: Arc<dyn Bitbucket> =
         Arc::new(|_: FetchRequest, _: Option<&PersonalToken>, _: &Cancel| FetchOutcome::response(200, "{}"));
     let server =
-        Server::bind("127.0.0.1:0".parse().unwrap(), HttpOptions::default(), config, bitbucket, Logger::new(None))
+        HttpServer::bind("127.0.0.1:0".parse().unwrap(), HttpOptions::default(), config, bitbucket, Logger::new(None))
             .unwrap();
     let addr = server.local_addr();
     let threads = std::thread::available_parallelism().map_or(2, usize::from);

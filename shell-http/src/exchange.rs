@@ -25,8 +25,8 @@ use crate::persons::{Persons, Undecided, Verdict};
 use crate::registry::Registry;
 use crate::reply::{self, Reply, SseStream, closing, empty, parse_error, refusal};
 use crate::request::{BodyError, accepts_json_and_sse, asks_for_progress, initialize_id, is_json, read_body};
+use crate::sessionless;
 use crate::sessions::{Part, SessionRef, Sessions, WaiterGuard};
-use crate::stateless;
 use crate::throttle::{Throttle, and_more};
 
 const ENDPOINT: &str = "/mcp";
@@ -112,7 +112,7 @@ async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> 
         return closing(too_large(limits.max_body));
     }
     // A 2026-07-28 request's Mcp-Session-Id is ignored: that revision has no sessions.
-    let modern = h.get(PROTOCOL_VERSION).is_some_and(|v| v.as_bytes() == stateless::VERSION.as_bytes());
+    let modern = h.get(PROTOCOL_VERSION).is_some_and(|v| v.as_bytes() == sessionless::VERSION.as_bytes());
     let existing = match h.get(SESSION_ID) {
         Some(_) if modern => None,
         None => None,
@@ -138,7 +138,7 @@ async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> 
     match existing {
         Some(session) => answer(endpoint, session, &bytes, false).await,
         None => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(body) if stateless::is_stateless(h, &body) => once(endpoint, peer, h, &bytes, &body).await,
+            Ok(body) if sessionless::is_stateless(h, &body) => once(endpoint, peer, h, &bytes, &body).await,
             _ => initialize(endpoint, peer, h, &bytes).await,
         },
     }
@@ -148,8 +148,8 @@ async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> 
 /// then answered by a session of its own that closes with the answer.
 async fn once(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8], body: &Value) -> Response<Reply> {
     let id = body.get("id").cloned().unwrap_or(Value::Null);
-    if let Err(why) = stateless::check_headers(h, body) {
-        return stateless::mismatch(Some(&id), &why);
+    if let Err(why) = sessionless::check_headers(h, body) {
+        return sessionless::mismatch(Some(&id), &why);
     }
     let person = match person_of(endpoint, h, &id) {
         Ok(p) => p,
@@ -365,7 +365,7 @@ async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8], once: bo
             [Part::Unanswered] => return empty(StatusCode::ACCEPTED),
             [Part::Final(_)] => {
                 if let Some(Part::Final(m)) = got.pop() {
-                    let status = if once { stateless::status_of(&m) } else { StatusCode::OK };
+                    let status = if once { sessionless::status_of(&m) } else { StatusCode::OK };
                     let mut r = reply::json(m);
                     *r.status_mut() = status;
                     return r;

@@ -22,7 +22,7 @@
 //! request says: Accept, media type, initialize, progress, its body), `persons` (whether Bitbucket
 //! accepts a person's token, per-person mode), `sessions` (which waiting POST each message goes to,
 //! the drivers, which idle session makes room), `census` (how many sessions each peer and person
-//! holds), `registry` (which ids live), `stateless` (2026-07-28: which POSTs need no session, their
+//! holds), `registry` (which ids live), `sessionless` (2026-07-28: which POSTs need no session, their
 //! headers against their bodies, their statuses), `reply` (JSON, SSE and error bodies), `server` (sockets,
 //! threads), `connections` (which connections are held: waiting, admitted, per peer), `peer` (who
 //! a client is, for fairness), `throttle` (how often a repeated warning is logged). Imports point
@@ -41,10 +41,10 @@ mod registry;
 mod reply;
 mod request;
 mod server;
+mod sessionless;
 mod sessions;
-mod stateless;
 mod throttle;
 
 pub use bb_drive::PersonalToken;
 pub use options::{BearerToken, HttpOptions, Limits};
-pub use server::{Running, Server};
+pub use server::{HttpServer, Running};

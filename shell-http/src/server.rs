@@ -33,7 +33,7 @@ use crate::sessions::Sessions;
 use crate::throttle::{Throttle, and_more};
 
 /// A bound, not yet running, Streamable HTTP server.
-pub struct Server {
+pub struct HttpServer {
     listener: TcpListener,
     addr: SocketAddr,
     endpoint: Arc<Endpoint>,
@@ -47,7 +47,7 @@ struct Door {
     turned_away: Throttle,
 }
 
-impl Server {
+impl HttpServer {
     /// Binds `addr` (use port 0 for any free port). Every session runs over `config`; Bitbucket
     /// requests go through `bitbucket`, with the session's person in per-person mode. Off loopback,
     /// a bearer token shorter than [`crate::options::MIN_TOKEN_CHARS`] is refused.
@@ -57,7 +57,7 @@ impl Server {
         config: ServerConfig,
         bitbucket: Arc<dyn Bitbucket>,
         logger: Logger,
-    ) -> io::Result<Server> {
+    ) -> io::Result<HttpServer> {
         let per_user_header = match &options.per_user_token_header {
             None => None,
             Some(name) => Some(HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
@@ -84,7 +84,7 @@ impl Server {
             per_user_header,
             logger,
         });
-        Ok(Server { listener, addr, endpoint, executor })
+        Ok(HttpServer { listener, addr, endpoint, executor })
     }
 
     /// The address actually bound.
@@ -105,7 +105,7 @@ impl Server {
 
     /// Starts serving on `threads` threads (at least one) and returns at once.
     pub fn spawn(self, threads: usize) -> Running {
-        let Server { listener, addr, endpoint, executor } = self;
+        let HttpServer { listener, addr, endpoint, executor } = self;
         let limits = &endpoint.options.limits;
         let door = Arc::new(Door {
             connections: Connections::new(limits.max_connections, limits.connections_per_peer()),

@@ -107,7 +107,7 @@ fn a_short_bearer_token_is_refused_off_loopback_and_the_error_says_what_to_set()
     let exposed = bb_core::testing::test_catalogue().expose(&bb_core::ExposureOptions::default()).unwrap();
     let config = bb_core::ServerConfig::new(exposed, "0.0.0-test");
     let options = HttpOptions { token: Some("x".into()), ..HttpOptions::default() };
-    let refused = bb_http::Server::bind(
+    let refused = bb_http::HttpServer::bind(
         "0.0.0.0:0".parse().unwrap(),
         options,
         config,

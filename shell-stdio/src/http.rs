@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, ServerConfig};
 use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken, Requester};
-use bb_http::{BearerToken, HttpOptions, Limits, Server};
+use bb_http::{BearerToken, HttpOptions, HttpServer, Limits};
 
 use crate::cli::HttpServe;
 use crate::client::Client;
@@ -43,7 +43,7 @@ pub fn serve_http(
         limits,
     };
     let bitbucket = per_session(operator, bitbucket, flags.per_user_token_header.is_some())?;
-    let server = Server::bind(flags.addr, options, config, bitbucket, logger)
+    let server = HttpServer::bind(flags.addr, options, config, bitbucket, logger)
         .map_err(|e| format!("cannot listen on {}: {e}", flags.addr))?;
     {
         use std::io::Write;

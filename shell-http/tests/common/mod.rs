@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bb_core::{ExposureOptions, FetchOutcome, Level, ServerConfig};
 use bb_drive::{Bitbucket, Cancel, Logger};
-use bb_http::{HttpOptions, PersonalToken, Running, Server};
+use bb_http::{HttpOptions, HttpServer, PersonalToken, Running};
 
 /// A running server and what it logged.
 pub struct TestServer {
@@ -35,7 +35,7 @@ pub fn start(options: HttpOptions, fetch: Arc<dyn Bitbucket>) -> TestServer {
     let log = Logger::to(Some(Level::Debug), move |level: Level, line: &str| {
         sink.lock().unwrap().push(format!("{}: {line}", level.as_str()));
     });
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), options, config, fetch, log).unwrap();
+    let server = HttpServer::bind("127.0.0.1:0".parse().unwrap(), options, config, fetch, log).unwrap();
     let addr = server.local_addr();
     TestServer { running: server.spawn(2), addr, logs }
 }

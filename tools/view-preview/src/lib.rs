@@ -121,7 +121,7 @@ pub fn start(options: &Options, env: &dyn Fn(&str) -> Option<String>) -> Result<
         allow_origins: vec![format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}")],
         ..HttpOptions::default()
     };
-    let server = bb_http::Server::bind(
+    let server = bb_http::HttpServer::bind(
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         http_options,
         server_config,
