@@ -32,8 +32,15 @@ pub const BITBUCKET_CONNECTIONS: usize = 6;
 /// waiting for a slot or sleeping before a retry.
 pub const READ_THREADS: usize = 16;
 
-/// The most highlighting jobs waiting for one of the CPU threads, all sessions together.
+/// The most highlighting jobs waiting for one of the CPU threads, all sessions together; past it a
+/// call's job is not run and the call answers plain at its deadline (its lines are highlighted by a
+/// later read). Jobs wait in one queue per person (per session without per-person tokens) and the
+/// threads take them in turn, as the read threads take reads; a job whose call has answered, was
+/// cancelled or passed its deadline is dropped before it starts.
 pub const QUEUED_JOBS: usize = 256;
+
+/// The most highlighting jobs one queue (a person's, or a session's) has waiting.
+pub const QUEUED_JOBS_PER_QUEUE: usize = 64;
 
 /// After how long a highlighting job counts as stuck (a grammar that loops): a file's highlighting
 /// takes milliseconds to a second or two (10,000 lines a second).

@@ -87,6 +87,8 @@ pub struct Driver {
     wake: Option<Arc<dyn Fn(Wake) + Send + Sync>>,
     /// Jobs to run at once (no `wake`), in the order asked.
     jobs: VecDeque<(Ticket, Box<HighlightJob>)>,
+    /// Jobs handed to bb's threads for CPU work and not back yet: a cancel drops one not started.
+    computing: HashMap<Ticket, Cancel>,
 }
 
 /// Something for the driver that happened on another thread: a job's outcome, or a call's deadline.
@@ -171,6 +173,7 @@ impl Driver {
             work_deadline,
             wake: None,
             jobs: VecDeque::new(),
+            computing: HashMap::new(),
         }
     }
 
@@ -256,7 +259,10 @@ impl Driver {
     /// Takes what [`Driver::on_wake`]'s callback was given, then carries out what the core asks for.
     pub fn wake(&mut self, wake: Wake, deliver: &mut dyn FnMut(Delivery)) {
         match wake {
-            Wake::Computed(ticket, done) => self.server.handle(Input::Computed { ticket, done }, now_ms()),
+            Wake::Computed(ticket, done) => {
+                self.computing.remove(&ticket);
+                self.server.handle(Input::Computed { ticket, done }, now_ms());
+            }
             Wake::Deadline(ticket) => {
                 // A call answered before its deadline has had its work cancelled: nothing to do.
                 if self.work.remove(&ticket).is_none() {
@@ -269,9 +275,13 @@ impl Driver {
         self.drain(deliver);
     }
 
-    /// Runs a job on bb's threads for CPU work, its outcome going to `wake`; or, with no `wake` or too
-    /// many jobs waiting, on this thread once the outputs at hand are carried out.
-    fn compute(&mut self, ticket: Ticket, job: Box<HighlightJob>) {
+    /// Runs a job on bb's threads for CPU work, in the queue of the session's person (or the
+    /// session), in turn with the others' as reads are; its outcome goes to `wake`. A job cancelled
+    /// before a thread takes it never runs. With no `wake` (tests), it runs on this thread once the
+    /// outputs at hand are carried out. Never on the driver's thread otherwise: past
+    /// [`limits::QUEUED_JOBS`] waiting, or [`limits::QUEUED_JOBS_PER_QUEUE`] of one queue's, the job
+    /// is not run and its call answers plain at its deadline.
+    fn compute(&mut self, session: SessionId, ticket: Ticket, job: Box<HighlightJob>) {
         let Some(wake) = self.wake.clone() else {
             self.jobs.push_back((ticket, job));
             return;
@@ -287,19 +297,20 @@ impl Driver {
                 ),
             );
         }
-        // Past the bound a job runs on the driver's thread at once (or, with a stuck job about, not at
-        // all: its call answers plain at its deadline).
-        if QUEUED_JOBS.load(Ordering::Relaxed) >= limits::QUEUED_JOBS as u64 {
-            // With a stuck job about, this job could be another: it is not run on the driver's thread,
-            // which answers every session. The call answers plain at its deadline.
-            if stuck == 0 {
-                self.jobs.push_back((ticket, job));
-            }
+        let queue = self.queues.get(&session).copied().unwrap_or_default();
+        if QUEUED_JOBS.load(Ordering::Relaxed) >= limits::QUEUED_JOBS as u64
+            || compute_pool().queued_in(queue) >= limits::QUEUED_JOBS_PER_QUEUE
+        {
             return;
         }
+        let cancel = Cancel::new();
+        self.computing.insert(ticket, cancel.clone());
         QUEUED_JOBS.fetch_add(1, Ordering::Relaxed);
-        compute_pool().run(0, move || {
+        compute_pool().run(queue, move || {
             QUEUED_JOBS.fetch_sub(1, Ordering::Relaxed);
+            if cancel.is_cancelled() {
+                return;
+            }
             let done = job.run();
             wake(Wake::Computed(ticket, done));
         });
@@ -309,7 +320,7 @@ impl Driver {
         loop {
             while let Some(out) = self.server.poll_output() {
                 match out {
-                    Output::Compute { ticket, job, .. } => self.compute(ticket, job),
+                    Output::Compute { session, ticket, job } => self.compute(session, ticket, job),
                     Output::Send { session, tag, message } => deliver(Delivery::Send { session, tag, message }),
                     Output::Done { session, tag } => deliver(Delivery::Done { session, tag }),
                     Output::Fetch { session, ticket, request } => self.start(session, ticket, request),
@@ -384,6 +395,9 @@ impl Driver {
     }
 
     fn cancel(&mut self, ticket: Ticket) {
+        if let Some(job) = self.computing.remove(&ticket) {
+            job.cancel();
+        }
         if self.work.remove(&ticket).is_some() {
             self.work_queue.retain(|t| *t != ticket);
         }
@@ -409,5 +423,58 @@ impl Drop for Driver {
         for (ticket, f) in fetching {
             self.stop(ticket, f.waits);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use bb_core::highlight::Language;
+    use bb_core::{Catalogue, ExposureOptions};
+    use std::sync::{Mutex, mpsc};
+
+    fn job(key: u64) -> Box<HighlightJob> {
+        let rust = Language::detect("a.rs", None).unwrap();
+        Box::new(HighlightJob::new(key, rust, false, vec![(b'C', "fn main() {}".into())]))
+    }
+
+    #[test]
+    fn a_job_cancelled_before_a_thread_takes_it_never_runs_and_the_next_in_its_queue_does() {
+        let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+        let bitbucket = |_: FetchRequest, _: Option<&PersonalToken>, _: &Cancel| {
+            FetchOutcome::failed(bb_core::FetchErrorKind::Unreachable, "none")
+        };
+        let (tx, woken) = mpsc::channel();
+        let tx = Mutex::new(tx);
+        let mut driver =
+            Driver::new(ServerConfig::new(exposed, "test"), Arc::new(bitbucket), Logger::new(None), |_, _| {})
+                .on_wake(move |w| drop(tx.lock().unwrap().send(w)));
+        let session = driver.open(None, &mut |_| {});
+        // Every CPU thread is busy until released.
+        let (release, held) = mpsc::channel::<()>();
+        let held = Arc::new(Mutex::new(held));
+        let threads = std::thread::available_parallelism().map_or(2, std::num::NonZero::get).saturating_sub(1).max(1);
+        for _ in 0..threads {
+            let held = Arc::clone(&held);
+            compute_pool().run(u64::MAX, move || drop(held.lock().unwrap().recv()));
+        }
+        let (first, second) = (Ticket(1 << 40), Ticket((1 << 40) + 1));
+        driver.compute(session, first, job(1));
+        driver.compute(session, second, job(2));
+        // The first job's call has answered: the core cancels it.
+        driver.cancel(first);
+        for _ in 0..threads {
+            release.send(()).unwrap();
+        }
+        // The queue is first in, first out: once the second is back, the first has been taken and dropped.
+        let back = woken.recv_timeout(Duration::from_secs(60)).unwrap();
+        match &back {
+            Wake::Computed(ticket, done) => assert_eq!((*ticket, done.key), (second, 2)),
+            Wake::Deadline(t) => panic!("no deadline was asked for, got {t:?}"),
+        }
+        assert!(woken.try_recv().is_err(), "the cancelled job sent nothing");
+        driver.wake(back, &mut |_| {});
+        assert!(driver.computing.is_empty(), "neither job is held for a cancel any more");
     }
 }

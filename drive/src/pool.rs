@@ -149,6 +149,11 @@ impl Pool {
         }
     }
 
+    /// How many jobs wait in `queue`.
+    pub fn queued_in(&self, queue: u64) -> usize {
+        self.lock().queues.get(&queue).map_or(0, VecDeque::len)
+    }
+
     /// The threads running now.
     pub fn threads(&self) -> usize {
         self.lock().threads
