@@ -428,7 +428,7 @@ impl Drop for Driver {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use bb_core::highlight::Language;
     use bb_core::{Catalogue, ExposureOptions};
@@ -457,7 +457,9 @@ mod tests {
         let threads = std::thread::available_parallelism().map_or(2, std::num::NonZero::get).saturating_sub(1).max(1);
         for _ in 0..threads {
             let held = Arc::clone(&held);
-            compute_pool().run(u64::MAX, move || drop(held.lock().unwrap().recv()));
+            compute_pool().run(u64::MAX, move || {
+                let _ = held.lock().unwrap().recv();
+            });
         }
         let (first, second) = (Ticket(1 << 40), Ticket((1 << 40) + 1));
         driver.compute(session, first, job(1));
