@@ -6,6 +6,7 @@
 //! "Bitbucket Data Center: the facts bb depends on": "Parse every field as optional unless a real response
 //! always has it"). A list is decoded value by value, so one value bb cannot read does not sink the others.
 
+pub mod budget;
 pub mod errors;
 pub mod model;
 

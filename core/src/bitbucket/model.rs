@@ -468,6 +468,9 @@ pub struct Diff {
     pub line_comments: Vec<Comment>,
     /// The comments on the file as a whole. [assumed: with `withComments=true`]
     pub file_comments: Vec<Comment>,
+    /// Lines Bitbucket sent that bb did not keep: past the share of the call that read them.
+    #[serde(skip)]
+    pub left_out: usize,
 }
 
 /// A hunk. [spec][rec]
@@ -497,7 +500,8 @@ pub struct Segment {
     /// ADDED, REMOVED or CONTEXT.
     #[serde(rename = "type")]
     pub kind: Option<String>,
-    /// The lines.
+    /// The lines, as many as the decode's share keeps ([`super::budget`]).
+    #[serde(deserialize_with = "super::budget::lines")]
     pub lines: Vec<Line>,
     /// Whether Bitbucket cut it.
     pub truncated: Option<bool>,
