@@ -61,12 +61,12 @@ pub(crate) async fn respond(endpoint: Arc<Endpoint>, peer: Peer, req: Request<In
     let endpoint = &*endpoint;
     let (parts, body) = req.into_parts();
     if parts.method == Method::OPTIONS {
-        return match endpoint.gate.admit_preflight(&parts.headers) {
+        return match endpoint.gate.admit_preflight(&parts.uri, &parts.headers) {
             Err(why) => refused(endpoint, why),
             Ok(origin) => preflight(endpoint, origin),
         };
     }
-    let origin = match endpoint.gate.admit(&parts.headers) {
+    let origin = match endpoint.gate.admit(&parts.uri, &parts.headers) {
         Err(why) => return unread(refused(endpoint, why), &parts),
         Ok(origin) => origin,
     };
@@ -404,6 +404,11 @@ fn refused(endpoint: &Endpoint, why: Refusal) -> Response<Reply> {
         Refusal::Ambiguous(name) => {
             refusal(StatusCode::BAD_REQUEST, None, &format!("Bad request: send exactly one {name} header."))
         }
+        Refusal::Target => refusal(
+            StatusCode::BAD_REQUEST,
+            None,
+            "Bad request: the request target names another host than the Host header; send `POST /mcp`.",
+        ),
         Refusal::NoToken | Refusal::WrongToken => {
             let mut r = refusal(
                 StatusCode::UNAUTHORIZED,

@@ -3,8 +3,8 @@
 
 use std::net::SocketAddr;
 
-use hyper::HeaderMap;
 use hyper::header::{AUTHORIZATION, HOST, HeaderValue, ORIGIN};
+use hyper::{HeaderMap, Uri};
 
 use crate::options::HttpOptions;
 
@@ -25,6 +25,9 @@ pub(crate) enum Refusal {
     WrongToken,
     /// More than one `Host` or `Origin` header: which one counts is ambiguous (400).
     Ambiguous(&'static str),
+    /// A request target in absolute form (`POST http://other.example/mcp`) whose authority is not
+    /// the `Host` (400): which host the client meant is ambiguous, and a proxy may route by either.
+    Target,
 }
 
 /// The admission rules, made once from the options and the bound address.
@@ -58,8 +61,8 @@ impl Gate {
 
     /// Checks Host, then Origin, then the bearer token. On success, returns the allowed origin the
     /// request came from, if it named one (for CORS).
-    pub(crate) fn admit(&self, headers: &HeaderMap) -> Result<Option<HeaderValue>, Refusal> {
-        let origin = self.admit_preflight(headers)?;
+    pub(crate) fn admit(&self, target: &Uri, headers: &HeaderMap) -> Result<Option<HeaderValue>, Refusal> {
+        let origin = self.admit_preflight(target, headers)?;
         if let Some(expected) = &self.token {
             let given = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
             match given {
@@ -71,8 +74,9 @@ impl Gate {
         Ok(origin)
     }
 
-    /// Checks Host and Origin only: a CORS preflight carries no credentials.
-    pub(crate) fn admit_preflight(&self, headers: &HeaderMap) -> Result<Option<HeaderValue>, Refusal> {
+    /// Checks Host (and the request target's authority against it) and Origin only: a CORS preflight
+    /// carries no credentials.
+    pub(crate) fn admit_preflight(&self, target: &Uri, headers: &HeaderMap) -> Result<Option<HeaderValue>, Refusal> {
         for name in [HOST, ORIGIN] {
             let mut values = headers.get_all(&name).iter();
             if values.next().is_some() && values.next().is_some() {
@@ -80,6 +84,11 @@ impl Gate {
             }
         }
         let host = headers.get(HOST).and_then(|h| h.to_str().ok()).map(str::to_ascii_lowercase);
+        if let Some(authority) = target.authority()
+            && host.as_deref() != Some(authority.as_str().to_ascii_lowercase().as_str())
+        {
+            return Err(Refusal::Target);
+        }
         if !host.is_some_and(|h| self.host_allowed(&h)) {
             return Err(Refusal::Host);
         }
@@ -162,6 +171,10 @@ mod tests {
         h
     }
 
+    fn path() -> Uri {
+        Uri::from_static("/mcp")
+    }
+
     fn gate(options: HttpOptions) -> Gate {
         Gate::new(&options, "127.0.0.1:4000".parse().unwrap())
     }
@@ -170,30 +183,30 @@ mod tests {
     fn loopback_hosts_of_the_bound_port_are_admitted_and_others_are_not() {
         let g = gate(HttpOptions::default());
         for ok in ["127.0.0.1:4000", "localhost:4000", "[::1]:4000", "LOCALHOST:4000"] {
-            assert!(g.admit(&headers(&[("host", ok)])).is_ok(), "{ok}");
+            assert!(g.admit(&path(), &headers(&[("host", ok)])).is_ok(), "{ok}");
         }
         for bad in ["evil.example.com", "evil.example.com:4000", "127.0.0.1:4001", "localhost", "127.0.0.1"] {
-            assert_eq!(g.admit(&headers(&[("host", bad)])), Err(Refusal::Host), "{bad}");
+            assert_eq!(g.admit(&path(), &headers(&[("host", bad)])), Err(Refusal::Host), "{bad}");
         }
-        assert_eq!(g.admit(&HeaderMap::new()), Err(Refusal::Host));
+        assert_eq!(g.admit(&path(), &HeaderMap::new()), Err(Refusal::Host));
     }
 
     #[test]
     fn an_allowed_host_without_a_port_matches_any_port() {
         let g = gate(HttpOptions { allow_hosts: vec!["bb.example.com".into()], ..HttpOptions::default() });
-        assert!(g.admit(&headers(&[("host", "bb.example.com")])).is_ok());
-        assert!(g.admit(&headers(&[("host", "bb.example.com:8443")])).is_ok());
-        assert!(g.admit(&headers(&[("host", "bb.example.com.evil.example")])).is_err());
+        assert!(g.admit(&path(), &headers(&[("host", "bb.example.com")])).is_ok());
+        assert!(g.admit(&path(), &headers(&[("host", "bb.example.com:8443")])).is_ok());
+        assert!(g.admit(&path(), &headers(&[("host", "bb.example.com.evil.example")])).is_err());
     }
 
     #[test]
     fn origins_must_be_on_the_list() {
         let g = gate(HttpOptions { allow_origins: vec!["https://Host.Example/".into()], ..HttpOptions::default() });
         let h = |o: &str| headers(&[("host", "127.0.0.1:4000"), ("origin", o)]);
-        assert!(g.admit(&h("http://localhost:4000")).unwrap().is_some());
-        assert!(g.admit(&h("https://host.example")).unwrap().is_some());
-        assert_eq!(g.admit(&h("http://evil.example.com")), Err(Refusal::Origin));
-        assert_eq!(g.admit(&h("null")), Err(Refusal::Origin));
+        assert!(g.admit(&path(), &h("http://localhost:4000")).unwrap().is_some());
+        assert!(g.admit(&path(), &h("https://host.example")).unwrap().is_some());
+        assert_eq!(g.admit(&path(), &h("http://evil.example.com")), Err(Refusal::Origin));
+        assert_eq!(g.admit(&path(), &h("null")), Err(Refusal::Origin));
     }
 
     #[test]
@@ -206,12 +219,12 @@ mod tests {
             }
             h
         };
-        assert_eq!(g.admit(&h(None)), Err(Refusal::NoToken));
-        assert_eq!(g.admit(&h(Some("Bearer nope"))), Err(Refusal::WrongToken));
-        assert_eq!(g.admit(&h(Some("Basic t0k"))), Err(Refusal::NoToken));
-        assert!(g.admit(&h(Some("Bearer t0k"))).is_ok());
-        assert!(g.admit(&h(Some("bearer t0k"))).is_ok());
-        assert!(g.admit_preflight(&h(None)).is_ok());
+        assert_eq!(g.admit(&path(), &h(None)), Err(Refusal::NoToken));
+        assert_eq!(g.admit(&path(), &h(Some("Bearer nope"))), Err(Refusal::WrongToken));
+        assert_eq!(g.admit(&path(), &h(Some("Basic t0k"))), Err(Refusal::NoToken));
+        assert!(g.admit(&path(), &h(Some("Bearer t0k"))).is_ok());
+        assert!(g.admit(&path(), &h(Some("bearer t0k"))).is_ok());
+        assert!(g.admit_preflight(&path(), &h(None)).is_ok());
     }
 
     #[test]
@@ -219,11 +232,23 @@ mod tests {
         let g = gate(HttpOptions::default());
         let mut h = headers(&[("host", "127.0.0.1:4000")]);
         h.append(HOST, HeaderValue::from_static("127.0.0.1:4000"));
-        assert_eq!(g.admit(&h), Err(Refusal::Ambiguous("Host")));
+        assert_eq!(g.admit(&path(), &h), Err(Refusal::Ambiguous("Host")));
         let mut h = headers(&[("host", "127.0.0.1:4000"), ("origin", "http://localhost:4000")]);
         h.append(ORIGIN, HeaderValue::from_static("http://localhost:4000"));
-        assert_eq!(g.admit(&h), Err(Refusal::Ambiguous("Origin")));
-        assert_eq!(g.admit_preflight(&h), Err(Refusal::Ambiguous("Origin")));
+        assert_eq!(g.admit(&path(), &h), Err(Refusal::Ambiguous("Origin")));
+        assert_eq!(g.admit_preflight(&path(), &h), Err(Refusal::Ambiguous("Origin")));
+    }
+
+    #[test]
+    fn a_request_target_naming_another_host_than_host_is_refused() {
+        let g = gate(HttpOptions::default());
+        let h = headers(&[("host", "127.0.0.1:4000")]);
+        assert_eq!(g.admit(&Uri::from_static("http://evil.example/mcp"), &h), Err(Refusal::Target));
+        assert_eq!(g.admit_preflight(&Uri::from_static("http://evil.example/mcp"), &h), Err(Refusal::Target));
+        assert!(
+            g.admit(&Uri::from_static("http://127.0.0.1:4000/mcp"), &h).is_ok(),
+            "the same authority is the same request"
+        );
     }
 
     #[test]

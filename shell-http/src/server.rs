@@ -16,19 +16,19 @@ use bb_hyper_smol::{HeadClock, SmolIo};
 use hyper::header::HeaderName;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Method, StatusCode};
+use hyper::{Method, Response, StatusCode};
 use smol::Executor;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::{TcpListener, TcpStream};
 
 use crate::census::Census;
-use crate::connections::{Arrival, Connections};
+use crate::connections::{Arrival, Connections, Held};
 use crate::exchange::{Endpoint, respond};
 use crate::gate::Gate;
 use crate::options::{HttpOptions, strong_enough};
 use crate::peer::Peer;
 use crate::persons::Persons;
-use crate::reply::{closing, refusal};
+use crate::reply::{Reply, closing, refusal};
 use crate::sessions::Sessions;
 use crate::throttle::{Throttle, and_more};
 
@@ -253,7 +253,8 @@ fn spawn_on(executor: &Weak<Executor<'static>>, task: impl Future<Output = ()> +
 
 /// Serves one connection. It is admitted to the cap by its first request that passes the gate;
 /// until then it may be closed to make room (`closed` yields), and a request the gate refuses
-/// closes it.
+/// closes it. Admitted, it may still be closed to make room while idle until one of its requests is
+/// answered with success (see `connections`).
 async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, closed): Arrival) {
     let endpoint = Arc::clone(&door.endpoint);
     let limits = &endpoint.options.limits;
@@ -273,10 +274,13 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
             smol::future::yield_now().await;
             let endpoint = Arc::clone(&door.endpoint);
             if held.is_admitted() {
-                return Ok::<_, Infallible>(respond(endpoint, peer, req).await);
+                return Ok::<_, Infallible>(counted(&held, respond(endpoint, peer, req)).await);
             }
-            let passes = endpoint.gate.admit(req.headers()).is_ok();
-            if passes && !held.admit() {
+            let passes = endpoint.gate.admit(req.uri(), req.headers()).is_ok();
+            if passes && held.admit() {
+                return Ok(counted(&held, respond(endpoint, peer, req)).await);
+            }
+            if passes {
                 let limit = endpoint.options.limits.max_connections;
                 turned_away(&door, &format!("the limit of {limit} connections is reached"));
                 let message = "Server busy: too many connections are open; try again shortly.";
@@ -287,7 +291,7 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
             // A preflight carries no credentials, so it neither admits a connection nor closes it.
             let preflight = req.method() == Method::OPTIONS;
             let r = respond(endpoint, peer, req).await;
-            Ok(if passes || preflight { r } else { closing(r) })
+            Ok(if preflight { r } else { closing(r) })
         }
     });
     let serve = async {
@@ -296,7 +300,7 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
         }
     };
     let made_room = async {
-        // Fails, rather than yields, once the connection is admitted: then it is never closed for room.
+        // Fails, rather than yields, once the connection has proven itself: then it is never closed for room.
         if closed.recv().await.is_err() {
             std::future::pending::<()>().await;
         }
@@ -307,6 +311,15 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
         endpoint.logger.log(Level::Debug, "connection ended: no request head within the header timeout");
     };
     smol::future::or(serve, smol::future::or(made_room, too_slow)).await;
+}
+
+/// Serves an admitted connection's request, counting it in flight while it runs: its answer's status
+/// says whether the connection did work for a caller the server accepts (and so keeps its place).
+async fn counted(held: &Held, answer: impl Future<Output = Response<Reply>>) -> Response<Reply> {
+    held.begin();
+    let r = answer.await;
+    held.end(r.status().is_success() || r.status().is_redirection());
+    r
 }
 
 /// Answers a connection beyond the cap with 503 and closes it, without serving it. What the

@@ -96,3 +96,31 @@ fn a_flood_of_turned_away_connections_writes_a_line_a_second_with_a_count() {
     }
     assert!(counted, "{:#?}", s.logs.lock().unwrap());
 }
+
+#[test]
+fn connections_that_only_get_refusals_make_room_for_a_person_who_does_work() {
+    let limits = Limits { max_connections: 2, max_connections_per_peer: Some(100), ..Limits::default() };
+    let s = start(HttpOptions { limits, ..HttpOptions::default() }, common::plain_fetch());
+    // Two connections pass the gate (loopback, no token) and take both admitted places, but every
+    // request they send is refused: a session that does not exist.
+    let junk = || Req::post(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).header("Mcp-Session-Id", "no-such-session");
+    let mut first = connect(s.addr);
+    let mut second = connect(s.addr);
+    for c in [&mut first, &mut second] {
+        let a = send_keep_alive(c, s.addr, &junk());
+        assert_eq!(a.status, 404, "{a:?}");
+    }
+    // A person gets in: the idle connection admitted first, which never proved itself, is closed.
+    let mut person = connect(s.addr);
+    let a = send_keep_alive(&mut person, s.addr, &Req::post(INITIALIZE));
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(closed_by_server(&mut first), "the connection that only got refusals made room");
+    // The person's connection has proven itself: another newcomer takes the other refused one's place,
+    // never the person's.
+    let mut other = connect(s.addr);
+    assert_eq!(send_keep_alive(&mut other, s.addr, &Req::post(INITIALIZE)).status, 200);
+    assert!(closed_by_server(&mut second));
+    let third = Req::post(INITIALIZE).send(s.addr);
+    assert_eq!(third.status, 503, "both places are held by connections that do work: {third:?}");
+    assert_eq!(send_keep_alive(&mut person, s.addr, &Req::post(INITIALIZE)).status, 200);
+}

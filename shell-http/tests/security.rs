@@ -119,3 +119,13 @@ fn a_short_bearer_token_is_refused_off_loopback_and_the_error_says_what_to_set()
     let e = bb_http::BearerToken::resolve(Some("short".into()), false).unwrap_err();
     assert!(e.to_string().contains("set it to"), "{e}");
 }
+
+#[test]
+fn an_absolute_form_target_naming_another_host_gets_400_whatever_the_host_header_says() {
+    let s = start_default();
+    let evil = Req::post(INITIALIZE).path("http://evil.example/mcp").send(s.addr);
+    assert_eq!(evil.status, 400, "{evil:?}");
+    assert!(evil.json()["error"]["message"].as_str().unwrap().contains("another host"));
+    let same = Req::post(INITIALIZE).path(&format!("http://{}/mcp", s.addr)).send(s.addr);
+    assert_eq!(same.status, 200, "the target's authority is the Host: {same:?}");
+}

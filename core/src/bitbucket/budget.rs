@@ -123,7 +123,9 @@ mod tests {
     #[test]
     fn the_byte_share_stops_a_diff_of_long_lines() {
         let long = "x".repeat(1000);
-        let body = format!(r#"{{"diffs":[{{"hunks":[{{"segments":[{{"lines":[{{"line":"{long}"}},{{"line":"{long}"}},{{"line":"{long}"}}]}}]}}]}}]}}"#);
+        let body = format!(
+            r#"{{"diffs":[{{"hunks":[{{"segments":[{{"lines":[{{"line":"{long}"}},{{"line":"{long}"}},{{"line":"{long}"}}]}}]}}]}}]}}"#
+        );
         let (set, skipped) = keep(Share { lines: 100, bytes: 1500 }, || serde_json::from_str::<DiffSet>(&body));
         assert_eq!(set.unwrap().diffs[0].hunks[0].segments[0].lines.len(), 2, "the second line crosses the share");
         assert_eq!(skipped, 1);
