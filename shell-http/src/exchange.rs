@@ -285,6 +285,16 @@ async fn vouch(endpoint: &Endpoint, peer: Peer, token: &PersonalToken, id: &Valu
             r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
             Err(r)
         }
+        Err(Undecided::Spent(wait_s)) => {
+            let message = format!(
+                "Too many requests: Bitbucket refused several tokens from this address lately; try again in {wait_s} s."
+            );
+            let mut r = refuse(StatusCode::TOO_MANY_REQUESTS, &message);
+            if let Ok(v) = HeaderValue::from_str(&wait_s.to_string()) {
+                r.headers_mut().insert(RETRY_AFTER, v);
+            }
+            Err(r)
+        }
         Err(Undecided::Unanswered(why)) => {
             endpoint.logger.log(Level::Warning, &format!("could not check a person's Bitbucket token: {why}"));
             let message = format!(

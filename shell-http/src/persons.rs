@@ -9,8 +9,11 @@
 //! say. The price: a project or repository access token (no person, no licence) is refused too;
 //! per-person mode is for personal access tokens. 2xx means accepted;
 //! 401 or 403 means refused; anything else (a 5xx, a timeout, no server) decides nothing and is not
-//! remembered. One peer may have a few questions in flight at once, so a flood of made-up tokens
-//! costs Bitbucket a few requests at a time, not one per initialize at once.
+//! remembered as a verdict, but the same token is not asked about again for [`UNANSWERED_MS`]. One
+//! peer may have a few questions in flight at once, and every question that does not end in
+//! "accepted" spends from its peer's allowance and from the server's ([`Allowance`]): a flood of
+//! made-up tokens costs Bitbucket a few requests, then one every few seconds, never one per initialize;
+//! a person whose token was accepted is remembered and asks nothing.
 
 use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
@@ -49,6 +52,9 @@ pub(crate) enum Verdict {
 pub(crate) enum Undecided {
     /// The peer has its share of questions in flight already.
     Busy,
+    /// The peer (or every peer together) asked about too many tokens Bitbucket did not accept lately;
+    /// the seconds until the next question may be asked.
+    Spent(u64),
     /// Bitbucket gave no verdict; the words say what happened and name no secret.
     Unanswered(String),
 }
@@ -59,12 +65,24 @@ const MAX_REMEMBERED: usize = 8192;
 /// Questions one peer may have in flight at once.
 const PER_PEER_IN_FLIGHT: usize = 4;
 
+/// How long a token Bitbucket gave no verdict on (a 5xx, a timeout) is not asked about again.
+const UNANSWERED_MS: u64 = 5_000;
+
+/// Questions that did not end in "accepted": how many one peer may ask at once, then one per this
+/// many milliseconds.
+const PEER_ALLOWANCE: (f64, u64) = (10.0, 6_000);
+/// The same for every peer together.
+const SERVER_ALLOWANCE: (f64, u64) = (60.0, 1_000);
+
 /// The verdicts of one server.
 pub(crate) struct Persons {
     hashers: (RandomState, RandomState),
     ttl_ms: u64,
     verdicts: Mutex<HashMap<PersonKey, (Verdict, u64)>>,
+    /// Tokens Bitbucket gave no verdict on, with what happened, until they may be asked about again.
+    unanswered: Mutex<HashMap<PersonKey, (String, u64)>>,
     in_flight: Mutex<HashMap<Peer, usize>>,
+    allowance: Mutex<Allowance>,
 }
 
 impl Persons {
@@ -74,7 +92,9 @@ impl Persons {
             hashers: (RandomState::new(), RandomState::new()),
             ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
             verdicts: Mutex::default(),
+            unanswered: Mutex::default(),
             in_flight: Mutex::default(),
+            allowance: Mutex::default(),
         }
     }
 
@@ -93,24 +113,47 @@ impl Persons {
         token: &PersonalToken,
     ) -> Result<Verdict, Undecided> {
         let key = self.key(token);
-        if let Some(v) = self.remembered(key, now_ms()) {
+        let now = now_ms();
+        if let Some(v) = self.remembered(key, now) {
             return Ok(v);
         }
+        if let Some(why) = self.unanswered_lately(key, now) {
+            return Err(Undecided::Unanswered(why));
+        }
+        lock(&self.allowance).check(peer, now).map_err(Undecided::Spent)?;
         let _turn = InFlight::take(&self.in_flight, peer).ok_or(Undecided::Busy)?;
         let cancel = CancelOnDrop(Cancel::new());
         let (bitbucket, person, flag) = (Arc::clone(bitbucket), token.clone(), cancel.0.clone());
         let request = FetchRequest::get("/rest/api/latest/users", vec![("limit".into(), "1".into())]);
         let outcome = smol::unblock(move || bitbucket.fetch(request, Some(&person), &flag)).await;
         let verdict = match outcome {
-            FetchOutcome::Response(r) if (200..300).contains(&r.status) => Verdict::Accepted,
-            FetchOutcome::Response(r) if matches!(r.status, 401 | 403) => Verdict::Refused(r.status),
-            FetchOutcome::Response(r) => {
-                return Err(Undecided::Unanswered(format!("Bitbucket answered {}", r.status)));
-            }
-            FetchOutcome::Failed(e) => return Err(Undecided::Unanswered(e.detail)),
+            FetchOutcome::Response(r) if (200..300).contains(&r.status) => Ok(Verdict::Accepted),
+            FetchOutcome::Response(r) if matches!(r.status, 401 | 403) => Ok(Verdict::Refused(r.status)),
+            FetchOutcome::Response(r) => Err(format!("Bitbucket answered {}", r.status)),
+            FetchOutcome::Failed(e) => Err(e.detail),
         };
-        self.remember(key, verdict, now_ms());
-        Ok(verdict)
+        let now = now_ms();
+        if verdict != Ok(Verdict::Accepted) {
+            lock(&self.allowance).spend(peer, now);
+        }
+        match verdict {
+            Ok(verdict) => {
+                self.remember(key, verdict, now);
+                Ok(verdict)
+            }
+            Err(why) => {
+                let mut unanswered = lock(&self.unanswered);
+                if unanswered.len() >= MAX_REMEMBERED {
+                    unanswered.retain(|_, (_, until)| now < *until);
+                }
+                unanswered.insert(key, (why.clone(), now + UNANSWERED_MS));
+                Err(Undecided::Unanswered(why))
+            }
+        }
+    }
+
+    fn unanswered_lately(&self, key: PersonKey, now_ms: u64) -> Option<String> {
+        lock(&self.unanswered).get(&key).filter(|(_, until)| now_ms < *until).map(|(why, _)| why.clone())
     }
 
     fn remembered(&self, key: PersonKey, now_ms: u64) -> Option<Verdict> {
@@ -127,6 +170,64 @@ impl Persons {
             }
         }
         verdicts.insert(key, (verdict, now_ms.saturating_add(self.ttl_ms)));
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What questions about tokens Bitbucket did not accept may still be asked: a bucket per peer and
+/// one for the server, each refilled by one question per interval up to its size.
+#[derive(Debug, Default)]
+struct Allowance {
+    peers: HashMap<Peer, Bucket>,
+    server: Option<Bucket>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    left: f64,
+    at_ms: u64,
+}
+
+impl Bucket {
+    fn full(size: f64, now_ms: u64) -> Bucket {
+        Bucket { left: size, at_ms: now_ms }
+    }
+
+    /// The bucket at `now_ms`, refilled by one per `every_ms` since it was last looked at.
+    fn at(self, (size, every_ms): (f64, u64), now_ms: u64) -> Bucket {
+        let gained = now_ms.saturating_sub(self.at_ms) as f64 / every_ms as f64;
+        Bucket { left: (self.left + gained).min(size), at_ms: now_ms.max(self.at_ms) }
+    }
+
+    /// Seconds until one question may be asked (0: now).
+    fn wait_s(self, (_, every_ms): (f64, u64)) -> u64 {
+        if self.left >= 1.0 { 0 } else { ((1.0 - self.left) * every_ms as f64 / 1000.0).ceil() as u64 }
+    }
+}
+
+impl Allowance {
+    /// Ok when `peer` may ask now; else the seconds to wait.
+    fn check(&mut self, peer: Peer, now_ms: u64) -> Result<(), u64> {
+        let peer_bucket =
+            self.peers.get(&peer).map_or(Bucket::full(PEER_ALLOWANCE.0, now_ms), |b| b.at(PEER_ALLOWANCE, now_ms));
+        let server = self.server.map_or(Bucket::full(SERVER_ALLOWANCE.0, now_ms), |b| b.at(SERVER_ALLOWANCE, now_ms));
+        let wait = peer_bucket.wait_s(PEER_ALLOWANCE).max(server.wait_s(SERVER_ALLOWANCE));
+        if wait == 0 { Ok(()) } else { Err(wait) }
+    }
+
+    /// A question did not end in "accepted": it is taken from the peer's and the server's buckets.
+    fn spend(&mut self, peer: Peer, now_ms: u64) {
+        if self.peers.len() >= MAX_REMEMBERED {
+            // Full buckets are the default: forgetting them changes nothing.
+            self.peers.retain(|_, b| b.at(PEER_ALLOWANCE, now_ms).left < PEER_ALLOWANCE.0);
+        }
+        let b = self.peers.get(&peer).map_or(Bucket::full(PEER_ALLOWANCE.0, now_ms), |b| b.at(PEER_ALLOWANCE, now_ms));
+        self.peers.insert(peer, Bucket { left: b.left - 1.0, ..b });
+        let s = self.server.map_or(Bucket::full(SERVER_ALLOWANCE.0, now_ms), |b| b.at(SERVER_ALLOWANCE, now_ms));
+        self.server = Some(Bucket { left: s.left - 1.0, ..s });
     }
 }
 
@@ -184,12 +285,45 @@ mod tests {
     }
 
     #[test]
+    fn a_token_bitbucket_gave_no_verdict_on_is_not_asked_about_again_for_a_few_seconds() {
+        let p = Persons::new(Duration::from_secs(60));
+        let k = p.key(&PersonalToken::new("t"));
+        lock(&p.unanswered).insert(k, ("Bitbucket answered 502".into(), 1_000 + UNANSWERED_MS));
+        assert_eq!(p.unanswered_lately(k, 1_000).as_deref(), Some("Bitbucket answered 502"));
+        assert_eq!(p.unanswered_lately(k, 1_000 + UNANSWERED_MS), None);
+    }
+
+    #[test]
     fn the_key_depends_on_the_token_and_shows_nothing_of_it() {
         let p = Persons::new(Duration::from_secs(60));
         let (a, b) = (p.key(&PersonalToken::new("secret-a")), p.key(&PersonalToken::new("secret-b")));
         assert_eq!(a, p.key(&PersonalToken::new("secret-a")));
         assert_ne!(a, b);
         assert!(!format!("{a:?}").contains("secret"));
+    }
+
+    #[test]
+    fn questions_bitbucket_refused_spend_the_peers_allowance_then_one_comes_back_every_interval() {
+        let mut a = Allowance::default();
+        let (peer, other) = (Peer::of("10.0.0.1:1".parse().unwrap()), Peer::of("10.0.0.2:1".parse().unwrap()));
+        for _ in 0..PEER_ALLOWANCE.0 as usize {
+            assert_eq!(a.check(peer, 0), Ok(()));
+            a.spend(peer, 0);
+        }
+        assert_eq!(a.check(peer, 0), Err(6), "spent: the next question in 6 s");
+        assert_eq!(a.check(other, 0), Ok(()), "another peer still may");
+        assert_eq!(a.check(peer, PEER_ALLOWANCE.1), Ok(()), "one question back after one interval");
+    }
+
+    #[test]
+    fn every_peer_together_spends_the_servers_allowance() {
+        let mut a = Allowance::default();
+        for i in 0..SERVER_ALLOWANCE.0 as u32 {
+            let peer = Peer::of(format!("10.1.{}.{}:1", i / 256, i % 256).parse().unwrap());
+            assert_eq!(a.check(peer, 0), Ok(()));
+            a.spend(peer, 0);
+        }
+        assert_eq!(a.check(Peer::of("10.9.9.9:1".parse().unwrap()), 0), Err(1));
     }
 
     #[test]

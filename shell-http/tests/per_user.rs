@@ -104,6 +104,9 @@ fn checking_fetch(checks: Arc<Mutex<Vec<String>>>) -> Arc<dyn Bitbucket> {
                 r#"{"errors":[{"message":"Authentication failed. Please check your credentials and try again."}]}"#,
             ),
             "flaky" => FetchOutcome::response(502, "Bad Gateway"),
+            t if t.starts_with("junk-") => {
+                FetchOutcome::response(401, r#"{"errors":[{"message":"Authentication failed."}]}"#)
+            }
             _ => FetchOutcome::response(200, r#"{"values":[]}"#),
         }
     })
@@ -132,7 +135,28 @@ fn a_token_bitbucket_refuses_starts_no_session_and_bitbucket_is_asked_once() {
 }
 
 #[test]
-fn when_bitbucket_cannot_judge_a_token_initialize_gets_503_and_it_is_asked_again_next_time() {
+fn a_flood_of_made_up_tokens_from_one_address_asks_bitbucket_a_few_times_then_waits_and_a_known_person_still_gets_in() {
+    let checks = Arc::new(Mutex::new(Vec::new()));
+    let s = start(options(), checking_fetch(Arc::clone(&checks)));
+    initialize_with(s.addr, &[(HEADER, "token-of-alice")]);
+    let mut statuses = Vec::new();
+    for i in 0..100 {
+        statuses.push(Req::post(INITIALIZE).header(HEADER, &format!("junk-{i}")).send(s.addr).status);
+    }
+    let asked = checks.lock().unwrap().len() - 1;
+    assert_eq!(asked, 10, "the address's allowance of questions Bitbucket refuses");
+    assert_eq!(statuses.iter().filter(|&&st| st == 403).count(), 10);
+    let waited = Req::post(INITIALIZE).header(HEADER, "junk-more").send(s.addr);
+    assert_eq!(waited.status, 429, "{waited:?}");
+    assert!(waited.header("retry-after").is_some());
+    assert!(waited.json()["error"]["message"].as_str().unwrap().contains("try again in"));
+    // A person whose token Bitbucket accepted is remembered: no question, no wait.
+    initialize_with(s.addr, &[(HEADER, "token-of-alice")]);
+    assert_eq!(checks.lock().unwrap().len(), 11);
+}
+
+#[test]
+fn when_bitbucket_cannot_judge_a_token_initialize_gets_503_and_it_is_not_asked_again_for_a_few_seconds() {
     let checks = Arc::new(Mutex::new(Vec::new()));
     let s = start(options(), checking_fetch(Arc::clone(&checks)));
     for _ in 0..2 {
@@ -141,7 +165,7 @@ fn when_bitbucket_cannot_judge_a_token_initialize_gets_503_and_it_is_asked_again
         assert!(a.json()["error"]["message"].as_str().unwrap().contains("Bitbucket answered 502"));
         assert!(a.header("retry-after").is_some());
     }
-    assert_eq!(checks.lock().unwrap().len(), 2);
+    assert_eq!(checks.lock().unwrap().len(), 1, "the failed lookup is kept briefly (persons.rs tests its end)");
 }
 
 #[test]
