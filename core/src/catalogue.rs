@@ -10,7 +10,8 @@
 //!   one of its kinds is offered; a kind is offered only while the data tool whose answer it
 //!   shows is exposed;
 //! - the view companions (`refresh_view`, `suggest_form_values`) go with `show` whatever
-//!   `--tools` names, and are withheld only by `--exclude`.
+//!   `--tools` names, and are withheld only by `--exclude`; a companion of one kind (the form's
+//!   suggestions) goes only where that kind is offered.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -98,7 +99,9 @@ impl Catalogue {
             .filter(|t| match t.role {
                 Role::Data => data_exposed(t),
                 Role::Show => show_exposed,
-                Role::ViewCompanion => show_exposed && !excluded(t.name),
+                Role::ViewCompanion { kind } => {
+                    show_exposed && !excluded(t.name) && kind.is_none_or(|k| kinds.iter().any(|o| o.name == k))
+                }
             })
             .copied()
             .collect();

@@ -51,8 +51,8 @@ pub fn test_catalogue() -> Catalogue {
             spec("merge_thing", Access::UnsafeWrite, Role::Data, id_schema, start_list),
             spec("fetch_twice", Access::Read, Role::Data, no_args, start_fetch_twice),
             spec("show", Access::Read, Role::Show, no_args, start_show),
-            spec("refresh_view", Access::Read, Role::ViewCompanion, no_args, start_list),
-            spec("suggest_form_values", Access::Read, Role::ViewCompanion, no_args, start_list),
+            spec("refresh_view", Access::Read, Role::ViewCompanion { kind: None }, no_args, start_list),
+            spec("suggest_form_values", Access::Read, Role::ViewCompanion { kind: None }, no_args, start_list),
         ],
         vec![kind("thing", "get_thing"), kind("things", "list_things"), kind("merge_form", "merge_thing")],
     )

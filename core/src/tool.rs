@@ -16,8 +16,12 @@ pub enum Role {
     Data,
     /// The one view tool; which kinds it offers follows from the kinds table and the exposed tools.
     Show,
-    /// A tool only views call (`refresh_view`, `suggest_form_values`); goes with `show`.
-    ViewCompanion,
+    /// A tool only views call (`refresh_view`, `suggest_form_values`); goes with `show`, and with
+    /// `kind` named, only while that kind is offered (the form's suggestions serve the form alone).
+    ViewCompanion {
+        /// The one kind it serves, if it serves one.
+        kind: Option<&'static str>,
+    },
 }
 
 /// Whether a tool changes anything in Bitbucket.
@@ -221,7 +225,7 @@ impl Exposed {
             Role::Show => {
                 entry.insert("_meta".into(), json!({"ui": {"resourceUri": VIEW_URI}, "ui/resourceUri": VIEW_URI}));
             }
-            Role::ViewCompanion => {
+            Role::ViewCompanion { .. } => {
                 entry.insert("_meta".into(), json!({"ui": {"visibility": ["app"]}}));
             }
             Role::Data => {}

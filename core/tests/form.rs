@@ -194,3 +194,11 @@ fn the_model_is_told_to_create_directly_and_show_the_form_only_when_the_person_w
     assert!(!bb_core::instructions::for_exposed(&no_create).contains("pull_request_form"));
     assert!(no_create.kind("pull_request_form").is_none(), "offered only while create_pull_request is exposed");
 }
+
+#[test]
+fn a_client_that_shows_no_views_gets_no_suggestions_and_nothing_is_read() {
+    let mut d = StackHarness::new();
+    let a = d.call("suggest_form_values", json!({"project": "BB", "repo": "api", "want": "people", "text": "al"}));
+    assert_eq!(a.text, bb_core::views::NOT_SHOWN);
+    assert!(d.requests.is_empty(), "{:?}", d.requests);
+}

@@ -209,3 +209,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_client_that_shows_no_views_is_told_so_by_refresh_view_as_by_show_and_nothing_is_read() {
+    let mut d = StackHarness::new();
+    let a = refresh(&mut d, &card(), &json!("0000000000000000.0"));
+    assert!(!a.is_error);
+    assert_eq!(a.text, bb_core::views::NOT_SHOWN);
+    assert!(a.raw.get("_meta").is_none());
+    assert!(d.requests.is_empty(), "{:?}", d.requests);
+}
+
+#[test]
+fn refresh_view_checks_the_show_call_it_carries_as_show_does_and_sends_nothing_bad() {
+    let mut d = StackHarness::with_views();
+    for (project, why) in [("..", "cannot be `.` or `..`"), (&*"K".repeat(100_000), "longer than 256 characters")] {
+        let show = json!({"kind": "pull_request", "project": project, "repo": "api", "pr_id": 1});
+        let a = refresh(&mut d, &show, &json!(null));
+        assert!(a.is_error, "{}", a.text);
+        assert!(a.text.contains(why), "{}", a.text);
+        let direct = d.call("show", show);
+        assert_eq!((direct.is_error, direct.text.contains(why)), (true, true), "show says the same: {}", direct.text);
+    }
+    assert!(d.requests.is_empty(), "{:?}", d.requests);
+}

@@ -100,3 +100,18 @@ fn a_hint_equal_to_mcps_default_or_moot_is_left_out_and_every_other_is_stated() 
     let merge = e.listed().into_iter().find(|t| t["name"] == "merge_pull_request").unwrap();
     assert_eq!(merge["annotations"], serde_json::json!({}));
 }
+
+#[test]
+fn the_forms_suggestions_are_offered_only_where_the_form_is() {
+    let with = |tools: &[&str]| {
+        let tools = Some(tools.iter().map(|t| t.to_string()).collect());
+        Catalogue::standard().expose(&ExposureOptions { tools, ..Default::default() }).unwrap()
+    };
+    let card_only = with(&["get_pull_request", "show"]);
+    assert!(card_only.get("refresh_view").is_some(), "every view refreshes");
+    assert!(card_only.get("suggest_form_values").is_none(), "no form, no suggestions for it");
+    let form = with(&["create_pull_request", "show"]);
+    assert!(form.get("suggest_form_values").is_some());
+    let everything = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+    assert!(everything.get("suggest_form_values").is_some());
+}

@@ -33,7 +33,7 @@ fn run() -> Result<(), String> {
             let mut out = String::new();
             for t in exposed.tools() {
                 let access = match (t.role, t.access) {
-                    (Role::ViewCompanion, _) => "views only",
+                    (Role::ViewCompanion { .. }, _) => "views only",
                     (_, Access::Read) => "read",
                     (_, Access::Write) => "write",
                     (_, Access::UnsafeWrite) => "unsafe write",

@@ -80,7 +80,10 @@ fn show_kind(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         // A draft: the model fills what it knows, the person the rest.
         schema["required"] = json!(form::REQUIRED);
     }
-    if let Err(why) = crate::args::validate(Some(&Value::Object(rest)), &schema) {
+    // The same checks as a call's own arguments get: `refresh_view` carries these nested.
+    let checked =
+        crate::args::validate(Some(&Value::Object(rest)), &schema).and_then(|()| crate::args::check_places(args));
+    if let Err(why) = checked {
         return Step::Done(ToolResult::error(format!(
             "Invalid arguments for show {name} (those of {}): {why}",
             tool.name

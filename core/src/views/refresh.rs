@@ -76,7 +76,7 @@ pub const REFRESH_VIEW: ToolSpec = ToolSpec {
     input_schema: schema,
     annotations: Annotations::READ,
     access: Access::Read,
-    role: Role::ViewCompanion,
+    role: Role::ViewCompanion { kind: None },
     start,
 };
 
@@ -119,6 +119,10 @@ const STILL_MS: u64 = 2 * 60_000;
 const CLOSED_LONG_AGO_MS: u64 = 10 * 60_000;
 
 fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
+    // As `show` answers such a client: nothing is read for a view nobody sees.
+    if !call.client.renders_views {
+        return Step::Done(ToolResult::text(super::NOT_SHOWN));
+    }
     let Some(show) = args.get("show").and_then(Value::as_object) else {
         return Step::Done(ToolResult::error("refresh_view needs `show`: the show call the view answers."));
     };

@@ -33,7 +33,7 @@ pub const SUGGEST_FORM_VALUES: ToolSpec = ToolSpec {
     input_schema: schema,
     annotations: Annotations::READ,
     access: Access::Read,
-    role: Role::ViewCompanion,
+    role: Role::ViewCompanion { kind: Some(super::form::KIND) },
     start,
 };
 
@@ -60,7 +60,11 @@ pub const COMMITS: u64 = 25;
 /// Changed files listed at most.
 pub const FILES: u64 = 100;
 
-fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
+    // Only a form asks, and only a client that draws views has one.
+    if !call.client.renders_views {
+        return Step::Done(ToolResult::text(super::NOT_SHOWN));
+    }
     let text = string(args, "text").unwrap_or("");
     let mut g = Gather::new(string(args, "project").unwrap_or(""), string(args, "repo").unwrap_or(""));
     g.from = string(args, "from_ref").map(crate::reads::pull_requests::full_ref);
