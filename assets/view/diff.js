@@ -302,7 +302,12 @@ const diffView = (() => {
     const type = str(entry.file.type);
     if (d.binary === true) out.push(message("bb-dmsg-info", "Binary file", "This file can't be viewed in your browser. ", open, "."));
     else if (d.truncated === true && !hunks.length) out.push(message("bb-dmsg-warn", "The diff for this file is too large to render", open, "."));
-    else if (d.truncated === true) out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", `Bitbucket truncated it: ${fmt.count(countLines(d), "line is", "lines are")} shown. `, open, "."));
+    else if (d.truncated === true || lineNo(d.leftOut)) {
+      // Bitbucket's cut (`truncated`), bb's (`leftOut`: lines past the view's share, skipped as read), or both.
+      const left = lineNo(d.leftOut);
+      const shown = `${fmt.count(countLines(d), "line is", "lines are")} shown${left ? `, ${fmt.num(left)} more are in Bitbucket` : ""}. `;
+      out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", d.truncated === true ? `Bitbucket truncated it: ${shown}` : shown, open, "."));
+    }
     else if (!hunks.length) {
       const c = change(entry);
       if ((type === "MOVE" || type === "RENAME" || type === "COPY") && c.tip) out.push(message("bb-dmsg-info", c.tip, "The contents for this file have not changed"));

@@ -50,6 +50,18 @@ pub const JOB_STUCK_AFTER_MS: u64 = 20_000;
 /// thread (calls answer plain at their deadline) rather than give more cores to loops.
 pub const MOST_STUCK_JOBS: usize = 2;
 
+/// Lines of diff one view carries, all its files together: each of its (at most 20) files gets an
+/// equal share, at least [`FILE_DIFF_LINES`], and the lines past it are skipped as the answer is read
+/// (never held) and counted ("N more lines in Bitbucket"). A person does not read more in a chat, and
+/// a view's memory and answer stay a few megabytes whatever the pull request.
+pub const VIEW_DIFF_LINES: usize = 20_000;
+/// Bytes of line text one view carries, all its files together, shared as the lines are.
+pub const VIEW_DIFF_BYTES: usize = 2 * 1024 * 1024;
+/// The least share of lines one file of a view gets.
+pub const FILE_DIFF_LINES: usize = 1_000;
+/// The least share of line text one file of a view gets.
+pub const FILE_DIFF_BYTES: usize = 100 * 1024;
+
 /// The largest Bitbucket answer bb reads; a larger one is a failed read (32 MiB).
 pub const MAX_ANSWER_BYTES: u64 = 32 * 1024 * 1024;
 

@@ -223,3 +223,22 @@ fn a_change_without_a_path_is_listed_but_never_asked_for_as_a_path() {
     let read = d.requests.iter().filter(|r| r.contains("/diff/")).count();
     assert_eq!(read, files.len() - 2, "each file with a path is read, the two without are not: {:?}", d.requests);
 }
+
+#[test]
+fn a_file_past_the_views_share_carries_its_first_lines_and_counts_the_rest_it_skipped_as_it_read() {
+    let mut d = StackHarness::with_views();
+    let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 9}));
+    let view = &a.raw["_meta"]["bb/view"]["diff"];
+    // Five files share the view: 4,000 lines each. Bitbucket sent 10,000 of vendor/bindings.rs's 12,000.
+    let share = bb_core::limits::VIEW_DIFF_LINES / 5;
+    let carried = lines(view, "vendor/bindings.rs");
+    assert_eq!(carried.len(), share);
+    let file = view["diffs"].as_array().unwrap().iter().find(|f| f["path"] == "vendor/bindings.rs").unwrap();
+    assert_eq!(file["leftOut"], json!(10_000 - share), "what Bitbucket sent past the share is counted");
+    assert_eq!(file["truncated"], true, "and Bitbucket's own cut is still said");
+    let first_new: Vec<u64> = carried.iter().take(3).filter_map(|(l, _)| l["n"].as_u64()).collect();
+    assert_eq!(first_new, [1, 2, 3], "the first lines, in order");
+    assert!(a.text.contains(&format!("{} more left in Bitbucket", 10_000 - share)), "{}", a.text);
+    let small = view["diffs"].as_array().unwrap().iter().find(|f| f["path"] == "src/transport/http.rs").unwrap();
+    assert!(small.get("leftOut").is_none(), "a file within its share carries everything");
+}

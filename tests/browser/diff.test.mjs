@@ -347,3 +347,17 @@ test("from bb: show kind diff draws every line bb sent, and each thread right af
     await bb.stop();
   }
 });
+
+test("a file past the view's share says how many of its lines are only in Bitbucket, inline and fullscreen", async () => {
+  const data = fixture("diff-view");
+  // Every file: fullscreen opens on one of them.
+  for (const d of data.diff.diffs) d.leftOut = 6000;
+  for (const mode of [{}, { displayMode: "fullscreen" }]) {
+    const v = await open(browser, { mount: { input: data.call, result: result(data), ...mode } });
+    await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+    const warn = v.frame.locator(".bb-dmsg-warn", { hasText: "too large to render in full" }).first();
+    await warn.waitFor({ timeout: 10000 });
+    assert.match(await warn.textContent(), /lines are shown, 6,000 more are in Bitbucket\. Open it in Bitbucket\./);
+    await shot(v.page, `diff-left-out-${mode.displayMode || "inline"}`);
+  }
+});

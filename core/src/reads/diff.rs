@@ -5,6 +5,7 @@
 //! `GET …/pull-requests/{id}/diff/{path}?contextLines=N&withComments=true` — the diff endpoint is not paged:
 //! the server caps lines and says `truncated`. [reference "Diff and changes": spec, rec]
 
+use crate::bitbucket::budget::{self, Share};
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Change, Diff, DiffSet};
 use crate::bitbucket::{Page, RawPage, file_path, pr_path};
@@ -30,6 +31,16 @@ pub fn file_request(project: &str, repo: &str, id: u64, path: &str, context: Opt
 /// A page of changed files, or the sentence that says why it could not be read.
 pub fn changes(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Page<Change>, String> {
     errors::json::<RawPage>(outcome, about, None).map(RawPage::decode::<Change>)
+}
+
+/// One file's diff keeping at most `share` of its lines: the rest are skipped as the answer is read and
+/// counted in [`Diff::left_out`].
+pub fn file_within(outcome: &FetchOutcome, about: Subject<'_>, share: Share) -> Result<Diff, String> {
+    let (read, skipped) = budget::keep(share, || file(outcome, about));
+    read.map(|mut d| {
+        d.left_out = skipped;
+        d
+    })
 }
 
 /// One file's diff (truncated when the set it came in was), or why it could not be read.

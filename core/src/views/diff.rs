@@ -23,12 +23,14 @@ use serde_json::{Map, Value, json};
 use super::Header;
 use super::card::comment;
 use crate::bitbucket::Page;
+use crate::bitbucket::budget::Share;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Change, Comment, Diff, PullRequest};
 use crate::fetch::FetchOutcome;
 use crate::fetch::FetchRequest;
 use crate::highlight::{HighlightJob, Highlighted, Language, Mark, Plain};
 use crate::highlight_cache::HighlightCache;
+use crate::limits;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::compare::Refs;
@@ -105,6 +107,7 @@ pub(super) fn open(
         pr: None,
         changes: None,
         files: Vec::new(),
+        share: share(1),
         avatars: AvatarStage::default(),
         people: People::default(),
         missing: Vec::new(),
@@ -127,6 +130,8 @@ struct DiffView {
     changes: Option<Page<Change>>,
     /// The files whose diffs were asked for: path and what came back.
     files: Vec<(String, Option<Result<Diff, String>>)>,
+    /// How much of each file's diff the view keeps ([`share`]).
+    share: Share,
     avatars: AvatarStage,
     people: People,
     missing: Vec<String>,
@@ -153,7 +158,9 @@ impl Plan for DiffView {
                 Ok(page) => {
                     // A change Bitbucket gave no path (or a path without its text) is listed, never asked for as
                     // a path. [reference "Older servers": rec]
-                    for path in page.values.iter().filter_map(Change::named_path).take(MAX_FILES) {
+                    let paths: Vec<&str> = page.values.iter().filter_map(Change::named_path).take(MAX_FILES).collect();
+                    self.share = share(paths.len());
+                    for path in paths {
                         let path = path.to_owned();
                         f.fetch(DiffRead::File(self.files.len()), self.file_request(&path));
                         self.files.push((path, None));
@@ -164,7 +171,7 @@ impl Plan for DiffView {
             },
             DiffRead::File(i) => {
                 if let Some(entry) = self.files.get_mut(i) {
-                    entry.1 = Some(diff::file(&outcome, about));
+                    entry.1 = Some(diff::file_within(&outcome, about, self.share));
                 }
             }
             DiffRead::Avatar(a) => self.avatars.on(a, &outcome, f),
@@ -219,6 +226,16 @@ impl Plan for DiffView {
         }
         self.awaited.remove(&index);
         self.awaited.is_empty().then(|| self.finish(f))
+    }
+}
+
+/// What one of `files` files' diffs may keep of its lines: an equal part of the view's whole, at least
+/// a file's least ([`crate::limits`]).
+fn share(files: usize) -> Share {
+    let files = files.max(1);
+    Share {
+        lines: (limits::VIEW_DIFF_LINES / files).max(limits::FILE_DIFF_LINES),
+        bytes: (limits::VIEW_DIFF_BYTES / files).max(limits::FILE_DIFF_BYTES),
     }
 }
 
@@ -297,15 +314,18 @@ impl DiffView {
             .map(|h| h["lines"].as_array().map_or(0, Vec::len))
             .sum();
         let comments = count_threads(&view);
+        let left: u64 = view["diffs"].as_array().into_iter().flatten().filter_map(|d| d["leftOut"].as_u64()).sum();
+        let left = if left > 0 { format!(", {left} more left in Bitbucket") } else { String::new() };
         let more = if view["filesMore"] == true { ", more files exist" } else { "" };
         let text = match &self.of {
             Of::PullRequest(id) => format!(
-                "Showing the diff of PR #{id} in {}/{} to the person: {files} changed file(s){more}, {shown} with their diff ({lines} lines, {comments} comment thread(s)).",
+                "Showing the diff of PR #{id} in {}/{} to the person: {files} changed file(s){more}, {shown} with their diff ({lines} lines{left}, {comments} comment thread(s)).",
                 self.project, self.repo
             ),
-            Of::Refs(refs, kind) => {
-                (kind.text)(refs, &format!("{files} changed file(s){more}, {shown} with their diff ({lines} lines)"))
-            }
+            Of::Refs(refs, kind) => (kind.text)(
+                refs,
+                &format!("{files} changed file(s){more}, {shown} with their diff ({lines} lines{left})"),
+            ),
         };
         self.header.result(text, users, self.missing.clone(), ("diff", view))
     }
@@ -478,6 +498,11 @@ impl DiffView {
             "outdatedComments": unplaced,
             "hunks": hunks,
         });
+        let mut value = value;
+        if d.left_out > 0 {
+            // Lines past the view's share of this file: skipped as they were read ([`share`]).
+            value["leftOut"] = json!(d.left_out);
+        }
         let job = match (language, key) {
             // Without --highlight-templates a template lexer's lines are plain: nothing to run.
             (Some(l), Some(key)) if cached.is_none() && (self.templates || !l.is_template()) => {
