@@ -162,6 +162,7 @@ impl Sim {
     /// Carries out everything the server asks for; CPU work runs to its end at once.
     fn drain(&mut self) {
         let mut work = VecDeque::new();
+        let mut rooms = Vec::new();
         loop {
             while let Some(out) = self.server.poll_output() {
                 match out {
@@ -171,8 +172,14 @@ impl Sim {
                     Output::Cancel(ticket) => {
                         let _ = self.reads.leave(&ticket);
                     }
+                    // A large call's room (a card asks for none) is granted at once.
+                    Output::Admit { ticket, .. } => rooms.push(ticket),
                     Output::Done { .. } | Output::Log { .. } | Output::Compute { .. } => {}
                 }
+            }
+            if let Some(ticket) = rooms.pop() {
+                self.server.handle(Input::Admitted { ticket, granted: true }, self.now);
+                continue;
             }
             let Some(ticket) = work.pop_front() else { break };
             self.server.handle(Input::Work { ticket, last: false }, self.now);

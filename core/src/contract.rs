@@ -12,12 +12,15 @@
 //!         ─ Input::Computed{ticket, done}  ◀───────────────────────────────────────┘
 //!                                                      └─▶ Output::Work{ticket}     ─┐ steps of CPU work,
 //!         ─ Input::Work{ticket, last}      ◀───────────────────────────────────────┘ last at the deadline
-//!                                                      └─▶ Output::Cancel{ticket}      any of the three, dropped
+//!                                                      └─▶ Output::Admit{ticket}    ─┐ room in the process's
+//!         ─ Input::Admitted{ticket, granted} ◀─────────────────────────────────────┘ memory for a large call
+//!                                                      └─▶ Output::Cancel{ticket}      any of them, dropped
 //! ```
 //!
 //! A **tag** is the shell's name for one input: every message that answers it carries the tag back,
 //! and exactly one [`Output::Done`] closes it, after the last of them. A **ticket** is the core's
-//! name for one piece of work a call waits on, of the kinds above ([`crate::work`] keeps the table);
+//! name for one piece of work a call waits on, of the kinds above ([`crate::work`] keeps the table;
+//! an admission is held, not waited on, until its call ends);
 //! its outcome comes back under the same ticket, and one [`Output::Cancel`] withdraws any of them. An
 //! outcome for a ticket the core no longer waits on is dropped, so a shell may race a cancel freely.
 
@@ -65,6 +68,14 @@ pub enum Input<'a> {
         ticket: Ticket,
         /// What the job made.
         done: Highlighted,
+    },
+    /// The shell's answer to [`Output::Admit`]: the call may go on (`granted`), or the process has no
+    /// room for it and will have none soon (it answers that bb is busy).
+    Admitted {
+        /// The ticket of [`Output::Admit`].
+        ticket: Ticket,
+        /// Room was set aside for the call.
+        granted: bool,
     },
     /// The outcome of a Bitbucket read the server asked for.
     Fetched {
@@ -125,9 +136,21 @@ pub enum Output {
         /// What to run.
         job: Box<HighlightJob>,
     },
-    /// Work asked for earlier (a read, a job or a call's steps) is no longer needed: a read not sent
+    /// A call that may hold many megabytes (a large diff) asks for room in the process's memory
+    /// budget before any of its reads go out: answer with [`Input::Admitted`] when the room is set
+    /// aside (at once, or once other calls have given theirs back), or refuse it. The room is the
+    /// call's until this ticket's [`Output::Cancel`], when the call has ended.
+    Admit {
+        /// The session whose call it is.
+        session: SessionId,
+        /// Identifies the call's room.
+        ticket: Ticket,
+        /// How much room, in bytes.
+        bytes: u64,
+    },
+    /// Work asked for earlier (a read, a job, a call's steps or its room) is no longer needed: a read not sent
     /// yet is never sent and its retries stop, a job not started never starts, a deadline is
-    /// forgotten; an outcome that still comes is dropped.
+    /// forgotten, a call's room is given back; an outcome that still comes is dropped.
     Cancel(Ticket),
     /// A line for the operator's log (stderr).
     Log {

@@ -62,6 +62,20 @@ pub const FILE_DIFF_LINES: usize = 1_000;
 /// The least share of line text one file of a view gets.
 pub const FILE_DIFF_BYTES: usize = 100 * 1024;
 
+/// The memory one bb process sets aside for large calls (diff and compare views, diffs for the model)
+/// by default (`--memory-budget`): sized for a small container. A large call asks for its room
+/// ([`VIEW_ROOM`] for a view) before any of its reads go out; past the budget it waits, in turn with other
+/// persons' calls, for one to end; past [`LARGE_CALLS_WAITING`] waiting it is refused at once with a
+/// sentence that says bb is busy. Batches are counted call by call.
+pub const MEMORY_BUDGET: u64 = 256 * 1024 * 1024;
+
+/// The room one diff or compare view asks for: its share of lines decoded, its view data, its
+/// highlighting and its answer (measured at about 30 MiB for 20 files of 1,000 lines; bench/memory).
+pub const VIEW_ROOM: u64 = 32 * 1024 * 1024;
+
+/// The most large calls waiting for room in one process; past it a large call is refused at once.
+pub const LARGE_CALLS_WAITING: usize = 64;
+
 /// The largest Bitbucket answer bb reads; a larger one is a failed read (32 MiB).
 pub const MAX_ANSWER_BYTES: u64 = 32 * 1024 * 1024;
 

@@ -83,6 +83,12 @@ pub trait Plan: Send + std::fmt::Debug + 'static {
         None
     }
 
+    /// The room in the process's memory this call may hold at most, when it may hold more than a few
+    /// megabytes (a large diff): its reads go out only once the shell has set it aside.
+    fn room(&self) -> Option<u64> {
+        None
+    }
+
     /// Takes the outcome of a job filed as `read` with [`Fetches::compute`]. `Some` answers the call.
     fn computed(
         &mut self,
@@ -216,6 +222,8 @@ pub trait Waiting: Send + std::fmt::Debug {
     fn computed(&mut self, ticket: Ticket, done: Highlighted, desk: &mut Desk<'_>) -> Option<ToolResult>;
     /// Whether the last step asked for a work step (and forgets that it did).
     fn wants_work(&mut self) -> bool;
+    /// The room in memory the call asks for before its reads go out ([`Plan::room`]).
+    fn room(&self) -> Option<u64>;
     /// How many reads are still out.
     fn waiting(&self) -> usize;
 }
@@ -255,6 +263,10 @@ impl<P: Plan> Waiting for Running<P> {
 
     fn wants_work(&mut self) -> bool {
         std::mem::take(&mut self.wants_work)
+    }
+
+    fn room(&self) -> Option<u64> {
+        self.plan.room()
     }
 
     fn waiting(&self) -> usize {

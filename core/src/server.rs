@@ -102,6 +102,13 @@ impl Server {
                     s.computed(call, ticket, done, &mut self.shared);
                 }
             }
+            Input::Admitted { ticket, granted } => {
+                if let Some((owner, call, false)) = self.shared.work.admitted(ticket, granted, &mut self.shared.out)
+                    && let Some(s) = self.sessions.get_mut(&owner)
+                {
+                    s.refused_room(call, &mut self.shared);
+                }
+            }
             Input::Fetched { ticket, outcome } => {
                 if let Some((owner, call)) = self.shared.work.complete(ticket, Kind::Read, &mut self.shared.out)
                     && let Some(s) = self.sessions.get_mut(&owner)

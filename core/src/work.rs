@@ -7,12 +7,14 @@
 //! | [`Kind::Read`] | [`Output::Fetch`] | [`crate::Input::Fetched`] | queued in its session, then sent |
 //! | [`Kind::Job`] | [`Output::Compute`] | [`crate::Input::Computed`] | with the shell (a CPU thread) |
 //! | [`Kind::Steps`] | [`Output::Work`] | [`crate::Input::Work`], asked again per step | the call's deadline runs |
+//! | [`Kind::Room`] | [`Output::Admit`] | [`crate::Input::Admitted`] | asked for, then held until the call ends |
 //!
 //! Whatever its kind, one [`Output::Cancel`] withdraws it ([`Work::cancel_call`] when its call is
 //! answered or cancelled, [`Work::cancel_session`] when its session closes). A read waits in its
 //! session's queue until fewer than [`READS_PER_SESSION`] of the session's reads are out, so a
 //! session's burst goes out in order without holding every connection; a cancelled call's queued
-//! reads are dropped unsent.
+//! reads are dropped unsent. A call that asked for room in the process's memory ([`Work::ask_room`])
+//! sends none of its reads until the shell grants it; the other calls' reads pass it in the queue.
 //!
 //! ```text
 //!   file_read ──▶ queued ──(a slot of the session)──▶ sent ──complete──▶ the slot goes to the next queued
@@ -38,6 +40,8 @@ pub(crate) enum Kind {
     Job,
     /// A call's steps of CPU work in the core, and the deadline they run to: one per call.
     Steps,
+    /// A call's room in the process's memory budget: one per large call, held until it ends.
+    Room,
 }
 
 #[derive(Debug)]
@@ -59,6 +63,8 @@ pub(crate) struct Work {
     queued: BTreeMap<SessionId, VecDeque<(Ticket, FetchRequest)>>,
     /// How many of each session's reads are with the shell.
     sent: BTreeMap<SessionId, usize>,
+    /// Calls whose room the shell has not granted yet: their reads wait.
+    unadmitted: BTreeSet<(SessionId, Id)>,
     next: u64,
 }
 
@@ -122,6 +128,36 @@ impl Work {
         out.push_back(Output::Work { session, ticket });
     }
 
+    /// Asks the shell for `bytes` of room in the process's memory for `call`; its reads wait until
+    /// the room is granted.
+    pub(crate) fn ask_room(&mut self, session: SessionId, call: &Id, bytes: u64, out: &mut VecDeque<Output>) {
+        let ticket = self.new_ticket();
+        self.insert(ticket, session, call, Kind::Room);
+        self.unadmitted.insert((session, call.clone()));
+        out.push_back(Output::Admit { session, ticket, bytes });
+    }
+
+    /// Takes the shell's answer on a call's room: granted, the call's reads go out; refused, the
+    /// call must answer (its room is forgotten). The call, and whether it was granted; `None` when
+    /// the core no longer waits on it.
+    pub(crate) fn admitted(
+        &mut self,
+        ticket: Ticket,
+        granted: bool,
+        out: &mut VecDeque<Output>,
+    ) -> Option<(SessionId, Id, bool)> {
+        let (session, call) = self.owner(ticket, Kind::Room)?;
+        if !self.unadmitted.remove(&(session, call.clone())) {
+            return None;
+        }
+        if granted {
+            self.send_queued(session, out);
+        } else {
+            self.remove(ticket);
+        }
+        Some((session, call, granted))
+    }
+
     /// Whose `ticket` is, while it is of `kind`: the outcome of anything else is not the core's to take.
     pub(crate) fn owner(&self, ticket: Ticket, kind: Kind) -> Option<(SessionId, Id)> {
         self.entries.get(&ticket).filter(|e| e.kind == kind).map(|e| (e.session, e.call.clone()))
@@ -152,9 +188,12 @@ impl Work {
         tickets.iter().copied().find(|t| self.entries.get(t).is_some_and(|e| e.kind == kind))
     }
 
-    /// Whether `call` still waits on anything.
+    /// Whether `call` still waits on anything (its room, held, is not waited on).
     pub(crate) fn waits(&self, session: SessionId, call: &Id) -> bool {
-        self.calls.contains_key(&(session, call.clone()))
+        self.calls.get(&(session, call.clone())).is_some_and(|tickets| {
+            self.unadmitted.contains(&(session, call.clone()))
+                || tickets.iter().any(|t| self.entries.get(t).is_some_and(|e| e.kind != Kind::Room))
+        })
     }
 
     /// Withdraws the call's steps: its deadline is forgotten.
@@ -171,6 +210,7 @@ impl Work {
         for t in tickets {
             self.withdraw(t, out);
         }
+        self.unadmitted.remove(&(session, call.clone()));
         self.send_queued(session, out);
     }
 
@@ -182,6 +222,7 @@ impl Work {
         }
         self.queued.remove(&session);
         self.sent.remove(&session);
+        self.unadmitted.retain(|(s, _)| *s != session);
     }
 
     /// Drops one ticket: a queued read vanishes unsent; anything with the shell is cancelled there.
@@ -216,12 +257,21 @@ impl Work {
         Some(entry)
     }
 
-    /// Hands the session's queued reads to the shell while fewer than [`READS_PER_SESSION`] are out.
+    /// Hands the session's queued reads to the shell while fewer than [`READS_PER_SESSION`] are out,
+    /// oldest first, passing those of calls still waiting for their room.
     fn send_queued(&mut self, session: SessionId, out: &mut VecDeque<Output>) {
         let Some(queue) = self.queued.get_mut(&session) else { return };
         let sent = self.sent.entry(session).or_default();
-        while *sent < READS_PER_SESSION {
-            let Some((ticket, request)) = queue.pop_front() else { break };
+        let mut at = 0;
+        while *sent < READS_PER_SESSION && at < queue.len() {
+            let ticket = queue[at].0;
+            let waits_for_room = !self.unadmitted.is_empty()
+                && self.entries.get(&ticket).is_some_and(|e| self.unadmitted.contains(&(e.session, e.call.clone())));
+            if waits_for_room {
+                at += 1;
+                continue;
+            }
+            let Some((ticket, request)) = queue.remove(at) else { break };
             if let Some(e) = self.entries.get_mut(&ticket) {
                 e.sent = true;
             }
@@ -239,7 +289,7 @@ impl Work {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use serde_json::json;
 
@@ -292,5 +342,29 @@ mod tests {
         assert_eq!(fetches(&out), [other], "the other call's read takes a freed slot; call 1's fifth is never sent");
         assert!(!work.waits(s, &id(1)));
         assert!(work.waits(s, &id(2)));
+    }
+
+    #[test]
+    fn a_call_waiting_for_its_room_sends_nothing_and_the_calls_behind_it_pass() {
+        let (mut work, mut out, s) = (Work::default(), VecDeque::new(), SessionId(1));
+        work.ask_room(s, &id(1), 1 << 20, &mut out);
+        let room = match out.pop_front() {
+            Some(Output::Admit { ticket, bytes, .. }) if bytes == 1 << 20 => ticket,
+            other => panic!("{other:?}"),
+        };
+        let large = work.new_ticket();
+        work.file_read(s, &id(1), large, FetchRequest::get("/large", vec![]), &mut out);
+        let small = work.new_ticket();
+        work.file_read(s, &id(2), small, FetchRequest::get("/small", vec![]), &mut out);
+        assert_eq!(fetches(&out), [small]);
+        assert!(work.waits(s, &id(1)));
+        out.clear();
+        assert_eq!(work.admitted(room, true, &mut out), Some((s, id(1), true)));
+        assert_eq!(fetches(&out), [large], "granted, its reads go out");
+        out.clear();
+        assert_eq!(work.complete(large, Kind::Read, &mut out), Some((s, id(1))));
+        assert!(!work.waits(s, &id(1)), "a room held is not waited on");
+        work.cancel_call(s, &id(1), &mut out);
+        assert!(out.iter().any(|o| *o == Output::Cancel(room)), "ending the call gives its room back");
     }
 }

@@ -107,7 +107,11 @@ fn run(ops: &[Op]) -> Run {
                     fetches.push(ticket);
                 }
                 Output::Cancel(t) => outstanding.retain(|o| *o != t),
-                Output::Log { .. } | Output::Done { .. } | Output::Work { .. } | Output::Compute { .. } => {}
+                Output::Log { .. }
+                | Output::Done { .. }
+                | Output::Work { .. }
+                | Output::Compute { .. }
+                | Output::Admit { .. } => {}
             }
         }
     };

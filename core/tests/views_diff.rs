@@ -242,3 +242,16 @@ fn a_file_past_the_views_share_carries_its_first_lines_and_counts_the_rest_it_sk
     let small = view["diffs"].as_array().unwrap().iter().find(|f| f["path"] == "src/transport/http.rs").unwrap();
     assert!(small.get("leftOut").is_none(), "a file within its share carries everything");
 }
+
+#[test]
+fn a_large_call_the_process_has_no_room_for_says_bb_is_busy_and_reads_nothing() {
+    let mut d = StackHarness::with_views();
+    d.no_room = true;
+    let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 1}));
+    assert!(a.is_error);
+    assert!(a.text.starts_with("bb is busy") && a.text.contains("--memory-budget"), "{}", a.text);
+    assert!(d.requests.is_empty(), "no read went out before the room: {:?}", d.requests);
+    // A card is not a large call: it asks for no room.
+    let card = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}));
+    assert!(!card.is_error, "{}", card.text);
+}

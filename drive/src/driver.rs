@@ -21,6 +21,7 @@ use crate::cancel::Cancel;
 use crate::log::Logger;
 use crate::pool::Pool;
 use crate::reach::{Bitbucket, PersonalToken, Requester};
+use crate::room::{Asked, Room};
 use crate::shared_reads::{OnFetched, SharedReads, credential, next_driver};
 
 /// The current wall-clock time in epoch milliseconds: the only clock bb-core ever sees.
@@ -89,6 +90,10 @@ pub struct Driver {
     jobs: VecDeque<(Ticket, Box<HighlightJob>)>,
     /// Jobs handed to bb's threads for CPU work and not back yet: a cancel drops one not started.
     computing: HashMap<Ticket, Cancel>,
+    /// Large calls' room in the process's memory ([`Room`]), held or waited for, by ticket.
+    rooms: std::collections::HashSet<Ticket>,
+    /// Verdicts on rooms to hand to the core once the outputs at hand are carried out.
+    admissions: VecDeque<(Ticket, bool)>,
 }
 
 /// Something for the driver that happened on another thread: a job's outcome, or a call's deadline.
@@ -99,6 +104,8 @@ pub enum Wake {
     Computed(Ticket, Highlighted),
     /// The deadline of the call whose work is `ticket` has passed.
     Deadline(Ticket),
+    /// A large call's room ([`bb_core::Output::Admit`]) is granted, or never will be.
+    Admitted(Ticket, bool),
 }
 
 /// After how long a job on bb's threads for CPU work counts as stuck ([`limits::JOB_STUCK_AFTER_MS`]).
@@ -174,6 +181,8 @@ impl Driver {
             wake: None,
             jobs: VecDeque::new(),
             computing: HashMap::new(),
+            rooms: std::collections::HashSet::new(),
+            admissions: VecDeque::new(),
         }
     }
 
@@ -263,6 +272,7 @@ impl Driver {
                 self.computing.remove(&ticket);
                 self.server.handle(Input::Computed { ticket, done }, now_ms());
             }
+            Wake::Admitted(ticket, granted) => self.server.handle(Input::Admitted { ticket, granted }, now_ms()),
             Wake::Deadline(ticket) => {
                 // A call answered before its deadline has had its work cancelled: nothing to do.
                 if self.work.remove(&ticket).is_none() {
@@ -336,9 +346,14 @@ impl Driver {
                         }
                         self.work_queue.push_back(ticket);
                     }
+                    Output::Admit { session, ticket, bytes } => self.admit(session, ticket, bytes),
                     Output::Cancel(ticket) => self.cancel(ticket),
                     Output::Log { level, message } => self.logger.log(level, &message),
                 }
+            }
+            if let Some((ticket, granted)) = self.admissions.pop_front() {
+                self.server.handle(Input::Admitted { ticket, granted }, now_ms());
+                continue;
             }
             // A job with no thread of its own runs here, one at a time, the outputs of each carried out.
             if let Some((ticket, job)) = self.jobs.pop_front() {
@@ -394,7 +409,31 @@ impl Driver {
         self.fetching.insert(ticket, Fetching { session, waits });
     }
 
+    /// Asks the process's [`Room`] for a large call's room, in the queue of the session's person (or
+    /// the session). Without `wake` (tests) the room is granted at once and counted nowhere.
+    fn admit(&mut self, session: SessionId, ticket: Ticket, bytes: u64) {
+        let Some(wake) = self.wake.clone() else {
+            self.admissions.push_back((ticket, true));
+            return;
+        };
+        let queue = self.queues.get(&session).copied().unwrap_or_default();
+        let grant = Arc::new(move |t: Ticket, granted: bool| wake(Wake::Admitted(t, granted)));
+        match Room::process().ask((self.id, ticket), queue, bytes, grant) {
+            Asked::Granted => {
+                self.rooms.insert(ticket);
+                self.admissions.push_back((ticket, true));
+            }
+            Asked::Waits => {
+                self.rooms.insert(ticket);
+            }
+            Asked::Refused => self.admissions.push_back((ticket, false)),
+        }
+    }
+
     fn cancel(&mut self, ticket: Ticket) {
+        if self.rooms.remove(&ticket) {
+            Room::process().give_back((self.id, ticket));
+        }
         if let Some(job) = self.computing.remove(&ticket) {
             job.cancel();
         }
@@ -419,6 +458,9 @@ impl Driver {
 impl Drop for Driver {
     /// The shell has stopped: no read it started goes on, unless another driver still waits for it.
     fn drop(&mut self) {
+        for ticket in std::mem::take(&mut self.rooms) {
+            Room::process().give_back((self.id, ticket));
+        }
         let fetching: Vec<(Ticket, Fetching)> = self.fetching.drain().collect();
         for (ticket, f) in fetching {
             self.stop(ticket, f.waits);
@@ -473,7 +515,7 @@ mod tests {
         let back = woken.recv_timeout(Duration::from_secs(60)).unwrap();
         match &back {
             Wake::Computed(ticket, done) => assert_eq!((*ticket, done.key), (second, 2)),
-            Wake::Deadline(t) => panic!("no deadline was asked for, got {t:?}"),
+            other => panic!("only the job was asked for, got {other:?}"),
         }
         assert!(woken.try_recv().is_err(), "the cancelled job sent nothing");
         driver.wake(back, &mut |_| {});

@@ -56,6 +56,8 @@ enum Operation {
     Fail { which: u8, kind: u8, may_have_arrived: bool },
     /// A step of the CPU work a call asked for; `last` as when the shell's deadline has passed.
     Work { which: u8, last: bool },
+    /// The shell's verdict on a large call's room in memory.
+    Room { which: u8, granted: bool },
     /// The clock moves (or tries to move back).
     Clock(i32),
 }
@@ -73,6 +75,9 @@ enum Body {
     Bytes(Vec<u8>),
     /// Nothing.
     Empty,
+    /// A diff set of one file with this many thousand lines (up to 40,000), each `width` wide: past any
+    /// view's share, so the share is cut while it is read.
+    Huge { thousands: u8, width: u8 },
 }
 
 const STATUSES: &[u16] = &[200, 200, 200, 201, 204, 400, 401, 404, 409, 429, 500, 502, 503];
@@ -293,6 +298,8 @@ struct Ledger {
     outstanding: Vec<Ticket>,
     /// Work the server asked for and has not been given a step of yet.
     work: Vec<Ticket>,
+    /// Large calls' rooms asked for and not yet granted or refused.
+    rooms: Vec<Ticket>,
     /// Highlighting jobs handed out and not yet run.
     jobs: Vec<(Ticket, bb_core::highlight::HighlightJob)>,
     /// Request ids the driver made (each used once), and whether each was answered.
@@ -337,9 +344,11 @@ impl Ledger {
                 Output::Fetch { ticket, .. } => self.outstanding.push(ticket),
                 Output::Work { ticket, .. } => self.work.push(ticket),
                 Output::Compute { ticket, job, .. } => self.jobs.push((ticket, *job)),
+                Output::Admit { ticket, .. } => self.rooms.push(ticket),
                 Output::Cancel(t) => {
                     self.outstanding.retain(|o| *o != t);
                     self.work.retain(|o| *o != t);
+                    self.rooms.retain(|o| *o != t);
                 }
                 Output::Send { tag, message, .. } => {
                     let value: Value = serde_json::from_slice(&message).expect("bb sends JSON");
@@ -417,6 +426,14 @@ fn body(b: &Body) -> Vec<u8> {
         }
         Body::Bytes(bytes) => bytes.clone(),
         Body::Empty => Vec::new(),
+        Body::Huge { thousands, width } => {
+            let lines = (usize::from(*thousands) % 41) * 1000;
+            let text = "x".repeat(usize::from(*width));
+            let line = format!(r#"{{"source":1,"destination":1,"line":"{text}"}}"#);
+            let all = vec![line.as_str(); lines].join(",");
+            format!(r#"{{"diffs":[{{"source":{{"toString":"a.rs"}},"destination":{{"toString":"a.rs"}},"hunks":[{{"sourceLine":1,"sourceSpan":{lines},"destinationLine":1,"destinationSpan":{lines},"segments":[{{"type":"ADDED","lines":[{all}]}}]}}]}}],"truncated":true}}"#)
+                .into_bytes()
+        }
     }
 }
 
@@ -579,6 +596,13 @@ fuzz_target!(|run: Run| {
                     ledger.drain(&mut server);
                 }
             }
+            Operation::Room { which, granted } => {
+                if !ledger.rooms.is_empty() {
+                    let ticket = ledger.rooms.remove(which as usize % ledger.rooms.len());
+                    server.handle(Input::Admitted { ticket, granted }, now);
+                    ledger.drain(&mut server);
+                }
+            }
             Operation::Clock(step) => now = now.saturating_add_signed(i64::from(step)),
         }
     }
@@ -587,6 +611,11 @@ fuzz_target!(|run: Run| {
     // then every input of a session still open must be done.
     // Work still asked for gets its last step, as at the shell's deadline.
     for _ in 0..10_000 {
+        if let Some(ticket) = ledger.rooms.pop() {
+            server.handle(Input::Admitted { ticket, granted: true }, now);
+            ledger.drain(&mut server);
+            continue;
+        }
         if let Some((ticket, job)) = ledger.jobs.pop() {
             server.handle(Input::Computed { ticket, done: job.run() }, now);
             ledger.drain(&mut server);
@@ -602,6 +631,7 @@ fuzz_target!(|run: Run| {
         ledger.drain(&mut server);
     }
     assert!(ledger.work.is_empty(), "work asked for after its last step");
+    assert!(ledger.rooms.is_empty(), "a room asked for after every other was granted");
     assert!(ledger.outstanding.is_empty(), "plans keep reading after every read failed");
     assert!(ledger.waiting.is_empty(), "inputs never done: {:?}", ledger.waiting);
     for s in ledger.open.clone() {

@@ -35,6 +35,8 @@ pub struct ServeOptions {
     pub highlight_deadline: Option<std::time::Duration>,
     /// `--highlight-templates`: also highlight with lexers that embed other languages.
     pub highlight_templates: bool,
+    /// `--memory-budget`: the memory set aside for large calls (bytes).
+    pub memory_budget: Option<u64>,
 }
 
 /// The options of `bb ai mcp serve --http ADDR`.
@@ -88,6 +90,10 @@ Options:
   --highlight-templates
                       also highlight templates (HTML with script and style, PHP, Vue, Jinja, …),
                       whose lexers cannot be stopped midway; off by default
+  --memory-budget SIZE
+                      the memory bb sets aside for large calls (diff and compare views), e.g.
+                      256MiB (the default) or 1GiB; past it they wait their turn, and past 64
+                      waiting they are refused with a sentence that says bb is busy
   -h, --help          print this help
 
 Streamable HTTP (instead of stdio):
@@ -121,6 +127,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
     let mut log_level = Some(Level::Warning);
     let mut highlight_deadline = None;
     let mut highlight_templates = false;
+    let mut memory_budget = None;
     let mut connection = crate::config::ConnectionFlags::default();
     let mut http: Option<std::net::SocketAddr> = None;
     let mut http_flags = HttpServe {
@@ -187,6 +194,14 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                     })?;
                 highlight_deadline = Some(d);
                 seen_options.push("--highlight-deadline");
+            }
+            Long("memory-budget") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--memory-budget")?;
+                let bytes = parse_size(&value).filter(|b| *b >= 16 << 20).ok_or_else(|| {
+                    format!("--memory-budget `{value}` is not a size of at least 16MiB, such as 256MiB or 1GiB")
+                })?;
+                memory_budget = Some(bytes);
+                seen_options.push("--memory-budget");
             }
             Long("highlight-templates") => {
                 highlight_templates = true;
@@ -270,6 +285,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 http,
                 highlight_deadline,
                 highlight_templates,
+                memory_budget,
             })))
         }
         ["ai", "mcp", "tools"] => {
@@ -309,6 +325,22 @@ fn split_names(list: OsString, flag: &str) -> Result<Vec<String>, String> {
         return Err(format!("{flag} needs at least one tool name, such as {flag} get_pull_request"));
     }
     Ok(names)
+}
+
+/// A size as the operator writes it: a number of bytes, or with `KiB`, `MiB`, `GiB` (or `K`, `M`, `G`,
+/// `KB`, `MB`, `GB`, read as the binary units).
+fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: u64 = t[..digits].parse().ok()?;
+    let unit: u64 = match t[digits..].trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(unit)
 }
 
 #[cfg(test)]
@@ -457,5 +489,19 @@ mod tests {
         assert_eq!(o.highlight_deadline, Some(std::time::Duration::from_millis(400)));
         assert!(o.highlight_templates);
         assert!(p(&["ai", "mcp", "serve", "--highlight-deadline", "5m"]).unwrap_err().contains("at most 60 s"));
+    }
+
+    #[test]
+    fn the_memory_budget_is_a_size_of_at_least_16_mib() {
+        for (given, bytes) in [("1GiB", 1 << 30), ("300M", 300 << 20), ("20971520", 20 << 20)] {
+            let Command::Serve(o) = p(&["ai", "mcp", "serve", "--memory-budget", given]).unwrap() else { panic!() };
+            assert_eq!(o.memory_budget, Some(bytes), "{given}");
+        }
+        for bad in ["1MiB", "lots", "-5MiB", "99999999999999GiB"] {
+            assert!(
+                p(&["ai", "mcp", "serve", "--memory-budget", bad]).unwrap_err().contains("at least 16MiB"),
+                "{bad}"
+            );
+        }
     }
 }

@@ -50,6 +50,9 @@ fn run() -> Result<(), String> {
             let mut server_config = ServerConfig::new(exposed, VERSION);
             server_config.base_url = config.as_ref().map(|c| c.base_url.clone());
             server_config.highlight_templates = options.highlight_templates;
+            if let Some(bytes) = options.memory_budget {
+                bb_drive::Room::process().set_budget(bytes);
+            }
             if let Some(d) = options.highlight_deadline {
                 server_config.highlight_deadline_ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
             }

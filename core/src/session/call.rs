@@ -17,6 +17,10 @@ use crate::stateless;
 use crate::tool::Call;
 use crate::work::Kind;
 
+/// What a large call is answered when the process has no room for it.
+pub(crate) const BUSY: &str = "bb is busy: other large diffs hold the memory it sets aside for them (see --memory-budget). \
+Try again in a few seconds, or ask for fewer files.";
+
 /// A tool call waiting on its work.
 #[derive(Debug)]
 pub(super) struct Pending {
@@ -98,6 +102,9 @@ impl Session {
                     format!("{} waits on {} Bitbucket request(s)", tool.name, issued.reads.len()),
                     sh,
                 );
+                if let Some(bytes) = plan.room() {
+                    sh.work.ask_room(self.id, id, bytes, &mut sh.out);
+                }
                 for (ticket, request) in issued.reads {
                     sh.work.file_read(self.id, id, ticket, request, &mut sh.out);
                 }
@@ -111,6 +118,16 @@ impl Session {
                 Answer::Later
             }
         }
+    }
+
+    /// The shell has no room for a large call now: it answers so, and nothing of it is read.
+    pub(crate) fn refused_room(&mut self, call: Id, sh: &mut Shared) {
+        let Some(pending) = self.pending.remove(&call) else { return };
+        sh.work.cancel_call(self.id, &call, &mut sh.out);
+        let tag = pending.tag;
+        let result = ToolResult::error(BUSY);
+        self.answer_later(&call, pending, result.to_value(), sh);
+        self.settle(tag, sh);
     }
 
     /// Takes the outcome of a read a call's plan asked for.

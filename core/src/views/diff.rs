@@ -205,6 +205,10 @@ impl Plan for DiffView {
         None
     }
 
+    fn room(&self) -> Option<u64> {
+        Some(limits::VIEW_ROOM)
+    }
+
     fn work(&mut self, last: bool, f: &mut Fetches<'_, '_, DiffRead>) -> Option<ToolResult> {
         // Nothing to step: the jobs run in the shell. The last step is the deadline: what has not
         // come back goes plain, marked so, and comes with the next read of the view (the cache).

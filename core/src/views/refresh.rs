@@ -208,6 +208,10 @@ impl Waiting for Finishing {
         self.inner.wants_work()
     }
 
+    fn room(&self) -> Option<u64> {
+        self.inner.room()
+    }
+
     fn waiting(&self) -> usize {
         self.inner.waiting()
     }

@@ -15,6 +15,8 @@ pub struct Harness {
     pub sent: Vec<Value>,
     pub fetches: Vec<(Ticket, FetchRequest)>,
     pub cancelled: Vec<Ticket>,
+    /// Rooms large calls asked for ([`Output::Admit`]), for the test to grant or refuse.
+    pub rooms: Vec<Ticket>,
     next_tag: u64,
 }
 
@@ -37,6 +39,7 @@ impl Harness {
             sent: vec![],
             fetches: vec![],
             cancelled: vec![],
+            rooms: vec![],
             next_tag: 0,
         }
     }
@@ -106,6 +109,7 @@ impl Harness {
                 }
                 Output::Fetch { ticket, request, .. } => self.fetches.push((ticket, request)),
                 Output::Cancel(t) => self.cancelled.push(t),
+                Output::Admit { ticket, .. } => self.rooms.push(ticket),
                 Output::Log { .. } | Output::Work { .. } | Output::Compute { .. } => {}
             }
         }

@@ -40,6 +40,8 @@ pub struct StackHarness {
     rewrites: Vec<Rewrite>,
     /// How many work steps a call gets before its next one is its last (`None`: as many as it asks for).
     pub work_steps: Option<usize>,
+    /// The process has no room for large calls: their rooms are refused.
+    pub no_room: bool,
     now: u64,
     next_id: i64,
 }
@@ -97,6 +99,7 @@ impl StackHarness {
             befores: vec![],
             rewrites: vec![],
             work_steps: None,
+            no_room: false,
             now: 1_000,
             next_id: 1,
         };
@@ -181,6 +184,7 @@ impl StackHarness {
         let mut computes: VecDeque<(Ticket, bb_core::highlight::HighlightJob)> = VecDeque::new();
         let mut steps = 0usize;
         let mut answer = None;
+        let mut rooms: VecDeque<Ticket> = VecDeque::new();
         loop {
             while let Some(out) = self.server.poll_output() {
                 match out {
@@ -193,8 +197,15 @@ impl StackHarness {
                     Output::Fetch { ticket, request, .. } => queue.push_back((ticket, request)),
                     Output::Work { ticket, .. } => work.push_back(ticket),
                     Output::Compute { ticket, job, .. } => computes.push_back((ticket, *job)),
+                    Output::Admit { ticket, .. } => rooms.push_back(ticket),
                     _ => {}
                 }
+            }
+            // A large call's room: granted at once, unless the test has the process full.
+            if let Some(ticket) = rooms.pop_front() {
+                self.now += 1;
+                self.server.handle(Input::Admitted { ticket, granted: !self.no_room }, self.now);
+                continue;
             }
             if answer.is_some() {
                 // As a shell's CPU threads do, the jobs the answer did not wait for come back after it.

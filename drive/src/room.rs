@@ -1,0 +1,236 @@
+//! The process's memory budget for large calls: every driver's large calls (a diff view, a diff for
+//! the model) ask here for their room ([`bb_core::Output::Admit`]) before their reads go out, and give
+//! it back when they end ([`bb_core::Output::Cancel`] of the same ticket).
+//!
+//! ```text
+//!   ask(bytes) ── fits in what is left ──────────────▶ granted now
+//!             ├─ does not fit ──▶ waits in its queue ──(room given back, its turn)──▶ granted later
+//!             └─ LARGE_CALLS_WAITING wait already ─────────────────────────────────▶ refused now
+//!   give_back ── held: the room returns, and the waiters whose turn it is get theirs
+//!             └─ still waiting: it leaves the queue
+//! ```
+//!
+//! Waiters queue by [`crate::Requester::queue`] (a person, or a session) and are served round robin,
+//! as reads and CPU jobs are: one person's batch of a hundred diffs waits behind another person's one.
+//! A call larger than the whole budget runs when nothing else holds room, so it is never starved.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use bb_core::{Ticket, limits};
+
+/// Which call's room: its driver and its ticket.
+pub(crate) type Key = (u64, Ticket);
+
+/// Called once with the verdict on a waiter: `true` granted, `false` never (the process is stopping).
+pub(crate) type Grant = Arc<dyn Fn(Ticket, bool) + Send + Sync>;
+
+struct Waiter {
+    key: Key,
+    bytes: u64,
+    grant: Grant,
+}
+
+/// The process's room for large calls.
+pub struct Room {
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    capacity: u64,
+    in_use: u64,
+    held: HashMap<Key, u64>,
+    queues: BTreeMap<u64, VecDeque<Waiter>>,
+    turns: VecDeque<u64>,
+    waiting: usize,
+}
+
+/// What became of an ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asked {
+    /// The room is set aside.
+    Granted,
+    /// It waits; its grant comes later.
+    Waits,
+    /// Too many calls wait already.
+    Refused,
+}
+
+impl Room {
+    /// The room every driver in the process shares, [`limits::MEMORY_BUDGET`] unless
+    /// [`Room::set_budget`] said otherwise.
+    pub fn process() -> &'static Room {
+        static ROOM: OnceLock<Room> = OnceLock::new();
+        ROOM.get_or_init(|| Room::new(limits::MEMORY_BUDGET))
+    }
+
+    /// A room of `capacity` bytes (tests; the process has [`Room::process`]).
+    pub fn new(capacity: u64) -> Room {
+        Room { state: Mutex::new(State { capacity, ..State::default() }) }
+    }
+
+    /// Sets the budget (`--memory-budget`); calls holding room keep it.
+    pub fn set_budget(&self, bytes: u64) {
+        let granted = {
+            let mut s = self.lock();
+            s.capacity = bytes;
+            s.grant_waiters()
+        };
+        for (w, _) in granted {
+            (w.grant)(w.key.1, true);
+        }
+    }
+
+    /// How many bytes are set aside now, and how many calls wait.
+    pub fn usage(&self) -> (u64, usize) {
+        let s = self.lock();
+        (s.in_use, s.waiting)
+    }
+
+    /// Asks for `bytes` for `key`, waiting in `queue`; `grant` is called when a waiter gets its room.
+    pub(crate) fn ask(&self, key: Key, queue: u64, bytes: u64, grant: Grant) -> Asked {
+        let mut s = self.lock();
+        if s.fits(bytes) && s.waiting == 0 {
+            s.take(key, bytes);
+            return Asked::Granted;
+        }
+        if s.waiting >= limits::LARGE_CALLS_WAITING {
+            return Asked::Refused;
+        }
+        let waiters = s.queues.entry(queue).or_default();
+        waiters.push_back(Waiter { key, bytes, grant });
+        if waiters.len() == 1 {
+            s.turns.push_back(queue);
+        }
+        s.waiting += 1;
+        Asked::Waits
+    }
+
+    /// Gives `key`'s room back (or takes it out of the queue), and grants the waiters that now fit.
+    pub(crate) fn give_back(&self, key: Key) {
+        let granted = {
+            let mut s = self.lock();
+            if let Some(bytes) = s.held.remove(&key) {
+                s.in_use -= bytes;
+            } else {
+                let before: usize = s.queues.values().map(VecDeque::len).sum();
+                for q in s.queues.values_mut() {
+                    q.retain(|w| w.key != key);
+                }
+                let after: usize = s.queues.values().map(VecDeque::len).sum();
+                s.waiting -= before - after;
+                s.queues.retain(|_, q| !q.is_empty());
+                let queues = &s.queues;
+                let turns: VecDeque<u64> = s.turns.iter().copied().filter(|q| queues.contains_key(q)).collect();
+                s.turns = turns;
+            }
+            s.grant_waiters()
+        };
+        for (w, _) in granted {
+            (w.grant)(w.key.1, true);
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl State {
+    /// Whether `bytes` fit now: in what is left, or as the only call holding room.
+    fn fits(&self, bytes: u64) -> bool {
+        self.in_use + bytes <= self.capacity || self.in_use == 0
+    }
+
+    fn take(&mut self, key: Key, bytes: u64) {
+        self.in_use += bytes;
+        self.held.insert(key, bytes);
+    }
+
+    /// Grants, round robin over the queues, every waiter whose turn it is and who fits; stops at the
+    /// first that does not (its turn stays first).
+    fn grant_waiters(&mut self) -> Vec<(Waiter, u64)> {
+        let mut granted = Vec::new();
+        while let Some(&queue) = self.turns.front() {
+            let Some(w) = self.queues.get(&queue).and_then(VecDeque::front) else {
+                self.turns.pop_front();
+                continue;
+            };
+            if !self.fits(w.bytes) {
+                break;
+            }
+            self.turns.pop_front();
+            let Some(w) = self.queues.get_mut(&queue).and_then(VecDeque::pop_front) else { continue };
+            if self.queues.get(&queue).is_some_and(|q| !q.is_empty()) {
+                self.turns.push_back(queue);
+            } else {
+                self.queues.remove(&queue);
+            }
+            self.waiting -= 1;
+            self.take(w.key, w.bytes);
+            let bytes = w.bytes;
+            granted.push((w, bytes));
+        }
+        granted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::sync::Mutex as StdMutex;
+
+    fn recorder() -> (Arc<StdMutex<Vec<u64>>>, Grant) {
+        let got = Arc::new(StdMutex::new(Vec::new()));
+        let g = Arc::clone(&got);
+        (
+            got,
+            Arc::new(move |t: Ticket, ok: bool| {
+                if ok {
+                    g.lock().unwrap().push(t.0)
+                }
+            }),
+        )
+    }
+
+    #[test]
+    fn calls_past_the_budget_wait_and_get_their_room_in_turn_as_others_give_theirs_back() {
+        let room = Room::new(100);
+        let (got, grant) = recorder();
+        let key = |n| (0, Ticket(n));
+        assert_eq!(room.ask(key(1), 1, 60, Arc::clone(&grant)), Asked::Granted);
+        assert_eq!(room.ask(key(2), 1, 60, Arc::clone(&grant)), Asked::Waits);
+        assert_eq!(room.ask(key(3), 1, 10, Arc::clone(&grant)), Asked::Waits, "nobody passes the queue");
+        assert_eq!(room.ask(key(4), 2, 10, Arc::clone(&grant)), Asked::Waits);
+        room.give_back(key(1));
+        // Queue 1's first (60), then queue 2's (10) in turn; queue 1's second (10) fits too.
+        assert_eq!(*got.lock().unwrap(), [2, 4, 3]);
+        assert_eq!(room.usage(), (80, 0));
+    }
+
+    #[test]
+    fn a_call_larger_than_the_budget_runs_alone_and_one_that_stops_waiting_leaves_the_queue() {
+        let room = Room::new(100);
+        let (got, grant) = recorder();
+        assert_eq!(room.ask((0, Ticket(1)), 1, 500, Arc::clone(&grant)), Asked::Granted, "nothing else holds room");
+        assert_eq!(room.ask((0, Ticket(2)), 2, 10, Arc::clone(&grant)), Asked::Waits);
+        assert_eq!(room.ask((0, Ticket(3)), 3, 10, Arc::clone(&grant)), Asked::Waits);
+        room.give_back((0, Ticket(2)));
+        assert_eq!(room.usage(), (500, 1));
+        room.give_back((0, Ticket(1)));
+        assert_eq!(*got.lock().unwrap(), [3]);
+    }
+
+    #[test]
+    fn past_the_most_waiting_a_call_is_refused_at_once() {
+        let room = Room::new(10);
+        let (_, grant) = recorder();
+        assert_eq!(room.ask((0, Ticket(0)), 0, 10, Arc::clone(&grant)), Asked::Granted);
+        for n in 1..=limits::LARGE_CALLS_WAITING as u64 {
+            assert_eq!(room.ask((0, Ticket(n)), n, 10, Arc::clone(&grant)), Asked::Waits);
+        }
+        assert_eq!(room.ask((0, Ticket(999)), 999, 10, grant), Asked::Refused);
+    }
+}
