@@ -33,7 +33,8 @@
 //!   tools/ views/ one file per data tool; one file per show kind, listed in views::KINDS
 //!   reads/        each Bitbucket read written once, typed; tools and views render the same reads
 //!   tool          what every tool and kind is made of, and what a call sees
-//!   plan fetch coalesce bitbucket jsonrpc protocol stateless args retry markdown requirements text avatar_cache   leaves
+//!   plan fetch coalesce bitbucket jsonrpc protocol stateless args retry markdown requirements text
+//!   avatar_cache encoding                                                                        leaves
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -43,6 +44,7 @@ pub mod avatar_cache;
 pub mod bitbucket;
 pub mod catalogue;
 pub mod coalesce;
+pub mod encoding;
 pub mod fetch;
 pub mod highlight;
 pub mod highlight_cache;
