@@ -4,18 +4,20 @@
 //! Requests, in stages: the repository (its id, for default reviewers) and the default branch (when no
 //! `to_ref`) in parallel; then the default reviewers for the branch pair; then the POST (never retried).
 //! 4 at most, 1 with `to_ref` and `default_reviewers: false`. A default-reviewer lookup that fails costs
-//! one line, not the pull request. [reference "Pull requests" and "Projects, …": spec, rec]
+//! one line, not the pull request. [reference "Pull requests" and "Projects, …": spec, rec] The reads are
+//! [`crate::reads::repository`]'s and [`crate::reads::pull_requests`]'s.
 
 use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::{flag, string};
 use crate::bitbucket::errors::{self, Subject, Write};
-use crate::bitbucket::model::{PullRequest, Repository, User};
+use crate::bitbucket::model::{PullRequest, User};
 use crate::bitbucket::repo_path;
 use crate::fetch::{FetchOutcome, FetchRequest, Method};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_requests::full_ref;
+use crate::reads::repository;
 use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -82,14 +84,10 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     };
     let mut first = Vec::new();
     if c.want_defaults {
-        first.push((CreateRead::Repo, FetchRequest::get(repo_path(&c.project, &c.repo), vec![])));
+        first.push((CreateRead::Repo, repository::request(&c.project, &c.repo)));
     }
     if c.to.is_none() {
-        // The default branch (older servers: `…/branches/default`). [reference "Projects, …": spec]
-        first.push((
-            CreateRead::DefaultBranch,
-            FetchRequest::get(format!("{}/default-branch", repo_path(&c.project, &c.repo)), vec![]),
-        ));
+        first.push((CreateRead::DefaultBranch, repository::default_branch_request(&c.project, &c.repo)));
     }
     if first.is_empty() {
         first.push((CreateRead::Create, c.create_request()));
@@ -161,13 +159,13 @@ impl Plan for Create {
         let (project, repo) = (self.project.clone(), self.repo.clone());
         let about = Subject { project: &project, repo: &repo, pr: None };
         match read {
-            CreateRead::Repo => match errors::json::<Repository>(&outcome, about, None) {
-                Ok(r) => self.repo_id = r.id,
+            CreateRead::Repo => match repository::id(&outcome, about) {
+                Ok(id) => self.repo_id = id,
                 Err(e) => return Some(ToolResult::error(e)),
             },
-            CreateRead::DefaultBranch => match errors::json::<Value>(&outcome, about, None) {
-                Ok(v) => match v.get("id").and_then(Value::as_str) {
-                    Some(id) => self.to = Some(id.to_owned()),
+            CreateRead::DefaultBranch => match repository::default_branch(&outcome, about) {
+                Ok(b) => match b.id {
+                    Some(id) => self.to = Some(id),
                     None => return Some(ToolResult::error("The repository has no default branch: give to_ref.")),
                 },
                 Err(e) => {

@@ -17,11 +17,12 @@ use serde_json::{Map, Value, json};
 
 use crate::args::string;
 use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::{Commit, Repository, User};
+use crate::bitbucket::model::{Commit, User};
 use crate::bitbucket::{RawPage, repo_path};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, People};
+use crate::reads::repository;
 use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -158,11 +159,11 @@ impl Gather {
     }
 
     pub(super) fn repo_request(&self) -> FetchRequest {
-        FetchRequest::get(repo_path(&self.project, &self.repo), vec![])
+        repository::request(&self.project, &self.repo)
     }
 
     pub(super) fn default_branch_request(&self) -> FetchRequest {
-        FetchRequest::get(format!("{}/default-branch", repo_path(&self.project, &self.repo)), vec![])
+        repository::default_branch_request(&self.project, &self.repo)
     }
 
     fn branches_request(&self, prefix: &str) -> FetchRequest {
@@ -200,16 +201,16 @@ impl Gather {
         let (project, repo) = (self.project.clone(), self.repo.clone());
         let about = Subject { project: &project, repo: &repo, pr: None };
         match read {
-            Read::Repo => match errors::json::<Repository>(outcome, about, None) {
-                Ok(r) => self.found.insert("repoId".into(), json!(r.id)),
+            Read::Repo => match repository::id(outcome, about) {
+                Ok(id) => self.found.insert("repoId".into(), json!(id)),
                 Err(e) => {
                     self.failed = Some(e);
                     return;
                 }
             },
-            Read::DefaultBranch => match errors::json::<Value>(outcome, about, None) {
-                Ok(v) => {
-                    self.to = v.get("id").and_then(Value::as_str).map(str::to_owned);
+            Read::DefaultBranch => match repository::default_branch(outcome, about) {
+                Ok(b) => {
+                    self.to = b.id;
                     None
                 }
                 Err(e) => {
