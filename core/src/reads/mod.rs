@@ -13,6 +13,7 @@
 //! | [`diff`] | a page of the changed files; one file's diff with its comments | get_pull_request_diff, the diff view |
 //! | [`compare`] | what one ref has that another lacks: commits, changed files, one file's diff | compare_refs, the compare view |
 //! | [`repository`] | the repository (its id, clone addresses), its default branch; the search across projects | create_pull_request, get_repository_clone_info, search_repositories, the form and its suggestions |
+//! | [`users`] | one person by slug; the user search | the form and its suggestions |
 //! | [`server`] | the server's version | enable_auto_merge, disable_auto_merge |
 //!
 //! A single read's answer is decoded by [`crate::bitbucket::errors::json`], which turns a failure into
@@ -27,3 +28,4 @@ pub mod pull_request;
 pub mod pull_requests;
 pub mod repository;
 pub mod server;
+pub mod users;

@@ -22,7 +22,7 @@ use crate::bitbucket::{RawPage, repo_path};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, People};
-use crate::reads::repository;
+use crate::reads::{repository, users};
 use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -69,7 +69,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let need_pair = || Step::Done(ToolResult::error("Give from_ref and to_ref."));
     let first = match string(args, "want").unwrap_or("") {
         "branches" => vec![(Read::Branches, g.branches_request(text))],
-        "people" => vec![(Read::People, people_request(text))],
+        "people" => vec![(Read::People, users::search_request(text, SUGGESTIONS))],
         "reviewers" if g.from.is_some() && g.to.is_some() => {
             g.want_reviewers = true;
             vec![(Read::Repo, g.repo_request())]
@@ -86,13 +86,6 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
 
 fn answer(text: &str, structured: Value) -> ToolResult {
     ToolResult { structured: Some(structured), ..ToolResult::text(text) }
-}
-
-fn people_request(name: &str) -> FetchRequest {
-    FetchRequest::get(
-        "/rest/api/latest/users",
-        vec![("filter".into(), name.to_owned()), ("limit".into(), SUGGESTIONS.to_string())],
-    )
 }
 
 /// What the form's reads are for.
