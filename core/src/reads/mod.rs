@@ -12,6 +12,7 @@
 //! | [`avatars`] | each person's avatar not yet cached, as a `data:` URL | the card, the list view |
 //! | [`diff`] | a page of the changed files; one file's diff with its comments | get_pull_request_diff, the diff view |
 //! | [`compare`] | what one ref has that another lacks: commits, changed files, one file's diff | compare_refs, the compare view |
+//! | [`refs`] | a page of branches or tags; a page of commits of a branch or range; one commit; the commit a ref names | list_branches, list_tags, resolve_ref, list_commits, get_commit, the form's branch suggestions (and the decoding of commits for list_pr_commits, compare_refs; of a tag for create_tag) |
 //! | [`repository`] | the repository (its id, clone addresses), its default branch; the search across projects | create_pull_request, get_repository_clone_info, search_repositories, the form and its suggestions |
 //! | [`users`] | one person by slug; the user search | the form and its suggestions |
 //! | [`server`] | the server's version | enable_auto_merge, disable_auto_merge |
@@ -26,6 +27,14 @@ pub mod conditions;
 pub mod diff;
 pub mod pull_request;
 pub mod pull_requests;
+pub mod refs;
 pub mod repository;
 pub mod server;
 pub mod users;
+
+/// A page's query: `start` (left out when `None`, as a first page Bitbucket's own pages ask for) and `limit`.
+fn page(start: Option<u64>, limit: u64) -> Vec<(String, String)> {
+    let mut query: Vec<(String, String)> = start.map(|s| ("start".into(), s.to_string())).into_iter().collect();
+    query.push(("limit".into(), limit.to_string()));
+    query
+}

@@ -7,11 +7,11 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::{number, paging};
-use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::Commit;
-use crate::bitbucket::{RawPage, pr_path};
+use crate::bitbucket::errors::Subject;
+use crate::bitbucket::pr_path;
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::refs;
 use crate::text::{short, short_commit, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -57,8 +57,8 @@ impl Plan for Commits {
 
     fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
-        let page = match errors::json::<RawPage>(&outcome, about, None) {
-            Ok(p) => p.decode::<Commit>(),
+        let page = match refs::commits(&outcome, about) {
+            Ok(p) => p,
             Err(e) => return Some(ToolResult::error(e)),
         };
         let mut out = vec![format!(

@@ -8,21 +8,23 @@
 //! first [`super::diff::AUTO_FILES`], or the paths asked, which go out with the first two)
 //! [reference "Projects, repositories, branches, commits, tags, users": spec].
 //!
-//! The requests are [`crate::reads::compare`]'s, which the view of two refs (`show` kind `compare`, a row in
-//! `views::KINDS` naming this tool and taking its arguments) reads too; the answer says `show` can draw it.
+//! The requests are [`crate::reads::refs`]'s and [`crate::reads::compare`]'s; the view of two refs (`show` kind
+//! `compare`, a row in `views::KINDS` naming this tool and taking its arguments) reads the compare's too, and the
+//! answer says `show` can draw it.
 
 use serde_json::{Map, Value, json};
 
 use super::object;
 use super::refs::repository;
-use crate::args::{number, paging, string};
+use crate::args::{number, string};
+use crate::bitbucket::Page;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Change, Commit, Diff};
-use crate::bitbucket::{Page, RawPage, repo_path, segment};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::compare::Refs;
 use crate::reads::diff;
+use crate::reads::refs::{self, Commits};
 use crate::text::{cap, one_line, short, short_commit, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -113,14 +115,14 @@ fn commit_line(c: &Commit) -> String {
 
 fn start_list(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo) = repository(args);
-    let mut query = Vec::new();
-    for (arg, param) in [("until", "until"), ("since", "since"), ("path", "path")] {
-        if let Some(v) = string(args, arg) {
-            query.push((param.to_owned(), v.to_owned()));
-        }
-    }
-    query.extend(paging(number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25)));
-    let request = FetchRequest::get(format!("{}/commits", repo_path(&project, &repo)), query);
+    let commits = Commits {
+        until: string(args, "until"),
+        since: string(args, "since"),
+        path: string(args, "path"),
+        start: Some(number(args, "start").unwrap_or(0)),
+        limit: number(args, "limit").unwrap_or(25),
+    };
+    let request = refs::commits_request(&project, &repo, &commits);
     let range = match (string(args, "since"), string(args, "until")) {
         (Some(s), Some(u)) => format!("{}..{}", short(&one_line(s), 100), short(&one_line(u), 100)),
         (Some(s), None) => format!("{}..(default branch)", short(&one_line(s), 100)),
@@ -142,8 +144,8 @@ impl Plan for List {
 
     fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: None };
-        let page = match errors::json::<RawPage>(&outcome, about, None) {
-            Ok(p) => p.decode::<Commit>(),
+        let page = match refs::commits(&outcome, about) {
+            Ok(p) => p,
             Err(e) => return Some(ToolResult::error(e)),
         };
         let mut out = vec![format!(
@@ -163,7 +165,7 @@ impl Plan for List {
 fn start_get(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo) = repository(args);
     let id = string(args, "commit_id").unwrap_or("").to_owned();
-    let request = FetchRequest::get(format!("{}/commits/{}", repo_path(&project, &repo), segment(&id)), vec![]);
+    let request = refs::commit_request(&project, &repo, &id);
     Step::wait(Get { project, repo }, vec![((), request)])
 }
 
@@ -268,7 +270,7 @@ impl Plan for Compare {
         let about = Subject { project: &self.refs.project, repo: &self.refs.repo, pr: None };
         match read {
             CompareRead::Commits => {
-                let commits = errors::json::<RawPage>(&outcome, about, None).map(RawPage::decode::<Commit>);
+                let commits = refs::commits(&outcome, about);
                 if let Err(e) = commits {
                     // Neither ref resolving, or no repository, is the whole answer.
                     return Some(ToolResult::error(self.refs.error(e, &outcome)));

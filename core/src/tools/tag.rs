@@ -10,12 +10,13 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use super::refs::{RefEntry, repository};
+use super::refs::repository;
 use crate::args::string;
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::repo_path;
 use crate::fetch::{FetchOutcome, FetchRequest, Method};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::refs::RefEntry;
 use crate::text::{one_line, short, short_commit};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -84,7 +85,7 @@ impl Plan for CreateTag {
         }
         Some(match errors::json::<RefEntry>(&outcome, about, Some(write)) {
             Ok(tag) => {
-                let kind = if tag.hash.is_some() { "annotated tag" } else { "tag" };
+                let kind = if tag.annotated() { "annotated tag" } else { "tag" };
                 ToolResult::text(format!(
                     "Created {kind} {} at {} in {}/{}.",
                     short(&one_line(tag.name()), 100),

@@ -22,6 +22,7 @@ use crate::bitbucket::{RawPage, repo_path};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, People};
+use crate::reads::refs::{self, Listing};
 use crate::reads::{repository, users};
 use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
@@ -159,15 +160,10 @@ impl Gather {
         repository::default_branch_request(&self.project, &self.repo)
     }
 
+    /// The branches whose name contains `prefix`, the most recently changed first.
     fn branches_request(&self, prefix: &str) -> FetchRequest {
-        FetchRequest::get(
-            format!("{}/branches", repo_path(&self.project, &self.repo)),
-            vec![
-                ("filterText".into(), prefix.to_owned()),
-                ("orderBy".into(), "MODIFICATION".into()),
-                ("limit".into(), SUGGESTIONS.to_string()),
-            ],
-        )
+        let listing = Listing { filter: Some(prefix), order: Some("MODIFICATION"), start: None, limit: SUGGESTIONS };
+        refs::branches_request(&self.project, &self.repo, &listing)
     }
 
     /// The commits and the changed files between the branches, in parallel.
