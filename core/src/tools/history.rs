@@ -227,8 +227,8 @@ fn start_compare(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let budget = number(args, "max_bytes").unwrap_or(super::diff::DEFAULT_BUDGET) as usize;
     let refs = Refs { project, repo, from, to };
     let mut first = vec![
-        (CompareRead::Commits, refs.commits_request(start, limit)),
-        (CompareRead::Changes, refs.changes_request(start, limit)),
+        (CompareRead::Commits, refs.commits_request(Some(start), limit)),
+        (CompareRead::Changes, refs.changes_request(Some(start), limit)),
     ];
     // Said only where the person would see it: a client that draws views, a server that offers the kind.
     let drawable = call.client.renders_views && call.exposed.kind(COMPARE_KIND).is_some();

@@ -16,12 +16,13 @@
 use serde_json::{Map, Value, json};
 
 use crate::args::string;
+use crate::bitbucket::RawPage;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Commit, User};
-use crate::bitbucket::{RawPage, repo_path};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, People};
+use crate::reads::compare::Refs;
 use crate::reads::refs::{self, Listing};
 use crate::reads::{repository, users};
 use crate::text::one_line;
@@ -166,17 +167,15 @@ impl Gather {
         refs::branches_request(&self.project, &self.repo, &listing)
     }
 
-    /// The commits and the changed files between the branches, in parallel.
+    /// The first commits and changed files between the branches, in parallel.
     pub(super) fn compare_requests(&self) -> Vec<(Read, FetchRequest)> {
-        let (from, to) = (self.from.clone().unwrap_or_default(), self.to.clone().unwrap_or_default());
-        let q = |limit: u64| {
-            vec![("from".into(), from.clone()), ("to".into(), to.clone()), ("limit".into(), limit.to_string())]
+        let refs = Refs {
+            project: self.project.clone(),
+            repo: self.repo.clone(),
+            from: self.from.clone().unwrap_or_default(),
+            to: self.to.clone().unwrap_or_default(),
         };
-        let base = repo_path(&self.project, &self.repo);
-        vec![
-            (Read::Commits, FetchRequest::get(format!("{base}/compare/commits"), q(COMMITS))),
-            (Read::Changes, FetchRequest::get(format!("{base}/compare/changes"), q(FILES))),
-        ]
+        vec![(Read::Commits, refs.commits_request(None, COMMITS)), (Read::Changes, refs.changes_request(None, FILES))]
     }
 
     fn user(&mut self, u: &User) -> Value {
