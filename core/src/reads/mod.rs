@@ -6,8 +6,8 @@
 //! | read | requests | used by |
 //! |---|---|---|
 //! | [`builds`] | the pull request page's build listing (paged), or the source commit's legacy listing and totals | get_pull_request, get_build_status, list_required_builds, the card |
-//! | [`conditions`] | every page of required-build conditions, then the branching model when a matcher needs it | get_build_status, list_required_builds, the card |
-//! | [`pull_request`] | the pull request; a page of its activity | every pull request tool, the card |
+//! | [`conditions`] | every page of required-build conditions, then the branching model when a matcher needs it; one page of them | get_build_status, list_required_builds, the card |
+//! | [`pull_request`] | the pull request; its merge check; a page of its activity; a page of its commits; one comment | every pull request tool, the card |
 //! | [`pull_requests`] | a page of a repository's pull requests, the dashboard or the inbox (with its count) | list_pull_requests, the list view |
 //! | [`avatars`] | each person's avatar not yet cached, as a `data:` URL | the card, the list view |
 //! | [`diff`] | a page of the changed files; one file's diff with its comments | get_pull_request_diff, the diff view |

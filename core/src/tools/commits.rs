@@ -6,10 +6,9 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use crate::args::{number, paging};
+use crate::args::number;
 use crate::bitbucket::errors::Subject;
-use crate::bitbucket::pr_path;
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs;
 use crate::text::{short, short_commit, when};
@@ -41,7 +40,7 @@ fn schema() -> Value {
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25));
-    let request = FetchRequest::get(format!("{}/commits", pr_path(&project, &repo, id)), paging(start, limit).to_vec());
+    let request = crate::reads::pull_request::commits_request(&project, &repo, id, start, limit);
     Step::wait(Commits { project, repo, id }, vec![((), request)])
 }
 

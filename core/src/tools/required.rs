@@ -8,11 +8,11 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use crate::args::{number, paging, string};
+use crate::args::{number, string};
+use crate::bitbucket::RawPage;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Build, Condition, Matcher, PullRequest};
-use crate::bitbucket::{RawPage, segment};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, WHOLE_LISTING};
 use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
@@ -87,11 +87,8 @@ fn start_required(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         let plan = ForPullRequest { project, repo, id, reader, pr: None, builds };
         return Step::wait(plan, first);
     }
-    let query = paging(number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25)).to_vec();
-    let request = FetchRequest::get(
-        format!("/rest/required-builds/latest/projects/{}/repos/{}/conditions", segment(&project), segment(&repo)),
-        query,
-    );
+    let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25));
+    let request = conditions::page_request(&project, &repo, start, limit);
     Step::wait(Required { project, repo }, vec![((), request)])
 }
 

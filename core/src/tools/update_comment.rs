@@ -17,6 +17,7 @@ use crate::bitbucket::model::Comment;
 use crate::bitbucket::pr_path;
 use crate::fetch::{FetchOutcome, FetchRequest, Method};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::pull_request;
 use crate::text::{cap, one_line, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -55,7 +56,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         return Step::Done(ToolResult::error("Nothing to update: give text, state, or both."));
     }
     let edit = Edit { project, repo, id, comment: number(args, "comment_id").unwrap_or(0), text, state, read: None };
-    let first = edit.request(Method::Get, None);
+    let first = pull_request::comment_request(&edit.project, &edit.repo, edit.id, edit.comment);
     Step::wait(edit, vec![(EditRead::Comment, first)])
 }
 
@@ -206,7 +207,10 @@ impl Plan for Edit {
             }
             EditRead::Update => {
                 if errors::out_of_date(&outcome).is_some() {
-                    f.fetch(EditRead::Again, self.request(Method::Get, None));
+                    f.fetch(
+                        EditRead::Again,
+                        pull_request::comment_request(&self.project, &self.repo, self.id, self.comment),
+                    );
                     return None;
                 }
                 let write = Write {
