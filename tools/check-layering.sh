@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The layering check (issue 10): no import circle in core/src (between its top-level modules, with the
-# folder rules of tools/, views/ and reads/), none between the files of shell-http, shell-stdio and drive,
+# folder rules of tools/, views/, reads/ and writes/), none between the files of shell-http, shell-stdio and drive,
 # and no drive loop (`poll_output()`) outside core, drive/src and test, bench or fuzz code.
 # See tools/check-layering.py for how imports are read.
 set -euo pipefail

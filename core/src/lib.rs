@@ -32,6 +32,7 @@
 //!   catalogue     the registry: imports the tools and the kinds, never imported by them
 //!   tools/ views/ one file per data tool; one file per show kind, listed in views::KINDS
 //!   reads/        each Bitbucket read written once, typed; tools and views render the same reads
+//!   writes/       each Bitbucket write written once: the request a write tool sends
 //!   tool          what every tool and kind is made of, and what a call sees
 //!   plan fetch coalesce bitbucket jsonrpc protocol stateless args retry markdown requirements text
 //!   avatar_cache encoding                                                                        leaves
@@ -67,6 +68,7 @@ pub mod text;
 pub mod tool;
 pub mod tools;
 pub mod views;
+pub mod writes;
 
 pub use catalogue::{Catalogue, ExposureOptions};
 pub use fetch::{FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method, Ticket};

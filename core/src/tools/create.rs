@@ -13,13 +13,13 @@ use super::object;
 use crate::args::{flag, string};
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::{PullRequest, User};
-use crate::bitbucket::repo_path;
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_requests::full_ref;
 use crate::reads::repository;
 use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes::pull_request;
 
 /// `create_pull_request`, for the catalogue: a write that adds (not undoable by bb, but by declining it).
 pub const SPEC: ToolSpec = ToolSpec {
@@ -122,28 +122,18 @@ impl Create {
         all
     }
 
-    /// `POST …/pull-requests` `{title, description, fromRef, toRef, reviewers[{user{name}}], draft?}`. [reference: rec]
+    /// The creation, with the reviewers asked for and the default ones.
     fn create_request(&self) -> FetchRequest {
-        let end = |id: &str| json!({"id": id, "repository": {"slug": self.repo, "project": {"key": self.project}}});
-        let reviewers: Vec<Value> = self.all_reviewers().iter().map(|r| json!({"user": {"name": r}})).collect();
-        let mut body = json!({
-            "title": self.title,
-            "fromRef": end(&self.from),
-            "toRef": end(self.to.as_deref().unwrap_or("")),
-            "reviewers": reviewers,
-        });
-        if let Some(d) = &self.description {
-            body["description"] = json!(d);
-        }
-        if self.draft {
-            body["draft"] = json!(true);
-        }
-        FetchRequest {
-            method: Method::Post,
-            path: format!("{}/pull-requests", repo_path(&self.project, &self.repo)),
-            query: vec![],
-            body: Some(body),
-        }
+        let reviewers = self.all_reviewers();
+        let new = pull_request::New {
+            title: &self.title,
+            description: self.description.as_deref(),
+            from: &self.from,
+            to: self.to.as_deref().unwrap_or(""),
+            reviewers: &reviewers,
+            draft: self.draft,
+        };
+        pull_request::create(&self.project, &self.repo, &new)
     }
 }
 

@@ -11,11 +11,11 @@ use serde_json::{Map, Value, json};
 use super::object;
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::PullRequest;
-use crate::bitbucket::pr_path;
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes;
 
 /// Not destructive: a decline changes only the state, and reopen_pull_request sets it back (reviewers, comments
 /// and the branches stay; [assumed] approvals too), and the reverse. Idempotent: the same call again finds the
@@ -62,14 +62,6 @@ enum Action {
 }
 
 impl Action {
-    /// The path's last segment.
-    fn segment(self) -> &'static str {
-        match self {
-            Action::Decline => "decline",
-            Action::Reopen => "reopen",
-        }
-    }
-
     /// The state it needs, the state it leaves, and the past participle.
     fn states(self) -> (&'static str, &'static str, &'static str) {
         match self {
@@ -142,11 +134,9 @@ impl Change {
                 self.name()
             )));
         };
-        Ok(FetchRequest {
-            method: Method::Post,
-            path: format!("{}/{}", pr_path(&self.project, &self.repo, self.id), self.action.segment()),
-            query: vec![("version".into(), version.to_string())],
-            body: Some(json!({"version": version})),
+        Ok(match self.action {
+            Action::Decline => writes::pull_request::decline(&self.project, &self.repo, self.id, version),
+            Action::Reopen => writes::pull_request::reopen(&self.project, &self.repo, self.id, version),
         })
     }
 }

@@ -16,12 +16,12 @@ use super::object;
 use crate::args::{flag, string};
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::{Participant, PullRequest};
-use crate::bitbucket::pr_path;
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::{short, short_commit};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes;
 
 /// `update_pull_request`, for the catalogue. Destructive: a title or description replaced is gone, and a removed
 /// reviewer's verdict goes with them. Idempotent: the same call again finds nothing to change and writes nothing.
@@ -127,8 +127,8 @@ fn names_participant(given: &str, p: &Participant) -> bool {
 }
 
 impl Update {
-    /// The body of the update, or the answer when there is nothing to write.
-    fn plan(&mut self, pr: &PullRequest) -> Result<Value, ToolResult> {
+    /// The update, or the answer when there is nothing to write.
+    fn plan(&mut self, pr: &PullRequest) -> Result<FetchRequest, ToolResult> {
         let Some(version) = pr.version else {
             return Err(ToolResult::error(format!(
                 "Bitbucket did not say PR #{}'s version, so bb cannot update it; nothing was changed.",
@@ -166,23 +166,17 @@ impl Update {
             }
             return Err(ToolResult::text(text));
         }
-        let users: Vec<Value> = reviewers.iter().map(|n| json!({"user": {"name": n}})).collect();
-        let mut body = json!({"version": version, "reviewers": users});
-        if let Some(t) = title.or(pr.title.as_deref()) {
-            body["title"] = json!(t);
-        }
-        if let Some(d) = description.or(pr.description.as_deref()) {
-            body["description"] = json!(d);
-        }
-        if let Some(t) = to {
-            // The target stays in the pull request's repository. [rec: the sourcegraph recording's body]
-            body["toRef"] = json!({"id": t, "repository": {"slug": self.repo, "project": {"key": self.project}}});
-        }
-        if let Some(d) = draft {
-            body["draft"] = json!(d);
-        }
+        let update = writes::pull_request::Update {
+            version,
+            title: title.or(pr.title.as_deref()),
+            description: description.or(pr.description.as_deref()),
+            reviewers: &reviewers,
+            to,
+            draft,
+        };
+        let request = writes::pull_request::update(&self.project, &self.repo, self.id, &update);
         self.sent = reviewers;
-        Ok(body)
+        Ok(request)
     }
 
     fn done(&self, after: &PullRequest) -> String {
@@ -290,16 +284,12 @@ impl Plan for Update {
                     Ok(pr) => pr,
                     Err(e) => return Some(ToolResult::error(e)),
                 };
-                let body = match self.plan(&pr) {
-                    Ok(b) => b,
+                let request = match self.plan(&pr) {
+                    Ok(r) => r,
                     Err(answer) => return Some(answer),
                 };
                 self.read = Some(pr);
-                let path = pr_path(&self.project, &self.repo, self.id);
-                f.fetch(
-                    UpdateRead::Update,
-                    FetchRequest { method: Method::Put, path, query: vec![], body: Some(body) },
-                );
+                f.fetch(UpdateRead::Update, request);
                 None
             }
             UpdateRead::Update => {
