@@ -11,11 +11,8 @@ use crate::bitbucket::errors::Subject;
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs;
-use crate::text::{short, short_commit, when};
+use crate::text::commit_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
-
-/// A commit message's first line, as a list shows it.
-const SUBJECT_CHARS: usize = 120;
 
 /// `list_pr_commits`.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -68,19 +65,7 @@ impl Plan for Commits {
             page.start,
             page.values.len()
         )];
-        for c in &page.values {
-            let id = c.display_id.as_deref().or(c.id.as_deref());
-            let who = c.author.as_ref().map(|a| a.display_name.as_deref().unwrap_or(a.handle())).unwrap_or("?");
-            let subject = c.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
-            let merge = if c.parents.len() > 1 { format!(" (merge of {})", c.parents.len()) } else { String::new() };
-            out.push(format!(
-                "{} {} {}: {}{merge}",
-                short_commit(id),
-                when(c.author_timestamp),
-                short(who, 60),
-                short(subject, SUBJECT_CHARS)
-            ));
-        }
+        out.extend(page.values.iter().map(commit_line));
         out.push(page.more_line("commits"));
         Some(ToolResult::text(out.join("\n")))
     }

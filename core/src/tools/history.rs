@@ -25,11 +25,10 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::compare::Refs;
 use crate::reads::diff;
 use crate::reads::refs::{self, Commits};
-use crate::text::{cap, one_line, short, short_commit, when};
+use crate::text::diff::{change_line, render_file};
+use crate::text::{cap, commit_line, one_line, short, short_commit, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
-/// A commit message's first line, as a list shows it.
-const SUBJECT_CHARS: usize = 120;
 /// A whole commit message, as `get_commit` shows it.
 const MESSAGE_CHARS: usize = 4_000;
 
@@ -95,21 +94,6 @@ fn compare_schema() -> Value {
                "max_bytes": {"type": "integer", "minimum": 2000, "maximum": 100000, "default": super::diff::DEFAULT_BUDGET, "description": "Answer budget"},
                "start": super::start(), "limit": super::limit(25, 500)}),
         &["project", "repo", "from_ref", "to_ref"],
-    )
-}
-
-/// One commit on one line: short hash, date, author, first line, merges marked.
-fn commit_line(c: &Commit) -> String {
-    let id = c.display_id.as_deref().or(c.id.as_deref());
-    let who = c.author.as_ref().map(|a| a.display_name.as_deref().unwrap_or(a.handle())).unwrap_or("?");
-    let subject = c.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
-    let merge = if c.parents.len() > 1 { format!(" (merge of {})", c.parents.len()) } else { String::new() };
-    format!(
-        "{} {} {}: {}{merge}",
-        short_commit(id),
-        when(c.author_timestamp),
-        short(&one_line(who), 60),
-        short(subject, SUBJECT_CHARS)
     )
 }
 
@@ -348,7 +332,7 @@ impl Compare {
                 let list_budget = budget / 2;
                 let mut listed = 0;
                 for c in &page.values {
-                    let line = super::diff::change_line(c);
+                    let line = change_line(c);
                     if out.len() + line.len() + 1 > list_budget {
                         break;
                     }
@@ -378,7 +362,7 @@ impl Compare {
                 continue;
             }
             match diff {
-                Some(Ok(d)) => out.push_str(&super::diff::render_file(path, d, per_file.min(left))),
+                Some(Ok(d)) => out.push_str(&render_file(path, d, per_file.min(left))),
                 Some(Err(e)) => out.push_str(&format!("== {path}: diff not read — {e}\n")),
                 None => out.push_str(&format!("== {path}: no answer\n")),
             }

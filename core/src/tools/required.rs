@@ -17,7 +17,8 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, WHOLE_LISTING};
 use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
 use crate::reads::pull_request;
-use crate::text::{build_state, one_line};
+use crate::text::builds::required_lines;
+use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// `list_required_builds`, for the catalogue: reads only.
@@ -38,38 +39,6 @@ fn required_schema() -> Value {
                "start": super::start(), "limit": super::limit(25, 100)}),
         &["project", "repo"],
     )
-}
-
-/// The lines that say, for a pull request, where each required build stands.
-pub fn required_lines(
-    reader: &ConditionsReader,
-    target: &str,
-    source: &str,
-    facts: &[crate::requirements::BuildFacts],
-) -> Vec<String> {
-    let into = target.strip_prefix("refs/heads/").unwrap_or(target);
-    match conditions::evaluate(reader, target, source, facts) {
-        Ok((_, statuses)) if statuses.is_empty() => vec![format!("Required builds (into {}): none.", one_line(into))],
-        Ok((_, statuses)) => {
-            let parts: Vec<String> = statuses
-                .iter()
-                .map(|s| {
-                    let state = match s.state.as_str() {
-                        "MISSING" => "missing (no build yet: the merge check blocks on it)".to_owned(),
-                        other => build_state(Some(other)).to_owned(),
-                    };
-                    format!("{} {state}", one_line(&s.key))
-                })
-                .collect();
-            vec![format!(
-                "Required builds (into {}): {} — {}.",
-                one_line(into),
-                crate::requirements::summary(&statuses),
-                parts.join("; ")
-            )]
-        }
-        Err(why) => vec![format!("Required builds: bb cannot tell as Bitbucket's merge check would ({why}).")],
-    }
 }
 
 fn start_required(args: &Map<String, Value>, _: &Call<'_>) -> Step {
@@ -186,7 +155,7 @@ impl Plan for ForPullRequest {
         match (&self.builds.page, target, source) {
             (Some(page), Some(t), Some(s)) if page.next.is_none() => {
                 let facts: Vec<_> = page.values.iter().map(Build::facts).collect();
-                out.extend(required_lines(&self.reader, t, s, &facts));
+                out.extend(required_lines(t, conditions::evaluate(&self.reader, t, s, &facts)));
             }
             (Some(page), _, _) if page.next.is_some() => out.push(format!(
                 "Required builds: not decided — the pull request has more than {} builds.",

@@ -4,7 +4,7 @@
 //! `POST …/reopen?version=N` with `{version}` [spec: 9.4 `decline`, `reopen`: 409 when the pull request is not in
 //! the state the action needs or changed since the version given]. Only an open pull request is declined and only a
 //! declined one reopened: bb says so from its read without writing. The POST is never retried; a stale version is
-//! answered with what changed meanwhile ([`super::update::stale`]). 2 requests; 1 when there is nothing to do.
+//! answered with what changed meanwhile ([`crate::text::pull_request::stale`]). 2 requests; 1 when there is nothing to do.
 
 use serde_json::{Map, Value, json};
 
@@ -14,6 +14,7 @@ use crate::bitbucket::model::PullRequest;
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
+use crate::text::pull_request::stale;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 use crate::writes;
 
@@ -165,9 +166,7 @@ impl Plan for Change {
             StateRead::Act => {
                 if let Some(ood) = errors::out_of_date(&outcome) {
                     return match ood.pull_request.filter(|p| p.id.is_some()) {
-                        Some(now) => {
-                            Some(ToolResult::error(super::update::stale(self.id, self.read.as_ref(), &now, done)))
-                        }
+                        Some(now) => Some(ToolResult::error(stale(self.id, self.read.as_ref(), &now, done))),
                         None => {
                             f.fetch(StateRead::Again, pull_request::request(&self.project, &self.repo, self.id));
                             None
@@ -191,7 +190,7 @@ impl Plan for Change {
                 })
             }
             StateRead::Again => Some(ToolResult::error(match errors::json::<PullRequest>(&outcome, about, None) {
-                Ok(now) => super::update::stale(self.id, self.read.as_ref(), &now, done),
+                Ok(now) => stale(self.id, self.read.as_ref(), &now, done),
                 Err(e) => {
                     format!("PR #{} changed after bb read it and was not {done}; reading it again failed: {e}", self.id)
                 }
