@@ -48,8 +48,7 @@ fn schema() -> Value {
 }
 
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let project = string(args, "project").unwrap_or("").to_owned();
-    let repo = string(args, "repo").unwrap_or("").to_owned();
+    let (project, repo) = crate::args::repository(args);
     let commit = string(args, "commit").unwrap_or("").to_ascii_lowercase();
     let key = string(args, "key").unwrap_or("").to_owned();
     let state = string(args, "state").unwrap_or("").to_owned();

@@ -61,8 +61,7 @@ enum CreateRead {
 }
 
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let project = string(args, "project").unwrap_or("").to_owned();
-    let repo = string(args, "repo").unwrap_or("").to_owned();
+    let (project, repo) = crate::args::repository(args);
     let reviewers: Vec<String> = args
         .get("reviewers")
         .and_then(Value::as_array)

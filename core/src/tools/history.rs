@@ -15,7 +15,6 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use super::refs::repository;
 use crate::args::{number, string};
 use crate::bitbucket::Page;
 use crate::bitbucket::errors::{self, Subject};
@@ -98,7 +97,7 @@ fn compare_schema() -> Value {
 }
 
 fn start_list(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
     let commits = Commits {
         until: string(args, "until"),
         since: string(args, "since"),
@@ -147,7 +146,7 @@ impl Plan for List {
 }
 
 fn start_get(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
     let id = string(args, "commit_id").unwrap_or("").to_owned();
     let request = refs::commit_request(&project, &repo, &id);
     Step::wait(Get { project, repo }, vec![((), request)])
@@ -199,7 +198,7 @@ enum CompareRead {
 }
 
 fn start_compare(args: &Map<String, Value>, call: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
     let from = string(args, "from_ref").unwrap_or("").to_owned();
     let to = string(args, "to_ref").unwrap_or("").to_owned();
     let paths: Vec<String> = args

@@ -74,11 +74,6 @@ fn resolve_schema() -> Value {
     )
 }
 
-/// `project` and `repo`, which every repository tool's schema requires.
-pub(super) fn repository(args: &Map<String, Value>) -> (String, String) {
-    (string(args, "project").unwrap_or("").to_owned(), string(args, "repo").unwrap_or("").to_owned())
-}
-
 /// The listing the arguments ask for.
 fn listing(args: &Map<String, Value>) -> Listing<'_> {
     Listing {
@@ -90,7 +85,7 @@ fn listing(args: &Map<String, Value>) -> Listing<'_> {
 }
 
 fn start_branches(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
     let request = refs::branches_request(&project, &repo, &listing(args));
     Step::wait(
         Refs { project, repo, tags: false, filter: string(args, "filter").map(str::to_owned) },
@@ -99,7 +94,7 @@ fn start_branches(args: &Map<String, Value>, _: &Call<'_>) -> Step {
 }
 
 fn start_tags(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
     let request = refs::tags_request(&project, &repo, &listing(args));
     Step::wait(
         Refs { project, repo, tags: true, filter: string(args, "filter").map(str::to_owned) },
@@ -153,7 +148,7 @@ impl Plan for Refs {
 }
 
 fn start_resolve(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
     let name = string(args, "ref").unwrap_or("").to_owned();
     let request = refs::resolve_request(&project, &repo, &name);
     Step::wait(Resolve { project, repo, name }, vec![((), request)])

@@ -116,8 +116,7 @@ enum CloneRead {
 }
 
 fn start_clone(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let project = string(args, "project").unwrap_or("").to_owned();
-    let repo = string(args, "repo").unwrap_or("").to_owned();
+    let (project, repo) = crate::args::repository(args);
     let first = vec![
         (CloneRead::Repo, repository::request(&project, &repo)),
         (CloneRead::DefaultBranch, repository::default_branch_request(&project, &repo)),

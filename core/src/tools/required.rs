@@ -8,7 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use crate::args::{number, string};
+use crate::args::number;
 use crate::bitbucket::RawPage;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Build, Condition, Matcher, PullRequest};
@@ -42,8 +42,7 @@ fn required_schema() -> Value {
 }
 
 fn start_required(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let project = string(args, "project").unwrap_or("").to_owned();
-    let repo = string(args, "repo").unwrap_or("").to_owned();
+    let (project, repo) = crate::args::repository(args);
     if let Some(id) = number(args, "pr_id") {
         // Every condition (read by the same reader the card uses), the pull request and its listing.
         let (reader, conditions) = ConditionsReader::new(&project, &repo);

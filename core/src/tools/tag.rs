@@ -10,7 +10,6 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use super::refs::repository;
 use crate::args::string;
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::fetch::FetchOutcome;
@@ -43,7 +42,7 @@ fn schema() -> Value {
 }
 
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
     let name = string(args, "name").unwrap_or("").to_owned();
     let start_point = string(args, "start_point").unwrap_or("");
     let request = writes::repository::create_tag(&project, &repo, &name, start_point, string(args, "message"));
