@@ -1,6 +1,5 @@
 //! The writes to a pull request's conversation: a comment added (general, on a file or a line, as a reply,
-//! or as a task) and a comment edited (its text, or a task resolved or reopened). Each is sent once, never
-//! retried.
+//! or as a task) and a comment edited (its text, or a task resolved or reopened).
 //!
 //! Tasks are comments with `severity: BLOCKER`, resolved with `state: RESOLVED` (7.0+).
 //! [reference "Pull requests": spec, rec]

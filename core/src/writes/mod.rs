@@ -1,7 +1,8 @@
 //! Each Bitbucket write written once: the request a write tool sends, built from what the tool decided.
 //! The tool keeps the rest — what it reads first, the version it checks, when there is nothing to write,
-//! and the sentences of its answer; a write is never retried (the shell retries no POST, and bb says how
-//! to check an unknown outcome rather than send it again).
+//! and the sentences of its answer. A POST is never sent twice; a PUT or DELETE is sent again only when
+//! Bitbucket cannot have acted on it ([`crate::retry`]); past that, the tool's answer says how to check an
+//! unknown outcome rather than write again.
 //!
 //! | write | request | tool |
 //! |---|---|---|

@@ -1,11 +1,11 @@
 //! The writes to a pull request: its creation, its update, its state (decline, reopen, merge, auto-merge) and
-//! the current user's review. Each is sent once, never retried.
+//! the current user's review.
 //!
-//! A write that changes a pull request carries the version bb (or the model) read, `?version=N` and in the body
-//! as Bitbucket's spec writes both; a stale one is 409, with the pull request as it is now
-//! [rec: sourcegraph/sourcegraph-public-snapshot BitbucketServerSource_UpdateChangeset_outdated.yaml].
-//! A branch in a body is `{id, repository {slug, project {key}}}`, the pull request's own repository.
-//! [reference "Pull requests": spec, rec]
+//! A write that changes a pull request carries the version bb (or the model) read: a decline, reopen or merge
+//! both as `?version=N` and in its body, an update in its body; a stale one is 409 (for an update, with the pull
+//! request as it is now [rec: sourcegraph/sourcegraph-public-snapshot
+//! BitbucketServerSource_UpdateChangeset_outdated.yaml]). A branch in a body is `{id, repository {slug, project
+//! {key}}}`, in the pull request's own repository. [reference "Pull requests": spec, rec]
 
 use serde_json::{Value, json};
 
@@ -34,7 +34,7 @@ pub struct New<'a> {
     pub from: &'a str,
     /// The target branch, a full ref.
     pub to: &'a str,
-    /// The reviewers' user names, all of them (Bitbucket adds no default reviewers by itself here).
+    /// The reviewers' user names, all of them: those asked for and the default reviewers the tool read.
     pub reviewers: &'a [String],
     /// Open it as a draft (8.18+); `draft` is sent only when true.
     pub draft: bool,

@@ -1,5 +1,4 @@
-//! The writes to a repository's refs and commits: a tag created, a build result posted on a commit. Each is
-//! sent once, never retried.
+//! The writes to a repository's refs and commits: a tag created, a build result posted on a commit.
 
 use serde_json::json;
 
