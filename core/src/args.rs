@@ -104,6 +104,11 @@ pub fn flag(args: &Map<String, Value>, key: &str) -> Option<bool> {
     args.get(key).and_then(Value::as_bool)
 }
 
+/// `project` and `repo`, which the schemas of repository tools require.
+pub fn repository(args: &Map<String, Value>) -> (String, String) {
+    (string(args, "project").unwrap_or("").to_owned(), string(args, "repo").unwrap_or("").to_owned())
+}
+
 /// `project`, `repo` and `pr_id`, which the schemas of pull request tools require.
 pub fn pull_request(args: &Map<String, Value>) -> (String, String, u64) {
     (

@@ -32,8 +32,10 @@
 //!   catalogue     the registry: imports the tools and the kinds, never imported by them
 //!   tools/ views/ one file per data tool; one file per show kind, listed in views::KINDS
 //!   reads/        each Bitbucket read written once, typed; tools and views render the same reads
+//!   writes/       each Bitbucket write written once: the request a write tool sends
 //!   tool          what every tool and kind is made of, and what a call sees
-//!   plan fetch coalesce bitbucket jsonrpc protocol stateless args retry markdown requirements text avatar_cache   leaves
+//!   plan fetch coalesce bitbucket jsonrpc protocol stateless args retry markdown requirements text
+//!   avatar_cache encoding                                                                        leaves
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -45,6 +47,7 @@ pub mod catalogue;
 pub mod coalesce;
 mod config;
 mod contract;
+pub mod encoding;
 pub mod fetch;
 pub mod highlight;
 pub mod highlight_cache;
@@ -71,6 +74,7 @@ pub mod tool;
 pub mod tools;
 pub mod views;
 mod work;
+pub mod writes;
 
 pub use catalogue::{Catalogue, ExposureOptions};
 pub use config::ServerConfig;

@@ -9,6 +9,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use bb_core::encoding::base64;
+
 /// What a credential is replaced with.
 pub const REMOVED: &str = "[credential removed]";
 
@@ -132,9 +134,6 @@ fn percent_encode(text: &str) -> String {
     }
     out
 }
-
-/// `bytes` in base64 (RFC 4648, padded), as basic authentication sends `user:password`: the core's encoder.
-pub use bb_core::reads::avatars::base64;
 
 #[cfg(test)]
 mod tests {

@@ -118,26 +118,7 @@ fn decode(value: &str) -> Option<String> {
     let Some(inner) = value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) else {
         return Some(value.to_owned());
     };
-    let mut bits: u32 = 0;
-    let mut held = 0;
-    let mut out = Vec::new();
-    for c in inner.bytes().filter(|&c| c != b'=') {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        bits = (bits << 6) | u32::from(v);
-        held += 6;
-        if held >= 8 {
-            held -= 8;
-            out.push((bits >> held) as u8);
-        }
-    }
-    String::from_utf8(out).ok()
+    String::from_utf8(bb_core::encoding::base64_decode(inner)?).ok()
 }
 
 fn clip(s: &str) -> String {

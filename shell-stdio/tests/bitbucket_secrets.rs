@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bb::config::{Auth, BitbucketConfig, Secret};
+use bb_core::encoding::base64;
 use bb_core::{Catalogue, ExposureOptions, ServerConfig};
 use bb_drive::Logger;
-use bb_drive::secrets::{REMOVED, base64};
+use bb_drive::secrets::REMOVED;
 use io_support::*;
 use serde_json::{Value, json};
 

@@ -3,7 +3,8 @@
 //!
 //! Requests: `GET …/compare/commits?from&to&start&limit`, `GET …/compare/changes?from&to&start&limit` and
 //! `GET …/compare/diff/{path}?from&to&contextLines` — `from` is the source (what it has), `to` the destination;
-//! each a branch, tag or commit id. A ref that does not resolve is a 404 in Bitbucket's words. The answers
+//! each a branch, tag or commit id; a first page may leave `start` out, as Bitbucket's create page does. A ref
+//! that does not resolve is a 404 in Bitbucket's words. The answers
 //! decode as a pull request's do ([`super::diff::changes`], [`super::diff::file`]); a compare has no comments.
 //! [reference "Projects, repositories, branches, commits, tags, users": spec]
 
@@ -30,13 +31,13 @@ impl Refs {
     }
 
     /// A page of the commits `from` has that `to` lacks, newest first.
-    pub fn commits_request(&self, start: u64, limit: u64) -> FetchRequest {
-        self.request("commits", crate::args::paging(start, limit).to_vec())
+    pub fn commits_request(&self, start: Option<u64>, limit: u64) -> FetchRequest {
+        self.request("commits", super::page(start, limit))
     }
 
     /// A page of the files those commits change.
-    pub fn changes_request(&self, start: u64, limit: u64) -> FetchRequest {
-        self.request("changes", crate::args::paging(start, limit).to_vec())
+    pub fn changes_request(&self, start: Option<u64>, limit: u64) -> FetchRequest {
+        self.request("changes", super::page(start, limit))
     }
 
     /// One file's diff with `context` lines around each change.

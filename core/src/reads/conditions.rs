@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::args::paging;
 use crate::bitbucket::{RawPage, segment};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::requirements::{
@@ -64,14 +65,7 @@ impl ConditionsReader {
     }
 
     fn page_request(&self, start: u64) -> FetchRequest {
-        FetchRequest::get(
-            format!(
-                "/rest/required-builds/latest/projects/{}/repos/{}/conditions",
-                segment(&self.project),
-                segment(&self.repo)
-            ),
-            vec![("start".into(), start.to_string()), ("limit".into(), PAGE_LIMIT.to_string())],
-        )
+        page_request(&self.project, &self.repo, start, PAGE_LIMIT)
     }
 
     /// Takes the outcome of `read`; may ask for more through `more`.
@@ -125,12 +119,7 @@ impl ConditionsReader {
                         .any(|m| matches!(m, RefMatcher::ModelBranch(_) | RefMatcher::ModelCategory(_)))
                 });
                 if needs_model {
-                    let path = format!(
-                        "/rest/branch-utils/latest/projects/{}/repos/{}/branchmodel",
-                        segment(&self.project),
-                        segment(&self.repo)
-                    );
-                    more(ConditionsRead::Model, FetchRequest::get(path, vec![]));
+                    more(ConditionsRead::Model, model_request(&self.project, &self.repo));
                 } else {
                     self.done = true;
                 }
@@ -168,6 +157,23 @@ impl ConditionsReader {
         }
         requirements::required_keys(&self.conditions, self.model.as_ref().and_then(Option::as_ref), target, source)
     }
+}
+
+/// A page of the repository's required-build conditions (as `list_required_builds` lists them, and the reader
+/// reads them all).
+pub fn page_request(project: &str, repo: &str, start: u64, limit: u64) -> FetchRequest {
+    FetchRequest::get(
+        format!("/rest/required-builds/latest/projects/{}/repos/{}/conditions", segment(project), segment(repo)),
+        paging(start, limit).to_vec(),
+    )
+}
+
+/// The repository's branching model, which `MODEL_*` matchers name branches by.
+fn model_request(project: &str, repo: &str) -> FetchRequest {
+    FetchRequest::get(
+        format!("/rest/branch-utils/latest/projects/{}/repos/{}/branchmodel", segment(project), segment(repo)),
+        vec![],
+    )
 }
 
 /// The required keys' states for a pull request, or why bb cannot tell.

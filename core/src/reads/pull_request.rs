@@ -1,10 +1,14 @@
-//! One pull request, its merge check and its activity, as every tool and view that shows them asks for them.
+//! One pull request, its merge check, its activity, its commits and one of its comments, as every tool and view
+//! that shows them asks for them.
 //!
 //! Requests: `GET …/pull-requests/{id}` (state, branches, reviewers, Bitbucket's counts in `properties`),
 //! `GET …/pull-requests/{id}/merge` (whether Bitbucket would merge it now, and its vetoes in its own words;
 //! only worth asking for an open pull request) and `GET …/pull-requests/{id}/activities?start&limit`
 //! (newest first, the OPENED activity last; a thread may surface in several activities).
-//! [reference "Pull requests", "Activity": spec, rec]
+//! [reference "Pull requests", "Activity": spec, rec] `GET …/pull-requests/{id}/commits?start&limit` → a page of
+//! the commits on the source that the target lacks, newest first [spec: 9.4 `getCommits_1`];
+//! `GET …/pull-requests/{id}/comments/{commentId}` → one comment with its `version`, which an edit must send
+//! [spec: 9.4 `getComment_2`].
 
 use crate::args::paging;
 use crate::bitbucket::{pr_path, segment};
@@ -18,6 +22,16 @@ pub fn request(project: &str, repo: &str, id: u64) -> FetchRequest {
 /// A page of its activity, newest first.
 pub fn activity_request(project: &str, repo: &str, id: u64, start: u64, limit: u64) -> FetchRequest {
     FetchRequest::get(format!("{}/activities", pr_path(project, repo, id)), paging(start, limit).to_vec())
+}
+
+/// A page of its commits, newest first.
+pub fn commits_request(project: &str, repo: &str, id: u64, start: u64, limit: u64) -> FetchRequest {
+    FetchRequest::get(format!("{}/commits", pr_path(project, repo, id)), paging(start, limit).to_vec())
+}
+
+/// One of its comments (or tasks), by id.
+pub fn comment_request(project: &str, repo: &str, id: u64, comment: u64) -> FetchRequest {
+    FetchRequest::get(format!("{}/comments/{comment}", pr_path(project, repo, id)), vec![])
 }
 
 /// Bitbucket's merge check of an open pull request.

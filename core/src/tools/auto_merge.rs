@@ -22,11 +22,11 @@ use serde_json::{Map, Value, json};
 use super::object;
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::PullRequest;
-use crate::bitbucket::pr_path;
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{pull_request, server};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes;
 
 /// The release that brought auto-merge.
 const SINCE: (u32, u32) = (8, 15);
@@ -91,12 +91,7 @@ fn start_enable(args: &Map<String, Value>, _: &Call<'_>) -> Step {
 
 fn start_disable(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
-    let request = FetchRequest {
-        method: Method::Delete,
-        path: format!("{}/auto-merge", pr_path(&project, &repo, id)),
-        query: vec![],
-        body: None,
-    };
+    let request = writes::pull_request::cancel_auto_merge(&project, &repo, id);
     Step::wait(
         AutoMerge { project, repo, id, enable: false, version: None, pr: None, not_found: None },
         vec![(Read::Write, request)],
@@ -156,12 +151,7 @@ impl AutoMerge {
                 self.name()
             )));
         };
-        Ok(FetchRequest {
-            method: Method::Post,
-            path: format!("{}/merge", pr_path(&self.project, &self.repo, self.id)),
-            query: vec![("version".into(), version.to_string())],
-            body: Some(json!({"version": version, "autoMerge": true})),
-        })
+        Ok(writes::pull_request::auto_merge(&self.project, &self.repo, self.id, version))
     }
 
     /// The sentence for auto-merge turned off for the repository (403), in Bitbucket's words.

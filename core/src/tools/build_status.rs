@@ -11,11 +11,12 @@ use serde_json::{Map, Value, json};
 use super::object;
 use crate::args::string;
 use crate::bitbucket::errors::{self, Subject, Write};
-use crate::bitbucket::repo_path;
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::text::short_commit;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes;
+use crate::writes::repository::BuildResult;
 
 /// `set_build_status`, for the catalogue: an unsafe write, exposed only when asked for.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -47,8 +48,7 @@ fn schema() -> Value {
 }
 
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let project = string(args, "project").unwrap_or("").to_owned();
-    let repo = string(args, "repo").unwrap_or("").to_owned();
+    let (project, repo) = crate::args::repository(args);
     let commit = string(args, "commit").unwrap_or("").to_ascii_lowercase();
     let key = string(args, "key").unwrap_or("").to_owned();
     let state = string(args, "state").unwrap_or("").to_owned();
@@ -60,16 +60,8 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     if !(url.starts_with("https://") || url.starts_with("http://")) {
         return Step::Done(ToolResult::error("`url` must be an http(s) address: the build's page."));
     }
-    let mut body = json!({"key": key, "state": state, "url": url});
-    if let Some(n) = string(args, "name") {
-        body["name"] = json!(n);
-    }
-    let request = FetchRequest {
-        method: Method::Post,
-        path: format!("{}/commits/{commit}/builds", repo_path(&project, &repo)),
-        query: vec![],
-        body: Some(body),
-    };
+    let build = BuildResult { key: &key, state: &state, url, name: string(args, "name") };
+    let request = writes::repository::build_status(&project, &repo, &commit, &build);
     Step::wait(SetBuild { project, repo, commit, key, state }, vec![((), request)])
 }
 

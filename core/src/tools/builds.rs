@@ -10,7 +10,6 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use super::required::required_lines;
 use crate::args::{number, string};
 use crate::bitbucket::Page;
 use crate::bitbucket::errors::{self, Subject};
@@ -18,8 +17,9 @@ use crate::bitbucket::model::{Build, PullRequest};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, Source, WHOLE_LISTING, legacy_request, stats_request};
-use crate::reads::conditions::{ConditionsRead, ConditionsReader};
+use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
 use crate::reads::pull_request;
+use crate::text::builds::{required_lines, stats_line};
 use crate::text::{build_state, one_line, short_commit};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -188,7 +188,7 @@ impl Plan for Status {
         let shown = page.values.len().min(self.limit as usize);
         out.push(format!("{subject}: {shown} shown (start={}).", page.start));
         match &self.builds.stats {
-            Some(Ok(s)) => out.push(super::get::stats_line(s, "Bitbucket's totals for the commit (any branch)")),
+            Some(Ok(s)) => out.push(stats_line(s, "Bitbucket's totals for the commit (any branch)")),
             Some(Err(e)) => out.push(format!("Bitbucket's build totals: not read — {e}")),
             None => {}
         }
@@ -224,7 +224,7 @@ impl Status {
             return vec![];
         };
         let facts: Vec<_> = page.values.iter().map(Build::facts).collect();
-        required_lines(reader, target, source, &facts)
+        required_lines(target, conditions::evaluate(reader, target, source, &facts))
     }
 }
 

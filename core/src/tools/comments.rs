@@ -16,12 +16,14 @@ use super::object;
 use crate::args::{flag, number, string};
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::{Activity, Anchor, Comment, OldTask, PullRequest};
-use crate::bitbucket::{Page, RawPage, pr_path};
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::bitbucket::{Page, RawPage};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::{cap, one_line, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes;
+use crate::writes::comments::Place;
 
 /// Comment characters shown before a cut.
 pub const COMMENT_CHARS: usize = 2000;
@@ -376,47 +378,21 @@ fn collect_tasks<'a>(
 fn start_add(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     let text = string(args, "text").unwrap_or("");
-    let mut body = json!({"text": text});
-    let reply_to = number(args, "reply_to");
-    let path = string(args, "path");
-    let line = number(args, "line");
     let task = flag(args, "task") == Some(true);
-    let mut place = String::new();
-    match (reply_to, path, line) {
+    let (at, place) = match (number(args, "reply_to"), string(args, "path"), number(args, "line")) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
             return Step::Done(ToolResult::error("A reply sits in its thread: give reply_to without path or line."));
         }
         (None, None, Some(_)) => return Step::Done(ToolResult::error("line needs path: give the file too.")),
-        (Some(parent), None, None) => {
-            body["parent"] = json!({"id": parent});
-            place = format!(" in reply to #{parent}");
+        (Some(parent), None, None) => (Place::Reply(parent), format!(" in reply to #{parent}")),
+        (None, Some(p), None) => (Place::File(p), format!(" on {p}")),
+        (None, Some(p), Some(l)) => {
+            let line_type = string(args, "line_type").unwrap_or("ADDED");
+            (Place::Line { path: p, line: l, line_type }, format!(" on {p}:{l} ({} line)", line_type.to_lowercase()))
         }
-        (None, Some(p), l) => {
-            // An anchor: `path`, `line`, `lineType`, `fileType` (REMOVED lines are on the FROM side), `diffType`.
-            // [reference "Pull requests": spec]
-            let mut anchor = json!({"path": p, "diffType": "EFFECTIVE"});
-            place = format!(" on {p}");
-            if let Some(l) = l {
-                let line_type = string(args, "line_type").unwrap_or("ADDED");
-                anchor["line"] = json!(l);
-                anchor["lineType"] = json!(line_type);
-                anchor["fileType"] = json!(if line_type == "REMOVED" { "FROM" } else { "TO" });
-                place = format!(" on {p}:{l} ({} line)", line_type.to_lowercase());
-            }
-            body["anchor"] = anchor;
-        }
-        (None, None, None) => {}
-    }
-    if task {
-        // Tasks are comments with severity BLOCKER (7.0+). [reference "Pull requests": spec, rec]
-        body["severity"] = json!("BLOCKER");
-    }
-    let request = FetchRequest {
-        method: Method::Post,
-        path: format!("{}/comments", pr_path(&project, &repo, id)),
-        query: vec![],
-        body: Some(body),
+        (None, None, None) => (Place::PullRequest, String::new()),
     };
+    let request = writes::comments::add(&project, &repo, id, text, at, task);
     let kind = if task { "task" } else { "comment" };
     Step::wait(AddComment { project, repo, id, kind, place }, vec![((), request)])
 }

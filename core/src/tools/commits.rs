@@ -6,17 +6,13 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use crate::args::{number, paging};
-use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::Commit;
-use crate::bitbucket::{RawPage, pr_path};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::args::number;
+use crate::bitbucket::errors::Subject;
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::text::{short, short_commit, when};
+use crate::reads::refs;
+use crate::text::commit_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
-
-/// A commit message's first line, as a list shows it.
-const SUBJECT_CHARS: usize = 120;
 
 /// `list_pr_commits`.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -41,7 +37,7 @@ fn schema() -> Value {
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25));
-    let request = FetchRequest::get(format!("{}/commits", pr_path(&project, &repo, id)), paging(start, limit).to_vec());
+    let request = crate::reads::pull_request::commits_request(&project, &repo, id, start, limit);
     Step::wait(Commits { project, repo, id }, vec![((), request)])
 }
 
@@ -57,8 +53,8 @@ impl Plan for Commits {
 
     fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
-        let page = match errors::json::<RawPage>(&outcome, about, None) {
-            Ok(p) => p.decode::<Commit>(),
+        let page = match refs::commits(&outcome, about) {
+            Ok(p) => p,
             Err(e) => return Some(ToolResult::error(e)),
         };
         let mut out = vec![format!(
@@ -69,19 +65,7 @@ impl Plan for Commits {
             page.start,
             page.values.len()
         )];
-        for c in &page.values {
-            let id = c.display_id.as_deref().or(c.id.as_deref());
-            let who = c.author.as_ref().map(|a| a.display_name.as_deref().unwrap_or(a.handle())).unwrap_or("?");
-            let subject = c.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
-            let merge = if c.parents.len() > 1 { format!(" (merge of {})", c.parents.len()) } else { String::new() };
-            out.push(format!(
-                "{} {} {}: {}{merge}",
-                short_commit(id),
-                when(c.author_timestamp),
-                short(who, 60),
-                short(subject, SUBJECT_CHARS)
-            ));
-        }
+        out.extend(page.values.iter().map(commit_line));
         out.push(page.more_line("commits"));
         Some(ToolResult::text(out.join("\n")))
     }

@@ -4,20 +4,22 @@
 //! Requests, in stages: the repository (its id, for default reviewers) and the default branch (when no
 //! `to_ref`) in parallel; then the default reviewers for the branch pair; then the POST (never retried).
 //! 4 at most, 1 with `to_ref` and `default_reviewers: false`. A default-reviewer lookup that fails costs
-//! one line, not the pull request. [reference "Pull requests" and "Projects, …": spec, rec]
+//! one line, not the pull request. [reference "Pull requests" and "Projects, …": spec, rec] The reads are
+//! [`crate::reads::repository`]'s and [`crate::reads::pull_requests`]'s.
 
 use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::{flag, string};
 use crate::bitbucket::errors::{self, Subject, Write};
-use crate::bitbucket::model::{PullRequest, Repository, User};
-use crate::bitbucket::repo_path;
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::bitbucket::model::{PullRequest, User};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_requests::full_ref;
+use crate::reads::repository;
 use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes::pull_request;
 
 /// `create_pull_request`, for the catalogue: a write that adds (not undoable by bb, but by declining it).
 pub const SPEC: ToolSpec = ToolSpec {
@@ -59,8 +61,7 @@ enum CreateRead {
 }
 
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let project = string(args, "project").unwrap_or("").to_owned();
-    let repo = string(args, "repo").unwrap_or("").to_owned();
+    let (project, repo) = crate::args::repository(args);
     let reviewers: Vec<String> = args
         .get("reviewers")
         .and_then(Value::as_array)
@@ -82,14 +83,10 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     };
     let mut first = Vec::new();
     if c.want_defaults {
-        first.push((CreateRead::Repo, FetchRequest::get(repo_path(&c.project, &c.repo), vec![])));
+        first.push((CreateRead::Repo, repository::request(&c.project, &c.repo)));
     }
     if c.to.is_none() {
-        // The default branch (older servers: `…/branches/default`). [reference "Projects, …": spec]
-        first.push((
-            CreateRead::DefaultBranch,
-            FetchRequest::get(format!("{}/default-branch", repo_path(&c.project, &c.repo)), vec![]),
-        ));
+        first.push((CreateRead::DefaultBranch, repository::default_branch_request(&c.project, &c.repo)));
     }
     if first.is_empty() {
         first.push((CreateRead::Create, c.create_request()));
@@ -124,28 +121,18 @@ impl Create {
         all
     }
 
-    /// `POST …/pull-requests` `{title, description, fromRef, toRef, reviewers[{user{name}}], draft?}`. [reference: rec]
+    /// The creation, with the reviewers asked for and the default ones.
     fn create_request(&self) -> FetchRequest {
-        let end = |id: &str| json!({"id": id, "repository": {"slug": self.repo, "project": {"key": self.project}}});
-        let reviewers: Vec<Value> = self.all_reviewers().iter().map(|r| json!({"user": {"name": r}})).collect();
-        let mut body = json!({
-            "title": self.title,
-            "fromRef": end(&self.from),
-            "toRef": end(self.to.as_deref().unwrap_or("")),
-            "reviewers": reviewers,
-        });
-        if let Some(d) = &self.description {
-            body["description"] = json!(d);
-        }
-        if self.draft {
-            body["draft"] = json!(true);
-        }
-        FetchRequest {
-            method: Method::Post,
-            path: format!("{}/pull-requests", repo_path(&self.project, &self.repo)),
-            query: vec![],
-            body: Some(body),
-        }
+        let reviewers = self.all_reviewers();
+        let new = pull_request::New {
+            title: &self.title,
+            description: self.description.as_deref(),
+            from: &self.from,
+            to: self.to.as_deref().unwrap_or(""),
+            reviewers: &reviewers,
+            draft: self.draft,
+        };
+        pull_request::create(&self.project, &self.repo, &new)
     }
 }
 
@@ -161,13 +148,13 @@ impl Plan for Create {
         let (project, repo) = (self.project.clone(), self.repo.clone());
         let about = Subject { project: &project, repo: &repo, pr: None };
         match read {
-            CreateRead::Repo => match errors::json::<Repository>(&outcome, about, None) {
-                Ok(r) => self.repo_id = r.id,
+            CreateRead::Repo => match repository::id(&outcome, about) {
+                Ok(id) => self.repo_id = id,
                 Err(e) => return Some(ToolResult::error(e)),
             },
-            CreateRead::DefaultBranch => match errors::json::<Value>(&outcome, about, None) {
-                Ok(v) => match v.get("id").and_then(Value::as_str) {
-                    Some(id) => self.to = Some(id.to_owned()),
+            CreateRead::DefaultBranch => match repository::default_branch(&outcome, about) {
+                Ok(b) => match b.id {
+                    Some(id) => self.to = Some(id),
                     None => return Some(ToolResult::error("The repository has no default branch: give to_ref.")),
                 },
                 Err(e) => {

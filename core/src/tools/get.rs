@@ -11,11 +11,12 @@ use super::object;
 use crate::args::number;
 use crate::bitbucket::Page;
 use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::{Build, BuildStats, MergeCheck, Participant, PullRequest};
+use crate::bitbucket::model::{Build, MergeCheck, Participant, PullRequest};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback};
 use crate::reads::pull_request;
+use crate::text::builds::stats_line;
 use crate::text::{cap, one_line, review_status, short_commit, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -203,24 +204,6 @@ pub fn builds_line(page: &Page<Build>) -> String {
         Some(n) => format!("first {} shown, more exist — get_build_status start={n}", page.values.len()),
     };
     format!("Builds ({scope}): {}", parts.join(", "))
-}
-
-/// One line for a commit's build totals (all builds of the commit, whatever branch they ran for),
-/// introduced by `lead`.
-pub fn stats_line(s: &BuildStats, lead: &str) -> String {
-    let mut parts = Vec::new();
-    for (count, word) in [
-        (s.successful, "successful"),
-        (s.failed, "failed"),
-        (s.in_progress, "in progress"),
-        (s.cancelled, "cancelled"),
-        (s.unknown, "unknown"),
-    ] {
-        if let Some(c) = count.filter(|c| *c > 0) {
-            parts.push(format!("{c} {word}"));
-        }
-    }
-    if parts.is_empty() { "Builds of the source commit: none.".into() } else { format!("{lead}: {}", parts.join(", ")) }
 }
 
 fn person(p: &Participant) -> String {

@@ -8,26 +8,26 @@
 //! first [`super::diff::AUTO_FILES`], or the paths asked, which go out with the first two)
 //! [reference "Projects, repositories, branches, commits, tags, users": spec].
 //!
-//! The requests are [`crate::reads::compare`]'s, which the view of two refs (`show` kind `compare`, a row in
-//! `views::KINDS` naming this tool and taking its arguments) reads too; the answer says `show` can draw it.
+//! The requests are [`crate::reads::refs`]'s and [`crate::reads::compare`]'s; the view of two refs (`show` kind
+//! `compare`, a row in `views::KINDS` naming this tool and taking its arguments) reads the compare's too, and the
+//! answer says `show` can draw it.
 
 use serde_json::{Map, Value, json};
 
 use super::object;
-use super::refs::repository;
-use crate::args::{number, paging, string};
+use crate::args::{number, string};
+use crate::bitbucket::Page;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Change, Commit, Diff};
-use crate::bitbucket::{Page, RawPage, repo_path, segment};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::compare::Refs;
 use crate::reads::diff;
-use crate::text::{cap, one_line, short, short_commit, when};
+use crate::reads::refs::{self, Commits};
+use crate::text::diff::{change_line, render_file};
+use crate::text::{cap, commit_line, one_line, short, short_commit, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
-/// A commit message's first line, as a list shows it.
-const SUBJECT_CHARS: usize = 120;
 /// A whole commit message, as `get_commit` shows it.
 const MESSAGE_CHARS: usize = 4_000;
 
@@ -96,31 +96,16 @@ fn compare_schema() -> Value {
     )
 }
 
-/// One commit on one line: short hash, date, author, first line, merges marked.
-fn commit_line(c: &Commit) -> String {
-    let id = c.display_id.as_deref().or(c.id.as_deref());
-    let who = c.author.as_ref().map(|a| a.display_name.as_deref().unwrap_or(a.handle())).unwrap_or("?");
-    let subject = c.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
-    let merge = if c.parents.len() > 1 { format!(" (merge of {})", c.parents.len()) } else { String::new() };
-    format!(
-        "{} {} {}: {}{merge}",
-        short_commit(id),
-        when(c.author_timestamp),
-        short(&one_line(who), 60),
-        short(subject, SUBJECT_CHARS)
-    )
-}
-
 fn start_list(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
-    let mut query = Vec::new();
-    for (arg, param) in [("until", "until"), ("since", "since"), ("path", "path")] {
-        if let Some(v) = string(args, arg) {
-            query.push((param.to_owned(), v.to_owned()));
-        }
-    }
-    query.extend(paging(number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25)));
-    let request = FetchRequest::get(format!("{}/commits", repo_path(&project, &repo)), query);
+    let (project, repo) = crate::args::repository(args);
+    let commits = Commits {
+        until: string(args, "until"),
+        since: string(args, "since"),
+        path: string(args, "path"),
+        start: Some(number(args, "start").unwrap_or(0)),
+        limit: number(args, "limit").unwrap_or(25),
+    };
+    let request = refs::commits_request(&project, &repo, &commits);
     let range = match (string(args, "since"), string(args, "until")) {
         (Some(s), Some(u)) => format!("{}..{}", short(&one_line(s), 100), short(&one_line(u), 100)),
         (Some(s), None) => format!("{}..(default branch)", short(&one_line(s), 100)),
@@ -142,8 +127,8 @@ impl Plan for List {
 
     fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: None };
-        let page = match errors::json::<RawPage>(&outcome, about, None) {
-            Ok(p) => p.decode::<Commit>(),
+        let page = match refs::commits(&outcome, about) {
+            Ok(p) => p,
             Err(e) => return Some(ToolResult::error(e)),
         };
         let mut out = vec![format!(
@@ -161,9 +146,9 @@ impl Plan for List {
 }
 
 fn start_get(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
     let id = string(args, "commit_id").unwrap_or("").to_owned();
-    let request = FetchRequest::get(format!("{}/commits/{}", repo_path(&project, &repo), segment(&id)), vec![]);
+    let request = refs::commit_request(&project, &repo, &id);
     Step::wait(Get { project, repo }, vec![((), request)])
 }
 
@@ -213,7 +198,7 @@ enum CompareRead {
 }
 
 fn start_compare(args: &Map<String, Value>, call: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
     let from = string(args, "from_ref").unwrap_or("").to_owned();
     let to = string(args, "to_ref").unwrap_or("").to_owned();
     let paths: Vec<String> = args
@@ -225,8 +210,8 @@ fn start_compare(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let budget = number(args, "max_bytes").unwrap_or(super::diff::DEFAULT_BUDGET) as usize;
     let refs = Refs { project, repo, from, to };
     let mut first = vec![
-        (CompareRead::Commits, refs.commits_request(start, limit)),
-        (CompareRead::Changes, refs.changes_request(start, limit)),
+        (CompareRead::Commits, refs.commits_request(Some(start), limit)),
+        (CompareRead::Changes, refs.changes_request(Some(start), limit)),
     ];
     // Said only where the person would see it: a client that draws views, a server that offers the kind.
     let drawable = call.client.renders_views && call.exposed.kind(COMPARE_KIND).is_some();
@@ -268,7 +253,7 @@ impl Plan for Compare {
         let about = Subject { project: &self.refs.project, repo: &self.refs.repo, pr: None };
         match read {
             CompareRead::Commits => {
-                let commits = errors::json::<RawPage>(&outcome, about, None).map(RawPage::decode::<Commit>);
+                let commits = refs::commits(&outcome, about);
                 if let Err(e) = commits {
                     // Neither ref resolving, or no repository, is the whole answer.
                     return Some(ToolResult::error(self.refs.error(e, &outcome)));
@@ -346,7 +331,7 @@ impl Compare {
                 let list_budget = budget / 2;
                 let mut listed = 0;
                 for c in &page.values {
-                    let line = super::diff::change_line(c);
+                    let line = change_line(c);
                     if out.len() + line.len() + 1 > list_budget {
                         break;
                     }
@@ -376,7 +361,7 @@ impl Compare {
                 continue;
             }
             match diff {
-                Some(Ok(d)) => out.push_str(&super::diff::render_file(path, d, per_file.min(left))),
+                Some(Ok(d)) => out.push_str(&render_file(path, d, per_file.min(left))),
                 Some(Err(e)) => out.push_str(&format!("== {path}: diff not read — {e}\n")),
                 None => out.push_str(&format!("== {path}: no answer\n")),
             }

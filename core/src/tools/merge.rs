@@ -10,11 +10,11 @@ use super::object;
 use crate::args::{number, string};
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::PullRequest;
-use crate::bitbucket::pr_path;
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::text::short_commit;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes;
 
 /// `merge_pull_request`, for the catalogue: an unsafe write, exposed only when asked for.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -40,16 +40,7 @@ fn schema() -> Value {
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     let version = number(args, "version").unwrap_or(0);
-    let mut body = json!({"version": version});
-    if let Some(m) = string(args, "message") {
-        body["message"] = json!(m);
-    }
-    let request = FetchRequest {
-        method: Method::Post,
-        path: format!("{}/merge", pr_path(&project, &repo, id)),
-        query: vec![("version".into(), version.to_string())],
-        body: Some(body),
-    };
+    let request = writes::pull_request::merge(&project, &repo, id, version, string(args, "message"));
     Step::wait(Merge { project, repo, id }, vec![((), request)])
 }
 

@@ -1,23 +1,20 @@
 //! A repository's refs: `list_branches` (the default branch marked), `list_tags` and `resolve_ref`.
 //!
-//! Requests: one each. `GET …/repos/{slug}/branches?filterText&orderBy&start&limit` → a page of
-//! `{id, displayId, latestCommit, isDefault}`; `GET …/repos/{slug}/tags?filterText&orderBy&start&limit` → a page of
-//! `{id, displayId, latestCommit, hash}` (`hash` set for an annotated tag); `resolve_ref` asks
-//! `GET …/repos/{slug}/commits?until={ref}&limit=1`, whose `until` takes a branch, a tag or a commit id (short or
-//! full, `refs/…` or not) and whose first value is the commit it names — a query parameter, as a ref's `/` in a
-//! path segment is refused by servers that do not allow encoded slashes
+//! Requests: one each, [`crate::reads::refs`]'s. `GET …/repos/{slug}/branches?filterText&orderBy&start&limit` →
+//! a page of `{id, displayId, latestCommit, isDefault}`; `GET …/repos/{slug}/tags?filterText&orderBy&start&limit`
+//! → a page of `{id, displayId, latestCommit, hash}` (`hash` set for an annotated tag); `resolve_ref` asks
+//! `GET …/repos/{slug}/commits?until={ref}&limit=1`, whose first value is the commit the ref names
 //! [reference "Projects, repositories, branches, commits, tags, users": spec].
 
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::object;
-use crate::args::{number, paging, string};
+use crate::args::{number, string};
+use crate::bitbucket::RawPage;
 use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::Commit;
-use crate::bitbucket::{RawPage, repo_path};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::refs::{self, Listing, RefEntry};
 use crate::text::{one_line, short, short_commit, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -77,27 +74,19 @@ fn resolve_schema() -> Value {
     )
 }
 
-/// `project` and `repo`, which every repository tool's schema requires.
-pub(super) fn repository(args: &Map<String, Value>) -> (String, String) {
-    (string(args, "project").unwrap_or("").to_owned(), string(args, "repo").unwrap_or("").to_owned())
-}
-
-fn list_request(args: &Map<String, Value>, what: &str) -> FetchRequest {
-    let (project, repo) = repository(args);
-    let mut query = Vec::new();
-    if let Some(f) = string(args, "filter").filter(|f| !f.is_empty()) {
-        query.push(("filterText".into(), f.to_owned()));
+/// The listing the arguments ask for.
+fn listing(args: &Map<String, Value>) -> Listing<'_> {
+    Listing {
+        filter: string(args, "filter").filter(|f| !f.is_empty()),
+        order: string(args, "order"),
+        start: Some(number(args, "start").unwrap_or(0)),
+        limit: number(args, "limit").unwrap_or(25),
     }
-    if let Some(o) = string(args, "order") {
-        query.push(("orderBy".into(), o.to_owned()));
-    }
-    query.extend(paging(number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25)));
-    FetchRequest::get(format!("{}/{what}", repo_path(&project, &repo)), query)
 }
 
 fn start_branches(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let request = list_request(args, "branches");
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
+    let request = refs::branches_request(&project, &repo, &listing(args));
     Step::wait(
         Refs { project, repo, tags: false, filter: string(args, "filter").map(str::to_owned) },
         vec![((), request)],
@@ -105,36 +94,12 @@ fn start_branches(args: &Map<String, Value>, _: &Call<'_>) -> Step {
 }
 
 fn start_tags(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let request = list_request(args, "tags");
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
+    let request = refs::tags_request(&project, &repo, &listing(args));
     Step::wait(
         Refs { project, repo, tags: true, filter: string(args, "filter").map(str::to_owned) },
         vec![((), request)],
     )
-}
-
-/// A branch or tag as listed. [reference "Projects, …": spec]
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub(super) struct RefEntry {
-    id: Option<String>,
-    display_id: Option<String>,
-    latest_commit: Option<String>,
-    /// Before 4.0 a ref names its commit `latestChangeset`. [reference "Older servers": rec]
-    latest_changeset: Option<String>,
-    is_default: Option<bool>,
-    /// The tag object of an annotated tag.
-    pub(super) hash: Option<String>,
-}
-
-impl RefEntry {
-    pub(super) fn name(&self) -> &str {
-        self.display_id.as_deref().or(self.id.as_deref()).unwrap_or("?")
-    }
-
-    pub(super) fn commit(&self) -> Option<&str> {
-        self.latest_commit.as_deref().or(self.latest_changeset.as_deref())
-    }
 }
 
 #[derive(Debug)]
@@ -169,10 +134,10 @@ impl Plan for Refs {
         )];
         for r in &page.values {
             let mut line = format!("{} {}", short(&one_line(r.name()), NAME_CHARS), short_commit(r.commit()));
-            if r.is_default == Some(true) {
+            if r.is_default() {
                 line.push_str(" (default)");
             }
-            if self.tags && r.hash.is_some() {
+            if self.tags && r.annotated() {
                 line.push_str(" (annotated)");
             }
             out.push(line);
@@ -183,10 +148,9 @@ impl Plan for Refs {
 }
 
 fn start_resolve(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
     let name = string(args, "ref").unwrap_or("").to_owned();
-    let query = vec![("until".into(), name.clone()), ("limit".into(), "1".into())];
-    let request = FetchRequest::get(format!("{}/commits", repo_path(&project, &repo)), query);
+    let request = refs::resolve_request(&project, &repo, &name);
     Step::wait(Resolve { project, repo, name }, vec![((), request)])
 }
 
@@ -203,8 +167,7 @@ impl Plan for Resolve {
     fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: None };
         let name = short(&one_line(&self.name), NAME_CHARS);
-        let first =
-            errors::json::<RawPage>(&outcome, about, None).map(|p| p.decode::<Commit>().values.into_iter().next());
+        let first = refs::commits(&outcome, about).map(|p| p.values.into_iter().next());
         Some(match first {
             Ok(None) => ToolResult::error(format!("{name} in {}/{} has no commits.", self.project, self.repo)),
             Ok(Some(c)) => ToolResult::text(format!(

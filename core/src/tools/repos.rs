@@ -4,17 +4,18 @@
 //! Request: one `GET /rest/api/latest/repos?name=&projectname=&start&limit` → a page of
 //! `{slug, name, project {key, name}, public, links {clone [{href, name: http|ssh}]}}`; `name` and
 //! `projectname` match case-insensitively within names [reference "Projects, repositories, branches,
-//! commits, tags, users": spec].
+//! commits, tags, users": spec]. `get_repository_clone_info`: the repository and its default branch, in
+//! parallel. The requests and the repository's decoding are [`crate::reads::repository`]'s.
 
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::object;
-use crate::args::{number, paging, string};
+use crate::args::{number, string};
 use crate::bitbucket::RawPage;
 use crate::bitbucket::errors::{self, Subject};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::repository::{self, Summary};
 use crate::text::{one_line, short};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -42,44 +43,9 @@ fn schema() -> Value {
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let name = string(args, "name").unwrap_or("").to_owned();
     let project = string(args, "project").unwrap_or("").to_owned();
-    let mut query = Vec::new();
-    if !name.is_empty() {
-        query.push(("name".into(), name.clone()));
-    }
-    if !project.is_empty() {
-        query.push(("projectname".into(), project.clone()));
-    }
-    query.extend(paging(number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25)));
-    Step::wait(Search { name, project }, vec![((), FetchRequest::get("/rest/api/latest/repos", query))])
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Repo {
-    slug: Option<String>,
-    name: Option<String>,
-    project: Option<ProjectRef>,
-    public: Option<bool>,
-    links: Option<Links>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ProjectRef {
-    key: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Links {
-    clone: Vec<Link>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Link {
-    href: Option<String>,
-    name: Option<String>,
+    let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25));
+    let request = repository::search_request(&name, &project, start, limit);
+    Step::wait(Search { name, project }, vec![((), request)])
 }
 
 #[derive(Debug)]
@@ -94,7 +60,7 @@ impl Plan for Search {
     fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         let about = Subject { project: "", repo: "", pr: None };
         let page = match errors::json::<RawPage>(&outcome, about, None) {
-            Ok(p) => p.decode::<Repo>(),
+            Ok(p) => p.decode::<Summary>(),
             Err(e) => return Some(ToolResult::error(e)),
         };
         let mut what = Vec::new();
@@ -116,10 +82,8 @@ impl Plan for Search {
             if r.public == Some(true) {
                 line.push_str(" (public)");
             }
-            for l in r.links.iter().flat_map(|l| &l.clone) {
-                if let (Some(href), Some(kind)) = (l.href.as_deref(), l.name.as_deref()) {
-                    line.push_str(&format!(" {}: {}", short(&one_line(kind), 10), short(&one_line(href), 300)));
-                }
+            for (kind, href) in r.clone_links() {
+                line.push_str(&format!(" {}: {}", short(&one_line(kind), 10), short(&one_line(href), 300)));
             }
             out.push(line);
         }
@@ -152,13 +116,10 @@ enum CloneRead {
 }
 
 fn start_clone(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let project = string(args, "project").unwrap_or("").to_owned();
-    let repo = string(args, "repo").unwrap_or("").to_owned();
-    let path = crate::bitbucket::repo_path(&project, &repo);
+    let (project, repo) = crate::args::repository(args);
     let first = vec![
-        (CloneRead::Repo, FetchRequest::get(path.clone(), vec![])),
-        // [reference "Projects, …": `…/default-branch`; older servers `…/branches/default`]
-        (CloneRead::DefaultBranch, FetchRequest::get(format!("{path}/default-branch"), vec![])),
+        (CloneRead::Repo, repository::request(&project, &repo)),
+        (CloneRead::DefaultBranch, repository::default_branch_request(&project, &repo)),
     ];
     Step::wait(CloneInfo { project, repo, found: None, default: None }, first)
 }
@@ -167,14 +128,8 @@ fn start_clone(args: &Map<String, Value>, _: &Call<'_>) -> Step {
 struct CloneInfo {
     project: String,
     repo: String,
-    found: Option<Result<Repo, String>>,
+    found: Option<Result<Summary, String>>,
     default: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct Branch {
-    display_id: Option<String>,
 }
 
 impl Plan for CloneInfo {
@@ -183,10 +138,10 @@ impl Plan for CloneInfo {
     fn on(&mut self, read: CloneRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, CloneRead>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: None };
         match read {
-            CloneRead::Repo => self.found = Some(errors::json::<Repo>(&outcome, about, None)),
+            CloneRead::Repo => self.found = Some(errors::json::<Summary>(&outcome, about, None)),
             // An empty repository has no default branch yet: said as "none", not as an error.
             CloneRead::DefaultBranch => {
-                self.default = errors::json::<Branch>(&outcome, about, None).ok().and_then(|b| b.display_id);
+                self.default = repository::default_branch(&outcome, about).ok().and_then(|b| b.display_id);
             }
         }
         if f.waiting() > 0 {
@@ -200,10 +155,8 @@ impl Plan for CloneInfo {
                     self.repo,
                     self.default.as_deref().map_or("none".to_owned(), |d| short(&one_line(d), 100))
                 )];
-                for l in r.links.iter().flat_map(|l| &l.clone) {
-                    if let (Some(href), Some(kind)) = (l.href.as_deref(), l.name.as_deref()) {
-                        out.push(format!("{}: {}", short(&one_line(kind), 10), short(&one_line(href), 300)));
-                    }
+                for (kind, href) in r.clone_links() {
+                    out.push(format!("{}: {}", short(&one_line(kind), 10), short(&one_line(href), 300)));
                 }
                 ToolResult::text(out.join("\n"))
             }

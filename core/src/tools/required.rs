@@ -8,16 +8,17 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use crate::args::{number, paging, string};
+use crate::args::number;
+use crate::bitbucket::RawPage;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Build, Condition, Matcher, PullRequest};
-use crate::bitbucket::{RawPage, segment};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, WHOLE_LISTING};
 use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
 use crate::reads::pull_request;
-use crate::text::{build_state, one_line};
+use crate::text::builds::required_lines;
+use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// `list_required_builds`, for the catalogue: reads only.
@@ -40,41 +41,8 @@ fn required_schema() -> Value {
     )
 }
 
-/// The lines that say, for a pull request, where each required build stands.
-pub fn required_lines(
-    reader: &ConditionsReader,
-    target: &str,
-    source: &str,
-    facts: &[crate::requirements::BuildFacts],
-) -> Vec<String> {
-    let into = target.strip_prefix("refs/heads/").unwrap_or(target);
-    match conditions::evaluate(reader, target, source, facts) {
-        Ok((_, statuses)) if statuses.is_empty() => vec![format!("Required builds (into {}): none.", one_line(into))],
-        Ok((_, statuses)) => {
-            let parts: Vec<String> = statuses
-                .iter()
-                .map(|s| {
-                    let state = match s.state.as_str() {
-                        "MISSING" => "missing (no build yet: the merge check blocks on it)".to_owned(),
-                        other => build_state(Some(other)).to_owned(),
-                    };
-                    format!("{} {state}", one_line(&s.key))
-                })
-                .collect();
-            vec![format!(
-                "Required builds (into {}): {} — {}.",
-                one_line(into),
-                crate::requirements::summary(&statuses),
-                parts.join("; ")
-            )]
-        }
-        Err(why) => vec![format!("Required builds: bb cannot tell as Bitbucket's merge check would ({why}).")],
-    }
-}
-
 fn start_required(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let project = string(args, "project").unwrap_or("").to_owned();
-    let repo = string(args, "repo").unwrap_or("").to_owned();
+    let (project, repo) = crate::args::repository(args);
     if let Some(id) = number(args, "pr_id") {
         // Every condition (read by the same reader the card uses), the pull request and its listing.
         let (reader, conditions) = ConditionsReader::new(&project, &repo);
@@ -87,11 +55,8 @@ fn start_required(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         let plan = ForPullRequest { project, repo, id, reader, pr: None, builds };
         return Step::wait(plan, first);
     }
-    let query = paging(number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25)).to_vec();
-    let request = FetchRequest::get(
-        format!("/rest/required-builds/latest/projects/{}/repos/{}/conditions", segment(&project), segment(&repo)),
-        query,
-    );
+    let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25));
+    let request = conditions::page_request(&project, &repo, start, limit);
     Step::wait(Required { project, repo }, vec![((), request)])
 }
 
@@ -189,7 +154,7 @@ impl Plan for ForPullRequest {
         match (&self.builds.page, target, source) {
             (Some(page), Some(t), Some(s)) if page.next.is_none() => {
                 let facts: Vec<_> = page.values.iter().map(Build::facts).collect();
-                out.extend(required_lines(&self.reader, t, s, &facts));
+                out.extend(required_lines(t, conditions::evaluate(&self.reader, t, s, &facts)));
             }
             (Some(page), _, _) if page.next.is_some() => out.push(format!(
                 "Required builds: not decided — the pull request has more than {} builds.",

@@ -13,11 +13,12 @@ use super::object;
 use crate::args::string;
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::Comment;
-use crate::bitbucket::{pr_path, segment};
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes;
+use crate::writes::comments::{self, Place};
 
 /// Sets a status: a second identical call changes nothing; nothing is lost.
 const SET: Annotations = Annotations { read_only: false, destructive: false, idempotent: true, open_world: true };
@@ -84,12 +85,7 @@ struct Review {
 
 impl Review {
     fn status_request(&self, user: &str) -> FetchRequest {
-        FetchRequest {
-            method: Method::Put,
-            path: format!("{}/participants/{}", pr_path(&self.project, &self.repo, self.id), segment(user)),
-            query: vec![],
-            body: Some(json!({"status": self.status})),
-        }
+        writes::pull_request::review(&self.project, &self.repo, self.id, user, self.status)
     }
 
     fn done(&self) -> String {
@@ -139,12 +135,8 @@ impl Plan for Review {
                 }
                 match &self.comment {
                     Some(text) => {
-                        let request = FetchRequest {
-                            method: Method::Post,
-                            path: format!("{}/comments", pr_path(&self.project, &self.repo, self.id)),
-                            query: vec![],
-                            body: Some(json!({"text": text})),
-                        };
+                        let request =
+                            comments::add(&self.project, &self.repo, self.id, text, Place::PullRequest, false);
                         f.fetch(ReviewRead::Comment, request);
                         None
                     }

@@ -4,18 +4,19 @@
 //! `POST …/reopen?version=N` with `{version}` [spec: 9.4 `decline`, `reopen`: 409 when the pull request is not in
 //! the state the action needs or changed since the version given]. Only an open pull request is declined and only a
 //! declined one reopened: bb says so from its read without writing. The POST is never retried; a stale version is
-//! answered with what changed meanwhile ([`super::update::stale`]). 2 requests; 1 when there is nothing to do.
+//! answered with what changed meanwhile ([`crate::text::pull_request::stale`]). 2 requests; 1 when there is nothing to do.
 
 use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::PullRequest;
-use crate::bitbucket::pr_path;
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
+use crate::text::pull_request::stale;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes;
 
 /// Not destructive: a decline changes only the state, and reopen_pull_request sets it back (reviewers, comments
 /// and the branches stay; [assumed] approvals too), and the reverse. Idempotent: the same call again finds the
@@ -62,14 +63,6 @@ enum Action {
 }
 
 impl Action {
-    /// The path's last segment.
-    fn segment(self) -> &'static str {
-        match self {
-            Action::Decline => "decline",
-            Action::Reopen => "reopen",
-        }
-    }
-
     /// The state it needs, the state it leaves, and the past participle.
     fn states(self) -> (&'static str, &'static str, &'static str) {
         match self {
@@ -142,11 +135,9 @@ impl Change {
                 self.name()
             )));
         };
-        Ok(FetchRequest {
-            method: Method::Post,
-            path: format!("{}/{}", pr_path(&self.project, &self.repo, self.id), self.action.segment()),
-            query: vec![("version".into(), version.to_string())],
-            body: Some(json!({"version": version})),
+        Ok(match self.action {
+            Action::Decline => writes::pull_request::decline(&self.project, &self.repo, self.id, version),
+            Action::Reopen => writes::pull_request::reopen(&self.project, &self.repo, self.id, version),
         })
     }
 }
@@ -175,9 +166,7 @@ impl Plan for Change {
             StateRead::Act => {
                 if let Some(ood) = errors::out_of_date(&outcome) {
                     return match ood.pull_request.filter(|p| p.id.is_some()) {
-                        Some(now) => {
-                            Some(ToolResult::error(super::update::stale(self.id, self.read.as_ref(), &now, done)))
-                        }
+                        Some(now) => Some(ToolResult::error(stale(self.id, self.read.as_ref(), &now, done))),
                         None => {
                             f.fetch(StateRead::Again, pull_request::request(&self.project, &self.repo, self.id));
                             None
@@ -201,7 +190,7 @@ impl Plan for Change {
                 })
             }
             StateRead::Again => Some(ToolResult::error(match errors::json::<PullRequest>(&outcome, about, None) {
-                Ok(now) => super::update::stale(self.id, self.read.as_ref(), &now, done),
+                Ok(now) => stale(self.id, self.read.as_ref(), &now, done),
                 Err(e) => {
                     format!("PR #{} changed after bb read it and was not {done}; reading it again failed: {e}", self.id)
                 }

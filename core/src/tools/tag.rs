@@ -10,14 +10,14 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use super::refs::{RefEntry, repository};
 use crate::args::string;
 use crate::bitbucket::errors::{self, Subject, Write};
-use crate::bitbucket::repo_path;
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::refs::RefEntry;
 use crate::text::{one_line, short, short_commit};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes;
 
 /// `create_tag`, for the catalogue.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -42,18 +42,10 @@ fn schema() -> Value {
 }
 
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
-    let (project, repo) = repository(args);
+    let (project, repo) = crate::args::repository(args);
     let name = string(args, "name").unwrap_or("").to_owned();
-    let mut body = json!({"name": name, "startPoint": string(args, "start_point").unwrap_or("")});
-    if let Some(m) = string(args, "message") {
-        body["message"] = json!(m);
-    }
-    let request = FetchRequest {
-        method: Method::Post,
-        path: format!("{}/tags", repo_path(&project, &repo)),
-        query: vec![],
-        body: Some(body),
-    };
+    let start_point = string(args, "start_point").unwrap_or("");
+    let request = writes::repository::create_tag(&project, &repo, &name, start_point, string(args, "message"));
     Step::wait(CreateTag { project, repo, name }, vec![((), request)])
 }
 
@@ -84,7 +76,7 @@ impl Plan for CreateTag {
         }
         Some(match errors::json::<RefEntry>(&outcome, about, Some(write)) {
             Ok(tag) => {
-                let kind = if tag.hash.is_some() { "annotated tag" } else { "tag" };
+                let kind = if tag.annotated() { "annotated tag" } else { "tag" };
                 ToolResult::text(format!(
                     "Created {kind} {} at {} in {}/{}.",
                     short(&one_line(tag.name()), 100),

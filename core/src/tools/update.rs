@@ -16,12 +16,12 @@ use super::object;
 use crate::args::{flag, string};
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::{Participant, PullRequest};
-use crate::bitbucket::pr_path;
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
-use crate::text::{short, short_commit};
+use crate::text::pull_request::{stale, what_changed};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes;
 
 /// `update_pull_request`, for the catalogue. Destructive: a title or description replaced is gone, and a removed
 /// reviewer's verdict goes with them. Idempotent: the same call again finds nothing to change and writes nothing.
@@ -127,8 +127,8 @@ fn names_participant(given: &str, p: &Participant) -> bool {
 }
 
 impl Update {
-    /// The body of the update, or the answer when there is nothing to write.
-    fn plan(&mut self, pr: &PullRequest) -> Result<Value, ToolResult> {
+    /// The update, or the answer when there is nothing to write.
+    fn plan(&mut self, pr: &PullRequest) -> Result<FetchRequest, ToolResult> {
         let Some(version) = pr.version else {
             return Err(ToolResult::error(format!(
                 "Bitbucket did not say PR #{}'s version, so bb cannot update it; nothing was changed.",
@@ -166,23 +166,17 @@ impl Update {
             }
             return Err(ToolResult::text(text));
         }
-        let users: Vec<Value> = reviewers.iter().map(|n| json!({"user": {"name": n}})).collect();
-        let mut body = json!({"version": version, "reviewers": users});
-        if let Some(t) = title.or(pr.title.as_deref()) {
-            body["title"] = json!(t);
-        }
-        if let Some(d) = description.or(pr.description.as_deref()) {
-            body["description"] = json!(d);
-        }
-        if let Some(t) = to {
-            // The target stays in the pull request's repository. [rec: the sourcegraph recording's body]
-            body["toRef"] = json!({"id": t, "repository": {"slug": self.repo, "project": {"key": self.project}}});
-        }
-        if let Some(d) = draft {
-            body["draft"] = json!(d);
-        }
+        let update = writes::pull_request::Update {
+            version,
+            title: title.or(pr.title.as_deref()),
+            description: description.or(pr.description.as_deref()),
+            reviewers: &reviewers,
+            to,
+            draft,
+        };
+        let request = writes::pull_request::update(&self.project, &self.repo, self.id, &update);
         self.sent = reviewers;
-        Ok(body)
+        Ok(request)
     }
 
     fn done(&self, after: &PullRequest) -> String {
@@ -217,62 +211,6 @@ impl Update {
     }
 }
 
-/// What differs between two reads of a pull request, each as a short clause: what the model would want to
-/// know before writing again.
-pub(super) fn what_changed(before: &PullRequest, after: &PullRequest) -> Vec<String> {
-    let mut out = Vec::new();
-    if before.state != after.state {
-        out.push(format!(
-            "state {} → {}",
-            before.state.as_deref().unwrap_or("?"),
-            after.state.as_deref().unwrap_or("?")
-        ));
-    }
-    if before.title != after.title {
-        out.push(format!("title now \"{}\"", short(after.title.as_deref().unwrap_or(""), 80)));
-    }
-    if before.description.as_deref().unwrap_or("") != after.description.as_deref().unwrap_or("") {
-        out.push("description edited".into());
-    }
-    let handles = |pr: &PullRequest| pr.reviewers.iter().map(|r| r.user.handle().to_owned()).collect::<Vec<_>>();
-    let (was, now) = (handles(before), handles(after));
-    let added: Vec<&str> = now.iter().filter(|n| !was.contains(n)).map(String::as_str).collect();
-    let removed: Vec<&str> = was.iter().filter(|n| !now.contains(n)).map(String::as_str).collect();
-    if !added.is_empty() {
-        out.push(format!("reviewers added: {}", added.join(", ")));
-    }
-    if !removed.is_empty() {
-        out.push(format!("reviewers removed: {}", removed.join(", ")));
-    }
-    let target = |pr: &PullRequest| pr.to_ref.as_ref().map(|r| r.name().to_owned());
-    if target(before) != target(after) {
-        out.push(format!("target {} → {}", target(before).unwrap_or_default(), target(after).unwrap_or_default()));
-    }
-    if before.draft.unwrap_or(false) != after.draft.unwrap_or(false) {
-        out.push(if after.draft == Some(true) { "now a draft" } else { "ready for review (no longer a draft)" }.into());
-    }
-    let head = |pr: &PullRequest| pr.from_ref.as_ref().and_then(|r| r.latest_commit.clone());
-    if head(before) != head(after) {
-        out.push(format!(
-            "source moved {} → {}",
-            short_commit(head(before).as_deref()),
-            short_commit(head(after).as_deref())
-        ));
-    }
-    out
-}
-
-/// The answer to a write refused for a stale version, from the pull request bb read and the one Bitbucket has now.
-pub(super) fn stale(id: u64, before: Option<&PullRequest>, now: &PullRequest, what: &str) -> String {
-    let was = before.and_then(|b| b.version).map(|v| v.to_string()).unwrap_or_else(|| "?".into());
-    let changes = before.map(|b| what_changed(b, now)).unwrap_or_default();
-    let changes = if changes.is_empty() { "nothing bb shows differs".to_owned() } else { changes.join("; ") };
-    format!(
-        "PR #{id} changed after bb read it (version {was}, now {}) and was not {what}: {changes}. Read it again (get_pull_request) and call again if it still makes sense.",
-        now.version.map(|v| v.to_string()).unwrap_or_else(|| "?".into())
-    )
-}
-
 impl Plan for Update {
     type Read = UpdateRead;
 
@@ -290,16 +228,12 @@ impl Plan for Update {
                     Ok(pr) => pr,
                     Err(e) => return Some(ToolResult::error(e)),
                 };
-                let body = match self.plan(&pr) {
-                    Ok(b) => b,
+                let request = match self.plan(&pr) {
+                    Ok(r) => r,
                     Err(answer) => return Some(answer),
                 };
                 self.read = Some(pr);
-                let path = pr_path(&self.project, &self.repo, self.id);
-                f.fetch(
-                    UpdateRead::Update,
-                    FetchRequest { method: Method::Put, path, query: vec![], body: Some(body) },
-                );
+                f.fetch(UpdateRead::Update, request);
                 None
             }
             UpdateRead::Update => {

@@ -14,11 +14,12 @@ use super::object;
 use crate::args::{number, string};
 use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::Comment;
-use crate::bitbucket::pr_path;
-use crate::fetch::{FetchOutcome, FetchRequest, Method};
+use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::pull_request;
 use crate::text::{cap, one_line, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::writes::comments;
 
 /// The text quoted back in an answer (what was replaced, what the comment says now).
 const QUOTE_CHARS: usize = 500;
@@ -55,7 +56,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         return Step::Done(ToolResult::error("Nothing to update: give text, state, or both."));
     }
     let edit = Edit { project, repo, id, comment: number(args, "comment_id").unwrap_or(0), text, state, read: None };
-    let first = edit.request(Method::Get, None);
+    let first = pull_request::comment_request(&edit.project, &edit.repo, edit.id, edit.comment);
     Step::wait(edit, vec![(EditRead::Comment, first)])
 }
 
@@ -83,17 +84,12 @@ struct Edit {
 }
 
 impl Edit {
-    fn request(&self, method: Method, body: Option<Value>) -> FetchRequest {
-        let path = format!("{}/comments/{}", pr_path(&self.project, &self.repo, self.id), self.comment);
-        FetchRequest { method, path, query: vec![], body }
-    }
-
     fn noun(c: &Comment) -> &'static str {
         if c.is_task() { "task" } else { "comment" }
     }
 
-    /// The body of the update, or the answer when there is nothing to write.
-    fn plan(&self, c: &Comment) -> Result<Value, ToolResult> {
+    /// The update, or the answer when there is nothing to write.
+    fn plan(&self, c: &Comment) -> Result<FetchRequest, ToolResult> {
         let (n, noun) = (self.comment, Self::noun(c));
         let current = c.state.as_deref().unwrap_or("OPEN");
         if self.state.is_some() && !c.is_task() {
@@ -115,14 +111,7 @@ impl Edit {
                 capitalised(noun)
             )));
         }
-        let mut body = json!({"version": version});
-        if let Some(t) = new_text {
-            body["text"] = json!(t);
-        }
-        if let Some(s) = new_state {
-            body["state"] = json!(s);
-        }
-        Ok(body)
+        Ok(comments::edit(&self.project, &self.repo, self.id, n, version, new_text, new_state))
     }
 
     fn done(&self, c: &Comment) -> String {
@@ -196,17 +185,20 @@ impl Plan for Edit {
                     Ok(c) => c,
                     Err(e) => return Some(ToolResult::error(e)),
                 };
-                let body = match self.plan(&c) {
-                    Ok(b) => b,
+                let request = match self.plan(&c) {
+                    Ok(r) => r,
                     Err(answer) => return Some(answer),
                 };
                 self.read = Some(c);
-                f.fetch(EditRead::Update, self.request(Method::Put, Some(body)));
+                f.fetch(EditRead::Update, request);
                 None
             }
             EditRead::Update => {
                 if errors::out_of_date(&outcome).is_some() {
-                    f.fetch(EditRead::Again, self.request(Method::Get, None));
+                    f.fetch(
+                        EditRead::Again,
+                        pull_request::comment_request(&self.project, &self.repo, self.id, self.comment),
+                    );
                     return None;
                 }
                 let write = Write {

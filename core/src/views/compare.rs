@@ -43,7 +43,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         from: string(args, "from_ref").unwrap_or("").to_owned(),
         to: string(args, "to_ref").unwrap_or("").to_owned(),
     };
-    let first = vec![(DiffRead::Changes, refs.changes_request(0, FILES_LIMIT))];
+    let first = vec![(DiffRead::Changes, refs.changes_request(Some(0), FILES_LIMIT))];
     let (project, repo) = (refs.project.clone(), refs.repo.clone());
     diff::open(Header::new(KIND, args, call), call, project, repo, Of::Refs(refs, &WORDS), first)
 }

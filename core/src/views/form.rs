@@ -16,11 +16,11 @@ use serde_json::{Map, Value, json};
 use super::Header;
 use super::suggest::{Gather, Read};
 use crate::args::{flag, string};
-use crate::bitbucket::segment;
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::AvatarStage;
 use crate::reads::pull_request::repo_url;
+use crate::reads::users;
 use crate::tool::Call;
 
 /// The kind's name.
@@ -44,7 +44,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     // The draft's reviewers by name (each one request, a few at most).
     let named = args.get("reviewers").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str);
     for slug in named.take(MAX_NAMED) {
-        first.push((Read::Person, FetchRequest::get(format!("/rest/api/latest/users/{}", segment(slug)), vec![])));
+        first.push((Read::Person, users::request(slug)));
     }
     let form = Form {
         header: Header::new(KIND, args, call),

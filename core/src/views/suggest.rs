@@ -16,12 +16,15 @@
 use serde_json::{Map, Value, json};
 
 use crate::args::string;
+use crate::bitbucket::RawPage;
 use crate::bitbucket::errors::{self, Subject};
-use crate::bitbucket::model::{Commit, Repository, User};
-use crate::bitbucket::{RawPage, repo_path};
+use crate::bitbucket::model::{Commit, User};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, People};
+use crate::reads::compare::Refs;
+use crate::reads::refs::{self, Listing};
+use crate::reads::{repository, users};
 use crate::text::one_line;
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -33,7 +36,8 @@ pub const SUGGEST_FORM_VALUES: ToolSpec = ToolSpec {
     input_schema: schema,
     annotations: Annotations::READ,
     access: Access::Read,
-    role: Role::ViewCompanion { kind: Some(super::form::KIND) },
+    // The form's kind (`form::KIND`: the form imports this module; a test holds the two equal).
+    role: Role::ViewCompanion { kind: Some("pull_request_form") },
     start,
 };
 
@@ -72,7 +76,7 @@ fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let need_pair = || Step::Done(ToolResult::error("Give from_ref and to_ref."));
     let first = match string(args, "want").unwrap_or("") {
         "branches" => vec![(Read::Branches, g.branches_request(text))],
-        "people" => vec![(Read::People, people_request(text))],
+        "people" => vec![(Read::People, users::search_request(text, SUGGESTIONS))],
         "reviewers" if g.from.is_some() && g.to.is_some() => {
             g.want_reviewers = true;
             vec![(Read::Repo, g.repo_request())]
@@ -89,13 +93,6 @@ fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
 
 fn answer(text: &str, structured: Value) -> ToolResult {
     ToolResult { structured: Some(structured), ..ToolResult::text(text) }
-}
-
-fn people_request(name: &str) -> FetchRequest {
-    FetchRequest::get(
-        "/rest/api/latest/users",
-        vec![("filter".into(), name.to_owned()), ("limit".into(), SUGGESTIONS.to_string())],
-    )
 }
 
 /// What the form's reads are for.
@@ -162,35 +159,28 @@ impl Gather {
     }
 
     pub(super) fn repo_request(&self) -> FetchRequest {
-        FetchRequest::get(repo_path(&self.project, &self.repo), vec![])
+        repository::request(&self.project, &self.repo)
     }
 
     pub(super) fn default_branch_request(&self) -> FetchRequest {
-        FetchRequest::get(format!("{}/default-branch", repo_path(&self.project, &self.repo)), vec![])
+        repository::default_branch_request(&self.project, &self.repo)
     }
 
+    /// The branches whose name contains `prefix`, the most recently changed first.
     fn branches_request(&self, prefix: &str) -> FetchRequest {
-        FetchRequest::get(
-            format!("{}/branches", repo_path(&self.project, &self.repo)),
-            vec![
-                ("filterText".into(), prefix.to_owned()),
-                ("orderBy".into(), "MODIFICATION".into()),
-                ("limit".into(), SUGGESTIONS.to_string()),
-            ],
-        )
+        let listing = Listing { filter: Some(prefix), order: Some("MODIFICATION"), start: None, limit: SUGGESTIONS };
+        refs::branches_request(&self.project, &self.repo, &listing)
     }
 
-    /// The commits and the changed files between the branches, in parallel.
+    /// The first commits and changed files between the branches, in parallel.
     pub(super) fn compare_requests(&self) -> Vec<(Read, FetchRequest)> {
-        let (from, to) = (self.from.clone().unwrap_or_default(), self.to.clone().unwrap_or_default());
-        let q = |limit: u64| {
-            vec![("from".into(), from.clone()), ("to".into(), to.clone()), ("limit".into(), limit.to_string())]
+        let refs = Refs {
+            project: self.project.clone(),
+            repo: self.repo.clone(),
+            from: self.from.clone().unwrap_or_default(),
+            to: self.to.clone().unwrap_or_default(),
         };
-        let base = repo_path(&self.project, &self.repo);
-        vec![
-            (Read::Commits, FetchRequest::get(format!("{base}/compare/commits"), q(COMMITS))),
-            (Read::Changes, FetchRequest::get(format!("{base}/compare/changes"), q(FILES))),
-        ]
+        vec![(Read::Commits, refs.commits_request(None, COMMITS)), (Read::Changes, refs.changes_request(None, FILES))]
     }
 
     fn user(&mut self, u: &User) -> Value {
@@ -204,16 +194,16 @@ impl Gather {
         let (project, repo) = (self.project.clone(), self.repo.clone());
         let about = Subject { project: &project, repo: &repo, pr: None };
         match read {
-            Read::Repo => match errors::json::<Repository>(outcome, about, None) {
-                Ok(r) => self.found.insert("repoId".into(), json!(r.id)),
+            Read::Repo => match repository::id(outcome, about) {
+                Ok(id) => self.found.insert("repoId".into(), json!(id)),
                 Err(e) => {
                     self.failed = Some(e);
                     return;
                 }
             },
-            Read::DefaultBranch => match errors::json::<Value>(outcome, about, None) {
-                Ok(v) => {
-                    self.to = v.get("id").and_then(Value::as_str).map(str::to_owned);
+            Read::DefaultBranch => match repository::default_branch(outcome, about) {
+                Ok(b) => {
+                    self.to = b.id;
                     None
                 }
                 Err(e) => {
@@ -357,5 +347,14 @@ impl Plan for Gather {
         self.found.remove("repoId");
         let n = self.found.values().map(|v| v.as_array().map_or(1, Vec::len)).sum::<usize>();
         Some(answer(&format!("{n} suggestions."), Value::Object(std::mem::take(&mut self.found))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_suggestions_serve_the_forms_kind() {
+        let form = crate::tool::Role::ViewCompanion { kind: Some(super::super::form::KIND) };
+        assert_eq!(super::SUGGEST_FORM_VALUES.role, form);
     }
 }

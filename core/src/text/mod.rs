@@ -1,6 +1,15 @@
 //! How Bitbucket's data is written for the model: dates, statuses in Bitbucket's words, and cuts that
 //! always say what was cut. Text from Bitbucket passes through as it is (no escaping, no stripping);
 //! only a line in a list has its line breaks shown as `⏎` so one item stays one line.
+//!
+//! What several tools write alike has a module here: [`builds`] (a commit's totals, required builds),
+//! [`diff`] (a changed file, a file's diff within a budget) and [`pull_request`] (what changed meanwhile).
+
+pub mod builds;
+pub mod diff;
+pub mod pull_request;
+
+use crate::bitbucket::model::Commit;
 
 /// `s` when it has at most `max` characters; otherwise its first `max` characters and a marker that says
 /// how much of it is shown and, with `how`, how to get the rest.
@@ -72,6 +81,24 @@ pub fn build_state(state: Option<&str>) -> &str {
         Some("UNKNOWN") | None => "unknown",
         Some(other) => other,
     }
+}
+
+/// A commit message's first line, as a list shows it.
+const SUBJECT_CHARS: usize = 120;
+
+/// One commit on one line: short hash, date, author, first line, merges marked.
+pub fn commit_line(c: &Commit) -> String {
+    let id = c.display_id.as_deref().or(c.id.as_deref());
+    let who = c.author.as_ref().map(|a| a.display_name.as_deref().unwrap_or(a.handle())).unwrap_or("?");
+    let subject = c.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
+    let merge = if c.parents.len() > 1 { format!(" (merge of {})", c.parents.len()) } else { String::new() };
+    format!(
+        "{} {} {}: {}{merge}",
+        short_commit(id),
+        when(c.author_timestamp),
+        short(&one_line(who), 60),
+        short(subject, SUBJECT_CHARS)
+    )
 }
 
 /// A short commit id.
