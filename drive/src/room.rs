@@ -22,7 +22,7 @@ use bb_core::{Ticket, limits};
 /// Which call's room: its driver and its ticket.
 pub(crate) type Key = (u64, Ticket);
 
-/// Called once with the verdict on a waiter: `true` granted, `false` never (the process is stopping).
+/// Called once, on the drive's timer thread, when a waiter gets its room.
 pub(crate) type Grant = Arc<dyn Fn(Ticket, bool) + Send + Sync>;
 
 struct Waiter {
@@ -77,9 +77,7 @@ impl Room {
             s.capacity = bytes;
             s.grant_waiters()
         };
-        for (w, _) in granted {
-            (w.grant)(w.key.1, true);
-        }
+        deliver(granted);
     }
 
     /// How many bytes are set aside now, and how many calls wait.
@@ -127,13 +125,19 @@ impl Room {
             }
             s.grant_waiters()
         };
-        for (w, _) in granted {
-            (w.grant)(w.key.1, true);
-        }
+        deliver(granted);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Hands each waiter its grant on the drive's timer thread, never on the caller's: the caller is a
+/// driver giving room back, which a shell may hold behind a lock that the grant's wake takes too.
+fn deliver(granted: Vec<(Waiter, u64)>) {
+    for (w, _) in granted {
+        crate::timer::at(std::time::Instant::now(), move || (w.grant)(w.key.1, true));
     }
 }
 
@@ -180,19 +184,26 @@ impl State {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use std::sync::Mutex as StdMutex;
+    use std::sync::mpsc;
+    use std::time::Duration;
 
-    fn recorder() -> (Arc<StdMutex<Vec<u64>>>, Grant) {
-        let got = Arc::new(StdMutex::new(Vec::new()));
-        let g = Arc::clone(&got);
+    /// A grant that reports each granted ticket, and the receiver of the reports.
+    fn recorder() -> (mpsc::Receiver<u64>, Grant) {
+        let (tx, rx) = mpsc::channel();
+        let tx = Mutex::new(tx);
         (
-            got,
+            rx,
             Arc::new(move |t: Ticket, ok: bool| {
                 if ok {
-                    g.lock().unwrap().push(t.0)
+                    let _ = tx.lock().unwrap().send(t.0);
                 }
             }),
         )
+    }
+
+    /// The next `n` grants, in the order they came (they come on the timer thread).
+    fn grants(rx: &mpsc::Receiver<u64>, n: usize) -> Vec<u64> {
+        (0..n).map(|_| rx.recv_timeout(Duration::from_secs(60)).unwrap()).collect()
     }
 
     #[test]
@@ -206,7 +217,7 @@ mod tests {
         assert_eq!(room.ask(key(4), 2, 10, Arc::clone(&grant)), Asked::Waits);
         room.give_back(key(1));
         // Queue 1's first (60), then queue 2's (10) in turn; queue 1's second (10) fits too.
-        assert_eq!(*got.lock().unwrap(), [2, 4, 3]);
+        assert_eq!(grants(&got, 3), [2, 4, 3]);
         assert_eq!(room.usage(), (80, 0));
     }
 
@@ -220,7 +231,8 @@ mod tests {
         room.give_back((0, Ticket(2)));
         assert_eq!(room.usage(), (500, 1));
         room.give_back((0, Ticket(1)));
-        assert_eq!(*got.lock().unwrap(), [3]);
+        assert_eq!(grants(&got, 1), [3]);
+        assert_eq!(room.usage(), (10, 0), "the one that left was never granted");
     }
 
     #[test]
