@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use bb_core::highlight::{Language, SideHighlighter};
+use bb_core::testing::highlight::{Language, SideHighlighter};
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -116,7 +116,7 @@ fn view_bytes() {
         text_bytes += l.len();
         let mut line = serde_json::json!({"t": "A", "n": i + 1, "s": l});
         if let Ok(runs) = h.line(l) {
-            line["r"] = serde_json::json!(bb_core::highlight::encode(&runs));
+            line["r"] = serde_json::json!(bb_core::testing::highlight::encode(&runs));
         }
         out.push(line);
     }

@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bb_core::highlight::{Language, MAX_LINE_CHARS, SideHighlighter};
+use bb_core::testing::highlight::{Language, MAX_LINE_CHARS, SideHighlighter};
 
 /// Stop after this many unfinished files: a hung one leaves a thread spinning until the process ends.
 const MAX_NOT_DONE: usize = 8;

@@ -12,11 +12,11 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use bb_core::coalesce::{Coalesce, Flight, Joined, ReadKey};
 use bb_core::{
     Catalogue, ExposureOptions, FetchOutcome, FetchRequest, FetchResponse, Input, Output, Server, ServerConfig,
     SessionId, Ticket,
 };
+use bb_core::{Coalesce, Flight, Joined, ReadKey};
 use bb_stack::exchange::Request;
 use bb_stack::world::World;
 use serde_json::{Value, json};

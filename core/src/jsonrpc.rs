@@ -21,14 +21,8 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// Invalid method parameters (also: unknown tool, bad cursor).
 pub const INVALID_PARAMS: i64 = -32602;
-/// Internal error.
-pub const INTERNAL_ERROR: i64 = -32603;
 /// MCP: the resource does not exist (2025-11-25 and earlier; 2026-07-28 uses [`INVALID_PARAMS`]).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
-/// MCP 2026-07-28: the HTTP headers do not match the body, or a required one is missing or malformed.
-pub const HEADER_MISMATCH: i64 = -32020;
-/// MCP 2026-07-28: the request needs a client capability its `clientCapabilities` did not declare.
-pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
 /// MCP 2026-07-28: the request's protocol version is one the server does not serve that way.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 

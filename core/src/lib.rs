@@ -22,67 +22,95 @@
 //! ]);
 //! ```
 //!
-//! Layers, each importing only those below it:
+//! The map of the whole repository is `docs/ARCHITECTURE.md`; this crate's part of it follows.
+//!
+//! # The public face
+//!
+//! What the shells use, and nothing else: the drive contract ([`Input`], [`Output`], [`Server`],
+//! [`Session`], [`ServerConfig`], the fetch types, the highlighting job a shell runs), the catalogue
+//! and its exposure ([`Catalogue`], [`Exposed`], [`ToolSpec`]), the table that shares identical reads
+//! between drivers ([`Coalesce`]), the retry policy a Bitbucket client applies ([`retry`]), base64 for
+//! the shells' avatars and secrets, and the bounds on work in flight ([`limits`]). Every module is
+//! private; tests and examples reach what they check through [`testing`] (the `testing` feature), and
+//! fuzz targets through `fuzzing` (built with `--cfg fuzzing`, as `cargo fuzz` does).
+//!
+//! # Modules, each importing only those below it
 //!
 //! ```text
-//!   server        what sessions share; owns the sessions                    (quinn: Endpoint)
-//!   session       one client's conversation: handshake, calls, cancellation   (quinn: Connection);
-//!                 a 2026-07-28 request is answered from itself alone (stateless)
-//!   shared        what the sessions share while one runs, and the outputs to the shell
+//!   server        what sessions share; owns the sessions, routes outcomes     (quinn: Endpoint)
+//!   session/      one client's conversation: the method table for both eras, tool calls, batches
+//!                 (quinn: Connection; a 2026-07-28 request is answered from itself alone)
+//!   shared        what the sessions share while one runs: configuration, caches, the work table, outputs
+//!   work          the table of calls' work: every ticket (read, job, steps, room), its owner, its state
 //!   catalogue     the registry: imports the tools and the kinds, never imported by them
-//!   tools/ views/ one file per data tool; one file per show kind, listed in views::KINDS
+//!   tools/        one file per data tool: arguments → reads and writes → text for the model
+//!   views/        one file per show kind, listed in views::KINDS; refresh (cadence), suggest (the form)
 //!   reads/        each Bitbucket read written once, typed; tools and views render the same reads
 //!   writes/       each Bitbucket write written once: the request a write tool sends
+//!   text/         how Bitbucket's data is written for the model, where several tools write it alike
 //!   tool          what every tool and kind is made of, and what a call sees
-//!   plan fetch coalesce bitbucket jsonrpc protocol stateless args retry markdown requirements text
-//!   avatar_cache encoding                                                                        leaves
+//!   plan          how a call waits: the Plan a tool writes, the Desk its reads are filed on
+//!   made listing config contract limits                   answers made once, tools/list pages, the
+//!                                                         configuration, the drive contract, the bounds
+//!   bitbucket/ jsonrpc protocol stateless args fetch retry coalesce markdown highlight highlight_cache
+//!   requirements instructions avatar_cache logging encoding                                    leaves
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod args;
-pub mod avatar_cache;
-pub mod bitbucket;
-pub mod catalogue;
-pub mod coalesce;
+mod args;
+mod avatar_cache;
+mod bitbucket;
+mod catalogue;
+mod coalesce;
 mod config;
 mod contract;
-pub mod encoding;
-pub mod fetch;
-pub mod highlight;
-pub mod highlight_cache;
-pub mod instructions;
-pub mod jsonrpc;
+mod encoding;
+mod fetch;
+mod highlight;
+mod highlight_cache;
+mod instructions;
+mod jsonrpc;
 pub mod limits;
 mod listing;
-pub mod logging;
+mod logging;
 mod made;
-pub mod markdown;
-pub mod plan;
-pub mod protocol;
-pub mod reads;
-pub mod requirements;
+mod markdown;
+mod plan;
+mod protocol;
+mod reads;
+mod requirements;
 pub mod retry;
-pub mod server;
-pub mod session;
+mod server;
+mod session;
 mod shared;
-pub mod stateless;
+mod stateless;
+mod text;
+mod tool;
+mod tools;
+mod views;
+mod work;
+mod writes;
+
+#[cfg(fuzzing)]
+pub mod fuzzing;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod text;
-pub mod tool;
-pub mod tools;
-pub mod views;
-mod work;
-pub mod writes;
 
-pub use catalogue::{Catalogue, ExposureOptions};
+// The drive contract: what a shell feeds the core, and what it carries out for it.
 pub use config::ServerConfig;
 pub use contract::{Input, Output, SessionId};
 pub use fetch::{FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method, Ticket};
+pub use highlight::{HighlightJob, Highlighted};
 pub use logging::Level;
-pub use plan::ToolResult;
-pub use protocol::ProtocolVersion;
+pub use protocol::{ClientProfile, ProtocolVersion};
 pub use server::Server;
 pub use session::Session;
-pub use tool::{Exposed, ToolSpec, VIEW_URI};
+
+// The catalogue and what the operator exposes of it.
+pub use catalogue::{Catalogue, ExposureOptions};
+pub use tool::{Access, Exposed, Role, ToolSpec, VIEW_URI};
+
+// Identical reads shared between drivers; base64 for avatars and the secrets scrubbed from logs.
+pub use coalesce::{Coalesce, Flight, Joined, Left, ReadKey};
+pub use encoding::{base64, base64_decode};

@@ -1,6 +1,40 @@
 //! A catalogue of test tools that exercises every exposure rule and every way a call can run
 //! (at once, after one fetch, after two in parallel), for bb-core's tests, the shells' tests and
 //! the fuzzer. Compiled only for tests and with the `testing` feature.
+//!
+//! Beside it, what tests, examples and benches check of the core's private modules, under the
+//! modules' own names: `bb_core::testing::highlight::Language` is the crate's `highlight::Language`.
+//! Nothing here is part of the contract the shells use.
+
+/// The avatar cache: how long a failed avatar is remembered.
+pub mod avatar_cache {
+    pub use crate::avatar_cache::FAILURE_TTL_MS;
+}
+
+/// Highlighting, for its benches, its sweep and the grammar-loop tests.
+pub mod highlight {
+    pub use crate::highlight::{Class, Language, MAX_LINE_CHARS, Runs, SideHighlighter, encode};
+}
+
+/// The instructions the model is told at initialize.
+pub mod instructions {
+    pub use crate::instructions::for_exposed;
+}
+
+/// Bitbucket's ref matchers.
+pub mod requirements {
+    pub use crate::requirements::pattern_matches;
+}
+
+/// The kinds of `show`, what a client without views is told, and the refresh cadence.
+pub mod views {
+    pub use crate::views::{KINDS, NOT_SHOWN};
+
+    /// When a view asks again, and the fingerprint of what it draws.
+    pub mod refresh {
+        pub use crate::views::refresh::{ERROR_MS, Fingerprint, MOTION_MS, Motion, SETTLED_MS, interval_ms, on_grid};
+    }
+}
 
 use serde_json::{Map, Value, json};
 

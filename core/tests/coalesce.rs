@@ -8,7 +8,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use bb_core::FetchRequest;
-use bb_core::coalesce::{Coalesce, Flight, Joined, ReadKey};
+use bb_core::{Coalesce, Flight, Joined, ReadKey};
 use common::proptest_config;
 use proptest::prelude::*;
 

@@ -183,7 +183,7 @@ fn suggest_form_values_is_for_views_only_and_read_only() {
 #[test]
 fn the_model_is_told_to_create_directly_and_show_the_form_only_when_the_person_wants_a_say() {
     let with = bb_core::Catalogue::standard().expose(&bb_core::ExposureOptions::default()).unwrap();
-    let text = bb_core::instructions::for_exposed(&with);
+    let text = bb_core::testing::instructions::for_exposed(&with);
     assert!(text.contains("Create a pull request the person asks for directly"), "{text}");
     assert!(text.contains("show the pull_request_form only when they want a say first"), "{text}");
     let show = with.listed().into_iter().find(|t| t["name"] == "show").expect("show is listed");
@@ -191,7 +191,7 @@ fn the_model_is_told_to_create_directly_and_show_the_form_only_when_the_person_w
     let no_create = bb_core::Catalogue::standard()
         .expose(&bb_core::ExposureOptions { exclude: ["create_pull_request".to_string()].into(), ..Default::default() })
         .unwrap();
-    assert!(!bb_core::instructions::for_exposed(&no_create).contains("pull_request_form"));
+    assert!(!bb_core::testing::instructions::for_exposed(&no_create).contains("pull_request_form"));
     assert!(no_create.kind("pull_request_form").is_none(), "offered only while create_pull_request is exposed");
 }
 
@@ -199,6 +199,6 @@ fn the_model_is_told_to_create_directly_and_show_the_form_only_when_the_person_w
 fn a_client_that_shows_no_views_gets_no_suggestions_and_nothing_is_read() {
     let mut d = StackHarness::new();
     let a = d.call("suggest_form_values", json!({"project": "BB", "repo": "api", "want": "people", "text": "al"}));
-    assert_eq!(a.text, bb_core::views::NOT_SHOWN);
+    assert_eq!(a.text, bb_core::testing::views::NOT_SHOWN);
     assert!(d.requests.is_empty(), "{:?}", d.requests);
 }

@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use bb_core::highlight::{Class, Language, Runs, SideHighlighter};
+use bb_core::testing::highlight::{Class, Language, Runs, SideHighlighter};
 
 /// Far above the few milliseconds a file takes, so a slow machine does not fail it; a hang never answers.
 const BOUND: Duration = Duration::from_secs(60);

@@ -1,11 +1,11 @@
-//! The kinds of `show` are one table, `bb_core::views::KINDS`; the catalogue, `show`'s schema, the
+//! The kinds of `show` are one table, `bb_core::testing::views::KINDS`; the catalogue, `show`'s schema, the
 //! page's kind registry and the view-data contract follow from it. These tests hold each of them to it.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
 use std::collections::BTreeSet;
 
-use bb_core::tool::Role;
-use bb_core::views::KINDS;
+use bb_core::Role;
+use bb_core::testing::views::KINDS;
 use bb_core::{Catalogue, ExposureOptions};
 use serde_json::{Value, json};
 

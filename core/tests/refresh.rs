@@ -6,7 +6,7 @@
 
 mod stack_harness;
 
-use bb_core::views::refresh::{self, Fingerprint, Motion};
+use bb_core::testing::views::refresh::{self, Fingerprint, Motion};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use stack_harness::StackHarness;
@@ -215,7 +215,7 @@ fn a_client_that_shows_no_views_is_told_so_by_refresh_view_as_by_show_and_nothin
     let mut d = StackHarness::new();
     let a = refresh(&mut d, &card(), &json!("0000000000000000.0"));
     assert!(!a.is_error);
-    assert_eq!(a.text, bb_core::views::NOT_SHOWN);
+    assert_eq!(a.text, bb_core::testing::views::NOT_SHOWN);
     assert!(a.raw.get("_meta").is_none());
     assert!(d.requests.is_empty(), "{:?}", d.requests);
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use bb_core::requirements::pattern_matches;
+use bb_core::testing::requirements::pattern_matches;
 use common::proptest_config;
 use proptest::prelude::*;
 

@@ -259,7 +259,7 @@ fn a_failed_avatar_is_drawn_as_initials_and_fetched_again_once_the_failure_lapse
     let (_, view) = card(&mut d, "BB", "api", 1);
     assert!(view["users"]["alice"]["avatar"].is_null(), "within a minute the failure is remembered");
     assert_eq!(d.count("GET", "/avatar.png"), 0, "{:?}", d.requests);
-    d.advance(bb_core::avatar_cache::FAILURE_TTL_MS);
+    d.advance(bb_core::testing::avatar_cache::FAILURE_TTL_MS);
     let (_, view) = card(&mut d, "BB", "api", 1);
     assert!(view["users"]["alice"]["avatar"].as_str().is_some_and(|a| a.starts_with("data:image/png")));
 }

@@ -5,7 +5,7 @@
 
 mod stack_harness;
 
-use bb_core::views::refresh;
+use bb_core::testing::views::refresh;
 use bb_core::{Catalogue, ExposureOptions};
 use serde_json::{Value, json};
 use stack_harness::StackHarness;

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bb_core::coalesce::{Joined, ReadKey};
-use bb_core::highlight::{HighlightJob, Highlighted};
 use bb_core::{FetchOutcome, FetchRequest, Input, Level, Output, Server, ServerConfig, SessionId, Ticket, limits};
+use bb_core::{HighlightJob, Highlighted};
+use bb_core::{Joined, ReadKey};
 
 use crate::cancel::Cancel;
 use crate::log::Logger;
@@ -472,7 +472,7 @@ impl Drop for Driver {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
-    use bb_core::highlight::Language;
+    use bb_core::testing::highlight::Language;
     use bb_core::{Catalogue, ExposureOptions};
     use std::sync::{Mutex, mpsc};
 

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use bb_core::encoding::base64;
+use bb_core::base64;
 
 /// What a credential is replaced with.
 pub const REMOVED: &str = "[credential removed]";

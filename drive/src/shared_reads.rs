@@ -17,7 +17,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use bb_core::coalesce::{Coalesce, Flight, Joined, Left, ReadKey};
+use bb_core::{Coalesce, Flight, Joined, Left, ReadKey};
 use bb_core::{FetchOutcome, Ticket};
 
 use crate::cancel::Cancel;

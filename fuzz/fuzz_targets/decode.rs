@@ -4,12 +4,13 @@
 //! check, an avatar, and the error sentence. None may panic, whatever the bytes.
 #![no_main]
 
-use bb_core::bitbucket::errors::{self, Subject};
-use bb_core::bitbucket::model::{Activity, MergeCheck, PullRequest};
-use bb_core::bitbucket::RawPage;
-use bb_core::reads::builds::{BuildsRead, BuildsReader, Fallback};
-use bb_core::reads::conditions::{ConditionsRead, ConditionsReader};
-use bb_core::reads::{avatars, diff};
+use bb_core::fuzzing::bitbucket::errors::{self, Subject};
+use bb_core::fuzzing::bitbucket::model::{Activity, MergeCheck, PullRequest};
+use bb_core::fuzzing::bitbucket::RawPage;
+use bb_core::fuzzing::bitbucket::budget::Share;
+use bb_core::fuzzing::reads::builds::{BuildsRead, BuildsReader, Fallback};
+use bb_core::fuzzing::reads::conditions::{ConditionsRead, ConditionsReader};
+use bb_core::fuzzing::reads::{avatars, diff};
 use bb_core::FetchOutcome;
 use libfuzzer_sys::fuzz_target;
 
@@ -27,6 +28,11 @@ fuzz_target!(|input: (u16, bool, Vec<u8>)| {
     }
     let _ = diff::changes(&outcome, ABOUT);
     let _ = diff::file(&outcome, ABOUT);
+    let share = Share { lines: usize::from(status % 50), bytes: usize::from(status) * 3 };
+    if let Ok(d) = diff::file_within(&outcome, ABOUT, share) {
+        let kept: usize = d.hunks.iter().flat_map(|h| &h.segments).map(|s| s.lines.len()).sum();
+        assert!(kept <= share.lines, "kept {kept} lines past a share of {}", share.lines);
+    }
     let _ = avatars::from_outcome(&outcome);
     let mut more = |_, _| {};
     for fallback in [Fallback::Nothing, Fallback::Stats, Fallback::CommitListing] {
@@ -43,7 +49,7 @@ fuzz_target!(|input: (u16, bool, Vec<u8>)| {
     conditions.on(ConditionsRead::Model, &outcome, &mut more);
     let _ = conditions.verdict("refs/heads/main", "refs/heads/feature/x");
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&body) {
-        let _ = bb_core::requirements::condition_from_json(&v);
-        let _ = bb_core::requirements::branch_model_from_json(&v);
+        let _ = bb_core::fuzzing::requirements::condition_from_json(&v);
+        let _ = bb_core::fuzzing::requirements::branch_model_from_json(&v);
     }
 });

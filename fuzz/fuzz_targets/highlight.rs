@@ -2,7 +2,7 @@
 //! it must never panic, and every run list must cover its line exactly.
 #![no_main]
 
-use bb_core::highlight::{Language, SideHighlighter};
+use bb_core::fuzzing::highlight::{Language, SideHighlighter};
 use libfuzzer_sys::fuzz_target;
 
 const PATHS: &[&str] = &[

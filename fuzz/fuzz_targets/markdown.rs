@@ -2,7 +2,7 @@
 //! tags the page knows, and only links the page may open.
 #![no_main]
 
-use bb_core::markdown::to_tree;
+use bb_core::fuzzing::markdown::to_tree;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! and must stay fast (it is iterative, O(pattern × ref)), whatever the input.
 #![no_main]
 
-use bb_core::requirements::{RefMatcher, matches, pattern_matches};
+use bb_core::fuzzing::requirements::{RefMatcher, matches, pattern_matches};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: (&str, &str)| {

@@ -301,7 +301,7 @@ struct Ledger {
     /// Large calls' rooms asked for and not yet granted or refused.
     rooms: Vec<Ticket>,
     /// Highlighting jobs handed out and not yet run.
-    jobs: Vec<(Ticket, bb_core::highlight::HighlightJob)>,
+    jobs: Vec<(Ticket, bb_core::HighlightJob)>,
     /// Request ids the driver made (each used once), and whether each was answered.
     answered: BTreeMap<String, bool>,
     /// Ids sent per session, for cancellation.

@@ -118,7 +118,7 @@ fn decode(value: &str) -> Option<String> {
     let Some(inner) = value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) else {
         return Some(value.to_owned());
     };
-    String::from_utf8(bb_core::encoding::base64_decode(inner)?).ok()
+    String::from_utf8(bb_core::base64_decode(inner)?).ok()
 }
 
 fn clip(s: &str) -> String {

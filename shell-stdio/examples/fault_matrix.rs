@@ -420,7 +420,7 @@ fn first_line(answer: &Value) -> String {
 
 /// Every form the token travels in: raw (so `Bearer <token>` too), base64, and the base64 of Basic forms.
 fn secret_forms(token: &str) -> Vec<String> {
-    let b64 = bb_core::encoding::base64;
+    let b64 = bb_core::base64;
     vec![
         token.to_string(),
         b64(token.as_bytes()),

@@ -3,7 +3,7 @@
 
 use bb::cli::{self, Command};
 use bb::lines::MAX_LINE;
-use bb_core::tool::{Access, Role};
+use bb_core::{Access, Role};
 use bb_core::{Catalogue, ServerConfig};
 use bb_drive::Logger;
 use std::io::Write;

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bb::config::{Auth, BitbucketConfig, Secret};
-use bb_core::encoding::base64;
+use bb_core::base64;
 use bb_core::{Catalogue, ExposureOptions, ServerConfig};
 use bb_drive::Logger;
 use bb_drive::secrets::REMOVED;

@@ -59,12 +59,10 @@ struct ReviewerError {
     message: Option<String>,
 }
 
-/// What a 409 for a stale version says: Bitbucket's current version and, for a pull request, the pull
-/// request as it is now (when the answer carries it).
+/// What a 409 for a stale version says: for a pull request, the pull request as it is now (when the
+/// answer carries it).
 #[derive(Debug, Default)]
 pub struct OutOfDate {
-    /// The version Bitbucket has now.
-    pub current_version: Option<u64>,
     /// The pull request as it is now.
     pub pull_request: Option<PullRequest>,
 }
@@ -82,7 +80,7 @@ pub fn out_of_date(outcome: &FetchOutcome) -> Option<OutOfDate> {
         .exception_name
         .as_deref()
         .is_some_and(|e| e.ends_with("OutOfDateException"))
-        .then_some(OutOfDate { current_version: first.current_version, pull_request: first.pull_request })
+        .then_some(OutOfDate { pull_request: first.pull_request })
 }
 
 /// Bitbucket's own refusal of a request: its status, exception name and message (clipped).

@@ -43,8 +43,6 @@ impl User {
 pub struct Participant {
     /// Who.
     pub user: User,
-    /// AUTHOR, REVIEWER or PARTICIPANT.
-    pub role: Option<String>,
     /// UNAPPROVED, NEEDS_WORK or APPROVED; APPROVED too for a Stash-era `approved: true` without a status.
     pub status: Option<String>,
 }
@@ -54,7 +52,6 @@ pub struct Participant {
 #[serde(default, rename_all = "camelCase")]
 struct ParticipantJson {
     user: User,
-    role: Option<String>,
     status: Option<String>,
     approved: Option<bool>,
 }
@@ -62,7 +59,7 @@ struct ParticipantJson {
 impl From<ParticipantJson> for Participant {
     fn from(p: ParticipantJson) -> Participant {
         let approved = (p.approved == Some(true)).then(|| "APPROVED".to_owned());
-        Participant { user: p.user, role: p.role, status: p.status.or(approved) }
+        Participant { user: p.user, status: p.status.or(approved) }
     }
 }
 

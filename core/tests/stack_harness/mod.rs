@@ -181,7 +181,7 @@ impl StackHarness {
         self.server.handle(Input::Message { session, bytes: line.to_string().as_bytes(), tag: 1 }, self.now);
         let mut queue: VecDeque<(Ticket, FetchRequest)> = VecDeque::new();
         let mut work: VecDeque<Ticket> = VecDeque::new();
-        let mut computes: VecDeque<(Ticket, bb_core::highlight::HighlightJob)> = VecDeque::new();
+        let mut computes: VecDeque<(Ticket, bb_core::HighlightJob)> = VecDeque::new();
         let mut steps = 0usize;
         let mut answer = None;
         let mut rooms: VecDeque<Ticket> = VecDeque::new();

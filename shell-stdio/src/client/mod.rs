@@ -103,7 +103,7 @@ impl Client {
         let authorization = match &config.auth {
             Auth::Token(t) => Some(format!("Bearer {}", t.expose())),
             Auth::Basic { user, password } => {
-                Some(format!("Basic {}", bb_core::encoding::base64(format!("{user}:{}", password.expose()).as_bytes())))
+                Some(format!("Basic {}", bb_core::base64(format!("{user}:{}", password.expose()).as_bytes())))
             }
             Auth::Anonymous => None,
         };
@@ -371,8 +371,8 @@ mod tests {
             url: Secret::new("http://px:pr%40xy-pw@proxy:3128"),
             source: "HTTPS_PROXY",
         });
-        let b64 = bb_core::encoding::base64(b"u:pa55word");
-        let proxy_b64 = bb_core::encoding::base64(b"px:pr@xy-pw");
+        let b64 = bb_core::base64(b"u:pa55word");
+        let proxy_b64 = bb_core::base64(b"px:pr@xy-pw");
         let text = format!("x pa55word y Basic {b64} z pr%40xy-pw {proxy_b64} pr@xy-pw");
         let r = bb_drive::secrets::REMOVED;
         assert_eq!(secrets(&config).scrub(&text), format!("x {r} y Basic {r} z {r} {r} {r}"));

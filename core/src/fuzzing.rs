@@ -1,0 +1,62 @@
+//! What the fuzz targets (`fuzz/`) reach of the core's private modules, built only with `--cfg
+//! fuzzing` (as `cargo fuzz` builds): every decoder bb reads Bitbucket with, the Markdown tree, the
+//! ref matchers and the highlighter, under the modules' own names. Nothing here is part of the
+//! contract the shells use.
+
+/// Bitbucket's JSON and the sentences its failures become.
+pub mod bitbucket {
+    pub use crate::bitbucket::RawPage;
+
+    /// How much of a diff a decode keeps.
+    pub mod budget {
+        pub use crate::bitbucket::budget::Share;
+    }
+
+    /// How a Bitbucket answer becomes its body or one sentence.
+    pub mod errors {
+        pub use crate::bitbucket::errors::{Subject, Write, body, json};
+    }
+
+    /// Bitbucket's JSON, as bb reads it.
+    pub mod model {
+        pub use crate::bitbucket::model::{Activity, MergeCheck, PullRequest};
+    }
+}
+
+/// The reads whose decoders the decode target feeds.
+pub mod reads {
+    /// Avatars as `data:` URLs.
+    pub mod avatars {
+        pub use crate::reads::avatars::from_outcome;
+    }
+
+    /// A pull request's builds.
+    pub mod builds {
+        pub use crate::reads::builds::{BuildsRead, BuildsReader, Fallback};
+    }
+
+    /// The required-builds conditions and the branching model.
+    pub mod conditions {
+        pub use crate::reads::conditions::{ConditionsRead, ConditionsReader};
+    }
+
+    /// The changed files and one file's diff.
+    pub mod diff {
+        pub use crate::reads::diff::{changes, file, file_within};
+    }
+}
+
+/// Which refs a condition matches.
+pub mod requirements {
+    pub use crate::requirements::{RefMatcher, branch_model_from_json, condition_from_json, matches, pattern_matches};
+}
+
+/// Markdown as the view page's node tree.
+pub mod markdown {
+    pub use crate::markdown::to_tree;
+}
+
+/// Highlighting.
+pub mod highlight {
+    pub use crate::highlight::{Language, SideHighlighter};
+}
