@@ -8,9 +8,10 @@
 //! registry that each view module (`card.js`, `list.js`, one per kind of `bb_core::views::KINDS`)
 //! adds its kind to, and `main.js` draws from it.
 //!
-//! The page goes out slimmed, at compile time and without a build step ([`slim`]): each line's leading
-//! blanks and every line that is only a `//` comment are left out, so the sources keep their comments
-//! and the page its weight bound.
+//! The page goes out slimmed, at compile time and without a build step ([`slim`], the crate's one
+//! module): each line's leading blanks and every line that is only a `//` comment are left out, so the
+//! sources keep their comments and the page its weight bound. The repository's map is
+//! `docs/ARCHITECTURE.md`; the page's data contract is `assets/VIEW_DATA.md`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -31,7 +31,7 @@
 //! and its exposure ([`Catalogue`], [`Exposed`], [`ToolSpec`]), the table that shares identical reads
 //! between drivers ([`Coalesce`]), the retry policy a Bitbucket client applies ([`retry`]), base64 for
 //! the shells' avatars and secrets, and the bounds on work in flight ([`limits`]). Every module is
-//! private; tests and examples reach what they check through [`testing`] (the `testing` feature), and
+//! private; tests and examples reach what they check through `testing` (the `testing` feature), and
 //! fuzz targets through `fuzzing` (built with `--cfg fuzzing`, as `cargo fuzz` does).
 //!
 //! # Modules, each importing only those below it

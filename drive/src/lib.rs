@@ -6,13 +6,29 @@
 //! stopping them with a [`Cancel`], sharing identical reads in flight ([`SharedReads`]), the operator's log ([`Logger`]), and removing credentials from what
 //! bb passes on ([`Secrets`]).
 //!
+//! The repository's map is `docs/ARCHITECTURE.md`. Modules, by what each decides:
+//!
+//! - `driver`: the drive loop ([`Driver`]): feeding the core, carrying out each output, jobs and deadlines, rooms.
+//! - `pool`: bounded thread pools ([`Pool`]): the reads', and the CPU work's (with stuck jobs).
+//! - `shared_reads`: identical GETs in flight shared between drivers ([`SharedReads`]).
+//! - `room`: the process's memory budget for large calls ([`Room`]).
+//! - `reach`: what a shell gives the driver to reach Bitbucket ([`Bitbucket`], [`Requester`], [`PersonalToken`]).
+//! - `cancel`: a request's cancel flag ([`Cancel`]).
+//! - `timer`: the one thread that runs deadlines and grants at their instant.
+//! - `log`: the operator's log on stderr ([`Logger`]).
+//! - [`secrets`]: the credentials bb holds, and their removal from what it passes on ([`Secrets`]).
+//!
 //! ```text
 //!   shell ── Input ──▶ Driver::feed ──▶ Server::handle, then poll_output until None
 //!                                          ├─ Send / Done ──▶ deliver(Delivery) ──▶ the shell frames it
 //!                                          ├─ Fetch ────────▶ GET in flight already? follow it (SharedReads)
 //!                                          │                  else Pool::reads().run(Bitbucket::fetch_for) ──▶ on_fetched
 //!                                          │                  (of every waiter, a shared read's followers too)
-//!                                          ├─ Cancel ───────▶ Cancel set (a read not started never starts)
+//!                                          ├─ Compute ──────▶ the CPU pool (per person, dropped if cancelled first)
+//!                                          ├─ Work ─────────▶ a step now, the last at the deadline (timer)
+//!                                          ├─ Admit ────────▶ Room::process(): granted now, in turn, or refused
+//!                                          ├─ Cancel ───────▶ Cancel set (a read not started never starts),
+//!                                          │                  a job dropped, a deadline forgotten, a room given back
 //!                                          └─ Log ──────────▶ Logger
 //!   on_fetched(ticket, outcome) ──▶ the shell feeds Input::Fetched back (from its event loop or its lock)
 //! ```

@@ -17,6 +17,8 @@
 //!                                          └─▶ registry (ids, owners, last use, expiry, idle longest)
 //! ```
 //!
+//! The repository's map is `docs/ARCHITECTURE.md`; hyper runs on smol through `bb-hyper-smol`.
+//!
 //! Module by what it decides: [`options`] (limits and who may call), `gate` (whether a request
 //! is admitted), `exchange` (what each method and header combination answers), `request` (what a
 //! request says: Accept, media type, initialize, progress, its body), `persons` (whether Bitbucket

@@ -1,5 +1,12 @@
 //! bb's shell: the command line, configuration, Bitbucket IO and the stdio transport. Everything
 //! that decides lives in bb-core; the loop that drives it lives in bb-drive; this crate only does IO.
+//! It is the application crate (the `bb` binary), in the folder the design named `shell-stdio/`; the
+//! repository's map is `docs/ARCHITECTURE.md`.
+//!
+//! Modules: [`cli`] (the command line), [`config`] (where Bitbucket is and how bb talks to it: flags,
+//! environment, TLS, proxy), [`client`] (the Bitbucket client on ureq: slots, retries, failures, TLS),
+//! [`stdio`] (the stdio transport) with [`lines`] (its bounded framing), and [`http`] (starting the
+//! Streamable HTTP server of bb-http with this crate's client and log).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -11,6 +11,9 @@
 //! The host page talks MCP to bb with `fetch`, reads `ui://bb/view`, and mounts it in a sandboxed
 //! iframe (`allow-scripts` only) through a hand-written host side of the MCP Apps bridge. bb admits the
 //! page's origin with `--allow-origin`, exactly as it would admit any browser-resident host.
+//!
+//! Modules: [`args`] (the preview's command line) and [`page`] (the host page's server and its files in
+//! `page/`). The repository's map is `docs/ARCHITECTURE.md`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
