@@ -47,17 +47,22 @@ impl ToolResult {
 
     /// The result as MCP JSON.
     pub fn to_value(&self) -> Value {
-        let content: Vec<Value> = self.text.iter().map(|t| json!({"type": "text", "text": t})).collect();
+        self.clone().into_value()
+    }
+
+    /// The result as MCP JSON, taking it: a view's data (megabytes for a large diff) is moved, never copied.
+    pub fn into_value(self) -> Value {
+        let content: Vec<Value> = self.text.into_iter().map(|t| json!({"type": "text", "text": t})).collect();
         let mut out = Map::new();
         out.insert("content".into(), Value::Array(content));
-        if let Some(s) = &self.structured {
-            out.insert("structuredContent".into(), s.clone());
+        if let Some(s) = self.structured {
+            out.insert("structuredContent".into(), s);
         }
         if self.is_error {
             out.insert("isError".into(), Value::Bool(true));
         }
-        if let Some(meta) = &self.meta {
-            out.insert("_meta".into(), Value::Object(meta.clone()));
+        if let Some(meta) = self.meta {
+            out.insert("_meta".into(), Value::Object(meta));
         }
         Value::Object(out)
     }

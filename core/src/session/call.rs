@@ -48,7 +48,7 @@ impl Session {
         let version = sh.config.version;
         let is_stateless = stateless.is_some();
         let finish = |result: ToolResult| {
-            let v = result.to_value();
+            let v = result.into_value();
             Answer::Now(Ok(if is_stateless { stateless::complete(v, version) } else { v }))
         };
         let Some(name) = params.get("name").and_then(Value::as_str) else {
@@ -126,7 +126,7 @@ impl Session {
         sh.work.cancel_call(self.id, &call, &mut sh.out);
         let tag = pending.tag;
         let result = ToolResult::error(BUSY);
-        self.answer_later(&call, pending, result.to_value(), sh);
+        self.answer_later(&call, pending, result.into_value(), sh);
         self.settle(tag, sh);
     }
 
@@ -191,12 +191,12 @@ impl Session {
         match answer {
             Some(result) => {
                 sh.work.cancel_call(self.id, &id, &mut sh.out);
-                self.answer_later(&id, pending, result.to_value(), sh);
+                self.answer_later(&id, pending, result.into_value(), sh);
             }
             None if !sh.work.waits(self.id, &id) => {
                 let result =
                     ToolResult::error("The call stopped waiting on Bitbucket without an answer. This is a bug in bb.");
-                self.answer_later(&id, pending, result.to_value(), sh);
+                self.answer_later(&id, pending, result.into_value(), sh);
             }
             None => {
                 self.pending.insert(id, pending);
