@@ -30,16 +30,41 @@ impl Default for AvatarCache {
     }
 }
 
+/// What the cache knows of one person's avatar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Known {
+    /// Never fetched, or what was kept has lapsed: fetch it.
+    Nothing,
+    /// Fetched, and there is no image to draw (Bitbucket's default, or a failure kept a while).
+    NoImage,
+    /// The image, as a `data:` URL.
+    Image(String),
+}
+
+impl Known {
+    /// The image, if there is one.
+    pub fn image(self) -> Option<String> {
+        match self {
+            Known::Image(url) => Some(url),
+            Known::Nothing | Known::NoImage => None,
+        }
+    }
+}
+
 impl AvatarCache {
     /// A cache that holds at most `cap` bytes of data URLs.
     pub fn with_cap(cap: usize) -> AvatarCache {
         AvatarCache { entries: BTreeMap::new(), bytes: 0, cap, next: 0 }
     }
 
-    /// What is known of `slug` at `now_ms`: `Some(avatar)` once fetched (the avatar itself may be
-    /// `None`), unless what was kept has lapsed.
-    pub fn get(&self, slug: &str, now_ms: u64) -> Option<Option<String>> {
-        self.entries.get(slug).filter(|(_, _, until)| until.is_none_or(|u| now_ms < u)).map(|(_, a, _)| a.clone())
+    /// What is known of `slug` at `now_ms`: its image, that it has none to draw (the view draws
+    /// initials), or nothing (never fetched, or what was kept has lapsed).
+    pub fn get(&self, slug: &str, now_ms: u64) -> Known {
+        match self.entries.get(slug).filter(|(_, _, until)| until.is_none_or(|u| now_ms < u)) {
+            None => Known::Nothing,
+            Some((_, None, _)) => Known::NoImage,
+            Some((_, Some(url), _)) => Known::Image(url.clone()),
+        }
     }
 
     /// Keeps what a fetch of `slug`'s avatar found — until `until` (epoch milliseconds) when given,
@@ -75,17 +100,17 @@ mod tests {
         c.put("b", Some(big.clone()), None);
         c.put("c", Some(big), None);
         assert!(c.bytes <= MAX_CACHE_BYTES);
-        assert_eq!(c.get("a", 0), None, "the oldest went");
-        assert!(c.get("c", 0).is_some());
+        assert_eq!(c.get("a", 0), Known::Nothing, "the oldest went");
+        assert!(matches!(c.get("c", 0), Known::Image(_)));
         c.put("none", None, None);
-        assert_eq!(c.get("none", u64::MAX), Some(None), "a person without an avatar is remembered for good");
+        assert_eq!(c.get("none", u64::MAX), Known::NoImage, "a person without an avatar is remembered for good");
     }
 
     #[test]
     fn a_failure_that_may_pass_is_forgotten_after_its_time() {
         let mut c = AvatarCache::default();
         c.put("flaky", None, Some(1_000 + FAILURE_TTL_MS));
-        assert_eq!(c.get("flaky", 1_000), Some(None));
-        assert_eq!(c.get("flaky", 1_000 + FAILURE_TTL_MS), None, "fetched again once the failure lapsed");
+        assert_eq!(c.get("flaky", 1_000), Known::NoImage);
+        assert_eq!(c.get("flaky", 1_000 + FAILURE_TTL_MS), Known::Nothing, "fetched again once the failure lapsed");
     }
 }

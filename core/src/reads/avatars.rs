@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::avatar_cache::AvatarCache;
+use crate::avatar_cache::{AvatarCache, Known};
 use crate::bitbucket::model::User;
 use crate::bitbucket::segment;
 use crate::fetch::{FetchOutcome, FetchRequest};
@@ -91,7 +91,7 @@ impl People {
 
     /// The slugs whose avatars are not cached yet, at most [`MAX_FETCHES_PER_VIEW`].
     pub fn to_fetch(&self, cache: &AvatarCache, now_ms: u64) -> Vec<String> {
-        let missing = |s: &&String| *s != "?" && cache.get(s, now_ms).is_none();
+        let missing = |s: &&String| *s != "?" && cache.get(s, now_ms) == Known::Nothing;
         self.known.keys().filter(missing).take(MAX_FETCHES_PER_VIEW).cloned().collect()
     }
 
@@ -104,7 +104,7 @@ impl People {
                 slug.clone(),
                 json!({
                     "name": name,
-                    "avatar": cache.get(slug, now_ms).flatten(),
+                    "avatar": cache.get(slug, now_ms).image(),
                     "initials": initials(&name),
                     "service": user.kind.as_deref() == Some("SERVICE"),
                     "url": base_url.map(|b| crate::reads::pull_request::profile_url(b, slug)),

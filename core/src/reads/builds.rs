@@ -77,6 +77,17 @@ pub fn decode_listing(v: Value) -> Page<Build> {
     page.decode()
 }
 
+/// The pull request's source commit, as far as the reader knows it.
+#[derive(Debug, PartialEq, Eq)]
+enum Commit {
+    /// The pull request has not been read yet.
+    Unknown,
+    /// The pull request names none.
+    Missing,
+    /// The commit.
+    Known(String),
+}
+
 /// Reads a pull request's builds: its page's listing, or what the reader falls back to.
 #[derive(Debug)]
 pub struct BuildsReader {
@@ -92,7 +103,7 @@ pub struct BuildsReader {
     pages: usize,
     /// What waits for the source commit, which the pull request names.
     waiting: Option<Fallback>,
-    commit: Option<Option<String>>,
+    commit: Commit,
     /// The builds read so far (every page), or `None` before the first.
     pub page: Option<Page<Build>>,
     /// Where they came from.
@@ -128,7 +139,7 @@ impl BuildsReader {
             stats_if_incomplete,
             pages: 0,
             waiting: None,
-            commit: None,
+            commit: Commit::Unknown,
             page: None,
             source: None,
             stats: None,
@@ -148,7 +159,7 @@ impl BuildsReader {
     /// The source commit, once the pull request has been read (`None` inside when it names none);
     /// a fallback that waited for it is asked for now.
     pub fn source_commit(&mut self, commit: Option<&str>, more: &mut dyn FnMut(BuildsRead, FetchRequest)) {
-        self.commit = Some(commit.map(str::to_owned));
+        self.commit = commit.map_or(Commit::Missing, |c| Commit::Known(c.to_owned()));
         if let Some(w) = self.waiting.take() {
             self.by_commit(w, more);
         }
@@ -156,7 +167,10 @@ impl BuildsReader {
 
     /// The source commit, when the pull request named one.
     pub fn commit(&self) -> Option<&str> {
-        self.commit.as_ref().and_then(Option::as_deref)
+        match &self.commit {
+            Commit::Known(c) => Some(c),
+            Commit::Unknown | Commit::Missing => None,
+        }
     }
 
     /// Takes the outcome of `read`; may ask for more through `more`.
@@ -213,7 +227,7 @@ impl BuildsReader {
         if w == Fallback::Nothing {
             return;
         }
-        if self.commit.is_some() {
+        if self.commit != Commit::Unknown {
             self.by_commit(w, more);
         } else {
             self.waiting = Some(w);

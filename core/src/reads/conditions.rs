@@ -28,10 +28,31 @@ pub enum ConditionsRead {
     /// The branching model.
     Model,
 }
+
 /// Conditions asked for per page.
 const PAGE_LIMIT: u64 = 100;
 /// Pages of conditions read at most (1,000 conditions); past them bb cannot tell.
 pub const MAX_PAGES: usize = 10;
+
+/// The branching model, as far as the reader knows it.
+#[derive(Debug)]
+enum Model {
+    /// Not asked for (no condition matches by it).
+    NotAsked,
+    /// Asked for, and Bitbucket's answer could not be read.
+    Unreadable,
+    /// Read.
+    Read(BranchModel),
+}
+
+impl Model {
+    fn read(&self) -> Option<&BranchModel> {
+        match self {
+            Model::Read(m) => Some(m),
+            Model::NotAsked | Model::Unreadable => None,
+        }
+    }
+}
 
 /// What has been read so far.
 #[derive(Debug)]
@@ -41,8 +62,7 @@ pub struct ConditionsReader {
     conditions: Vec<Condition>,
     raw: Vec<Value>,
     pages: usize,
-    /// `Some(None)`: the model was asked for and could not be read.
-    model: Option<Option<BranchModel>>,
+    model: Model,
     cannot_tell: Option<String>,
     done: bool,
 }
@@ -56,7 +76,7 @@ impl ConditionsReader {
             conditions: Vec::new(),
             raw: Vec::new(),
             pages: 0,
-            model: None,
+            model: Model::NotAsked,
             cannot_tell: None,
             done: false,
         };
@@ -78,12 +98,13 @@ impl ConditionsReader {
         match read {
             ConditionsRead::Page => self.on_page(outcome, more),
             ConditionsRead::Model => {
-                self.model = Some(match outcome {
-                    FetchOutcome::Response(r) if r.status == 200 => {
-                        serde_json::from_slice::<Value>(&r.body).ok().map(|v| branch_model_from_json(&v))
-                    }
-                    _ => None,
-                });
+                self.model = match outcome {
+                    FetchOutcome::Response(r) if r.status == 200 => serde_json::from_slice::<Value>(&r.body)
+                        .ok()
+                        .map(|v| branch_model_from_json(&v))
+                        .map_or(Model::Unreadable, Model::Read),
+                    _ => Model::Unreadable,
+                };
                 self.done = true;
             }
         }
@@ -156,7 +177,7 @@ impl ConditionsReader {
         if !self.done {
             return Verdict::CannotTell("the required-build conditions were not read".into());
         }
-        requirements::required_keys(&self.conditions, self.model.as_ref().and_then(Option::as_ref), target, source)
+        requirements::required_keys(&self.conditions, self.model.read(), target, source)
     }
 }
 
