@@ -9,7 +9,8 @@ use crate::tool::Exposed;
 /// The server's identity and exposure, fixed at start.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// The tools this server exposes.
+    /// The tools this server exposes and the kinds `show` offers: `tools/list` lists them, and a call to any
+    /// other tool is refused.
     pub exposed: Arc<Exposed>,
     /// bb's version, for `serverInfo`.
     pub version: &'static str,

@@ -95,7 +95,7 @@ pub enum Output {
         session: SessionId,
         /// The tag of the input this answers, or `None` for a message tied to no input (a log notification).
         tag: Option<u64>,
-        /// The serialized message.
+        /// The JSON-RPC message as UTF-8 JSON text, without a trailing newline.
         message: Vec<u8>,
     },
     /// The input tagged `tag` is complete: every message that answers it has been sent (possibly none:

@@ -31,7 +31,7 @@ impl Method {
 /// One Bitbucket request a plan needs. The shell adds the base URL, credentials and timeouts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchRequest {
-    /// The method.
+    /// The HTTP method; it also decides whether the shell may retry ([`crate::retry::decide`]).
     pub method: Method,
     /// The path below the server's base URL, starting with `/` (e.g. `/rest/api/latest/...`).
     pub path: String,
@@ -74,7 +74,8 @@ impl FetchOutcome {
 pub struct FetchResponse {
     /// The HTTP status.
     pub status: u16,
-    /// The whole body.
+    /// The whole body: an answer larger than the shell accepts comes as [`FetchErrorKind::BrokenResponse`]
+    /// instead, never cut.
     pub body: Vec<u8>,
     /// `Retry-After` in seconds, when Bitbucket sent one (429, 503).
     pub retry_after_s: Option<u64>,
@@ -87,7 +88,7 @@ pub struct FetchResponse {
 /// Why a Bitbucket request got no complete answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchError {
-    /// The kind of failure.
+    /// What failed: decides whether the shell retries ([`crate::retry::decide`]) and how a tool words it.
     pub kind: FetchErrorKind,
     /// What happened, in words that name no secret (no token, no password, no Authorization header).
     pub detail: String,

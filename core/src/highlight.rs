@@ -152,7 +152,7 @@ impl PartialEq for HighlightJob {
 /// A job's outcome: one mark per line of the job, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Highlighted {
-    /// The job's key.
+    /// The job's key: the file's key in the highlight cache, where the outcome is kept.
     pub key: u64,
     /// One mark per line.
     pub marks: Vec<Mark>,

@@ -88,14 +88,12 @@ pub enum Message {
     Request {
         /// The id to answer under.
         id: Id,
-        /// The method name.
         method: String,
         /// The params, when present (an object or an array).
         params: Option<Value>,
     },
     /// A notification: never answered.
     Notification {
-        /// The method name.
         method: String,
         /// The params, when present.
         params: Option<Value>,
@@ -112,7 +110,7 @@ pub enum Message {
 pub struct ErrorReply {
     /// The id to answer under; `None` is written as `null`.
     pub id: Option<Id>,
-    /// The error code.
+    /// A JSON-RPC error code: one of this module's constants.
     pub code: i64,
     /// A sentence a person can act on.
     pub message: String,

@@ -232,7 +232,8 @@ impl BuildFacts {
 /// Where one required key stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyStatus {
-    /// The required key.
+    /// One of the `buildParentKeys` of the conditions that apply; builds report under their `parent`, else
+    /// their `key`.
     pub key: String,
     /// The state of the latest build reporting under it, or `MISSING` when none has (the merge
     /// check blocks on it).

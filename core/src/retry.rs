@@ -53,7 +53,7 @@ impl Default for RetryPolicy {
 pub enum Decision {
     /// Wait this long, then try again.
     Retry {
-        /// The wait in milliseconds.
+        /// How long to sleep before the next attempt: `Retry-After` when Bitbucket sent one, else the backoff.
         after_ms: u64,
     },
     /// Report this outcome.

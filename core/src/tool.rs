@@ -116,11 +116,11 @@ pub struct ToolSpec {
     pub description: &'static str,
     /// The input schema; `show`'s is built from the kinds it offers instead.
     pub input_schema: fn() -> Value,
-    /// The annotations.
+    /// MCP's hints about its effects; `tools/list` carries those that differ from MCP's defaults.
     pub annotations: Annotations,
     /// Whether it writes.
     pub access: Access,
-    /// The part it plays.
+    /// Data tool, `show`, or a tool only views call: `show`'s schema and a companion's exposure follow from it.
     pub role: Role,
     /// Runs a call.
     pub start: StartFn,

@@ -154,7 +154,7 @@ impl Pool {
         self.lock().queues.get(&queue).map_or(0, VecDeque::len)
     }
 
-    /// The threads running now.
+    /// How many threads the pool runs now: 0 once each has been idle for `IDLE` (5 s).
     pub fn threads(&self) -> usize {
         self.lock().threads
     }

@@ -51,7 +51,7 @@ where
 pub struct PersonalToken(String);
 
 impl PersonalToken {
-    /// Wraps a token.
+    /// Keeps `token` as the client sent it, unchecked: Bitbucket's answers are what judge it.
     pub fn new(token: impl Into<String>) -> PersonalToken {
         PersonalToken(token.into())
     }

@@ -18,7 +18,7 @@ pub struct HttpOptions {
     /// When set, each session supplies its own Bitbucket token in this header on `initialize`
     /// (and the same value on every later request of the session).
     pub per_user_token_header: Option<String>,
-    /// The limits.
+    /// Sizes, timeouts and counts of connections and sessions, per peer, per person and in all.
     pub limits: Limits,
 }
 

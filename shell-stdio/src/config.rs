@@ -38,7 +38,7 @@ pub const MAX_RETRY_COUNT: u32 = 10;
 pub struct Secret(String);
 
 impl Secret {
-    /// Wraps a secret.
+    /// Keeps `value` so that only [`Secret::expose`] shows it.
     pub fn new(value: impl Into<String>) -> Self {
         Secret(value.into())
     }
@@ -71,9 +71,9 @@ pub enum Auth {
     Token(Secret),
     /// Basic authentication.
     Basic {
-        /// The user name.
+        /// `BITBUCKET_USER`: the login name sent with the password.
         user: String,
-        /// The password.
+        /// `BITBUCKET_PASSWORD`; [`load`] refuses an empty one.
         password: Secret,
     },
     /// No credentials: only what Bitbucket shows anonymously.
@@ -82,7 +82,7 @@ pub enum Auth {
 
 /// A client certificate chain and its private key, checked to belong together.
 pub struct ClientIdentity {
-    /// The file the chain came from.
+    /// `BB_CLIENT_CERT`: the file the chain came from, named when the server refuses the certificate.
     pub cert_file: PathBuf,
     /// The chain, leaf first (DER).
     pub chain: Vec<CertificateDer<'static>>,
@@ -150,7 +150,8 @@ pub struct BitbucketConfig {
     pub retry: RetryPolicy,
     /// The proxy, unless none is set or `NO_PROXY` exempts the host.
     pub proxy: Option<ProxySettings>,
-    /// The most requests in flight at once.
+    /// How many requests may be in flight at once (the rest wait their turn), and how many idle connections
+    /// per host are kept; [`MAX_IN_FLIGHT`] unless a test sets another.
     pub max_in_flight: usize,
     /// The largest answer accepted, in bytes.
     pub max_body_bytes: u64,

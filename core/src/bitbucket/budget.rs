@@ -19,9 +19,9 @@ use super::model::Line;
 /// The most of a diff one decode keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Share {
-    /// Lines.
+    /// Diff lines kept at most; the rest are skipped unread and counted.
     pub lines: usize,
-    /// Bytes of line text.
+    /// Bytes of line text: lines are kept while any are left, so the last one kept may go past it.
     pub bytes: usize,
 }
 

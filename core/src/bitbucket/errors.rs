@@ -19,7 +19,7 @@ pub struct Subject<'a> {
     pub project: &'a str,
     /// The repository slug.
     pub repo: &'a str,
-    /// The pull request id.
+    /// The pull request's id; `None` for a request about the repository alone.
     pub pr: Option<u64>,
 }
 
@@ -63,7 +63,8 @@ struct ReviewerError {
 /// answer carries it).
 #[derive(Debug, Default)]
 pub struct OutOfDate {
-    /// The pull request as it is now.
+    /// The pull request as it is now, from the 409's `pullRequest`; `None` for a comment, or when the answer
+    /// did not carry it.
     pub pull_request: Option<PullRequest>,
 }
 

@@ -21,11 +21,11 @@ use serde_json::Value;
 pub struct RawPage {
     /// The values, still JSON (decoded one by one).
     pub values: Vec<Value>,
-    /// This page's size.
+    /// `size`: this page's count (never the whole); without `nextPageStart` the next page starts at `start + size`.
     pub size: Option<u64>,
     /// The index of this page's first value.
     pub start: Option<u64>,
-    /// Whether this is the last page.
+    /// `isLastPage`: true ends the paging, whatever `nextPageStart` says.
     pub is_last_page: Option<bool>,
     /// Where the next page starts (absent or null on the last page).
     pub next_page_start: Option<u64>,

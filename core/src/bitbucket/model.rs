@@ -11,11 +11,12 @@ use serde_json::Value;
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct User {
-    /// The user name.
+    /// `name`: the login name, which Bitbucket's request bodies take for a user (`reviewers[{user{name}}]`);
+    /// for a commit's author, the git author's name.
     pub name: Option<String>,
-    /// The URL slug.
+    /// `slug`: the name in URLs (`/users/{slug}/avatar.png`), and the handle bb shows and tools take back.
     pub slug: Option<String>,
-    /// The name people see.
+    /// `displayName`: the full name ("Jane Doe"); [`User::label`] writes it before the handle.
     pub display_name: Option<String>,
     /// NORMAL or SERVICE. [spec]
     #[serde(rename = "type")]
@@ -41,7 +42,7 @@ impl User {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(from = "ParticipantJson")]
 pub struct Participant {
-    /// Who.
+    /// `user`: the person; a participant sent without one holds an empty user, whose handle is `?`.
     pub user: User,
     /// UNAPPROVED, NEEDS_WORK or APPROVED; APPROVED too for a Stash-era `approved: true` without a status.
     pub status: Option<String>,
@@ -67,7 +68,7 @@ impl From<ParticipantJson> for Participant {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default)]
 pub struct Project {
-    /// The key.
+    /// `key`: what URLs name the project by (`/projects/{key}`), and the first half of `KEY/slug`.
     pub key: Option<String>,
 }
 
@@ -75,11 +76,11 @@ pub struct Project {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default)]
 pub struct Repository {
-    /// The slug.
+    /// `slug`: what URLs name the repository by (`/repos/{slug}`); its display `name` may differ.
     pub slug: Option<String>,
     /// The numeric id (default reviewers need it).
     pub id: Option<u64>,
-    /// The project.
+    /// `project` (`{key, name}`): only its key is read.
     pub project: Option<Project>,
 }
 
@@ -97,11 +98,11 @@ impl Repository {
 pub struct Ref {
     /// The full ref (`refs/heads/main`).
     pub id: Option<String>,
-    /// The short name.
+    /// `displayId`: the short name (`main` for `refs/heads/main`). [reference "Conventions": rec]
     pub display_id: Option<String>,
     /// The commit the ref points at (`latestChangeset` before 4.0).
     pub latest_commit: Option<String>,
-    /// The repository.
+    /// The repository the ref lives in: for a pull request from a fork, the source's differs from the target's.
     pub repository: Option<Repository>,
 }
 
@@ -142,7 +143,7 @@ pub struct MergeResult {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Properties {
-    /// The merge outcome.
+    /// `mergeResult` (`{outcome, current}`): only the outcome is read.
     pub merge_result: Option<MergeResult>,
     /// Open tasks.
     pub open_task_count: Option<u64>,
@@ -160,7 +161,7 @@ pub struct PullRequest {
     pub id: Option<u64>,
     /// Its version, for the merge's version check.
     pub version: Option<u64>,
-    /// The title.
+    /// `title`: the line that lists and cards lead with.
     pub title: Option<String>,
     /// The description (absent when empty).
     pub description: Option<String>,
@@ -174,13 +175,13 @@ pub struct PullRequest {
     pub updated_date: Option<i64>,
     /// Closed, epoch ms.
     pub closed_date: Option<i64>,
-    /// The source.
+    /// `fromRef`: the branch with the changes; its `latestCommit` is the commit whose builds bb reads.
     pub from_ref: Option<Ref>,
-    /// The target.
+    /// `toRef`: the branch it merges into; its repository is the one the pull request belongs to.
     pub to_ref: Option<Ref>,
-    /// The author.
+    /// `author`: a participant with role AUTHOR (not a bare user); the spec leaves it out, real responses carry it.
     pub author: Option<Participant>,
-    /// The reviewers.
+    /// `reviewers`: participants with role REVIEWER; each one's `status` is their vote.
     pub reviewers: Vec<Participant>,
     /// Other participants.
     pub participants: Vec<Participant>,
@@ -235,7 +236,6 @@ impl Links {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default)]
 pub struct Href {
-    /// The address.
     pub href: Option<String>,
 }
 
@@ -243,7 +243,7 @@ pub struct Href {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Anchor {
-    /// The file.
+    /// `path`: the file's path in the repository (`src/lib.rs`), for file and line comments alike.
     pub path: Option<String>,
     /// The line (absent for a file comment).
     pub line: Option<u64>,
@@ -261,9 +261,9 @@ pub struct Comment {
     pub id: Option<u64>,
     /// Its version, which an update must send. [spec]
     pub version: Option<u64>,
-    /// The text.
+    /// `text`: Markdown, as its author wrote it.
     pub text: Option<String>,
-    /// The author.
+    /// `author`: a bare user (a pull request's author is a participant).
     pub author: Option<User>,
     /// Created, epoch ms.
     pub created_date: Option<i64>,
@@ -299,7 +299,7 @@ impl Comment {
 pub struct OldTask {
     /// Its id, among tasks.
     pub id: Option<u64>,
-    /// The text.
+    /// `text`: Markdown, as its author wrote it.
     pub text: Option<String>,
     /// OPEN or RESOLVED.
     pub state: Option<String>,
@@ -324,7 +324,7 @@ pub struct Activity {
     pub id: Option<u64>,
     /// When, epoch ms.
     pub created_date: Option<i64>,
-    /// Who.
+    /// `user`: who acted (commented, approved, merged, …).
     pub user: Option<User>,
     /// What (COMMENTED, APPROVED, ...).
     pub action: Option<String>,
@@ -394,7 +394,7 @@ pub struct Veto {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default)]
 pub struct Path {
-    /// The whole path.
+    /// `toString`: the components joined with `/` (`src/lib.rs`); bb reads no other part of a path.
     #[serde(rename = "toString")]
     pub whole: Option<String>,
 }
@@ -411,7 +411,7 @@ pub struct ChangeProperties {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Change {
-    /// The file.
+    /// `path`: where the file is after the change; older servers may leave it out (see [`Change::named_path`]).
     pub path: Option<Path>,
     /// Where it came from (MOVE, COPY).
     pub src_path: Option<Path>,
@@ -441,7 +441,7 @@ impl Change {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default)]
 pub struct DiffSet {
-    /// The files.
+    /// `diffs`: one per file; the per-file diff bb asks for holds one, and only the first is read.
     pub diffs: Vec<Diff>,
     /// Whether Bitbucket cut it.
     pub truncated: Option<bool>,
@@ -455,7 +455,7 @@ pub struct Diff {
     pub source: Option<Path>,
     /// The new file (null when deleted).
     pub destination: Option<Path>,
-    /// The hunks.
+    /// `hunks`, in file order; none when there is no text change to show.
     pub hunks: Vec<Hunk>,
     /// Whether Bitbucket cut it.
     pub truncated: Option<bool>,
@@ -484,7 +484,7 @@ pub struct Hunk {
     pub destination_line: Option<u64>,
     /// New lines.
     pub destination_span: Option<u64>,
-    /// The segments.
+    /// `segments`: the hunk's lines in order, as runs of ADDED, REMOVED and CONTEXT lines.
     pub segments: Vec<Segment>,
     /// Whether Bitbucket cut it.
     pub truncated: Option<bool>,
@@ -512,7 +512,7 @@ pub struct Line {
     pub source: Option<u64>,
     /// New line number.
     pub destination: Option<u64>,
-    /// The text.
+    /// `line`: the line's text, without its newline or a `+`/`-` sign.
     pub line: Option<String>,
     /// Root comments Bitbucket draws on this line. [rec]
     pub comment_ids: Vec<u64>,
@@ -526,13 +526,14 @@ pub struct Line {
 pub struct Build {
     /// SUCCESSFUL, FAILED, INPROGRESS, CANCELLED or UNKNOWN.
     pub state: Option<String>,
-    /// The key.
+    /// `key`: the build's identity (Bamboo: `PROJ-PLAN123`); a build without a `parent` counts under it for
+    /// required builds. [reference "Builds": assumed]
     pub key: Option<String>,
-    /// The name.
+    /// `name`: a label for people; bb writes it beside the key when the two differ, and the key when it is absent.
     pub name: Option<String>,
-    /// Where to look.
+    /// `url`: the build's page on the CI server that reported it.
     pub url: Option<String>,
-    /// What it says.
+    /// `description`: the CI server's own words about the run.
     pub description: Option<String>,
     /// The key it reports under for required builds (UI listing only). [assumed]
     pub parent: Option<String>,
@@ -584,9 +585,9 @@ pub struct BuildStats {
 pub struct Matcher {
     /// The id (a ref, a pattern, a category).
     pub id: Option<String>,
-    /// The name people see.
+    /// `displayId`: the matcher as Bitbucket writes it; bb's sentence about a condition uses it, else the id.
     pub display_id: Option<String>,
-    /// The type.
+    /// `type` (`{id, name}`): which kind of matcher, and so how `id` reads.
     #[serde(rename = "type")]
     pub kind: Option<MatcherType>,
 }
@@ -626,7 +627,7 @@ pub struct Commit {
     pub author: Option<User>,
     /// When it was written, epoch ms.
     pub author_timestamp: Option<i64>,
-    /// The message.
+    /// `message`: the whole message, subject line first; lists show only that line.
     pub message: Option<String>,
     /// Its parents (two or more for a merge).
     pub parents: Vec<CommitRef>,

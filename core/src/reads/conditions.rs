@@ -25,7 +25,7 @@ use crate::requirements::{
 pub enum ConditionsRead {
     /// A page of conditions.
     Page,
-    /// The branching model.
+    /// The branching model, asked for only when a condition has a `MODEL_*` matcher.
     Model,
 }
 

@@ -14,7 +14,7 @@ use crate::args::paging;
 use crate::bitbucket::{pr_path, segment};
 use crate::fetch::FetchRequest;
 
-/// The pull request.
+/// The pull request itself: `GET …/pull-requests/{id}`.
 pub fn request(project: &str, repo: &str, id: u64) -> FetchRequest {
     FetchRequest::get(pr_path(project, repo, id), vec![])
 }

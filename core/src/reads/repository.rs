@@ -16,7 +16,7 @@ use crate::bitbucket::model::Repository;
 use crate::bitbucket::repo_path;
 use crate::fetch::{FetchOutcome, FetchRequest};
 
-/// The repository.
+/// The repository itself: `GET …/repos/{slug}`.
 pub fn request(project: &str, repo: &str) -> FetchRequest {
     FetchRequest::get(repo_path(project, repo), vec![])
 }
@@ -67,7 +67,7 @@ pub fn default_branch(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Defa
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Summary {
-    /// The slug.
+    /// `slug`: what URLs and bb's `repo` arguments name the repository by.
     pub slug: Option<String>,
     /// The name, which may differ from the slug.
     pub name: Option<String>,
@@ -82,7 +82,6 @@ pub struct Summary {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct ProjectKey {
-    /// The project key.
     pub key: Option<String>,
 }
 

@@ -51,7 +51,7 @@ fn schema() -> Value {
 /// The reads of `get_pull_request`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum GetRead {
-    /// The pull request.
+    /// The pull request; its source commit is the one whose builds are read, and an open one is checked for merge.
     PullRequest,
     /// Its builds.
     Builds(BuildsRead),
@@ -210,7 +210,8 @@ fn person(p: &Participant) -> String {
     crate::text::short(&p.user.label(), 80)
 }
 
-/// The answer.
+/// The answer's text: title, branches, dates, people, counts, then `merge_check` and `builds` as written, then the
+/// description cut at `description_chars`.
 fn render(pr: &PullRequest, builds: &str, merge_check: Option<&str>, description_chars: usize) -> String {
     let mut out = Vec::new();
     let state = pr.state.as_deref().unwrap_or("?");

@@ -92,7 +92,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
 enum UpdateRead {
     /// The pull request, for its version and what it holds.
     PullRequest,
-    /// The update.
+    /// The `PUT`, with the version read.
     Update,
     /// The pull request once more, after a 409 that did not carry it.
     Again,
@@ -111,7 +111,7 @@ struct Update {
     draft: Option<bool>,
     /// The pull request as bb read it before writing.
     read: Option<PullRequest>,
-    /// The reviewers sent.
+    /// The reviewers' names the `PUT` carried, to name any that Bitbucket's answer does not list.
     sent: Vec<String>,
     notes: Vec<String>,
 }

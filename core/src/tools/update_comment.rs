@@ -65,7 +65,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
 enum EditRead {
     /// The comment, for its version and what it says.
     Comment,
-    /// The update.
+    /// The `PUT` of the new text or state, with the version read.
     Update,
     /// The comment once more, after a 409.
     Again,

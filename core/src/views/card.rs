@@ -28,7 +28,8 @@ use crate::tool::Call;
 /// The reads of a card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CardRead {
-    /// The pull request.
+    /// The pull request; its answer names whom bb acts as (`X-AUSERNAME`), and its source commit is the one
+    /// whose builds are read.
     PullRequest,
     /// Its builds.
     Builds(BuildsRead),

@@ -45,7 +45,7 @@ pub const FILES_LIMIT: u64 = 100;
 /// The reads of a diff view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiffRead {
-    /// The pull request.
+    /// The pull request, for the view's header: title, state, link and both branches.
     PullRequest,
     /// The first page of its changed files.
     Changes,

@@ -22,7 +22,6 @@ pub enum Place<'a> {
     /// On a line of a file of the diff: its number on the side its type is on (`ADDED` and `CONTEXT` the new
     /// file's, `REMOVED` the old one's).
     Line {
-        /// The file.
         path: &'a str,
         /// The line's number.
         line: u64,

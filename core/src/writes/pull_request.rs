@@ -26,7 +26,6 @@ fn reviewers(names: &[String]) -> Vec<Value> {
 /// A pull request to open, as `create_pull_request` decided it.
 #[derive(Debug, Clone, Copy)]
 pub struct New<'a> {
-    /// The title.
     pub title: &'a str,
     /// The description (Markdown); left out when `None`.
     pub description: Option<&'a str>,
@@ -61,7 +60,7 @@ pub fn create(project: &str, repo: &str, new: &New<'_>) -> FetchRequest {
 /// What an update sends, as `update_pull_request` decided it from the pull request it read.
 #[derive(Debug, Clone, Copy)]
 pub struct Update<'a> {
-    /// The version read.
+    /// The pull request's `version` as bb read it just before: Bitbucket answers a stale one with a 409.
     pub version: u64,
     /// The title to keep or set; left out when `None`.
     pub title: Option<&'a str>,

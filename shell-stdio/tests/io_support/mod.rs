@@ -91,7 +91,7 @@ impl<'a> Control<'a> {
         self.call(Method::Put, "/_stack/latency", json!({ "pathPrefix": prefix, "millis": millis }));
     }
 
-    /// The request counters.
+    /// The stack's counters (`GET /_stack/requests`): `{total, requests: {"METHOD /path": n}, inFlight, maxInFlight}`.
     pub fn requests(&self) -> Value {
         self.call(Method::Get, "/_stack/requests", Value::Null)
     }

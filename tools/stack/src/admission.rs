@@ -41,7 +41,7 @@ pub struct Fault {
 pub enum FaultKind {
     /// Answer with this status (and `Retry-After` seconds, for 429).
     Status {
-        /// The status code.
+        /// The status of the injected answer, with a Bitbucket error body worded for 429, 414, 502 and 503.
         status: u16,
         /// `Retry-After` seconds.
         retry_after: Option<u64>,
@@ -53,7 +53,7 @@ pub enum FaultKind {
     /// Answer with this status and an error whose text repeats the request's `Authorization` header, as a
     /// careless server or proxy does.
     Echo {
-        /// The status code.
+        /// The status of the injected answer, whose error text repeats the request's `Authorization`.
         status: u16,
     },
 }

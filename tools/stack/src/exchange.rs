@@ -13,7 +13,7 @@ pub struct Request {
     pub query: Vec<(String, String)>,
     /// Headers by lower-case name (the last value wins).
     pub headers: BTreeMap<String, String>,
-    /// The body bytes.
+    /// The body, read whole before any handler runs; [`Request::json`] parses it.
     pub body: Vec<u8>,
 }
 
@@ -67,11 +67,11 @@ impl Request {
 /// One HTTP response made by a handler.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
-    /// The status code.
+    /// The HTTP status; an error's body is Bitbucket's `{"errors": [...]}` ([`crate::errors::error`]).
     pub status: u16,
     /// Headers to send besides Content-Length.
     pub headers: Vec<(String, String)>,
-    /// The body bytes.
+    /// The body, sent whole with its length unless a fault cuts it.
     pub body: Vec<u8>,
 }
 

@@ -132,7 +132,7 @@ pub struct RunningStack {
     pub base_url: String,
     /// The default user's personal access token.
     pub token: String,
-    /// The bound address.
+    /// 127.0.0.1 and the port it listens on (the one the OS chose when [`StackConfig::port`] was 0).
     pub addr: SocketAddr,
     stop: Option<smol::channel::Sender<()>>,
     thread: Option<JoinHandle<()>>,

@@ -28,7 +28,7 @@ pub struct Model {
     pub builds: Vec<Build>,
     /// The next comment id (ids are global, as Bitbucket's are).
     pub next_comment_id: u64,
-    /// The next activity id.
+    /// The last activity id handed out: [`Model::activity_id`] adds one first; a seed starts it at 5000.
     pub next_activity_id: u64,
 }
 
@@ -37,9 +37,9 @@ pub struct Model {
 pub struct User {
     /// URL-safe name, also the login name.
     pub slug: String,
-    /// Numeric id.
+    /// The numeric `id` the user's JSON carries; the stack itself finds users by slug.
     pub id: u64,
-    /// Display name.
+    /// `displayName`: the full name ("Jane Doe").
     pub display_name: String,
     /// E-mail address.
     pub email: String,
@@ -49,7 +49,7 @@ pub struct User {
     pub password: String,
     /// Personal access token for bearer (or basic) authentication.
     pub token: String,
-    /// Avatar colour.
+    /// The colour of the square `/users/{slug}/avatar.png` serves.
     pub colour: [u8; 3],
 }
 
@@ -58,9 +58,9 @@ pub struct User {
 pub struct Project {
     /// Key (upper case).
     pub key: String,
-    /// Numeric id.
+    /// The numeric `id` the project's JSON carries; URLs name the project by its key.
     pub id: u64,
-    /// Name.
+    /// The display `name`, which may differ from the key.
     pub name: String,
     /// Description, possibly empty.
     pub description: String,
@@ -71,11 +71,13 @@ pub struct Project {
 pub struct Repo {
     /// Project key and slug.
     pub key: RepoKey,
-    /// Numeric id.
+    /// The numeric `id` the repository's JSON carries (bb asks default reviewers by it; the stack does
+    /// not check it).
     pub id: u64,
-    /// Name.
+    /// The display `name`, which may differ from the slug.
     pub name: String,
-    /// The repository this one was forked from.
+    /// The repository this one was forked from, served as its `origin`; a fork starts with the origin's
+    /// commits and branches.
     pub fork_of: Option<RepoKey>,
     /// Short name of the default branch.
     pub default_branch: String,
@@ -100,7 +102,7 @@ pub struct Repo {
 pub struct Commit {
     /// 40 hex digits.
     pub id: String,
-    /// Message.
+    /// The whole message; its first line is the subject.
     pub message: String,
     /// Author's slug.
     pub author: String,
@@ -171,7 +173,7 @@ impl PrState {
 /// One end of a pull request: a branch of a repository.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefKey {
-    /// The repository.
+    /// The repository the branch is in: for a pull request from a fork, the source's differs from the target's.
     pub repo: RepoKey,
     /// Short branch name.
     pub branch: String,
@@ -191,7 +193,7 @@ pub struct Participant {
     pub user: String,
     /// UNAPPROVED, NEEDS_WORK or APPROVED.
     pub status: String,
-    /// The commit the user last reviewed.
+    /// `lastReviewedCommit`; a seed sets the source commit for anyone whose status is not UNAPPROVED.
     pub last_reviewed: Option<String>,
 }
 
@@ -202,15 +204,15 @@ pub struct PullRequest {
     pub id: u64,
     /// Optimistic-lock version.
     pub version: u64,
-    /// Title.
+    /// `title`, served whole however long (a seed's `titlePadTo` makes a 100 KB one).
     pub title: String,
     /// Description (empty means absent).
     pub description: String,
-    /// State.
+    /// Open, merged or declined; `closed` is set once it is not open.
     pub state: PrState,
-    /// Draft flag.
+    /// `draft`: the merge check vetoes a draft, and `?draft=` filters on it.
     pub draft: bool,
-    /// Locked flag.
+    /// Served as `locked`; nothing in the stack acts on it.
     pub locked: bool,
     /// Created (epoch ms).
     pub created: i64,
@@ -222,13 +224,13 @@ pub struct PullRequest {
     pub from: RefKey,
     /// Target branch.
     pub to: RefKey,
-    /// Source commit.
+    /// `fromRef.latestCommit`: the source branch's head, moved by a push (a rescope); seeded builds are its.
     pub from_commit: String,
-    /// Target commit.
+    /// `toRef.latestCommit`: the target branch's head.
     pub to_commit: String,
     /// Author slug.
     pub author: String,
-    /// Reviewers.
+    /// The participants served with role REVIEWER; each one's `status` is their vote.
     pub reviewers: Vec<Participant>,
     /// Participants that are not reviewers.
     pub participants: Vec<Participant>,
@@ -236,7 +238,7 @@ pub struct PullRequest {
     pub conflicted: bool,
     /// Merge check vetoes besides conflicts (`{summaryMessage, detailedMessage}`).
     pub vetoes: Vec<Value>,
-    /// The changed files.
+    /// The changed files, as `…/changes` lists them and `…/diff/{path}` serves each.
     pub files: Vec<FileDiff>,
     /// Comments by id (replies point at their parent).
     pub comments: BTreeMap<u64, Comment>,
@@ -317,7 +319,7 @@ pub struct Hunk {
 pub struct Segment {
     /// ADDED, REMOVED or CONTEXT.
     pub kind: &'static str,
-    /// The lines.
+    /// The segment's lines in order; a cut file keeps only those under the server's line cap.
     pub lines: Vec<Line>,
     /// Whether lines were cut.
     pub truncated: bool,
@@ -337,7 +339,7 @@ pub struct Line {
 /// A comment, a reply or a task.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comment {
-    /// Id.
+    /// Its id, from [`Model::comment_id`]: global across pull requests, as Bitbucket's are.
     pub id: u64,
     /// Version, bumped on every edit.
     pub version: u64,
@@ -345,9 +347,9 @@ pub struct Comment {
     pub text: String,
     /// Author slug.
     pub author: String,
-    /// Created.
+    /// When it was added, epoch ms.
     pub created: i64,
-    /// Updated.
+    /// When it was last edited, epoch ms; `created` until then.
     pub updated: i64,
     /// Parent comment, for replies.
     pub parent: Option<u64>,
@@ -387,7 +389,7 @@ impl Comment {
 /// An entry of a pull request's activity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Activity {
-    /// Id.
+    /// Its id, from [`Model::activity_id`].
     pub id: u64,
     /// When it happened.
     pub created: i64,
@@ -406,25 +408,25 @@ pub struct Activity {
 /// A build status reported for a commit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Build {
-    /// The commit.
+    /// The commit the status was posted for; the listings find builds by it.
     pub commit: String,
     /// The build's key.
     pub key: String,
-    /// Display name.
+    /// `name`: the label shown for the build beside its key.
     pub name: String,
     /// SUCCESSFUL, FAILED, INPROGRESS, CANCELLED or UNKNOWN.
     pub state: String,
     /// Link to the build.
     pub url: String,
-    /// Description.
+    /// `description`: the CI server's free text, possibly empty.
     pub description: String,
-    /// When it was reported.
+    /// `dateAdded`: when it was reported, epoch ms.
     pub date_added: i64,
     /// The ref it was built for, if it says.
     pub ref_id: Option<String>,
     /// The parent key it reports under for required builds.
     pub parent: Option<String>,
-    /// Build number.
+    /// `buildNumber`, as text; only the UI listing carries it.
     pub build_number: Option<String>,
     /// Duration in ms.
     pub duration: Option<u64>,

@@ -25,13 +25,13 @@ pub struct Seed {
     pub application: Value,
     /// The user whose token the binary prints.
     pub default_user: String,
-    /// Users.
+    /// `users`; `defaultUser` must be one of them.
     pub users: Vec<SeedUser>,
-    /// Projects.
+    /// `projects`; every repository's project key must be one of theirs.
     pub projects: Vec<SeedProject>,
     /// Repositories (a fork after its origin).
     pub repositories: Vec<SeedRepo>,
-    /// Pull requests.
+    /// `pullRequests`; an id is used once per target repository.
     pub pull_requests: Vec<SeedPr>,
 }
 
@@ -41,18 +41,18 @@ pub struct Seed {
 pub struct SeedUser {
     /// Slug and login name.
     pub slug: String,
-    /// Id.
+    /// `id`: the numeric id the user's JSON carries.
     pub id: u64,
-    /// Display name.
+    /// `displayName`: the full name ("Jane Doe").
     pub display_name: String,
     /// E-mail.
     pub email: String,
     /// NORMAL or SERVICE.
     #[serde(rename = "type", default = "normal")]
     pub kind: String,
-    /// Password.
+    /// `password`, for basic authentication as this user.
     pub password: String,
-    /// Personal access token.
+    /// `token`: the personal access token; the default user's gives way to one given on the command line.
     pub token: String,
     /// Avatar colour, `#rrggbb`.
     pub colour: String,
@@ -66,13 +66,13 @@ fn normal() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SeedProject {
-    /// Key.
+    /// `key`, upper-cased when read.
     pub key: String,
-    /// Id.
+    /// `id`: the numeric id the project's JSON carries.
     pub id: u64,
-    /// Name.
+    /// `name`: the display name, which may differ from the key.
     pub name: String,
-    /// Description.
+    /// `description`; left out of the project's JSON when empty.
     #[serde(default)]
     pub description: String,
 }
@@ -83,14 +83,14 @@ pub struct SeedProject {
 pub struct SeedRepo {
     /// `KEY/slug`.
     pub repo: String,
-    /// Id.
+    /// `id`: the numeric id the repository's JSON carries.
     pub id: u64,
-    /// Name.
+    /// `name`: the display name, which may differ from the slug.
     pub name: String,
     /// `KEY/slug` of the origin, for a fork: the fork starts with the origin's commits and branches.
     #[serde(default)]
     pub fork_of: Option<String>,
-    /// Default branch.
+    /// `defaultBranch`, `main` when left out.
     #[serde(default = "main_branch")]
     pub default_branch: String,
     /// The default branch's history, oldest first (ignored for forks).
@@ -99,7 +99,7 @@ pub struct SeedRepo {
     /// Further branches, each one commit ahead of the default branch (pull request branches are made on their own).
     #[serde(default)]
     pub branches: Vec<String>,
-    /// Tags.
+    /// `tags`, each on a commit of `history`.
     #[serde(default)]
     pub tags: Vec<SeedTag>,
     /// The branching model, as Bitbucket returns it.
@@ -124,11 +124,11 @@ fn main_branch() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SeedCommit {
-    /// Message.
+    /// `message`, whole: its first line is the subject.
     pub message: String,
     /// Author slug.
     pub author: String,
-    /// Time.
+    /// `at`: when it was written, epoch ms.
     pub at: i64,
 }
 
@@ -136,11 +136,11 @@ pub struct SeedCommit {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SeedTag {
-    /// Name.
+    /// `name`: the tag's short name, without `refs/tags/`.
     pub name: String,
     /// Index into the history (oldest is 0).
     pub commit: usize,
-    /// Annotation.
+    /// `message`: an annotated tag's message; a lightweight tag has none.
     #[serde(default)]
     pub message: Option<String>,
 }
@@ -149,11 +149,11 @@ pub struct SeedTag {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SeedDefaultReviewers {
-    /// Id.
+    /// `id`: the condition's id as served.
     pub id: u64,
-    /// Source matcher.
+    /// `sourceMatcher`: a ref matcher as Bitbucket returns it, over the source branch.
     pub source_matcher: Value,
-    /// Target matcher.
+    /// `targetMatcher`: a ref matcher as Bitbucket returns it, over the target branch.
     pub target_matcher: Value,
     /// Reviewer slugs.
     pub reviewers: Vec<String>,
@@ -170,41 +170,44 @@ pub struct SeedPr {
     pub repo: String,
     /// Id in the target repository.
     pub id: u64,
-    /// Version.
+    /// `version`: the version it starts at, 0 when left out.
     #[serde(default)]
     pub version: u64,
-    /// Title.
+    /// `title`; its first line (60 characters at most) is also the message of the source branch's commits.
     pub title: String,
     /// Repeat the title until it is at least this many bytes long (for the 100 KB title).
     #[serde(default)]
     pub title_pad_to: usize,
-    /// Description.
+    /// `description`; served as absent when empty, as Bitbucket does.
     #[serde(default)]
     pub description: String,
-    /// Source branch.
+    /// `from`: the source branch's short name; made `commits` commits ahead of the default branch unless it
+    /// exists.
     pub from: String,
     /// Source repository when it is a fork, `KEY/slug`.
     #[serde(default)]
     pub from_repo: Option<String>,
-    /// Target branch.
+    /// `to`: the target branch's short name, `main` when left out; made one commit ahead of the default
+    /// branch unless it exists.
     #[serde(default = "main_branch")]
     pub to: String,
     /// Author slug.
     pub author: String,
     /// OPEN, MERGED or DECLINED.
     pub state: String,
-    /// Draft.
+    /// `draft`: the merge check vetoes a draft.
     #[serde(default)]
     pub draft: bool,
-    /// Locked.
+    /// `locked`, served as is; nothing acts on it.
     #[serde(default)]
     pub locked: bool,
-    /// Would merging conflict.
+    /// `conflicted`: the merge check, `mergeResult` and the modified files' `conflict` say so, and a merge is
+    /// refused.
     #[serde(default)]
     pub conflicted: bool,
-    /// Created.
+    /// `created`, epoch ms; also the OPENED activity's time.
     pub created: i64,
-    /// Updated.
+    /// `updated`, epoch ms, until a write moves it.
     pub updated: i64,
     /// Closed, for merged and declined ones.
     #[serde(default)]
@@ -212,7 +215,7 @@ pub struct SeedPr {
     /// Commits on the source branch (at least 1).
     #[serde(default = "one")]
     pub commits: u32,
-    /// Reviewers.
+    /// `reviewers`; anyone whose status is not UNAPPROVED has reviewed the source commit (`lastReviewedCommit`).
     #[serde(default)]
     pub reviewers: Vec<SeedParticipant>,
     /// Participants that are not reviewers.
@@ -221,7 +224,7 @@ pub struct SeedPr {
     /// Merge-check vetoes besides conflicts.
     #[serde(default)]
     pub vetoes: Vec<Value>,
-    /// Changed files.
+    /// `files`: each a patch, a generated diff or a binary file, cut to the server's line cap.
     #[serde(default)]
     pub files: Vec<SeedFile>,
     /// Activity after OPENED, oldest first (MERGED/DECLINED are added from `closed` when missing).
@@ -240,7 +243,7 @@ fn one() -> u32 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SeedParticipant {
-    /// Slug.
+    /// `user`: the user's slug.
     pub user: String,
     /// UNAPPROVED, NEEDS_WORK or APPROVED.
     #[serde(default = "unapproved")]
@@ -292,11 +295,11 @@ pub struct SeedGenerate {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SeedActivity {
-    /// The action.
+    /// `action` (APPROVED, RESCOPED, …); with a `comment`, the thread is added as COMMENTED whatever it says.
     pub action: String,
-    /// Who.
+    /// `user`: the slug of who acted; a comment thread's root is theirs.
     pub user: String,
-    /// When.
+    /// `at`: when, epoch ms; a comment thread's root takes it.
     pub at: i64,
     /// For COMMENTED: the comment thread started.
     #[serde(default)]
@@ -310,7 +313,7 @@ pub struct SeedActivity {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SeedComment {
-    /// Text.
+    /// `text`: Markdown.
     pub text: String,
     /// Author (for replies; a thread's root takes the activity's user).
     #[serde(default)]
@@ -333,7 +336,7 @@ pub struct SeedComment {
     /// Resolved (a task) or thread marked resolved (a comment).
     #[serde(default)]
     pub resolved: Option<SeedResolved>,
-    /// Replies.
+    /// `replies`, each added with a REPLIED activity of its own.
     #[serde(default)]
     pub replies: Vec<SeedComment>,
 }
@@ -346,9 +349,9 @@ fn normal_severity() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SeedResolved {
-    /// Slug.
+    /// `by`: the slug of who resolved it.
     pub by: String,
-    /// When.
+    /// `at`: when, epoch ms.
     pub at: i64,
 }
 
@@ -356,24 +359,24 @@ pub struct SeedResolved {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SeedBuild {
-    /// Key.
+    /// `key`: a build posted later for the same commit with the same key and ref replaces it.
     pub key: String,
-    /// Name.
+    /// `name`: the label shown for the build beside its key.
     pub name: String,
-    /// State.
+    /// `state`: SUCCESSFUL, FAILED, INPROGRESS, CANCELLED or UNKNOWN.
     pub state: String,
     /// `"source"` for the pull request's branch, a full ref id, or absent for none.
     #[serde(default, rename = "ref")]
     pub ref_id: Option<String>,
-    /// Parent key.
+    /// `parent`: the key it reports under for required builds (Bamboo: `PROJ-PLAN` for `PROJ-PLAN123`).
     #[serde(default)]
     pub parent: Option<String>,
-    /// When.
+    /// `at`: when it was reported (`dateAdded`), epoch ms.
     pub at: i64,
-    /// Description.
+    /// `description`, empty when left out.
     #[serde(default)]
     pub description: String,
-    /// Build number.
+    /// `buildNumber`, as text; only the UI listing carries it.
     #[serde(default)]
     pub build_number: Option<String>,
     /// Duration (ms).

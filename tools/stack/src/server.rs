@@ -26,7 +26,8 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 /// The state every connection shares.
 #[derive(Debug)]
 pub struct Shared {
-    /// The world behind its lock.
+    /// The world, behind one lock: a handler holds it for its whole request, so requests are served one at a
+    /// time; latency and hangs are waited out without it.
     pub world: Mutex<World>,
 }
 

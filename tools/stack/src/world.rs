@@ -12,7 +12,7 @@ pub struct World {
     pub seed: Seed,
     /// The token given on the command line for the default user.
     pub token: Option<String>,
-    /// The served data.
+    /// The data served now: built from `seed`, changed by writes, built again by a reset.
     pub model: Model,
     /// Faults, latency and request counts set through `/_stack`.
     pub control: Control,

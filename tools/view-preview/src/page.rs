@@ -83,7 +83,7 @@ impl PageServer {
         Ok(PageServer { addr, stop, thread: Some(thread) })
     }
 
-    /// The bound address.
+    /// The listener's address, with the real port when port 0 was asked for.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }

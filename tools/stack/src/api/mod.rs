@@ -23,7 +23,7 @@ pub type Reply = Result<Response, Response>;
 /// What every handler gets: the model, the rendering context and the caller's slug.
 #[derive(Debug)]
 pub struct Cx<'a> {
-    /// The data.
+    /// The model, to read and change: the handler holds the world's lock while it runs.
     pub m: &'a mut Model,
     /// Rendering context for this request.
     pub v: View,
