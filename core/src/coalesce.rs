@@ -35,6 +35,8 @@ pub struct ReadKey {
     who: u64,
     path: String,
     query: Vec<(String, String)>,
+    /// A diff read keeping another share is another read: its answer differs.
+    keep: Option<(usize, usize)>,
 }
 
 impl ReadKey {
@@ -45,6 +47,7 @@ impl ReadKey {
             who,
             path: request.path.clone(),
             query: request.query.clone(),
+            keep: request.keep.map(|k| (k.lines, k.bytes)),
         })
     }
 }
@@ -215,7 +218,7 @@ mod tests {
     #[test]
     fn a_write_has_no_read_key() {
         for method in [Method::Post, Method::Put, Method::Delete] {
-            let request = FetchRequest { method, path: "/pr/1/comments".into(), query: vec![], body: None };
+            let request = FetchRequest { method, path: "/pr/1/comments".into(), query: vec![], body: None, keep: None };
             assert_eq!(ReadKey::of(0, &request), None);
         }
     }

@@ -1,7 +1,12 @@
 //! A Bitbucket request as the core asks for it, and its outcome as the shell observed it. The shell
 //! adds the base URL, credentials, timeouts and retries; the core never sees a socket.
 
+use std::sync::Arc;
+
 use serde_json::Value;
+
+pub use crate::bitbucket::budget::Share;
+use crate::bitbucket::model::DiffSet;
 
 /// An HTTP method bb uses against Bitbucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -39,12 +44,76 @@ pub struct FetchRequest {
     pub query: Vec<(String, String)>,
     /// A JSON body, for writes.
     pub body: Option<Value>,
+    /// For an answer that is one file's diff: how much of it the call keeps. A shell that reads the
+    /// body as it arrives decodes it with [`crate::read_diff`] on its own thread, keeping only this
+    /// share, and hands back a [`DiffAnswer`] instead of the bytes; any other shell hands the bytes,
+    /// and the core cuts them the same way.
+    pub keep: Option<Share>,
 }
 
 impl FetchRequest {
     /// A GET of `path` with `query`.
     pub fn get(path: impl Into<String>, query: Vec<(String, String)>) -> Self {
-        FetchRequest { method: Method::Get, path: path.into(), query, body: None }
+        FetchRequest { method: Method::Get, path: path.into(), query, body: None, keep: None }
+    }
+
+    /// The same request, its answer one file's diff of which the call keeps `share`.
+    pub fn keeping(mut self, share: Share) -> Self {
+        self.keep = Some(share);
+        self
+    }
+}
+
+/// One file's diff as the shell decoded it while it read the answer: what the share kept and how many
+/// lines it skipped, or why the JSON could not be read. Cheap to clone (a shared read's followers get
+/// the same one).
+#[derive(Clone)]
+pub struct DiffAnswer(pub(crate) Arc<Result<(DiffSet, usize), String>>);
+
+impl PartialEq for DiffAnswer {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for DiffAnswer {}
+
+impl std::fmt::Debug for DiffAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &*self.0 {
+            Ok((set, skipped)) => write!(f, "DiffAnswer({} file(s), {skipped} line(s) skipped)", set.diffs.len()),
+            Err(e) => write!(f, "DiffAnswer(unreadable: {e})"),
+        }
+    }
+}
+
+impl DiffAnswer {
+    /// Runs `scrub` over every text the diff carries (lines, comments): a shell removes its credentials
+    /// from it as it does from a body's bytes.
+    pub fn scrub(self, scrub: impl Fn(&str) -> Option<String>) -> DiffAnswer {
+        let inner = match Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone()) {
+            Ok((mut set, skipped)) => {
+                for d in &mut set.diffs {
+                    d.scrub(&scrub);
+                }
+                Ok((set, skipped))
+            }
+            Err(e) => Err(scrub(&e).unwrap_or(e)),
+        };
+        DiffAnswer(Arc::new(inner))
+    }
+}
+
+/// Reads one file's diff from `body` as it arrives, keeping `share` of its lines (the rest are parsed
+/// and dropped, never held). An error reading `body` (the answer broke off) is the error; JSON that
+/// cannot be read is a [`DiffAnswer`] that says so. Runs on the shell's thread, never the driver's.
+pub fn read_diff(share: Share, body: &mut dyn std::io::Read) -> std::io::Result<DiffAnswer> {
+    let reader = std::io::BufReader::with_capacity(64 * 1024, body);
+    let (read, skipped) = crate::bitbucket::budget::keep(share, || serde_json::from_reader::<_, DiffSet>(reader));
+    match read {
+        Ok(set) => Ok(DiffAnswer(Arc::new(Ok((set, skipped))))),
+        Err(e) if e.is_io() => Err(std::io::Error::from(e)),
+        Err(e) => Ok(DiffAnswer(Arc::new(Err(format!("Bitbucket's answer could not be read ({e})."))))),
     }
 }
 
@@ -60,7 +129,7 @@ pub enum FetchOutcome {
 impl FetchOutcome {
     /// A response with this status and body and no `Retry-After`.
     pub fn response(status: u16, body: impl Into<Vec<u8>>) -> FetchOutcome {
-        FetchOutcome::Response(FetchResponse { status, body: body.into(), retry_after_s: None, user: None })
+        FetchOutcome::Response(FetchResponse { status, body: body.into(), retry_after_s: None, user: None, diff: None })
     }
 
     /// A failure of this kind, with a detail that names no secret.
@@ -83,6 +152,9 @@ pub struct FetchResponse {
     /// authenticated response (reference/bitbucket-dc.md "Users": [rec in third-party clients;
     /// assumed for 9.x]). The session remembers it for tools that act as the current user.
     pub user: Option<String>,
+    /// For a request with [`FetchRequest::keep`] answered 2xx, the diff the shell decoded as it read
+    /// it ([`read_diff`]); `body` is then empty.
+    pub diff: Option<DiffAnswer>,
 }
 
 /// Why a Bitbucket request got no complete answer.

@@ -100,7 +100,9 @@ pub mod testing;
 // The drive contract: what a shell feeds the core, and what it carries out for it.
 pub use config::ServerConfig;
 pub use contract::{Input, Output, SessionId};
-pub use fetch::{FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method, Ticket};
+pub use fetch::{
+    DiffAnswer, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method, Share, Ticket, read_diff,
+};
 pub use highlight::{HighlightJob, Highlighted};
 pub use logging::Level;
 pub use protocol::{ClientProfile, ProtocolVersion};

@@ -50,8 +50,9 @@ enum Operation {
     Line { session: u8, bytes: Vec<u8> },
     /// A message too long for the shell.
     Oversized { session: u8 },
-    /// Bitbucket answers an outstanding read.
-    Answer { which: u8, status: u8, body: Body, retry_after: Option<u8>, user: bool },
+    /// Bitbucket answers an outstanding read; `decoded`: a diff read's answer comes decoded by the
+    /// shell as it read it ([`bb_core::read_diff`]), as bb's client hands it.
+    Answer { which: u8, status: u8, body: Body, retry_after: Option<u8>, user: bool, decoded: bool },
     /// An outstanding read fails.
     Fail { which: u8, kind: u8, may_have_arrived: bool },
     /// A step of the CPU work a call asked for; `last` as when the shell's deadline has passed.
@@ -296,6 +297,8 @@ struct Ledger {
     done: BTreeSet<u64>,
     /// Outstanding reads.
     outstanding: Vec<Ticket>,
+    /// The share each outstanding diff read keeps.
+    keeps: BTreeMap<Ticket, bb_core::Share>,
     /// Work the server asked for and has not been given a step of yet.
     work: Vec<Ticket>,
     /// Large calls' rooms asked for and not yet granted or refused.
@@ -341,7 +344,12 @@ impl Ledger {
     fn drain(&mut self, server: &mut Server) {
         while let Some(out) = server.poll_output() {
             match out {
-                Output::Fetch { ticket, .. } => self.outstanding.push(ticket),
+                Output::Fetch { ticket, request, .. } => {
+                    self.outstanding.push(ticket);
+                    if let Some(share) = request.keep {
+                        self.keeps.insert(ticket, share);
+                    }
+                }
                 Output::Work { ticket, .. } => self.work.push(ticket),
                 Output::Compute { ticket, job, .. } => self.jobs.push((ticket, *job)),
                 Output::Admit { ticket, .. } => self.rooms.push(ticket),
@@ -560,14 +568,22 @@ fuzz_target!(|run: Run| {
                 server.handle(Input::Oversized { session: s, limit: 16 << 20, tag }, now);
                 ledger.drain(&mut server);
             }
-            Operation::Answer { which, status, body: b, retry_after, user } => {
+            Operation::Answer { which, status, body: b, retry_after, user, decoded } => {
                 if !ledger.outstanding.is_empty() {
                     let ticket = ledger.outstanding.remove(which as usize % ledger.outstanding.len());
+                    let status = STATUSES[status as usize % STATUSES.len()];
+                    let mut bytes = body(&b);
+                    let keep = ledger.keeps.remove(&ticket).filter(|_| decoded && (200..300).contains(&status));
+                    let diff = keep.and_then(|share| bb_core::read_diff(share, &mut bytes.as_slice()).ok());
+                    if diff.is_some() {
+                        bytes.clear();
+                    }
                     let outcome = FetchOutcome::Response(FetchResponse {
-                        status: STATUSES[status as usize % STATUSES.len()],
-                        body: body(&b),
+                        status,
+                        body: bytes,
                         retry_after_s: retry_after.map(u64::from),
                         user: user.then(|| "me".to_owned()),
+                        diff,
                     });
                     server.handle(Input::Fetched { ticket, outcome }, now);
                     ledger.drain(&mut server);

@@ -368,6 +368,7 @@ mod tests {
             body: vec![],
             retry_after_s: Some(1),
             user: None,
+            diff: None,
         });
         assert_eq!(super::body(&o, ABOUT, None).unwrap_err(), "Bitbucket is rate limiting bb; try again in 1 second.");
     }

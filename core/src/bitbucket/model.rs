@@ -287,6 +287,16 @@ pub struct Comment {
 
 impl Comment {
     /// Whether this comment is a task.
+    /// Runs `scrub` over its text and its replies' (see [`crate::DiffAnswer::scrub`]).
+    pub fn scrub(&mut self, scrub: &impl Fn(&str) -> Option<String>) {
+        if let Some(clean) = self.text.as_deref().and_then(scrub) {
+            self.text = Some(clean);
+        }
+        for reply in &mut self.comments {
+            reply.scrub(scrub);
+        }
+    }
+
     pub fn is_task(&self) -> bool {
         self.severity.as_deref() == Some("BLOCKER")
     }
@@ -468,6 +478,21 @@ pub struct Diff {
     /// Lines Bitbucket sent that bb did not keep: past the share of the call that read them.
     #[serde(skip)]
     pub left_out: usize,
+}
+
+impl Diff {
+    /// Runs `scrub` over the text of every line and comment (see [`crate::DiffAnswer::scrub`]).
+    pub fn scrub(&mut self, scrub: &impl Fn(&str) -> Option<String>) {
+        let lines = self.hunks.iter_mut().flat_map(|h| &mut h.segments).flat_map(|s| &mut s.lines);
+        for text in lines.filter_map(|l| l.line.as_mut()) {
+            if let Some(clean) = scrub(text) {
+                *text = clean;
+            }
+        }
+        for c in self.line_comments.iter_mut().chain(&mut self.file_comments) {
+            c.scrub(scrub);
+        }
+    }
 }
 
 /// A hunk. [spec][rec]

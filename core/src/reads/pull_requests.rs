@@ -32,6 +32,7 @@ pub fn build_stats_request(commits: &[String]) -> FetchRequest {
         path: "/rest/build-status/latest/commits/stats".into(),
         query: vec![],
         body: Some(Value::from(commits.to_vec())),
+        keep: None,
     }
 }
 

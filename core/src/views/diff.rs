@@ -291,6 +291,7 @@ impl DiffView {
             Of::PullRequest(id) => diff::file_request(&self.project, &self.repo, *id, path, None),
             Of::Refs(refs, kind) => refs.file_request(path, kind.context_lines),
         }
+        .keeping(self.share)
     }
 
     /// The answer when the view could not be built, with the page to open in Bitbucket.

@@ -316,7 +316,13 @@ impl StackHarness {
             response.body = v.to_string().into_bytes();
         }
         self.raw_bytes += response.body.len();
-        FetchOutcome::Response(FetchResponse { status: response.status, body: response.body, retry_after_s, user })
+        FetchOutcome::Response(FetchResponse {
+            status: response.status,
+            body: response.body,
+            retry_after_s,
+            user,
+            diff: None,
+        })
     }
 }
 

@@ -22,6 +22,17 @@ pub enum Phase {
     Body,
 }
 
+/// ureq's error inside an I/O error from reading a body (its reader wraps one), or the I/O error itself.
+pub fn unwrap_io(error: io::Error) -> ureq::Error {
+    if error.get_ref().is_some_and(|inner| inner.is::<ureq::Error>()) {
+        if let Some(inner) = error.into_inner().and_then(|inner| inner.downcast::<ureq::Error>().ok()) {
+            return *inner;
+        }
+        return ureq::Error::Io(io::Error::other("the answer broke off"));
+    }
+    ureq::Error::Io(error)
+}
+
 /// Classifies `error`, seen in `phase` of a request to `config`'s server.
 pub fn classify(error: &ureq::Error, phase: Phase, config: &BitbucketConfig) -> FetchError {
     let server = &config.base_url;

@@ -261,8 +261,25 @@ impl Client {
             .map(str::trim)
             .filter(|v| !v.is_empty())
             .map(str::to_owned);
+        // One file's diff is decoded here, on this read thread, as it arrives: only the call's share of
+        // its lines is kept, and the driver gets no bytes to decode.
+        if let Some(share) = request.keep.filter(|_| (200..300).contains(&status)) {
+            let mut reader = response.body_mut().with_config().limit(self.config.max_body_bytes).reader();
+            return match bb_core::read_diff(share, &mut reader) {
+                Ok(diff) => FetchOutcome::Response(FetchResponse {
+                    status,
+                    body: Vec::new(),
+                    retry_after_s,
+                    user,
+                    diff: Some(diff),
+                }),
+                Err(e) => {
+                    FetchOutcome::Failed(failure::classify(&failure::unwrap_io(e), failure::Phase::Body, &self.config))
+                }
+            };
+        }
         match response.body_mut().with_config().limit(self.config.max_body_bytes).read_to_vec() {
-            Ok(body) => FetchOutcome::Response(FetchResponse { status, body, retry_after_s, user }),
+            Ok(body) => FetchOutcome::Response(FetchResponse { status, body, retry_after_s, user, diff: None }),
             Err(e) => FetchOutcome::Failed(failure::classify(&e, failure::Phase::Body, &self.config)),
         }
     }
@@ -298,6 +315,12 @@ fn finish(outcome: FetchOutcome, request: &FetchRequest, attempts: u32, secrets:
         }
         FetchOutcome::Response(mut r) => {
             r.body = secrets.scrub_bytes(r.body);
+            r.diff = r.diff.map(|d| {
+                d.scrub(|text| match secrets.scrub(text) {
+                    std::borrow::Cow::Owned(clean) => Some(clean),
+                    std::borrow::Cow::Borrowed(_) => None,
+                })
+            });
             r.user = r.user.map(|u| secrets.scrub(&u).into_owned());
             FetchOutcome::Response(r)
         }
