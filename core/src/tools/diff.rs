@@ -13,7 +13,7 @@ use crate::args::number;
 use crate::bitbucket::Page;
 use crate::bitbucket::errors::Subject;
 use crate::bitbucket::model::{Change, Diff};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::{FetchOutcome, FetchRequest, Share};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::diff;
 use crate::text::diff::{change_line, render_file};
@@ -94,7 +94,9 @@ struct DiffTool {
 
 impl DiffTool {
     fn diff_request(&self, path: &str) -> FetchRequest {
+        // No file's text can take more than the whole answer: what lies past it is skipped as it is read.
         diff::file_request(&self.project, &self.repo, self.id, path, Some(self.context))
+            .keeping(Share { lines: self.budget, bytes: self.budget })
     }
 }
 
@@ -105,7 +107,7 @@ impl Plan for DiffTool {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
         if let DiffRead::File(i) = read {
             if let Some(entry) = self.files.get_mut(i) {
-                entry.1 = Some(diff::file(&outcome, about));
+                entry.1 = Some(diff::file_within(&outcome, about, Share { lines: self.budget, bytes: self.budget }));
             }
         } else {
             let changes = diff::changes(&outcome, about);

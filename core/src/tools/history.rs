@@ -19,7 +19,7 @@ use crate::args::{number, string};
 use crate::bitbucket::Page;
 use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Change, Commit, Diff};
-use crate::fetch::FetchOutcome;
+use crate::fetch::{FetchOutcome, Share};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::compare::Refs;
 use crate::reads::diff;
@@ -217,7 +217,7 @@ fn start_compare(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let drawable = call.client.renders_views && call.exposed.kind(COMPARE_KIND).is_some();
     let mut c = Compare { refs, budget, asked: !paths.is_empty(), drawable, ..Compare::default() };
     for (i, p) in paths.into_iter().enumerate() {
-        first.push((CompareRead::File(i), c.refs.file_request(&p, CONTEXT_LINES)));
+        first.push((CompareRead::File(i), c.refs.file_request(&p, CONTEXT_LINES).keeping(share(c.budget))));
         c.files.push((p, None));
     }
     Step::wait(c, first)
@@ -271,14 +271,14 @@ impl Plan for Compare {
                         .map(str::to_owned)
                         .collect();
                     for p in chosen {
-                        f.fetch(CompareRead::File(self.files.len()), self.refs.file_request(&p, CONTEXT_LINES));
+                        f.fetch(CompareRead::File(self.files.len()), self.refs.file_request(&p, CONTEXT_LINES).keeping(share(self.budget)));
                         self.files.push((p, None));
                     }
                 }
                 self.changes = Some(changes);
             }
             CompareRead::File(i) => {
-                let d = diff::file(&outcome, about);
+                let d = diff::file_within(&outcome, about, share(self.budget));
                 if let Some(entry) = self.files.get_mut(i) {
                     entry.1 = Some(d);
                 }
@@ -383,4 +383,9 @@ impl Compare {
         }
         out
     }
+}
+
+/// What a file's diff keeps: no file's text can take more than the whole answer.
+fn share(budget: usize) -> Share {
+    Share { lines: budget, bytes: budget }
 }
