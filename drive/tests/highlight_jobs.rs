@@ -6,28 +6,16 @@
 //! gone, so the order (job run, deadline, answer, outcome kept) is by construction, not by timing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod common;
+
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bb_core::{Catalogue, ExposureOptions, FetchOutcome, FetchRequest, Input, ServerConfig, Ticket};
-use bb_drive::{Cancel, Delivery, Driver, Logger, PersonalToken, Wake};
+use bb_core::{Catalogue, ExposureOptions, FetchOutcome, Input, ServerConfig, Ticket};
+use bb_drive::{Delivery, Driver, Logger, Wake};
+use common::bitbucket;
 use serde_json::Value;
-
-const PR: &str = r#"{"id":1,"version":1,"title":"T","state":"OPEN","open":true,"closed":false,"fromRef":{"id":"refs/heads/f","displayId":"f","latestCommit":"a","repository":{"slug":"api","project":{"key":"BB"}}},"toRef":{"id":"refs/heads/main","displayId":"main","latestCommit":"b","repository":{"slug":"api","project":{"key":"BB"}}},"author":{"user":{"name":"alice","slug":"alice","displayName":"Alice"},"role":"AUTHOR","status":"UNAPPROVED"},"reviewers":[],"participants":[],"properties":{}}"#;
-const CHANGES: &str = r#"{"values":[{"path":{"toString":"src/lib.rs"},"type":"MODIFY"}],"isLastPage":true,"start":0,"size":1,"limit":100}"#;
-const DIFF: &str = r#"{"fromHash":"a","toHash":"b","contextLines":10,"truncated":false,"diffs":[{"source":{"toString":"src/lib.rs"},"destination":{"toString":"src/lib.rs"},"hunks":[{"sourceLine":1,"sourceSpan":1,"destinationLine":1,"destinationSpan":2,"segments":[{"type":"CONTEXT","lines":[{"source":1,"destination":1,"line":"fn main() {}"}]},{"type":"ADDED","lines":[{"source":2,"destination":2,"line":"let s = \"text\"; // note"}]}]}]}]}"#;
-
-fn bitbucket(request: FetchRequest, _: Option<&PersonalToken>, _: &Cancel) -> FetchOutcome {
-    let body = if request.path.ends_with("/changes") {
-        CHANGES
-    } else if request.path.contains("/diff/") {
-        DIFF
-    } else {
-        PR
-    };
-    FetchOutcome::response(200, body)
-}
 
 enum Event {
     Fetched(Ticket, FetchOutcome),

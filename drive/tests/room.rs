@@ -5,33 +5,21 @@
 //! would deadlock the shard).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod common;
+
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use bb_core::{Catalogue, ExposureOptions, FetchOutcome, FetchRequest, Input, ServerConfig, SessionId, limits};
-use bb_drive::{Cancel, Delivery, Driver, Logger, PersonalToken, Room};
+use bb_core::{Catalogue, ExposureOptions, Input, ServerConfig, SessionId, limits};
+use bb_drive::{Delivery, Driver, Logger, Room};
+use common::bitbucket;
 use serde_json::Value;
-
-const PR: &str = r#"{"id":1,"version":1,"title":"T","state":"OPEN","open":true,"closed":false,"fromRef":{"id":"refs/heads/f","displayId":"f","latestCommit":"a","repository":{"slug":"api","project":{"key":"BB"}}},"toRef":{"id":"refs/heads/main","displayId":"main","latestCommit":"b","repository":{"slug":"api","project":{"key":"BB"}}},"author":{"user":{"name":"alice","slug":"alice","displayName":"Alice"},"role":"AUTHOR","status":"UNAPPROVED"},"reviewers":[],"participants":[],"properties":{}}"#;
-const CHANGES: &str = r#"{"values":[{"path":{"toString":"notes.txt"},"type":"MODIFY"}],"isLastPage":true,"start":0,"size":1,"limit":100}"#;
-const DIFF: &str = r#"{"diffs":[{"source":{"toString":"notes.txt"},"destination":{"toString":"notes.txt"},"hunks":[{"sourceLine":1,"sourceSpan":1,"destinationLine":1,"destinationSpan":1,"segments":[{"type":"ADDED","lines":[{"destination":1,"line":"plain text"}]}]}]}]}"#;
 
 /// The shard a test drives: one driver behind one mutex.
 type Shard = Mutex<Option<Driver>>;
 /// A step on the driver, with where its deliveries go.
 type Step<'a> = &'a dyn Fn(&mut Driver, &mut dyn FnMut(Delivery));
-
-fn bitbucket(request: FetchRequest, _: Option<&PersonalToken>, _: &Cancel) -> FetchOutcome {
-    let body = if request.path.ends_with("/changes") {
-        CHANGES
-    } else if request.path.contains("/diff/") {
-        DIFF
-    } else {
-        PR
-    };
-    FetchOutcome::response(200, body)
-}
 
 #[test]
 fn with_room_for_one_view_three_sessions_views_run_in_turn_and_all_answer() {

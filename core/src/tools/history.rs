@@ -271,7 +271,10 @@ impl Plan for Compare {
                         .map(str::to_owned)
                         .collect();
                     for p in chosen {
-                        f.fetch(CompareRead::File(self.files.len()), self.refs.file_request(&p, CONTEXT_LINES).keeping(share(self.budget)));
+                        f.fetch(
+                            CompareRead::File(self.files.len()),
+                            self.refs.file_request(&p, CONTEXT_LINES).keeping(share(self.budget)),
+                        );
                         self.files.push((p, None));
                     }
                 }
