@@ -52,6 +52,7 @@
 //!   plan          how a call waits: the Plan a tool writes, the Desk its reads are filed on
 //!   made listing config contract limits                   answers made once, tools/list pages, the
 //!                                                         configuration, the drive contract, the bounds
+//!   errors        how a Bitbucket answer becomes its body or one sentence the model can act on
 //!   bitbucket/ jsonrpc protocol stateless args fetch retry coalesce markdown highlight highlight_cache
 //!   requirements instructions avatar_cache logging encoding                                    leaves
 //! ```
@@ -66,6 +67,7 @@ mod coalesce;
 mod config;
 mod contract;
 mod encoding;
+mod errors;
 mod fetch;
 mod highlight;
 mod highlight_cache;

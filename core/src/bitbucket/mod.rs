@@ -1,13 +1,13 @@
 //! What bb knows about Bitbucket Data Center's REST API: the JSON it answers with ([`model`]), how its
-//! pages continue ([`Page`]), how an error or a failed request becomes one sentence ([`errors`]), and how
-//! a path is written ([`path`]).
+//! pages continue ([`Page`]), how much of a diff a call keeps ([`budget`]) and how a path is written
+//! ([`path`]). How an answer becomes its body or one sentence is [`crate::errors`], beside the fetch
+//! types it reads (this module knows JSON, not requests).
 //!
 //! Every field of Bitbucket's JSON is parsed as optional and unknown fields are ignored (reference,
 //! "Bitbucket Data Center: the facts bb depends on": "Parse every field as optional unless a real response
 //! always has it"). A list is decoded value by value, so one value bb cannot read does not sink the others.
 
 pub mod budget;
-pub mod errors;
 pub mod model;
 
 use serde::Deserialize;

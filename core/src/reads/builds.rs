@@ -10,9 +10,9 @@
 
 use serde_json::Value;
 
-use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Build, BuildStats};
 use crate::bitbucket::{Page, RawPage, segment};
+use crate::errors::{self, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
 /// Builds asked for in one page when requirements are to be decided: a pull request with more builds

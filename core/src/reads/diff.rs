@@ -6,9 +6,9 @@
 //! the server caps lines and says `truncated`. [reference "Diff and changes": spec, rec]
 
 use crate::bitbucket::budget::{self, Share};
-use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Change, Diff, DiffSet};
 use crate::bitbucket::{Page, RawPage, file_path, pr_path};
+use crate::errors::{self, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
 /// A page of the changed files.

@@ -20,7 +20,7 @@
 //! Every write is [`crate::writes`]'s. The one request here that is not a GET, the build totals of many commits,
 //! is a read that carries its list in a POST body.
 //!
-//! A single read's answer is decoded by [`crate::bitbucket::errors::json`], which turns a failure into
+//! A single read's answer is decoded by [`crate::errors::json`], which turns a failure into
 //! the one sentence the model or the view gets.
 
 pub mod avatars;

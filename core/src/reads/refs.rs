@@ -12,9 +12,9 @@
 
 use serde::Deserialize;
 
-use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::Commit;
 use crate::bitbucket::{Page, RawPage, repo_path, segment};
+use crate::errors::{self, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
 /// What a listing of branches or tags asks for.

@@ -11,9 +11,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::paging;
-use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::Repository;
 use crate::bitbucket::repo_path;
+use crate::errors::{self, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
 /// The repository itself: `GET …/repos/{slug}`.

@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use crate::bitbucket::errors::{self, Subject};
+use crate::errors::{self, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
 /// The server's application properties.

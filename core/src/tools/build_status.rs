@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::string;
-use crate::bitbucket::errors::{self, Subject, Write};
+use crate::errors::{self, Subject, Write};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::text::short_commit;

@@ -14,9 +14,9 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::{flag, number, string};
-use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::{Activity, Anchor, Comment, OldTask, PullRequest};
 use crate::bitbucket::{Page, RawPage};
+use crate::errors::{self, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;

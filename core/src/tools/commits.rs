@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::number;
-use crate::bitbucket::errors::Subject;
+use crate::errors::Subject;
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs;

@@ -8,9 +8,9 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
-use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::PullRequest;
 use crate::bitbucket::{Page, RawPage};
+use crate::errors::{self, Subject};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_requests::{PullRequestsRead, keeps, query};

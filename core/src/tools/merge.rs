@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::{number, string};
-use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::PullRequest;
+use crate::errors::{self, Subject, Write};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::text::short_commit;

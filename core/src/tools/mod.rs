@@ -2,7 +2,7 @@
 //!
 //! Every answer is compact lines, not JSON; every list says how many it shows and whether more exist
 //! ("More … exist — start=N"); every cut is marked where it happens. Each failure is an `isError` result
-//! with one sentence ([`crate::bitbucket::errors`]); a failed side request costs one line, not the answer.
+//! with one sentence ([`crate::errors`]); a failed side request costs one line, not the answer.
 //! Names and argument names follow the `bb` CLI's MCP server (`project`, `repo`, `pr_id`, `state`,
 //! `limit`, `source_branch`, `target_branch`, `from_ref`, `to_ref`, `commit_id`).
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::object;
 use crate::args::{number, string};
 use crate::bitbucket::RawPage;
-use crate::bitbucket::errors::{self, Subject};
+use crate::errors::{self, Subject};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs::{self, Listing, RefEntry};

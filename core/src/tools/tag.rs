@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::string;
-use crate::bitbucket::errors::{self, Subject, Write};
+use crate::errors::{self, Subject, Write};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs::RefEntry;

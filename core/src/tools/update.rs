@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::{flag, string};
-use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::{Participant, PullRequest};
+use crate::errors::{self, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;

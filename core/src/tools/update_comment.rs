@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::{number, string};
-use crate::bitbucket::errors::{self, Subject, Write};
 use crate::bitbucket::model::Comment;
+use crate::errors::{self, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;

@@ -12,9 +12,9 @@
 use serde_json::{Map, Value, json};
 
 use super::Header;
-use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Activity, Comment, CommitsChanged, MergeCheck, PullRequest, Ref};
 use crate::bitbucket::{Page, RawPage};
+use crate::errors::{self, Subject};
 use crate::fetch::FetchOutcome;
 use crate::markdown;
 use crate::plan::{Fetches, Plan, Step, ToolResult};

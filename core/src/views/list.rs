@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::Header;
-use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{BuildStats, PullRequest};
 use crate::bitbucket::{Page, RawPage};
+use crate::errors::{self, Subject};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};

@@ -17,8 +17,8 @@ use serde_json::{Map, Value, json};
 
 use crate::args::string;
 use crate::bitbucket::RawPage;
-use crate::bitbucket::errors::{self, Subject};
 use crate::bitbucket::model::{Commit, User};
+use crate::errors::{self, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, People};

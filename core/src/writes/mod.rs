@@ -19,8 +19,8 @@
 //! | [`repository::create_tag`] | `POST …/repos/{slug}/tags` | create_tag |
 //! | [`repository::build_status`] | `POST …/repos/{slug}/commits/{commitId}/builds` | set_build_status |
 //!
-//! What a write's answer says is read by the tool with [`crate::bitbucket::errors::json`] (or `body`) and a
-//! [`crate::bitbucket::errors::Write`], which turns an answer that does not say whether the write happened
+//! What a write's answer says is read by the tool with [`crate::errors::json`] (or `body`) and a
+//! [`crate::errors::Write`], which turns an answer that does not say whether the write happened
 //! into the sentence that says how to check.
 
 pub mod comments;

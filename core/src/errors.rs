@@ -9,7 +9,7 @@
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::model::{PullRequest, Veto};
+use crate::bitbucket::model::{PullRequest, Veto};
 use crate::fetch::{FetchErrorKind, FetchOutcome};
 
 /// What a request was about, so a 404 can name what does not exist.
