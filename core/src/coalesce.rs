@@ -37,6 +37,9 @@ pub struct ReadKey {
     query: Vec<(String, String)>,
     /// A diff read keeping another share is another read: its answer differs.
     keep: Option<(usize, usize)>,
+    /// A refresh's read may be deferred where the model's is sent: they are not shared, so the
+    /// model's call never gets a refresh's "not sent".
+    refresh: bool,
 }
 
 impl ReadKey {
@@ -48,6 +51,7 @@ impl ReadKey {
             path: request.path.clone(),
             query: request.query.clone(),
             keep: request.keep.map(|k| (k.lines, k.bytes)),
+            refresh: request.refresh,
         })
     }
 }
@@ -218,7 +222,14 @@ mod tests {
     #[test]
     fn a_write_has_no_read_key() {
         for method in [Method::Post, Method::Put, Method::Delete] {
-            let request = FetchRequest { method, path: "/pr/1/comments".into(), query: vec![], body: None, keep: None };
+            let request = FetchRequest {
+                method,
+                path: "/pr/1/comments".into(),
+                query: vec![],
+                body: None,
+                keep: None,
+                refresh: false,
+            };
             assert_eq!(ReadKey::of(0, &request), None);
         }
     }

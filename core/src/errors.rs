@@ -135,6 +135,14 @@ pub fn body<'o>(outcome: &'o FetchOutcome, about: Subject<'_>, write: Option<Wri
                 FetchErrorKind::Tls => "could not be reached securely (TLS)",
                 FetchErrorKind::Timeout => "did not answer in time",
                 FetchErrorKind::BrokenResponse => "sent a broken answer",
+                // Only a refresh is deferred, and a refresh answers "unchanged" before reading this;
+                // said plainly for any other reader.
+                FetchErrorKind::Deferred { after_ms } => {
+                    return Err(format!(
+                        "Bitbucket was not asked: bb held this read back to keep within the Bitbucket user's rate limit; try again in {} s.",
+                        after_ms.div_ceil(1000).max(1)
+                    ));
+                }
             };
             match write {
                 Some(w) if e.may_have_arrived => Err(format!(

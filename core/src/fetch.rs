@@ -49,12 +49,16 @@ pub struct FetchRequest {
     /// share, and hands back a [`DiffAnswer`] instead of the bytes; any other shell hands the bytes,
     /// and the core cuts them the same way.
     pub keep: Option<Share>,
+    /// A live view's refresh (`refresh_view`), not the model's call: a shell that keeps to Bitbucket's
+    /// rate limit spends its budget on the model's requests first and may answer this one
+    /// [`FetchErrorKind::Deferred`] instead of sending it.
+    pub refresh: bool,
 }
 
 impl FetchRequest {
     /// A GET of `path` with `query`.
     pub fn get(path: impl Into<String>, query: Vec<(String, String)>) -> Self {
-        FetchRequest { method: Method::Get, path: path.into(), query, body: None, keep: None }
+        FetchRequest { method: Method::Get, path: path.into(), query, body: None, keep: None, refresh: false }
     }
 
     /// The same request, its answer one file's diff of which the call keeps `share`.
@@ -182,6 +186,12 @@ pub enum FetchErrorKind {
     Timeout,
     /// The answer broke off, or was larger than bb accepts.
     BrokenResponse,
+    /// Not sent: a live view's refresh the shell held back to keep within the Bitbucket user's rate
+    /// limit ([`FetchRequest::refresh`]); there is room for it again after this long.
+    Deferred {
+        /// How long from now, in milliseconds.
+        after_ms: u64,
+    },
 }
 
 /// Identifies one outstanding Bitbucket request across the session.

@@ -17,20 +17,25 @@
 //! The caches' sizes live with them: `avatar_cache::MAX_CACHE_BYTES`, `highlight_cache::MAX_CACHE_BYTES`.
 
 /// The most Bitbucket reads one session has handed to the shell at once; the rest wait in the
-/// session, in order ([`crate::work`]). Below [`BITBUCKET_CONNECTIONS`], so one session (one person's
-/// agent, one 3,000-call batch) never holds every connection and another session's call always gets one.
-pub const READS_PER_SESSION: usize = 4;
+/// session, in order ([`crate::work`]). All the connections but one ([`BITBUCKET_CONNECTIONS`]): a
+/// session alone sends a view's independent reads in one round (a cold card's first stage is six,
+/// and its avatars go as soon as the pull request names the people), while another session's call
+/// always finds the last connection free (the client keeps it, per queue, as well).
+pub const READS_PER_SESSION: usize = BITBUCKET_CONNECTIONS - 1;
 
 /// The most messages one JSON-RPC batch may hold (2025-03-26 only); a larger batch is refused whole.
 pub const MAX_BATCH: usize = 100;
 
 /// The most Bitbucket requests one bb process has on the wire at once (the client's slots, served
-/// round robin per session, or per person in per-person mode).
-pub const BITBUCKET_CONNECTIONS: usize = 6;
+/// round robin per session, or per person in per-person mode; one queue holds all but one of them).
+/// A cold card reads six things at once and then up to five avatars, a diff view up to 20 files: 24
+/// lets eight people's views go out together in about one round each. What bounds bb's load on
+/// Bitbucket is its per-user rate limit, which bb keeps to (`--rate-limit`), not a count of connections.
+pub const BITBUCKET_CONNECTIONS: usize = 24;
 
 /// The most threads Bitbucket requests block on: every connection in use, and a few more requests
 /// waiting for a slot or sleeping before a retry.
-pub const READ_THREADS: usize = 16;
+pub const READ_THREADS: usize = 32;
 
 /// The most highlighting jobs waiting for one of the CPU threads, all sessions together; past it a
 /// call's job is not run and the call answers plain at its deadline (its lines are highlighted by a

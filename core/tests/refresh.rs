@@ -233,3 +233,45 @@ fn refresh_view_checks_the_show_call_it_carries_as_show_does_and_sends_nothing_b
     }
     assert!(d.requests.is_empty(), "{:?}", d.requests);
 }
+
+#[test]
+fn a_refresh_held_back_for_the_rate_limit_keeps_what_the_view_draws_and_asks_again_later() {
+    use bb_core::{FetchError, FetchErrorKind, FetchOutcome};
+    use std::sync::{Arc, Mutex};
+    let mut d = StackHarness::with_views();
+    d.advance(NOW);
+    // The shell sees which reads are refreshes; it holds every refresh back for 12 s.
+    let seen: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    d.answer_with(move |r| {
+        log.lock().unwrap().push((r.path.clone(), r.refresh));
+        r.refresh.then(|| {
+            FetchOutcome::Failed(FetchError {
+                kind: FetchErrorKind::Deferred { after_ms: 12_000 },
+                detail: "held back".into(),
+                may_have_arrived: false,
+            })
+        })
+    });
+    let shown = d.call("show", card());
+    assert!(!shown.is_error, "{}", shown.text);
+    assert!(seen.lock().unwrap().iter().all(|(_, refresh)| !refresh), "the model's show is not a refresh");
+    let fp = view(&shown)["fingerprint"].clone();
+    seen.lock().unwrap().clear();
+    d.advance(20_000);
+    let again = refresh(&mut d, &card(), &fp);
+    assert!(!again.is_error, "{}", again.text);
+    assert!(!seen.lock().unwrap().is_empty() && seen.lock().unwrap().iter().all(|(_, refresh)| *refresh));
+    let m = view(&again);
+    assert_eq!(m["unchanged"], true, "{}", again.raw);
+    assert_eq!(m["deferred"], true);
+    assert_eq!(m["fingerprint"], fp, "what the view draws stands");
+    assert_eq!(m["next"], 12_000, "asked again once the budget has room");
+    assert!(m.get("readAt").is_none(), "nothing was read: the view keeps when it last read Bitbucket");
+    assert!(again.text.contains("rate limit"), "{}", again.text);
+    // Navigation in place (no fingerprint) is the person's own click: never held back.
+    seen.lock().unwrap().clear();
+    let opened = d.call("refresh_view", json!({"show": card()}));
+    assert!(!opened.is_error && view(&opened)["pullRequest"].is_object(), "{}", opened.text);
+    assert!(seen.lock().unwrap().iter().all(|(_, refresh)| !refresh));
+}

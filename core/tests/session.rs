@@ -348,33 +348,36 @@ fn an_oversized_message_is_answered_with_a_clear_error() {
 }
 
 #[test]
-fn a_session_has_at_most_four_reads_in_flight_and_the_rest_wait_in_order() {
+fn a_session_has_at_most_its_share_of_reads_in_flight_and_the_rest_wait_in_order() {
     let mut h = Harness::initialized("2025-11-25", false);
-    for id in 1..=6 {
+    let n = bb_core::limits::READS_PER_SESSION as i64;
+    for id in 1..=n + 2 {
         h.call(id, "get_thing", json!({"id": id}));
     }
     let sent: Vec<String> = h.fetches.iter().map(|(_, r)| r.path.clone()).collect();
-    assert_eq!(sent.len(), bb_core::limits::READS_PER_SESSION, "{sent:?}");
+    assert_eq!(sent.len() as i64, n, "{sent:?}");
     let first = h.fetches[0].0;
     h.fetched(first, Harness::ok("one"));
-    assert_eq!(h.fetches.len(), 5, "an answered read makes room for the next queued one");
-    assert_eq!(h.fetches[4].1.path, "/rest/api/latest/things/5");
+    assert_eq!(h.fetches.len() as i64, n + 1, "an answered read makes room for the next queued one");
+    assert_eq!(h.fetches[n as usize].1.path, format!("/rest/api/latest/things/{}", n + 1));
 }
 
 #[test]
 fn a_cancelled_calls_queued_read_is_never_sent() {
     let mut h = Harness::initialized("2025-11-25", false);
-    for id in 1..=5 {
+    let last = bb_core::limits::READS_PER_SESSION as i64 + 1;
+    for id in 1..=last {
         h.call(id, "get_thing", json!({"id": id}));
     }
-    // Call 5's read waits behind the first four; its call is cancelled before it is sent.
-    h.line(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}).to_string());
+    // The last call's read waits behind the others; its call is cancelled before it is sent.
+    h.line(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": last}}).to_string());
     assert!(h.cancelled.is_empty(), "a read never sent needs no cancelling");
     for (ticket, _) in h.fetches.clone() {
         h.fetched(ticket, Harness::ok("x"));
     }
+    let cancelled = format!("/things/{last}");
     assert!(
-        !h.fetches.iter().any(|(_, r)| r.path.ends_with("/things/5")),
+        !h.fetches.iter().any(|(_, r)| r.path.ends_with(&cancelled)),
         "the cancelled call's read was never handed to the shell: {:?}",
         h.fetches
     );

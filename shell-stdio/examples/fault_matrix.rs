@@ -285,7 +285,8 @@ impl Stand {
     }
 
     fn control(&self, method: Method, path: &str, body: Value) -> Value {
-        let request = FetchRequest { method, path: path.into(), query: vec![], body: Some(body), keep: None };
+        let request =
+            FetchRequest { method, path: path.into(), query: vec![], body: Some(body), keep: None, refresh: false };
         match self.control.fetch(request, None, &Cancel::new()) {
             FetchOutcome::Response(r) if r.status < 300 => serde_json::from_slice(&r.body).unwrap(),
             other => panic!("the stand-in's control {path} failed: {other:?}"),

@@ -84,6 +84,11 @@ Options:
                       error, critical, alert, emergency, or off (default: warning)
   --host URL          the Bitbucket server, with its context path if any (wins over BITBUCKET_URL)
   --token TOKEN       a personal access token (wins over BITBUCKET_TOKEN)
+  --rate-limit SIZE/RATE
+                      bb's budget of each Bitbucket user's rate limit: a bucket of SIZE requests
+                      refilled at RATE a second, 60/5 by default (Bitbucket's own defaults), or off.
+                      The model's calls spend it first; live views refresh with the upper half
+                      only, and wait out a 429's Retry-After
   --highlight-deadline D
                       how long highlighting a diff may hold its view back, e.g. 150ms (the
                       default) or 1s; past it the rest of the code goes out plain
@@ -184,6 +189,16 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 let token = value.into_string().map_err(|_| "--token takes the token in plain text".to_owned())?;
                 connection.token = Some(crate::config::Secret::new(token));
                 seen_options.push("--token");
+            }
+            Long("rate-limit") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--rate-limit")?;
+                if value.trim() != "off" && crate::config::RateLimit::parse(&value).is_none() {
+                    return Err(format!(
+                        "--rate-limit `{value}` is not SIZE/RATE (a bucket of SIZE requests refilled at RATE a second, such as 60/5) or off"
+                    ));
+                }
+                connection.rate_limit = Some(value);
+                seen_options.push("--rate-limit");
             }
             Long("highlight-deadline") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--highlight-deadline")?;
@@ -489,6 +504,17 @@ mod tests {
         assert_eq!(o.highlight_deadline, Some(std::time::Duration::from_millis(400)));
         assert!(o.highlight_templates);
         assert!(p(&["ai", "mcp", "serve", "--highlight-deadline", "5m"]).unwrap_err().contains("at most 60 s"));
+    }
+
+    #[test]
+    fn the_rate_limit_is_size_slash_rate_or_off() {
+        let Command::Serve(o) = p(&["ai", "mcp", "serve", "--rate-limit", "120/10"]).unwrap() else { panic!() };
+        assert_eq!(o.connection.rate_limit.as_deref(), Some("120/10"));
+        let Command::Serve(o) = p(&["ai", "mcp", "serve", "--rate-limit", "off"]).unwrap() else { panic!() };
+        assert_eq!(o.connection.rate_limit.as_deref(), Some("off"));
+        for bad in ["60", "0/5", "fast"] {
+            assert!(p(&["ai", "mcp", "serve", "--rate-limit", bad]).unwrap_err().contains("SIZE/RATE"), "{bad}");
+        }
     }
 
     #[test]

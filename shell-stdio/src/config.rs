@@ -62,6 +62,8 @@ pub struct ConnectionFlags {
     pub host: Option<String>,
     /// `--token T`.
     pub token: Option<Secret>,
+    /// `--rate-limit SIZE/RATE` or `off`, checked by [`load`].
+    pub rate_limit: Option<String>,
 }
 
 /// How bb authenticates.
@@ -113,6 +115,29 @@ impl fmt::Debug for ClientIdentity {
     }
 }
 
+/// A bucket's size and refill, as `--rate-limit SIZE/RATE` sets them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateLimit {
+    /// The most tokens a bucket holds: the longest burst.
+    pub capacity: f64,
+    /// Tokens added each second.
+    pub refill_per_s: f64,
+}
+
+impl RateLimit {
+    /// Atlassian's defaults on the rate-limiting admin page: a bucket of 60, refilled at 5 a second.
+    pub const BITBUCKET_DEFAULT: RateLimit = RateLimit { capacity: 60.0, refill_per_s: 5.0 };
+
+    /// Reads `SIZE/RATE` (`60/5`, `120/2.5`); `None` for anything else.
+    pub fn parse(s: &str) -> Option<RateLimit> {
+        let (size, rate) = s.trim().split_once('/')?;
+        let capacity: f64 = size.trim().parse().ok()?;
+        let refill_per_s: f64 = rate.trim().parse().ok()?;
+        let sane = |v: f64| v.is_finite() && v > 0.0 && v <= 1_000_000.0;
+        (sane(capacity) && capacity >= 1.0 && sane(refill_per_s)).then_some(RateLimit { capacity, refill_per_s })
+    }
+}
+
 /// A proxy for the Bitbucket host.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ProxySettings {
@@ -155,6 +180,9 @@ pub struct BitbucketConfig {
     pub max_in_flight: usize,
     /// The largest answer accepted, in bytes.
     pub max_body_bytes: u64,
+    /// bb's own budget of the user's Bitbucket rate limit (`--rate-limit`): Atlassian's defaults unless
+    /// set; `None` spends nothing (`--rate-limit off`).
+    pub rate_limit: Option<RateLimit>,
 }
 
 impl fmt::Debug for BitbucketConfig {
@@ -170,6 +198,7 @@ impl fmt::Debug for BitbucketConfig {
             .field("proxy", &self.proxy)
             .field("max_in_flight", &self.max_in_flight)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("rate_limit", &self.rate_limit)
             .finish()
     }
 }
@@ -188,6 +217,7 @@ impl BitbucketConfig {
             proxy: None,
             max_in_flight: MAX_IN_FLIGHT,
             max_body_bytes: MAX_BODY_BYTES,
+            rate_limit: Some(RateLimit::BITBUCKET_DEFAULT),
         })
     }
 
@@ -250,6 +280,14 @@ pub fn load(flags: &ConnectionFlags, env: &dyn Fn(&str) -> Option<String>) -> Re
             .ok_or_else(|| format!("BB_RETRY_COUNT `{n}` is not a number from 0 to {MAX_RETRY_COUNT}"))?;
     }
     config.proxy = proxy_for(&config.base_url, &get)?;
+    if let Some(r) = &flags.rate_limit {
+        config.rate_limit = match r.trim() {
+            "off" => None,
+            setting => Some(RateLimit::parse(setting).ok_or_else(|| {
+                format!("--rate-limit `{setting}` is not SIZE/RATE (a bucket of SIZE requests refilled at RATE a second, such as 60/5) or off")
+            })?),
+        };
+    }
     Ok(Some(config))
 }
 

@@ -33,7 +33,11 @@ fn without_a_url_bitbucket_is_simply_not_configured() {
 
 #[test]
 fn flags_win_over_the_environment() {
-    let flags = ConnectionFlags { host: Some("https://flag.example/".into()), token: Some(Secret::new("flag-token")) };
+    let flags = ConnectionFlags {
+        host: Some("https://flag.example/".into()),
+        token: Some(Secret::new("flag-token")),
+        rate_limit: None,
+    };
     let c = load_with(
         &flags,
         &[("BITBUCKET_URL", "https://env.example"), ("BITBUCKET_TOKEN", "env-token"), ("BITBUCKET_USER", "u")],
@@ -42,7 +46,7 @@ fn flags_win_over_the_environment() {
     .unwrap();
     assert_eq!(c.base_url, "https://flag.example");
     assert_eq!(c.auth, Auth::Token(Secret::new("flag-token")));
-    let only_host = ConnectionFlags { host: Some("http://h".into()), token: None };
+    let only_host = ConnectionFlags { host: Some("http://h".into()), token: None, rate_limit: None };
     let c = load_with(&only_host, &[("BITBUCKET_TOKEN", "env-token")]).unwrap().unwrap();
     assert_eq!(c.auth, Auth::Token(Secret::new("env-token")));
 }
@@ -83,7 +87,7 @@ fn no_secret_appears_in_debug_output() {
     assert!(!shown.contains("hunter2-password"), "{shown}");
     assert!(!shown.contains("proxy-secret"), "{shown}");
     assert!(shown.contains("alice") && shown.contains("<redacted>"), "{shown}");
-    let flags = ConnectionFlags { host: None, token: Some(Secret::new("flag-token-value")) };
+    let flags = ConnectionFlags { host: None, token: Some(Secret::new("flag-token-value")), rate_limit: None };
     assert!(!format!("{flags:?}").contains("flag-token-value"));
     let t = ok(&[("BITBUCKET_URL", "https://h"), ("BITBUCKET_TOKEN", "tok-123456")]);
     assert!(!format!("{t:?}").contains("tok-123456"));
@@ -100,7 +104,7 @@ fn a_url_that_is_not_http_is_refused_with_what_to_fix() {
     assert!(err(&[("BITBUCKET_URL", "https://h/x?y=1")]).contains("query"));
     assert!(err(&[("BITBUCKET_URL", "https:///bitbucket")]).contains("not a valid URL"));
     assert!(err(&[("BITBUCKET_URL", "https://")]).contains("BITBUCKET_URL"));
-    let flags = ConnectionFlags { host: Some("nope".into()), token: None };
+    let flags = ConnectionFlags { host: Some("nope".into()), token: None, rate_limit: None };
     assert!(load_with(&flags, &[]).unwrap_err().starts_with("--host"));
 }
 
@@ -195,4 +199,29 @@ fn userinfo_is_redacted_from_urls() {
     assert_eq!(redact_userinfo("http://u:p@proxy:1/x@y"), "http://<redacted>@proxy:1/x@y");
     assert_eq!(redact_userinfo("u:p@proxy"), "<redacted>@proxy");
     assert_eq!(redact_userinfo("http://proxy"), "http://proxy");
+}
+
+#[test]
+fn the_rate_limit_is_bitbuckets_default_unless_set_and_off_spends_nothing() {
+    let env = |k: &str| (k == "BITBUCKET_URL").then(|| "https://h".to_owned());
+    let with = |r: Option<&str>| {
+        let flags = ConnectionFlags { rate_limit: r.map(str::to_owned), ..ConnectionFlags::default() };
+        load(&flags, &env)
+    };
+    assert_eq!(with(None).unwrap().unwrap().rate_limit, Some(RateLimit::BITBUCKET_DEFAULT));
+    assert_eq!(
+        with(Some("120/2.5")).unwrap().unwrap().rate_limit,
+        Some(RateLimit { capacity: 120.0, refill_per_s: 2.5 })
+    );
+    assert_eq!(with(Some("off")).unwrap().unwrap().rate_limit, None);
+    assert!(with(Some("60")).unwrap_err().contains("SIZE/RATE"));
+}
+
+#[test]
+fn the_setting_reads_size_slash_rate() {
+    assert_eq!(RateLimit::parse("60/5"), Some(RateLimit::BITBUCKET_DEFAULT));
+    assert_eq!(RateLimit::parse(" 120 / 2.5 "), Some(RateLimit { capacity: 120.0, refill_per_s: 2.5 }));
+    for bad in ["60", "/5", "0/5", "60/0", "-1/5", "60/-1", "nan/5", "60/inf", "a/b", "0.5/1"] {
+        assert_eq!(RateLimit::parse(bad), None, "{bad}");
+    }
 }

@@ -29,7 +29,8 @@ fn six_cancelled_reads_hanging_on_bitbucket_free_their_slots_for_a_seventh() {
     let ctl = control_client(&stack, |_| {});
     let control = Control::new(&ctl);
     let bb = Arc::new(client(&stack, |c| {
-        c.max_in_flight = 6;
+        // One queue holds all permits but one: six for these reads, the seventh kept for others.
+        c.max_in_flight = 7;
         c.timeout = Duration::from_secs(3600);
     }));
     control.fault(json!({ "kind": "hang", "count": 6, "pathPrefix": PR1 }));

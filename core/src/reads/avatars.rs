@@ -115,8 +115,9 @@ impl People {
     }
 }
 
-/// The last stage of a view's plan: fetch the avatars not cached yet, all at once, then draw.
-/// A plan files them under its own read name around [`Avatar`].
+/// A view's avatar reads: the people it names as soon as it knows them (the pull request's author
+/// and reviewers when the pull request is read), and the rest once everything else is read. A plan
+/// files them under its own read name around [`Avatar`].
 #[derive(Debug, Default)]
 pub struct AvatarStage {
     fetching: Vec<String>,
@@ -137,16 +138,26 @@ impl AvatarStage {
         }
     }
 
+    /// Asks now for the avatars of `people` not cached and not asked for yet (at most
+    /// [`MAX_FETCHES_PER_VIEW`] for the whole view), each filed as `wrap(Avatar)`: a read whose input
+    /// is known goes out at once, beside the reads still under way.
+    pub fn early<R>(&mut self, people: &People, f: &mut Fetches<'_, '_, R>, wrap: fn(Avatar) -> R) {
+        let now = f.now_ms();
+        let room = MAX_FETCHES_PER_VIEW.saturating_sub(self.fetching.len());
+        let new: Vec<String> =
+            people.to_fetch(f.avatars(), now).into_iter().filter(|s| !self.fetching.contains(s)).take(room).collect();
+        for slug in new {
+            f.fetch(wrap(Avatar(self.fetching.len())), request(&slug));
+            self.fetching.push(slug);
+        }
+    }
+
     /// Once everything else is read: asks, the first time, for the avatars of `people` not cached
-    /// yet, each filed as `wrap(Avatar)`. `true` while the view must wait for them.
+    /// and not asked for yet. `true` while the view must wait for them.
     pub fn ask<R>(&mut self, people: &People, f: &mut Fetches<'_, '_, R>, wrap: fn(Avatar) -> R) -> bool {
         if !self.asked {
             self.asked = true;
-            let now = f.now_ms();
-            self.fetching = people.to_fetch(f.avatars(), now);
-            for (i, slug) in self.fetching.iter().enumerate() {
-                f.fetch(wrap(Avatar(i)), request(slug));
-            }
+            self.early(people, f, wrap);
         }
         f.waiting() > 0
     }

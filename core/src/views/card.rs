@@ -1,10 +1,14 @@
 //! The pull request card (`show` kind `pull_request`): the pull request laid out as Bitbucket's
 //! pull request page lays it out.
 //!
-//! Requests, in stages:
-//! 1. in parallel: the pull request, the pull request page's build listing, the activity (3);
-//! 2. when the build listing is missing (404) or incomplete: the source commit's legacy listing and/or
-//!    its build stats (reference "Builds"); then the avatars not cached yet, in parallel.
+//! Requests, in stages, each read sent as soon as what it needs is known (a view's time is its
+//! dependency depth times Bitbucket's round trip):
+//! 1. in parallel: the pull request, the pull request page's build listing, the activity, the
+//!    required-build conditions and the merge check (asked before the pull request says whether it is
+//!    open: for a closed one its answer is dropped, one request spent to save a round on open ones);
+//! 2. when the pull request has come: the avatars of its author and reviewers not cached yet; when the
+//!    build listing is missing (404) or incomplete: the source commit's legacy listing and/or its build
+//!    stats (reference "Builds"); once everything is read, the avatars of anyone else the card names.
 //!
 //! Counts are Bitbucket's own: comment and task counts from the pull request's properties, build
 //! counts from the whole listing when it was read completely, else from the build stats.
@@ -74,6 +78,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         (CardRead::Builds(BuildsRead::Listing), listing),
         (CardRead::Activity, activity),
         (CardRead::Conditions(ConditionsRead::Page), conditions),
+        (CardRead::MergeCheck, pull_request::merge_check_request(&project, &repo, id)),
     ];
     let card = Card {
         header: Header::new("pull_request", args, call),
@@ -111,7 +116,8 @@ struct Card {
     builds: BuildsReader,
     required: ConditionsReader,
     activity: Option<Page<Activity>>,
-    merge_check: Option<MergeCheck>,
+    /// Asked with the pull request: used (and its failure said) only when the pull request is open.
+    merge_check: Option<Result<MergeCheck, String>>,
     /// The view's data, built once everything but the avatars has been read.
     built: Option<Value>,
     missing: Vec<String>,
@@ -134,12 +140,14 @@ impl Plan for Card {
                     let commit = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
                     self.builds.source_commit(commit, &mut |r, q| f.fetch(CardRead::Builds(r), q));
                     self.note_builds_failure(None);
-                    if pr.state.as_deref() == Some("OPEN") {
-                        f.fetch(
-                            CardRead::MergeCheck,
-                            pull_request::merge_check_request(&self.project, &self.repo, self.id),
-                        );
+                    // The people the card certainly draws: their avatars go now, beside the reads under way.
+                    if let Some(a) = &pr.author {
+                        self.people.note(&a.user);
                     }
+                    for r in &pr.reviewers {
+                        self.people.note(&r.user);
+                    }
+                    self.avatars.early(&self.people, f, CardRead::Avatar);
                     self.pr = Some(pr);
                 }
                 Err(e) => {
@@ -152,10 +160,7 @@ impl Plan for Card {
                 self.builds.on(r, &outcome, &mut |r, q| f.fetch(CardRead::Builds(r), q));
                 self.note_builds_failure(Some(r));
             }
-            CardRead::MergeCheck => match errors::json::<MergeCheck>(&outcome, about, None) {
-                Ok(m) => self.merge_check = Some(m),
-                Err(e) => self.missing.push(format!("Merge check: not read — {e}")),
-            },
+            CardRead::MergeCheck => self.merge_check = Some(errors::json::<MergeCheck>(&outcome, about, None)),
             CardRead::Activity => match errors::json::<RawPage>(&outcome, about, None) {
                 Ok(p) => self.activity = Some(p.decode()),
                 Err(e) => self.missing.push(format!("Activity: not read — {e}")),
@@ -169,6 +174,11 @@ impl Plan for Card {
         let pr = self.pr.clone()?;
         // Building the view (once) notes everyone it mentions; their avatars come last.
         if self.built.is_none() {
+            if pr.state.as_deref() != Some("OPEN") {
+                self.merge_check = None;
+            } else if let Some(Err(e)) = &self.merge_check {
+                self.missing.push(format!("Merge check: not read — {e}"));
+            }
             self.built = Some(self.view(&pr));
         }
         if self.avatars.ask(&self.people, f, CardRead::Avatar) {
@@ -242,7 +252,7 @@ impl Card {
             json!({"items": items, "more": page.next.is_some()})
         });
         let base = self.base_url.as_deref();
-        let merge_check = self.merge_check.as_ref().map(|m| {
+        let merge_check = self.merge_check.as_ref().and_then(|m| m.as_ref().ok()).map(|m| {
             let vetoes: Vec<Value> =
                 m.vetoes.iter().map(|v| json!({"summary": v.summary_message, "detail": v.detailed_message})).collect();
             json!({"canMerge": m.can_merge.unwrap_or(vetoes.is_empty()), "conflicted": m.conflicted.unwrap_or(false),

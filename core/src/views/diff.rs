@@ -5,8 +5,8 @@
 //! Requests, in stages:
 //! 1. in parallel: the pull request (its title and state) and the first page of its changes (2); for two
 //!    refs, the first page of what `from` changes against `to` (1);
-//! 2. each changed file's diff with its comments, for the first [`MAX_FILES`] files (the session sends at
-//!    most 4 at once); then the avatars not cached yet.
+//! 2. each changed file's diff with its comments, for the first [`MAX_FILES`] files (the session sends
+//!    up to [`crate::limits::READS_PER_SESSION`] at once); then the avatars not cached yet.
 //!
 //! Then CPU work: each line highlighted in bounded steps, until done or the shell's deadline.
 //!

@@ -63,7 +63,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::fetch::{FetchOutcome, Ticket};
+use crate::fetch::{FetchErrorKind, FetchOutcome, Ticket};
 use crate::highlight::Highlighted;
 use crate::plan::{Desk, Step, ToolResult, Waiting};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
@@ -184,24 +184,48 @@ struct Finishing {
     asked: Asked,
 }
 
+impl Finishing {
+    /// A refresh's reads say so, so a shell that keeps to the rate limit may hold them back.
+    fn mark(&self, desk: &mut Desk<'_>) {
+        if matches!(self.asked, Asked::Refresh(_)) {
+            for (_, request) in &mut desk.issued {
+                request.refresh = true;
+            }
+        }
+    }
+}
+
 impl Waiting for Finishing {
     fn begin(&mut self, desk: &mut Desk<'_>) {
         self.inner.begin(desk);
+        self.mark(desk);
     }
 
     fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, desk: &mut Desk<'_>) -> Option<ToolResult> {
         let now = desk.now_ms;
-        self.inner.resume(ticket, outcome, desk).map(|r| finish(r, self.asked, now))
+        // A read the shell held back for the rate limit: what the view draws stands, asked again later.
+        if let (Asked::Refresh(drawn), FetchOutcome::Failed(e)) = (self.asked, &outcome)
+            && let FetchErrorKind::Deferred { after_ms } = e.kind
+        {
+            return Some(deferred(drawn, after_ms));
+        }
+        let result = self.inner.resume(ticket, outcome, desk).map(|r| finish(r, self.asked, now));
+        self.mark(desk);
+        result
     }
 
     fn work(&mut self, last: bool, desk: &mut Desk<'_>) -> Option<ToolResult> {
         let now = desk.now_ms;
-        self.inner.work(last, desk).map(|r| finish(r, self.asked, now))
+        let result = self.inner.work(last, desk).map(|r| finish(r, self.asked, now));
+        self.mark(desk);
+        result
     }
 
     fn computed(&mut self, ticket: Ticket, done: Highlighted, desk: &mut Desk<'_>) -> Option<ToolResult> {
         let now = desk.now_ms;
-        self.inner.computed(ticket, done, desk).map(|r| finish(r, self.asked, now))
+        let result = self.inner.computed(ticket, done, desk).map(|r| finish(r, self.asked, now));
+        self.mark(desk);
+        result
     }
 
     fn wants_work(&mut self) -> bool {
@@ -254,6 +278,27 @@ pub fn finish(mut result: ToolResult, asked: Asked, now_ms: u64) -> ToolResult {
             let words = if matches!(asked, Asked::Refresh(_)) { "Changed." } else { "Opened." };
             ToolResult { text: vec![words.into()], ..result }
         }
+    }
+}
+
+/// The answer to a refresh whose reads the shell held back to keep within the Bitbucket user's rate
+/// limit: what the view draws stands (its fingerprint unchanged) and it asks again once the budget has
+/// room, never sooner than a view in motion would.
+pub fn deferred(drawn: Fingerprint, after_ms: u64) -> ToolResult {
+    let next = after_ms.max(MOTION_MS).div_ceil(1000) * 1000;
+    let mut meta = Map::new();
+    meta.insert(
+        super::META_KEY.into(),
+        json!({"v": super::VIEW_DATA_VERSION, "unchanged": true, "fingerprint": drawn.encode(), "next": next, "deferred": true}),
+    );
+    ToolResult {
+        text: vec![format!(
+            "Unchanged: not read again yet, to keep within the Bitbucket user's rate limit; asks again in {} s.",
+            next / 1000
+        )],
+        structured: None,
+        is_error: false,
+        meta: Some(meta),
     }
 }
 

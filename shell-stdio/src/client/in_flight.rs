@@ -3,7 +3,10 @@
 //!
 //! Each waiter names a queue (a session, or a person in per-person mode). A freed permit goes to the
 //! queue whose turn it is, round-robin over the queues that wait, oldest waiter first within a queue:
-//! one session's many requests cannot starve another's one. `enter` blocks until the waiter is
+//! one session's many requests cannot starve another's one. It is work-conserving: a queue alone
+//! takes every permit but one ([`InFlight::per_queue`]); the one it may not take is the reserve that
+//! lets another queue's request in at once, even while the first queue's requests hang until their
+//! timeout (a permit cannot be taken back from a request on the wire). `enter` blocks until the waiter is
 //! granted a permit, or until its request is cancelled; dropping the [`Permit`] grants the next. A
 //! panic elsewhere never wedges it: a poisoned lock is taken over, since the state stays consistent.
 //!
@@ -28,11 +31,14 @@ pub struct InFlight {
     state: Mutex<State>,
     granted: Condvar,
     limit: usize,
+    per_queue: usize,
 }
 
 #[derive(Debug, Default)]
 struct State {
     inside: usize,
+    /// Permits out, by queue (only queues that hold one).
+    held: BTreeMap<u64, usize>,
     most_inside: usize,
     next_waiter: u64,
     /// Waiters by queue, oldest first; a queue is here only while it has waiters.
@@ -44,11 +50,16 @@ struct State {
 }
 
 impl State {
-    /// Grants free permits to the waiters whose turn it is.
-    fn grant(&mut self, limit: usize) -> bool {
+    /// Grants free permits to the waiters whose turn it is; a queue holding `per_queue` permits
+    /// keeps its turn for later.
+    fn grant(&mut self, limit: usize, per_queue: usize) -> bool {
         let mut any = false;
         while self.inside < limit {
-            let Some(queue) = self.turns.pop_front() else { break };
+            let held = &self.held;
+            let Some(at) = self.turns.iter().position(|q| held.get(q).copied().unwrap_or(0) < per_queue) else {
+                break;
+            };
+            let Some(queue) = self.turns.remove(at) else { break };
             let Some(waiters) = self.queues.get_mut(&queue) else { continue };
             let Some(waiter) = waiters.pop_front() else { continue };
             if waiters.is_empty() {
@@ -57,6 +68,7 @@ impl State {
                 self.turns.push_back(queue);
             }
             self.granted.insert(waiter);
+            *self.held.entry(queue).or_default() += 1;
             self.inside += 1;
             self.most_inside = self.most_inside.max(self.inside);
             any = true;
@@ -76,14 +88,22 @@ impl State {
     }
 }
 
-/// One permit; released on drop.
+/// One permit of a queue; released on drop.
 #[derive(Debug)]
-pub struct Permit<'a>(&'a InFlight);
+pub struct Permit<'a>(&'a InFlight, u64);
 
 impl InFlight {
-    /// A bound that lets `limit` (at least 1) holders in at once.
+    /// A bound that lets `limit` (at least 1) holders in at once, each queue all but one of them.
     pub fn new(limit: usize) -> Self {
-        InFlight { state: Mutex::new(State::default()), granted: Condvar::new(), limit: limit.max(1) }
+        let limit = limit.max(1);
+        let per_queue = if limit > 1 { limit - 1 } else { 1 };
+        InFlight { state: Mutex::new(State::default()), granted: Condvar::new(), limit, per_queue }
+    }
+
+    /// The most permits one queue holds at once: all but one (the reserve for another queue), or the
+    /// only one.
+    pub fn per_queue(&self) -> usize {
+        self.per_queue
     }
 
     /// Waits in `queue` for a permit; `None` once `cancel` is set (checked at least every 20 ms while waiting).
@@ -96,12 +116,12 @@ impl InFlight {
         if waiters.len() == 1 {
             state.turns.push_back(queue);
         }
-        if state.grant(self.limit) {
+        if state.grant(self.limit, self.per_queue) {
             self.granted.notify_all();
         }
         loop {
             if state.granted.remove(&waiter) {
-                return Some(Permit(self));
+                return Some(Permit(self, queue));
             }
             if cancel.is_cancelled() {
                 state.forget(queue, waiter);
@@ -130,7 +150,13 @@ impl Drop for Permit<'_> {
     fn drop(&mut self) {
         let mut state = self.0.lock();
         state.inside -= 1;
-        state.grant(self.0.limit);
+        if let Some(held) = state.held.get_mut(&self.1) {
+            *held -= 1;
+            if *held == 0 {
+                state.held.remove(&self.1);
+            }
+        }
+        state.grant(self.0.limit, self.0.per_queue);
         drop(state);
         self.0.granted.notify_all();
     }
@@ -218,5 +244,27 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(*order.lock().unwrap(), ["A", "B", "A", "A", "A", "A"]);
+    }
+
+    #[test]
+    fn a_queue_alone_takes_all_permits_but_one_and_another_queue_gets_the_reserve_at_once() {
+        let bound = Arc::new(InFlight::new(4));
+        // Queue 1 holds three permits (as requests that hang would) and waits for more.
+        let held: Vec<_> = (0..3).map(|_| bound.enter(1, &Cancel::new()).unwrap()).collect();
+        let more = {
+            let bound = Arc::clone(&bound);
+            std::thread::spawn(move || bound.enter(1, &Cancel::new()).is_some())
+        };
+        while bound.waiting() < 1 {
+            std::thread::yield_now();
+        }
+        assert_eq!(bound.most_inside(), 3, "the fourth permit is kept for another queue");
+        // Queue 2 gets it without anyone leaving.
+        let other = bound.enter(2, &Cancel::new());
+        assert!(other.is_some());
+        assert_eq!(bound.most_inside(), 4);
+        drop(other);
+        drop(held);
+        assert!(more.join().unwrap());
     }
 }

@@ -1,7 +1,8 @@
 //! bb's Bitbucket client: the [`bb_drive::Bitbucket`] that carries a session's requests to a real server over ureq 3.
 //!
 //! ```text
-//!   fetch(request, person, cancel) ──▶ in_flight.enter(cancel)  (at most max_in_flight at once)
+//!   fetch(request, person, cancel) ──▶ rate.take(identity)     (the user's rate limit: go, wait, or defer a refresh)
+//!                                  ──▶ in_flight.enter(cancel)  (at most max_in_flight at once)
 //!                      attempt: ureq call ──▶ status + body (capped)   or   failure::classify(error)
 //!                      permit released
 //!                  ◀── retry::decide(policy, method, attempt, outcome, jitter)
@@ -23,9 +24,11 @@
 mod abandon;
 mod failure;
 mod in_flight;
+mod rate;
 mod tls;
 
 pub use in_flight::InFlight;
+pub use rate::{Pass, Rate, RateLimit};
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -64,6 +67,23 @@ impl Bitbucket for Unconfigured {
     }
 }
 
+/// Whom a request is for: the queue it waits in for a slot, and the Bitbucket user whose rate
+/// budget it spends (0: the configured credentials; in per-person mode, the person's queue).
+#[derive(Debug, Clone, Copy)]
+struct Who {
+    queue: u64,
+    identity: u64,
+}
+
+/// A refresh held back for the rate limit: there is room for it again after `wait`.
+fn deferred(wait: Duration) -> FetchOutcome {
+    let after_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
+    FetchOutcome::failed(
+        FetchErrorKind::Deferred { after_ms },
+        "held back to keep within the Bitbucket user's rate limit (a refresh; the model's calls come first)",
+    )
+}
+
 /// The outcome of a request stopped by its cancel; the driver drops it unseen.
 fn cancelled() -> FetchOutcome {
     FetchOutcome::failed(FetchErrorKind::Unreachable, "cancelled: the call no longer needs this request")
@@ -82,6 +102,7 @@ pub struct Client {
     authorization: Option<String>,
     secrets: Secrets,
     in_flight: InFlight,
+    rate: Rate,
 }
 
 impl std::fmt::Debug for Client {
@@ -108,6 +129,7 @@ impl Client {
             Auth::Anonymous => None,
         };
         let in_flight = InFlight::new(config.max_in_flight);
+        let rate = Rate::new(config.rate_limit);
         Ok(Client {
             agent: std::sync::OnceLock::new(),
             proxy,
@@ -115,6 +137,7 @@ impl Client {
             config,
             authorization,
             in_flight,
+            rate,
         })
     }
 
@@ -146,22 +169,24 @@ impl Client {
     /// Makes `request` with a person's own token instead of the configured credentials (the HTTP
     /// transport's per-person mode): the same connections, the same bound on requests in flight,
     /// and the person's token is scrubbed from every answer and detail like the configured ones.
-    /// It waits for a slot in `queue` (the person's: [`Requester::queue`]).
+    /// It waits for a slot in `queue` (the person's: [`Requester::queue`]), and spends the person's
+    /// own rate budget (their queue names them).
     pub fn fetch_as(&self, request: FetchRequest, person: &PersonalToken, queue: u64, cancel: &Cancel) -> FetchOutcome {
         let token = person.secret();
         let mut secrets = self.secrets.clone();
         secrets.add_token(token);
-        self.run(request, Some(&format!("Bearer {token}")), &secrets, queue, cancel)
+        let who = Who { queue, identity: queue };
+        self.run(request, Some(&format!("Bearer {token}")), &secrets, who, cancel)
     }
 
     /// Makes `request` with retries, authorized by `authorization`, waiting for each attempt's slot in
-    /// `queue`; `secrets` are scrubbed from what it returns.
+    /// `who.queue` and its token in `who.identity`'s rate budget; `secrets` are scrubbed from what it returns.
     fn run(
         &self,
         request: FetchRequest,
         authorization: Option<&str>,
         secrets: &Secrets,
-        queue: u64,
+        who: Who,
         cancel: &Cancel,
     ) -> FetchOutcome {
         let url = format!("{}{}", self.config.base_url, request.path);
@@ -176,12 +201,24 @@ impl Client {
         };
         let mut attempt = 1;
         loop {
-            let Some(outcome) = self.attempt(&request, &url, body.as_deref(), authorization, queue, cancel) else {
+            let Some(outcome) = self.attempt(&request, &url, body.as_deref(), authorization, who, cancel) else {
                 return cancelled();
             };
             // An abandoned read failed because nobody waits for it: no retry.
             if cancel.is_cancelled() {
                 return cancelled();
+            }
+            if let FetchOutcome::Response(r) = &outcome
+                && r.status == 429
+            {
+                // Bitbucket's limiter is spent (by bb, or by the person's browser with the same user):
+                // every request of this identity pauses for what it asked.
+                let after = Duration::from_secs(r.retry_after_s.unwrap_or(1).clamp(1, 3600));
+                self.rate.limited(who.identity, after);
+                // A refresh is not retried: the view keeps what it draws and asks again after the pause.
+                if request.refresh {
+                    return deferred(after);
+                }
             }
             match retry::decide(&self.config.retry, request.method, attempt, &outcome, jitter()) {
                 Decision::Retry { after_ms } => {
@@ -203,12 +240,35 @@ impl Client {
         url: &str,
         body: Option<&[u8]>,
         authorization: Option<&str>,
-        queue: u64,
+        who: Who,
         cancel: &Cancel,
     ) -> Option<FetchOutcome> {
-        let _permit = self.in_flight.enter(queue, cancel)?;
+        // The token first (a wait for it holds no connection), then the slot.
+        loop {
+            match self.rate.take(who.identity, request.refresh) {
+                Pass::Go => break,
+                Pass::After(wait) => {
+                    if cancel.sleep(wait) {
+                        self.rate.give_back(who.identity);
+                        return None;
+                    }
+                    break;
+                }
+                Pass::Paused(wait) => {
+                    if cancel.sleep(wait) {
+                        return None;
+                    }
+                }
+                Pass::Defer(wait) => return Some(deferred(wait)),
+            }
+        }
+        let Some(_permit) = self.in_flight.enter(who.queue, cancel) else {
+            self.rate.give_back(who.identity);
+            return None;
+        };
         // The cancel may have come while this thread took the slot: the request must not leave then.
         if cancel.is_cancelled() {
+            self.rate.give_back(who.identity);
             return None;
         }
         if request.method == Method::Get {
@@ -295,11 +355,13 @@ fn with_authorization<B>(rb: RequestBuilder<B>, authorization: Option<&str>) -> 
 impl Bitbucket for Client {
     /// A request in the shared queue 0.
     fn fetch(&self, request: FetchRequest, _: Option<&PersonalToken>, cancel: &Cancel) -> FetchOutcome {
-        self.run(request, self.authorization.as_deref(), &self.secrets, 0, cancel)
+        self.run(request, self.authorization.as_deref(), &self.secrets, Who { queue: 0, identity: 0 }, cancel)
     }
 
+    /// The configured credentials are one Bitbucket user: one rate budget, whichever session asks.
     fn fetch_for(&self, request: FetchRequest, requester: Requester<'_>, cancel: &Cancel) -> FetchOutcome {
-        self.run(request, self.authorization.as_deref(), &self.secrets, requester.queue, cancel)
+        let who = Who { queue: requester.queue, identity: 0 };
+        self.run(request, self.authorization.as_deref(), &self.secrets, who, cancel)
     }
 }
 

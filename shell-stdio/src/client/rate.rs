@@ -1,0 +1,244 @@
+//! bb's own share of each Bitbucket user's rate limit: a token bucket per identity, spent on the
+//! model's calls first and on live views' refreshes after.
+//!
+//! Bitbucket Data Center (Data Center licence, 6.6+) limits every user with a token bucket: each
+//! request with basic or bearer authentication takes a token, tokens come back at the refill rate
+//! until the bucket is full, and an empty bucket answers 429 with `Retry-After` seconds. The admin
+//! page's defaults are a bucket of 60 and a refill of 5 a second; every node of a cluster keeps its
+//! own buckets. (Atlassian, "Improving instance stability with rate limiting", Bitbucket Data Center
+//! administration docs, 7.x–9.x; reference/bitbucket-dc.md "Rate limiting".)
+//!
+//! The person's views, the model and the person's own browser share that bucket. So bb keeps one of
+//! its own per identity (the configured credentials, or each person's token in per-person mode),
+//! Atlassian's defaults unless `--rate-limit` says otherwise, and spends it in this order:
+//!
+//! | request | the bucket holds a token | it does not | a 429 said wait |
+//! |---|---|---|---|
+//! | the model's (any tool, `show`) | taken, sent | waits its turn for the next token (FIFO) | waits the `Retry-After`, then as before |
+//! | a live view's refresh | taken only while more than half the bucket is left | not sent: [`Pass::Defer`] | not sent until the `Retry-After` has passed |
+//!
+//! A deferred refresh comes back to the core as [`bb_core::FetchErrorKind::Deferred`], which answers
+//! the view "unchanged, ask again later" with a later `next`: the view never shows an error for it,
+//! and no model call waits behind a refresh. A 429 from Bitbucket (someone else spent the bucket: the
+//! person's browser, a script with the same token) empties bb's bucket and pauses the identity for the
+//! `Retry-After` it gave, so every view of that identity slows down at once.
+//!
+//! The arithmetic is [`Bucket`], driven with explicit times so it is tested without a clock.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub use crate::config::RateLimit;
+
+/// What a request may do now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pass {
+    /// Go: its token is taken.
+    Go,
+    /// Its token is taken ahead of time: wait this long, then go.
+    After(Duration),
+    /// Bitbucket asked for a pause: wait this long, then ask again.
+    Paused(Duration),
+    /// A refresh that would spend the model's half of the bucket: do not send it; this long from now
+    /// the bucket has room for it again.
+    Defer(Duration),
+}
+
+/// One identity's bucket.
+#[derive(Debug, Clone, Copy)]
+pub struct Bucket {
+    /// Below zero while requests wait for tokens already promised to them.
+    tokens: f64,
+    at: Instant,
+    paused_until: Option<Instant>,
+}
+
+impl Bucket {
+    /// A full bucket at `now`.
+    pub fn full(limit: RateLimit, now: Instant) -> Bucket {
+        Bucket { tokens: limit.capacity, at: now, paused_until: None }
+    }
+
+    fn refill(&mut self, limit: RateLimit, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * limit.refill_per_s).min(limit.capacity);
+        self.at = self.at.max(now);
+    }
+
+    /// Decides a request at `now`; `refresh` for a live view's refresh.
+    pub fn take(&mut self, limit: RateLimit, now: Instant, refresh: bool) -> Pass {
+        self.refill(limit, now);
+        if let Some(until) = self.paused_until {
+            if until > now {
+                let wait = until - now;
+                return if refresh { Pass::Defer(wait) } else { Pass::Paused(wait) };
+            }
+            self.paused_until = None;
+        }
+        let seconds = |tokens: f64| Duration::from_secs_f64((tokens / limit.refill_per_s).max(0.0));
+        if refresh {
+            // Half the bucket stays for the model's calls.
+            let floor = limit.capacity / 2.0;
+            if self.tokens - 1.0 >= floor {
+                self.tokens -= 1.0;
+                return Pass::Go;
+            }
+            return Pass::Defer(seconds(floor + 1.0 - self.tokens));
+        }
+        self.tokens -= 1.0;
+        if self.tokens >= 0.0 { Pass::Go } else { Pass::After(seconds(-self.tokens)) }
+    }
+
+    /// Gives back a token taken for a request that was not sent (cancelled while it waited).
+    pub fn give_back(&mut self, limit: RateLimit) {
+        self.tokens = (self.tokens + 1.0).min(limit.capacity);
+    }
+
+    /// Bitbucket answered 429 at `now`, asking for `retry_after`: the bucket is spent, and nothing of
+    /// this identity's goes before the pause ends.
+    pub fn limited(&mut self, limit: RateLimit, now: Instant, retry_after: Duration) {
+        self.refill(limit, now);
+        self.tokens = self.tokens.min(0.0);
+        let until = now + retry_after;
+        self.paused_until = Some(self.paused_until.map_or(until, |u| u.max(until)));
+    }
+
+    /// Whether nothing is owed or paused and the bucket is full again: it may be forgotten.
+    fn idle(&self, limit: RateLimit, now: Instant) -> bool {
+        let mut b = *self;
+        b.refill(limit, now);
+        b.tokens >= limit.capacity && self.paused_until.is_none_or(|u| u <= now)
+    }
+}
+
+/// Past this many identities, buckets that are full again are forgotten.
+const MAX_BUCKETS: usize = 1024;
+
+/// Every identity's bucket, for one client (shared by every session of the process).
+#[derive(Debug)]
+pub struct Rate {
+    limit: Option<RateLimit>,
+    buckets: Mutex<BTreeMap<u64, Bucket>>,
+}
+
+impl Rate {
+    /// Buckets of `limit`; `None` spends nothing and never defers (`--rate-limit off`).
+    pub fn new(limit: Option<RateLimit>) -> Rate {
+        Rate { limit, buckets: Mutex::new(BTreeMap::new()) }
+    }
+
+    /// The limit kept, if any.
+    pub fn limit(&self) -> Option<RateLimit> {
+        self.limit
+    }
+
+    /// Decides a request of identity `who` now.
+    pub fn take(&self, who: u64, refresh: bool) -> Pass {
+        let Some(limit) = self.limit else { return Pass::Go };
+        let now = Instant::now();
+        let mut buckets = self.lock();
+        if buckets.len() >= MAX_BUCKETS {
+            buckets.retain(|_, b| !b.idle(limit, now));
+        }
+        buckets.entry(who).or_insert_with(|| Bucket::full(limit, now)).take(limit, now, refresh)
+    }
+
+    /// Gives back the token of a request of `who` that was not sent.
+    pub fn give_back(&self, who: u64) {
+        let Some(limit) = self.limit else { return };
+        if let Some(b) = self.lock().get_mut(&who) {
+            b.give_back(limit);
+        }
+    }
+
+    /// Bitbucket answered a request of `who` with 429 and `Retry-After` (1 s when it gave none).
+    pub fn limited(&self, who: u64, retry_after: Duration) {
+        let Some(limit) = self.limit else { return };
+        let now = Instant::now();
+        self.lock().entry(who).or_insert_with(|| Bucket::full(limit, now)).limited(limit, now, retry_after);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Bucket>> {
+        self.buckets.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const L: RateLimit = RateLimit::BITBUCKET_DEFAULT;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn the_model_spends_the_whole_bucket_then_waits_its_turn_for_each_token() {
+        let t0 = Instant::now();
+        let mut b = Bucket::full(L, t0);
+        for _ in 0..60 {
+            assert_eq!(b.take(L, t0, false), Pass::Go);
+        }
+        // Tokens promised in order: the 61st in 200 ms, the 62nd in 400 ms.
+        assert_eq!(b.take(L, t0, false), Pass::After(ms(200)));
+        assert_eq!(b.take(L, t0, false), Pass::After(ms(400)));
+        // A second later five tokens have come: two were promised, three are free.
+        let t1 = t0 + ms(1000);
+        for _ in 0..3 {
+            assert_eq!(b.take(L, t1, false), Pass::Go);
+        }
+        assert!(matches!(b.take(L, t1, false), Pass::After(_)));
+    }
+
+    #[test]
+    fn refreshes_spend_only_the_upper_half_and_are_deferred_below_it() {
+        let t0 = Instant::now();
+        let mut b = Bucket::full(L, t0);
+        for _ in 0..30 {
+            assert_eq!(b.take(L, t0, true), Pass::Go);
+        }
+        // 30 left: a refresh would take the model's half.
+        assert_eq!(b.take(L, t0, true), Pass::Defer(ms(200)));
+        // The model still has its 30.
+        for _ in 0..30 {
+            assert_eq!(b.take(L, t0, false), Pass::Go);
+        }
+        // Empty: a refresh waits until the bucket is past half again (31 tokens, 6.2 s).
+        assert_eq!(b.take(L, t0, true), Pass::Defer(ms(6200)));
+        assert_eq!(b.take(L, t0 + ms(6200), true), Pass::Go);
+    }
+
+    #[test]
+    fn a_429_pauses_every_request_of_the_identity_for_its_retry_after() {
+        let t0 = Instant::now();
+        let mut b = Bucket::full(L, t0);
+        b.limited(L, t0, Duration::from_secs(3));
+        assert_eq!(b.take(L, t0 + ms(1000), true), Pass::Defer(ms(2000)));
+        assert_eq!(b.take(L, t0 + ms(1000), false), Pass::Paused(ms(2000)));
+        // After the pause the bucket has refilled for 3 s from empty: 15 tokens, below half.
+        let t3 = t0 + ms(3000);
+        assert!(matches!(b.take(L, t3, true), Pass::Defer(_)));
+        assert_eq!(b.take(L, t3, false), Pass::Go);
+    }
+
+    #[test]
+    fn a_token_given_back_is_the_next_ones() {
+        let t0 = Instant::now();
+        let mut b = Bucket::full(RateLimit { capacity: 1.0, refill_per_s: 1.0 }, t0);
+        let one = RateLimit { capacity: 1.0, refill_per_s: 1.0 };
+        assert_eq!(b.take(one, t0, false), Pass::Go);
+        assert_eq!(b.take(one, t0, false), Pass::After(ms(1000)));
+        b.give_back(one);
+        assert_eq!(b.take(one, t0, false), Pass::After(ms(1000)));
+    }
+
+    #[test]
+    fn off_spends_nothing() {
+        let r = Rate::new(None);
+        for _ in 0..1000 {
+            assert_eq!(r.take(0, true), Pass::Go);
+        }
+    }
+}
