@@ -91,7 +91,27 @@ impl<'a> Control<'a> {
         self.call(Method::Put, "/_stack/latency", json!({ "pathPrefix": prefix, "millis": millis }));
     }
 
-    /// The stack's counters (`GET /_stack/requests`): `{total, requests: {"METHOD /path": n}, inFlight, maxInFlight}`.
+    /// Turns on Bitbucket Data Center's rate limit: every user's bucket holds `capacity` tokens (it starts full), each
+    /// request takes one, `refill` come back a second; an empty bucket answers 429 with `Retry-After`.
+    pub fn rate_limit(&self, capacity: u64, refill: f64) {
+        self.call(Method::Post, "/_stack/rate-limit", json!({ "capacity": capacity, "refill": refill }));
+    }
+
+    /// Turns the rate limit off.
+    pub fn rate_limit_off(&self) {
+        self.call(Method::Post, "/_stack/rate-limit", json!({ "enabled": false }));
+    }
+
+    /// The stack's request log (`GET /_stack/log`), its `requests` array: every Bitbucket request since the last
+    /// reset, in the order they arrived, as `{method, path, query, user, startMs, endMs, status}` (`endMs` and
+    /// `status` null for a request never answered).
+    pub fn log(&self) -> Value {
+        let mut answer = self.call(Method::Get, "/_stack/log", Value::Null);
+        answer["requests"].take()
+    }
+
+    /// The stack's counters (`GET /_stack/requests`): `{total, requests: {"METHOD /path": n}, inFlight, maxInFlight,
+    /// rateLimited}`.
     pub fn requests(&self) -> Value {
         self.call(Method::Get, "/_stack/requests", Value::Null)
     }

@@ -1,16 +1,19 @@
-//! What happens to a Bitbucket request before any handler runs, as the control API has set it: the faults queued
-//! (a status, a hang, a cut body, an echoed `Authorization`), the latency added by path prefix, and the requests
-//! counted, in flight too.
+//! What happens to a Bitbucket request before any handler runs, as the control API has set it: the rate limit
+//! (Bitbucket Data Center's, [`crate::rate_limit`]), the faults queued (a status, a hang, a cut body, an echoed
+//! `Authorization`), the latency added by path prefix; and what is kept of the requests: counted, in flight too,
+//! and logged with their times ([`crate::request_log`]).
 //!
 //! The world holds one [`Control`]; `control` (the `/_stack` API) changes it, and `server` asks it for each request's
 //! latency and [`Admission`] and carries them out.
 
 use crate::errors;
 use crate::exchange::Response;
+use crate::rate_limit::RateLimiter;
+use crate::request_log::RequestLog;
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// What `/_stack` has set: queued faults, latency by path prefix, and the requests counted so far.
+/// What `/_stack` has set: the rate limit, queued faults, latency by path prefix; the requests counted and logged.
 #[derive(Debug, Clone, Default)]
 pub struct Control {
     /// Faults waiting to happen, oldest first.
@@ -23,6 +26,12 @@ pub struct Control {
     pub in_flight: u64,
     /// The most Bitbucket requests served at once since the counters were last reset.
     pub max_in_flight: u64,
+    /// The rate limit (off unless set) and every user's token bucket.
+    pub rate_limiter: RateLimiter,
+    /// Bitbucket requests the rate limit refused since the counters were last reset.
+    pub rate_limited: u64,
+    /// Every Bitbucket request since the last reset, with when it arrived and when it was answered.
+    pub log: RequestLog,
 }
 
 /// A fault that the next matching requests meet.
@@ -85,8 +94,22 @@ impl Control {
         self.in_flight = self.in_flight.saturating_sub(1);
     }
 
-    /// Counts a Bitbucket request and decides its fate: the latency to add and whether a fault takes it.
+    /// Counts a Bitbucket request and decides its fate: the latency to add and whether a fault takes it. It is
+    /// [`Control::admit_as`] for a request whose credentials name nobody, so the rate limit never refuses it.
     pub fn admit(&mut self, method: &str, path: &str) -> (Option<Duration>, Admission) {
+        self.admit_as(method, path, None, Instant::now())
+    }
+
+    /// Counts a Bitbucket request and decides its fate: the latency to add, and whether the rate limit refuses it
+    /// (when `user`, whom its credentials name, has no token left at `now`) or else a fault takes it. A refused
+    /// request takes no fault; anonymous requests and wrong credentials (`user` `None`) are never limited.
+    pub fn admit_as(
+        &mut self,
+        method: &str,
+        path: &str,
+        user: Option<&str>,
+        now: Instant,
+    ) -> (Option<Duration>, Admission) {
         *self.requests.entry(format!("{method} {path}")).or_default() += 1;
         let delay = self
             .latency
@@ -94,6 +117,10 @@ impl Control {
             .filter(|(prefix, _)| path.starts_with(prefix.as_str()))
             .max_by_key(|(prefix, _)| prefix.len())
             .map(|(_, ms)| Duration::from_millis(*ms));
+        if let Some(Err(retry_after)) = user.map(|u| self.rate_limiter.admit(u, now)) {
+            self.rate_limited += 1;
+            return (delay, Admission::Respond(fault_response(429, Some(retry_after))));
+        }
         let hit = self
             .faults
             .iter()
@@ -118,7 +145,8 @@ impl Control {
 
 fn fault_response(status: u16, retry_after: Option<u64>) -> Response {
     let message = match status {
-        // Rate limiting: 429 with Retry-After seconds. [rec]
+        // Rate limiting: 429 with Retry-After seconds [rec]; the rate limit's own answer too ([`crate::rate_limit`]).
+        // The text is [assumed]: no public source quotes Bitbucket Data Center's.
         429 => "You have been rate limited. Try again later.",
         414 => "URI Too Long (injected by the stack).",
         502 => "Bad gateway (injected by the stack).",

@@ -1,8 +1,31 @@
-//! The control API under `/_stack/...` (a path Bitbucket never uses): faults, latency, request counts, reset,
-//! and changes made as another user (builds, comments, pushes). JSON in and out, no authentication.
+//! The control API under `/_stack/...` (a path Bitbucket never uses): faults, latency, rate limiting, request counts
+//! and log, reset, and changes made as another user (builds, comments, pushes). JSON in and out, no authentication;
+//! `/_stack` requests are never counted, logged, delayed, faulted or rate limited.
 //!
-//! `GET /_stack/requests` also reports `inFlight` (Bitbucket requests being served now) and `maxInFlight` (the most
-//! served at once since the counters were reset), so a client's concurrency bound can be checked without timing.
+//! - `GET /_stack`: the base URL, the users with their tokens and passwords, the logical clock.
+//! - `POST /_stack/reset`: data back to the seed; faults, latency, the rate limit (off, buckets emptied), the
+//!   counters and the request log cleared.
+//! - `GET /_stack/requests`: `{total, requests: {"METHOD /path": n}, inFlight, maxInFlight, rateLimited}`.
+//!   `inFlight` is the Bitbucket requests being served now and `maxInFlight` the most served at once since the
+//!   counters were reset, so a client's concurrency bound can be checked without timing; `rateLimited` is how many
+//!   requests the rate limit refused. `DELETE /_stack/requests` (or `POST /_stack/requests/reset`) resets them.
+//! - `GET|POST|DELETE /_stack/faults`: the queued faults; `POST` queues one (`{kind: status|echo|hang|truncate,
+//!   status, retryAfter, count, pathPrefix}`), `DELETE` clears them.
+//! - `GET|PUT|POST|DELETE /_stack/latency`: added latency by path prefix (`{pathPrefix, millis}`; 0 removes one).
+//! - `GET|POST|PUT|DELETE /_stack/rate-limit`: Bitbucket Data Center's rate limit ([`crate::rate_limit`]), off by
+//!   default. `POST {"capacity": 60, "refill": 5}` turns it on: every user (the one the credentials name) gets a full
+//!   bucket of `capacity` tokens, each request takes one, `refill` tokens (per second, may be fractional) come back
+//!   until it is full, and a request finding it empty gets 429 with `Retry-After`. A value left out is the admin
+//!   page's default (60, 5); posting again fills every bucket. `POST {"enabled": false}` or `DELETE` turns it off.
+//!   Requests without credentials, or with wrong ones, are not limited. Answers `{enabled, capacity, refill}`.
+//! - `GET /_stack/log`: `{"requests": [{method, path, query, user, startMs, endMs, status}, ...]}`, every Bitbucket
+//!   request since the last reset (the last 10,000), in the order they arrived ([`crate::request_log`]). `path` is
+//!   without the context path and `query` the query string as sent (`""` for none); `user` the slug the credentials
+//!   name, or null. `startMs` (when it arrived, before any added latency and before the world's lock) and `endMs`
+//!   (when its answer was made, after the latency) are milliseconds, to the microsecond, on a monotonic clock since
+//!   the last reset or the start; a request never answered (a hang) has `endMs` and `status` null.
+//! - `POST /_stack/builds`, `/_stack/comments`, `/_stack/push`: a build status, a comment as another user, a push
+//!   that rescopes a pull request.
 //!
 //! This module reads the requests and answers them; what they set, and what it does to each Bitbucket request, is
 //! `admission`'s [`Control`], which the world holds.
@@ -11,6 +34,7 @@ use crate::admission::{Control, Fault, FaultKind};
 use crate::api::{builds, comments, pull_requests};
 use crate::errors;
 use crate::exchange::{Request, Response};
+use crate::rate_limit::{self, RateLimit};
 use crate::world::World;
 use serde_json::{Value, json};
 
@@ -31,15 +55,32 @@ pub fn handle(world: &mut World, req: &Request, rest: &[&str]) -> Response {
             let c = &world.control;
             Response::json(
                 200,
-                &json!({ "total": total, "requests": c.requests, "inFlight": c.in_flight, "maxInFlight": c.max_in_flight }),
+                &json!({
+                    "total": total,
+                    "requests": c.requests,
+                    "inFlight": c.in_flight,
+                    "maxInFlight": c.max_in_flight,
+                    "rateLimited": c.rate_limited,
+                }),
             )
         }
         ("DELETE", ["requests"]) | ("POST", ["requests", "reset"]) => {
             world.control.requests.clear();
             world.control.max_in_flight = world.control.in_flight;
+            world.control.rate_limited = 0;
             let in_flight = world.control.in_flight;
-            Response::json(200, &json!({ "total": 0, "requests": {}, "inFlight": in_flight, "maxInFlight": in_flight }))
+            Response::json(
+                200,
+                &json!({ "total": 0, "requests": {}, "inFlight": in_flight, "maxInFlight": in_flight, "rateLimited": 0 }),
+            )
         }
+        ("GET", ["rate-limit"]) => rate_limit_json(&world.control),
+        ("POST" | "PUT", ["rate-limit"]) => set_rate_limit(&mut world.control, &body),
+        ("DELETE", ["rate-limit"]) => {
+            world.control.rate_limiter.set(None);
+            rate_limit_json(&world.control)
+        }
+        ("GET", ["log"]) => Response::json(200, &world.control.log.json()),
         ("GET", ["faults"]) => faults_json(&world.control),
         ("POST", ["faults"]) => add_fault(&mut world.control, &body),
         ("DELETE", ["faults"]) => {
@@ -148,11 +189,61 @@ fn set_latency(c: &mut Control, body: &Value) -> Response {
     Response::json(200, &json!({ "latency": c.latency }))
 }
 
+fn rate_limit_json(c: &Control) -> Response {
+    let limit = c.rate_limiter.limit;
+    Response::json(
+        200,
+        &json!({
+            "enabled": limit.is_some(),
+            "capacity": limit.map(|l| l.capacity),
+            "refill": limit.map(|l| l.refill),
+        }),
+    )
+}
+
+/// `{"capacity": n, "refill": x}` (either left out: the admin page's default) turns the rate limit on with every
+/// bucket full; `{"enabled": false}` turns it off.
+fn set_rate_limit(c: &mut Control, body: &Value) -> Response {
+    if !(body.is_object() || body.is_null()) {
+        return errors::bad_request("The body must be an object such as {\"capacity\": 60, \"refill\": 5}.");
+    }
+    let enabled = match body.get("enabled") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return errors::field_error("enabled", "enabled must be true or false"),
+    };
+    if !enabled {
+        c.rate_limiter.set(None);
+        return rate_limit_json(c);
+    }
+    let capacity = match body.get("capacity") {
+        None | Some(Value::Null) => rate_limit::DEFAULT_CAPACITY,
+        Some(v) => match v.as_u64() {
+            Some(n) => n,
+            None => return errors::field_error("capacity", "capacity must be a whole number of tokens, at least 1"),
+        },
+    };
+    let refill = match body.get("refill") {
+        None | Some(Value::Null) => rate_limit::DEFAULT_REFILL,
+        Some(v) => match v.as_f64() {
+            Some(x) => x,
+            None => return errors::field_error("refill", "refill must be a number of tokens per second above 0"),
+        },
+    };
+    match RateLimit::new(capacity, refill) {
+        Ok(limit) => {
+            c.rate_limiter.set(Some(limit));
+            rate_limit_json(c)
+        }
+        Err(e) => errors::field_error(if capacity == 0 { "capacity" } else { "refill" }, &e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::admission::{Admission, echo_response};
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn a_fault_hits_only_matching_paths_and_only_count_times() {
@@ -193,5 +284,51 @@ mod tests {
         assert_eq!(c.admit("GET", "/rest/api/x").0, Some(Duration::from_millis(30)));
         assert_eq!(c.admit("GET", "/rest/ui/x").0, Some(Duration::from_millis(10)));
         assert_eq!(c.admit("GET", "/users/x").0, None);
+    }
+
+    #[test]
+    fn the_rate_limit_refuses_a_user_with_an_empty_bucket_before_any_fault_and_counts_it() {
+        let mut c = Control::default();
+        let on = set_rate_limit(&mut c, &json!({ "capacity": 2, "refill": 0.5 }));
+        assert_eq!(on.body_json(), json!({ "enabled": true, "capacity": 2, "refill": 0.5 }));
+        let now = Instant::now();
+        assert_eq!(c.admit_as("GET", "/x", Some("alice"), now).1, Admission::Serve);
+        assert_eq!(c.admit_as("GET", "/x", Some("alice"), now).1, Admission::Serve);
+        add_fault(&mut c, &json!({ "status": 503 }));
+        let (_, Admission::Respond(r)) = c.admit_as("GET", "/x", Some("alice"), now) else {
+            unreachable!("the bucket is empty")
+        };
+        assert_eq!(r.status, 429);
+        assert!(r.headers.contains(&("Retry-After".into(), "2".into())));
+        assert_eq!(r.body_json()["errors"][0]["message"], "You have been rate limited. Try again later.");
+        assert_eq!(c.rate_limited, 1);
+        assert_eq!(c.faults.len(), 1, "the refused request took no fault");
+        let (_, Admission::Respond(r)) = c.admit_as("GET", "/x", None, now) else { unreachable!("the fault") };
+        assert_eq!(r.status, 503, "an anonymous request is not limited and meets the fault");
+        assert_eq!(c.admit_as("GET", "/x", Some("alice"), now + Duration::from_secs(2)).1, Admission::Serve);
+        assert_eq!(c.requests["GET /x"], 5, "refused requests are counted too");
+    }
+
+    #[test]
+    fn the_rate_limit_takes_defaults_turns_off_and_refuses_nonsense() {
+        let mut c = Control::default();
+        assert_eq!(set_rate_limit(&mut c, &Value::Null).body_json()["capacity"], 60);
+        assert_eq!(set_rate_limit(&mut c, &json!({ "capacity": 10 })).body_json()["refill"], 5.0);
+        assert_eq!(c.rate_limiter.limit.map(|l| l.capacity), Some(10));
+        let off = set_rate_limit(&mut c, &json!({ "enabled": false }));
+        assert_eq!(off.body_json(), json!({ "enabled": false, "capacity": null, "refill": null }));
+        assert!(c.rate_limiter.limit.is_none());
+        for bad in [
+            json!({ "capacity": 0 }),
+            json!({ "capacity": 1.5 }),
+            json!({ "capacity": -1 }),
+            json!({ "refill": 0 }),
+            json!({ "refill": "fast" }),
+            json!({ "enabled": "no" }),
+            json!([1]),
+        ] {
+            assert_eq!(set_rate_limit(&mut c, &bad).status, 400, "{bad}");
+        }
+        assert!(c.rate_limiter.limit.is_none(), "a refused setting changes nothing");
     }
 }

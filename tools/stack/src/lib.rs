@@ -2,7 +2,8 @@
 //!
 //! It serves every endpoint of `shared/reference/bitbucket-dc.md` from seeded, deterministic data
 //! (`seed/seed.json`), with Bitbucket's paging, error JSON, authentication and state changes, plus a control API
-//! under `/_stack/...` for faults, latency, request counts, reset, and changes made as other users.
+//! under `/_stack/...` for faults, latency, Bitbucket Data Center's rate limit, request counts, a request log with
+//! timing, reset, and changes made as other users (its endpoints are listed in [`control`]).
 //!
 //! ```no_run
 //! let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).map_err(|e| e.to_string())?;
@@ -18,7 +19,8 @@
 //!
 //! - [`server`]: which connections are served and how (HTTP/1.1 on smol), and carrying out each request's admission.
 //! - [`tls`]: which certificate the stack serves over HTTPS and which client certificates it requires.
-//! - [`control`]: what each `/_stack` request sets or changes (faults, latency, counters, reset, others' changes).
+//! - [`control`]: what each `/_stack` request sets or changes (faults, latency, rate limit, counters, log, reset,
+//!   others' changes).
 //! - [`routes`]: which handler serves a path, after authentication.
 //! - [`auth`]: who is asking: a token, a user and password, or nobody.
 //! - [`api::pull_requests`]: which pull requests a listing shows; creating, editing, merging, declining, reopening.
@@ -36,7 +38,10 @@
 //! - [`world`]: the whole state behind the lock: the model, the admission state, the seed to reset to.
 //! - [`seed`]: the seed file's schema and how it becomes the model.
 //! - [`patches`]: diff content: seed patches read into hunks, big files generated, the line cap.
-//! - [`admission`]: what a Bitbucket request meets before any handler: a queued fault, added latency; the counts.
+//! - [`admission`]: what a Bitbucket request meets before any handler: the rate limit, a queued fault, added
+//!   latency; the counts and the log.
+//! - [`rate_limit`]: Bitbucket Data Center's rate limit: a token bucket per user, the 429's `Retry-After`.
+//! - [`request_log`]: every Bitbucket request since the reset, with when it arrived and when it was answered.
 //! - [`render`]: the JSON shapes Bitbucket answers with.
 //! - [`paging`]: which slice of a list a request gets, and the page object around it.
 //! - [`ref_matchers`]: whether a ref matcher (required builds, default reviewers) selects a ref.
@@ -60,8 +65,10 @@ pub mod exchange;
 pub mod model;
 pub mod paging;
 pub mod patches;
+pub mod rate_limit;
 pub mod ref_matchers;
 pub mod render;
+pub mod request_log;
 pub mod routes;
 pub mod seed;
 pub mod server;
@@ -69,6 +76,7 @@ pub mod tls;
 pub mod world;
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use world::World;
@@ -114,7 +122,7 @@ impl Stack {
         world.base_url = base_url.clone();
         world.context_path = context_path;
         let token = world.default_token();
-        let shared = Arc::new(server::Shared { world: Mutex::new(world) });
+        let shared = Arc::new(server::Shared { world: Mutex::new(world), arrived: AtomicU64::new(0) });
         let (stop_tx, stop_rx) = smol::channel::bounded(1);
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -143,6 +151,13 @@ impl RunningStack {
     /// Runs `f` on the world under its lock (for tests that look inside).
     pub fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
         f(&mut self.shared.lock())
+    }
+
+    /// How many requests have reached the server (their headers read), control requests too, whether or not they
+    /// have had the world's lock yet: a test holding the lock ([`RunningStack::with_world`]) knows by it that the
+    /// requests it sent are waiting.
+    pub fn arrived(&self) -> u64 {
+        self.shared.arrived.load(Ordering::SeqCst)
     }
 
     /// Stops serving and waits for the server thread.

@@ -1,7 +1,9 @@
 //! The HTTP side: accept connections, serve HTTP/1.1 with hyper on smol, and carry out what the control API
-//! decided for each request (latency, a status, a hang, a cut body) around the plain handlers.
+//! decided for each request (latency, a status, a rate limit's 429, a hang, a cut body) around the plain handlers,
+//! logging when each Bitbucket request arrived and when its answer was made.
 
 use crate::admission::{self, Admission};
+use crate::auth::{self, Caller};
 use crate::control;
 use crate::errors;
 use crate::exchange::{Request, Response};
@@ -16,9 +18,10 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Request bodies above this are refused with 413.
 const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -29,6 +32,9 @@ pub struct Shared {
     /// The world, behind one lock: a handler holds it for its whole request, so requests are served one at a
     /// time; latency and hangs are waited out without it.
     pub world: Mutex<World>,
+    /// Requests that have arrived (their headers read), control requests too, counted before they wait for the
+    /// world's lock: a test holding the lock knows by it that a request is waiting.
+    pub arrived: AtomicU64,
 }
 
 impl Shared {
@@ -109,19 +115,21 @@ async fn read_body(mut body: Incoming) -> Result<Vec<u8>, Response> {
 }
 
 async fn respond(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> hyper::Response<StackBody> {
+    // When the request arrived (for the request log): before its body is read, before any added latency and before
+    // it waits for the world's lock, so requests sent together log starts close together.
+    let arrived = Instant::now();
+    shared.arrived.fetch_add(1, Ordering::SeqCst);
     let (parts, body) = req.into_parts();
     let target = parts.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/");
+    let query = parts.uri.query().unwrap_or("");
     let mut request = Request::new(parts.method.as_str(), target);
     for (name, value) in &parts.headers {
         if let Ok(v) = value.to_str() {
             request.headers.insert(name.as_str().to_string(), v.to_string());
         }
     }
-    request.body = match read_body(body).await {
-        Ok(b) => b,
-        Err(r) => return to_hyper(r, false),
-    };
-    let (delay, admission) = {
+    let body = read_body(body).await;
+    let (delay, admission, logged) = {
         let mut world = shared.lock();
         let ctx = world.context_path.clone();
         let Some(path) = request.path.strip_prefix(&ctx).filter(|p| p.is_empty() || p.starts_with('/')) else {
@@ -129,13 +137,31 @@ async fn respond(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> hyper::R
         };
         request.path = if path.is_empty() { "/".into() } else { path.to_string() };
         if let Some(rest) = request.path.strip_prefix("/_stack") {
+            request.body = match body {
+                Ok(b) => b,
+                Err(r) => return to_hyper(r, false),
+            };
             let segs: Vec<String> = rest.split('/').filter(|s| !s.is_empty()).map(str::to_string).collect();
             let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
             return to_hyper(control::handle(&mut world, &request, &segs), false);
         }
-        let admitted = world.control.admit(&request.method, &request.path);
+        // Whom the credentials name: the rate limit's bucket and the log's user (none for none, or wrong ones).
+        let user = match auth::caller(&world.model, &request) {
+            Ok(Caller::User(slug)) => Some(slug),
+            Ok(Caller::Anonymous) | Err(_) => None,
+        };
+        let logged = world.control.log.start(&request.method, &request.path, query, user.clone(), arrived);
+        request.body = match body {
+            Ok(b) => b,
+            Err(r) => {
+                world.control.log.end(logged, r.status, Instant::now());
+                return to_hyper(r, false);
+            }
+        };
+        let (delay, admission) =
+            world.control.admit_as(&request.method, &request.path, user.as_deref(), Instant::now());
         world.control.enter();
-        admitted
+        (delay, admission, logged)
     };
     // Counts the request as in flight until its answer is made, or until it is dropped (a hang, a closed
     // connection).
@@ -150,6 +176,8 @@ async fn respond(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> hyper::R
         Admission::Truncate => (routes::serve(&mut shared.lock(), &request), true),
         Admission::Echo(status) => (admission::echo_response(status, request.header("authorization")), false),
     };
+    // The answer is made and goes to the connection to write now.
+    shared.lock().control.log.end(logged, response.status, Instant::now());
     drop(in_flight);
     to_hyper(response, truncate)
 }

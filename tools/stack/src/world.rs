@@ -14,7 +14,7 @@ pub struct World {
     pub token: Option<String>,
     /// The data served now: built from `seed`, changed by writes, built again by a reset.
     pub model: Model,
-    /// Faults, latency and request counts set through `/_stack`.
+    /// Faults, latency, the rate limit, request counts and the request log, through `/_stack`.
     pub control: Control,
     /// Base URL (scheme, host, port and context path), known once the socket is bound.
     pub base_url: String,
@@ -42,7 +42,7 @@ impl World {
         World::from_seed_text(seed::DEFAULT_SEED, None)
     }
 
-    /// Back to the seed: data, faults, latency and counters alike.
+    /// Back to the seed: data, faults, latency, the rate limit (off), counters and the request log alike.
     pub fn reset(&mut self) -> Result<(), String> {
         self.model = seed::build(&self.seed, self.token.as_deref())?;
         self.control = Control::default();

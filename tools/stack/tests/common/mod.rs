@@ -113,3 +113,17 @@ pub fn control(stack: &RunningStack, method: &str, path: &str, body: &Value) -> 
 }
 
 pub const PR1: &str = "/rest/api/latest/projects/BB/repos/api/pull-requests/1";
+
+/// Waits, polling every 5 ms for at most 30 s, until `done` holds; panics naming `what` if it never does.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(30), "gave up waiting until {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The basic-authentication header for a user and password.
+pub fn basic(user: &str, password: &str) -> String {
+    format!("Basic {}", bb_stack::auth::encode_base64(format!("{user}:{password}").as_bytes()))
+}
