@@ -1,6 +1,8 @@
 //! What the required-builds check needs, read once for any plan that shows requirements (the card,
 //! `get_build_status`, `list_required_builds` for a pull request): every page of the repository's
-//! conditions, then the branching model only when a condition has a `MODEL_*` matcher.
+//! conditions, then the branching model only when a condition has a `MODEL_*` matcher; or, for a
+//! view that would rather spend a request than a round trip ([`ConditionsReader::eager`]), the
+//! branching model beside the first page, used only when a condition needs it.
 //!
 //! Requests: conditions `GET /rest/required-builds/latest/projects/{key}/repos/{slug}/conditions`
 //! (7.14+, paged; up to [`MAX_PAGES`] pages), and `GET /rest/branch-utils/latest/projects/{key}/repos/{slug}/branchmodel`
@@ -39,6 +41,8 @@ pub const MAX_PAGES: usize = 10;
 enum Model {
     /// Not asked for (no condition matches by it).
     NotAsked,
+    /// Asked for beside the first page, not answered yet.
+    Pending,
     /// Asked for, and Bitbucket's answer could not be read.
     Unreadable,
     /// Read.
@@ -49,7 +53,7 @@ impl Model {
     fn read(&self) -> Option<&BranchModel> {
         match self {
             Model::Read(m) => Some(m),
-            Model::NotAsked | Model::Unreadable => None,
+            Model::NotAsked | Model::Pending | Model::Unreadable => None,
         }
     }
 }
@@ -64,6 +68,9 @@ pub struct ConditionsReader {
     pages: usize,
     model: Model,
     cannot_tell: Option<String>,
+    /// Every page of conditions is read (or bb knows it cannot tell), and whether a condition names
+    /// the branching model.
+    pages_done: Option<bool>,
     done: bool,
 }
 
@@ -78,10 +85,28 @@ impl ConditionsReader {
             pages: 0,
             model: Model::NotAsked,
             cannot_tell: None,
+            pages_done: None,
             done: false,
         };
         let first = reader.page_request(0);
         (reader, first)
+    }
+
+    /// A reader that asks for the branching model beside the first page (a view's: one request more
+    /// for a repository that needs no model, one round trip less for one that does), and both requests.
+    pub fn eager(project: &str, repo: &str) -> (ConditionsReader, Vec<(ConditionsRead, FetchRequest)>) {
+        let (mut reader, first) = ConditionsReader::new(project, repo);
+        reader.model = Model::Pending;
+        let model = model_request(project, repo);
+        (reader, vec![(ConditionsRead::Page, first), (ConditionsRead::Model, model)])
+    }
+
+    /// Done once the pages are and, when a condition needs it, the branching model has come.
+    fn settle(&mut self) {
+        self.done = match self.pages_done {
+            None => false,
+            Some(needs_model) => self.cannot_tell.is_some() || !needs_model || !matches!(self.model, Model::Pending),
+        };
     }
 
     fn page_request(&self, start: u64) -> FetchRequest {
@@ -105,7 +130,7 @@ impl ConditionsReader {
                         .map_or(Model::Unreadable, Model::Read),
                     _ => Model::Unreadable,
                 };
-                self.done = true;
+                self.settle();
             }
         }
     }
@@ -139,17 +164,19 @@ impl ConditionsReader {
                         .chain(c.exempt.as_ref())
                         .any(|m| matches!(m, RefMatcher::ModelBranch(_) | RefMatcher::ModelCategory(_)))
                 });
-                if needs_model {
+                if needs_model && matches!(self.model, Model::NotAsked) {
+                    self.model = Model::Pending;
                     more(ConditionsRead::Model, model_request(&self.project, &self.repo));
-                } else {
-                    self.done = true;
                 }
+                self.pages_done = Some(needs_model);
+                self.settle();
             }
         }
     }
 
     fn stop(&mut self, why: String) {
         self.cannot_tell = Some(why);
+        self.pages_done = Some(false);
         self.done = true;
     }
 

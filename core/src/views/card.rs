@@ -4,11 +4,13 @@
 //! Requests, in stages, each read sent as soon as what it needs is known (a view's time is its
 //! dependency depth times Bitbucket's round trip):
 //! 1. in parallel: the pull request, the pull request page's build listing, the activity, the
-//!    required-build conditions and the merge check (asked before the pull request says whether it is
-//!    open: for a closed one its answer is dropped, one request spent to save a round on open ones);
-//! 2. when the pull request has come: the avatars of its author and reviewers not cached yet; when the
-//!    build listing is missing (404) or incomplete: the source commit's legacy listing and/or its build
-//!    stats (reference "Builds"); once everything is read, the avatars of anyone else the card names.
+//!    required-build conditions with the branching model, and the merge check (asked before the pull
+//!    request says whether it is open, and the model before the conditions say whether one needs it:
+//!    a request spent where it turns out unneeded, a round trip saved where it is);
+//! 2. when the pull request has come: the avatars of its author and reviewers not cached yet, and when
+//!    the activity has come, of everyone it names; when the build listing is missing (404) or
+//!    incomplete: the source commit's legacy listing and/or its build stats (reference "Builds"); once
+//!    everything is read, the avatars of anyone else the card names.
 //!
 //! Counts are Bitbucket's own: comment and task counts from the pull request's properties, build
 //! counts from the whole listing when it was read completely, else from the build stats.
@@ -68,18 +70,18 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         return Step::Done(ToolResult::error("show pull_request needs project, repo and pr_id."));
     }
     let activity = pull_request::activity_request(&project, &repo, id, 0, ACTIVITY_LIMIT);
-    let (required, conditions) = ConditionsReader::new(&project, &repo);
+    let (required, conditions) = ConditionsReader::eager(&project, &repo);
     // Every page of the listing, up to a cap: requirements are decided only on the whole listing.
     // Without the listing, the commit's (and nothing about requirements); past the cap, the commit's totals.
     let (builds, listing) =
         BuildsReader::new((&project, &repo, id), 0, BUILDS_LIMIT, MAX_BUILD_PAGES, Fallback::CommitListing, true);
-    let first = vec![
+    let mut first = vec![
         (CardRead::PullRequest, pull_request::request(&project, &repo, id)),
         (CardRead::Builds(BuildsRead::Listing), listing),
         (CardRead::Activity, activity),
-        (CardRead::Conditions(ConditionsRead::Page), conditions),
         (CardRead::MergeCheck, pull_request::merge_check_request(&project, &repo, id)),
     ];
+    first.extend(conditions.into_iter().map(|(read, request)| (CardRead::Conditions(read), request)));
     let card = Card {
         header: Header::new("pull_request", args, call),
         base_url: call.base_url.map(str::to_owned),
@@ -162,7 +164,16 @@ impl Plan for Card {
             }
             CardRead::MergeCheck => self.merge_check = Some(errors::json::<MergeCheck>(&outcome, about, None)),
             CardRead::Activity => match errors::json::<RawPage>(&outcome, about, None) {
-                Ok(p) => self.activity = Some(p.decode()),
+                Ok(p) => {
+                    let page: Page<Activity> = p.decode();
+                    // Everyone the activity will name (walked as the view walks it): their avatars go now.
+                    let mut seen = replies_on(&page.values);
+                    for a in &page.values {
+                        let _ = activity_item(a, &mut seen, &mut self.people, None);
+                    }
+                    self.avatars.early(&self.people, f, CardRead::Avatar);
+                    self.activity = Some(page);
+                }
                 Err(e) => self.missing.push(format!("Activity: not read — {e}")),
             },
             CardRead::Conditions(r) => self.required.on(r, &outcome, &mut |r, q| f.fetch(CardRead::Conditions(r), q)),

@@ -126,8 +126,17 @@ impl Plan for ListView {
                 .collect();
             commits.sort();
             commits.dedup();
+            // The people every row names (authors, reviewers): their avatars go beside the build stats.
+            for pr in page.values.iter().filter(|pr| keeps(self.source_filter.as_deref(), pr)) {
+                for user in pr.author.iter().chain(&pr.reviewers).map(|p| &p.user) {
+                    self.people.note(user);
+                }
+            }
+            self.avatars.early(&self.people, f, ListRead::Avatar);
             if !commits.is_empty() {
                 f.fetch(ListRead::BuildStats, build_stats_request(&commits));
+            }
+            if f.waiting() > 0 {
                 return None;
             }
         }

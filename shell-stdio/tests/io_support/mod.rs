@@ -131,6 +131,8 @@ impl<'a> Control<'a> {
 pub fn control_client(stack: &RunningStack, tweak: impl FnOnce(&mut BitbucketConfig)) -> Client {
     client(stack, |c| {
         c.retry.retries = 0;
+        // Control calls are not Bitbucket's: they spend no rate budget.
+        c.rate_limit = None;
         tweak(c);
     })
 }
