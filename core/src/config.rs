@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::avatar_cache::AvatarCache;
 use crate::made::MadeOnce;
 use crate::tool::Exposed;
 
@@ -18,7 +19,8 @@ pub struct ServerConfig {
     pub tools_page_size: usize,
     /// Bitbucket's base URL (with its context path), for the links views build; `None` when unknown.
     pub base_url: Option<String>,
-    /// The most bytes of avatars the server keeps (a shell that runs several servers splits the budget).
+    /// The most bytes of avatars kept, by every server made from this configuration or a clone of it
+    /// together (they share one cache: the HTTP shell's shards fetch a person's avatar once, not once each).
     pub avatar_cache_bytes: usize,
     /// Highlight with lexers that embed other languages and cannot be stopped midway (`--highlight-templates`).
     pub highlight_templates: bool,
@@ -29,6 +31,9 @@ pub struct ServerConfig {
     /// (the HTTP shell runs eight): made by the first, reused by the rest while what they depend
     /// on (the exposure, the version, the page size) is the same.
     made: Arc<std::sync::OnceLock<Arc<MadeOnce>>>,
+    /// The avatar cache the servers made from this configuration and its clones share, made (with
+    /// the `avatar_cache_bytes` of the first) when the first server is.
+    avatars: Arc<std::sync::OnceLock<Arc<std::sync::Mutex<AvatarCache>>>>,
 }
 
 impl ServerConfig {
@@ -37,6 +42,12 @@ impl ServerConfig {
         let fresh = || Arc::new(MadeOnce::new(Arc::clone(&self.exposed), self.version, self.tools_page_size));
         let made = self.made.get_or_init(fresh);
         if made.made_for(&self.exposed, self.version, self.tools_page_size) { Arc::clone(made) } else { fresh() }
+    }
+
+    /// The avatar cache shared by every server made from this configuration and its clones.
+    pub(crate) fn avatars(&self) -> Arc<std::sync::Mutex<AvatarCache>> {
+        let fresh = || Arc::new(std::sync::Mutex::new(AvatarCache::with_cap(self.avatar_cache_bytes)));
+        Arc::clone(self.avatars.get_or_init(fresh))
     }
 
     /// A configuration for `exposed` (its instructions are made from it when first asked for).
@@ -50,6 +61,25 @@ impl ServerConfig {
             highlight_templates: false,
             highlight_deadline_ms: 150,
             made: Arc::default(),
+            avatars: Arc::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::{Catalogue, ExposureOptions};
+
+    #[test]
+    fn servers_made_from_clones_of_one_configuration_share_one_avatar_cache_of_its_size() {
+        let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+        let mut config = ServerConfig::new(exposed, "0.0.0-test");
+        config.avatar_cache_bytes = 1 << 20;
+        let shard = config.clone();
+        assert!(Arc::ptr_eq(&config.avatars(), &shard.avatars()), "the HTTP shell's shards share it");
+        let other = ServerConfig::new(Arc::clone(&config.exposed), "0.0.0-test");
+        assert!(!Arc::ptr_eq(&config.avatars(), &other.avatars()), "another configuration has its own");
     }
 }

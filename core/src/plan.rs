@@ -127,8 +127,8 @@ impl Step {
 pub struct Desk<'a> {
     pub(crate) issued: Vec<(Ticket, FetchRequest)>,
     pub(crate) next_ticket: &'a mut u64,
-    /// Avatars every session of the server shares.
-    pub avatars: &'a mut AvatarCache,
+    /// Avatars every session of every server made from one configuration shares.
+    pub avatars: &'a std::sync::Mutex<AvatarCache>,
     /// Files highlighted whole, every session's.
     pub highlights: &'a mut HighlightCache,
     /// Jobs asked for by this step.
@@ -199,9 +199,10 @@ impl<R> Fetches<'_, '_, R> {
         *self.wants_work = true;
     }
 
-    /// The server's avatar cache.
-    pub fn avatars(&mut self) -> &mut AvatarCache {
-        self.desk.avatars
+    /// The avatar cache every server made from one configuration shares (the HTTP shell's shards
+    /// alike), locked for as long as the guard lives: use it within one statement.
+    pub fn avatars(&mut self) -> std::sync::MutexGuard<'_, AvatarCache> {
+        self.desk.avatars.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The server's cache of highlighted files.
@@ -318,11 +319,11 @@ mod tests {
         else {
             unreachable!()
         };
-        let (mut next, mut avatars, mut highlights) = (0, AvatarCache::default(), HighlightCache::default());
+        let (mut next, avatars, mut highlights) = (0, std::sync::Mutex::default(), HighlightCache::default());
         let mut desk = Desk {
             issued: vec![],
             next_ticket: &mut next,
-            avatars: &mut avatars,
+            avatars: &avatars,
             highlights: &mut highlights,
             computes: vec![],
             now_ms: 0,

@@ -17,7 +17,8 @@ use crate::work::Work;
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) config: ServerConfig,
-    pub(crate) avatars: AvatarCache,
+    /// Shared with every server made from a clone of the same configuration.
+    pub(crate) avatars: Arc<std::sync::Mutex<AvatarCache>>,
     /// Files highlighted whole, for the next read of the same lines.
     pub(crate) highlights: HighlightCache,
     /// Every ticket in flight: whose it is and what it waits on.
@@ -32,7 +33,7 @@ impl Shared {
     pub(crate) fn new(config: ServerConfig) -> Shared {
         Shared {
             made: config.made_once(),
-            avatars: AvatarCache::with_cap(config.avatar_cache_bytes),
+            avatars: config.avatars(),
             highlights: HighlightCache::default(),
             config,
             work: Work::default(),
@@ -46,7 +47,7 @@ impl Shared {
         Desk {
             issued: Vec::new(),
             next_ticket: self.work.numbering(),
-            avatars: &mut self.avatars,
+            avatars: &self.avatars,
             highlights: &mut self.highlights,
             computes: Vec::new(),
             now_ms: self.now_ms,

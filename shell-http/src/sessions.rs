@@ -4,8 +4,8 @@
 //! A session lives in the shard its `Mcp-Session-Id` names (the id's first byte), so a request finds
 //! it without a global lock, and sessions in different shards run at the same time on different
 //! threads. A mutex is held only while its driver runs (never across an await); Bitbucket requests
-//! run concurrently on bb's pool of read threads. Each shard keeps its own avatar cache, a share of the
-//! budget: a person's avatar may be fetched once per shard. The shards share their reads in flight
+//! run concurrently on bb's pool of read threads. The shards share one avatar cache (the configuration's:
+//! a person's avatar is fetched once, whichever shard asks) and their reads in flight
 //! ([`SharedReads`]): an identical read for the same credentials, asked by sessions in any shards at
 //! the same time, is made once.
 //!
@@ -39,7 +39,7 @@ pub(crate) enum Part {
 }
 
 /// How many shards the sessions are spread over: enough that two busy sessions rarely share one on a
-/// machine of a few cores, few enough that each shard's share of the avatar budget stays useful.
+/// machine of a few cores.
 pub(crate) const SHARDS: usize = 8;
 
 /// A session of the HTTP server: its shard and its id in that shard's core server.
@@ -96,8 +96,7 @@ impl Sessions {
                             sessions.lock(shard).wake(w);
                         }
                     };
-                    let mut config = config.clone();
-                    config.avatar_cache_bytes /= SHARDS;
+                    let config = config.clone();
                     let driver = Driver::new(config, Arc::clone(&bitbucket), logger.clone(), on_fetched)
                         .share_reads(&reads)
                         .on_wake(on_wake);

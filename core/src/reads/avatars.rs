@@ -145,7 +145,7 @@ impl AvatarStage {
         let now = f.now_ms();
         let room = MAX_FETCHES_PER_VIEW.saturating_sub(self.fetching.len());
         let new: Vec<String> =
-            people.to_fetch(f.avatars(), now).into_iter().filter(|s| !self.fetching.contains(s)).take(room).collect();
+            people.to_fetch(&f.avatars(), now).into_iter().filter(|s| !self.fetching.contains(s)).take(room).collect();
         for slug in new {
             f.fetch(wrap(Avatar(self.fetching.len())), request(&slug));
             self.fetching.push(slug);

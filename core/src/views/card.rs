@@ -214,7 +214,7 @@ impl Card {
 
     fn finish<R>(&self, pr: &PullRequest, view: Value, f: &mut Fetches<'_, '_, R>) -> ToolResult {
         let now = f.now_ms();
-        let users = self.people.to_value(f.avatars(), now, self.base_url.as_deref());
+        let users = self.people.to_value(&f.avatars(), now, self.base_url.as_deref());
         self.header.result(self.summary(pr), users, self.missing.clone(), ("pullRequest", view))
     }
 

@@ -308,7 +308,7 @@ impl DiffView {
     fn finish<R>(&mut self, f: &mut Fetches<'_, '_, R>) -> ToolResult {
         let view = self.built.take().unwrap_or(Value::Null);
         let now = f.now_ms();
-        let users = self.people.to_value(f.avatars(), now, self.base_url.as_deref());
+        let users = self.people.to_value(&f.avatars(), now, self.base_url.as_deref());
         let files = view["files"].as_array().map_or(0, Vec::len);
         let shown = view["diffs"].as_array().map_or(0, Vec::len);
         let lines: usize = view["diffs"]

@@ -110,7 +110,7 @@ impl Form {
             "files": found("files"),
         });
         let now = f.now_ms();
-        let users = g.people.to_value(f.avatars(), now, self.base_url.as_deref());
+        let users = g.people.to_value(&f.avatars(), now, self.base_url.as_deref());
         let text = format!(
             "The person sees the form to create a pull request in {}/{}{}; nothing is created unless they press Create, and you will be told if they do.",
             g.project,

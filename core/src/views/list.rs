@@ -152,7 +152,7 @@ impl Plan for ListView {
         let more = if view["more"] == Value::Bool(true) { ", more exist" } else { "" };
         let text = format!("Showing {} to the person: {shown} shown{more}.", self.title);
         let now = f.now_ms();
-        let users = self.people.to_value(f.avatars(), now, self.base_url.as_deref());
+        let users = self.people.to_value(&f.avatars(), now, self.base_url.as_deref());
         Some(self.header.result(text, users, self.missing.clone(), ("list", view)))
     }
 }
