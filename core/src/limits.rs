@@ -28,14 +28,16 @@ pub const MAX_BATCH: usize = 100;
 
 /// The most Bitbucket requests one bb process has on the wire at once (the client's slots, served
 /// round robin per session, or per person in per-person mode; one queue holds all but one of them).
-/// A cold card reads six things at once and then up to five avatars, a diff view up to 20 files: 24
-/// lets eight people's views go out together in about one round each. What bounds bb's load on
-/// Bitbucket is its per-user rate limit, which bb keeps to (`--rate-limit`), not a count of connections.
-pub const BITBUCKET_CONNECTIONS: usize = 24;
+/// A warm card reads six things at once, a cold one six and then up to five avatars, a diff view up to
+/// 20 files: 48 lets eight people's cards go out together in one round (bench/roundtrip: with 24, the
+/// slowest of eight took two rounds, 2.0–2.1x its time alone). What bounds bb's load on Bitbucket is
+/// each user's rate limit, which bb keeps to (`--rate-limit`: a burst of 60 at most), not a count of
+/// connections.
+pub const BITBUCKET_CONNECTIONS: usize = 48;
 
-/// The most threads Bitbucket requests block on: every connection in use, and a few more requests
-/// waiting for a slot or sleeping before a retry.
-pub const READ_THREADS: usize = 32;
+/// The most threads Bitbucket requests block on: every connection in use, and as many more requests
+/// waiting for a slot, for their rate limit's token or sleeping before a retry. Idle ones exit.
+pub const READ_THREADS: usize = 64;
 
 /// The most highlighting jobs waiting for one of the CPU threads, all sessions together; past it a
 /// call's job is not run and the call answers plain at its deadline (its lines are highlighted by a

@@ -193,6 +193,12 @@ impl<R> Fetches<'_, '_, R> {
         self.pending.insert(ticket, read);
     }
 
+    /// Asks the shell to run `job` for its side effect only (a warm-up): nothing waits for it, and its
+    /// outcome is dropped. It belongs to the call all the same, so it is cancelled with it.
+    pub fn warm_up(&mut self, job: HighlightJob) {
+        self.desk.issue_compute(job);
+    }
+
     /// Asks the shell for a step of CPU work ([`Plan::work`]) once this step returns, and again after
     /// each work step that asks for it, until the shell's deadline passes.
     pub fn want_work(&mut self) {

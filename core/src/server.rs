@@ -95,7 +95,10 @@ impl Server {
                 }
             }
             Input::Computed { ticket, done } => {
-                self.shared.highlights.put(done.key, done.marks.clone());
+                // A warm-up's outcome holds no marks: nothing to keep.
+                if !done.marks.is_empty() {
+                    self.shared.highlights.put(done.key, done.marks.clone());
+                }
                 if let Some((owner, call)) = self.shared.work.complete(ticket, Kind::Job, &mut self.shared.out)
                     && let Some(s) = self.sessions.get_mut(&owner)
                 {

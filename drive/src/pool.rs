@@ -2,7 +2,7 @@
 //!
 //! smol's blocking pool grows to 500 threads and keeps them a while; a burst of slow or cancelled
 //! reads left bb at 504 threads and 55 MB. Reads need far fewer: the Bitbucket client lets a
-//! bounded number in flight at once (24 by default), so [`READ_THREADS`] threads let every slot be used
+//! bounded number in flight at once (48 by default), so [`READ_THREADS`] threads let every slot be used
 //! while a few more wait for a slot or sleep before a retry. Jobs queue by [`Requester::queue`]
 //! and threads take them round-robin over the queues, like the client's slots: a session with many
 //! reads queued cannot keep another's read from a thread.

@@ -160,6 +160,8 @@ impl Plan for DiffView {
                     // a path. [reference "Older servers": rec]
                     let paths: Vec<&str> = page.values.iter().filter_map(Change::named_path).take(MAX_FILES).collect();
                     self.share = share(paths.len());
+                    // The files' grammars warm up on a CPU thread while the files are read.
+                    f.warm_up(HighlightJob::warm_up(paths.iter().map(|p| (*p).to_owned()).collect(), self.templates));
                     for path in paths {
                         let path = path.to_owned();
                         f.fetch(DiffRead::File(self.files.len()), self.file_request(&path));
