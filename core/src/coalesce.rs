@@ -51,7 +51,7 @@ impl ReadKey {
             path: request.path.clone(),
             query: request.query.clone(),
             keep: request.keep.map(|k| (k.lines, k.bytes)),
-            refresh: request.refresh,
+            refresh: request.refresh.is_some(),
         })
     }
 }
@@ -228,7 +228,7 @@ mod tests {
                 query: vec![],
                 body: None,
                 keep: None,
-                refresh: false,
+                refresh: None,
             };
             assert_eq!(ReadKey::of(0, &request), None);
         }

@@ -34,6 +34,8 @@ pub struct ServerConfig {
     /// The avatar cache the servers made from this configuration and its clones share, made (with
     /// the `avatar_cache_bytes` of the first) when the first server is.
     avatars: Arc<std::sync::OnceLock<Arc<std::sync::Mutex<AvatarCache>>>>,
+    /// Numbers refreshes' batches of reads ([`crate::Batch`]), shared by the clones.
+    batches: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl ServerConfig {
@@ -50,6 +52,11 @@ impl ServerConfig {
         Arc::clone(self.avatars.get_or_init(fresh))
     }
 
+    /// The counter refreshes' batches are numbered from, shared by the clones.
+    pub(crate) fn batches(&self) -> &std::sync::atomic::AtomicU64 {
+        &self.batches
+    }
+
     /// A configuration for `exposed` (its instructions are made from it when first asked for).
     pub fn new(exposed: Arc<Exposed>, version: &'static str) -> ServerConfig {
         ServerConfig {
@@ -62,6 +69,7 @@ impl ServerConfig {
             highlight_deadline_ms: 150,
             made: Arc::default(),
             avatars: Arc::default(),
+            batches: Arc::default(),
         }
     }
 }

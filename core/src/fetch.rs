@@ -51,14 +51,24 @@ pub struct FetchRequest {
     pub keep: Option<Share>,
     /// A live view's refresh (`refresh_view`), not the model's call: a shell that keeps to Bitbucket's
     /// rate limit spends its budget on the model's requests first and may answer this one
-    /// [`FetchErrorKind::Deferred`] instead of sending it.
-    pub refresh: bool,
+    /// [`FetchErrorKind::Deferred`] instead of sending it. The reads a refresh asks for together are
+    /// one [`Batch`]: a shell sends all of them or none, so a held-back refresh spends nothing.
+    pub refresh: Option<Batch>,
+}
+
+/// The reads of one refresh asked for together: which batch, and how many reads it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Batch {
+    /// Unique among the batches of every server made from one configuration (the HTTP shell's shards).
+    pub id: u64,
+    /// How many reads the batch holds.
+    pub reads: u32,
 }
 
 impl FetchRequest {
     /// A GET of `path` with `query`.
     pub fn get(path: impl Into<String>, query: Vec<(String, String)>) -> Self {
-        FetchRequest { method: Method::Get, path: path.into(), query, body: None, keep: None, refresh: false }
+        FetchRequest { method: Method::Get, path: path.into(), query, body: None, keep: None, refresh: None }
     }
 
     /// The same request, its answer one file's diff of which the call keeps `share`.

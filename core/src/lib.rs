@@ -103,7 +103,8 @@ pub mod testing;
 pub use config::ServerConfig;
 pub use contract::{Input, Output, SessionId};
 pub use fetch::{
-    DiffAnswer, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method, Share, Ticket, read_diff,
+    Batch, DiffAnswer, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method, Share, Ticket,
+    read_diff,
 };
 pub use highlight::{HighlightJob, Highlighted};
 pub use logging::Level;

@@ -135,6 +135,8 @@ pub struct Desk<'a> {
     pub(crate) computes: Vec<(Ticket, HighlightJob)>,
     /// The wall-clock time of the input being handled, epoch milliseconds.
     pub now_ms: u64,
+    /// Numbers refreshes' batches of reads, across every server made from one configuration.
+    pub(crate) batches: &'a std::sync::atomic::AtomicU64,
 }
 
 /// What a plan's step asked for: reads, and jobs for the shell's CPU threads, each with its ticket.
@@ -148,6 +150,11 @@ impl Desk<'_> {
     /// What the plan asked for since the last take.
     pub(crate) fn take(&mut self) -> Issued {
         Issued { reads: std::mem::take(&mut self.issued), jobs: std::mem::take(&mut self.computes) }
+    }
+
+    /// A batch id no other batch of this configuration's servers has.
+    pub(crate) fn next_batch(&self) -> u64 {
+        self.batches.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
     fn issue(&mut self, request: FetchRequest) -> Ticket {
@@ -333,6 +340,7 @@ mod tests {
             highlights: &mut highlights,
             computes: vec![],
             now_ms: 0,
+            batches: &std::sync::atomic::AtomicU64::new(0),
         };
         w.begin(&mut desk);
         let tickets: Vec<Ticket> = desk.issued.iter().map(|(t, _)| *t).collect();

@@ -51,6 +51,7 @@ impl Shared {
             highlights: &mut self.highlights,
             computes: Vec::new(),
             now_ms: self.now_ms,
+            batches: self.config.batches(),
         }
     }
 }

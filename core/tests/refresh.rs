@@ -244,8 +244,8 @@ fn a_refresh_held_back_for_the_rate_limit_keeps_what_the_view_draws_and_asks_aga
     let seen: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
     let log = Arc::clone(&seen);
     d.answer_with(move |r| {
-        log.lock().unwrap().push((r.path.clone(), r.refresh));
-        r.refresh.then(|| {
+        log.lock().unwrap().push((r.path.clone(), r.refresh.is_some()));
+        r.refresh.is_some().then(|| {
             FetchOutcome::Failed(FetchError {
                 kind: FetchErrorKind::Deferred { after_ms: 12_000 },
                 detail: "held back".into(),

@@ -286,7 +286,7 @@ impl Stand {
 
     fn control(&self, method: Method, path: &str, body: Value) -> Value {
         let request =
-            FetchRequest { method, path: path.into(), query: vec![], body: Some(body), keep: None, refresh: false };
+            FetchRequest { method, path: path.into(), query: vec![], body: Some(body), keep: None, refresh: None };
         match self.control.fetch(request, None, &Cancel::new()) {
             FetchOutcome::Response(r) if r.status < 300 => serde_json::from_slice(&r.body).unwrap(),
             other => panic!("the stand-in's control {path} failed: {other:?}"),

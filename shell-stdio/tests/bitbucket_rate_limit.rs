@@ -12,9 +12,12 @@ use bb_core::FetchErrorKind;
 use bb_drive::{Bitbucket, Cancel};
 use io_support::*;
 
+/// A refresh of one read, in a batch of its own.
 fn refresh(path: &str) -> bb_core::FetchRequest {
+    static BATCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let mut r = get(path);
-    r.refresh = true;
+    let id = BATCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    r.refresh = Some(bb_core::Batch { id, reads: 1 });
     r
 }
 

@@ -23,7 +23,7 @@ fn a_call_piped_in_before_the_end_of_input_is_answered_before_bb_exits() {
         query: vec![],
         body: Some(json!({ "pathPrefix": "/rest/api/latest/projects/BB/repos/api/pull-requests/1", "millis": 300 })),
         keep: None,
-        refresh: false,
+        refresh: None,
     };
     assert!(
         matches!(control.fetch(latency, None, &Cancel::new()), bb_core::FetchOutcome::Response(r) if r.status == 200)

@@ -33,7 +33,7 @@ pub fn build_stats_request(commits: &[String]) -> FetchRequest {
         query: vec![],
         body: Some(Value::from(commits.to_vec())),
         keep: None,
-        refresh: false,
+        refresh: None,
     }
 }
 

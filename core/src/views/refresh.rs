@@ -63,7 +63,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::fetch::{FetchErrorKind, FetchOutcome, Ticket};
+use crate::fetch::{Batch, FetchErrorKind, FetchOutcome, Ticket};
 use crate::highlight::Highlighted;
 use crate::plan::{Desk, Step, ToolResult, Waiting};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
@@ -185,11 +185,14 @@ struct Finishing {
 }
 
 impl Finishing {
-    /// A refresh's reads say so, so a shell that keeps to the rate limit may hold them back.
+    /// A refresh's reads say so, one batch per step, so a shell that keeps to the rate limit may hold
+    /// them back, all of them or none.
     fn mark(&self, desk: &mut Desk<'_>) {
-        if matches!(self.asked, Asked::Refresh(_)) {
-            for (_, request) in &mut desk.issued {
-                request.refresh = true;
+        let unmarked = desk.issued.iter().filter(|(_, r)| r.refresh.is_none()).count();
+        if matches!(self.asked, Asked::Refresh(_)) && unmarked > 0 {
+            let batch = Batch { id: desk.next_batch(), reads: u32::try_from(unmarked).unwrap_or(u32::MAX) };
+            for (_, request) in desk.issued.iter_mut().filter(|(_, r)| r.refresh.is_none()) {
+                request.refresh = Some(batch);
             }
         }
     }

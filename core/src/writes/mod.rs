@@ -33,5 +33,5 @@ use crate::fetch::{FetchRequest, Method};
 
 /// A write of `body` to `path` with `method`, with this query.
 fn request(method: Method, path: String, query: Vec<(String, String)>, body: Option<Value>) -> FetchRequest {
-    FetchRequest { method, path, query, body, keep: None, refresh: false }
+    FetchRequest { method, path, query, body, keep: None, refresh: None }
 }

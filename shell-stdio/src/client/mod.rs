@@ -28,7 +28,7 @@ mod rate;
 mod tls;
 
 pub use in_flight::InFlight;
-pub use rate::{Pass, Rate, RateLimit};
+pub use rate::{Bucket, Pass, REFILL_SHARE, Rate, RateLimit};
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -216,7 +216,7 @@ impl Client {
                 let after = Duration::from_secs(r.retry_after_s.unwrap_or(1).clamp(1, 3600));
                 self.rate.limited(who.identity, after);
                 // A refresh is not retried: the view keeps what it draws and asks again after the pause.
-                if request.refresh {
+                if request.refresh.is_some() {
                     return deferred(after);
                 }
             }

@@ -39,7 +39,7 @@ pub fn get(path: &str) -> FetchRequest {
 
 /// A request with a method and a JSON body.
 pub fn request(method: Method, path: &str, body: Value) -> FetchRequest {
-    FetchRequest { method, path: path.into(), query: vec![], body: Some(body), keep: None, refresh: false }
+    FetchRequest { method, path: path.into(), query: vec![], body: Some(body), keep: None, refresh: None }
 }
 
 /// The response, or a panic naming the failure.
@@ -73,7 +73,7 @@ impl<'a> Control<'a> {
 
     fn call(&self, method: Method, path: &str, body: Value) -> Value {
         let r = response(self.via.fetch(
-            FetchRequest { method, path: path.into(), query: vec![], body: Some(body), keep: None, refresh: false },
+            FetchRequest { method, path: path.into(), query: vec![], body: Some(body), keep: None, refresh: None },
             None,
             &Cancel::new(),
         ));
