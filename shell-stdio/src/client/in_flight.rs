@@ -267,4 +267,49 @@ mod tests {
         drop(held);
         assert!(more.join().unwrap());
     }
+
+    /// The grants alone, without threads: queues that wait get permits in turn, each within one
+    /// permit of its fair share at every moment, whatever their backlog.
+    #[test]
+    fn contending_queues_each_get_within_one_permit_of_a_fair_share() {
+        let (limit, per_queue) = (4, 3);
+        let mut state = State::default();
+        let mut next = 0;
+        // Queue 1 has 100 waiting, queue 2 has 10, queue 3 has 40.
+        for (queue, n) in [(1u64, 100), (2, 10), (3, 40)] {
+            for _ in 0..n {
+                state.queues.entry(queue).or_default().push_back(next);
+                if state.queues[&queue].len() == 1 {
+                    state.turns.push_back(queue);
+                }
+                next += 1;
+            }
+        }
+        let owner = |w: u64| if w < 100 { 1 } else if w < 110 { 2 } else { 3 };
+        let mut granted: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut holding: VecDeque<u64> = VecDeque::new();
+        state.grant(limit, per_queue);
+        for _ in 0..150 {
+            for w in std::mem::take(&mut state.granted) {
+                *granted.entry(owner(w)).or_default() += 1;
+                holding.push_back(w);
+            }
+            // While all three wait, none is more than one grant ahead of another.
+            if state.queues.len() == 3 {
+                let (lo, hi) = (granted.values().min().unwrap(), granted.values().max().unwrap());
+                assert!(hi - lo <= 1, "{granted:?}");
+            }
+            // The oldest holder's request ends; its permit goes to the queue whose turn it is.
+            let Some(done) = holding.pop_front() else { break };
+            let queue = owner(done);
+            state.inside -= 1;
+            *state.held.get_mut(&queue).unwrap() -= 1;
+            if state.held[&queue] == 0 {
+                state.held.remove(&queue);
+            }
+            state.grant(limit, per_queue);
+        }
+        assert_eq!(granted.values().sum::<u64>(), 150, "every waiter got in: {granted:?}");
+        assert_eq!(granted[&2], 10);
+    }
 }
