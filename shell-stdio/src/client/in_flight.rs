@@ -285,7 +285,15 @@ mod tests {
                 next += 1;
             }
         }
-        let owner = |w: u64| if w < 100 { 1 } else if w < 110 { 2 } else { 3 };
+        let owner = |w: u64| {
+            if w < 100 {
+                1
+            } else if w < 110 {
+                2
+            } else {
+                3
+            }
+        };
         let mut granted: BTreeMap<u64, u64> = BTreeMap::new();
         let mut holding: VecDeque<u64> = VecDeque::new();
         state.grant(limit, per_queue);

@@ -28,7 +28,7 @@ mod rate;
 mod tls;
 
 pub use in_flight::InFlight;
-pub use rate::{Bucket, Pass, REFILL_SHARE, Rate, RateLimit};
+pub use rate::{Bucket, Entry, Pass, REFILL_SHARE, Rate, RateLimit};
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -244,23 +244,10 @@ impl Client {
         cancel: &Cancel,
     ) -> Option<FetchOutcome> {
         // The token first (a wait for it holds no connection), then the slot.
-        loop {
-            match self.rate.take(who.identity, request.refresh) {
-                Pass::Go => break,
-                Pass::After(wait) => {
-                    if cancel.sleep(wait) {
-                        self.rate.give_back(who.identity);
-                        return None;
-                    }
-                    break;
-                }
-                Pass::Paused(wait) => {
-                    if cancel.sleep(wait) {
-                        return None;
-                    }
-                }
-                Pass::Defer(wait) => return Some(deferred(wait)),
-            }
+        match self.rate.enter(who.identity, who.queue, request.refresh, cancel) {
+            Entry::Go => {}
+            Entry::Defer(wait) => return Some(deferred(wait)),
+            Entry::Cancelled => return None,
         }
         let Some(_permit) = self.in_flight.enter(who.queue, cancel) else {
             self.rate.give_back(who.identity);

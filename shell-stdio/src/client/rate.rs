@@ -14,7 +14,7 @@
 //!
 //! | request | the bucket holds a token | it does not | a 429 said wait |
 //! |---|---|---|---|
-//! | the model's (any tool, `show`) | taken, sent | waits its turn for the next token (FIFO) | waits the `Retry-After`, then as before |
+//! | the model's (any tool, `show`) | taken, sent | waits for a token, in turn over the sessions (persons) that wait | waits the `Retry-After`, then as before |
 //! | a live view's refresh | its batch's tokens taken only while more than half the bucket is left after them | not sent: [`Pass::Defer`] | not sent until the `Retry-After` has passed |
 //!
 //! A refresh's reads come as one batch ([`bb_core::Batch`]): the first of them decides for all, taking
@@ -30,10 +30,12 @@
 //!
 //! The arithmetic is [`Bucket`], driven with explicit times so it is tested without a clock.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use bb_core::Batch;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
+
+use bb_drive::Cancel;
 use std::time::{Duration, Instant};
 
 pub use crate::config::RateLimit;
@@ -133,6 +135,28 @@ impl Bucket {
         if self.tokens >= 0.0 { Pass::Go } else { Pass::After(seconds(-self.tokens)) }
     }
 
+    /// Takes a token if the bucket holds one (and Bitbucket asked for no pause), else says how long
+    /// until it will: how [`Rate`] serves waiting requests in turn.
+    pub fn try_take(&mut self, limit: RateLimit, now: Instant) -> Result<(), Duration> {
+        self.refill(limit, now);
+        if let Some(until) = self.paused_until {
+            if until > now {
+                return Err(until - now);
+            }
+            self.paused_until = None;
+        }
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            return Ok(());
+        }
+        Err(Duration::from_secs_f64(((1.0 - self.tokens) / limit.refill_per_s).max(0.0)))
+    }
+
+    /// Whether the first read of batch `id` has decided it.
+    fn decided(&self, id: u64) -> bool {
+        self.batches.iter().any(|(b, _)| *b == id)
+    }
+
     fn remember(&mut self, id: u64, decided: Decided) {
         if self.batches.len() >= BATCHES_REMEMBERED {
             self.batches.pop_front();
@@ -164,12 +188,78 @@ impl Bucket {
 /// Past this many identities, buckets that are full again are forgotten.
 const MAX_BUCKETS: usize = 1024;
 
-/// Every identity's bucket, for one client (shared by every session of the process).
+/// Every identity's bucket, for one client (shared by every session of the process), and the
+/// model's requests waiting for a token: served in turn over their queues (sessions, or persons in
+/// per-person mode), oldest first within a queue, as the connections are ([`super::InFlight`]); one
+/// session's burst of reads cannot keep another session of the same Bitbucket user waiting behind it.
 #[derive(Debug)]
 pub struct Rate {
     limit: Option<RateLimit>,
-    buckets: Mutex<BTreeMap<u64, Bucket>>,
+    state: Mutex<State>,
+    granted: Condvar,
 }
+
+#[derive(Debug, Default)]
+struct State {
+    buckets: BTreeMap<u64, Bucket>,
+    /// The model's requests waiting for a token, by identity.
+    lines: BTreeMap<u64, Line>,
+    next_waiter: u64,
+}
+
+/// One identity's waiting requests.
+#[derive(Debug, Default)]
+struct Line {
+    queues: BTreeMap<u64, VecDeque<u64>>,
+    turns: VecDeque<u64>,
+    granted: BTreeSet<u64>,
+}
+
+impl Line {
+    fn forget(&mut self, queue: u64, waiter: u64) {
+        if let Some(w) = self.queues.get_mut(&queue) {
+            w.retain(|x| *x != waiter);
+            if w.is_empty() {
+                self.queues.remove(&queue);
+                self.turns.retain(|q| *q != queue);
+            }
+        }
+    }
+
+    /// Hands the bucket's tokens to the waiters whose turn it is; how long until the next one.
+    fn grant(&mut self, bucket: &mut Bucket, limit: RateLimit, now: Instant) -> Option<Duration> {
+        while let Some(&queue) = self.turns.front() {
+            if let Err(wait) = bucket.try_take(limit, now) {
+                return Some(wait);
+            }
+            self.turns.pop_front();
+            let Some(waiters) = self.queues.get_mut(&queue) else { continue };
+            if let Some(w) = waiters.pop_front() {
+                self.granted.insert(w);
+            }
+            if waiters.is_empty() {
+                self.queues.remove(&queue);
+            } else {
+                self.turns.push_back(queue);
+            }
+        }
+        None
+    }
+}
+
+/// What [`Rate::enter`] decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Entry {
+    /// Its token is taken: send it.
+    Go,
+    /// A refresh held back: room again after this long.
+    Defer(Duration),
+    /// Cancelled while it waited: nothing taken.
+    Cancelled,
+}
+
+/// How often a waiting request looks at its cancel.
+const CANCEL_CHECK: Duration = Duration::from_millis(20);
 
 /// bb refills its buckets at this share of the rate it was given. Two requests bb sends a refill apart
 /// may reach Bitbucket closer together (the network's jitter, a slow connection before a fast one):
@@ -183,42 +273,104 @@ impl Rate {
     /// defers (`--rate-limit off`).
     pub fn new(limit: Option<RateLimit>) -> Rate {
         let limit = limit.map(|l| RateLimit { refill_per_s: l.refill_per_s * REFILL_SHARE, ..l });
-        Rate { limit, buckets: Mutex::new(BTreeMap::new()) }
+        Rate { limit, state: Mutex::new(State::default()), granted: Condvar::new() }
     }
 
-    /// Decides a request of identity `who` now; `refresh` names a refresh's batch.
-    pub fn take(&self, who: u64, refresh: Option<Batch>) -> Pass {
-        let Some(limit) = self.limit else { return Pass::Go };
+    /// Waits for a token of identity `who` in `queue`'s turn (the model's requests), or decides at
+    /// once (a refresh's batch: sent whole from the upper half of the bucket, or held back).
+    pub fn enter(&self, who: u64, queue: u64, refresh: Option<Batch>, cancel: &Cancel) -> Entry {
+        let Some(limit) = self.limit else { return Entry::Go };
+        let mut state = self.lock();
         let now = Instant::now();
-        let mut buckets = self.lock();
-        if buckets.len() >= MAX_BUCKETS {
-            buckets.retain(|_, b| !b.idle(limit, now));
+        if state.buckets.len() >= MAX_BUCKETS {
+            let lines = &state.lines;
+            let idle: Vec<u64> = state
+                .buckets
+                .iter()
+                .filter(|(id, b)| b.idle(limit, now) && !lines.contains_key(id))
+                .map(|(id, _)| *id)
+                .collect();
+            for id in idle {
+                state.buckets.remove(&id);
+            }
         }
-        buckets.entry(who).or_insert_with(|| Bucket::full(limit, now)).take(limit, now, refresh)
+        state.buckets.entry(who).or_insert_with(|| Bucket::full(limit, now));
+        if let Some(batch) = refresh {
+            // The model's requests come first: while any waits, no refresh goes.
+            let models_wait = state.lines.get(&who).is_some_and(|l| !l.turns.is_empty());
+            let Some(bucket) = state.buckets.get_mut(&who) else { return Entry::Go };
+            if models_wait && !bucket.decided(batch.id) {
+                let wait = Duration::from_secs_f64(f64::from(batch.reads.max(1)) / limit.refill_per_s);
+                bucket.remember(batch.id, Decided::Held(wait));
+            }
+            return match bucket.take(limit, now, Some(batch)) {
+                Pass::Defer(wait) => Entry::Defer(wait),
+                _ => Entry::Go,
+            };
+        }
+        let waiter = state.next_waiter;
+        state.next_waiter += 1;
+        let line = state.lines.entry(who).or_default();
+        let first = !line.queues.contains_key(&queue);
+        line.queues.entry(queue).or_default().push_back(waiter);
+        if first {
+            line.turns.push_back(queue);
+        }
+        loop {
+            let now = Instant::now();
+            let State { buckets, lines, .. } = &mut *state;
+            let (Some(bucket), Some(line)) = (buckets.get_mut(&who), lines.get_mut(&who)) else { return Entry::Go };
+            let next = line.grant(bucket, limit, now);
+            if !line.granted.is_empty() {
+                self.granted.notify_all();
+            }
+            if line.granted.remove(&waiter) {
+                if line.turns.is_empty() && line.granted.is_empty() {
+                    lines.remove(&who);
+                }
+                return Entry::Go;
+            }
+            if cancel.is_cancelled() {
+                line.forget(queue, waiter);
+                if line.turns.is_empty() && line.granted.is_empty() {
+                    lines.remove(&who);
+                }
+                return Entry::Cancelled;
+            }
+            let wait = next.unwrap_or(CANCEL_CHECK).clamp(Duration::from_millis(1), CANCEL_CHECK);
+            state = self.granted.wait_timeout(state, wait).unwrap_or_else(|p| p.into_inner()).0;
+        }
     }
 
     /// Gives back the token of a request of `who` that was not sent.
     pub fn give_back(&self, who: u64) {
         let Some(limit) = self.limit else { return };
-        if let Some(b) = self.lock().get_mut(&who) {
+        if let Some(b) = self.lock().buckets.get_mut(&who) {
             b.give_back(limit);
         }
+        self.granted.notify_all();
     }
 
     /// Bitbucket answered a request of `who` with 429 and `Retry-After` (1 s when it gave none).
     pub fn limited(&self, who: u64, retry_after: Duration) {
         let Some(limit) = self.limit else { return };
         let now = Instant::now();
-        self.lock().entry(who).or_insert_with(|| Bucket::full(limit, now)).limited(limit, now, retry_after);
+        self.lock().buckets.entry(who).or_insert_with(|| Bucket::full(limit, now)).limited(limit, now, retry_after);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Bucket>> {
-        self.buckets.lock().unwrap_or_else(|p| p.into_inner())
+    /// How many of `who`'s requests wait for a token now.
+    pub fn waiting(&self, who: u64) -> usize {
+        self.lock().lines.get(&who).map_or(0, |l| l.queues.values().map(VecDeque::len).sum())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     const L: RateLimit = RateLimit::BITBUCKET_DEFAULT;
@@ -317,8 +469,53 @@ mod tests {
     #[test]
     fn off_spends_nothing() {
         let r = Rate::new(None);
-        for _ in 0..1000 {
-            assert_eq!(r.take(0, one_read(0)), Pass::Go);
+        for id in 0..1000 {
+            assert_eq!(r.enter(0, 0, one_read(id), &Cancel::new()), Entry::Go);
+            assert_eq!(r.enter(0, 0, None, &Cancel::new()), Entry::Go);
         }
+    }
+
+    #[test]
+    fn a_session_waiting_for_a_token_is_served_in_turn_not_behind_anothers_burst() {
+        use std::sync::{Arc, Mutex as M};
+        // One token at a time, 50 a second (45 at bb's share).
+        let rate = Arc::new(Rate::new(Some(RateLimit { capacity: 1.0, refill_per_s: 50.0 })));
+        assert_eq!(rate.enter(0, 1, None, &Cancel::new()), Entry::Go, "the bucket's one token");
+        let order = Arc::new(M::new(Vec::new()));
+        let wait_in = |queue: u64, label: &'static str| {
+            let (rate, order) = (Arc::clone(&rate), Arc::clone(&order));
+            std::thread::spawn(move || {
+                assert_eq!(rate.enter(0, queue, None, &Cancel::new()), Entry::Go);
+                order.lock().unwrap().push(label);
+            })
+        };
+        // Session A's burst of six waits before session B's one read.
+        let mut threads: Vec<_> = (0..6).map(|_| wait_in(1, "A")).collect();
+        let entered = || rate.waiting(0) + order.lock().unwrap().len();
+        while entered() < 6 {
+            std::thread::yield_now();
+        }
+        threads.push(wait_in(2, "B"));
+        while entered() < 7 {
+            std::thread::yield_now();
+        }
+        // A's served before B joined (a token comes every 22 ms, so a slow machine may serve some).
+        let before = order.lock().unwrap().len();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let order = order.lock().unwrap();
+        let b = order.iter().position(|l| *l == "B").unwrap();
+        assert!(b <= before + 2, "B is served within a turn, not after A's burst: {order:?} ({before} before it)");
+    }
+
+    #[test]
+    fn a_cancelled_wait_takes_no_token_and_leaves_the_line() {
+        let rate = Rate::new(Some(RateLimit { capacity: 1.0, refill_per_s: 0.001 }));
+        assert_eq!(rate.enter(0, 1, None, &Cancel::new()), Entry::Go);
+        let cancel = Cancel::new();
+        cancel.cancel();
+        assert_eq!(rate.enter(0, 1, None, &cancel), Entry::Cancelled);
+        assert_eq!(rate.waiting(0), 0);
     }
 }
