@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod io_support;
 
+use bb::client::Client;
 use bb::config::RateLimit;
 use bb_core::FetchErrorKind;
 use bb_drive::{Bitbucket, Cancel};
@@ -116,4 +117,22 @@ fn off_spends_nothing_and_bitbuckets_429_reaches_the_model_after_its_retries() {
     let refused = response(bb.fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(refused.status, 429);
     assert!(refused.retry_after_s.is_some_and(|s| s >= 1));
+}
+
+#[test]
+fn requests_without_credentials_spend_no_budget_as_bitbucket_limits_only_authenticated_ones() {
+    let stack = stack();
+    let bb = Client::new(
+        bb::config::BitbucketConfig::new(&stack.base_url, bb::config::Auth::Anonymous)
+            .map(|mut c| {
+                c.rate_limit = Some(RateLimit { capacity: 1.0, refill_per_s: 0.001 });
+                c
+            })
+            .unwrap(),
+    )
+    .unwrap();
+    for _ in 0..5 {
+        // Answered by the stand-in (whatever it says to nobody), never held back.
+        let _ = response(bb.fetch(refresh(PR1), None, &Cancel::new()));
+    }
 }

@@ -72,7 +72,9 @@ impl Bitbucket for Unconfigured {
 #[derive(Debug, Clone, Copy)]
 struct Who {
     queue: u64,
-    identity: u64,
+    /// `None` without credentials: Bitbucket limits only requests with basic or bearer authentication
+    /// (reference/bitbucket-dc.md "Rate limiting").
+    identity: Option<u64>,
 }
 
 /// A refresh held back for the rate limit: there is room for it again after `wait`.
@@ -175,7 +177,7 @@ impl Client {
         let token = person.secret();
         let mut secrets = self.secrets.clone();
         secrets.add_token(token);
-        let who = Who { queue, identity: queue };
+        let who = Who { queue, identity: Some(queue) };
         self.run(request, Some(&format!("Bearer {token}")), &secrets, who, cancel)
     }
 
@@ -214,7 +216,9 @@ impl Client {
                 // Bitbucket's limiter is spent (by bb, or by the person's browser with the same user):
                 // every request of this identity pauses for what it asked.
                 let after = Duration::from_secs(r.retry_after_s.unwrap_or(1).clamp(1, 3600));
-                self.rate.limited(who.identity, after);
+                if let Some(identity) = who.identity {
+                    self.rate.limited(identity, after);
+                }
                 // A refresh is not retried: the view keeps what it draws and asks again after the pause.
                 if request.refresh.is_some() {
                     return deferred(after);
@@ -244,18 +248,24 @@ impl Client {
         cancel: &Cancel,
     ) -> Option<FetchOutcome> {
         // The token first (a wait for it holds no connection), then the slot.
-        match self.rate.enter(who.identity, who.queue, request.refresh, cancel) {
-            Entry::Go => {}
-            Entry::Defer(wait) => return Some(deferred(wait)),
-            Entry::Cancelled => return None,
+        if let Some(identity) = who.identity {
+            match self.rate.enter(identity, who.queue, request.refresh, cancel) {
+                Entry::Go => {}
+                Entry::Defer(wait) => return Some(deferred(wait)),
+                Entry::Cancelled => return None,
+            }
         }
         let Some(_permit) = self.in_flight.enter(who.queue, cancel) else {
-            self.rate.give_back(who.identity);
+            if let Some(identity) = who.identity {
+                self.rate.give_back(identity);
+            }
             return None;
         };
         // The cancel may have come while this thread took the slot: the request must not leave then.
         if cancel.is_cancelled() {
-            self.rate.give_back(who.identity);
+            if let Some(identity) = who.identity {
+                self.rate.give_back(identity);
+            }
             return None;
         }
         if request.method == Method::Get {
@@ -342,12 +352,13 @@ fn with_authorization<B>(rb: RequestBuilder<B>, authorization: Option<&str>) -> 
 impl Bitbucket for Client {
     /// A request in the shared queue 0.
     fn fetch(&self, request: FetchRequest, _: Option<&PersonalToken>, cancel: &Cancel) -> FetchOutcome {
-        self.run(request, self.authorization.as_deref(), &self.secrets, Who { queue: 0, identity: 0 }, cancel)
+        let who = Who { queue: 0, identity: self.authorization.is_some().then_some(0) };
+        self.run(request, self.authorization.as_deref(), &self.secrets, who, cancel)
     }
 
     /// The configured credentials are one Bitbucket user: one rate budget, whichever session asks.
     fn fetch_for(&self, request: FetchRequest, requester: Requester<'_>, cancel: &Cancel) -> FetchOutcome {
-        let who = Who { queue: requester.queue, identity: 0 };
+        let who = Who { queue: requester.queue, identity: self.authorization.is_some().then_some(0) };
         self.run(request, self.authorization.as_deref(), &self.secrets, who, cancel)
     }
 }
