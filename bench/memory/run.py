@@ -10,7 +10,11 @@ Starts the stand-in with its committed seed plus one pull request made here (BB/
   batch   one 2025-03-26 session posts one JSON-RPC batch of 20 `show` diff calls of #90.
 
 Run from the repository: `python3 bench/memory/run.py` (builds `cargo build --release -p bb -p bb-stack`
-first unless BB_BIN and STACK_BIN name the binaries; BB_ARGS adds flags to `bb ai mcp serve`). Only
+first unless BB_BIN and STACK_BIN name the binaries; BB_ARGS adds flags to `bb ai mcp serve`). bb runs with
+`--rate-limit off`: this measures bb's memory and CPU, every session acts as one Bitbucket user, and with bb's
+default budget of that user's rate limit (60, then 5 a second, shared by the 17 sessions) the budget, not bb,
+would decide every figure (BB_ARGS="--rate-limit 60/5" shows it: another session's call then waits its turn
+for a token, about 1.3 s). Only
 loopback addresses are used.
 """
 
@@ -106,7 +110,8 @@ def start(bb, stack, seed):
     base, token = s.stdout.readline().strip(), s.stdout.readline().strip()
     STAND_IN.update(base=base, token=token)
     b = subprocess.Popen([bb, "ai", "mcp", "serve", "--http", "127.0.0.1:0", "--host", base, "--token", token,
-                          "--log-level", "error", *os.environ.get("BB_ARGS", "").split()], stderr=subprocess.PIPE, text=True)
+                          "--log-level", "error", "--rate-limit", "off", *os.environ.get("BB_ARGS", "").split()],
+                         stderr=subprocess.PIPE, text=True)
     url = b.stderr.readline().strip()
     threading.Thread(target=b.stderr.read, daemon=True).start()
     hostport = url.split("//")[1].split("/")[0]
