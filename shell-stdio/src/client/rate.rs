@@ -119,11 +119,14 @@ impl Bucket {
         }
         let seconds = |tokens: f64| Duration::from_secs_f64((tokens / limit.refill_per_s).max(0.0));
         if let Some(batch) = refresh {
-            // Half the bucket stays for the model's calls; the batch goes whole or not at all.
+            // Half the bucket stays for the model's calls; the batch goes whole or not at all. A batch
+            // larger than the upper half (a diff view of 21 reads under `--rate-limit 20/1`) goes when the
+            // bucket is full, and dips below the half by its excess, rather than never.
             let floor = limit.capacity / 2.0;
-            let need = f64::from(batch.reads.max(1));
+            let reads = f64::from(batch.reads.max(1));
+            let need = reads.min(limit.capacity - floor);
             if self.tokens - need >= floor {
-                self.tokens -= need;
+                self.tokens -= reads;
                 self.remember(batch.id, Decided::Sent(batch.reads.saturating_sub(1)));
                 return Pass::Go;
             }
@@ -517,5 +520,19 @@ mod tests {
         cancel.cancel();
         assert_eq!(rate.enter(0, 1, None, &cancel), Entry::Cancelled);
         assert_eq!(rate.waiting(0), 0);
+    }
+
+    #[test]
+    fn a_batch_larger_than_the_upper_half_goes_when_the_bucket_is_full() {
+        let small = RateLimit { capacity: 20.0, refill_per_s: 1.0 };
+        let t0 = Instant::now();
+        let mut b = Bucket::full(small, t0);
+        let diff = |id| Some(Batch { id, reads: 21 });
+        for _ in 0..21 {
+            assert_eq!(b.take(small, t0, diff(1)), Pass::Go);
+        }
+        // Spent past empty: the next one waits for a full bucket again (21 s at 1 a second).
+        assert_eq!(b.take(small, t0, diff(2)), Pass::Defer(ms(21_000)));
+        assert_eq!(b.take(small, t0 + ms(21_000), diff(3)), Pass::Go);
     }
 }
