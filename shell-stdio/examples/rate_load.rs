@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use bb::client::{Bucket, Pass, REFILL_SHARE, RateLimit};
+use bb::client::{Bucket, REFILL_SHARE, RateLimit};
 use bb_core::{
     Catalogue, ExposureOptions, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Input, Output,
     Server, ServerConfig, SessionId, Ticket,
@@ -45,9 +45,7 @@ enum Event {
     Open(usize),
     Refresh(usize),
     Model,
-    /// A read leaves bb for Bitbucket (after its token).
-    Send(Ticket, FetchRequest),
-    /// A read asks bb's bucket again (after a pause a 429 asked for).
+    /// A read asks bb's bucket again (when its token is due, or after a pause a 429 asked for).
     Again(Ticket, FetchRequest),
     /// bb's client retries a read Bitbucket refused with 429, after its `Retry-After` (up to 3 times).
     Retry(Ticket, FetchRequest),
@@ -198,7 +196,6 @@ impl Sim {
                     self.model_asked.insert(call, self.now);
                     self.at(self.now + MODEL_EVERY_MS, Event::Model);
                 }
-                Event::Send(ticket, request) => self.send_to_bitbucket(ticket, request),
                 Event::Again(ticket, request) => self.fetch(ticket, request),
                 Event::Retry(ticket, request) => self.send_to_bitbucket(ticket, request),
                 Event::Answer(ticket, request, outcome) => self.answer(ticket, request, outcome),
@@ -225,21 +222,23 @@ impl Sim {
         }
     }
 
-    /// bb's client: its bucket decides whether and when the read goes.
+    /// bb's client: its bucket decides whether and when the read goes (as `bb::client::Rate::enter`
+    /// does: a refresh's batch now or held back, the model's read when a token is there).
     fn fetch(&mut self, ticket: Ticket, request: FetchRequest) {
         let now = self.instant();
-        let pass = match &mut self.ours {
-            Some((limit, bucket)) => bucket.take(*limit, now, request.refresh),
-            None => Pass::Go,
+        let decided = match (&mut self.ours, request.refresh) {
+            (None, _) => Ok(()),
+            (Some((limit, bucket)), Some(batch)) => bucket.take_batch(*limit, now, batch),
+            (Some((limit, bucket)), None) => bucket.try_take(*limit, now),
         };
-        let ms = |d: Duration| d.as_millis() as u64;
-        match pass {
-            Pass::Go => self.send_to_bitbucket(ticket, request),
-            Pass::After(d) => self.at(self.now + ms(d), Event::Send(ticket, request)),
-            Pass::Paused(d) => self.at(self.now + ms(d), Event::Again(ticket, request)),
-            Pass::Defer(d) => {
+        let ms = |d: Duration| (d.as_millis() as u64).max(1);
+        match decided {
+            Ok(()) => self.send_to_bitbucket(ticket, request),
+            // The model's read asks again when the next token is due.
+            Err(d) if request.refresh.is_none() => self.at(self.now + ms(d), Event::Again(ticket, request)),
+            Err(d) => {
                 let outcome = FetchOutcome::Failed(FetchError {
-                    kind: FetchErrorKind::Deferred { after_ms: ms(d).max(1) },
+                    kind: FetchErrorKind::Deferred { after_ms: ms(d) },
                     detail: "held back".into(),
                     may_have_arrived: false,
                 });

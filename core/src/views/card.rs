@@ -117,7 +117,8 @@ struct Card {
     you: Option<String>,
     builds: BuildsReader,
     required: ConditionsReader,
-    activity: Option<Page<Activity>>,
+    /// The activity as the card draws it, drawn when it came.
+    activity: Option<Value>,
     /// Asked with the pull request: used (and its failure said) only when the pull request is open.
     merge_check: Option<Result<MergeCheck, String>>,
     /// The view's data, built once everything but the avatars has been read.
@@ -165,14 +166,9 @@ impl Plan for Card {
             CardRead::MergeCheck => self.merge_check = Some(errors::json::<MergeCheck>(&outcome, about, None)),
             CardRead::Activity => match errors::json::<RawPage>(&outcome, about, None) {
                 Ok(p) => {
-                    let page: Page<Activity> = p.decode();
-                    // Everyone the activity will name (walked as the view walks it): their avatars go now.
-                    let mut seen = replies_on(&page.values);
-                    for a in &page.values {
-                        let _ = activity_item(a, &mut seen, &mut self.people, None);
-                    }
+                    // Drawn as it comes, which notes everyone it names: their avatars go now.
+                    self.activity = Some(self.draw_activity(&p.decode()));
                     self.avatars.early(&self.people, f, CardRead::Avatar);
-                    self.activity = Some(page);
                 }
                 Err(e) => self.missing.push(format!("Activity: not read — {e}")),
             },
@@ -201,6 +197,18 @@ impl Plan for Card {
 }
 
 impl Card {
+    /// The activity as the card draws it; drawing it notes everyone it names.
+    fn draw_activity(&mut self, page: &Page<Activity>) -> Value {
+        // A reply whose thread is on this page is drawn inside it, once, not as an item of its own.
+        let mut seen = replies_on(&page.values);
+        let items: Vec<Value> = page
+            .values
+            .iter()
+            .filter_map(|a| activity_item(a, &mut seen, &mut self.people, self.base_url.as_deref()))
+            .collect();
+        json!({"items": items, "more": page.next.is_some()})
+    }
+
     /// Notes a builds read that failed as one line of what the card could not read.
     fn note_builds_failure(&mut self, read: Option<BuildsRead>) {
         if read == Some(BuildsRead::Stats) {
@@ -251,17 +259,7 @@ impl Card {
             .as_deref()
             .filter(|d| !d.trim().is_empty())
             .map(|d| markdown::to_tree(d, self.base_url.as_deref()));
-        let activity = self.activity.as_ref().map(|page| {
-            // A reply whose thread is on this page is drawn inside it, once, not as an item of its own.
-            let mut seen = replies_on(&page.values);
-            let mut items = Vec::new();
-            for a in &page.values {
-                if let Some(item) = activity_item(a, &mut seen, people, self.base_url.as_deref()) {
-                    items.push(item);
-                }
-            }
-            json!({"items": items, "more": page.next.is_some()})
-        });
+        let activity = self.activity.clone();
         let base = self.base_url.as_deref();
         let merge_check = self.merge_check.as_ref().and_then(|m| m.as_ref().ok()).map(|m| {
             let vetoes: Vec<Value> =

@@ -28,7 +28,7 @@ mod rate;
 mod tls;
 
 pub use in_flight::InFlight;
-pub use rate::{Bucket, Entry, Pass, REFILL_SHARE, Rate, RateLimit};
+pub use rate::{Bucket, Entry, REFILL_SHARE, Rate, RateLimit};
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -15,7 +15,7 @@
 //! | request | the bucket holds a token | it does not | a 429 said wait |
 //! |---|---|---|---|
 //! | the model's (any tool, `show`) | taken, sent | waits for a token, in turn over the sessions (persons) that wait | waits the `Retry-After`, then as before |
-//! | a live view's refresh | its batch's tokens taken only while more than half the bucket is left after them | not sent: [`Pass::Defer`] | not sent until the `Retry-After` has passed |
+//! | a live view's refresh | its batch's tokens taken only while more than half the bucket is left after them | not sent: [`Entry::Defer`] | not sent until the `Retry-After` has passed |
 //!
 //! A refresh's reads come as one batch ([`bb_core::Batch`]): the first of them decides for all, taking
 //! every token the batch needs at once, so a refresh is sent whole or not at all and a held-back one
@@ -40,24 +40,10 @@ use std::time::{Duration, Instant};
 
 pub use crate::config::RateLimit;
 
-/// What a request may do now.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Pass {
-    /// Go: its token is taken.
-    Go,
-    /// Its token is taken ahead of time: wait this long, then go.
-    After(Duration),
-    /// Bitbucket asked for a pause: wait this long, then ask again.
-    Paused(Duration),
-    /// A refresh that would spend the model's half of the bucket: do not send it; this long from now
-    /// the bucket has room for it again.
-    Defer(Duration),
-}
-
 /// One identity's bucket.
 #[derive(Debug, Clone)]
 pub struct Bucket {
-    /// Below zero while requests wait for tokens already promised to them.
+    /// Below zero only after a refresh batch larger than the upper half (see [`Bucket::take_batch`]).
     tokens: f64,
     at: Instant,
     paused_until: Option<Instant>,
@@ -89,57 +75,43 @@ impl Bucket {
         self.at = self.at.max(now);
     }
 
-    /// Decides a request at `now`; `refresh` names the batch of a live view's refresh.
-    pub fn take(&mut self, limit: RateLimit, now: Instant, refresh: Option<Batch>) -> Pass {
+    /// Decides a read of a live view's refresh at `now`: `Ok` to send it, or `Err` with how long until
+    /// the bucket has room for its batch again. The batch's first read decides for all of it.
+    pub fn take_batch(&mut self, limit: RateLimit, now: Instant, batch: Batch) -> Result<(), Duration> {
         self.refill(limit, now);
-        // The rest of a batch its first read decided.
-        if let Some(batch) = refresh
-            && let Some(at) = self.batches.iter().position(|(id, _)| *id == batch.id)
-        {
+        if let Some(at) = self.batches.iter().position(|(id, _)| *id == batch.id) {
             match &mut self.batches[at].1 {
                 Decided::Sent(prepaid) if *prepaid > 0 => {
                     *prepaid -= 1;
-                    return Pass::Go;
+                    return Ok(());
                 }
-                Decided::Held(wait) => return Pass::Defer(*wait),
+                Decided::Held(wait) => return Err(*wait),
                 // More reads than the batch said: each decides for itself, as below.
                 Decided::Sent(_) => {}
             }
         }
-        if let Some(until) = self.paused_until {
-            if until > now {
-                let wait = until - now;
-                if let Some(batch) = refresh {
-                    self.remember(batch.id, Decided::Held(wait));
-                    return Pass::Defer(wait);
-                }
-                return Pass::Paused(wait);
-            }
-            self.paused_until = None;
+        if let Some(until) = self.paused_until.filter(|u| *u > now) {
+            self.remember(batch.id, Decided::Held(until - now));
+            return Err(until - now);
         }
-        let seconds = |tokens: f64| Duration::from_secs_f64((tokens / limit.refill_per_s).max(0.0));
-        if let Some(batch) = refresh {
-            // Half the bucket stays for the model's calls; the batch goes whole or not at all. A batch
-            // larger than the upper half (a diff view of 21 reads under `--rate-limit 20/1`) goes when the
-            // bucket is full, and dips below the half by its excess, rather than never.
-            let floor = limit.capacity / 2.0;
-            let reads = f64::from(batch.reads.max(1));
-            let need = reads.min(limit.capacity - floor);
-            if self.tokens - need >= floor {
-                self.tokens -= reads;
-                self.remember(batch.id, Decided::Sent(batch.reads.saturating_sub(1)));
-                return Pass::Go;
-            }
-            let wait = seconds(floor + need - self.tokens);
-            self.remember(batch.id, Decided::Held(wait));
-            return Pass::Defer(wait);
+        // Half the bucket stays for the model's calls; the batch goes whole or not at all. A batch
+        // larger than the upper half (a diff view of 21 reads under `--rate-limit 20/1`) goes when the
+        // bucket is full, and dips below the half by its excess, rather than never.
+        let floor = limit.capacity / 2.0;
+        let reads = f64::from(batch.reads.max(1));
+        let need = reads.min(limit.capacity - floor);
+        if self.tokens - need >= floor {
+            self.tokens -= reads;
+            self.remember(batch.id, Decided::Sent(batch.reads.saturating_sub(1)));
+            return Ok(());
         }
-        self.tokens -= 1.0;
-        if self.tokens >= 0.0 { Pass::Go } else { Pass::After(seconds(-self.tokens)) }
+        let wait = Duration::from_secs_f64(((floor + need - self.tokens) / limit.refill_per_s).max(0.0));
+        self.remember(batch.id, Decided::Held(wait));
+        Err(wait)
     }
 
-    /// Takes a token if the bucket holds one (and Bitbucket asked for no pause), else says how long
-    /// until it will: how [`Rate`] serves waiting requests in turn.
+    /// For one of the model's requests: takes a token if the bucket holds one (and Bitbucket asked for
+    /// no pause), else says how long until it will; [`Rate`] serves the waiting requests in turn.
     pub fn try_take(&mut self, limit: RateLimit, now: Instant) -> Result<(), Duration> {
         self.refill(limit, now);
         if let Some(until) = self.paused_until {
@@ -306,9 +278,9 @@ impl Rate {
                 let wait = Duration::from_secs_f64(f64::from(batch.reads.max(1)) / limit.refill_per_s);
                 bucket.remember(batch.id, Decided::Held(wait));
             }
-            return match bucket.take(limit, now, Some(batch)) {
-                Pass::Defer(wait) => Entry::Defer(wait),
-                _ => Entry::Go,
+            return match bucket.take_batch(limit, now, batch) {
+                Ok(()) => Entry::Go,
+                Err(wait) => Entry::Defer(wait),
             };
         }
         let waiter = state.next_waiter;
@@ -382,49 +354,47 @@ mod tests {
         Duration::from_millis(n)
     }
 
-    fn one_read(id: u64) -> Option<Batch> {
-        Some(Batch { id, reads: 1 })
+    fn one_read(id: u64) -> Batch {
+        Batch { id, reads: 1 }
     }
 
     #[test]
     fn a_refreshs_batch_goes_whole_or_not_at_all() {
         let t0 = Instant::now();
         let mut b = Bucket::full(L, t0);
-        let card = |id| Some(Batch { id, reads: 6 });
+        let card = |id| Batch { id, reads: 6 };
         // 60 tokens: five cards' batches of six fit down to the half (60 - 30 = 30), the sixth does not.
         for id in 0..5 {
             for _ in 0..6 {
-                assert_eq!(b.take(L, t0, card(id)), Pass::Go);
+                assert_eq!(b.take_batch(L, t0, card(id)), Ok(()));
             }
         }
-        let sixth = b.take(L, t0, card(5));
-        assert!(matches!(sixth, Pass::Defer(_)), "{sixth:?}");
+        let sixth = b.take_batch(L, t0, card(5));
+        assert!(sixth.is_err(), "{sixth:?}");
         for _ in 1..6 {
-            assert_eq!(b.take(L, t0, card(5)), sixth, "the rest of a held-back batch is held back, unspent");
+            assert_eq!(b.take_batch(L, t0, card(5)), sixth, "the rest of a held-back batch is held back, unspent");
         }
         // The model's 30 are all there.
         for _ in 0..30 {
-            assert_eq!(b.take(L, t0, None), Pass::Go);
+            assert_eq!(b.try_take(L, t0), Ok(()));
         }
-        assert!(matches!(b.take(L, t0, None), Pass::After(_)));
+        assert_eq!(b.try_take(L, t0), Err(ms(200)));
     }
 
     #[test]
-    fn the_model_spends_the_whole_bucket_then_waits_its_turn_for_each_token() {
+    fn the_model_spends_the_whole_bucket_then_each_token_as_it_comes() {
         let t0 = Instant::now();
         let mut b = Bucket::full(L, t0);
         for _ in 0..60 {
-            assert_eq!(b.take(L, t0, None), Pass::Go);
+            assert_eq!(b.try_take(L, t0), Ok(()));
         }
-        // Tokens promised in order: the 61st in 200 ms, the 62nd in 400 ms.
-        assert_eq!(b.take(L, t0, None), Pass::After(ms(200)));
-        assert_eq!(b.take(L, t0, None), Pass::After(ms(400)));
-        // A second later five tokens have come: two were promised, three are free.
+        assert_eq!(b.try_take(L, t0), Err(ms(200)), "the next token in 200 ms");
+        // A second later five tokens have come.
         let t1 = t0 + ms(1000);
-        for _ in 0..3 {
-            assert_eq!(b.take(L, t1, None), Pass::Go);
+        for _ in 0..5 {
+            assert_eq!(b.try_take(L, t1), Ok(()));
         }
-        assert!(matches!(b.take(L, t1, None), Pass::After(_)));
+        assert_eq!(b.try_take(L, t1), Err(ms(200)));
     }
 
     #[test]
@@ -432,17 +402,17 @@ mod tests {
         let t0 = Instant::now();
         let mut b = Bucket::full(L, t0);
         for id in 0..30 {
-            assert_eq!(b.take(L, t0, one_read(id)), Pass::Go);
+            assert_eq!(b.take_batch(L, t0, one_read(id)), Ok(()));
         }
         // 30 left: a refresh would take the model's half.
-        assert_eq!(b.take(L, t0, one_read(30)), Pass::Defer(ms(200)));
+        assert_eq!(b.take_batch(L, t0, one_read(30)), Err(ms(200)));
         // The model still has its 30.
         for _ in 0..30 {
-            assert_eq!(b.take(L, t0, None), Pass::Go);
+            assert_eq!(b.try_take(L, t0), Ok(()));
         }
         // Empty: a refresh waits until the bucket is past half again (31 tokens, 6.2 s).
-        assert_eq!(b.take(L, t0, one_read(31)), Pass::Defer(ms(6200)));
-        assert_eq!(b.take(L, t0 + ms(6200), one_read(32)), Pass::Go);
+        assert_eq!(b.take_batch(L, t0, one_read(31)), Err(ms(6200)));
+        assert_eq!(b.take_batch(L, t0 + ms(6200), one_read(32)), Ok(()));
     }
 
     #[test]
@@ -450,30 +420,30 @@ mod tests {
         let t0 = Instant::now();
         let mut b = Bucket::full(L, t0);
         b.limited(L, t0, Duration::from_secs(3));
-        assert_eq!(b.take(L, t0 + ms(1000), one_read(1)), Pass::Defer(ms(2000)));
-        assert_eq!(b.take(L, t0 + ms(1000), None), Pass::Paused(ms(2000)));
+        assert_eq!(b.take_batch(L, t0 + ms(1000), one_read(1)), Err(ms(2000)));
+        assert_eq!(b.try_take(L, t0 + ms(1000)), Err(ms(2000)));
         // After the pause the bucket has refilled for 3 s from empty: 15 tokens, below half.
         let t3 = t0 + ms(3000);
-        assert!(matches!(b.take(L, t3, one_read(2)), Pass::Defer(_)));
-        assert_eq!(b.take(L, t3, None), Pass::Go);
+        assert!(b.take_batch(L, t3, one_read(2)).is_err());
+        assert_eq!(b.try_take(L, t3), Ok(()));
     }
 
     #[test]
     fn a_token_given_back_is_the_next_ones() {
-        let t0 = Instant::now();
-        let mut b = Bucket::full(RateLimit { capacity: 1.0, refill_per_s: 1.0 }, t0);
         let one = RateLimit { capacity: 1.0, refill_per_s: 1.0 };
-        assert_eq!(b.take(one, t0, None), Pass::Go);
-        assert_eq!(b.take(one, t0, None), Pass::After(ms(1000)));
+        let t0 = Instant::now();
+        let mut b = Bucket::full(one, t0);
+        assert_eq!(b.try_take(one, t0), Ok(()));
+        assert_eq!(b.try_take(one, t0), Err(ms(1000)));
         b.give_back(one);
-        assert_eq!(b.take(one, t0, None), Pass::After(ms(1000)));
+        assert_eq!(b.try_take(one, t0), Ok(()));
     }
 
     #[test]
     fn off_spends_nothing() {
         let r = Rate::new(None);
         for id in 0..1000 {
-            assert_eq!(r.enter(0, 0, one_read(id), &Cancel::new()), Entry::Go);
+            assert_eq!(r.enter(0, 0, Some(one_read(id)), &Cancel::new()), Entry::Go);
             assert_eq!(r.enter(0, 0, None, &Cancel::new()), Entry::Go);
         }
     }
@@ -527,12 +497,12 @@ mod tests {
         let small = RateLimit { capacity: 20.0, refill_per_s: 1.0 };
         let t0 = Instant::now();
         let mut b = Bucket::full(small, t0);
-        let diff = |id| Some(Batch { id, reads: 21 });
+        let diff = |id| Batch { id, reads: 21 };
         for _ in 0..21 {
-            assert_eq!(b.take(small, t0, diff(1)), Pass::Go);
+            assert_eq!(b.take_batch(small, t0, diff(1)), Ok(()));
         }
         // Spent past empty: the next one waits for a full bucket again (21 s at 1 a second).
-        assert_eq!(b.take(small, t0, diff(2)), Pass::Defer(ms(21_000)));
-        assert_eq!(b.take(small, t0 + ms(21_000), diff(3)), Pass::Go);
+        assert_eq!(b.take_batch(small, t0, diff(2)), Err(ms(21_000)));
+        assert_eq!(b.take_batch(small, t0 + ms(21_000), diff(3)), Ok(()));
     }
 }
