@@ -53,7 +53,7 @@ pub fn check_places(args: &Map<String, Value>) -> Result<(), String> {
     let too_long = |key: &str, max: usize| format!("`{key}` is longer than {max} characters: no Bitbucket name is.");
     let dots =
         |key: &str| format!("`{key}` cannot be `.` or `..` (or hold such a path step): Bitbucket names never are.");
-    for (key, max) in [("project", NAME), ("repo", NAME)] {
+    for (key, max) in [("project", NAME), ("repo", NAME), ("project_key", NAME)] {
         if let Some(v) = string(args, key) {
             if v.chars().count() > max {
                 return Err(too_long(key, max));
@@ -68,13 +68,17 @@ pub fn check_places(args: &Map<String, Value>) -> Result<(), String> {
             }
         }
     }
-    for key in ["from_ref", "to_ref", "source_branch", "target_branch", "commit_id", "user"] {
+    let control = |key: &str| format!("`{key}` holds control characters: no Bitbucket ref or path does.");
+    for key in ["from_ref", "to_ref", "source_branch", "target_branch", "commit_id", "user", "at", "since"] {
         if let Some(v) = string(args, key) {
             if v.chars().count() > PATH {
                 return Err(too_long(key, PATH));
             }
             if v == "." || v == ".." {
                 return Err(dots(key));
+            }
+            if v.chars().any(char::is_control) {
+                return Err(control(key));
             }
         }
     }
@@ -85,6 +89,9 @@ pub fn check_places(args: &Map<String, Value>) -> Result<(), String> {
         }
         if p.split('/').any(|c| c == "." || c == "..") {
             return Err(dots("paths"));
+        }
+        if p.chars().any(char::is_control) {
+            return Err(control("path"));
         }
     }
     Ok(())

@@ -5,7 +5,7 @@ use bb_core::{Catalogue, ExposureOptions};
 use serde_json::Value;
 
 #[test]
-fn every_tool_definition_the_model_sees_together_is_at_most_20480_bytes_of_json() {
+fn every_tool_definition_the_model_sees_together_is_at_most_24576_bytes_of_json() {
     let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
     // Tools offered to views only (`_meta.ui.visibility: ["app"]`) are kept from the model by the host
     // (MCP Apps: "app" visibility hides a tool from the agent), so they are not in the model's budget.
@@ -18,9 +18,10 @@ fn every_tool_definition_the_model_sees_together_is_at_most_20480_bytes_of_json(
         for_model.len(),
         e.listed().len()
     );
-    // Issue #17: every tool definition the model sees, with `--allow-writes`, in at most 20,480 bytes (peers:
-    // 20,689 bytes for 25 tools; 57,386 bytes for 59).
-    assert!(bytes <= 20_480, "{bytes} bytes");
+    // Issue #27 (was #17's 20,480 before the file tools): every tool definition the model sees, with
+    // `--allow-writes`, in at most 24,576 bytes (peers: 20,689 bytes for 25 tools; 57,386 bytes for 59;
+    // 125,649 bytes for 121).
+    assert!(bytes <= 24_576, "{bytes} bytes");
     assert!(for_model.len() < e.listed().len(), "refresh_view is listed, for views");
     for t in e.listed() {
         for (name, p) in t["inputSchema"]["properties"].as_object().unwrap() {
@@ -68,7 +69,16 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
         let name = t["name"].as_str().unwrap();
         let reader = name.starts_with("get_")
             || name.starts_with("list_")
-            || ["show", "refresh_view", "suggest_form_values", "resolve_ref", "compare_refs", "search_repositories"]
+            || [
+                "show",
+                "refresh_view",
+                "suggest_form_values",
+                "resolve_ref",
+                "compare_refs",
+                "search_repositories",
+                "search_code",
+                "blame_file",
+            ]
                 .contains(&name);
         assert_eq!(hint(t, "readOnlyHint"), reader, "{name}");
         // MCP: destructive and idempotent are "meaningful only when readOnlyHint == false".

@@ -46,6 +46,8 @@ pub struct Participant {
     pub user: User,
     /// UNAPPROVED, NEEDS_WORK or APPROVED; APPROVED too for a Stash-era `approved: true` without a status.
     pub status: Option<String>,
+    /// The source commit they last reviewed ("Since 8.9.18, 8.19.7, 9.0.1, 9.1"). [reference "Pull requests": spec]
+    pub last_reviewed_commit: Option<String>,
 }
 
 /// A participant as sent: Stash-era servers say `approved: true|false` and no `status`. [reference "Older servers": rec]
@@ -55,12 +57,13 @@ struct ParticipantJson {
     user: User,
     status: Option<String>,
     approved: Option<bool>,
+    last_reviewed_commit: Option<String>,
 }
 
 impl From<ParticipantJson> for Participant {
     fn from(p: ParticipantJson) -> Participant {
         let approved = (p.approved == Some(true)).then(|| "APPROVED".to_owned());
-        Participant { user: p.user, status: p.status.or(approved) }
+        Participant { user: p.user, status: p.status.or(approved), last_reviewed_commit: p.last_reviewed_commit }
     }
 }
 

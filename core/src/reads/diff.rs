@@ -6,23 +6,107 @@
 //! the server caps lines and says `truncated`. [reference "Diff and changes": spec, rec]
 
 use crate::bitbucket::budget::{self, Share};
-use crate::bitbucket::model::{Change, Diff, DiffSet};
+use crate::bitbucket::model::{Change, Diff, DiffSet, PullRequest};
 use crate::bitbucket::{Page, RawPage, file_path, pr_path};
 use crate::errors::{self, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
-/// A page of the changed files.
-pub fn changes_request(project: &str, repo: &str, id: u64, start: u64, limit: u64) -> FetchRequest {
+/// The commits of a pull request whose changes are asked for: those after `since` up to `until` (both
+/// commit ids). Bitbucket's changes take `changeScope=RANGE` with `sinceId`/`untilId` (without both it
+/// answers ALL), the diff `sinceId`/`untilId`. [spec: Atlassian's javadoc, PullRequestChangesRequest and
+/// PullRequestChangeScope ("RANGE: limits the scope … to one or more commits between sinceId and untilId");
+/// the REST parameters `changeScope`, `sinceId`, `untilId` of `…/pull-requests/{id}/changes` and `…/diff/{path}`]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Range {
+    /// The last commit left out (the one reviewed).
+    pub since: String,
+    /// The last commit taken (the source branch's tip).
+    pub until: String,
+}
+
+/// The word `since` takes for the calling person's last review.
+pub const LAST_REVIEW: &str = "last_review";
+
+/// What `since` means for a pull request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Since {
+    /// The commits after `range.since`; `yours` when it is the person's last review.
+    Range { range: Range, yours: bool },
+    /// The person has no review on record: every change.
+    NoReview { you: String },
+    /// Nothing after it: the commit is the source branch's tip.
+    Nothing { commit: String },
+    /// It cannot be resolved, in a sentence.
+    Unknown(String),
+}
+
+/// The person's last reviewed commit on `pr`: `you` is whom bb acts as (`X-AUSERNAME`, a user name, or a slug).
+pub fn last_reviewed<'p>(pr: &'p PullRequest, you: &str) -> Option<&'p str> {
+    pr.reviewers
+        .iter()
+        .chain(&pr.participants)
+        .find(|p| p.user.name.as_deref() == Some(you) || p.user.slug.as_deref() == Some(you))
+        .and_then(|p| p.last_reviewed_commit.as_deref())
+}
+
+/// What `since` (a commit id, or [`LAST_REVIEW`]) means on `pr` for `you`.
+pub fn since(pr: &PullRequest, since: &str, you: Option<&str>) -> Since {
+    let Some(until) = pr.from_ref.as_ref().and_then(|r| r.latest_commit.clone()) else {
+        return Since::Unknown("Bitbucket did not say the pull request's source commit, so `since` cannot be used.".into());
+    };
+    let (from, yours) = if since == LAST_REVIEW {
+        let Some(you) = you else {
+            return Since::Unknown("Bitbucket did not say whom bb acts as, so your last review is unknown: give since a commit id (list_pr_commits lists them).".into());
+        };
+        match last_reviewed(pr, you) {
+            Some(c) => (c.to_owned(), true),
+            None => return Since::NoReview { you: you.to_owned() },
+        }
+    } else {
+        (since.to_owned(), false)
+    };
+    if from == until || (from.len() >= 7 && until.starts_with(&from)) {
+        return Since::Nothing { commit: from };
+    }
+    Since::Range { range: Range { since: from, until }, yours }
+}
+
+/// A page of the changed files (of the commits in `range` when given).
+pub fn changes_request(
+    project: &str,
+    repo: &str,
+    id: u64,
+    start: u64,
+    limit: u64,
+    range: Option<&Range>,
+) -> FetchRequest {
     let mut query = vec![("withComments".into(), "true".into())];
+    if let Some(r) = range {
+        query.push(("changeScope".into(), "RANGE".into()));
+        query.push(("sinceId".into(), r.since.clone()));
+        query.push(("untilId".into(), r.until.clone()));
+    }
     query.extend(crate::args::paging(start, limit));
     FetchRequest::get(format!("{}/changes", pr_path(project, repo, id)), query)
 }
 
-/// One file's diff with `context` lines around each change (Bitbucket's default when `None`).
-pub fn file_request(project: &str, repo: &str, id: u64, path: &str, context: Option<u64>) -> FetchRequest {
+/// One file's diff with `context` lines around each change (Bitbucket's default when `None`), of the
+/// commits in `range` when given.
+pub fn file_request(
+    project: &str,
+    repo: &str,
+    id: u64,
+    path: &str,
+    context: Option<u64>,
+    range: Option<&Range>,
+) -> FetchRequest {
     let mut query = Vec::new();
     if let Some(n) = context {
         query.push(("contextLines".into(), n.to_string()));
+    }
+    if let Some(r) = range {
+        query.push(("sinceId".into(), r.since.clone()));
+        query.push(("untilId".into(), r.until.clone()));
     }
     query.push(("withComments".into(), "true".into()));
     FetchRequest::get(format!("{}/diff/{}", pr_path(project, repo, id), file_path(path)), query)

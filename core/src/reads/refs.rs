@@ -13,7 +13,7 @@
 use serde::Deserialize;
 
 use crate::bitbucket::model::Commit;
-use crate::bitbucket::{Page, RawPage, repo_path, segment};
+use crate::bitbucket::{Page, RawPage, file_path, repo_path, segment};
 use crate::errors::{self, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
@@ -89,6 +89,20 @@ pub fn resolve_request(project: &str, repo: &str, name: &str) -> FetchRequest {
 /// One commit by its id.
 pub fn commit_request(project: &str, repo: &str, id: &str) -> FetchRequest {
     FetchRequest::get(format!("{}/commits/{}", repo_path(project, repo), segment(id)), vec![])
+}
+
+/// A page of the files commit `id` changed against its first parent. [reference "Files, blame, search":
+/// `GET …/commits/{commitId}/changes?since&start&limit`, spec]
+pub fn commit_changes_request(project: &str, repo: &str, id: &str, start: u64, limit: u64) -> FetchRequest {
+    let path = format!("{}/commits/{}/changes", repo_path(project, repo), segment(id));
+    FetchRequest::get(path, crate::args::paging(start, limit).to_vec())
+}
+
+/// One file's diff in commit `id` against its first parent, `context` lines around each change.
+/// [reference "Files, blame, search": `GET …/commits/{commitId}/diff/{path}?contextLines&since`, spec]
+pub fn commit_diff_request(project: &str, repo: &str, id: &str, path: &str, context: u64) -> FetchRequest {
+    let path = format!("{}/commits/{}/diff/{}", repo_path(project, repo), segment(id), file_path(path));
+    FetchRequest::get(path, vec![("contextLines".into(), context.to_string())])
 }
 
 /// A page of commits (a repository's, a pull request's, or a compare's), or the sentence that says why it

@@ -40,6 +40,13 @@ pub fn search_request(name: &str, project_name: &str, start: u64, limit: u64) ->
     FetchRequest::get("/rest/api/latest/repos", query)
 }
 
+/// A page of every repository of project `key`. [reference "Projects, repositories, branches, commits, tags,
+/// users": `GET …/projects/{projectKey}/repos`, spec]
+pub fn project_repos_request(key: &str, start: u64, limit: u64) -> FetchRequest {
+    let path = format!("/rest/api/latest/projects/{}/repos", crate::bitbucket::segment(key));
+    FetchRequest::get(path, paging(start, limit).to_vec())
+}
+
 /// The repository's numeric id (what the default reviewers are asked by), `None` when Bitbucket left it
 /// out; or the sentence that says why the repository could not be read.
 pub fn id(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Option<u64>, String> {

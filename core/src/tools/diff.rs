@@ -5,17 +5,24 @@
 //! with `paths` the change list and the diffs go out together. The diff endpoint is not paged and the
 //! server caps it (`truncated`). [reference "Diff and changes": spec, rec] Per-file and total budgets
 //! are kept by cutting at a line, with a marker that says how to get the rest.
+//!
+//! `since` (a commit, or `last_review`: the calling person's `lastReviewedCommit` among the pull request's
+//! participants, the person named by `X-AUSERNAME`) reads the pull request first, then the changes and
+//! diffs of the commits after it up to the source branch's tip (`changeScope=RANGE&sinceId&untilId`,
+//! [`crate::reads::diff::Range`]): what a reviewer has not seen yet.
 
 use serde_json::{Map, Value, json};
 
 use super::object;
-use crate::args::number;
+use crate::args::{number, string};
 use crate::bitbucket::Page;
-use crate::bitbucket::model::{Change, Diff};
-use crate::errors::Subject;
+use crate::bitbucket::model::{Change, Diff, PullRequest};
+use crate::errors::{self, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest, Share};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::reads::diff;
+use crate::reads::diff::{self, Range, Since};
+use crate::reads::pull_request;
+use crate::text::{one_line, short, short_commit};
 use crate::text::diff::{change_line, render_file};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
@@ -44,6 +51,7 @@ fn schema() -> Value {
                "paths": {"type": "array", "items": {"type": "string"}, "maxItems": 20, "description": "Files to diff (default: the first that fit)"},
                "context_lines": {"type": "integer", "minimum": 0, "maximum": 100, "default": 3, "description": "Context lines around changes"},
                "max_bytes": {"type": "integer", "minimum": 2000, "maximum": 100000, "default": DEFAULT_BUDGET, "description": "Answer budget"},
+               "since": {"type": "string", "minLength": 1, "description": "Only changes after this commit, or last_review (yours)"},
                "start": super::start(),
                "limit": super::limit(100, 500)}),
         &["project", "repo", "pr_id"],
@@ -53,13 +61,15 @@ fn schema() -> Value {
 /// The reads of `get_pull_request_diff`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum DiffRead {
+    /// The pull request, for `since`: its source tip and the caller's last reviewed commit.
+    PullRequest,
     /// The page of changed files.
     Changes,
     /// The diff of the file at this index of the files asked for.
     File(usize),
 }
 
-fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     let paths: Vec<String> = args
         .get("paths")
@@ -70,13 +80,28 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let limit = number(args, "limit").unwrap_or(100);
     let context = number(args, "context_lines").unwrap_or(3);
     let budget = number(args, "max_bytes").unwrap_or(DEFAULT_BUDGET) as usize;
-    let mut first = vec![(DiffRead::Changes, diff::changes_request(&project, &repo, id, start, limit))];
-    let mut d =
-        DiffTool { project, repo, id, context, budget, asked: !paths.is_empty(), files: Vec::new(), changes: None };
-    for (i, p) in paths.iter().enumerate() {
-        first.push((DiffRead::File(i), d.diff_request(p)));
-        d.files.push((p.clone(), None));
+    let since = string(args, "since").map(str::to_owned);
+    let d = DiffTool {
+        project,
+        repo,
+        id,
+        context,
+        budget,
+        asked: !paths.is_empty(),
+        files: paths.into_iter().map(|p| (p, None)).collect(),
+        changes: None,
+        page: (start, limit),
+        since,
+        range: None,
+        note: None,
+        you: call.bitbucket_user.map(str::to_owned),
+    };
+    if d.since.is_some() {
+        // The range needs the pull request's source tip (and, for a last review, its participants) first.
+        let request = pull_request::request(&d.project, &d.repo, d.id);
+        return Step::wait(d, vec![(DiffRead::PullRequest, request)]);
     }
+    let first = d.first_reads();
     Step::wait(d, first)
 }
 
@@ -90,13 +115,73 @@ struct DiffTool {
     asked: bool,
     files: Vec<(String, Option<Result<Diff, String>>)>,
     changes: Option<Result<Page<Change>, String>>,
+    /// The change list's `start` and `limit`.
+    page: (u64, u64),
+    /// `since` as given: a commit, or [`LAST_REVIEW`].
+    since: Option<String>,
+    /// The commits whose changes are read, once `since` is resolved.
+    range: Option<Range>,
+    /// What the answer says of the range before the changes.
+    note: Option<String>,
+    /// Whom bb acts as, when known before the pull request names them.
+    you: Option<String>,
 }
 
 impl DiffTool {
+    /// The change list, and the diffs of the paths asked for.
+    fn first_reads(&self) -> Vec<(DiffRead, FetchRequest)> {
+        let (start, limit) = self.page;
+        let changes = diff::changes_request(&self.project, &self.repo, self.id, start, limit, self.range.as_ref());
+        let mut first = vec![(DiffRead::Changes, changes)];
+        for (i, (p, _)) in self.files.iter().enumerate() {
+            first.push((DiffRead::File(i), self.diff_request(p)));
+        }
+        first
+    }
+
     fn diff_request(&self, path: &str) -> FetchRequest {
         // No file's text can take more than the whole answer: what lies past it is skipped as it is read.
-        diff::file_request(&self.project, &self.repo, self.id, path, Some(self.context))
+        diff::file_request(&self.project, &self.repo, self.id, path, Some(self.context), self.range.as_ref())
             .keeping(Share { lines: self.budget, bytes: self.budget })
+    }
+
+    /// Resolves `since` against the pull request: the range to read, or the whole answer when there is
+    /// nothing to read.
+    fn resolve(&mut self, outcome: &FetchOutcome) -> Result<(), ToolResult> {
+        let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
+        let pr = errors::json::<PullRequest>(outcome, about, None).map_err(ToolResult::error)?;
+        if let FetchOutcome::Response(r) = outcome
+            && let Some(user) = &r.user
+        {
+            self.you = Some(user.clone());
+        }
+        match diff::since(&pr, self.since.as_deref().unwrap_or(""), self.you.as_deref()) {
+            Since::Range { range, yours } => {
+                let commit = short_commit(Some(&range.since)).to_owned();
+                self.note = Some(if yours {
+                    format!("since your last review, commit {commit}")
+                } else {
+                    format!("since commit {}", short(&one_line(&commit), 40))
+                });
+                self.range = Some(range);
+                Ok(())
+            }
+            Since::NoReview { you } => {
+                self.note = Some(format!(
+                    "all changes: Bitbucket has no review of PR #{} on record for {you} (it keeps the last reviewed commit from 8.9.18 and 9.1 on)",
+                    self.id
+                ));
+                Ok(())
+            }
+            Since::Nothing { commit } => Err(ToolResult::text(format!(
+                "PR #{} in {}/{}: nothing changed since commit {}: it is the source branch's latest commit.",
+                self.id,
+                self.project,
+                self.repo,
+                short_commit(Some(&commit))
+            ))),
+            Since::Unknown(e) => Err(ToolResult::error(e)),
+        }
     }
 }
 
@@ -104,12 +189,21 @@ impl Plan for DiffTool {
     type Read = DiffRead;
 
     fn on(&mut self, read: DiffRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, DiffRead>) -> Option<ToolResult> {
+        if read == DiffRead::PullRequest {
+            if let Err(done) = self.resolve(&outcome) {
+                return Some(done);
+            }
+            for (read, request) in self.first_reads() {
+                f.fetch(read, request);
+            }
+            return None;
+        }
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
         if let DiffRead::File(i) = read {
             if let Some(entry) = self.files.get_mut(i) {
                 entry.1 = Some(diff::file_within(&outcome, about, Share { lines: self.budget, bytes: self.budget }));
             }
-        } else {
+        } else if read == DiffRead::Changes {
             let changes = diff::changes(&outcome, about);
             match &changes {
                 Err(e) if !self.asked => return Some(ToolResult::error(e.clone())),
@@ -136,6 +230,9 @@ impl DiffTool {
     fn render(&self) -> String {
         let mut out = String::new();
         let mut head = format!("PR #{} in {}/{}", self.id, self.project, self.repo);
+        if let Some(note) = &self.note {
+            head.push_str(&format!(" ({note})"));
+        }
         let mut changed: Vec<&Change> = Vec::new();
         match &self.changes {
             Some(Ok(page)) => {

@@ -47,7 +47,7 @@ pub const LIST_SPEC: ToolSpec = ToolSpec {
 pub const GET_SPEC: ToolSpec = ToolSpec {
     name: "get_commit",
     title: "Get commit",
-    description: "One commit: author, date, parents and whole message.",
+    description: "One commit: author, date, parents, whole message, changed files; with paths their diff within max_bytes.",
     input_schema: get_schema,
     access: Access::Read,
     role: Role::Data,
@@ -80,7 +80,9 @@ fn list_schema() -> Value {
 
 fn get_schema() -> Value {
     object(
-        json!({"project": super::project(), "repo": super::repo(), "commit_id": super::git_ref()}),
+        json!({"project": super::project(), "repo": super::repo(), "commit_id": super::git_ref(),
+               "paths": {"type": "array", "items": {"type": "string"}, "maxItems": 20, "description": "Files to diff"},
+               "max_bytes": {"type": "integer", "minimum": 2000, "maximum": 100000, "default": super::diff::DEFAULT_BUDGET, "description": "Answer budget"}}),
         &["project", "repo", "commit_id"],
     )
 }
@@ -148,25 +150,74 @@ impl Plan for List {
 fn start_get(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo) = crate::args::repository(args);
     let id = string(args, "commit_id").unwrap_or("").to_owned();
-    let request = refs::commit_request(&project, &repo, &id);
-    Step::wait(Get { project, repo }, vec![((), request)])
+    let paths: Vec<String> = args
+        .get("paths")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let budget = number(args, "max_bytes").unwrap_or(super::diff::DEFAULT_BUDGET) as usize;
+    let mut first = vec![
+        (GetRead::Commit, refs::commit_request(&project, &repo, &id)),
+        (GetRead::Changes, refs::commit_changes_request(&project, &repo, &id, 0, CHANGES_LIMIT)),
+    ];
+    let mut g = Get { project, repo, id, budget, commit: None, changes: None, files: Vec::new() };
+    for (i, p) in paths.into_iter().enumerate() {
+        let request = refs::commit_diff_request(&g.project, &g.repo, &g.id, &p, CONTEXT_LINES).keeping(share(budget));
+        first.push((GetRead::File(i), request));
+        g.files.push((p, None));
+    }
+    Step::wait(g, first)
+}
+
+/// The changed files `get_commit` lists: one page of Bitbucket's.
+const CHANGES_LIMIT: u64 = 100;
+
+/// The reads of `get_commit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GetRead {
+    Commit,
+    Changes,
+    File(usize),
 }
 
 #[derive(Debug)]
 struct Get {
     project: String,
     repo: String,
+    id: String,
+    budget: usize,
+    commit: Option<Commit>,
+    changes: Option<Result<Page<Change>, String>>,
+    files: Vec<(String, Option<Result<Diff, String>>)>,
 }
 
 impl Plan for Get {
-    type Read = ();
+    type Read = GetRead;
 
-    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
+    fn on(&mut self, read: GetRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, GetRead>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: None };
-        let c = match errors::json::<Commit>(&outcome, about, None) {
-            Ok(c) => c,
-            Err(e) => return Some(ToolResult::error(e)),
-        };
+        match read {
+            GetRead::Commit => match errors::json::<Commit>(&outcome, about, None) {
+                Ok(c) => self.commit = Some(c),
+                Err(e) => return Some(ToolResult::error(e)),
+            },
+            GetRead::Changes => self.changes = Some(diff::changes(&outcome, about)),
+            GetRead::File(i) => {
+                if let Some(entry) = self.files.get_mut(i) {
+                    entry.1 = Some(diff::file_within(&outcome, about, share(self.budget)));
+                }
+            }
+        }
+        if f.waiting() > 0 {
+            return None;
+        }
+        Some(ToolResult::text(self.render()))
+    }
+}
+
+impl Get {
+    fn render(&self) -> String {
+        let c = self.commit.clone().unwrap_or_default();
         let who = match c.author.as_ref() {
             Some(a) => one_line(a.display_name.as_deref().or(a.name.as_deref()).unwrap_or(a.handle())),
             None => "?".to_owned(),
@@ -179,14 +230,82 @@ impl Plan for Get {
             n => format!("a merge of {n}: {}", parents.join(", ")),
         };
         let message = cap(c.message.as_deref().unwrap_or(""), MESSAGE_CHARS, "message", "the rest is in Bitbucket");
-        Some(ToolResult::text(format!(
-            "Commit {} in {}/{} by {who}, {}; {parents}.\n{message}",
+        let mut out = format!(
+            "Commit {} in {}/{} by {who}, {}; {parents}.\n{message}\n",
             c.id.as_deref().unwrap_or("?"),
             self.project,
             self.repo,
             when(c.author_timestamp)
-        )))
+        );
+        let against = if c.parents.len() > 1 { " (against its first parent)" } else { "" };
+        match &self.changes {
+            Some(Ok(page)) => {
+                out.push_str(&format!("{} changed file(s){against}:\n", page.values.len()));
+                let listed = list_changes(&mut out, &page.values, self.budget / 2);
+                if listed < page.values.len() {
+                    out.push_str(&format!("[file list cut: {listed} of {} shown]\n", page.values.len()));
+                }
+                out.push_str(&page.more_line("changed files"));
+                out.push('\n');
+                if self.files.is_empty() && !page.values.is_empty() {
+                    out.push_str("Ask with paths=[…] for their diffs.\n");
+                }
+            }
+            Some(Err(e)) => out.push_str(&format!("Changed files: not read — {e}\n")),
+            None => {}
+        }
+        render_diffs(out, &self.files, self.budget)
     }
+}
+
+/// Lists `changes`, one line each, while `out` stays within `budget`; returns how many were listed.
+fn list_changes(out: &mut String, changes: &[Change], budget: usize) -> usize {
+    let mut listed = 0;
+    for c in changes {
+        let line = change_line(c);
+        if out.len() + line.len() + 1 > budget {
+            break;
+        }
+        out.push_str(&line);
+        out.push('\n');
+        listed += 1;
+    }
+    listed
+}
+
+/// `out` followed by each file's diff within `budget` bytes in all, what did not fit named, the whole cut
+/// at the budget with a marker.
+fn render_diffs(mut out: String, files: &[(String, Option<Result<Diff, String>>)], budget: usize) -> String {
+    let per_file = (budget / files.len().max(1)).max(1_500).min(budget);
+    let mut not_shown = Vec::new();
+    for (path, diff) in files {
+        let left = budget.saturating_sub(out.len() + 200);
+        if left < 300 {
+            not_shown.push(path.as_str());
+            continue;
+        }
+        match diff {
+            Some(Ok(d)) => out.push_str(&render_file(path, d, per_file.min(left))),
+            Some(Err(e)) => out.push_str(&format!("== {path}: diff not read — {e}\n")),
+            None => out.push_str(&format!("== {path}: no answer\n")),
+        }
+    }
+    if !not_shown.is_empty() {
+        out.push_str(&format!(
+            "[budget of {budget} bytes reached; not shown: {} — ask with paths=[…] or a larger max_bytes]\n",
+            not_shown.join(", ")
+        ));
+    }
+    let out = out.trim_end();
+    if out.len() <= budget {
+        return out.to_owned();
+    }
+    let marker = "\n[answer cut at its budget; ask with fewer paths or a larger max_bytes]";
+    let mut end = budget.saturating_sub(marker.len());
+    while !out.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{marker}", &out[..end])
 }
 
 /// The reads of `compare_refs`.
@@ -331,17 +450,7 @@ impl Compare {
         match &self.changes {
             Some(Ok(page)) => {
                 out.push_str(&format!("{} changed file(s) shown:\n", page.values.len()));
-                let list_budget = budget / 2;
-                let mut listed = 0;
-                for c in &page.values {
-                    let line = change_line(c);
-                    if out.len() + line.len() + 1 > list_budget {
-                        break;
-                    }
-                    out.push_str(&line);
-                    out.push('\n');
-                    listed += 1;
-                }
+                let listed = list_changes(&mut out, &page.values, budget / 2);
                 if listed < page.values.len() {
                     out.push_str(&format!(
                         "[file list cut: {listed} of {} shown; ask with start={} for the rest]\n",
@@ -355,36 +464,7 @@ impl Compare {
             Some(Err(e)) => out.push_str(&format!("Changed files: not read — {e}\n")),
             None => {}
         }
-        let per_file = (budget / self.files.len().max(1)).max(1_500).min(budget);
-        let mut not_shown = Vec::new();
-        for (path, diff) in &self.files {
-            let left = budget.saturating_sub(out.len() + 200);
-            if left < 300 {
-                not_shown.push(path.as_str());
-                continue;
-            }
-            match diff {
-                Some(Ok(d)) => out.push_str(&render_file(path, d, per_file.min(left))),
-                Some(Err(e)) => out.push_str(&format!("== {path}: diff not read — {e}\n")),
-                None => out.push_str(&format!("== {path}: no answer\n")),
-            }
-        }
-        if !not_shown.is_empty() {
-            out.push_str(&format!(
-                "[budget of {} bytes reached; not shown: {} — ask with paths=[…] or a larger max_bytes]\n",
-                self.budget,
-                not_shown.join(", ")
-            ));
-        }
-        if out.len() > budget {
-            let marker = "\n[answer cut at its budget; ask with fewer paths or a larger max_bytes]";
-            let mut end = budget.saturating_sub(marker.len());
-            while !out.is_char_boundary(end) {
-                end -= 1;
-            }
-            out = format!("{}{marker}", &out[..end]);
-        }
-        out
+        render_diffs(out, &self.files, budget)
     }
 }
 

@@ -13,6 +13,7 @@ pub mod comments;
 pub mod commits;
 pub mod create;
 pub mod diff;
+pub mod files;
 pub mod get;
 pub mod history;
 pub mod list;
@@ -21,6 +22,7 @@ pub mod refs;
 pub mod repos;
 pub mod required;
 pub mod review;
+pub mod search;
 pub mod state;
 pub mod tag;
 pub mod update;
@@ -56,6 +58,10 @@ pub fn all() -> Vec<ToolSpec> {
         history::GET_SPEC,
         history::LIST_SPEC,
         history::COMPARE_SPEC,
+        files::GET_SPEC,
+        files::LIST_SPEC,
+        files::BLAME_SPEC,
+        search::SPEC,
         refs::RESOLVE_SPEC,
         repos::SPEC,
         repos::CLONE_SPEC,

@@ -3,7 +3,8 @@
 //!
 //! Request: one `GET /rest/api/latest/repos?name=&projectname=&start&limit` → a page of
 //! `{slug, name, project {key, name}, public, links {clone [{href, name: http|ssh}]}}`; `name` and
-//! `projectname` match case-insensitively within names [reference "Projects, repositories, branches,
+//! `projectname` match case-insensitively within names; with `project_key`, `GET …/projects/{key}/repos?start&limit`,
+//! the project's every repository [reference "Projects, repositories, branches,
 //! commits, tags, users": spec]. `get_repository_clone_info`: the repository and its default branch, in
 //! parallel. The requests and the repository's decoding are [`crate::reads::repository`]'s.
 
@@ -23,7 +24,7 @@ use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "search_repositories",
     title: "Search repositories",
-    description: "Repositories by name across projects, with clone addresses; paged.",
+    description: "Repositories by name across projects, or every one of a project_key, with clone addresses; paged.",
     input_schema: schema,
     access: Access::Read,
     role: Role::Data,
@@ -35,6 +36,7 @@ fn schema() -> Value {
     object(
         json!({"name": {"type": "string", "description": "Name contains"},
                "project": {"type": "string", "description": "Project name contains"},
+               "project_key": {"type": "string", "minLength": 1, "description": "Every repository of this project"},
                "start": super::start(), "limit": super::limit(25, 100)}),
         &[],
     )
@@ -44,21 +46,32 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let name = string(args, "name").unwrap_or("").to_owned();
     let project = string(args, "project").unwrap_or("").to_owned();
     let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25));
+    if let Some(key) = string(args, "project_key") {
+        if !name.is_empty() || !project.is_empty() {
+            return Step::Done(ToolResult::error(
+                "Give either project_key (every repository of that project) or name/project (a search across projects), not both.",
+            ));
+        }
+        let request = repository::project_repos_request(key, start, limit);
+        return Step::wait(Search { name, project, key: Some(key.to_owned()) }, vec![((), request)]);
+    }
     let request = repository::search_request(&name, &project, start, limit);
-    Step::wait(Search { name, project }, vec![((), request)])
+    Step::wait(Search { name, project, key: None }, vec![((), request)])
 }
 
 #[derive(Debug)]
 struct Search {
     name: String,
     project: String,
+    /// The project whose every repository is listed.
+    key: Option<String>,
 }
 
 impl Plan for Search {
     type Read = ();
 
     fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
-        let about = Subject { project: "", repo: "", pr: None };
+        let about = Subject { project: self.key.as_deref().unwrap_or(""), repo: "", pr: None };
         let page = match errors::json::<RawPage>(&outcome, about, None) {
             Ok(p) => p.decode::<Summary>(),
             Err(e) => return Some(ToolResult::error(e)),
@@ -69,6 +82,9 @@ impl Plan for Search {
         }
         if !self.project.is_empty() {
             what.push(format!("in projects named like \"{}\"", short(&one_line(&self.project), 60)));
+        }
+        if let Some(key) = &self.key {
+            what.push(format!("of project {key}"));
         }
         let what = if what.is_empty() { String::new() } else { format!(" {}", what.join(" ")) };
         let mut out = vec![format!("Repositories{what}, from start={}: {} shown.", page.start, page.values.len())];

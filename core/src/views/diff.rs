@@ -34,6 +34,7 @@ use crate::limits;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::compare::Refs;
+use crate::reads::diff::{Range, Since};
 use crate::reads::{diff, pull_request};
 use crate::tool::Call;
 
@@ -60,8 +61,9 @@ pub enum DiffRead {
 /// What a diff view shows the changes of.
 #[derive(Debug)]
 pub(super) enum Of {
-    /// A pull request's, by id (kind `diff`).
-    PullRequest(u64),
+    /// A pull request's, by id (kind `diff`): every change, or those after `since` (a commit, or the
+    /// person's last review).
+    PullRequest { id: u64, since: Option<String> },
     /// What one ref has that another lacks (kind `compare`), and how that kind words it.
     Refs(Refs, &'static RefsKind),
 }
@@ -81,11 +83,13 @@ pub(super) struct RefsKind {
 /// Starts a diff view of `project`/`repo`/`pr_id`.
 pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
-    let first = vec![
-        (DiffRead::PullRequest, pull_request::request(&project, &repo, id)),
-        (DiffRead::Changes, diff::changes_request(&project, &repo, id, 0, FILES_LIMIT)),
-    ];
-    open(Header::new("diff", args, call), call, project, repo, Of::PullRequest(id), first)
+    let since = crate::args::string(args, "since").map(str::to_owned);
+    let mut first = vec![(DiffRead::PullRequest, pull_request::request(&project, &repo, id))];
+    // With `since` the changes wait for the pull request: its source tip and the person's last review.
+    if since.is_none() {
+        first.push((DiffRead::Changes, diff::changes_request(&project, &repo, id, 0, FILES_LIMIT, None)));
+    }
+    open(Header::new("diff", args, call), call, project, repo, Of::PullRequest { id, since }, first)
 }
 
 /// Starts a diff view of `of` with its `first` reads.
@@ -114,6 +118,9 @@ pub(super) fn open(
         built: None,
         jobs: Vec::new(),
         awaited: BTreeSet::new(),
+        you: call.bitbucket_user.map(str::to_owned),
+        range: None,
+        review: Value::Null,
     };
     Step::wait(view, first)
 }
@@ -142,6 +149,12 @@ struct DiffView {
     /// The files whose highlighting the answer waits for (not a template lexer's, which is never
     /// waited for), by index in the view's diffs.
     awaited: BTreeSet<usize>,
+    /// Whom bb acts as, for the person's last review.
+    you: Option<String>,
+    /// The commits whose changes are shown, when `since` narrowed them.
+    range: Option<Range>,
+    /// The iterative review choice (`review` in VIEW_DATA.md), once the pull request is read.
+    review: Value,
 }
 
 impl Plan for DiffView {
@@ -151,7 +164,17 @@ impl Plan for DiffView {
         let about = Subject { project: &self.project, repo: &self.repo, pr: self.id() };
         match read {
             DiffRead::PullRequest => match errors::json::<PullRequest>(&outcome, about, None) {
-                Ok(pr) => self.pr = Some(pr),
+                Ok(pr) => {
+                    if let FetchOutcome::Response(r) = &outcome
+                        && let Some(user) = &r.user
+                    {
+                        self.you = Some(user.clone());
+                    }
+                    if let Err(e) = self.review_of(&pr, f) {
+                        return Some(self.error(e, &outcome));
+                    }
+                    self.pr = Some(pr);
+                }
                 Err(e) => return Some(self.error(e, &outcome)),
             },
             DiffRead::Changes => match diff::changes(&outcome, about) {
@@ -281,16 +304,49 @@ impl DiffView {
     /// The pull request's id, for a pull request's diff.
     fn id(&self) -> Option<u64> {
         match self.of {
-            Of::PullRequest(id) => Some(id),
+            Of::PullRequest { id, .. } => Some(id),
             Of::Refs(..) => None,
         }
+    }
+
+    /// The iterative review choice once the pull request is read; with `since`, the range it names and
+    /// the changes of that range asked for (an empty list when nothing changed since).
+    fn review_of(&mut self, pr: &PullRequest, f: &mut Fetches<'_, '_, DiffRead>) -> Result<(), String> {
+        let Of::PullRequest { id, since } = &self.of else { return Ok(()) };
+        let id = *id;
+        let last = self.you.as_deref().and_then(|you| diff::last_reviewed(pr, you)).map(str::to_owned);
+        let Some(asked) = since.clone() else {
+            self.review = json!({"lastReviewed": last, "since": null, "commits": null});
+            return Ok(());
+        };
+        let shown_since = match diff::since(pr, &asked, self.you.as_deref()) {
+            Since::Range { range, .. } => {
+                let from = range.since.clone();
+                self.range = Some(range);
+                Some(from)
+            }
+            Since::NoReview { .. } => None,
+            Since::Nothing { commit } => {
+                // Nothing after it: no changes to ask for.
+                self.changes = Some(Page { values: Vec::new(), unreadable: 0, start: 0, next: None });
+                self.review = json!({"lastReviewed": last, "since": commit, "commits": 0});
+                return Ok(());
+            }
+            Since::Unknown(e) => return Err(e),
+        };
+        self.review = json!({"lastReviewed": last, "since": shown_since, "commits": null});
+        let request = diff::changes_request(&self.project, &self.repo, id, 0, FILES_LIMIT, self.range.as_ref());
+        f.fetch(DiffRead::Changes, request);
+        Ok(())
     }
 
     /// One file's diff: a pull request's with its comments, two refs' with three lines of context as
     /// compare_refs asks.
     fn file_request(&self, path: &str) -> FetchRequest {
         match &self.of {
-            Of::PullRequest(id) => diff::file_request(&self.project, &self.repo, *id, path, None),
+            Of::PullRequest { id, .. } => {
+                diff::file_request(&self.project, &self.repo, *id, path, None, self.range.as_ref())
+            }
             Of::Refs(refs, kind) => refs.file_request(path, kind.context_lines),
         }
         .keeping(self.share)
@@ -300,7 +356,7 @@ impl DiffView {
     fn error(&self, e: String, outcome: &FetchOutcome) -> ToolResult {
         let base = self.base_url.as_deref();
         match &self.of {
-            Of::PullRequest(id) => {
+            Of::PullRequest { id, .. } => {
                 self.header.error(e, base.map(|b| pull_request::page_url(b, &self.project, &self.repo, *id)))
             }
             Of::Refs(refs, _) => self.header.error(refs.error(e, outcome), base.map(|b| refs.page_url(b))),
@@ -325,10 +381,16 @@ impl DiffView {
         let left = if left > 0 { format!(", {left} more left in Bitbucket") } else { String::new() };
         let more = if view["filesMore"] == true { ", more files exist" } else { "" };
         let text = match &self.of {
-            Of::PullRequest(id) => format!(
-                "Showing the diff of PR #{id} in {}/{} to the person: {files} changed file(s){more}, {shown} with their diff ({lines} lines{left}, {comments} comment thread(s)).",
-                self.project, self.repo
-            ),
+            Of::PullRequest { id, .. } => {
+                let since = match self.review["since"].as_str() {
+                    Some(c) => format!(" since commit {}", crate::text::short_commit(Some(c))),
+                    None => String::new(),
+                };
+                format!(
+                    "Showing the diff of PR #{id} in {}/{}{since} to the person: {files} changed file(s){more}, {shown} with their diff ({lines} lines{left}, {comments} comment thread(s)).",
+                    self.project, self.repo
+                )
+            }
             Of::Refs(refs, kind) => (kind.text)(
                 refs,
                 &format!("{files} changed file(s){more}, {shown} with their diff ({lines} lines{left})"),
@@ -379,6 +441,8 @@ impl DiffView {
         let listed = files.len();
         if let Of::Refs(refs, kind) = &self.of {
             let mut part = (kind.part)(refs, base.as_deref());
+            // "Show more" reads the files on each side at the two refs (the file kind, by refresh_view).
+            part.insert("expand".into(), json!({"new": refs.from, "old": refs.to}));
             part.insert("files".into(), json!(files));
             part.insert("filesMore".into(), json!(files_more));
             part.insert("diffs".into(), json!(diffs));
@@ -398,6 +462,13 @@ impl DiffView {
             "filesMore": files_more,
             "diffs": diffs,
             "notCarried": listed.saturating_sub(MAX_FILES),
+            // "Show more" reads the new side at the source's tip, the old at the target's (the file kind).
+            "expand": match (pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref()),
+                             pr.to_ref.as_ref().and_then(|r| r.latest_commit.as_deref())) {
+                (Some(new), Some(old)) => json!({"new": new, "old": old}),
+                _ => Value::Null,
+            },
+            "review": self.review,
         })
     }
 

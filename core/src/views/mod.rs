@@ -9,6 +9,7 @@
 pub mod card;
 pub mod compare;
 pub mod diff;
+pub mod file;
 pub mod form;
 pub mod list;
 pub mod refresh;
@@ -36,6 +37,7 @@ pub const KINDS: &[KindSpec] = &[
     // page draws it with diff.js's module, which compare.js registers under this name.
     KindSpec { name: compare::KIND, tool: "compare_refs", start: compare::start, page: "compare.js" },
     KindSpec { name: form::KIND, tool: "create_pull_request", start: form::start, page: "form.js" },
+    KindSpec { name: file::KIND, tool: "get_file", start: file::start, page: "file.js" },
 ];
 
 /// What the model is told when the client renders no views.
@@ -47,7 +49,7 @@ pub const IF_UNSEEN: &str = "If the person sees no view, answer in words.";
 pub const SHOW: ToolSpec = ToolSpec {
     name: "show",
     title: "Show to the person",
-    description: "Show the person Bitbucket's own view: pull_request (its page), pull_requests (a list), diff or compare (a pull request's or two refs' changes, only for what the person cannot open in their own editor) or pull_request_form (your draft, which only the person submits: create a pull request asked for yourself; show the form only when they want a say first), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
+    description: "Show the person Bitbucket's own view: pull_request (its page), pull_requests (a list), diff or compare (a pull request's or two refs' changes, only for what the person cannot open in their own editor), file (lines of a file at a ref) or pull_request_form (your draft, which only the person submits: create a pull request asked for yourself; show the form only when they want a say first), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
     input_schema: || json!({"type": "object"}),
     annotations: Annotations::READ,
     access: Access::Read,
@@ -79,6 +81,9 @@ fn show_kind(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     if kind.name == form::KIND {
         // A draft: the model fills what it knows, the person the rest.
         schema["required"] = json!(form::REQUIRED);
+    }
+    if kind.name == file::KIND {
+        file::extend_schema(&mut schema);
     }
     // The same checks as a call's own arguments get: `refresh_view` carries these nested.
     let checked =

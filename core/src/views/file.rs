@@ -1,0 +1,296 @@
+//! A file at a ref (`show` kind `file`): a window of its lines as Bitbucket's source view shows them,
+//! numbered, highlighted in bb under the same deadline and cache as the diff; with `blame: true` (the page
+//! asks for it when the person turns blame on in full screen) who last changed each line beside it. The
+//! diff view reads the lines it expands ("Show more") through this kind, by `refresh_view`.
+//!
+//! Requests, in one stage: the window (`…/browse/{path}?at&start&limit`) and, with `blame`, the blame of the
+//! same lines (`…/browse/{path}?at&blame&noContent&start&limit`) [`crate::reads::files`]. Then the lines are
+//! highlighted as one job: a window highlighted on its own starts in the language's first state, so a window
+//! that opens inside a block comment is drawn as code until the comment's end [inferred: bat and Bitbucket
+//! highlight whole files; bb reads only the window].
+
+use serde_json::{Map, Value, json};
+
+use super::Header;
+use crate::args::{flag, number};
+use crate::bitbucket::segment;
+use crate::fetch::FetchOutcome;
+use crate::highlight::{HighlightJob, Highlighted, Language, Mark, Plain};
+use crate::highlight_cache::HighlightCache;
+use crate::limits;
+use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::files::{self, Blame, Browsed, Lines, Place};
+use crate::reads::pull_request;
+use crate::tool::Call;
+
+/// The kind's name.
+pub const KIND: &str = "file";
+/// Lines a view carries by default (get_file's default window).
+const WINDOW: u64 = 200;
+/// The longest line the view carries whole; a longer one is cut, its length said.
+const LINE_CHARS: usize = 2_000;
+
+/// The reads of a file view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileRead {
+    /// The window of lines.
+    Lines,
+    /// The blame of the same lines.
+    Blame,
+    /// The highlighting of the lines.
+    Highlight,
+}
+
+/// The argument only the view takes (the page asks for it): blame beside the lines.
+pub fn extend_schema(schema: &mut Value) {
+    if let Some(p) = schema["properties"].as_object_mut() {
+        p.insert("blame".into(), json!({"type": "boolean", "description": "Who last changed each line"}));
+    }
+}
+
+/// Starts a view of the file the arguments name (get_file's arguments, and `blame`).
+pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
+    let header = Header::new(KIND, args, call);
+    let (project, repo) = crate::args::repository(args);
+    let path = crate::args::string(args, "path").unwrap_or("").trim_matches('/').to_owned();
+    if path.is_empty() {
+        return Step::Done(header.error("`path` names no file: give the file's path from the repository's root.".into(), None));
+    }
+    let place = Place { project, repo, path, at: crate::args::string(args, "at").map(str::to_owned) };
+    let first_line = number(args, "start_line").unwrap_or(1).max(1);
+    let count = number(args, "line_count").unwrap_or(WINDOW).max(1);
+    let blame = flag(args, "blame").unwrap_or(false);
+    let mut first = vec![(FileRead::Lines, place.browse_request(first_line - 1, count))];
+    if blame {
+        first.push((FileRead::Blame, place.blame_request(first_line - 1, count)));
+    }
+    let view = FileView {
+        header,
+        base_url: call.base_url.map(str::to_owned),
+        templates: call.highlight_templates,
+        place,
+        blame_asked: blame,
+        lines: None,
+        blame: None,
+        built: None,
+        awaited: false,
+    };
+    Step::wait(view, first)
+}
+
+#[derive(Debug)]
+struct FileView {
+    header: Header,
+    base_url: Option<String>,
+    templates: bool,
+    place: Place,
+    blame_asked: bool,
+    lines: Option<Lines>,
+    blame: Option<Result<Vec<Blame>, String>>,
+    built: Option<Value>,
+    awaited: bool,
+}
+
+impl Plan for FileView {
+    type Read = FileRead;
+
+    fn on(&mut self, read: FileRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, FileRead>) -> Option<ToolResult> {
+        match read {
+            FileRead::Lines => match files::browsed(&outcome, &self.place) {
+                Ok(Browsed::Lines(l)) => self.lines = Some(l),
+                Ok(Browsed::Binary) => return Some(self.binary()),
+                Ok(Browsed::Folder(_)) => {
+                    return Some(self.error(format!("{} is a folder, not a file.", self.place.name())));
+                }
+                Ok(Browsed::Other) => {
+                    return Some(self.error(format!(
+                        "{} is neither a text file nor a folder (a submodule, or an entry bb cannot read).",
+                        self.place.name()
+                    )));
+                }
+                Err(e) => return Some(self.error(e)),
+            },
+            FileRead::Blame => self.blame = Some(files::blame(&outcome, &self.place).map(|(b, _)| b)),
+            FileRead::Highlight => {}
+        }
+        if f.waiting() > 0 {
+            return None;
+        }
+        let (view, job) = self.view(f.highlights());
+        self.built = Some(view);
+        match job {
+            Some(job) => {
+                self.awaited = !job.is_template();
+                f.compute(FileRead::Highlight, job);
+                f.want_work();
+                if self.awaited { None } else { Some(self.finish()) }
+            }
+            None => Some(self.finish()),
+        }
+    }
+
+    fn room(&self) -> Option<u64> {
+        Some(limits::VIEW_ROOM)
+    }
+
+    fn work(&mut self, last: bool, _: &mut Fetches<'_, '_, FileRead>) -> Option<ToolResult> {
+        if !last || !self.awaited {
+            return None;
+        }
+        if let Some(view) = self.built.as_mut() {
+            for line in view["lines"].as_array_mut().into_iter().flatten() {
+                if line.get("r").is_none() {
+                    line["p"] = json!(Plain::Deadline.as_str());
+                }
+            }
+        }
+        self.awaited = false;
+        Some(self.finish())
+    }
+
+    fn computed(&mut self, _: FileRead, done: Highlighted, _: &mut Fetches<'_, '_, FileRead>) -> Option<ToolResult> {
+        if let Some(view) = self.built.as_mut() {
+            apply(view, &done.marks);
+        }
+        if !self.awaited {
+            return None;
+        }
+        self.awaited = false;
+        Some(self.finish())
+    }
+}
+
+/// Sets each line's runs, or why it is plain.
+fn apply(view: &mut Value, marks: &[Mark]) {
+    for (line, mark) in view["lines"].as_array_mut().into_iter().flatten().zip(marks) {
+        if let Some(o) = line.as_object_mut() {
+            o.remove("p");
+            o.remove("r");
+        }
+        match mark {
+            Mark::Runs(r) => line["r"] = json!(r),
+            Mark::Plain(why) => line["p"] = json!(why.as_str()),
+        }
+    }
+}
+
+impl FileView {
+    /// Bitbucket's source page of the file at the ref, at the window's first line.
+    fn url(&self, line: u64) -> Option<String> {
+        let base = self.base_url.as_deref()?;
+        let p = &self.place;
+        let path = crate::bitbucket::file_path(&p.path);
+        let at = p.at.as_deref().map(|a| format!("?at={}", segment(a))).unwrap_or_default();
+        Some(format!("{}/browse/{path}{at}#{line}", pull_request::repo_url(base, &p.project, &p.repo)))
+    }
+
+    fn error(&self, e: String) -> ToolResult {
+        self.header.error(e, self.url(1))
+    }
+
+    /// The part every answer carries: where the file is.
+    fn part(&self) -> Value {
+        let p = &self.place;
+        json!({"project": p.project, "repo": p.repo, "path": p.path, "at": p.at,
+               "atLabel": p.at.as_deref().unwrap_or("default branch")})
+    }
+
+    fn binary(&self) -> ToolResult {
+        let mut part = self.part();
+        part["binary"] = json!(true);
+        part["lines"] = json!([]);
+        part["url"] = json!(self.url(1));
+        let text = format!("Showing {} to the person: a binary file, which Bitbucket shows on its own page.", self.place.name());
+        self.header.result(text, json!({}), Vec::new(), ("file", part))
+    }
+
+    /// The view's data with every line plain, and the job that highlights it (none when cached or unknown).
+    fn view(&mut self, cache: &HighlightCache) -> (Value, Option<HighlightJob>) {
+        let page = self.lines.take().unwrap_or_default();
+        let start = page.start + 1;
+        let end = page.start + page.lines.len() as u64;
+        let language = Language::detect(&self.place.path, page.lines.first().map(String::as_str));
+        let mut lines: Vec<Value> = Vec::with_capacity(page.lines.len());
+        let mut texts: Vec<String> = Vec::with_capacity(page.lines.len());
+        for (i, text) in page.lines.into_iter().enumerate() {
+            let mut line = json!({"n": start + i as u64});
+            let kept = match text.char_indices().nth(LINE_CHARS) {
+                Some((at, _)) => {
+                    line["cut"] = json!(text.chars().count());
+                    text[..at].to_owned()
+                }
+                None => text,
+            };
+            line["s"] = json!(kept);
+            texts.push(kept);
+            lines.push(line);
+        }
+        let key = language.map(|l| HighlightCache::key(l.name(), self.templates, texts.iter().map(|t| (b'C', t.as_str()))));
+        let cached = key.and_then(|k| cache.get(k));
+        let mut part = self.part();
+        part["start"] = json!(start);
+        part["end"] = json!(end);
+        part["last"] = json!(page.last);
+        part["total"] = if page.last { json!(end) } else { Value::Null };
+        part["language"] = json!(language.map(|l| l.name()));
+        part["url"] = json!(self.url(start));
+        part["binary"] = json!(false);
+        part["lines"] = Value::Array(lines);
+        part["blame"] = self.blame_value(start, end);
+        if let Some(marks) = cached {
+            apply(&mut part, marks);
+        }
+        let job = match (language, key) {
+            (Some(l), Some(key)) if cached.is_none() && (self.templates || !l.is_template()) => {
+                Some(HighlightJob::new(key, l, self.templates, texts.into_iter().map(|t| (b'C', t)).collect()))
+            }
+            (Some(l), _) if cached.is_none() && l.is_template() => {
+                for line in part["lines"].as_array_mut().into_iter().flatten() {
+                    line["p"] = json!(Plain::Template.as_str());
+                }
+                None
+            }
+            _ => None,
+        };
+        (part, job)
+    }
+
+    /// The blame of the carried lines, each entry clipped to them; `null` when not asked or not read.
+    fn blame_value(&mut self, start: u64, end: u64) -> Value {
+        match self.blame.take() {
+            Some(Ok(entries)) => Value::Array(
+                entries
+                    .into_iter()
+                    .filter_map(|b| {
+                        let from = b.line.max(start);
+                        let to = (b.line + b.spanned - 1).min(end);
+                        (from <= to).then(|| {
+                            json!({"from": from, "to": to, "commit": b.commit, "author": b.user, "name": b.author, "at": b.at})
+                        })
+                    })
+                    .collect(),
+            ),
+            _ => Value::Null,
+        }
+    }
+
+    fn finish(&mut self) -> ToolResult {
+        let view = self.built.take().unwrap_or(Value::Null);
+        let mut missing = Vec::new();
+        if self.blame_asked && view["blame"].is_null() {
+            missing.push("Blame: not read.".to_owned());
+        }
+        let (start, end) = (view["start"].as_u64().unwrap_or(1), view["end"].as_u64().unwrap_or(0));
+        let which = if end < start {
+            "no lines there".to_owned()
+        } else if view["last"] == true && start == 1 {
+            format!("all {end} lines")
+        } else if view["last"] == true {
+            format!("lines {start}-{end} of {end}")
+        } else {
+            format!("lines {start}-{end}")
+        };
+        let text = format!("Showing {} to the person: {which}.", self.place.name());
+        self.header.result(text, json!({}), missing, ("file", view))
+    }
+}
