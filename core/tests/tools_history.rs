@@ -111,7 +111,8 @@ fn a_commit_shows_its_parents_and_whole_message_and_a_missing_one_is_bitbuckets_
     let id = head(&d, "main");
     let a = d.call("get_commit", with(json!({"commit_id": id})));
     assert!(!a.is_error, "{}", a.text);
-    assert_eq!(d.requests.len(), 1);
+    // The commit and the files it changed, together.
+    assert_eq!(d.requests.len(), 2, "{:?}", d.requests);
     assert!(a.text.starts_with(&format!("Commit {id} in BB/api by ")), "{}", a.text);
     assert!(a.text.contains("; parent "), "{}", a.text);
     let missing = d.call("get_commit", with(json!({"commit_id": "deadbeef"})));
