@@ -25,7 +25,10 @@
 //!   (when its answer was made, after the latency) are milliseconds, to the microsecond, on a monotonic clock since
 //!   the last reset or the start; a request never answered (a hang) has `endMs` and `status` null.
 //! - `POST /_stack/builds`, `/_stack/comments`, `/_stack/push`: a build status, a comment as another user, a push
-//!   that rescopes a pull request.
+//!   that rescopes a pull request (its commit keeps the files as they were).
+//! - `GET|POST|PUT /_stack/search`: whether code search answers (`{"enabled": true}`, the default unless the stack
+//!   started with `--no-search`) or answers as a server without a search index does (`{"enabled": false}`: 503).
+//!   Reset goes back to the start's setting. Answers `{enabled}`.
 //!
 //! This module reads the requests and answers them; what they set, and what it does to each Bitbucket request, is
 //! `admission`'s [`Control`], which the world holds.
@@ -93,6 +96,14 @@ pub fn handle(world: &mut World, req: &Request, rest: &[&str]) -> Response {
             world.control.latency.clear();
             Response::json(200, &json!({ "latency": {} }))
         }
+        ("GET", ["search"]) => Response::json(200, &json!({ "enabled": !world.model.search_off })),
+        ("POST" | "PUT", ["search"]) => match body.get("enabled") {
+            Some(Value::Bool(on)) => {
+                world.model.search_off = !on;
+                Response::json(200, &json!({ "enabled": on }))
+            }
+            _ => errors::field_error("enabled", "enabled must be true or false"),
+        },
         ("POST", ["builds"]) => builds::control_set_build(&mut world.model, &body),
         ("POST", ["comments"]) => {
             let view = world.view(None);

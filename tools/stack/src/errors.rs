@@ -27,6 +27,12 @@ pub mod exception {
     pub const NO_SUCH_REF: &str = "com.atlassian.bitbucket.repository.NoSuchBranchException";
     /// A user that does not exist.
     pub const NO_SUCH_USER: &str = "com.atlassian.bitbucket.user.NoSuchUserException";
+    /// A path a revision does not hold (browse, raw, files). [assumed: the name, after Bitbucket's content API]
+    pub const NO_SUCH_PATH: &str = "com.atlassian.bitbucket.content.NoSuchPathException";
+    /// Code search without a search server. [assumed]
+    pub const SEARCH_UNAVAILABLE: &str = "com.atlassian.bitbucket.search.SearchUnavailableException";
+    /// A code search query that cannot be run. [assumed]
+    pub const INVALID_SEARCH_QUERY: &str = "com.atlassian.bitbucket.search.InvalidSearchQueryException";
     /// A path that names no resource.
     pub const NO_SUCH_RESOURCE: &str = "com.sun.jersey.api.NotFoundException";
     /// A stale pull request version.

@@ -26,7 +26,10 @@
 //! - [`api::pull_requests`]: which pull requests a listing shows; creating, editing, merging, declining, reopening.
 //! - [`api::auto_merge`]: whether a merge waits for its checks (8.15+), its request and cancelling, the setting.
 //! - `api::lifecycle`: the checks every pull-request change passes, the activity it leaves, vetoes, the merge.
-//! - [`api::diffs`]: a pull request's or a comparison's changed files and diff, with comments on their lines.
+//! - [`api::files`]: a repository's files at a ref or commit: browse (lines, children, blame), raw, the listing.
+//! - [`api::search`]: code search over every repository's default branch, and the server without an index.
+//! - [`api::diffs`]: a pull request's (over all or a range of its commits), a comparison's or a commit's changed
+//!   files and diff, computed from the files, with comments on their lines.
 //! - [`api::projects`]: projects, repositories, branches, commits, tags and the server's version.
 //! - [`api::users`]: which users a search finds, one user, and avatars.
 //! - [`api::review`]: who takes part in a pull request and the caller's review status.
@@ -37,6 +40,9 @@
 //! - [`api`] (its `mod.rs`): what every handler gets ([`api::Cx`]), and the 404 of a missing repository or PR.
 //! - [`world`]: the whole state behind the lock: the model, the admission state, the seed to reset to.
 //! - [`seed`]: the seed file's schema and how it becomes the model.
+//! - [`trees`]: files at each commit: a commit's tree, which paths differ, a file's diff computed from its two
+//!   versions, patches applied, blame.
+//! - [`sources`]: the files every repository starts with, and filler lines in a file's language.
 //! - [`patches`]: diff content: seed patches read into hunks, big files generated, the line cap.
 //! - [`admission`]: what a Bitbucket request meets before any handler: the rate limit, a queued fault, added
 //!   latency; the counts and the log.
@@ -72,7 +78,9 @@ pub mod request_log;
 pub mod routes;
 pub mod seed;
 pub mod server;
+pub mod sources;
 pub mod tls;
+pub mod trees;
 pub mod world;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -94,6 +102,8 @@ pub struct StackConfig {
     pub context_path: String,
     /// Serve HTTPS (the base URL then starts with `https://`); plain HTTP when absent.
     pub tls: Option<tls::StackTls>,
+    /// Answer code search as a server without a search index does (until `/_stack/search` switches it on).
+    pub no_search: bool,
 }
 
 /// Starts stacks.
@@ -121,6 +131,8 @@ impl Stack {
         let base_url = format!("{scheme}://{addr}{context_path}");
         world.base_url = base_url.clone();
         world.context_path = context_path;
+        world.no_search = config.no_search;
+        world.model.search_off = config.no_search;
         let token = world.default_token();
         let shared = Arc::new(server::Shared { world: Mutex::new(world), arrived: AtomicU64::new(0) });
         let (stop_tx, stop_rx) = smol::channel::bounded(1);

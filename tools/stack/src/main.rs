@@ -1,15 +1,16 @@
 //! `bb-stack --port 0 [--data FILE] [--token T] [--context-path /bitbucket] [--tls] [--require-client-cert]
-//! [--client-ca FILE]`: serves a local Bitbucket Data Center stand-in. Prints its base URL on the first line and the
+//! [--client-ca FILE] [--no-search]`: serves a local Bitbucket Data Center stand-in. Prints its base URL on the first line and the
 //! default user's personal access token on the second, then serves until killed.
 //!
 //! `--tls` serves HTTPS with the committed test certificate (`certs/server.pem`; clients trust `certs/ca.pem`).
 //! `--require-client-cert` also requires a client certificate signed by the test CA (`certs/client.pem`);
-//! `--client-ca FILE` requires one signed by the CA in FILE instead (both imply `--tls`).
+//! `--client-ca FILE` requires one signed by the CA in FILE instead (both imply `--tls`). `--no-search` answers code
+//! search as a server without a search index does (`/_stack/search` switches it).
 
 use std::io::Write;
 
 const USAGE: &str = "usage: bb-stack [--port N] [--data FILE] [--token TOKEN] [--context-path /PATH] [--tls] \
-[--require-client-cert] [--client-ca FILE]";
+[--require-client-cert] [--client-ca FILE] [--no-search]";
 
 fn main() {
     match run() {
@@ -55,6 +56,7 @@ fn run() -> Result<(), String> {
                     .map_err(|e| format!("--client-ca {}: {e}", path.to_string_lossy()))?;
                 config.tls.get_or_insert_with(bb_stack::tls::StackTls::test).client_ca_pem = Some(pem);
             }
+            Long("no-search") => config.no_search = true,
             Long("help") | Short('h') => {
                 println!("{USAGE}");
                 return Ok(());

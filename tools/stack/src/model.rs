@@ -3,6 +3,46 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One entry of a commit's file tree: a text file's lines, a binary file's bytes, or a submodule's commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A text file, as its lines without their newlines (shared between the commits that hold it).
+    Text(Arc<Vec<String>>),
+    /// A binary file's bytes.
+    Binary(Arc<Vec<u8>>),
+    /// A submodule (a gitlink): the commit id it points at.
+    Submodule(String),
+}
+
+impl Entry {
+    /// A text entry from lines.
+    pub fn text(lines: Vec<String>) -> Entry {
+        Entry::Text(Arc::new(lines))
+    }
+
+    /// The same content: shared storage first, then the bytes.
+    pub fn same(&self, other: &Entry) -> bool {
+        match (self, other) {
+            (Entry::Text(a), Entry::Text(b)) => Arc::ptr_eq(a, b) || a == b,
+            (Entry::Binary(a), Entry::Binary(b)) => Arc::ptr_eq(a, b) || a == b,
+            (a, b) => a == b,
+        }
+    }
+
+    /// Size in bytes as a checkout holds it (text lines each end with a newline; a submodule has none).
+    pub fn size(&self) -> usize {
+        match self {
+            Entry::Text(l) => l.iter().map(|x| x.len() + 1).sum(),
+            Entry::Binary(b) => b.len(),
+            Entry::Submodule(_) => 0,
+        }
+    }
+}
+
+/// A commit's files: path (no leading slash) → entry. Shared between commits until one changes it.
+pub type Tree = Arc<BTreeMap<String, Entry>>;
 
 /// A repository's identity: project key and repository slug.
 pub type RepoKey = (String, String);
@@ -30,6 +70,8 @@ pub struct Model {
     pub next_comment_id: u64,
     /// The last activity id handed out: [`Model::activity_id`] adds one first; a seed starts it at 5000.
     pub next_activity_id: u64,
+    /// Code search answers as a server without a search index does (`/_stack/search`, `--no-search`).
+    pub search_off: bool,
 }
 
 /// A user account.
@@ -95,6 +137,9 @@ pub struct Repo {
     pub default_reviewers: Vec<DefaultReviewers>,
     /// The repository's auto-merge setting (8.15+; off unless the seed turns it on, as on Bitbucket).
     pub auto_merge: bool,
+    /// Each commit's file tree, for the commits that carry one of their own; any other commit has its first
+    /// parent's tree with its subject added to `CHANGELOG.md` (`trees::tree_of`).
+    pub trees: BTreeMap<String, Tree>,
 }
 
 /// A commit.
@@ -193,7 +238,8 @@ pub struct Participant {
     pub user: String,
     /// UNAPPROVED, NEEDS_WORK or APPROVED.
     pub status: String,
-    /// `lastReviewedCommit`; a seed sets the source commit for anyone whose status is not UNAPPROVED.
+    /// `lastReviewedCommit`; a seed sets the source commit for anyone whose status is not UNAPPROVED, or the
+    /// source commit its `lastReviewed` names.
     pub last_reviewed: Option<String>,
 }
 
@@ -238,7 +284,9 @@ pub struct PullRequest {
     pub conflicted: bool,
     /// Merge check vetoes besides conflicts (`{summaryMessage, detailedMessage}`).
     pub vetoes: Vec<Value>,
-    /// The changed files, as `…/changes` lists them and `…/diff/{path}` serves each.
+    /// The changed files the pull request declares, in their order: `…/changes` lists the paths that differ
+    /// between the trees in this order (MOVE and COPY as declared), then any other in path order. Their hunks
+    /// are not kept: every diff is computed from the trees (`trees`).
     pub files: Vec<FileDiff>,
     /// Comments by id (replies point at their parent).
     pub comments: BTreeMap<u64, Comment>,
@@ -523,11 +571,16 @@ fn reachable(repo: &Repo, head: &str) -> std::collections::BTreeSet<String> {
 
 /// A deterministic 40-hex-digit commit id for a label (FNV-1a over the label, three ways).
 pub fn commit_id(label: &str) -> String {
+    hash_id(label.as_bytes())
+}
+
+/// A deterministic 40-hex-digit id for bytes (a file's `contentId`), as [`commit_id`] makes them.
+pub fn hash_id(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(48);
     for salt in 0u64..3 {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        for b in label.bytes() {
-            h ^= u64::from(b);
+        for b in bytes {
+            h ^= u64::from(*b);
             h = h.wrapping_mul(0x0000_0100_0000_01b3);
         }
         h ^= h >> 29;

@@ -64,7 +64,8 @@ fn range(part: Option<&str>, sign: char) -> Option<(u32, u32)> {
     }
 }
 
-fn push_line(hunk: &mut Hunk, kind: &'static str, line: Line) {
+/// Adds a line to the hunk, to its last segment when that is of the same kind.
+pub fn push_line(hunk: &mut Hunk, kind: &'static str, line: Line) {
     match hunk.segments.last_mut() {
         Some(seg) if seg.kind == kind => seg.lines.push(line),
         _ => hunk.segments.push(Segment { kind, lines: vec![line], truncated: false }),

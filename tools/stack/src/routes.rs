@@ -3,7 +3,8 @@
 //! Paths follow the reference; `1.0` and `latest` are the same API version, as on a real server.
 
 use crate::api::{
-    self, Cx, activities, auto_merge, builds, comments, diffs, projects, pull_requests, required_builds, review, users,
+    self, Cx, activities, auto_merge, builds, comments, diffs, files, projects, pull_requests, required_builds, review,
+    search, users,
 };
 use crate::auth::{self, Caller};
 use crate::errors;
@@ -56,6 +57,7 @@ fn dispatch(cx: &mut Cx, req: &Request, segs: &[&str]) -> api::Reply {
         ("GET", ["rest", "api", "latest", "inbox", "pull-requests"]) => pull_requests::inbox(cx, req),
         ("GET", ["rest", "api", "latest", "inbox", "pull-requests", "count"]) => pull_requests::inbox_count(cx, req),
         (_, ["rest", "api", "latest", "projects", key, "repos", rest @ ..]) => repo_scoped(cx, req, key, rest),
+        ("POST", ["rest", "search", "latest", "search"]) => search::search(cx, req),
         ("GET", ["rest", "build-status", "latest", "commits", "stats", commit]) => builds::stats(cx, commit),
         ("POST", ["rest", "build-status", "latest", "commits", "stats"]) => builds::stats_of_many(cx, req),
         ("GET", ["rest", "build-status", "latest", "commits", commit]) => builds::legacy(cx, req, commit),
@@ -88,6 +90,11 @@ fn repo_scoped(cx: &mut Cx, req: &Request, key: &str, rest: &[&str]) -> api::Rep
         ("GET", [slug, "default-branch"] | [slug, "branches", "default"]) => projects::default_branch(cx, key, slug),
         ("GET", [slug, "commits"]) => projects::commits(cx, req, key, slug),
         ("GET", [slug, "commits", id]) => projects::one_commit(cx, key, slug, id),
+        ("GET", [slug, "commits", id, "changes"]) => diffs::commit_changes(cx, req, key, slug, id),
+        ("GET", [slug, "commits", id, "diff", path @ ..]) => diffs::commit_diff(cx, req, key, slug, id, path),
+        ("GET", [slug, "browse", path @ ..]) => files::browse(cx, req, key, slug, path),
+        ("GET", [slug, "raw", path @ ..]) => files::raw(cx, req, key, slug, path),
+        ("GET", [slug, "files", path @ ..]) => files::files(cx, req, key, slug, path),
         ("GET", [slug, "commits", id, "builds"]) => builds::repo_build(cx, req, key, slug, id),
         ("POST", [slug, "commits", id, "builds"]) => builds::post(cx, req, Some((key, slug)), id),
         ("GET", [slug, "compare", "commits"]) => projects::compare_commits(cx, req, key, slug),

@@ -5,9 +5,12 @@
 
 use crate::model::*;
 use crate::patches;
+use crate::sources;
+use crate::trees;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// The seed committed with the stack, used when no `--data` file is given.
 pub const DEFAULT_SEED: &str = include_str!("../seed/seed.json");
@@ -248,6 +251,10 @@ pub struct SeedParticipant {
     /// UNAPPROVED, NEEDS_WORK or APPROVED.
     #[serde(default = "unapproved")]
     pub status: String,
+    /// `lastReviewed`: the source commit (1-based, oldest first) they last reviewed, served as
+    /// `lastReviewedCommit`; left out, anyone whose status is not UNAPPROVED reviewed the tip.
+    #[serde(default)]
+    pub last_reviewed: Option<usize>,
 }
 
 fn unapproved() -> String {
@@ -446,8 +453,9 @@ pub fn build(seed: &Seed, token: Option<&str>) -> Result<Model, String> {
             },
         );
     }
+    let needs = collect_needs(seed)?;
     for r in &seed.repositories {
-        add_repo(&mut m, r)?;
+        add_repo(&mut m, r, &needs)?;
     }
     for p in &seed.pull_requests {
         add_pr(&mut m, p).map_err(|e| format!("pull request {} #{}: {e}", p.repo, p.id))?;
@@ -455,7 +463,7 @@ pub fn build(seed: &Seed, token: Option<&str>) -> Result<Model, String> {
     Ok(m)
 }
 
-fn add_repo(m: &mut Model, r: &SeedRepo) -> Result<(), String> {
+fn add_repo(m: &mut Model, r: &SeedRepo, needs: &Needs) -> Result<(), String> {
     let key = repo_key(&r.repo)?;
     if !m.projects.contains_key(&key.0) {
         return Err(format!("repository {} names an unknown project", r.repo));
@@ -471,6 +479,7 @@ fn add_repo(m: &mut Model, r: &SeedRepo) -> Result<(), String> {
         tags: BTreeMap::new(),
         branch_model: r.branch_model.clone(),
         auto_merge: r.auto_merge,
+        trees: BTreeMap::new(),
         conditions: r.conditions.clone(),
         default_reviewers: r
             .default_reviewers
@@ -490,6 +499,7 @@ fn add_repo(m: &mut Model, r: &SeedRepo) -> Result<(), String> {
         let o = m.repos.get(&origin_key).ok_or(format!("fork {} of unknown {origin}", r.repo))?;
         repo.commits = o.commits.clone();
         repo.branches = o.branches.clone();
+        repo.trees = o.trees.clone();
         repo.fork_of = Some(origin_key);
     } else {
         let mut parent: Option<String> = None;
@@ -510,6 +520,13 @@ fn add_repo(m: &mut Model, r: &SeedRepo) -> Result<(), String> {
         }
         let head = parent.ok_or(format!("repository {} needs a history", r.repo))?;
         repo.branches.insert(r.default_branch.clone(), head);
+        let first = &history_ids[0];
+        let subject = r.history[0].message.lines().next().unwrap_or("");
+        let mut files = sources::base_files(&key.0, &key.1, &r.name, subject, first);
+        if let Some(n) = needs.get(&key) {
+            apply_needs(&mut files, n);
+        }
+        repo.trees.insert(first.clone(), Arc::new(files));
     }
     for t in &r.tags {
         let commit = history_ids.get(t.commit).ok_or(format!("tag {} points past the history", t.name))?;
@@ -523,13 +540,21 @@ fn add_repo(m: &mut Model, r: &SeedRepo) -> Result<(), String> {
     Ok(())
 }
 
-/// Makes `branch` exist in `repo`, `commits` commits ahead of the default branch; returns its head.
-fn ensure_branch(m: &mut Model, key: &RepoKey, branch: &str, commits: u32, message: &str) -> Result<String, String> {
+/// Makes `branch` exist in `repo`, `commits` commits ahead of the default branch; returns its head and the
+/// commits made, oldest first (none when it existed).
+fn ensure_branch(
+    m: &mut Model,
+    key: &RepoKey,
+    branch: &str,
+    commits: u32,
+    message: &str,
+) -> Result<(String, Vec<String>), String> {
     let default_user = m.default_user.clone();
     let repo = m.repos.get_mut(key).ok_or(format!("unknown repository {}/{}", key.0, key.1))?;
     if let Some(head) = repo.branches.get(branch) {
-        return Ok(head.clone());
+        return Ok((head.clone(), Vec::new()));
     }
+    let mut made = Vec::new();
     let base = repo.branches.get(&repo.default_branch).cloned().ok_or("the default branch has no head")?;
     let base_at = repo.commits.get(&base).map(|c| c.at).unwrap_or(0);
     let mut head = base;
@@ -546,10 +571,11 @@ fn ensure_branch(m: &mut Model, key: &RepoKey, branch: &str, commits: u32, messa
                 parents: vec![head],
             },
         );
+        made.push(id.clone());
         head = id;
     }
     repo.branches.insert(branch.to_string(), head.clone());
-    Ok(head)
+    Ok((head, made))
 }
 
 fn add_pr(m: &mut Model, p: &SeedPr) -> Result<(), String> {
@@ -559,8 +585,8 @@ fn add_pr(m: &mut Model, p: &SeedPr) -> Result<(), String> {
         None => to_repo.clone(),
     };
     let first_line = p.title.lines().next().unwrap_or("").chars().take(60).collect::<String>();
-    let from_commit = ensure_branch(m, &from_repo, &p.from, p.commits, &first_line)?;
-    let to_commit = ensure_branch(m, &to_repo, &p.to, 1, &format!("Start {}", p.to))?;
+    let (from_commit, made) = ensure_branch(m, &from_repo, &p.from, p.commits, &first_line)?;
+    let (to_commit, _) = ensure_branch(m, &to_repo, &p.to, 1, &format!("Start {}", p.to))?;
     let state = PrState::parse(&p.state).ok_or(format!("unknown state {}", p.state))?;
     let mut title = p.title.clone();
     while title.len() < p.title_pad_to {
@@ -568,25 +594,27 @@ fn add_pr(m: &mut Model, p: &SeedPr) -> Result<(), String> {
         title.push_str(&p.title);
     }
     let mut files = Vec::new();
+    let mut updates = Vec::new();
     for f in &p.files {
-        let mut hunks = match &f.generate {
-            Some(g) => patches::generate(&g.language, g.lines, f.change == "ADD"),
-            None => patches::parse(&f.patch).map_err(|e| format!("{}: {e}", f.path))?,
-        };
-        let truncated = patches::cap_lines(&mut hunks, patches::MAX_DIFF_LINES);
+        let hunks = hunks_of(f)?;
         files.push(FileDiff {
             path: f.path.clone(),
             src_path: f.src_path.clone(),
             change: f.change.clone(),
             binary: f.binary,
-            hunks: if f.binary { Vec::new() } else { hunks },
-            truncated,
+            hunks: Vec::new(),
+            truncated: false,
         });
+        updates.push((f, hunks));
     }
+    source_trees(m, &from_repo, &made, &updates)?;
     let participant = |s: &SeedParticipant| Participant {
         user: s.user.clone(),
         status: s.status.clone(),
-        last_reviewed: (s.status != "UNAPPROVED").then(|| from_commit.clone()),
+        last_reviewed: match s.last_reviewed {
+            Some(k) => Some(made.get(k.saturating_sub(1)).unwrap_or(&from_commit).clone()),
+            None => (s.status != "UNAPPROVED").then(|| from_commit.clone()),
+        },
     };
     let mut pr = PullRequest {
         id: p.id,
@@ -757,6 +785,178 @@ fn add_thread(
     }
     for r in &c.replies {
         add_thread(m, pr, r, Some(id), &author, at + 60_000)?;
+    }
+    Ok(())
+}
+
+/// A seed file's hunks, whole (the line cap applies to what a diff serves, not to the file).
+fn hunks_of(f: &SeedFile) -> Result<Vec<Hunk>, String> {
+    if f.binary {
+        return Ok(Vec::new());
+    }
+    match &f.generate {
+        Some(g) => Ok(patches::generate(&g.language, g.lines, f.change == "ADD")),
+        None => patches::parse(&f.patch).map_err(|e| format!("{}: {e}", f.path)),
+    }
+}
+
+/// What pull requests need of a file in their repository's first tree: absent (added by one), present with
+/// these lines at these numbers (their hunks' source lines), exactly so long (deleted whole), binary.
+#[derive(Debug, Default)]
+struct Need {
+    absent: bool,
+    present: bool,
+    binary: bool,
+    lines: BTreeMap<u32, String>,
+    exact: Option<u32>,
+}
+
+type Needs = BTreeMap<RepoKey, BTreeMap<String, Need>>;
+
+/// The needs of every seeded pull request, by the repository whose history its source branch starts from (a
+/// fork's origin). The first pull request to say what a line holds wins; a later one that disagrees gets a diff
+/// of what the file really holds.
+fn collect_needs(seed: &Seed) -> Result<Needs, String> {
+    let origin: BTreeMap<String, Option<String>> =
+        seed.repositories.iter().map(|r| (r.repo.to_ascii_uppercase(), r.fork_of.clone())).collect();
+    let root = |name: &str| -> Result<RepoKey, String> {
+        let mut at = name.to_string();
+        for _ in 0..16 {
+            match origin.get(&at.to_ascii_uppercase()) {
+                Some(Some(o)) => at = o.clone(),
+                _ => break,
+            }
+        }
+        repo_key(&at)
+    };
+    let mut needs = Needs::new();
+    for p in &seed.pull_requests {
+        let key = root(p.from_repo.as_deref().unwrap_or(&p.repo))?;
+        let of_repo = needs.entry(key).or_default();
+        for f in &p.files {
+            let hunks = hunks_of(f)?;
+            let src = f.src_path.clone().unwrap_or(f.path.clone());
+            match f.change.as_str() {
+                "ADD" => {
+                    of_repo.entry(f.path.clone()).or_default().absent = true;
+                    continue;
+                }
+                "MOVE" | "COPY" => of_repo.entry(f.path.clone()).or_default().absent = true,
+                _ => {}
+            }
+            let need = of_repo.entry(src).or_default();
+            need.present = true;
+            need.binary |= f.binary;
+            let mut last = 0;
+            for h in &hunks {
+                if let Some(c) = &h.context
+                    && h.source_line > 1
+                {
+                    need.lines.entry(h.source_line - 1).or_insert(c.clone());
+                }
+                for s in h.segments.iter().filter(|s| s.kind != "ADDED") {
+                    for l in &s.lines {
+                        need.lines.entry(l.source).or_insert(l.text.clone());
+                        last = last.max(l.source);
+                    }
+                }
+            }
+            if f.change == "DELETE" && !f.binary {
+                need.exact.get_or_insert(last);
+            }
+        }
+    }
+    Ok(needs)
+}
+
+/// Makes a repository's first tree hold what its pull requests need.
+fn apply_needs(files: &mut BTreeMap<String, Entry>, needs: &BTreeMap<String, Need>) {
+    for (path, need) in needs {
+        if need.absent && !need.present {
+            files.remove(path);
+            continue;
+        }
+        if need.binary {
+            if !matches!(files.get(path), Some(Entry::Binary(_))) {
+                files.insert(path.clone(), Entry::Binary(Arc::new(sources::png(path, "before"))));
+            }
+            continue;
+        }
+        let mut lines = match files.get(path) {
+            Some(Entry::Text(l)) => l.as_ref().clone(),
+            _ => Vec::new(),
+        };
+        let texts: BTreeSet<&str> = need.lines.values().map(String::as_str).collect();
+        let avoid = |l: &str| texts.contains(l);
+        let longest = need.lines.keys().max().copied().unwrap_or(0) as usize;
+        let mut len = need.exact.map(|e| e as usize).unwrap_or(lines.len().max(longest));
+        if len == 0 {
+            len = 12;
+        }
+        lines.truncate(len);
+        while lines.len() < len {
+            lines.push(sources::filler(path, lines.len() + 1, &avoid));
+        }
+        for (n, text) in &need.lines {
+            if let Some(slot) = lines.get_mut((*n as usize).wrapping_sub(1)) {
+                *slot = text.clone();
+            }
+        }
+        files.insert(path.clone(), Entry::text(lines));
+    }
+}
+
+/// The paths one seed file sets (or removes) on the source branch, from the tree the branch starts at.
+fn file_updates(before: &Tree, f: &SeedFile, hunks: &[Hunk]) -> Vec<(String, Option<Entry>)> {
+    let after = |src: &str, salt: &str| -> Option<Entry> {
+        if f.binary {
+            return Some(Entry::Binary(Arc::new(sources::png(&f.path, salt))));
+        }
+        let old = match before.get(src) {
+            Some(Entry::Text(l)) => l.as_slice(),
+            _ => &[],
+        };
+        Some(Entry::text(trees::apply(old, hunks)))
+    };
+    let src = f.src_path.clone().unwrap_or(f.path.clone());
+    match f.change.as_str() {
+        "ADD" => vec![(f.path.clone(), after("", "added"))],
+        "DELETE" => vec![(f.path.clone(), None)],
+        "MOVE" => vec![(src.clone(), None), (f.path.clone(), after(&src, "moved"))],
+        "COPY" => vec![(f.path.clone(), after(&src, "copied"))],
+        _ => vec![(f.path.clone(), after(&src, "modified"))],
+    }
+}
+
+/// Gives a pull request's new source commits their trees: the files spread over them (file i in commit
+/// i mod N, or in the last commits when there are fewer files than commits), each tree the one before plus its
+/// files.
+fn source_trees(
+    m: &mut Model,
+    repo: &RepoKey,
+    made: &[String],
+    updates: &[(&SeedFile, Vec<Hunk>)],
+) -> Result<(), String> {
+    let Some(r) = m.repos.get_mut(repo) else {
+        return Err(format!("unknown repository {}/{}", repo.0, repo.1));
+    };
+    let Some(first) = made.first() else {
+        return Ok(());
+    };
+    let start = r.commits.get(first).and_then(|c| c.parents.first().cloned()).unwrap_or_default();
+    let before = trees::tree_of(r, &start).unwrap_or_default();
+    let (n, k) = (made.len(), updates.len());
+    let commit_of = |i: usize| if k >= n { i % n } else { n - k + i };
+    let mut tree = before.clone();
+    for (j, id) in made.iter().enumerate() {
+        for (i, (f, hunks)) in updates.iter().enumerate() {
+            if commit_of(i) == j {
+                for (path, entry) in file_updates(&before, f, hunks) {
+                    tree = trees::with(&tree, &path, entry);
+                }
+            }
+        }
+        r.trees.insert(id.clone(), tree.clone());
     }
     Ok(())
 }

@@ -20,6 +20,8 @@ pub struct World {
     pub base_url: String,
     /// Context path such as `/bitbucket`, or empty.
     pub context_path: String,
+    /// Code search starts (and resets) switched off (`--no-search`).
+    pub no_search: bool,
 }
 
 impl World {
@@ -34,6 +36,7 @@ impl World {
             control: Control::default(),
             base_url: "http://127.0.0.1".into(),
             context_path: String::new(),
+            no_search: false,
         })
     }
 
@@ -45,6 +48,7 @@ impl World {
     /// Back to the seed: data, faults, latency, the rate limit (off), counters and the request log alike.
     pub fn reset(&mut self) -> Result<(), String> {
         self.model = seed::build(&self.seed, self.token.as_deref())?;
+        self.model.search_off = self.no_search;
         self.control = Control::default();
         Ok(())
     }

@@ -4,13 +4,19 @@
 //! root comments Bitbucket draws on that line: ADDED lines by destination number, REMOVED lines by source number,
 //! CONTEXT lines by the anchor's side (`fileType` TO: destination, FROM: source). Orphaned comments sit on no line.
 //! `lineComments`/`fileComments` on a file diff and `activeComments` on a change are [assumed].
+//!
+//! Every diff is computed from the files at the two commits (`trees`): which paths differ, then each file's
+//! hunks with the context lines asked for (`trees::DEFAULT_CONTEXT` when none), cut at the line cap. A pull
+//! request's comments sit on its effective diff only (not on a range of its commits). [assumed]
 
-use super::{Cx, Reply, find_pr, find_repo};
+use super::{Cx, Reply, find_pr, find_repo, upper_param};
 use crate::errors;
 use crate::exchange::{Request, Response};
-use crate::model::{Comment, Commit, FileDiff, Hunk, Line, Model, PullRequest, RepoKey, Segment};
+use crate::model::{Comment, FileDiff, Hunk, Model, PullRequest, Repo, RepoKey, Tree};
 use crate::paging::PageRequest;
+use crate::patches;
 use crate::render::{self, View};
+use crate::trees;
 use serde_json::{Value, json};
 
 /// A path as Bitbucket writes it: `{components, parent, name, extension?, toString}`.
@@ -79,14 +85,128 @@ fn render_hash(label: &str) -> String {
     crate::model::commit_id(label)
 }
 
-/// `GET …/pull-requests/{id}/changes?start&limit&withComments` — the file tree, with `fromHash`/`toHash`.
+/// The two trees a diff is between, the hashes it reports, and whether it is the pull request's effective diff
+/// (the one its comments sit on).
+pub struct Range {
+    /// The tree before.
+    pub before: Tree,
+    /// The tree after.
+    pub after: Tree,
+    /// `fromHash`.
+    pub from_hash: String,
+    /// `toHash`.
+    pub to_hash: String,
+    /// The effective diff (target to source), where comments are placed.
+    pub effective: bool,
+}
+
+/// The repository that holds a pull request's source commits (its source repository, a fork's own copy of the
+/// target's history).
+fn source_repo<'m>(m: &'m Model, pr: &PullRequest) -> Option<&'m Repo> {
+    m.repos.get(&pr.from.repo).or_else(|| m.repos.get(&pr.to.repo))
+}
+
+/// A pull request's effective diff: from the merge base of its target and source commits (the target commit's
+/// tree when none is found) to its source commit.
+pub fn effective_trees(m: &Model, pr: &PullRequest) -> (Tree, Tree) {
+    let Some(r) = source_repo(m, pr) else {
+        return (Tree::default(), Tree::default());
+    };
+    let after = trees::tree_of(r, &pr.from_commit).unwrap_or_default();
+    let before = trees::merge_base(r, &pr.to_commit, &pr.from_commit)
+        .and_then(|b| trees::tree_of(r, &b))
+        .or_else(|| m.repos.get(&pr.to.repo).and_then(|t| trees::tree_of(t, &pr.to_commit)))
+        .unwrap_or_default();
+    (before, after)
+}
+
+fn commit_tree(r: &Repo, id: &str) -> Result<(String, Tree), Response> {
+    let full = r.commits.keys().find(|c| c.starts_with(&id.to_ascii_lowercase()) && id.len() >= 4).cloned();
+    full.and_then(|c| trees::tree_of(r, &c).map(|t| (c, t))).ok_or_else(|| super::projects::no_such_commit(id))
+}
+
+fn range_between(m: &Model, pr: &PullRequest, since: &str, until: &str) -> Result<Range, Response> {
+    let r = source_repo(m, pr).ok_or_else(|| errors::no_such_resource(&pr.id.to_string()))?;
+    let (since, before) = commit_tree(r, since)?;
+    let (until, after) = commit_tree(r, until)?;
+    Ok(Range { before, after, from_hash: since, to_hash: until, effective: false })
+}
+
+fn effective_range(m: &Model, pr: &PullRequest) -> Range {
+    let (before, after) = effective_trees(m, pr);
+    Range { before, after, from_hash: pr.to_commit.clone(), to_hash: pr.from_commit.clone(), effective: true }
+}
+
+/// Which part of a pull request `…/changes` lists: `changeScope` ALL (the default), RANGE (the commits after
+/// `sinceId` up to `untilId`; ALL when either is missing) or UNREVIEWED (after the caller's
+/// `lastReviewedCommit` up to the source commit; ALL when they have none or it is the source commit).
+/// Source: Atlassian's javadoc, `PullRequestChangeScope` and `PullRequestChangesRequest` (changeScope since 4.10,
+/// sinceId/untilId since 5.0; docs.atlassian.com/bitbucket-server/javadoc/9.4.0/api/com/atlassian/bitbucket/pull/).
+/// [assumed: the REST query parameters carry the same names]
+fn changes_range(m: &Model, pr: &PullRequest, req: &Request, me: &str) -> Result<Range, Response> {
+    let param = |n: &str| req.param(n).filter(|s| !s.is_empty());
+    match upper_param(req, "changeScope").as_deref() {
+        None | Some("ALL") => Ok(effective_range(m, pr)),
+        Some("RANGE") => match (param("sinceId"), param("untilId")) {
+            (Some(since), Some(until)) => range_between(m, pr, since, until),
+            _ => Ok(effective_range(m, pr)),
+        },
+        Some("UNREVIEWED") => {
+            let last = pr
+                .reviewers
+                .iter()
+                .chain(&pr.participants)
+                .find(|p| p.user == me)
+                .and_then(|p| p.last_reviewed.as_deref());
+            match last {
+                Some(c) if c != pr.from_commit => range_between(m, pr, c, &pr.from_commit),
+                _ => Ok(effective_range(m, pr)),
+            }
+        }
+        Some(other) => Err(errors::field_error(
+            "changeScope",
+            &format!("changeScope must be ALL, UNREVIEWED or RANGE, not {other}."),
+        )),
+    }
+}
+
+/// Which part of a pull request `…/diff/{path}` shows: the effective diff, or with `sinceId` the commits after
+/// it up to `untilId` (the source commit when absent; `diffType` RANGE, the default then), or with `diffType`
+/// COMMIT the commit `untilId` against its first parent. [assumed: Bitbucket's 9.4 REST lists `sinceId`,
+/// `untilId` and `diffType` (EFFECTIVE, COMMIT, RANGE) for this endpoint; how it combines them is the stand-in's]
+fn diff_range(m: &Model, pr: &PullRequest, req: &Request) -> Result<Range, Response> {
+    let param = |n: &str| req.param(n).filter(|s| !s.is_empty());
+    let until = param("untilId").unwrap_or(&pr.from_commit);
+    match upper_param(req, "diffType").as_deref() {
+        Some("COMMIT") => {
+            let r = source_repo(m, pr).ok_or_else(|| errors::no_such_resource(&pr.id.to_string()))?;
+            let (until, _) = commit_tree(r, until)?;
+            let parent = r.commits.get(&until).and_then(|c| c.parents.first().cloned()).unwrap_or_default();
+            range_between(m, pr, &parent, &until)
+        }
+        Some("EFFECTIVE") => Ok(effective_range(m, pr)),
+        None | Some("RANGE") => match param("sinceId") {
+            Some(since) => range_between(m, pr, since, until),
+            None => Ok(effective_range(m, pr)),
+        },
+        Some(other) => {
+            Err(errors::field_error("diffType", &format!("diffType must be EFFECTIVE, COMMIT or RANGE, not {other}.")))
+        }
+    }
+}
+
+/// `GET …/pull-requests/{id}/changes?start&limit&withComments&changeScope&sinceId&untilId` — the paths that
+/// differ, with `fromHash`/`toHash` naming the range used.
 pub fn changes(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     let with_comments = req.param("withComments") != Some("false");
-    let all = pr.files.iter().map(|f| change_json(f, with_comments.then_some(pr))).collect();
+    let range = changes_range(cx.m, pr, req, &cx.me)?;
+    let files = trees::changes(&range.before, &range.after, &pr.files);
+    let on = (with_comments && range.effective).then_some(pr);
+    let all = files.iter().map(|f| change_json(f, on)).collect();
     let mut page = PageRequest::from_request(req).page(all);
-    page["fromHash"] = json!(pr.to_commit);
-    page["toHash"] = json!(pr.from_commit);
+    page["fromHash"] = json!(range.from_hash);
+    page["toHash"] = json!(range.to_hash);
     Ok(Response::json(200, &page))
 }
 
@@ -191,31 +311,48 @@ fn file_diff_json(v: &View, m: &Model, f: &FileDiff, pr: Option<&PullRequest>) -
     out
 }
 
+/// The context lines a request asks for (`contextLines`; the default when absent or unusable), and the number
+/// the answer echoes.
+fn context_lines(req: &Request) -> (usize, i64) {
+    match req.param("contextLines").and_then(|c| c.trim().parse::<i64>().ok()) {
+        Some(n) if n >= 0 => (n.min(100_000) as usize, n),
+        _ => (trees::DEFAULT_CONTEXT, trees::DEFAULT_CONTEXT as i64),
+    }
+}
+
+/// The diff of the chosen files (all without a path) between a range's trees, each cut to the line cap.
 fn diff_response(
     v: &View,
     m: &Model,
     req: &Request,
-    files: &[FileDiff],
+    range: &Range,
+    declared: &[FileDiff],
     pr: Option<&PullRequest>,
-    hashes: (&str, &str),
     path: &[&str],
 ) -> Reply {
     let wanted = path.join("/");
-    let chosen: Vec<&FileDiff> = files
-        .iter()
-        .filter(|f| wanted.is_empty() || f.path == wanted || f.src_path.as_deref() == Some(&wanted))
-        .collect();
-    let context_lines: i64 = req.param("contextLines").and_then(|c| c.parse().ok()).unwrap_or(10);
+    let (context, asked) = context_lines(req);
     let whitespace =
         req.param("whitespace").filter(|w| !w.is_empty()).map(str::to_ascii_uppercase).unwrap_or("SHOW".into());
+    let chosen: Vec<FileDiff> = trees::changes(&range.before, &range.after, declared)
+        .into_iter()
+        .filter(|f| wanted.is_empty() || f.path == wanted || f.src_path.as_deref() == Some(&wanted))
+        .map(|mut f| {
+            let src = f.src_path.clone().unwrap_or(f.path.clone());
+            f.hunks = trees::file_hunks(range.before.get(&src), range.after.get(&f.path), context);
+            f.truncated = patches::cap_lines(&mut f.hunks, patches::MAX_DIFF_LINES);
+            f
+        })
+        .collect();
+    let pr = pr.filter(|_| range.effective);
     let diffs: Vec<Value> = chosen.iter().map(|f| file_diff_json(v, m, f, pr)).collect();
     let truncated = chosen.iter().any(|f| f.truncated);
     Ok(Response::json(
         200,
         &json!({
-            "fromHash": hashes.0,
-            "toHash": hashes.1,
-            "contextLines": context_lines,
+            "fromHash": range.from_hash,
+            "toHash": range.to_hash,
+            "contextLines": asked,
             "whitespace": whitespace,
             "diffs": diffs,
             "truncated": truncated,
@@ -223,19 +360,19 @@ fn diff_response(
     ))
 }
 
-/// `GET …/pull-requests/{id}/diff/{path}?contextLines&whitespace&srcPath&withComments&avatarSize` (all files
-/// without a path). Not paged; lines past the cap are cut and marked `truncated`.
+/// `GET …/pull-requests/{id}/diff/{path}?contextLines&whitespace&srcPath&withComments&avatarSize&sinceId&untilId&diffType`
+/// (all files without a path). Not paged; lines past the cap are cut and marked `truncated`.
 pub fn diff(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str, path: &[&str]) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     let with_comments = req.param("withComments") != Some("false");
-    diff_response(&cx.v, cx.m, req, &pr.files, with_comments.then_some(pr), (&pr.to_commit, &pr.from_commit), path)
+    let range = diff_range(cx.m, pr, req)?;
+    diff_response(&cx.v, cx.m, req, &range, &pr.files, with_comments.then_some(pr), path)
 }
 
-/// What `from` has that `to` lacks in a repository, as files: each pull request whose source head is among the
-/// commits `from` has and `to` lacks brings its files (its branch's commits are its own); every other such commit
-/// adds its message as a line of `CHANGELOG.md`, so any two refs of a repository have a diff. `to` defaults to the
-/// default branch. A ref that does not resolve is Bitbucket's 404. Returns the files and (`to`, `from`) commits.
-fn between(m: &Model, repo: &RepoKey, req: &Request) -> Result<(Vec<FileDiff>, (String, String)), Response> {
+/// What `from` has that `to` lacks in a repository: the diff from their merge base to `from`, the files of the
+/// pull requests whose source commits are among them first, in their order. `to` defaults to the default
+/// branch. A ref that does not resolve is Bitbucket's 404. `fromHash` is `to`'s commit and `toHash` `from`'s.
+fn between(m: &Model, repo: &RepoKey, req: &Request) -> Result<(Range, Vec<FileDiff>), Response> {
     let r = m.repo(&repo.0, &repo.1).ok_or_else(|| errors::no_such_resource(&req.path))?;
     let from = req.param("from").ok_or_else(|| errors::field_error("from", "from is required"))?;
     let to = req.param("to").filter(|t| !t.is_empty()).unwrap_or(&r.default_branch);
@@ -243,72 +380,73 @@ fn between(m: &Model, repo: &RepoKey, req: &Request) -> Result<(Vec<FileDiff>, (
     let base = m.resolve(r, to).ok_or_else(|| super::projects::no_such_commit(to))?;
     let range = m.history(r, &head, Some(&base));
     let ids: std::collections::BTreeSet<&str> = range.iter().map(|c| c.id.as_str()).collect();
-    let mut files: Vec<FileDiff> = Vec::new();
-    let mut covered = std::collections::BTreeSet::new();
+    let mut declared: Vec<FileDiff> = Vec::new();
     for p in m.prs.values().filter(|p| p.from.repo == *repo && ids.contains(p.from_commit.as_str())) {
-        covered.extend(m.history(r, &p.from_commit, Some(&p.to_commit)).into_iter().map(|c| c.id));
         for f in &p.files {
-            if !files.iter().any(|g| g.path == f.path) {
-                files.push(f.clone());
+            if !declared.iter().any(|g| g.path == f.path) {
+                declared.push(f.clone());
             }
         }
     }
-    let rest: Vec<&Commit> = range.iter().rev().filter(|c| !covered.contains(&c.id)).collect();
-    if !rest.is_empty() && !files.iter().any(|f| f.path == CHANGELOG) {
-        files.push(changelog(&rest));
-    }
-    Ok((files, (base, head)))
-}
-
-/// The stand-in's file that commits outside any pull request change: one line each, oldest first.
-const CHANGELOG: &str = "CHANGELOG.md";
-
-fn changelog(commits: &[&Commit]) -> FileDiff {
-    let n = commits.len() as u32;
-    let mut lines = vec![Line { source: 1, destination: 1, text: "# Changelog".into() }];
-    let added: Vec<Line> = commits
-        .iter()
-        .zip(2..)
-        .map(|(c, at)| Line {
-            source: 2,
-            destination: at,
-            text: format!("- {} ({})", c.message.lines().next().unwrap_or(""), &c.id[..7.min(c.id.len())]),
-        })
-        .collect();
-    let context = Segment { kind: "CONTEXT", lines: std::mem::take(&mut lines), truncated: false };
-    let added = Segment { kind: "ADDED", lines: added, truncated: false };
-    FileDiff {
-        path: CHANGELOG.into(),
-        src_path: None,
-        change: "MODIFY".into(),
-        binary: false,
-        hunks: vec![Hunk {
-            context: None,
-            source_line: 1,
-            source_span: 1,
-            destination_line: 1,
-            destination_span: n + 1,
-            segments: vec![context, added],
-            truncated: false,
-        }],
-        truncated: false,
-    }
+    let after = trees::tree_of(r, &head).unwrap_or_default();
+    let before = trees::merge_base(r, &base, &head).and_then(|b| trees::tree_of(r, &b)).unwrap_or_default();
+    Ok((Range { before, after, from_hash: base, to_hash: head, effective: false }, declared))
 }
 
 /// `GET …/compare/changes?from=&to=` — the files `from` changes against `to` (see [`between`]).
 pub fn compare_changes(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?.key.clone();
-    let (files, (to, from)) = between(cx.m, &repo, req)?;
+    let (range, declared) = between(cx.m, &repo, req)?;
+    let files = trees::changes(&range.before, &range.after, &declared);
     let all = files.iter().map(|f| change_json(f, None)).collect();
     let mut page = PageRequest::from_request(req).page(all);
-    page["fromHash"] = json!(from);
-    page["toHash"] = json!(to);
+    page["fromHash"] = json!(range.to_hash);
+    page["toHash"] = json!(range.from_hash);
     Ok(Response::json(200, &page))
 }
 
-/// `GET …/compare/diff{/path}?from=&to=` — the diff of those files.
+/// `GET …/compare/diff{/path}?from=&to=&contextLines` — the diff of those files.
 pub fn compare_diff(cx: &mut Cx, req: &Request, key: &str, slug: &str, path: &[&str]) -> Reply {
     let repo = find_repo(cx.m, key, slug)?.key.clone();
-    let (files, hashes) = between(cx.m, &repo, req)?;
-    diff_response(&cx.v, cx.m, req, &files, None, (&hashes.0, &hashes.1), path)
+    let (range, declared) = between(cx.m, &repo, req)?;
+    diff_response(&cx.v, cx.m, req, &range, &declared, None, path)
+}
+
+/// A commit's range: from `since` (its first parent when absent; nothing for a root commit) to the commit.
+fn commit_range(m: &Model, key: &str, slug: &str, id: &str, req: &Request) -> Result<Range, Response> {
+    let r = find_repo(m, key, slug)?;
+    let commit = m.resolve(r, id).ok_or_else(|| super::projects::no_such_commit(id))?;
+    let after = trees::tree_of(r, &commit).ok_or_else(|| super::projects::no_such_commit(id))?;
+    let (since, before) = match req.param("since").filter(|s| !s.is_empty()) {
+        Some(s) => {
+            let c = m.resolve(r, s).ok_or_else(|| super::projects::no_such_commit(s))?;
+            let t = trees::tree_of(r, &c).unwrap_or_default();
+            (c, t)
+        }
+        None => match r.commits.get(&commit).and_then(|c| c.parents.first()) {
+            Some(p) => (p.clone(), trees::tree_of(r, p).unwrap_or_default()),
+            None => (String::new(), Tree::default()),
+        },
+    };
+    Ok(Range { before, after, from_hash: since, to_hash: commit, effective: false })
+}
+
+/// `GET …/commits/{id}/changes?since&start&limit` — the paths that differ between `since` (the first parent by
+/// default) and the commit, as the pull request's changes are written, with `fromHash` (null for a root commit
+/// without `since`) and `toHash`.
+pub fn commit_changes(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    let range = commit_range(cx.m, key, slug, id, req)?;
+    let files = trees::changes(&range.before, &range.after, &[]);
+    let all = files.iter().map(|f| change_json(f, None)).collect();
+    let mut page = PageRequest::from_request(req).page(all);
+    page["fromHash"] = if range.from_hash.is_empty() { Value::Null } else { json!(range.from_hash) };
+    page["toHash"] = json!(range.to_hash);
+    Ok(Response::json(200, &page))
+}
+
+/// `GET …/commits/{id}/diff{/path}?since&contextLines&whitespace` — the commit's diff, as the pull request's
+/// is written, without comments.
+pub fn commit_diff(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str, path: &[&str]) -> Reply {
+    let range = commit_range(cx.m, key, slug, id, req)?;
+    diff_response(&cx.v, cx.m, req, &range, &[], None, path)
 }

@@ -90,11 +90,15 @@ pub(super) fn merge_now(cx: &mut Cx, body: &Value, key: &str, slug: &str, id: &s
     let message = body.get("message").and_then(Value::as_str).map(str::to_string);
     let (to, from_commit, to_commit, title) =
         (pr.to.clone(), pr.from_commit.clone(), pr.to_commit.clone(), pr.title.clone());
+    let (pr_before, pr_after) = super::diffs::effective_trees(cx.m, pr);
     let now = cx.m.tick();
     let me = cx.me.clone();
     let merge_id = commit_id(&format!("{}/{}#{}:merge@{now}", to.repo.0, to.repo.1, k.1));
     if let Some(repo) = cx.m.repos.get_mut(&to.repo) {
         let parent = repo.branches.get(&to.branch).cloned().unwrap_or(to_commit);
+        // The merge holds the target's files with the pull request's changes carried over.
+        let onto = crate::trees::tree_of(repo, &parent).unwrap_or_default();
+        repo.trees.insert(merge_id.clone(), crate::trees::carry(&onto, &pr_before, &pr_after));
         let text = message.unwrap_or_else(|| format!("Merge pull request #{} {title}", k.1));
         repo.commits.insert(
             merge_id.clone(),

@@ -5,11 +5,13 @@ pub mod auto_merge;
 pub mod builds;
 pub mod comments;
 pub mod diffs;
+pub mod files;
 mod lifecycle;
 pub mod projects;
 pub mod pull_requests;
 pub mod required_builds;
 pub mod review;
+pub mod search;
 pub mod users;
 
 use crate::errors::{self, exception};

@@ -539,10 +539,13 @@ pub fn control_push(m: &mut Model, v: &View, body: &Value) -> Response {
     let message =
         body.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or(format!("Follow-up on #{}", k.1));
     let new_id = commit_id(&format!("{}/{}:{}@{now}", from.repo.0, from.repo.1, from.branch));
-    let commit = Commit { id: new_id.clone(), message, author: user.clone(), at: now, parents: vec![old] };
+    let commit = Commit { id: new_id.clone(), message, author: user.clone(), at: now, parents: vec![old.clone()] };
     let commit_json = render::commit(v, m, &commit);
     if let Some(repo) = m.repos.get_mut(&from.repo) {
+        // The pushed commit keeps the files as they were, so the pull request's diff stays as it was.
+        let tree = crate::trees::tree_of(repo, &old).unwrap_or_default();
         repo.commits.insert(new_id.clone(), commit);
+        repo.trees.insert(new_id.clone(), tree);
         repo.branches.insert(from.branch.clone(), new_id.clone());
     }
     let aid = m.activity_id();
