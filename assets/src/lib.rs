@@ -53,6 +53,7 @@ page![
     "grow.js",
     "people.js",
     "markdown.js",
+    "code.js",
     "kinds.js",
     "changes.js",
     "refresh.js",
