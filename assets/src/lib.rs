@@ -25,6 +25,7 @@ macro_rules! page {
             "<style>\n",
             include_str!("../view/view.css"),
             include_str!("../view/diff.css"),
+            include_str!("../view/file.css"),
             include_str!("../view/form.css"),
             "</style>\n</head>\n<body>\n<main id=\"view\"></main>\n<script>\n",
             $(include_str!(concat!("../view/", $script)),)+
@@ -63,6 +64,7 @@ page![
     "list.js",
     "diff.js",
     "compare.js",
+    "file.js",
     "form.js",
     "main.js",
 ];
