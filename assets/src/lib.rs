@@ -62,6 +62,7 @@ page![
     "actions.js",
     "card.js",
     "list.js",
+    "expand.js",
     "diff.js",
     "compare.js",
     "file.js",

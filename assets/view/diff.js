@@ -5,7 +5,8 @@
 // chains of single-child directories in one node), previous and next file, unified and
 // side-by-side (not offered for added or deleted files, as Bitbucket). Code is drawn from each
 // line's text split by bb's runs (codeLine, code.js), the class coloured from the theme (diff.css);
-// comments sit in the row right after their line.
+// comments sit in the row right after their line. Where bb can read the file at the diff's commits,
+// "Show more" rows above, between and below the hunks draw the unchanged lines in place (expand.js).
 // Every code row carries data-path, data-old and data-new (the numbers it has), every comment
 // data-comment-id. Text from Bitbucket is text: el() draws bidi controls visibly, and this module
 // draws other control characters (a CRLF's carriage return) as visible names (CR).
@@ -142,9 +143,11 @@ const diffView = (() => {
   function unified(entry, ctx, limit = Infinity) {
     const rows = [];
     let drawn = 0;
-    for (const h of arr(entry.diff.hunks)) {
-      if (drawn >= limit) break;
+    const hunks = arr(entry.diff.hunks);
+    hunks.forEach((h, i) => {
+      if (drawn >= limit) return;
       const lines = arr(h.lines);
+      if (entry.plan) rows.push(...gapRows(entry, entry.plan.before[i], "unified"));
       rows.push(hunkHead(h, 3));
       for (const line of lines) {
         if (drawn >= limit) break;
@@ -158,7 +161,9 @@ const diffView = (() => {
       }
       const cut = hunkCut(h, lines, 3);
       if (cut && drawn < limit) rows.push(cut);
-    }
+    });
+    // Below the last hunk only where the whole file is drawn.
+    if (entry.plan && drawn >= countLines(entry.diff)) rows.push(...gapRows(entry, entry.plan.after, "unified"));
     const table = el("table", { class: "bb-diff bb-unified", "data-layout": "unified" },
       el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-ln" }), el("col", {})), el("tbody", {}, rows));
     return { table, drawn };
@@ -173,13 +178,13 @@ const diffView = (() => {
     return lineNo(a.line) !== null && a.line === lineNo(line.o) && a.line !== lineNo(line.n) ? "old" : "new";
   }
   // Side-by-side: removed lines on the left beside the added lines that replace them, context on both.
+  function half(line, side) {
+    if (!line) return [el("td", { class: "bb-ln bb-none", "aria-hidden": "true" }), el("td", { class: "bb-dcode bb-none" })];
+    const t = SIGN[line.t] ? line.t : "C";
+    return [num(lineNo(side === "old" ? line.o : line.n)), codeCell(line, ` bb-side-${t}`)];
+  }
   function sideBySide(entry, ctx) {
     const rows = [];
-    const half = (line, side) => {
-      if (!line) return [el("td", { class: "bb-ln bb-none", "aria-hidden": "true" }), el("td", { class: "bb-dcode bb-none" })];
-      const t = SIGN[line.t] ? line.t : "C";
-      return [num(lineNo(side === "old" ? line.o : line.n)), codeCell(line, ` bb-side-${t}`)];
-    };
     const emit = (left, right) => {
       const o = left ? lineNo(left.o) : null;
       const n = right ? lineNo(right.n) : null;
@@ -195,8 +200,9 @@ const diffView = (() => {
         rows.push(el("tr", { class: "bb-dc" }, el("td", { colspan: "2", class: "bb-dc-old" }, threads(l, ctx)), el("td", { colspan: "2", class: "bb-dc-new" }, threads(r, ctx))));
       }
     };
-    for (const h of arr(entry.diff.hunks)) {
+    arr(entry.diff.hunks).forEach((h, i) => {
       const lines = arr(h.lines);
+      if (entry.plan) rows.push(...gapRows(entry, entry.plan.before[i], "side-by-side"));
       rows.push(hunkHead(h, 4));
       let removed = [];
       let added = [];
@@ -212,10 +218,60 @@ const diffView = (() => {
       flush();
       const cut = hunkCut(h, lines, 4);
       if (cut) rows.push(cut);
-    }
+    });
+    if (entry.plan) rows.push(...gapRows(entry, entry.plan.after, "side-by-side"));
     return el("table", { class: "bb-diff bb-sbs", "data-layout": "side-by-side" },
       el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" }), el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" })),
       el("tbody", {}, rows));
+  }
+
+  // ---- Show more: the unchanged lines between hunks (expand.js decides what; here, the rows) -----
+  // A gap's rows, each marked data-gap: the lines read so far, as context, and a Show more row for each stretch not read.
+  function gapRows(entry, gap, layout) {
+    return !gap ? [] : diffExpand.segments(entry.plan, gap).map(({ line, more }) => {
+      if (line) {
+        const [o, n] = [lineNo(line.o), lineNo(line.n)];
+        const attrs = Object.assign(rowAttrs(entry.path, "C bb-dl-x", o, n), { "data-gap": gap.id });
+        return el("tr", attrs, layout === "unified" ? [num(o), num(n), codeCell(line)] : [half(line, "old"), half(line, "new")]);
+      }
+      const [from, to] = more;
+      const range = to === null ? "" : `${to === from ? "Line" : "Lines"} ${fmt.num(from)}${to === from ? "" : `–${fmt.num(to)}`} not shown`;
+      const problem = el("span", { class: "bb-expand-problem", role: "status" });
+      const button = el("button", { type: "button", class: "bb-expand-btn", title: "Ctrl+click or ⌘+click: show all",
+        onclick: (e) => expandGap(entry, gap, more, layout, e.ctrlKey || e.metaKey, button, problem) }, "⋯ Show more");
+      return el("tr", { class: "bb-expand", "data-gap": gap.id, "data-from": from, "data-to": to },
+        el("td", { colspan: layout === "unified" ? "3" : "4" }, button, el("span", { class: "bb-muted" }, ` ${range}`), problem));
+    });
+  }
+  // Reads the stretch's lines and draws its gap again in place; above a hunk, the hunk stays where the person reads it.
+  function expandGap(entry, gap, stretch, layout, all, button, problem) {
+    if (button.disabled || page.gone) return;
+    button.disabled = true;
+    problem.replaceChildren();
+    diffExpand.fetch(entry.plan, gap, stretch, all).then(() => {
+      const body = button.closest("tbody");
+      if (!body) return;
+      const had = body.contains(document.activeElement);
+      const group = [...body.children].filter((r) => r.dataset.gap === gap.id);
+      const anchor = gap.up ? group[group.length - 1].nextElementSibling : group[0].previousElementSibling;
+      const fresh = gapRows(entry, gap, layout);
+      keepPlace(anchor, () => { group[0].before(...fresh); for (const r of group) r.remove(); });
+      const again = fresh.find((r) => r.classList.contains("bb-expand"));
+      if (again && had) again.querySelector("button").focus({ preventScroll: true });
+    }, (err) => {
+      button.disabled = false;
+      problem.replaceChildren(` Could not read these lines: ${String(err.message).slice(0, 300)}`);
+    });
+  }
+  // Runs `change` keeping `anchor` where it is on screen: the document (or the inline frame's scrolling box) moves with it.
+  function keepPlace(anchor, change) {
+    const before = anchor && anchor.getBoundingClientRect().top;
+    change();
+    if (!anchor || !anchor.isConnected) return;
+    const delta = anchor.getBoundingClientRect().top - before;
+    const clip = anchor.closest(".bb-clip");
+    if (!clip) scrollBy(0, delta);
+    else if (clip.classList.contains("bb-scrolls")) clip.scrollTop += delta;
   }
 
   // ---- a file -------------------------------------------------------------------------------
@@ -520,6 +576,7 @@ const diffView = (() => {
     const list = entries(d);
     const pr = d;
     ctx = Object.assign({}, ctx, { data });
+    for (const e of list) e.plan = diffExpand.plan(data, d, e);
     return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr),
       list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list)) : el("p", { class: "bb-muted" }, "No files changed."));
   }
