@@ -7,6 +7,7 @@
 // line's text split by bb's runs (codeLine, code.js), the class coloured from the theme (diff.css);
 // comments sit in the row right after their line. Where bb can read the file at the diff's commits,
 // "Show more" rows above, between and below the hunks draw the unchanged lines in place (expand.js).
+// A pull request's diff offers Bitbucket's iterative review choice when the person has reviewed it.
 // Every code row carries data-path, data-old and data-new (the numbers it has), every comment
 // data-comment-id. Text from Bitbucket is text: el() draws bidi controls visibly, and this module
 // draws other control characters (a CRLF's carriage return) as visible names (CR).
@@ -387,6 +388,26 @@ const diffView = (() => {
       el("div", { class: "bb-meta" }, stateLozenge({ state: pr.state }), Number.isInteger(pr.id) ? link(pr.url, { class: "bb-id", title: "Open in Bitbucket" }, `#${pr.id}`) : null, branches(pr.source, pr.target)),
       el("h2", { class: "bb-dtitle", dir: "auto" }, link(pr.url, { class: "bb-title-link" }, str(pr.title) || "Untitled pull request"), el("span", { class: "bb-muted bb-dtab" }, " · Diff")));
   }
+  // Bitbucket's iterative review selector, where it puts its commit picker: all the pull request's
+  // changes, or those since the commit the person last reviewed. Choosing opens that diff in place.
+  function review(data, d) {
+    const r = obj(d.review);
+    if (d.compare || !str(r.lastReviewed)) return null;
+    const since = Boolean(str(r.since));
+    const n = lineNo(r.commits);
+    const call = Object.assign({}, obj(data.call));
+    delete call.since;
+    const can = navigate.can(data, "diff");
+    const choice = (which, words, current, target, title) => el("button", { type: "button", class: "bb-segbtn bb-review-choice", "data-review": which,
+      "aria-pressed": String(current), disabled: !current && !can ? "" : null, title,
+      onclick: current || !can ? null : (e) => navigate.open(target, `The person opened ${navigate.named(target)}`, e.currentTarget) }, words);
+    const words = n !== null ? `${fmt.num(n)} ${n === 1 ? "commit" : "commits"} since you last reviewed` : "Changes since you last reviewed";
+    return el("div", { class: "bb-review" },
+      el("div", { class: "bb-seg", role: "group", "aria-label": "Changes to show" },
+        choice("all", "All changes in this pull request", !since, call, null),
+        choice("since", [words, " ", el("span", { class: "bb-loz bb-unreviewed" }, "Unreviewed")], since, Object.assign({}, call, { since: "last_review" }),
+          `Changes after commit ${str(r.lastReviewed).slice(0, 11)}, the last you reviewed`)));
+  }
   // What the result holds that this view does not draw, in Bitbucket's counts.
   function beyond(d, list, pr) {
     const out = [];
@@ -577,8 +598,10 @@ const diffView = (() => {
     const pr = d;
     ctx = Object.assign({}, ctx, { data });
     for (const e of list) e.plan = diffExpand.plan(data, d, e);
-    return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr),
-      list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list)) : el("p", { class: "bb-muted" }, "No files changed."));
+    const since = !pr.compare && Boolean(str(obj(d.review).since));
+    return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr), review(data, d),
+      list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list))
+        : el("p", { class: "bb-muted bb-no-files" }, since ? "No unreviewed changes" : "No files changed."));
   }
   return { draw };
 })();

@@ -55,7 +55,7 @@ const navigate = (() => {
     changes.tell(`The person went back to ${named(obj(e.data.call))}`);
   }
   // What a show call draws, in the words told to the model.
-  const named = (c) => (c.inbox ? "the reviewer inbox" : c.kind === "diff" ? `the diff of PR #${c.pr_id} in ${where(c)}`
+  const named = (c) => (c.inbox ? "the reviewer inbox" : c.kind === "diff" ? `the diff of PR #${c.pr_id} in ${where(c)}${c.since ? " since the person last reviewed it" : ""}`
     : c.kind === "file" ? `${String(c.path).slice(0, 300)} in ${where(c)}`
     : c.kind === "compare" ? `the diff of ${c.from_ref} against ${c.to_ref} in ${where(c)}`
     : c.kind === "pull_request" ? `PR #${c.pr_id} in ${where(c)}`

@@ -1,7 +1,7 @@
 // The diff view: Bitbucket's Diff tab drawn from the view data (fixtures built from the core's
 // snapshot cases "diff view" and "diff view large", and a hostile one), inline and fullscreen,
 // unified and side-by-side, comments on their lines, light and dark; Show more between hunks (the test
-// host answers its refresh_view reads from the file fixture).
+// host answers its refresh_view reads from the file fixture) and the iterative review choice.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { fixture, launch, open, result, shot, startBb, until, view } from "./harness.mjs";
@@ -363,7 +363,7 @@ test("a file past the view's share says how many of its lines are only in Bitbuc
   }
 });
 
-// ---- Show more between hunks (fixture diff-expand: src/client.rs in two
+// ---- Show more between hunks, and the iterative review choice (fixture diff-expand: src/client.rs in two
 // hunks, new 10–17 and 45–49, old 10–16 and 44–47; the file at the new commit is file-client, 74 lines) ----
 const reads = async (v) => (await v.log()).calls.filter((c) => c.name === "refresh_view").map((c) => c.arguments.show);
 // bb's answer to a read of lines [start_line, start_line + line_count) of the file.
@@ -503,4 +503,43 @@ test("screenshots: Show more and the lines it drew, inline at 700 px and fullscr
     await inline.page.close();
     await full.page.close();
   }
+});
+
+test("since your last review: the two choices in Bitbucket's words, each opening its diff in place; No unreviewed changes", async () => {
+  const since = fixture("diff-expand");
+  since.diff.review.since = since.diff.review.lastReviewed;
+  since.diff.files = [];
+  since.diff.diffs = [];
+  since.call = { ...since.call, since: "last_review" };
+  for (const mode of [{ width: 700 }, { displayMode: "fullscreen" }]) {
+    const v = await expandable(mode, (p) => (p.arguments.show.since ? result(since) : result(fixture("diff-expand"))));
+    const { frame, data } = v;
+    const choices = frame.locator(".bb-review-choice");
+    assert.deepEqual(await texts(choices), ["All changes in this pull request", "2 commits since you last reviewed Unreviewed"]);
+    assert.equal(await frame.locator('.bb-review-choice[data-review="since"] .bb-loz').evaluate((n) => getComputedStyle(n).textTransform), "uppercase", "UNREVIEWED, as Bitbucket's lozenge");
+    assert.deepEqual(await choices.evaluateAll((b) => b.map((x) => x.getAttribute("aria-pressed"))), ["true", "false"]);
+    if (mode.width) await shot(v.page, "diff-review-700-light");
+    await frame.locator('.bb-review-choice[data-review="since"]').click();
+    await frame.locator(".bb-no-files").waitFor({ timeout: 10000 });
+    assert.equal(await frame.locator(".bb-no-files").textContent(), "No unreviewed changes");
+    assert.deepEqual(await frame.locator(".bb-review-choice").evaluateAll((b) => b.map((x) => x.getAttribute("aria-pressed"))), ["false", "true"]);
+    if (!mode.width) await shot(v.page, "diff-review-none-fullscreen-light");
+    await frame.locator('.bb-review-choice[data-review="all"]').click();
+    await until("all changes again", async () => (await frame.locator('.bb-review-choice[data-review="all"]').getAttribute("aria-pressed")) === "true");
+    assert.deepEqual(await reads(v), [{ ...data.call, since: "last_review" }, data.call], "refresh_view with since: last_review, then the call without it");
+    const told = (await v.log()).context.map((c) => c.content[0].text);
+    assert.deepEqual(told, ["The person opened the diff of PR #1 in BB/api since the person last reviewed it", "The person opened the diff of PR #1 in BB/api"]);
+    assert.deepEqual(v.errors, []);
+    await v.page.close();
+  }
+  // Commits unknown: Bitbucket's other words; no lastReviewed: no choice at all.
+  const unknown = fixture("diff-expand");
+  unknown.diff.review.commits = null;
+  const u = await open(browser, { mount: { input: unknown.call, result: result(unknown) } });
+  await u.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+  assert.equal(await u.frame.locator('.bb-review-choice[data-review="since"]').textContent(), "Changes since you last reviewed Unreviewed");
+  const none = await diff("diff-view");
+  assert.equal(await none.frame.locator(".bb-review").count(), 0);
+  await u.page.close();
+  await none.page.close();
 });
