@@ -166,7 +166,8 @@ const fileView = (() => {
     const total = pos(f.total);
     const note = (...words) => el("div", { class: "bb-dmsg bb-fmsg", role: "note" }, ...words);
     return el("article", { class: "bb-fileview", "data-path": str(f.path).slice(0, 1000) },
-      el("div", { class: "bb-fvhead" }, crumbs(f), refChip(f),
+      // A binary file's one line opens it in Bitbucket: the bar would only say it again.
+      el("div", { class: "bb-fvhead" }, crumbs(f), refChip(f), f.binary === true ? null :
         el("div", { class: "bb-fvbar" }, count, str(f.language) ? el("span", { class: "bb-muted" }, str(f.language).slice(0, 40)) : null,
           blame ? el("span", { class: "bb-seg" }, blame) : null, link(f.url, { class: "bb-link bb-open-file" }, "Open in Bitbucket"), problem)),
       f.binary === true ? note("This file can't be viewed in your browser. ", link(f.url, { class: "bb-link" }, "Open it in Bitbucket"), ".")
