@@ -201,3 +201,41 @@ test("an error answer names the file and opens its source page in Bitbucket", as
   assert.equal(await v.frame.locator(".bb-open-in").getAttribute("href"), error.error.url);
   await v.page.close();
 });
+
+test("kept current: a changed file is offered, not swapped; a refresh of the same text keeps the lines Show more appended", async () => {
+  const data = fixture("file-view");
+  Object.assign(data, { fingerprint: "f1", next: 600 });
+  const unchanged = { content: [{ type: "text", text: "Unchanged." }], _meta: { "bb/view": { v: 1, unchanged: true, fingerprint: "f1", next: 600, readAt: Date.now() } } };
+  const same = fixture("file-view");
+  Object.assign(same, { fingerprint: "f2", next: 600 });
+  for (const l of same.file.lines) { delete l.r; l.p = "deadline"; }
+  const changed = fixture("file-view");
+  Object.assign(changed, { fingerprint: "f3", next: null });
+  changed.file.lines[0].s = "use std::fs;";
+  let refresh = () => unchanged;
+  const v = await open(browser, { mount: { input: data.call, result: result(data), displayMode: "fullscreen" },
+    answer: (p) => (p.arguments.fingerprint ? refresh() : windowOf(p.arguments.show)) });
+  const { frame } = v;
+  await frame.locator(".bb-fileview").waitFor({ timeout: 10000 });
+  const asked = async () => (await calls(v)).filter((a) => a.fingerprint).length;
+  await frame.locator(".bb-file-more").click();
+  await frame.locator("tr#L74").waitFor({ timeout: 10000 });
+  // The same lines, only their classes changed: nothing offered, the appended lines stay.
+  refresh = () => result(same);
+  const before = await asked();
+  await until("a refresh with the same text", async () => (await asked()) > before + 1);
+  assert.equal(await frame.locator("tr.bb-sl").count(), 74);
+  assert.equal(await frame.locator(".bb-offer").count(), 0);
+  // A changed line: offered; what the person reads stays until they ask.
+  refresh = () => result(changed);
+  await frame.locator(".bb-offer").waitFor({ timeout: 10000 });
+  assert.match(await frame.locator(".bb-live").textContent(), /^This file has changed Show the new version$/);
+  assert.equal(await frame.locator("tr#L1 .bb-dcode").textContent(), "use std::io;");
+  await frame.locator(".bb-offer").click();
+  await until("the new version", async () => (await frame.locator("tr#L1 .bb-dcode").textContent()) === "use std::fs;");
+  assert.equal(await frame.locator("tr.bb-sl").count(), 40, "the new version is bb's window");
+  await until("told", async () => (await v.log()).context.length === 1);
+  assert.equal((await v.log()).context[0].content[0].text, "src/client.rs at feature/retry changed");
+  assert.deepEqual(v.errors, []);
+  await v.page.close();
+});
