@@ -25,6 +25,7 @@ macro_rules! page {
             "<style>\n",
             include_str!("../view/view.css"),
             include_str!("../view/diff.css"),
+            include_str!("../view/file.css"),
             include_str!("../view/form.css"),
             "</style>\n</head>\n<body>\n<main id=\"view\"></main>\n<script>\n",
             $(include_str!(concat!("../view/", $script)),)+
@@ -53,6 +54,7 @@ page![
     "grow.js",
     "people.js",
     "markdown.js",
+    "code.js",
     "kinds.js",
     "changes.js",
     "refresh.js",
@@ -60,8 +62,10 @@ page![
     "actions.js",
     "card.js",
     "list.js",
+    "expand.js",
     "diff.js",
     "compare.js",
+    "file.js",
     "form.js",
     "main.js",
 ];

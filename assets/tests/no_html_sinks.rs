@@ -53,12 +53,13 @@ fn every_script_is_in_the_page() {
     }
 }
 
-/// Every kind's page in one file (card, list, diff): a third of the reference SDK's self-contained
-/// bundle (about 542 KB); the browser test also holds it under 40 KB gzipped (the bundle: 129 KB).
+/// Every kind's page in one file (card, list, diff, compare, form, file, and a diff's Show more): under
+/// a third of the reference SDK's self-contained bundle (about 542 KB); the browser test also holds it
+/// under 48 KB gzipped (the bundle: 129 KB).
 #[test]
-fn the_page_weighs_under_160_kb() {
+fn the_page_weighs_under_176_kb() {
     let bytes = bb_assets::VIEW_HTML.len();
-    assert!(bytes < 160 * 1024, "the page weighs {bytes} bytes");
+    assert!(bytes < 176 * 1024, "the page weighs {bytes} bytes");
 }
 
 #[test]

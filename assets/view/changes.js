@@ -41,6 +41,7 @@ const changes = (() => {
   function describe(old, neu) {
     if (neu.kind === "pull_request" && old.kind === "pull_request") return card(obj(old.pullRequest), obj(neu.pullRequest), obj(neu.users));
     if (neu.kind === "diff") return `The diff of PR #${obj(neu.diff).id} changed`;
+    if (neu.kind === "file") return `${String(obj(neu.file).path).slice(0, 300)} at ${String(obj(neu.file).atLabel || "the default branch").slice(0, 200)} changed`;
     if (neu.kind === "compare") return `The diff of ${obj(obj(neu.diff).compare).from} against ${obj(obj(neu.diff).compare).to} changed`;
     return `${String(obj(neu.list).title || "The list of pull requests").slice(0, 200)} changed`;
   }

@@ -4,8 +4,10 @@
 // Bitbucket's diff page, one file at a time with the file tree beside it (directories first,
 // chains of single-child directories in one node), previous and next file, unified and
 // side-by-side (not offered for added or deleted files, as Bitbucket). Code is drawn from each
-// line's text split by bb's runs [characters, class] (characters counted as code points), the
-// class coloured from the theme (diff.css); comments sit in the row right after their line.
+// line's text split by bb's runs (codeLine, code.js), the class coloured from the theme (diff.css);
+// comments sit in the row right after their line. Where bb can read the file at the diff's commits,
+// "Show more" rows above, between and below the hunks draw the unchanged lines in place (expand.js).
+// A pull request's diff offers Bitbucket's iterative review choice when the person has reviewed it.
 // Every code row carries data-path, data-old and data-new (the numbers it has), every comment
 // data-comment-id. Text from Bitbucket is text: el() draws bidi controls visibly, and this module
 // draws other control characters (a CRLF's carriage return) as visible names (CR).
@@ -17,20 +19,8 @@ const diffView = (() => {
   const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);
   const str = (x) => (typeof x === "string" ? x : "");
   const lineNo = (x) => (Number.isInteger(x) && x >= 0 ? x : null);
-  const TOKENS = new Set(["kw", "str", "com", "num", "con", "fn", "ty", "tag", "attr", "var", "op", "pun"]);
-  // The class letters of bb's runs string (VIEW_DATA.md): "3k6_1n" is 3 characters of keyword, 6 plain, 1 number.
-  const LETTERS = { k: "kw", s: "str", c: "com", n: "num", o: "con", f: "fn", t: "ty", g: "tag", a: "attr", p: "op" };
-  // The runs as [characters, class?] pairs, from bb's string (or from pairs as they are).
-  function runsOf(r) {
-    if (Array.isArray(r)) return r;
-    if (typeof r !== "string") return null;
-    const out = [];
-    for (const m of r.matchAll(/(\d+)([a-z_])/g)) out.push([Number(m[1]), LETTERS[m[2]] || null]);
-    return out;
-  }
   const INLINE_LINES = 120; // lines drawn inline at first; "Show N more lines" adds STEP_LINES
   const STEP_LINES = 200;
-  const MAX_LINE = 20000; // code points drawn of one line; the rest is said, not drawn
   const memory = new Map(); // per pull request: the file and layout the person chose in full screen
 
   // ---- words --------------------------------------------------------------------------------
@@ -75,47 +65,9 @@ const diffView = (() => {
   function countLines(d) { return arr(obj(d).hunks).reduce((n, h) => n + arr(h.lines).length, 0); }
 
   // ---- code -------------------------------------------------------------------------------
-  const CONTROL = /[\u0000-\u0008\u000A-\u001F\u007F]/;
-  const CONTROL_ALL = /[\u0000-\u0008\u000A-\u001F\u007F]/g;
-  const CONTROL_NAMES = { 0: "NUL", 8: "BS", 10: "LF", 11: "VT", 12: "FF", 13: "CR", 27: "ESC", 127: "DEL" };
-  // A piece of a line as text; control characters (a CRLF's \r) drawn as a visible name: CR, NUL, ESC.
-  function text(piece, cls) {
-    let parts = [piece];
-    if (CONTROL.test(piece)) {
-      parts = [];
-      let last = 0;
-      for (const m of piece.matchAll(CONTROL_ALL)) {
-        if (m.index > last) parts.push(piece.slice(last, m.index));
-        const code = m[0].codePointAt(0);
-        const hex = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
-        parts.push(el("span", { class: "bb-ctl", title: code === 13 ? "Carriage return (a CRLF line ending)" : `Control character ${hex}` }, CONTROL_NAMES[code] || hex));
-        last = m.index + m[0].length;
-      }
-      if (last < piece.length) parts.push(piece.slice(last));
-    }
-    return cls ? el("span", { class: cls }, parts) : parts;
-  }
-  // A line's text split by its runs; a plain line (p) or one without runs as is.
-  function code(line) {
-    const chars = Array.from(str(line.s));
-    const shown = chars.length > MAX_LINE ? chars.slice(0, MAX_LINE) : chars;
-    const out = [];
-    let at = 0;
-    const runs = line.p ? null : runsOf(line.r);
-    if (runs) {
-      for (const run of runs) {
-        if (!Array.isArray(run) || at >= shown.length) continue;
-        const n = Number.isInteger(run[0]) && run[0] > 0 ? run[0] : 0;
-        const piece = shown.slice(at, at + n).join("");
-        at += n;
-        if (piece) out.push(text(piece, TOKENS.has(run[1]) ? `bb-tk-${run[1]}` : null));
-      }
-    }
-    if (at < shown.length) out.push(text(shown.slice(at).join("")));
-    if (shown.length < chars.length) out.push(el("span", { class: "bb-cut" }, ` … ${fmt.num(chars.length - shown.length)} more characters`));
-    if (line.cut === true) out.push(el("span", { class: "bb-cut", title: "Bitbucket truncated this line" }, " …"));
-    return out;
-  }
+  // Code and text as codeLine (code.js) draws them: runs, control characters, long lines.
+  const text = codeLine.text;
+  const code = codeLine.draw;
   const SIGN = { A: "+", R: "-", C: " " };
   const SAID = { A: "added: ", R: "removed: ", C: "" };
   const LONG = 500; // code points past which a line is cut at four rows, the whole a click away
@@ -192,9 +144,11 @@ const diffView = (() => {
   function unified(entry, ctx, limit = Infinity) {
     const rows = [];
     let drawn = 0;
-    for (const h of arr(entry.diff.hunks)) {
-      if (drawn >= limit) break;
+    const hunks = arr(entry.diff.hunks);
+    hunks.forEach((h, i) => {
+      if (drawn >= limit) return;
       const lines = arr(h.lines);
+      if (entry.plan) rows.push(...gapRows(entry, entry.plan.before[i], "unified"));
       rows.push(hunkHead(h, 3));
       for (const line of lines) {
         if (drawn >= limit) break;
@@ -208,7 +162,9 @@ const diffView = (() => {
       }
       const cut = hunkCut(h, lines, 3);
       if (cut && drawn < limit) rows.push(cut);
-    }
+    });
+    // Below the last hunk only where the whole file is drawn.
+    if (entry.plan && drawn >= countLines(entry.diff)) rows.push(...gapRows(entry, entry.plan.after, "unified"));
     const table = el("table", { class: "bb-diff bb-unified", "data-layout": "unified" },
       el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-ln" }), el("col", {})), el("tbody", {}, rows));
     return { table, drawn };
@@ -223,13 +179,13 @@ const diffView = (() => {
     return lineNo(a.line) !== null && a.line === lineNo(line.o) && a.line !== lineNo(line.n) ? "old" : "new";
   }
   // Side-by-side: removed lines on the left beside the added lines that replace them, context on both.
+  function half(line, side) {
+    if (!line) return [el("td", { class: "bb-ln bb-none", "aria-hidden": "true" }), el("td", { class: "bb-dcode bb-none" })];
+    const t = SIGN[line.t] ? line.t : "C";
+    return [num(lineNo(side === "old" ? line.o : line.n)), codeCell(line, ` bb-side-${t}`)];
+  }
   function sideBySide(entry, ctx) {
     const rows = [];
-    const half = (line, side) => {
-      if (!line) return [el("td", { class: "bb-ln bb-none", "aria-hidden": "true" }), el("td", { class: "bb-dcode bb-none" })];
-      const t = SIGN[line.t] ? line.t : "C";
-      return [num(lineNo(side === "old" ? line.o : line.n)), codeCell(line, ` bb-side-${t}`)];
-    };
     const emit = (left, right) => {
       const o = left ? lineNo(left.o) : null;
       const n = right ? lineNo(right.n) : null;
@@ -245,8 +201,9 @@ const diffView = (() => {
         rows.push(el("tr", { class: "bb-dc" }, el("td", { colspan: "2", class: "bb-dc-old" }, threads(l, ctx)), el("td", { colspan: "2", class: "bb-dc-new" }, threads(r, ctx))));
       }
     };
-    for (const h of arr(entry.diff.hunks)) {
+    arr(entry.diff.hunks).forEach((h, i) => {
       const lines = arr(h.lines);
+      if (entry.plan) rows.push(...gapRows(entry, entry.plan.before[i], "side-by-side"));
       rows.push(hunkHead(h, 4));
       let removed = [];
       let added = [];
@@ -262,10 +219,60 @@ const diffView = (() => {
       flush();
       const cut = hunkCut(h, lines, 4);
       if (cut) rows.push(cut);
-    }
+    });
+    if (entry.plan) rows.push(...gapRows(entry, entry.plan.after, "side-by-side"));
     return el("table", { class: "bb-diff bb-sbs", "data-layout": "side-by-side" },
       el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" }), el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" })),
       el("tbody", {}, rows));
+  }
+
+  // ---- Show more: the unchanged lines between hunks (expand.js decides what; here, the rows) -----
+  // A gap's rows, each marked data-gap: the lines read so far, as context, and a Show more row for each stretch not read.
+  function gapRows(entry, gap, layout) {
+    return !gap ? [] : diffExpand.segments(entry.plan, gap).map(({ line, more }) => {
+      if (line) {
+        const [o, n] = [lineNo(line.o), lineNo(line.n)];
+        const attrs = Object.assign(rowAttrs(entry.path, "C bb-dl-x", o, n), { "data-gap": gap.id });
+        return el("tr", attrs, layout === "unified" ? [num(o), num(n), codeCell(line)] : [half(line, "old"), half(line, "new")]);
+      }
+      const [from, to] = more;
+      const range = to === null ? "" : `${to === from ? "Line" : "Lines"} ${fmt.num(from)}${to === from ? "" : `–${fmt.num(to)}`} not shown`;
+      const problem = el("span", { class: "bb-expand-problem", role: "status" });
+      const button = el("button", { type: "button", class: "bb-expand-btn", title: "Ctrl+click or ⌘+click: show all",
+        onclick: (e) => expandGap(entry, gap, more, layout, e.ctrlKey || e.metaKey, button, problem) }, "⋯ Show more");
+      return el("tr", { class: "bb-expand", "data-gap": gap.id, "data-from": from, "data-to": to },
+        el("td", { colspan: layout === "unified" ? "3" : "4" }, button, el("span", { class: "bb-muted" }, ` ${range}`), problem));
+    });
+  }
+  // Reads the stretch's lines and draws its gap again in place; above a hunk, the hunk stays where the person reads it.
+  function expandGap(entry, gap, stretch, layout, all, button, problem) {
+    if (button.disabled || page.gone) return;
+    button.disabled = true;
+    problem.replaceChildren();
+    diffExpand.fetch(entry.plan, gap, stretch, all).then(() => {
+      const body = button.closest("tbody");
+      if (!body) return;
+      const had = body.contains(document.activeElement);
+      const group = [...body.children].filter((r) => r.dataset.gap === gap.id);
+      const anchor = gap.up ? group[group.length - 1].nextElementSibling : group[0].previousElementSibling;
+      const fresh = gapRows(entry, gap, layout);
+      keepPlace(anchor, () => { group[0].before(...fresh); for (const r of group) r.remove(); });
+      const again = fresh.find((r) => r.classList.contains("bb-expand"));
+      if (again && had) again.querySelector("button").focus({ preventScroll: true });
+    }, (err) => {
+      button.disabled = false;
+      problem.replaceChildren(` Could not read these lines: ${String(err.message).slice(0, 300)}`);
+    });
+  }
+  // Runs `change` keeping `anchor` where it is on screen: the document (or the inline frame's scrolling box) moves with it.
+  function keepPlace(anchor, change) {
+    const before = anchor && anchor.getBoundingClientRect().top;
+    change();
+    if (!anchor || !anchor.isConnected) return;
+    const delta = anchor.getBoundingClientRect().top - before;
+    const clip = anchor.closest(".bb-clip");
+    if (!clip) scrollBy(0, delta);
+    else if (clip.classList.contains("bb-scrolls")) clip.scrollTop += delta;
   }
 
   // ---- a file -------------------------------------------------------------------------------
@@ -380,6 +387,26 @@ const diffView = (() => {
     return el("div", { class: "bb-dhead" },
       el("div", { class: "bb-meta" }, stateLozenge({ state: pr.state }), Number.isInteger(pr.id) ? link(pr.url, { class: "bb-id", title: "Open in Bitbucket" }, `#${pr.id}`) : null, branches(pr.source, pr.target)),
       el("h2", { class: "bb-dtitle", dir: "auto" }, link(pr.url, { class: "bb-title-link" }, str(pr.title) || "Untitled pull request"), el("span", { class: "bb-muted bb-dtab" }, " · Diff")));
+  }
+  // Bitbucket's iterative review selector, where it puts its commit picker: all the pull request's
+  // changes, or those since the commit the person last reviewed. Choosing opens that diff in place.
+  function review(data, d) {
+    const r = obj(d.review);
+    if (d.compare || !str(r.lastReviewed)) return null;
+    const since = Boolean(str(r.since));
+    const n = lineNo(r.commits);
+    const call = Object.assign({}, obj(data.call));
+    delete call.since;
+    const can = navigate.can(data, "diff");
+    const choice = (which, words, current, target, title) => el("button", { type: "button", class: "bb-segbtn bb-review-choice", "data-review": which,
+      "aria-pressed": String(current), disabled: !current && !can ? "" : null, title,
+      onclick: current || !can ? null : (e) => navigate.open(target, `The person opened ${navigate.named(target)}`, e.currentTarget) }, words);
+    const words = n !== null ? `${fmt.num(n)} ${n === 1 ? "commit" : "commits"} since you last reviewed` : "Changes since you last reviewed";
+    return el("div", { class: "bb-review" },
+      el("div", { class: "bb-seg", role: "group", "aria-label": "Changes to show" },
+        choice("all", "All changes in this pull request", !since, call, null),
+        choice("since", [words, " ", el("span", { class: "bb-loz bb-unreviewed" }, "Unreviewed")], since, Object.assign({}, call, { since: "last_review" }),
+          `Changes after commit ${str(r.lastReviewed).slice(0, 11)}, the last you reviewed`)));
   }
   // What the result holds that this view does not draw, in Bitbucket's counts.
   function beyond(d, list, pr) {
@@ -570,8 +597,11 @@ const diffView = (() => {
     const list = entries(d);
     const pr = d;
     ctx = Object.assign({}, ctx, { data });
-    return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr),
-      list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list)) : el("p", { class: "bb-muted" }, "No files changed."));
+    for (const e of list) e.plan = diffExpand.plan(data, d, e);
+    const since = !pr.compare && Boolean(str(obj(d.review).since));
+    return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr), review(data, d),
+      list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list))
+        : el("p", { class: "bb-muted bb-no-files" }, since ? "No unreviewed changes" : "No files changed."));
   }
   return { draw };
 })();

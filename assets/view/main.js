@@ -54,10 +54,16 @@ function problem(result) {
   const base = meta && typeof meta === "object" && meta.server && typeof meta.server.url === "string" ? meta.server.url.replace(/\/+$/, "") : null;
   const seg = (x) => encodeURIComponent(String(x));
   const compare = input.kind === "compare" && typeof input.from_ref === "string" && typeof input.to_ref === "string";
+  const file = input.kind === "file" && typeof input.path === "string";
   const what = input.kind === "pull_requests" ? "these pull requests" : Number.isInteger(input.pr_id) ? `pull request #${input.pr_id}`
-    : compare ? `${input.from_ref.slice(0, 200)} against ${input.to_ref.slice(0, 200)}` : "this";
-  let address = null;
-  if (base && typeof input.project === "string" && typeof input.repo === "string") {
+    : compare ? `${input.from_ref.slice(0, 200)} against ${input.to_ref.slice(0, 200)}` : file ? input.path.slice(0, 300) : "this";
+  // A file's: bb's own address for the error (its source page) first, else one made from the call.
+  let address = file && meta && typeof meta === "object" && meta.error && typeof meta.error === "object" ? webUrl(meta.error.url) : null;
+  if (!address && file && base && typeof input.project === "string" && typeof input.repo === "string") {
+    const at = typeof input.at === "string" && input.at ? `?at=${seg(input.at)}` : "";
+    address = `${base}/projects/${seg(input.project)}/repos/${seg(input.repo)}/browse/${input.path.split("/").map(seg).join("/")}${at}`;
+  }
+  if (!address && base && typeof input.project === "string" && typeof input.repo === "string") {
     // Bitbucket's compare page for two refs (its Compare page, Diff tab), else the pull request or the list.
     const tail = compare ? `/compare/diff?sourceBranch=${seg(input.from_ref)}&targetBranch=${seg(input.to_ref)}`
       : Number.isInteger(input.pr_id) ? `/pull-requests/${input.pr_id}` : "/pull-requests";

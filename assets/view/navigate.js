@@ -55,7 +55,8 @@ const navigate = (() => {
     changes.tell(`The person went back to ${named(obj(e.data.call))}`);
   }
   // What a show call draws, in the words told to the model.
-  const named = (c) => (c.inbox ? "the reviewer inbox" : c.kind === "diff" ? `the diff of PR #${c.pr_id} in ${where(c)}`
+  const named = (c) => (c.inbox ? "the reviewer inbox" : c.kind === "diff" ? `the diff of PR #${c.pr_id} in ${where(c)}${c.since ? " since the person last reviewed it" : ""}`
+    : c.kind === "file" ? `${String(c.path).slice(0, 300)} in ${where(c)}`
     : c.kind === "compare" ? `the diff of ${c.from_ref} against ${c.to_ref} in ${where(c)}`
     : c.kind === "pull_request" ? `PR #${c.pr_id} in ${where(c)}`
       : `${c.state === "ALL" ? "all" : `the ${String(c.state || "open").toLowerCase()}`} pull requests of ${where(c)}`);
@@ -83,5 +84,5 @@ const navigate = (() => {
     return button("bb-row-link bb-open-here", title, { kind: "pull_request", project: item.project, repo: item.repo, pr_id: item.id });
   }
 
-  return { tabs, states, rowTitle, backButton, reset: () => { stack.length = 0; } };
+  return { tabs, states, rowTitle, backButton, open, can, named, reset: () => { stack.length = 0; } };
 })();

@@ -4,7 +4,7 @@
 const refresh = (() => {
   const FLOOR_MS = 500; // never sooner, whatever an answer says
   const ERROR_MS = 60000; // after an error whose answer names no `next`
-  const DIFFS = new Set(["diff", "compare"]); // kinds whose change is offered rather than drawn in place
+  const DIFFS = new Set(["diff", "compare", "file"]); // kinds whose change is offered rather than drawn in place
   const s = { epoch: 0, timer: null, due: null, asking: false, seen: false, io: null, call: null, fingerprint: null, offer: null, held: null };
   const note = el("span", { class: "bb-live", role: "status", hidden: "" });
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
@@ -96,13 +96,17 @@ const refresh = (() => {
       return;
     }
     // Only the classes that came later (the same text): drawn in place, nothing offered or told.
-    const text = (d) => JSON.stringify(d.diff, (k, v) => (k === "r" || k === "p" ? undefined : v));
-    // A diff (a pull request's or two refs') that changed is offered, never swapped under the person's reading.
+    // A file's lines as far as the answer's window goes: those Show more appended below it are not the answer's.
+    const end = obj(data.file).end;
+    const text = (d) => JSON.stringify(d.kind === "file" ? [obj(d.file).path, obj(d.file).at, (obj(d.file).lines || []).filter((l) => l && l.n <= end)] : d.diff,
+      (k, v) => (k === "r" || k === "p" ? undefined : v));
+    // A diff (a pull request's or two refs') or a file that changed is offered, never swapped under the person's reading.
     const diffs = DIFFS.has(data.kind) && data.kind === page.data.kind;
-    if (diffs && text(data) === text(page.data)) swap(result, data);
+    // The same text: drawn in place, unless that would take away lines the person appended.
+    if (diffs && text(data) === text(page.data)) { if (data.kind !== "file" || obj(page.data.file).end === end) swap(result, data); }
     else if (diffs) {
       s.offer = { result, data };
-      say(["This diff has changed ", el("button", { type: "button", class: "bb-button bb-offer", onclick: take }, "Show the new version")]);
+      say([data.kind === "file" ? "This file has changed " : "This diff has changed ", el("button", { type: "button", class: "bb-button bb-offer", onclick: take }, "Show the new version")]);
     } else if (document.activeElement && root.contains(document.activeElement) && document.activeElement.isContentEditable) {
       // Not under the person's caret: drawn once focus leaves the view.
       if (!s.held) root.addEventListener("focusout", release);

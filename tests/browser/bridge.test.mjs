@@ -52,14 +52,15 @@ test("teardown is answered and the view stops: no more size reports, no late res
   assert.equal(await v.frame.locator(".bb-title").textContent(), data.pullRequest.title);
 });
 
-// Every kind's page in one file: the bound is a third of the reference SDK's bundle, and a quarter gzipped.
-test("the page weighs under 160 KB (40 KB gzipped), beside the reference SDK's self-contained bundle", () => {
+// Every kind's page in one file (with the source view and a diff's Show more): under a third of the
+// reference SDK's bundle, and under 48 KB gzipped.
+test("the page weighs under 176 KB (48 KB gzipped), beside the reference SDK's self-contained bundle", () => {
   const html = view();
   const bytes = Buffer.byteLength(html);
   const gz = gzipSync(html, { level: 9 }).length;
   const line = `view page ui://bb/view: ${bytes} bytes (${gz} gzipped); reference SDK self-contained bundle: about 542 KB (129 KB gzipped) — ${(542 * 1024 / bytes).toFixed(1)}× heavier`;
   console.log(line);
   save("weight.txt", `${line}\n`);
-  assert.ok(bytes < 160 * 1024, line);
-  assert.ok(gz < 40 * 1024, line);
+  assert.ok(bytes < 176 * 1024, line);
+  assert.ok(gz < 48 * 1024, line);
 });

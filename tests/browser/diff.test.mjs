@@ -1,9 +1,10 @@
 // The diff view: Bitbucket's Diff tab drawn from the view data (fixtures built from the core's
 // snapshot cases "diff view" and "diff view large", and a hostile one), inline and fullscreen,
-// unified and side-by-side, comments on their lines, light and dark.
+// unified and side-by-side, comments on their lines, light and dark; Show more between hunks (the test
+// host answers its refresh_view reads from the file fixture) and the iterative review choice.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot, startBb, view } from "./harness.mjs";
+import { fixture, launch, open, result, shot, startBb, until, view } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -360,4 +361,185 @@ test("a file past the view's share says how many of its lines are only in Bitbuc
     assert.match(await warn.textContent(), /lines are shown, 6,000 more are in Bitbucket\. Open it in Bitbucket\./);
     await shot(v.page, `diff-left-out-${mode.displayMode || "inline"}`);
   }
+});
+
+// ---- Show more between hunks, and the iterative review choice (fixture diff-expand: src/client.rs in two
+// hunks, new 10–17 and 45–49, old 10–16 and 44–47; the file at the new commit is file-client, 74 lines) ----
+const reads = async (v) => (await v.log()).calls.filter((c) => c.name === "refresh_view").map((c) => c.arguments.show);
+// bb's answer to a read of lines [start_line, start_line + line_count) of the file.
+function fileWindow(show) {
+  const data = fixture("file-client");
+  const lines = data.file.lines.filter((l) => l.n >= show.start_line && l.n < show.start_line + show.line_count);
+  const end = lines.length ? lines[lines.length - 1].n : show.start_line - 1;
+  Object.assign(data.file, { at: show.at, start: show.start_line, lines, end, last: end >= 74, total: end >= 74 ? 74 : null });
+  data.call = show;
+  return result(data);
+}
+async function expandable(mount = {}, answer = (p) => fileWindow(p.arguments.show), name = "diff-expand") {
+  const data = fixture(name);
+  const v = await open(browser, { answer, colorScheme: mount.theme === "dark" ? "dark" : "light", mount: { input: data.call, result: result(data), ...mount } });
+  await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+  if (!mount.displayMode) return { ...v, data };
+  await v.frame.locator('.bb-tbtn[data-path="src/client.rs"]').click();
+  return { ...v, data };
+}
+// The numbers of the rows of src/client.rs, old and new, in order; x marks a line Show more drew.
+const numbers = (frame) => frame.locator('tr.bb-dl[data-path="src/client.rs"]').evaluateAll((rows) => rows.map((r) =>
+  `${r.dataset.old || "-"}:${r.dataset.new || "-"}${r.classList.contains("bb-dl-x") ? "x" : ""}`));
+const gaps = (frame) => frame.locator('.bb-file[data-file="src/client.rs"] tr.bb-expand').evaluateAll((rows) => rows.map((r) => `${r.dataset.gap}:${r.dataset.from}-${r.dataset.to || ""}`));
+const range = (from, to, offset) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i - offset}:${from + i}x`);
+
+test("Show more above, between and below the hunks reads the file at the diff's commit and draws context with both numbers", async () => {
+  const v = await expandable({ displayMode: "fullscreen" });
+  const { frame, data } = v;
+  const at = data.diff.expand.new;
+  const read = (start_line, line_count) => ({ kind: "file", project: "BB", repo: "api", path: "src/client.rs", at, start_line, line_count });
+  const row = (gap) => frame.locator(`.bb-file[data-file="src/client.rs"] tr.bb-expand[data-gap="${gap}"] .bb-expand-btn`);
+  // Above the first hunk (lines 1–9), between the hunks (18–44), below the last (from 50, its end unknown).
+  assert.deepEqual(await gaps(frame), ["0:1-9", "1:18-44", "end:50-"]);
+  assert.deepEqual(await texts(frame.locator('.bb-file[data-file="src/client.rs"] tr.bb-expand')), ["⋯ Show more Lines 1–9 not shown", "⋯ Show more Lines 18–44 not shown", "⋯ Show more"]);
+  const hunk = await numbers(frame);
+  // Above: the whole gap is under 20 lines; numbered alike on both sides (the first hunk starts at 10 on both).
+  await row("0").click();
+  await until("lines 1–9", async () => (await gaps(frame))[0] !== "0:1-9");
+  assert.deepEqual(await numbers(frame), [...range(1, 9, 0), ...hunk]);
+  assert.equal(await frame.locator('tr.bb-dl-x[data-new="1"] .bb-dcode').textContent(), " use std::io;");
+  assert.deepEqual(await texts(frame.locator('tr.bb-dl-x[data-new="9"] .bb-tk-kw')), ["pub", "struct"], "highlighted from the answer's runs");
+  // Between: 20 lines, those nearest the hunk below (25–44), old = new − 1; the rest (18–24) still a row.
+  await row("1").click();
+  await until("lines 25–44", async () => (await gaps(frame)).includes("1:18-24"));
+  // Ctrl+click: the whole rest of the gap.
+  await row("1").click({ modifiers: ["Control"] });
+  await until("lines 18–24", async () => !(await gaps(frame)).some((g) => g.startsWith("1:")));
+  // Below: 20 lines from 50 (old = new − 2), then the rest: the answer says the file ends at 74, and the row goes.
+  await row("end").click();
+  await until("lines 50–69", async () => (await gaps(frame)).includes("end:70-"));
+  await row("end").click();
+  await until("the end of the file", async () => (await gaps(frame)).length === 0);
+  const all = await numbers(frame);
+  assert.deepEqual(all.slice(0, 9), range(1, 9, 0));
+  assert.deepEqual(all.filter((n) => n.endsWith("x")), [...range(1, 9, 0), ...range(18, 44, 1), ...range(50, 74, 2)], "every line once, numbered on both sides");
+  assert.deepEqual(all.filter((n) => !n.endsWith("x")), hunk.filter((n) => !n.endsWith("x")), "the diff's own lines as they were");
+  assert.deepEqual(await reads(v), [read(1, 9), read(25, 20), read(18, 7), read(50, 20), read(70, 20)]);
+  // Side-by-side draws what was read, on both sides.
+  await frame.getByRole("button", { name: "Side-by-side diff" }).click();
+  const sbs = frame.locator('table.bb-sbs tr.bb-dl-x[data-new="30"]');
+  assert.deepEqual(await texts(sbs.locator(".bb-ln")), ["29", "30"]);
+  assert.equal(await frame.locator("table.bb-sbs tr.bb-dl-x").count(), 9 + 27 + 25);
+  assert.equal((await reads(v)).length, 5, "nothing read again");
+  assert.deepEqual(v.errors, []);
+  await v.page.close();
+});
+
+test("expanding above the lines the person reads keeps them where they are on screen", async () => {
+  for (const layout of ["unified", "side-by-side"]) {
+    const v = await expandable({ displayMode: "fullscreen", frameHeight: 500 });
+    const { frame } = v;
+    if (layout === "side-by-side") await frame.getByRole("button", { name: "Side-by-side diff" }).click();
+    const second = frame.locator('.bb-file[data-file="src/client.rs"] tr.bb-hunk').nth(1);
+    // The second hunk in the middle of the screen, the Show more above it on screen too.
+    await second.evaluate((r) => scrollBy(0, r.getBoundingClientRect().top - 260));
+    const before = await second.evaluate((r) => r.getBoundingClientRect().top);
+    assert.ok(before > 100 && before < 460, `the hunk on screen (${before})`);
+    assert.ok(await frame.locator('tr.bb-expand[data-gap="1"]').evaluate((r) => r.getBoundingClientRect().top > 0), "its Show more on screen above it");
+    await frame.locator('tr.bb-expand[data-gap="1"] .bb-expand-btn').click({ modifiers: ["Meta"] });
+    await until("the gap read", async () => (await frame.locator('tr.bb-expand[data-gap="1"]').count()) === 0);
+    const after = await second.evaluate((r) => r.getBoundingClientRect().top);
+    assert.ok(Math.abs(after - before) < 1.5, `${layout}: the hunk stayed at ${before} (now ${after})`);
+    assert.equal(await frame.locator('tr.bb-dl-x[data-new="18"]').count(), 1, "Cmd+click read the whole gap");
+    await v.page.close();
+  }
+});
+
+test("a read that fails says so on its row, and the row stays to try again", async () => {
+  let fail = true;
+  const v = await expandable({ displayMode: "fullscreen" }, (p) => (fail ? { isError: true, content: [{ type: "text", text: "Bitbucket answered 500. The server had a problem." }] } : fileWindow(p.arguments.show)));
+  const { frame } = v;
+  const button = frame.locator('tr.bb-expand[data-gap="0"] .bb-expand-btn');
+  await button.click();
+  const problem = frame.locator('tr.bb-expand[data-gap="0"] .bb-expand-problem');
+  await until("the failure", async () => (await problem.textContent()) !== "");
+  assert.equal(await problem.textContent(), " Could not read these lines: Bitbucket answered 500.");
+  assert.equal(await button.isEnabled(), true);
+  assert.equal(await frame.locator("tr.bb-dl-x").count(), 0);
+  fail = false;
+  await button.click();
+  await until("the lines", async () => (await frame.locator("tr.bb-dl-x").count()) === 9);
+  assert.equal(await frame.locator('tr.bb-expand[data-gap="0"]').count(), 0);
+  await v.page.close();
+});
+
+test("Show more is offered only where bb can read the file: not without the file kind, refresh_view or expand", async () => {
+  const cases = [(d) => { d.server.kinds = d.server.kinds.filter((k) => k !== "file"); }, (d) => { d.server.tools = d.server.tools.filter((t) => t !== "refresh_view"); }, (d) => { delete d.diff.expand; }];
+  for (const edit of cases) {
+    const data = fixture("diff-expand");
+    edit(data);
+    const v = await open(browser, { mount: { input: data.call, result: result(data), displayMode: "fullscreen" } });
+    await v.frame.locator(".bb-pane").waitFor({ timeout: 10000 });
+    await v.frame.locator('.bb-tbtn[data-path="src/client.rs"]').click();
+    assert.equal(await v.frame.locator("tr.bb-expand").count(), 0);
+    await v.page.close();
+  }
+  // Added files (one hunk, the whole file) have nothing to show more of.
+  const v = await expandable({ displayMode: "fullscreen" });
+  await v.frame.locator('.bb-tbtn[data-path="src/retry.rs"]').click();
+  assert.equal(await v.frame.locator("tr.bb-expand").count(), 0);
+  await v.page.close();
+});
+
+test("screenshots: Show more and the lines it drew, inline at 700 px and fullscreen, light and dark", async () => {
+  for (const theme of ["light", "dark"]) {
+    const inline = await expandable({ width: 700, theme });
+    await inline.frame.locator('.bb-file[data-file="src/client.rs"] tr.bb-expand[data-gap="0"] .bb-expand-btn').click();
+    await until("inline lines", async () => (await inline.frame.locator("tr.bb-dl-x").count()) === 9);
+    assert.deepEqual(inline.errors, []);
+    await shot(inline.page, `diff-expand-700-${theme}`);
+    const full = await expandable({ displayMode: "fullscreen", theme });
+    await full.frame.locator('tr.bb-expand[data-gap="1"] .bb-expand-btn').click();
+    await until("fullscreen lines", async () => (await full.frame.locator("tr.bb-dl-x").count()) === 20);
+    await shot(full.page, `diff-expand-fullscreen-${theme}`);
+    await full.frame.getByRole("button", { name: "Side-by-side diff" }).click();
+    await shot(full.page, `diff-expand-sbs-fullscreen-${theme}`);
+    await inline.page.close();
+    await full.page.close();
+  }
+});
+
+test("since your last review: the two choices in Bitbucket's words, each opening its diff in place; No unreviewed changes", async () => {
+  const since = fixture("diff-expand");
+  since.diff.review.since = since.diff.review.lastReviewed;
+  since.diff.files = [];
+  since.diff.diffs = [];
+  since.call = { ...since.call, since: "last_review" };
+  for (const mode of [{ width: 700 }, { displayMode: "fullscreen" }]) {
+    const v = await expandable(mode, (p) => (p.arguments.show.since ? result(since) : result(fixture("diff-expand"))));
+    const { frame, data } = v;
+    const choices = frame.locator(".bb-review-choice");
+    assert.deepEqual(await texts(choices), ["All changes in this pull request", "2 commits since you last reviewed Unreviewed"]);
+    assert.equal(await frame.locator('.bb-review-choice[data-review="since"] .bb-loz').evaluate((n) => getComputedStyle(n).textTransform), "uppercase", "UNREVIEWED, as Bitbucket's lozenge");
+    assert.deepEqual(await choices.evaluateAll((b) => b.map((x) => x.getAttribute("aria-pressed"))), ["true", "false"]);
+    if (mode.width) await shot(v.page, "diff-review-700-light");
+    await frame.locator('.bb-review-choice[data-review="since"]').click();
+    await frame.locator(".bb-no-files").waitFor({ timeout: 10000 });
+    assert.equal(await frame.locator(".bb-no-files").textContent(), "No unreviewed changes");
+    assert.deepEqual(await frame.locator(".bb-review-choice").evaluateAll((b) => b.map((x) => x.getAttribute("aria-pressed"))), ["false", "true"]);
+    if (!mode.width) await shot(v.page, "diff-review-none-fullscreen-light");
+    await frame.locator('.bb-review-choice[data-review="all"]').click();
+    await until("all changes again", async () => (await frame.locator('.bb-review-choice[data-review="all"]').getAttribute("aria-pressed")) === "true");
+    assert.deepEqual(await reads(v), [{ ...data.call, since: "last_review" }, data.call], "refresh_view with since: last_review, then the call without it");
+    const told = (await v.log()).context.map((c) => c.content[0].text);
+    assert.deepEqual(told, ["The person opened the diff of PR #1 in BB/api since the person last reviewed it", "The person opened the diff of PR #1 in BB/api"]);
+    assert.deepEqual(v.errors, []);
+    await v.page.close();
+  }
+  // Commits unknown: Bitbucket's other words; no lastReviewed: no choice at all.
+  const unknown = fixture("diff-expand");
+  unknown.diff.review.commits = null;
+  const u = await open(browser, { mount: { input: unknown.call, result: result(unknown) } });
+  await u.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+  assert.equal(await u.frame.locator('.bb-review-choice[data-review="since"]').textContent(), "Changes since you last reviewed Unreviewed");
+  const none = await diff("diff-view");
+  assert.equal(await none.frame.locator(".bb-review").count(), 0);
+  await u.page.close();
+  await none.page.close();
 });
