@@ -214,6 +214,35 @@ fn cases() -> Vec<Case> {
         v("list view cli", json!({"kind": "pull_requests", "project": "BB", "repo": "cli", "limit": 5})),
         v("list view inbox", json!({"kind": "pull_requests", "inbox": true})),
         v("list view all", json!({"kind": "pull_requests", "project": "BB", "repo": "api", "state": "ALL"})),
+        c(
+            "file window",
+            "get_file",
+            json!({"project": "BB", "repo": "api", "path": "src/client.rs", "at": "feature/retry", "line_count": 30}),
+        ),
+        c("file missing", "get_file", json!({"project": "BB", "repo": "api", "path": "src/nope.rs"})),
+        c("files root", "list_files", json!({"project": "BB", "repo": "api"})),
+        c(
+            "files glob",
+            "list_files",
+            json!({"project": "BB", "repo": "api", "recursive": true, "glob": "src/**/*.rs"}),
+        ),
+        c(
+            "blame",
+            "blame_file",
+            json!({"project": "BB", "repo": "api", "path": "src/client.rs", "at": "feature/retry", "line_count": 20}),
+        ),
+        c("search code", "search_code", json!({"query": "retry_with_backoff"})),
+        c(
+            "diff since",
+            "get_pull_request_diff",
+            json!({"project": "BB", "repo": "api", "pr_id": 1, "since": "last_review"}),
+        ),
+        c("repos of a project", "search_repositories", json!({"project_key": "OPS"})),
+        v(
+            "file view",
+            json!({"kind": "file", "project": "BB", "repo": "api", "path": "src/client.rs", "at": "feature/retry"}),
+        ),
+        v("file view binary", json!({"kind": "file", "project": "BB", "repo": "api", "path": "assets/icon.png"})),
     ]
 }
 

@@ -79,7 +79,7 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
                 "search_code",
                 "blame_file",
             ]
-                .contains(&name);
+            .contains(&name);
         assert_eq!(hint(t, "readOnlyHint"), reader, "{name}");
         // MCP: destructive and idempotent are "meaningful only when readOnlyHint == false".
         if !reader {

@@ -142,6 +142,7 @@ fn args_for(tool: &str) -> Option<Value> {
         "show pull_request" => json!({ "kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1 }),
         "show pull_requests" => json!({ "kind": "pull_requests", "project": "BB", "repo": "api" }),
         "show diff" => json!({ "kind": "diff", "project": "BB", "repo": "api", "pr_id": 1 }),
+        "show file" => json!({ "kind": "file", "project": "BB", "repo": "api", "path": "src/lib.rs" }),
         "show compare" => {
             json!({ "kind": "compare", "project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main" })
         }
@@ -167,6 +168,9 @@ fn args_for(tool: &str) -> Option<Value> {
             "state": "SUCCESSFUL", "url": "https://ci.example.invalid/matrix" }),
         "list_branches" | "list_tags" | "list_commits" => json!({ "project": "BB", "repo": "api" }),
         "get_commit" => json!({ "project": "BB", "repo": "api", "commit_id": "main" }),
+        "get_file" | "blame_file" => json!({ "project": "BB", "repo": "api", "path": "src/lib.rs" }),
+        "list_files" => json!({ "project": "BB", "repo": "api", "path": "src" }),
+        "search_code" => json!({ "query": "retry_with_backoff" }),
         "resolve_ref" => json!({ "project": "BB", "repo": "api", "ref": "main" }),
         "compare_refs" => json!({ "project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main" }),
         "create_tag" => json!({ "project": "BB", "repo": "api", "name": "matrix", "start_point": "main" }),
@@ -199,6 +203,9 @@ fn first_request(tool: &str) -> (Method, String) {
         "list_tags" => get(&format!("{REPO}/tags")),
         "list_commits" | "resolve_ref" => get(&format!("{REPO}/commits")),
         "get_commit" => get(&format!("{REPO}/commits/main")),
+        "get_file" | "blame_file" | "show file" => get(&format!("{REPO}/browse/src/lib.rs")),
+        "list_files" => get(&format!("{REPO}/browse/src")),
+        "search_code" => (Method::Post, "/rest/search/latest/search".to_string()),
         "compare_refs" | "suggest_form_values" => get(&format!("{REPO}/compare/commits")),
         "show compare" => get(&format!("{REPO}/compare/changes")),
         "show pull_request_form" => get(REPO),

@@ -52,7 +52,9 @@ pub fn last_reviewed<'p>(pr: &'p PullRequest, you: &str) -> Option<&'p str> {
 /// What `since` (a commit id, or [`LAST_REVIEW`]) means on `pr` for `you`.
 pub fn since(pr: &PullRequest, since: &str, you: Option<&str>) -> Since {
     let Some(until) = pr.from_ref.as_ref().and_then(|r| r.latest_commit.clone()) else {
-        return Since::Unknown("Bitbucket did not say the pull request's source commit, so `since` cannot be used.".into());
+        return Since::Unknown(
+            "Bitbucket did not say the pull request's source commit, so `since` cannot be used.".into(),
+        );
     };
     let (from, yours) = if since == LAST_REVIEW {
         let Some(you) = you else {

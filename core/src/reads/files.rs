@@ -263,7 +263,10 @@ mod tests {
     fn a_browse_answer_is_lines_a_folder_a_binary_or_neither() {
         let p = place("x", None);
         let lines = browsed(
-            &FetchOutcome::response(200, r#"{"lines":[{"text":"a"},{"text":"b"}],"start":10,"size":2,"isLastPage":false}"#),
+            &FetchOutcome::response(
+                200,
+                r#"{"lines":[{"text":"a"},{"text":"b"}],"start":10,"size":2,"isLastPage":false}"#,
+            ),
             &p,
         )
         .unwrap();

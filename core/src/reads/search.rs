@@ -179,7 +179,8 @@ fn unavailable(outcome: &FetchOutcome) -> bool {
         404 => !body.contains("nosuchproject") && !body.contains("nosuchrepository"),
         501 | 503 => true,
         s if s >= 400 => {
-            body.contains("search") && (body.contains("unavailable") || body.contains("not available") || body.contains("not configured"))
+            body.contains("search")
+                && (body.contains("unavailable") || body.contains("not available") || body.contains("not configured"))
         }
         _ => false,
     }

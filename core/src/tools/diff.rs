@@ -22,8 +22,8 @@ use crate::fetch::{FetchOutcome, FetchRequest, Share};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::diff::{self, Range, Since};
 use crate::reads::pull_request;
-use crate::text::{one_line, short, short_commit};
 use crate::text::diff::{change_line, render_file};
+use crate::text::{one_line, short, short_commit};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// `get_pull_request_diff`, for the catalogue: reads only.

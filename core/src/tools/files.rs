@@ -152,10 +152,12 @@ impl Plan for GetFile {
         Some(match files::browsed(&outcome, &self.place) {
             Err(e) => ToolResult::error(e),
             Ok(Browsed::Lines(page)) => ToolResult::text(numbered(&name, &page, self.first, self.count)),
-            Ok(Browsed::Folder(_)) => ToolResult::error(format!("{name} is a folder, not a file: list_files lists it.")),
-            Ok(Browsed::Binary) => {
-                ToolResult::error(format!("{name} is a binary file: bb reads text files only; Bitbucket's page shows it."))
+            Ok(Browsed::Folder(_)) => {
+                ToolResult::error(format!("{name} is a folder, not a file: list_files lists it."))
             }
+            Ok(Browsed::Binary) => ToolResult::error(format!(
+                "{name} is a binary file: bb reads text files only; Bitbucket's page shows it."
+            )),
             Ok(Browsed::Other) => ToolResult::error(format!(
                 "{name} is neither a text file nor a folder (a submodule, or an entry bb cannot read)."
             )),
@@ -408,9 +410,8 @@ impl Plan for BlameFile {
             }
             BlameRead::Commit(i) => {
                 let id = self.asked.get(i).cloned().unwrap_or_default();
-                let subject = errors::json::<Commit>(&outcome, self.place.subject(), None).map(|c| {
-                    short(c.message.as_deref().unwrap_or("").lines().next().unwrap_or(""), 120)
-                });
+                let subject = errors::json::<Commit>(&outcome, self.place.subject(), None)
+                    .map(|c| short(c.message.as_deref().unwrap_or("").lines().next().unwrap_or(""), 120));
                 self.messages.insert(id, subject);
             }
         }
@@ -456,8 +457,11 @@ impl BlameFile {
                 format!("{name} has no line {}: ask from start_line=1.", self.first)
             };
         }
-        let mut out =
-            vec![format!("Blame of {name}, lines {}-{last_line}: {} commit(s), first seen first.", self.first, order.len())];
+        let mut out = vec![format!(
+            "Blame of {name}, lines {}-{last_line}: {} commit(s), first seen first.",
+            self.first,
+            order.len()
+        )];
         for b in order {
             let ranges: Vec<String> = spans[b.commit.as_str()]
                 .iter()

@@ -57,7 +57,9 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     for (filter, value) in [("project", &project), ("repo", &repo)] {
         if let Some(v) = value {
             if v.chars().any(char::is_whitespace) {
-                return Step::Done(ToolResult::error(format!("`{filter}` cannot hold spaces: no Bitbucket {filter} key or slug does.")));
+                return Step::Done(ToolResult::error(format!(
+                    "`{filter}` cannot hold spaces: no Bitbucket {filter} key or slug does."
+                )));
             }
             query.push_str(&format!(" {filter}:{v}"));
         }
@@ -94,11 +96,8 @@ impl Plan for Search {
                 format!("Code search for {what}: no files from start={}.", found.start)
             }));
         }
-        let mut out = vec![format!(
-            "Code search for {what}: {total}; {} shown from start={}.",
-            found.hits.len(),
-            found.start
-        )];
+        let mut out =
+            vec![format!("Code search for {what}: {total}; {} shown from start={}.", found.hits.len(), found.start)];
         for h in &found.hits {
             let file = format!("{} {}", h.repository, one_line(&h.file));
             if h.lines.is_empty() {

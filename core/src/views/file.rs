@@ -54,7 +54,9 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo) = crate::args::repository(args);
     let path = crate::args::string(args, "path").unwrap_or("").trim_matches('/').to_owned();
     if path.is_empty() {
-        return Step::Done(header.error("`path` names no file: give the file's path from the repository's root.".into(), None));
+        return Step::Done(
+            header.error("`path` names no file: give the file's path from the repository's root.".into(), None),
+        );
     }
     let place = Place { project, repo, path, at: crate::args::string(args, "at").map(str::to_owned) };
     let first_line = number(args, "start_line").unwrap_or(1).max(1);
@@ -200,7 +202,10 @@ impl FileView {
         part["binary"] = json!(true);
         part["lines"] = json!([]);
         part["url"] = json!(self.url(1));
-        let text = format!("Showing {} to the person: a binary file, which Bitbucket shows on its own page.", self.place.name());
+        let text = format!(
+            "Showing {} to the person: a binary file, which Bitbucket shows on its own page.",
+            self.place.name()
+        );
         self.header.result(text, json!({}), Vec::new(), ("file", part))
     }
 
@@ -225,7 +230,8 @@ impl FileView {
             texts.push(kept);
             lines.push(line);
         }
-        let key = language.map(|l| HighlightCache::key(l.name(), self.templates, texts.iter().map(|t| (b'C', t.as_str()))));
+        let key =
+            language.map(|l| HighlightCache::key(l.name(), self.templates, texts.iter().map(|t| (b'C', t.as_str()))));
         let cached = key.and_then(|k| cache.get(k));
         let mut part = self.part();
         part["start"] = json!(start);
