@@ -22,8 +22,9 @@ fn main() {
     let mut d = StackHarness::new();
     let raw = {
         let token = d.world.default_token();
-        let req = bb_stack::exchange::Request::new("GET", &format!("/rest/api/latest/projects/BB/repos/api/raw/{PATH}"))
-            .with_header("Authorization", &format!("Bearer {token}"));
+        let req =
+            bb_stack::exchange::Request::new("GET", &format!("/rest/api/latest/projects/BB/repos/api/raw/{PATH}"))
+                .with_header("Authorization", &format!("Bearer {token}"));
         bb_stack::routes::serve(&mut d.world, &req).body.len()
     };
     let args = |start: u64, count: u64| json!({"project": "BB", "repo": "api", "path": PATH, "start_line": start, "line_count": count});
@@ -42,14 +43,7 @@ fn main() {
     times.sort_by(f64::total_cmp);
     println!("get_file {PATH} (5,000 lines)");
     println!("{:<34} {:>7} {:>12} {:>13} {:>9}", "read", "calls", "answer B", "Bitbucket B", "ms/call");
-    println!(
-        "{:<34} {:>7} {:>12} {:>13} {:>9.3}",
-        "window of 200 lines",
-        1,
-        bytes,
-        from_bitbucket,
-        times[RUNS / 2]
-    );
+    println!("{:<34} {:>7} {:>12} {:>13} {:>9.3}", "window of 200 lines", 1, bytes, from_bitbucket, times[RUNS / 2]);
 
     // The whole file, window by window (2,000 lines each, the most one call reads).
     let mut times = Vec::new();

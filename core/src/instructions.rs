@@ -14,6 +14,11 @@ pub fn for_exposed(exposed: &Exposed) -> String {
          Its tools answer in short lines; a list says how many it shows and whether more exist, and a cut \
          says how to get the rest. A failed call says what went wrong in one sentence: act on it rather than retry blindly.",
     );
+    if exposed.get("get_file").is_some() {
+        text.push_str(
+            " To review with the code in hand, read around a change with get_file (a window of lines at a ref),              find callers with search_code, and ask get_pull_request_diff with since=last_review for what changed              since the person last reviewed.",
+        );
+    }
     if exposed.get("show").is_some() {
         text.push_str(
             "\n\nThe other tools answer you; `show` is for the person. Call `show` once your answer is ready, \

@@ -14,8 +14,10 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 /// The commits of a pull request whose changes are asked for: those after `since` up to `until` (both
 /// commit ids). Bitbucket's changes take `changeScope=RANGE` with `sinceId`/`untilId` (without both it
 /// answers ALL), the diff `sinceId`/`untilId`. [spec: Atlassian's javadoc, PullRequestChangesRequest and
-/// PullRequestChangeScope ("RANGE: limits the scope … to one or more commits between sinceId and untilId");
-/// the REST parameters `changeScope`, `sinceId`, `untilId` of `…/pull-requests/{id}/changes` and `…/diff/{path}`]
+/// PullRequestChangeScope ("RANGE: limits the scope … to one or more commits between sinceId and untilId").
+/// The REST query parameters `changeScope`, `sinceId`, `untilId` of `…/pull-requests/{id}/changes` and
+/// `…/diff/{path}` carry the javadoc's names: [assumed] (no public REST page found that lists them; recorded in
+/// reference "Files, blame, search")]
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Range {
     /// The last commit left out (the one reviewed).
