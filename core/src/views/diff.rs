@@ -279,7 +279,13 @@ fn lines_of(view: &mut Value, index: usize) -> impl Iterator<Item = &mut Value> 
 
 /// Sets each line's runs, or why it is plain.
 fn apply(view: &mut Value, index: usize, marks: &[Mark]) {
-    for (line, mark) in lines_of(view, index).zip(marks) {
+    mark_lines(lines_of(view, index), marks);
+}
+
+/// Sets the runs of each of `lines` (view lines, `{s, r?, p?}`), or why it is plain, from `marks` in order:
+/// the diff's and the file view's lines alike.
+pub(super) fn mark_lines<'a>(lines: impl Iterator<Item = &'a mut Value>, marks: &[Mark]) {
+    for (line, mark) in lines.zip(marks) {
         if let Some(o) = line.as_object_mut() {
             o.remove("p");
             o.remove("r");

@@ -164,16 +164,7 @@ impl Plan for FileView {
 
 /// Sets each line's runs, or why it is plain.
 fn apply(view: &mut Value, marks: &[Mark]) {
-    for (line, mark) in view["lines"].as_array_mut().into_iter().flatten().zip(marks) {
-        if let Some(o) = line.as_object_mut() {
-            o.remove("p");
-            o.remove("r");
-        }
-        match mark {
-            Mark::Runs(r) => line["r"] = json!(r),
-            Mark::Plain(why) => line["p"] = json!(why.as_str()),
-        }
-    }
+    super::diff::mark_lines(view["lines"].as_array_mut().into_iter().flatten(), marks);
 }
 
 impl FileView {

@@ -543,10 +543,10 @@ impl Model {
     /// Commits reachable from `head`, newest first (by time, then id), excluding those reachable from `stop`.
     pub fn history(&self, repo: &Repo, head: &str, stop: Option<&str>) -> Vec<Commit> {
         let excluded = match stop {
-            Some(s) => reachable(repo, s),
+            Some(s) => ancestors(repo, s),
             None => Default::default(),
         };
-        let mut out: Vec<Commit> = reachable(repo, head)
+        let mut out: Vec<Commit> = ancestors(repo, head)
             .into_iter()
             .filter(|id| !excluded.contains(id))
             .filter_map(|id| repo.commits.get(&id).cloned())
@@ -556,7 +556,8 @@ impl Model {
     }
 }
 
-fn reachable(repo: &Repo, head: &str) -> std::collections::BTreeSet<String> {
+/// Commits reachable from `head` (itself included).
+pub fn ancestors(repo: &Repo, head: &str) -> std::collections::BTreeSet<String> {
     let mut seen = std::collections::BTreeSet::new();
     let mut todo = vec![head.to_string()];
     while let Some(id) = todo.pop() {

@@ -6,7 +6,7 @@
 //! line of `CHANGELOG.md`, so any commit made without files (a seed branch's start, a commit a test inserts)
 //! still changes something, as the stand-in's compare always showed.
 
-use crate::model::{Entry, FileDiff, Hunk, Line, Repo, Tree};
+use crate::model::{Entry, FileDiff, Hunk, Line, Repo, Tree, ancestors};
 use crate::patches;
 use similar::{Algorithm, DiffOp};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -51,20 +51,6 @@ pub fn tree_of(repo: &Repo, commit: &str) -> Option<Tree> {
         Arc::make_mut(&mut tree).insert(CHANGELOG.to_string(), Entry::text(lines));
     }
     Some(tree)
-}
-
-/// Commits reachable from `head` (itself included).
-pub fn ancestors(repo: &Repo, head: &str) -> BTreeSet<String> {
-    let mut seen = BTreeSet::new();
-    let mut todo = vec![head.to_string()];
-    while let Some(id) = todo.pop() {
-        if let Some(c) = repo.commits.get(&id)
-            && seen.insert(id)
-        {
-            todo.extend(c.parents.iter().cloned());
-        }
-    }
-    seen
 }
 
 /// The nearest commit both reach (breadth first from `b`), if any.
