@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use stack_harness::StackHarness;
 
 /// The budget of every tool definition the model sees with `--allow-writes` (issue #17).
-const TOOL_LIST_BUDGET: usize = 24_576;
+const TOOL_LIST_BUDGET: usize = 25_600;
 
 fn main() {
     let mut d = StackHarness::new();

@@ -69,7 +69,7 @@ pub fn check_places(args: &Map<String, Value>) -> Result<(), String> {
         }
     }
     let control = |key: &str| format!("`{key}` holds control characters: no Bitbucket ref or path does.");
-    for key in ["from_ref", "to_ref", "source_branch", "target_branch", "commit_id", "user", "at", "since"] {
+    for key in ["from_ref", "to_ref", "source_branch", "target_branch", "commit_id", "user", "at", "since", "commit"] {
         if let Some(v) = string(args, key) {
             if v.chars().count() > PATH {
                 return Err(too_long(key, PATH));
@@ -158,10 +158,21 @@ fn check(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
         Value::Object(map) => check_object(map, schema, at),
         Value::String(s) => {
             let chars = s.chars().count() as u64;
-            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
-                && chars < min
-            {
-                return Err(format!("{name} must have at least {min} characters."));
+            // No string argument is meaningfully empty but a description (emptied on purpose), a search text (a
+            // view's cleared field) or one whose schema says `minLength: 0` (a folder path: the root): the rest
+            // are refused as if they said `minLength: 1`, which the model then need not read in every tool
+            // definition.
+            let last = at.rsplit('.').next().unwrap_or(at);
+            let min = schema
+                .get("minLength")
+                .and_then(Value::as_u64)
+                .unwrap_or(u64::from(!matches!(last, "description" | "text")));
+            if chars < min {
+                return Err(if min == 1 {
+                    format!("{name} cannot be empty.")
+                } else {
+                    format!("{name} must have at least {min} characters.")
+                });
             }
             if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
                 && chars > max

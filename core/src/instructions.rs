@@ -16,7 +16,16 @@ pub fn for_exposed(exposed: &Exposed) -> String {
     );
     if exposed.get("get_file").is_some() {
         text.push_str(
-            " To review with the code in hand, read around a change with get_file (a window of lines at a ref),              find callers with search_code, and ask get_pull_request_diff with since=last_review for what changed              since the person last reviewed.",
+            " To review with the code in hand, read around a change with get_file (a window of lines at a ref), \
+             find callers with search_code, and ask get_pull_request_diff with since=last_review for what changed \
+             since the person last reviewed.",
+        );
+    }
+    if exposed.get("submit_pr_review").is_some() && exposed.get("add_pr_comment").is_some() {
+        text.push_str(
+            " When you review a pull request for the person, draft: add your comments with pending: true (only they \
+             see them), then let them publish — in the diff view's Finish review, or by asking you to call \
+             submit_pr_review. Never publish a review on the person's behalf unless they asked you to.",
         );
     }
     if exposed.get("show").is_some() {

@@ -33,6 +33,38 @@ pub fn to_tree(source: &str, base_url: Option<&str>) -> Value {
     Value::Array(b.stack.pop().map(|f| f.children).unwrap_or_default())
 }
 
+/// The ```suggestion blocks of a comment, in order, each as its lines: the code blocks whose info string's first
+/// word is `suggestion`, found by the parser that builds the page's tree, so the i-th is the tree's i-th `pre` of
+/// that language. A block's text ends with a newline, which is not a line of its own; an empty block proposes
+/// deleting the lines. [Bitbucket's suggested changes: a fenced block named `suggestion` in a line comment]
+pub fn suggestions(source: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut open: Option<String> = None;
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    for event in Parser::new_ext(source, options) {
+        match event {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info)))
+                if info.split_whitespace().next() == Some("suggestion") =>
+            {
+                open = Some(String::new());
+            }
+            Event::Text(t) => {
+                if let Some(o) = open.as_mut() {
+                    o.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                if let Some(text) = open.take() {
+                    let body = text.strip_suffix('\n').unwrap_or(&text);
+                    out.push(if text.is_empty() { vec![] } else { body.split('\n').map(str::to_owned).collect() });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// An element being built.
 struct Frame {
     /// `None` for the root and for an element flattened away (past [`MAX_DEPTH`] or unknown).
@@ -322,6 +354,25 @@ mod tests {
             tree("![diagram](https://x.test/d.png)")[0]["c"][0],
             json!({"t": "a", "href": "https://x.test/d.png", "c": ["diagram"]})
         );
+    }
+
+    #[test]
+    fn suggestion_blocks_are_read_in_order_as_lines_and_match_the_trees_pre_nodes() {
+        let text = "Use a constant:\n\n```suggestion\nconst A: u32 = 2;\nlet b = A;\n```\n\n```rust\nx\n```\n\n~~~suggestion\n~~~\n";
+        assert_eq!(
+            suggestions(text),
+            vec![vec!["const A: u32 = 2;".to_owned(), "let b = A;".to_owned()], Vec::<String>::new()]
+        );
+        let pres: Vec<Value> = tree(text)
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["t"] == "pre" && n["lang"] == "suggestion")
+            .cloned()
+            .collect();
+        assert_eq!(pres.len(), 2);
+        assert!(suggestions("```suggestions\nx\n```").is_empty(), "only the language `suggestion`");
+        assert_eq!(suggestions("```suggestion\n\n```"), vec![vec![String::new()]], "one empty line is a line");
     }
 
     #[test]

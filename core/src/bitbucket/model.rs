@@ -254,6 +254,39 @@ pub struct Anchor {
     pub line_type: Option<String>,
     /// Whether the line is no longer in the diff (outdated). [rec]
     pub orphaned: Option<bool>,
+    /// FROM (the old file's side) or TO. [spec]
+    pub file_type: Option<String>,
+    /// The commit the new side was at when the comment was written. [spec][rec]
+    pub to_hash: Option<String>,
+    /// The first line of a multi-line comment; `line` is its last. [a peer's recorded DC response types; assumed
+    /// beyond them]
+    pub multiline_marker: Option<MultilineMarker>,
+}
+
+impl Anchor {
+    /// The lines the anchor covers, first and last, when it is on a line: `from..=line` for a multi-line comment
+    /// whose first line is on the same side, else the one line.
+    pub fn lines(&self) -> Option<(u64, u64)> {
+        let last = self.line?;
+        let first = self
+            .multiline_marker
+            .as_ref()
+            .filter(|m| m.start_line_type.is_none() || m.start_line_type == self.line_type)
+            .and_then(|m| m.start_line)
+            .filter(|&f| f >= 1 && f <= last)
+            .unwrap_or(last);
+        Some((first, last))
+    }
+}
+
+/// `multilineMarker`: where a comment on several lines starts. [assumed: a peer's recorded DC types]
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct MultilineMarker {
+    /// The first line's number, on the side its type is on.
+    pub start_line: Option<u64>,
+    /// ADDED, REMOVED or CONTEXT.
+    pub start_line_type: Option<String>,
 }
 
 /// A comment, with its replies. [rec]
@@ -289,6 +322,12 @@ pub struct Comment {
 }
 
 impl Comment {
+    /// Whether it is a draft of a review: `state: PENDING`, seen only by its author (7.7+). Comment reads carry
+    /// no `pending` flag (a peer found none on 10.4.3); the state says it. [javadoc AddCommentRequest.isPending]
+    pub fn is_pending(&self) -> bool {
+        self.state.as_deref() == Some("PENDING")
+    }
+
     /// Whether this comment is a task.
     /// Runs `scrub` over its text and its replies' (see [`crate::DiffAnswer::scrub`]).
     pub fn scrub(&mut self, scrub: &impl Fn(&str) -> Option<String>) {

@@ -17,7 +17,8 @@
 //! | [`repository`] | the repository (its id, clone addresses); its default branch; the search across projects | search_repositories, get_repository_clone_info, create_pull_request, the form and its suggestions |
 //! | [`users`] | one person by slug; the user search | the form and its suggestions |
 //! | [`avatars`] | each person's avatar not yet cached, as a `data:` URL | the card, the list view, the diff and compare views, the form |
-//! | [`server`] | the server's version | enable_auto_merge, disable_auto_merge |
+//! | [`review`] | the calling person's pending review: their drafts (7.7+) | list_pr_comments (drafts), submit_pr_review, discard_pr_review, the card and the diff view (the review bar) |
+//! | [`server`] | the server's version | enable_auto_merge, disable_auto_merge, add_pr_comment (a draft), submit_pr_review |
 //!
 //! Every write is [`crate::writes`]'s. The one request here that is not a GET, the build totals of many commits,
 //! is a read that carries its list in a POST body.
@@ -35,6 +36,7 @@ pub mod pull_request;
 pub mod pull_requests;
 pub mod refs;
 pub mod repository;
+pub mod review;
 pub mod search;
 pub mod server;
 pub mod users;

@@ -39,7 +39,7 @@ fn schema() -> Value {
     object(
         json!({"project": super::project(), "repo": super::repo(),
                "commit": {"type": "string", "minLength": 7, "maxLength": 40, "description": "Commit hash"},
-               "key": {"type": "string", "minLength": 1, "maxLength": 255, "description": "Build key"},
+               "key": {"type": "string", "maxLength": 255, "description": "Build key"},
                "state": {"type": "string", "enum": STATES, "description": "The result"},
                "url": {"type": "string", "minLength": 8, "description": "The build's page, http(s)"},
                "name": {"type": "string", "description": "Build name"}}),

@@ -19,7 +19,7 @@ use crate::bitbucket::{Page, RawPage};
 use crate::errors::{self, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::reads::pull_request;
+use crate::reads::{files, pull_request, review, server};
 use crate::text::{cap, one_line, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 use crate::writes;
@@ -56,7 +56,7 @@ pub const TASKS_SPEC: ToolSpec = ToolSpec {
 pub const ADD_SPEC: ToolSpec = ToolSpec {
     name: "add_pr_comment",
     title: "Add pull request comment",
-    description: "Comment (Markdown) on a pull request, a file (path) or line (path+line), as a reply or a task.",
+    description: "Comment (Markdown) on a pull request, a file (path) or lines (path, line, from_line), as a reply or task; as someone's reviewer, draft it (pending).",
     input_schema: add_schema,
     access: Access::Write,
     role: Role::Data,
@@ -67,6 +67,7 @@ pub const ADD_SPEC: ToolSpec = ToolSpec {
 fn list_schema() -> Value {
     object(
         json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id(),
+               "drafts": {"type": "boolean", "description": "Only your drafts"},
                "start": super::start(), "limit": super::limit(50, 500)}),
         &["project", "repo", "pr_id"],
     )
@@ -86,10 +87,12 @@ fn add_schema() -> Value {
         json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id(),
                "text": {"type": "string", "minLength": 1, "description": "The comment"},
                "reply_to": {"type": "integer", "minimum": 1, "description": "Comment id to reply to"},
-               "path": {"type": "string", "minLength": 1, "description": "File to comment on"},
+               "path": {"type": "string", "description": "File to comment on"},
                "line": {"type": "integer", "minimum": 1, "description": "Line in path (new number; old for REMOVED)"},
                "line_type": {"type": "string", "enum": ["ADDED", "REMOVED", "CONTEXT"], "default": "ADDED", "description": "Kind of line"},
-               "task": {"type": "boolean", "description": "Make it a task"}}),
+               "from_line": {"type": "integer", "minimum": 1, "description": "First line, for several"},
+               "task": {"type": "boolean", "description": "Make it a task"},
+               "pending": {"type": "boolean", "description": "Draft: only you see it until submit_pr_review"}}),
         &["project", "repo", "pr_id", "text"],
     )
 }
@@ -107,8 +110,36 @@ fn activities_request(
 
 fn start_list(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
-    let first = vec![((), activities_request(&project, &repo, id, args, 50))];
-    Step::wait(Comments { project, repo, id }, first)
+    let drafts = flag(args, "drafts") == Some(true);
+    let first = if drafts {
+        vec![(ListRead::Page, review::request(&project, &repo, id))]
+    } else {
+        vec![(ListRead::Page, activities_request(&project, &repo, id, args, 50))]
+    };
+    Step::wait(Comments { project, repo, id, drafts, text: None, suggestions: Vec::new() }, first)
+}
+
+/// The reads of `list_pr_comments`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ListRead {
+    /// A page of activities, or the pending review.
+    Page,
+    /// The lines a suggestion would replace: the i-th of [`Comments::suggestions`].
+    Lines(usize),
+}
+
+/// Suggestions whose replaced lines are read, at most, in one answer (one small read each, in parallel).
+const SUGGESTION_READS: usize = 5;
+
+/// A suggestion of a comment shown, and the lines it would replace once read.
+#[derive(Debug)]
+struct Wanted {
+    comment: u64,
+    index: usize,
+    lines: (u64, u64),
+    path: String,
+    old: Option<Vec<String>>,
+    new: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -116,19 +147,143 @@ struct Comments {
     project: String,
     repo: String,
     id: u64,
+    drafts: bool,
+    /// The threads, once read: the answer's lines before the suggestions are filled in.
+    text: Option<Vec<Comment>>,
+    suggestions: Vec<Wanted>,
 }
 
 impl Plan for Comments {
-    type Read = ();
+    type Read = ListRead;
 
-    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
+    fn on(&mut self, read: ListRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, ListRead>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
-        let page = match errors::json::<RawPage>(&outcome, about, None) {
-            Ok(p) => p.decode::<Activity>(),
-            Err(e) => return Some(ToolResult::error(e)),
+        match read {
+            ListRead::Page => {
+                let raw = match errors::json::<RawPage>(&outcome, about, None) {
+                    Ok(p) => p,
+                    Err(e) if self.drafts && matches!(&outcome, FetchOutcome::Response(r) if r.status == 404) => {
+                        return Some(ToolResult::error(format!(
+                            "{e} (A server before 7.7 keeps no drafts, and has no pending review to list.)"
+                        )));
+                    }
+                    Err(e) => return Some(ToolResult::error(e)),
+                };
+                let roots: Vec<Comment> = if self.drafts {
+                    review::drafts(&raw)
+                } else {
+                    let page = raw.decode::<Activity>();
+                    let text = render_threads(self.id, &self.project, &self.repo, &page);
+                    // The activity's threads, for their suggestions: each root once.
+                    let mut seen = BTreeSet::new();
+                    let roots = page
+                        .values
+                        .iter()
+                        .filter_map(|a| {
+                            let mut c = a.comment.clone()?;
+                            if c.anchor.is_none() {
+                                c.anchor = a.comment_anchor.clone();
+                            }
+                            c.id.filter(|i| seen.insert(*i)).map(|_| c)
+                        })
+                        .collect();
+                    self.text = Some(vec![Comment { text: Some(text), ..Comment::default() }]);
+                    roots
+                };
+                for c in &roots {
+                    let Some(a) = c.anchor.as_ref() else { continue };
+                    let (Some(path), Some(lines), Some(at)) = (a.path.as_ref(), a.lines(), a.to_hash.as_ref()) else {
+                        continue;
+                    };
+                    if a.line_type.as_deref() == Some("REMOVED") {
+                        continue;
+                    }
+                    for (index, new) in
+                        crate::markdown::suggestions(c.text.as_deref().unwrap_or("")).into_iter().enumerate()
+                    {
+                        if self.suggestions.len() < SUGGESTION_READS {
+                            let place = files::Place {
+                                project: self.project.clone(),
+                                repo: self.repo.clone(),
+                                path: path.clone(),
+                                at: Some(at.clone()),
+                            };
+                            f.fetch(
+                                ListRead::Lines(self.suggestions.len()),
+                                place.browse_request(lines.0 - 1, lines.1 - lines.0 + 1),
+                            );
+                            self.suggestions.push(Wanted {
+                                comment: c.id.unwrap_or(0),
+                                index,
+                                lines,
+                                path: path.clone(),
+                                old: None,
+                                new,
+                            });
+                        }
+                    }
+                }
+                if self.drafts {
+                    self.text = Some(roots);
+                }
+            }
+            ListRead::Lines(i) => {
+                let place = files::Place::default();
+                if let (Ok(files::Browsed::Lines(l)), Some(w)) =
+                    (files::browsed(&outcome, &place), self.suggestions.get_mut(i))
+                {
+                    let want = usize::try_from(w.lines.1 - w.lines.0 + 1).unwrap_or(usize::MAX);
+                    if l.lines.len() == want {
+                        w.old = Some(l.lines);
+                    }
+                }
+            }
+        }
+        if f.waiting() > 0 {
+            return None;
+        }
+        let body = self.text.take()?;
+        let mut out = if self.drafts {
+            let mut out = vec![format!(
+                "Your pending review of PR #{} in {}/{}: {} draft(s), seen only by you until submit_pr_review publishes them (discard_pr_review deletes them).",
+                self.id,
+                self.project,
+                self.repo,
+                review::count(&body)
+            )];
+            for c in &body {
+                let mut block = Vec::new();
+                thread(c, c.anchor.as_ref(), "", 0, &mut block);
+                out.push(block.join("\n"));
+            }
+            out
+        } else {
+            vec![body.into_iter().next().and_then(|c| c.text).unwrap_or_default()]
         };
-        Some(ToolResult::text(render_threads(self.id, &self.project, &self.repo, &page)))
+        for w in &self.suggestions {
+            out.push(suggestion_lines(w));
+        }
+        Some(ToolResult::text(out.join("\n")))
     }
+}
+
+/// A suggestion as the lines it would replace and the lines it proposes.
+fn suggestion_lines(w: &Wanted) -> String {
+    let range = if w.lines.0 == w.lines.1 {
+        format!("line {}", w.lines.0)
+    } else {
+        format!("lines {}–{}", w.lines.0, w.lines.1)
+    };
+    let mut out = vec![format!("Suggestion {} of #{} replaces {range} of {}:", w.index, w.comment, one_line(&w.path))];
+    match &w.old {
+        Some(old) => out.extend(old.iter().map(|l| format!("- {}", one_line(l)))),
+        None => out.push("  (the lines it replaces were not read)".to_owned()),
+    }
+    out.extend(w.new.iter().map(|l| format!("+ {}", one_line(l))));
+    if w.new.is_empty() {
+        out.push("  (it deletes them)".to_owned());
+    }
+    out.join("\n")
 }
 
 /// Every comment id in a thread.
@@ -188,13 +343,17 @@ fn where_(anchor: Option<&Anchor>) -> String {
     let Some(a) = anchor else { return String::new() };
     let Some(path) = a.path.as_deref() else { return String::new() };
     let mut s = format!(" on {}", one_line(path));
-    if let Some(l) = a.line {
+    if let Some((first, l)) = a.lines() {
         let kind = match a.line_type.as_deref() {
             Some("ADDED") => "added",
             Some("REMOVED") => "removed",
             _ => "context",
         };
-        s.push_str(&format!(":{l} ({kind} line)"));
+        if first < l {
+            s.push_str(&format!(":{first}–{l} ({kind} lines)"));
+        } else {
+            s.push_str(&format!(":{l} ({kind} line)"));
+        }
     }
     if a.orphaned == Some(true) {
         s.push_str(" · outdated");
@@ -204,6 +363,9 @@ fn where_(anchor: Option<&Anchor>) -> String {
 
 fn marks(c: &Comment) -> String {
     let mut m = String::new();
+    if c.is_pending() {
+        m.push_str(" · pending (a draft only its author sees)");
+    }
     if c.is_task() {
         let state = if c.state.as_deref() == Some("RESOLVED") { "resolved" } else { "open" };
         m.push_str(&format!(" · task, {state}"));
@@ -379,6 +541,8 @@ fn start_add(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     let text = string(args, "text").unwrap_or("");
     let task = flag(args, "task") == Some(true);
+    let pending = flag(args, "pending") == Some(true);
+    let from = number(args, "from_line");
     let (at, place) = match (number(args, "reply_to"), string(args, "path"), number(args, "line")) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
             return Step::Done(ToolResult::error("A reply sits in its thread: give reply_to without path or line."));
@@ -388,13 +552,52 @@ fn start_add(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         (None, Some(p), None) => (Place::File(p), format!(" on {p}")),
         (None, Some(p), Some(l)) => {
             let line_type = string(args, "line_type").unwrap_or("ADDED");
-            (Place::Line { path: p, line: l, line_type }, format!(" on {p}:{l} ({} line)", line_type.to_lowercase()))
+            let lines = match from {
+                Some(f) if f > l => {
+                    return Step::Done(ToolResult::error(format!(
+                        "from_line ({f}) is after line ({l}): a comment on several lines runs from from_line to line."
+                    )));
+                }
+                Some(f) if f < l => format!("{f}–{l}"),
+                _ => l.to_string(),
+            };
+            let place = format!(
+                " on {p}:{lines} ({} line{})",
+                line_type.to_lowercase(),
+                if lines.contains('–') { "s" } else { "" }
+            );
+            (Place::Line { path: p, line: l, line_type, from }, place)
         }
         (None, None, None) => (Place::PullRequest, String::new()),
     };
-    let request = writes::comments::add(&project, &repo, id, text, at, task);
-    let kind = if task { "task" } else { "comment" };
-    Step::wait(AddComment { project, repo, id, kind, place }, vec![((), request)])
+    if from.is_some() && number(args, "line").is_none() {
+        return Step::Done(ToolResult::error(
+            "from_line needs path and line: the comment runs from from_line to line.",
+        ));
+    }
+    let request = writes::comments::add(&project, &repo, id, text, at, task, pending);
+    let kind = match (pending, task) {
+        (true, true) => "draft task",
+        (true, false) => "draft comment",
+        (false, true) => "task",
+        (false, false) => "comment",
+    };
+    let plan = AddComment { project, repo, id, kind, place, pending, post: Some(request) };
+    if pending {
+        // A server before 7.7 ignores `state: PENDING` and publishes: its version is read before anything is sent.
+        return Step::wait(plan, vec![(AddRead::Version, server::request())]);
+    }
+    let post = plan.post.clone().map(|r| vec![(AddRead::Post, r)]).unwrap_or_default();
+    Step::wait(AddComment { post: None, ..plan }, post)
+}
+
+/// The reads and the write of `add_pr_comment`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AddRead {
+    /// The server's version, before a draft.
+    Version,
+    /// The comment posted.
+    Post,
 }
 
 #[derive(Debug)]
@@ -404,25 +607,60 @@ struct AddComment {
     id: u64,
     kind: &'static str,
     place: String,
+    pending: bool,
+    /// The POST, until it is sent.
+    post: Option<FetchRequest>,
 }
 
 impl Plan for AddComment {
-    type Read = ();
+    type Read = AddRead;
 
-    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
+    fn on(&mut self, read: AddRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, AddRead>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
+        if read == AddRead::Version {
+            let nothing = "Nothing was posted.";
+            let (major, minor) = review::SINCE;
+            return match server::version(&outcome, about) {
+                Ok(v) if v.at_least(major, minor) == Some(true) => {
+                    f.fetch(AddRead::Post, self.post.take()?);
+                    None
+                }
+                Ok(v) if v.at_least(major, minor) == Some(false) => Some(ToolResult::error(format!(
+                    "This Bitbucket is {}; drafts (pending comments) came in {major}.{minor}, and an older server would publish the comment at once. {nothing} Ask the person whether to post it as a published comment (pending: false).",
+                    v.text
+                ))),
+                Ok(v) => Some(ToolResult::error(format!(
+                    "bb cannot tell whether this Bitbucket (version \"{}\") keeps drafts (7.7+); an older server would publish the comment at once. {nothing}",
+                    one_line(&v.text)
+                ))),
+                Err(e) => Some(ToolResult::error(format!(
+                    "bb could not read Bitbucket's version, which a draft needs (7.7+; an older server would publish it): {e} {nothing}"
+                ))),
+            };
+        }
         let effect = format!("the {} was added", self.kind);
         let write = Write { effect: &effect, check: "look at list_pr_comments before adding it again" };
         Some(match errors::json::<Comment>(&outcome, about, Some(write)) {
-            Ok(c) => ToolResult::text(format!(
-                "Added {} #{} to PR #{} in {}/{}{}.",
-                self.kind,
-                c.id.map(|i| i.to_string()).unwrap_or_else(|| "?".into()),
-                self.id,
-                self.project,
-                self.repo,
-                self.place
-            )),
+            Ok(c) => {
+                let id = c.id.map(|i| i.to_string()).unwrap_or_else(|| "?".into());
+                let mut text = format!(
+                    "Added {} #{id} to PR #{} in {}/{}{}.",
+                    self.kind, self.id, self.project, self.repo, self.place
+                );
+                if self.pending && !c.is_pending() {
+                    text = format!(
+                        "Bitbucket published comment #{id} on PR #{} in {}/{}{} instead of keeping it as a draft (its state is {}).",
+                        self.id,
+                        self.project,
+                        self.repo,
+                        self.place,
+                        c.state.as_deref().unwrap_or("not said")
+                    );
+                } else if self.pending {
+                    text.push_str(" Only you see it until the review is published (submit_pr_review) or discarded (discard_pr_review).");
+                }
+                ToolResult::text(text)
+            }
             Err(e) => ToolResult::error(e),
         })
     }

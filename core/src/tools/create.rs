@@ -36,9 +36,9 @@ pub const SPEC: ToolSpec = ToolSpec {
 fn schema() -> Value {
     object(
         json!({"project": super::project(), "repo": super::repo(),
-               "title": {"type": "string", "minLength": 1, "description": "Title"},
-               "from_ref": {"type": "string", "minLength": 1, "description": "Source branch"},
-               "to_ref": {"type": "string", "minLength": 1, "description": "Target branch"},
+               "title": {"type": "string", "description": "Title"},
+               "from_ref": {"type": "string", "description": "Source branch"},
+               "to_ref": {"type": "string", "description": "Target branch"},
                "description": {"type": "string", "description": "Description (Markdown)"},
                "reviewers": {"type": "array", "items": {"type": "string"}, "maxItems": 50, "description": "Reviewer usernames"},
                "default_reviewers": {"type": "boolean", "default": true, "description": "Add default reviewers"},

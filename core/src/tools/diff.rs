@@ -51,7 +51,7 @@ fn schema() -> Value {
                "paths": {"type": "array", "items": {"type": "string"}, "maxItems": 20, "description": "Files to diff (default: the first that fit)"},
                "context_lines": {"type": "integer", "minimum": 0, "maximum": 100, "default": 3, "description": "Context lines around changes"},
                "max_bytes": {"type": "integer", "minimum": 2000, "maximum": 100000, "default": DEFAULT_BUDGET, "description": "Answer budget"},
-               "since": {"type": "string", "minLength": 1, "description": "Only changes after this commit, or last_review (yours)"},
+               "since": {"type": "string", "description": "Only changes after this commit, or last_review (yours)"},
                "start": super::start(),
                "limit": super::limit(100, 500)}),
         &["project", "repo", "pr_id"],

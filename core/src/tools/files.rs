@@ -74,7 +74,7 @@ fn path(required: bool) -> Value {
 }
 
 fn at() -> Value {
-    json!({"type": "string", "minLength": 1, "description": "Branch, tag or commit (default: default branch)"})
+    json!({"type": "string", "description": "Branch, tag or commit (default: default branch)"})
 }
 
 fn window(default: u64, max: u64) -> (Value, Value) {
@@ -97,7 +97,7 @@ fn list_schema() -> Value {
     object(
         json!({"project": super::project(), "repo": super::repo(), "path": path(false), "at": at(),
                "recursive": {"type": "boolean", "default": false, "description": "Every file path under it"},
-               "glob": {"type": "string", "minLength": 1, "maxLength": 300, "description": "Only paths that match"},
+               "glob": {"type": "string", "maxLength": 300, "description": "Only paths that match"},
                "start": super::start(), "limit": super::limit(100, 1000)}),
         &["project", "repo"],
     )

@@ -70,9 +70,9 @@ pub const COMPARE_SPEC: ToolSpec = ToolSpec {
 fn list_schema() -> Value {
     object(
         json!({"project": super::project(), "repo": super::repo(),
-               "until": {"type": "string", "minLength": 1, "description": "Newest ref (default: default branch)"},
-               "since": {"type": "string", "minLength": 1, "description": "Ref whose commits to leave out"},
-               "path": {"type": "string", "minLength": 1, "description": "Only commits touching this path"},
+               "until": {"type": "string", "description": "Newest ref (default: default branch)"},
+               "since": {"type": "string", "description": "Ref whose commits to leave out"},
+               "path": {"type": "string", "description": "Only commits touching this path"},
                "start": super::start(), "limit": super::limit(25, 500)}),
         &["project", "repo"],
     )

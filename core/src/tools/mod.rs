@@ -13,6 +13,7 @@ pub mod comments;
 pub mod commits;
 pub mod create;
 pub mod diff;
+pub mod drafts;
 pub mod files;
 pub mod get;
 pub mod history;
@@ -44,6 +45,9 @@ pub fn all() -> Vec<ToolSpec> {
         comments::ADD_SPEC,
         update_comment::SPEC,
         review::SPEC,
+        review::DISCARD_SPEC,
+        drafts::DELETE_SPEC,
+        drafts::APPLY_SPEC,
         create::SPEC,
         update::SPEC,
         state::DECLINE_SPEC,
@@ -85,15 +89,15 @@ fn project() -> Value {
 }
 
 fn repo() -> Value {
-    json!({"type": "string", "description": "Repository slug"})
+    json!({"type": "string", "description": "Repo slug"})
 }
 
 fn pr_id() -> Value {
-    json!({"type": "integer", "minimum": 1, "description": "Pull request id"})
+    json!({"type": "integer", "minimum": 1, "description": "PR id"})
 }
 
 fn start() -> Value {
-    json!({"type": "integer", "minimum": 0, "description": "From a 'start=N' line"})
+    json!({"type": "integer", "minimum": 0, "description": "From a start=N line"})
 }
 
 fn limit(default: u64, max: u64) -> Value {
@@ -101,5 +105,5 @@ fn limit(default: u64, max: u64) -> Value {
 }
 
 fn git_ref() -> Value {
-    json!({"type": "string", "minLength": 1, "description": "Branch, tag or commit id"})
+    json!({"type": "string", "description": "Branch, tag or commit id"})
 }

@@ -36,7 +36,7 @@ fn schema() -> Value {
     object(
         json!({"name": {"type": "string", "description": "Name contains"},
                "project": {"type": "string", "description": "Project name contains"},
-               "project_key": {"type": "string", "minLength": 1, "description": "Every repository of this project"},
+               "project_key": {"type": "string", "description": "Every repository of this project"},
                "start": super::start(), "limit": super::limit(25, 100)}),
         &[],
     )

@@ -34,7 +34,7 @@ const LINE_CHARS: usize = 300;
 
 fn schema() -> Value {
     object(
-        json!({"query": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "What to find"},
+        json!({"query": {"type": "string", "maxLength": 1000, "description": "What to find"},
                "project": {"type": "string", "description": "Only this project key"},
                "repo": {"type": "string", "description": "Only this repository slug (with project)"},
                "start": super::start(), "limit": super::limit(25, 100)}),

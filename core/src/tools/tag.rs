@@ -34,9 +34,9 @@ pub const SPEC: ToolSpec = ToolSpec {
 fn schema() -> Value {
     object(
         json!({"project": super::project(), "repo": super::repo(),
-               "name": {"type": "string", "minLength": 1, "maxLength": 255, "description": "Tag name"},
+               "name": {"type": "string", "maxLength": 255, "description": "Tag name"},
                "start_point": super::git_ref(),
-               "message": {"type": "string", "minLength": 1, "description": "Annotation"}}),
+               "message": {"type": "string", "description": "Annotation"}}),
         &["project", "repo", "name", "start_point"],
     )
 }

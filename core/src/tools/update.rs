@@ -44,10 +44,10 @@ fn names() -> Value {
 fn schema() -> Value {
     object(
         json!({"project": super::project(), "repo": super::repo(), "pr_id": super::pr_id(),
-               "title": {"type": "string", "minLength": 1, "description": "New title"},
+               "title": {"type": "string", "description": "New title"},
                "description": {"type": "string", "description": "New description (Markdown)"},
                "add_reviewers": names(), "remove_reviewers": names(),
-               "to_ref": {"type": "string", "minLength": 1, "description": "New target branch"},
+               "to_ref": {"type": "string", "description": "New target branch"},
                "draft": {"type": "boolean", "description": "true: draft; false: ready (8.18+)"}}),
         &["project", "repo", "pr_id"],
     )

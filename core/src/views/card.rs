@@ -27,7 +27,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, Source};
 use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
-use crate::reads::pull_request;
+use crate::reads::{pull_request, review};
 use crate::text::short;
 use crate::tool::Call;
 
@@ -43,6 +43,8 @@ pub enum CardRead {
     Activity,
     /// Bitbucket's merge check, for an open pull request.
     MergeCheck,
+    /// The person's pending review: their drafts (7.7+).
+    Drafts,
     /// The required-build conditions.
     Conditions(ConditionsRead),
     /// An avatar of someone the card shows.
@@ -80,6 +82,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         (CardRead::Builds(BuildsRead::Listing), listing),
         (CardRead::Activity, activity),
         (CardRead::MergeCheck, pull_request::merge_check_request(&project, &repo, id)),
+        (CardRead::Drafts, review::request(&project, &repo, id)),
     ];
     first.extend(conditions.into_iter().map(|(read, request)| (CardRead::Conditions(read), request)));
     let card = Card {
@@ -95,6 +98,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         required,
         activity: None,
         merge_check: None,
+        drafts: Value::Null,
         built: None,
         missing: Vec::new(),
         people: People::default(),
@@ -121,6 +125,8 @@ struct Card {
     activity: Option<Value>,
     /// Asked with the pull request: used (and its failure said) only when the pull request is open.
     merge_check: Option<Result<MergeCheck, String>>,
+    /// The person's drafts (`drafts` in VIEW_DATA.md), null when not read or the server keeps none.
+    drafts: Value,
     /// The view's data, built once everything but the avatars has been read.
     built: Option<Value>,
     missing: Vec<String>,
@@ -164,6 +170,8 @@ impl Plan for Card {
                 self.note_builds_failure(Some(r));
             }
             CardRead::MergeCheck => self.merge_check = Some(errors::json::<MergeCheck>(&outcome, about, None)),
+            // A server before 7.7 has no `…/review` (404): no drafts, nothing to say.
+            CardRead::Drafts => self.drafts = super::drafts(&outcome, about),
             CardRead::Activity => match errors::json::<RawPage>(&outcome, about, None) {
                 Ok(p) => {
                     // Drawn as it comes, which notes everyone it names: their avatars go now.
@@ -289,6 +297,7 @@ impl Card {
             "mergeOutcome": props.merge_result.and_then(|m| m.outcome),
             "mergeCheck": merge_check,
             "counts": super::counts(pr),
+            "drafts": if pr.state.as_deref() == Some("OPEN") { self.drafts.clone() } else { Value::Null },
             "created": pr.created_date,
             "updated": pr.updated_date,
             "closed": pr.closed_date,
@@ -436,8 +445,26 @@ fn activity_item(
 pub fn comment(c: &Comment, orphaned: bool, people: &mut People, base_url: Option<&str>, depth: usize) -> Value {
     let author = c.author.as_ref().map(|u| people.note(u));
     let anchor = c.anchor.as_ref().map(|x| {
-        json!({"path": x.path, "line": x.line, "lineType": x.line_type, "orphaned": orphaned || x.orphaned == Some(true)})
+        let mut a = json!({"path": x.path, "line": x.line, "lineType": x.line_type,
+                           "orphaned": orphaned || x.orphaned == Some(true)});
+        if let Some((from, last)) = x.lines().filter(|(f, l)| f < l) {
+            a["from"] = json!(from);
+            a["fromType"] = json!(x.line_type);
+            a["line"] = json!(last);
+        }
+        a
     });
+    // Each ```suggestion block, as the lines it proposes for the anchor's lines; the lines it replaces are added
+    // by a view that has them (the diff's), else null.
+    let suggestions: Vec<Value> = markdown::suggestions(c.text.as_deref().unwrap_or(""))
+        .into_iter()
+        .enumerate()
+        .map(|(i, new)| {
+            let (from, to) =
+                c.anchor.as_ref().and_then(|a| a.lines()).map_or((None, None), |(f, t)| (Some(f), Some(t)));
+            json!({"index": i, "from": from, "to": to, "old": null, "new": new})
+        })
+        .collect();
     let mut replies = Vec::new();
     for r in &c.comments {
         if depth + 1 < MAX_REPLY_DEPTH {
@@ -477,5 +504,6 @@ pub fn comment(c: &Comment, orphaned: bool, people: &mut People, base_url: Optio
         "state": c.state.as_deref().unwrap_or("OPEN"),
         "anchor": anchor,
         "replies": replies,
+        "suggestions": if suggestions.is_empty() { Value::Null } else { Value::Array(suggestions) },
     })
 }

@@ -35,7 +35,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::compare::Refs;
 use crate::reads::diff::{Range, Since};
-use crate::reads::{diff, pull_request};
+use crate::reads::{diff, pull_request, review};
 use crate::tool::Call;
 
 /// Files whose diffs one view carries; the others are listed, and the view says how many it left out.
@@ -56,6 +56,8 @@ pub enum DiffRead {
     Avatar(Avatar),
     /// The highlighting of the file at this index of the view's diffs.
     Highlight(usize),
+    /// The person's pending review: their drafts (7.7+), for the review bar.
+    Drafts,
 }
 
 /// What a diff view shows the changes of.
@@ -89,6 +91,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     if since.is_none() {
         first.push((DiffRead::Changes, diff::changes_request(&project, &repo, id, 0, FILES_LIMIT, None)));
     }
+    first.push((DiffRead::Drafts, review::request(&project, &repo, id)));
     open(Header::new("diff", args, call), call, project, repo, Of::PullRequest { id, since }, first)
 }
 
@@ -121,6 +124,7 @@ pub(super) fn open(
         you: call.bitbucket_user.map(str::to_owned),
         range: None,
         review: Value::Null,
+        drafts: Value::Null,
     };
     Step::wait(view, first)
 }
@@ -155,6 +159,8 @@ struct DiffView {
     range: Option<Range>,
     /// The iterative review choice (`review` in VIEW_DATA.md), once the pull request is read.
     review: Value,
+    /// The person's drafts (`drafts` in VIEW_DATA.md); null when not read or the server keeps none.
+    drafts: Value,
 }
 
 impl Plan for DiffView {
@@ -201,6 +207,7 @@ impl Plan for DiffView {
             }
             DiffRead::Avatar(a) => self.avatars.on(a, &outcome, f),
             DiffRead::Highlight(_) => {}
+            DiffRead::Drafts => self.drafts = super::drafts(&outcome, about),
         }
         let read_all = self.changes.is_some() && (self.pr.is_some() || matches!(self.of, Of::Refs(..)));
         if f.waiting() > 0 || !read_all {
@@ -265,6 +272,33 @@ fn share(files: usize) -> Share {
     Share {
         lines: (limits::VIEW_DIFF_LINES / files).max(limits::FILE_DIFF_LINES),
         bytes: (limits::VIEW_DIFF_BYTES / files).max(limits::FILE_DIFF_BYTES),
+    }
+}
+
+/// Gives each suggestion drawn on a line of these hunks the lines it would replace, as the diff shows them on the
+/// new side (`old` in VIEW_DATA.md), when every one of them is in the hunks; a suggestion on a removed line, or
+/// one reaching past the hunks, keeps `old: null`.
+fn fill_suggestions(hunks: &mut [Value]) {
+    let mut new_side: BTreeMap<u64, String> = BTreeMap::new();
+    for l in hunks.iter().flat_map(|h| h["lines"].as_array().into_iter().flatten()) {
+        if let (Some(n), Some(text)) = (l["n"].as_u64(), l["s"].as_str()) {
+            new_side.insert(n, text.to_owned());
+        }
+    }
+    for l in hunks.iter_mut().flat_map(|h| h["lines"].as_array_mut().into_iter().flatten()) {
+        for thread in l.get_mut("c").and_then(Value::as_array_mut).into_iter().flatten() {
+            if thread["anchor"]["lineType"] == "REMOVED" {
+                continue;
+            }
+            for s in thread.get_mut("suggestions").and_then(Value::as_array_mut).into_iter().flatten() {
+                if let (Some(from), Some(to)) = (s["from"].as_u64(), s["to"].as_u64()) {
+                    let old: Option<Vec<&String>> = (from..=to).map(|n| new_side.get(&n)).collect();
+                    if let Some(old) = old {
+                        s["old"] = json!(old);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -468,6 +502,8 @@ impl DiffView {
             "filesMore": files_more,
             "diffs": diffs,
             "notCarried": listed.saturating_sub(MAX_FILES),
+            "head": pr.from_ref.as_ref().and_then(|r| r.latest_commit.clone()),
+            "drafts": if pr.state.as_deref() == Some("OPEN") { self.drafts.clone() } else { Value::Null },
             // "Show more" reads the new side at the source's tip, the old at the target's (the file kind).
             "expand": match (pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref()),
                              pr.to_ref.as_ref().and_then(|r| r.latest_commit.as_deref())) {
@@ -543,6 +579,7 @@ impl DiffView {
                 "lines": lines,
             }));
         }
+        fill_suggestions(&mut hunks);
         let file_comments: Vec<Value> =
             d.file_comments.iter().map(|c| comment(c, false, people, base.as_deref(), 0)).collect();
         // Roots no line lists: their line is gone (orphaned); the activity shows them, marked outdated.

@@ -161,6 +161,19 @@ impl Header {
     }
 }
 
+/// The person's drafts as the card and the diff view carry them (`drafts` in VIEW_DATA.md): their count and the
+/// first one's place, from `GET …/review`; null when it could not be read or the server keeps no drafts (before
+/// 7.7 it has no `…/review`: a 404, not worth a sentence in `missing`).
+pub(crate) fn drafts(outcome: &crate::fetch::FetchOutcome, about: crate::errors::Subject<'_>) -> Value {
+    match crate::errors::json::<crate::bitbucket::RawPage>(outcome, about, None) {
+        Ok(page) => {
+            let drafts = crate::reads::review::drafts(&page);
+            json!({"count": crate::reads::review::count(&drafts), "first": crate::reads::review::first_place(&drafts)})
+        }
+        Err(_) => Value::Null,
+    }
+}
+
 /// A pull request's comment and task counts as the card and the list draw them: `null` each when Bitbucket sent
 /// no `properties` at all (it said nothing), a count left out of `properties` that are there as 0 (Bitbucket
 /// leaves out `commentCount` when there are none) — as get_pull_request and list_pr_tasks say them.

@@ -14,8 +14,12 @@
 //! | [`pull_request::auto_merge`] | `POST …/pull-requests/{id}/merge?version` with `autoMerge` | enable_auto_merge |
 //! | [`pull_request::cancel_auto_merge`] | `DELETE …/pull-requests/{id}/auto-merge` | disable_auto_merge |
 //! | [`pull_request::review`] | `PUT …/pull-requests/{id}/participants/{userSlug}` | submit_pr_review |
-//! | [`comments::add`] | `POST …/pull-requests/{id}/comments` | add_pr_comment, submit_pr_review (its comment) |
+//! | [`comments::add`] | `POST …/pull-requests/{id}/comments` | add_pr_comment, submit_pr_review (its comment, before 7.7) |
 //! | [`comments::edit`] | `PUT …/pull-requests/{id}/comments/{commentId}` | update_pr_comment |
+//! | [`comments::delete`] | `DELETE …/pull-requests/{id}/comments/{commentId}?version` | delete_pr_comment |
+//! | [`comments::finish_review`] | `PUT …/pull-requests/{id}/review` (7.7+) | submit_pr_review |
+//! | [`comments::discard_review`] | `DELETE …/pull-requests/{id}/review` (7.7+) | discard_pr_review |
+//! | [`comments::apply_suggestion`] | `POST …/comments/{commentId}/apply-suggestion` | apply_pr_suggestion |
 //! | [`repository::create_tag`] | `POST …/repos/{slug}/tags` | create_tag |
 //! | [`repository::build_status`] | `POST …/repos/{slug}/commits/{commitId}/builds` | set_build_status |
 //!
