@@ -321,7 +321,7 @@ mod tests {
     fn enums_bounds_and_lengths_are_checked() {
         assert!(err(json!({"project": "P", "pr_id": 1, "state": "open"})).contains("must be one of"));
         assert!(err(json!({"project": "P", "pr_id": 0})).contains("at least 1"));
-        assert!(err(json!({"project": "", "pr_id": 1})).contains("at least 1 characters"));
+        assert!(err(json!({"project": "", "pr_id": 1})).contains("cannot be empty"));
         assert!(err(json!({"project": "P", "pr_id": 1, "paths": ["a", "b", "c"]})).contains("at most 2 items"));
         assert!(err(json!({"project": "P", "pr_id": 1, "paths": [1]})).contains("`paths[0]` must be a string"));
     }

@@ -60,13 +60,15 @@ fn the_card_carries_everything_it_draws_with_bitbuckets_counts() {
 }
 
 #[test]
-fn a_card_costs_six_requests_and_one_per_avatar_then_the_cache_answers() {
+fn a_card_costs_seven_requests_and_one_per_avatar_then_the_cache_answers() {
     let mut d = StackHarness::with_views();
     card(&mut d, "BB", "api", 1);
     let first = d.requests.clone();
     // The pull request, its build listing, its activity, the required-build conditions, the
-    // branching model (BB/api has MODEL_* conditions) and, the pull request being open, the merge check.
-    assert_eq!(first.iter().filter(|r| !r.contains("/avatar.png")).count(), 6, "{first:#?}");
+    // branching model (BB/api has MODEL_* conditions), the merge check and the person's drafts (their pending
+    // review, 7.7+).
+    assert_eq!(first.iter().filter(|r| !r.contains("/avatar.png")).count(), 7, "{first:#?}");
+    assert!(first.iter().any(|r| r.contains("/pull-requests/1/review?")));
     assert!(first.iter().any(|r| r.ends_with("/pull-requests/1/merge?")));
     assert!(first.iter().any(|r| r.contains("/activities")));
     assert!(first.iter().any(|r| r.contains("/rest/ui/latest/") && r.contains("/builds")));

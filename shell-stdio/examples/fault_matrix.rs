@@ -126,6 +126,9 @@ const PR: &str = "/rest/api/latest/projects/BB/repos/api/pull-requests";
 /// A commit the matrix posts a build result on.
 const MATRIX_COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 const REPO: &str = "/rest/api/latest/projects/BB/repos/api";
+/// The seed's pull request and comment with a suggestion that applies.
+const SUGGESTION_PR: u64 = 0;
+const SUGGESTION_COMMENT: u64 = 0;
 
 /// Arguments that work against the seed (core/tests/answers_snapshot.rs uses the same).
 fn args_for(tool: &str) -> Option<Value> {
@@ -175,6 +178,11 @@ fn args_for(tool: &str) -> Option<Value> {
         "compare_refs" => json!({ "project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main" }),
         "create_tag" => json!({ "project": "BB", "repo": "api", "name": "matrix", "start_point": "main" }),
         "enable_auto_merge" | "disable_auto_merge" => pr(10),
+        "discard_pr_review" => pr(1),
+        "delete_pr_comment" => json!({ "project": "BB", "repo": "api", "pr_id": 1, "comment_id": 1013 }),
+        "apply_pr_suggestion" => {
+            json!({ "project": "BB", "repo": "api", "pr_id": SUGGESTION_PR, "comment_id": SUGGESTION_COMMENT })
+        }
         _ => return None,
     })
 }
@@ -187,7 +195,10 @@ fn first_request(tool: &str) -> (Method, String) {
         "get_pull_request_diff" | "show diff" => get(&format!("{PR}/1/changes")),
         "list_pr_comments" => get(&format!("{PR}/1/activities")),
         "add_pr_comment" => (Method::Post, format!("{PR}/3/comments")),
-        "submit_pr_review" => get(&format!("{PR}/10")),
+        "submit_pr_review" => get(&format!("{PR}/10/review")),
+        "discard_pr_review" => get(&format!("{PR}/1/review")),
+        "delete_pr_comment" => get(&format!("{PR}/1/comments/1013")),
+        "apply_pr_suggestion" => get(&format!("{PR}/{SUGGESTION_PR}")),
         "create_pull_request" => get("/rest/api/latest/projects/BB/repos/api"),
         "merge_pull_request" => (Method::Post, format!("{PR}/11/merge")),
         "update_pr_comment" => get(&format!("{PR}/1/comments/1013")),
@@ -219,7 +230,12 @@ fn first_request(tool: &str) -> (Method, String) {
 /// The write of a tool that reads before it writes: a second row for it puts the fault on the write.
 fn write_after_reads(tool: &str) -> Option<(Method, String)> {
     match tool {
-        "submit_pr_review" => Some((Method::Put, format!("{PR}/10/participants/alice"))),
+        "submit_pr_review" => Some((Method::Put, format!("{PR}/10/review"))),
+        "discard_pr_review" => Some((Method::Delete, format!("{PR}/1/review"))),
+        "delete_pr_comment" => Some((Method::Delete, format!("{PR}/1/comments/1013"))),
+        "apply_pr_suggestion" => {
+            Some((Method::Post, format!("{PR}/{SUGGESTION_PR}/comments/{SUGGESTION_COMMENT}/apply-suggestion")))
+        }
         "create_pull_request" => Some((Method::Post, PR.to_string())),
         "update_pr_comment" => Some((Method::Put, format!("{PR}/1/comments/1013"))),
         "update_pull_request" => Some((Method::Put, format!("{PR}/10"))),

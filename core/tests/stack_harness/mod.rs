@@ -262,6 +262,25 @@ impl StackHarness {
         Answer { text, is_error: result["isError"] == true, raw: result }
     }
 
+    /// Reads `path` (with its query) from the stack as the user `slug`, not as bb: what another person sees.
+    #[allow(dead_code)]
+    pub fn get_as(&mut self, slug: &str, path: &str) -> (u16, Value) {
+        let token = self.world.model.users[slug].token.clone();
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        let query = query
+            .split('&')
+            .filter(|q| !q.is_empty())
+            .map(|q| {
+                let (k, v) = q.split_once('=').unwrap_or((q, ""));
+                (k.to_owned(), v.to_owned())
+            })
+            .collect();
+        let req = Request { method: "GET".into(), path: path.to_owned(), query, ..Request::default() }
+            .with_header("Authorization", &format!("Bearer {token}"));
+        let response = bb_stack::routes::serve(&mut self.world, &req);
+        (response.status, serde_json::from_slice(&response.body).unwrap_or(Value::Null))
+    }
+
     /// How many requests of `method` went to paths containing `fragment`.
     pub fn count(&self, method: &str, fragment: &str) -> usize {
         self.requests.iter().filter(|r| r.starts_with(&format!("{method} ")) && r.contains(fragment)).count()
