@@ -25,7 +25,8 @@
 //! - [`auth`]: who is asking: a token, a user and password, or nobody.
 //! - [`api::pull_requests`]: which pull requests a listing shows; creating, editing, merging, declining, reopening.
 //! - [`api::auto_merge`]: whether a merge waits for its checks (8.15+), its request and cancelling, the setting.
-//! - `api::lifecycle`: the checks every pull-request change passes, the activity it leaves, vetoes, the merge.
+//! - `api::lifecycle`: the checks every pull-request change passes, the activity it leaves, vetoes, the merge, a
+//!   push to the source branch (a rescope).
 //! - [`api::files`]: a repository's files at a ref or commit: browse (lines, children, blame), raw, the listing.
 //! - [`api::search`]: code search over every repository's default branch, and the server without an index.
 //! - [`api::diffs`]: a pull request's (over all or a range of its commits), a comparison's or a commit's changed
