@@ -24,8 +24,9 @@
 //!   name, or null. `startMs` (when it arrived, before any added latency and before the world's lock) and `endMs`
 //!   (when its answer was made, after the latency) are milliseconds, to the microsecond, on a monotonic clock since
 //!   the last reset or the start; a request never answered (a hang) has `endMs` and `status` null.
-//! - `POST /_stack/builds`, `/_stack/comments`, `/_stack/push`: a build status, a comment as another user, a push
-//!   that rescopes a pull request (its commit keeps the files as they were).
+//! - `POST /_stack/builds`, `/_stack/comments`, `/_stack/push`: a build status, a comment as another user (with
+//!   `"state": "PENDING"`, their draft), a push that rescopes a pull request (its commit keeps the files as they
+//!   were).
 //! - `GET|POST|PUT /_stack/search`: whether code search answers (`{"enabled": true}`, the default unless the stack
 //!   started with `--no-search`) or answers as a server without a search index does (`{"enabled": false}`: 503).
 //!   Reset goes back to the start's setting. Answers `{enabled}`.

@@ -34,7 +34,10 @@
 //! - [`api::projects`]: projects, repositories, branches, commits, tags and the server's version.
 //! - [`api::users`]: which users a search finds, one user, and avatars.
 //! - [`api::review`]: who takes part in a pull request and the caller's review status.
-//! - [`api::comments`]: comments, replies and tasks: adding, editing, resolving, deleting.
+//! - [`api::comments`]: comments, replies and tasks: adding (drafts too), editing, resolving, deleting; who sees a
+//!   draft.
+//! - [`api::anchors`]: what a new comment's anchor may hold (a multi-line marker, the diff's hashes) and the lines
+//!   it covers.
 //! - [`api::activities`]: a pull request's activity, newest first.
 //! - [`api::builds`]: build statuses by commit and by pull request, and posting one.
 //! - [`api::required_builds`]: what a repository requires and suggests: builds, branching model, default reviewers.

@@ -22,7 +22,7 @@ pub fn serve(world: &mut World, req: &Request) -> Response {
         Ok(c) => c,
         Err(r) => return r,
     };
-    let view = world.view(api::avatar_size(req));
+    let mut view = world.view(api::avatar_size(req));
     let me = match caller {
         Caller::User(slug) => slug,
         Caller::Anonymous => {
@@ -35,6 +35,7 @@ pub fn serve(world: &mut World, req: &Request) -> Response {
             };
         }
     };
+    view.viewer = Some(me.clone());
     let mut cx = Cx { m: &mut world.model, v: view, me: me.clone() };
     let reply = dispatch(&mut cx, req, &segs);
     let mut response = reply.unwrap_or_else(|e| e);

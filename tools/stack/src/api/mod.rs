@@ -1,6 +1,7 @@
 //! Bitbucket's REST endpoints, as plain functions over the model and a request.
 
 pub mod activities;
+pub mod anchors;
 pub mod auto_merge;
 pub mod builds;
 pub mod comments;
