@@ -20,11 +20,13 @@
 //! - [`server`]: which connections are served and how (HTTP/1.1 on smol), and carrying out each request's admission.
 //! - [`tls`]: which certificate the stack serves over HTTPS and which client certificates it requires.
 //! - [`control`]: what each `/_stack` request sets or changes (faults, latency, rate limit, counters, log, reset,
-//!   others' changes).
+//!   others' changes, the server's version).
 //! - [`routes`]: which handler serves a path, after authentication.
 //! - [`auth`]: who is asking: a token, a user and password, or nobody.
 //! - [`api::pull_requests`]: which pull requests a listing shows; creating, editing, merging, declining, reopening.
 //! - [`api::auto_merge`]: whether a merge waits for its checks (8.15+), its request and cancelling, the setting.
+//! - [`api::drafts`]: draft reviews (7.7+): the caller's pending comments, finishing the review (publishing them),
+//!   discarding it.
 //! - `api::lifecycle`: the checks every pull-request change passes, the activity it leaves, vetoes, the merge, a
 //!   push to the source branch (a rescope).
 //! - [`api::files`]: a repository's files at a ref or commit: browse (lines, children, blame), raw, the listing.

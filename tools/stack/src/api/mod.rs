@@ -6,6 +6,7 @@ pub mod auto_merge;
 pub mod builds;
 pub mod comments;
 pub mod diffs;
+pub mod drafts;
 pub mod files;
 mod lifecycle;
 pub mod projects;

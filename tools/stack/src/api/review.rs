@@ -2,6 +2,9 @@
 //!
 //! Source: reference "Pull requests" [spec]: `PUT …/participants/{userSlug}` `{status}` acts for the current user,
 //! 400 for the author; approvals do not change the pull request's `version` or `updatedDate` [rec + seed].
+//! Setting a status this way does not publish the caller's draft comments (a peer DC MCP server found this against
+//! a running DC 9.3 and moved to `…/review`); finishing the review does (`drafts`), and shares
+//! [`record_review`] with it.
 
 use super::{Cx, Reply, find_pr, pr_key};
 use crate::errors::{self, exception};
