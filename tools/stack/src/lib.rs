@@ -27,6 +27,8 @@
 //! - [`api::auto_merge`]: whether a merge waits for its checks (8.15+), its request and cancelling, the setting.
 //! - [`api::drafts`]: draft reviews (7.7+): the caller's pending comments, finishing the review (publishing them),
 //!   discarding it.
+//! - [`api::suggestions`]: applying a comment's suggestion: a commit on the source branch, the pull request
+//!   rescoped.
 //! - `api::lifecycle`: the checks every pull-request change passes, the activity it leaves, vetoes, the merge, a
 //!   push to the source branch (a rescope).
 //! - [`api::files`]: a repository's files at a ref or commit: browse (lines, children, blame), raw, the listing.

@@ -4,7 +4,7 @@
 
 use crate::api::{
     self, Cx, activities, auto_merge, builds, comments, diffs, drafts, files, projects, pull_requests, required_builds,
-    review, search, users,
+    review, search, suggestions, users,
 };
 use crate::auth::{self, Caller};
 use crate::errors;
@@ -128,6 +128,9 @@ fn repo_scoped(cx: &mut Cx, req: &Request, key: &str, rest: &[&str]) -> api::Rep
         ("GET", [slug, "pull-requests", id, "comments", cid]) => comments::one(cx, key, slug, id, cid),
         ("PUT", [slug, "pull-requests", id, "comments", cid]) => comments::update(cx, req, key, slug, id, cid),
         ("DELETE", [slug, "pull-requests", id, "comments", cid]) => comments::delete(cx, req, key, slug, id, cid),
+        ("POST", [slug, "pull-requests", id, "comments", cid, "apply-suggestion"]) => {
+            suggestions::apply(cx, req, key, slug, id, cid)
+        }
         ("GET", [slug, "pull-requests", id, "review"]) => drafts::get(cx, req, key, slug, id),
         ("PUT", [slug, "pull-requests", id, "review"]) => drafts::finish(cx, req, key, slug, id),
         ("DELETE", [slug, "pull-requests", id, "review"]) => drafts::discard(cx, req, key, slug, id),

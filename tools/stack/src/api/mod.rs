@@ -14,6 +14,7 @@ pub mod pull_requests;
 pub mod required_builds;
 pub mod review;
 pub mod search;
+pub mod suggestions;
 pub mod users;
 
 use crate::errors::{self, exception};
