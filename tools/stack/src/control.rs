@@ -1,6 +1,6 @@
 //! The control API under `/_stack/...` (a path Bitbucket never uses): faults, latency, rate limiting, request counts
-//! and log, reset, and changes made as another user (builds, comments, pushes). JSON in and out, no authentication;
-//! `/_stack` requests are never counted, logged, delayed, faulted or rate limited.
+//! and log, reset, changes made as another user (builds, comments, pushes), and the version the server plays. JSON
+//! in and out, no authentication; `/_stack` requests are never counted, logged, delayed, faulted or rate limited.
 //!
 //! - `GET /_stack`: the base URL, the users with their tokens and passwords, the logical clock.
 //! - `POST /_stack/reset`: data back to the seed; faults, latency, the rate limit (off, buckets emptied), the
@@ -24,11 +24,17 @@
 //!   name, or null. `startMs` (when it arrived, before any added latency and before the world's lock) and `endMs`
 //!   (when its answer was made, after the latency) are milliseconds, to the microsecond, on a monotonic clock since
 //!   the last reset or the start; a request never answered (a hang) has `endMs` and `status` null.
-//! - `POST /_stack/builds`, `/_stack/comments`, `/_stack/push`: a build status, a comment as another user, a push
-//!   that rescopes a pull request (its commit keeps the files as they were).
+//! - `POST /_stack/builds`, `/_stack/comments`, `/_stack/push`: a build status, a comment as another user (with
+//!   `"state": "PENDING"`, their draft), a push that rescopes a pull request (its commit keeps the files as they
+//!   were).
 //! - `GET|POST|PUT /_stack/search`: whether code search answers (`{"enabled": true}`, the default unless the stack
 //!   started with `--no-search`) or answers as a server without a search index does (`{"enabled": false}`: 503).
 //!   Reset goes back to the start's setting. Answers `{enabled}`.
+//! - `GET|PUT|POST /_stack/application`: what `application-properties` answers, and so which Bitbucket the stack
+//!   plays: `PUT {"version": "7.6.0"}` makes it a 7.6 server (no drafts: `…/review` is 404 and `state: PENDING`
+//!   publishes; before 7.0, tasks hang on comments; before 8.15, no auto-merge). `buildNumber` follows the version
+//!   (`7.6.0` → `7006000`) unless given; `displayName` and `buildDate` may be given too. Reset goes back to the
+//!   seed's. Answers the application properties.
 //!
 //! This module reads the requests and answers them; what they set, and what it does to each Bitbucket request, is
 //! `admission`'s [`Control`], which the world holds.
@@ -104,6 +110,8 @@ pub fn handle(world: &mut World, req: &Request, rest: &[&str]) -> Response {
             }
             _ => errors::field_error("enabled", "enabled must be true or false"),
         },
+        ("GET", ["application"]) => Response::json(200, &world.model.application),
+        ("PUT" | "POST", ["application"]) => set_application(&mut world.model.application, &body),
         ("POST", ["builds"]) => builds::control_set_build(&mut world.model, &body),
         ("POST", ["comments"]) => {
             let view = world.view(None);
@@ -115,6 +123,33 @@ pub fn handle(world: &mut World, req: &Request, rest: &[&str]) -> Response {
         }
         _ => errors::no_such_resource(&req.path),
     }
+}
+
+/// `{"version": "M.m.p", buildNumber?, buildDate?, displayName?}`: the version must be two or three numbers.
+fn set_application(application: &mut Value, body: &Value) -> Response {
+    let Some(version) = body.get("version").and_then(Value::as_str).map(str::trim) else {
+        return errors::field_error("version", "version (such as \"7.6.0\") is required");
+    };
+    let parts: Vec<Option<u32>> = version.split('.').map(|p| p.parse().ok()).collect();
+    if !(2..=3).contains(&parts.len()) || parts.iter().any(Option::is_none) {
+        return errors::field_error("version", &format!("version must be numbers such as 7.6.0, not {version}"));
+    }
+    let n = |i: usize| parts.get(i).copied().flatten().unwrap_or(0);
+    let mut next = application.clone();
+    if !next.is_object() {
+        next = json!({});
+    }
+    next["version"] = json!(version);
+    next["buildNumber"] = json!(format!("{}{:03}{:03}", n(0), n(1), n(2)));
+    for field in ["buildNumber", "buildDate", "displayName"] {
+        match body.get(field) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => next[field] = json!(s),
+            Some(_) => return errors::field_error(field, &format!("{field} must be text")),
+        }
+    }
+    *application = next;
+    Response::json(200, application)
 }
 
 fn info(world: &World) -> Response {

@@ -20,12 +20,17 @@
 //! - [`server`]: which connections are served and how (HTTP/1.1 on smol), and carrying out each request's admission.
 //! - [`tls`]: which certificate the stack serves over HTTPS and which client certificates it requires.
 //! - [`control`]: what each `/_stack` request sets or changes (faults, latency, rate limit, counters, log, reset,
-//!   others' changes).
+//!   others' changes, the server's version).
 //! - [`routes`]: which handler serves a path, after authentication.
 //! - [`auth`]: who is asking: a token, a user and password, or nobody.
 //! - [`api::pull_requests`]: which pull requests a listing shows; creating, editing, merging, declining, reopening.
 //! - [`api::auto_merge`]: whether a merge waits for its checks (8.15+), its request and cancelling, the setting.
-//! - `api::lifecycle`: the checks every pull-request change passes, the activity it leaves, vetoes, the merge.
+//! - [`api::drafts`]: draft reviews (7.7+): the caller's pending comments, finishing the review (publishing them),
+//!   discarding it.
+//! - [`api::suggestions`]: applying a comment's suggestion: a commit on the source branch, the pull request
+//!   rescoped.
+//! - `api::lifecycle`: the checks every pull-request change passes, the activity it leaves, vetoes, the merge, a
+//!   push to the source branch (a rescope).
 //! - [`api::files`]: a repository's files at a ref or commit: browse (lines, children, blame), raw, the listing.
 //! - [`api::search`]: code search over every repository's default branch, and the server without an index.
 //! - [`api::diffs`]: a pull request's (over all or a range of its commits), a comparison's or a commit's changed
@@ -33,7 +38,10 @@
 //! - [`api::projects`]: projects, repositories, branches, commits, tags and the server's version.
 //! - [`api::users`]: which users a search finds, one user, and avatars.
 //! - [`api::review`]: who takes part in a pull request and the caller's review status.
-//! - [`api::comments`]: comments, replies and tasks: adding, editing, resolving, deleting.
+//! - [`api::comments`]: comments, replies and tasks: adding (drafts too), editing, resolving, deleting; who sees a
+//!   draft.
+//! - [`api::anchors`]: what a new comment's anchor may hold (a multi-line marker, the diff's hashes) and the lines
+//!   it covers.
 //! - [`api::activities`]: a pull request's activity, newest first.
 //! - [`api::builds`]: build statuses by commit and by pull request, and posting one.
 //! - [`api::required_builds`]: what a repository requires and suggests: builds, branching model, default reviewers.

@@ -405,7 +405,8 @@ pub struct Comment {
     pub anchor: Option<Value>,
     /// NORMAL or BLOCKER (a task).
     pub severity: String,
-    /// OPEN, PENDING or RESOLVED.
+    /// OPEN, RESOLVED, or PENDING for a draft (7.7+): a draft is seen by its author only, until they finish
+    /// their review (`api::drafts`).
     pub state: String,
     /// Whether a comment thread was marked resolved.
     pub thread_resolved: bool,
@@ -418,9 +419,20 @@ pub struct Comment {
 }
 
 impl Comment {
-    /// Whether the comment is an open task.
+    /// Whether the comment is a draft (state PENDING), not yet published.
+    pub fn is_pending(&self) -> bool {
+        self.state == "PENDING"
+    }
+
+    /// Whether `viewer` sees the comment: everybody sees a published one, only its author a draft (so a request
+    /// with no viewer sees no drafts).
+    pub fn seen_by(&self, viewer: Option<&str>) -> bool {
+        !self.is_pending() || viewer == Some(self.author.as_str())
+    }
+
+    /// Whether the comment is an open task (a published one: a pending task is counted by nobody).
     pub fn is_open_task(&self) -> bool {
-        !self.deleted && self.severity == "BLOCKER" && self.state != "RESOLVED"
+        !self.deleted && self.severity == "BLOCKER" && self.state == "OPEN"
     }
 
     /// Whether the comment is a resolved task.
@@ -488,6 +500,12 @@ impl Model {
         let text = self.application.get("version").and_then(Value::as_str).unwrap_or("");
         let mut parts = text.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
         (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (major, minor)
+    }
+
+    /// Whether the server keeps draft comments and reviews: 7.7 and later. [doc: Atlassian's javadoc,
+    /// `AddCommentRequest.isPending`, `AddCommentReplyRequest` and `PullRequestFinishReviewRequest`, "Since 7.7"]
+    pub fn has_drafts(&self) -> bool {
+        self.version_at_least(7, 7)
     }
 
     /// Advances the logical clock by one second and returns the new time.

@@ -17,6 +17,15 @@ pub struct View {
     pub avatar_size: Option<u32>,
     /// The context path (`""` or `/bitbucket`), for relative avatar URLs.
     pub context_path: String,
+    /// Who is asking (a slug), if anyone: a draft comment is drawn for its author only ([`Comment::seen_by`]).
+    pub viewer: Option<String>,
+}
+
+impl View {
+    /// Whether this view shows the comment (published, or a draft of the viewer's).
+    pub fn sees(&self, c: &Comment) -> bool {
+        c.seen_by(self.viewer.as_deref())
+    }
 }
 
 fn link(href: String) -> Value {
@@ -138,7 +147,8 @@ pub fn pull_request(v: &View, m: &Model, pr: &PullRequest) -> Value {
     let task = |c: &&crate::model::Comment| c.severity == "BLOCKER" && !(legacy && c.parent.is_none());
     let open_tasks = pr.comments.values().filter(|c| task(c) && c.is_open_task()).count();
     let resolved_tasks = pr.comments.values().filter(|c| task(c) && c.is_resolved_task()).count();
-    let comments = pr.comments.values().filter(|c| !c.deleted && !task(c)).count();
+    // Drafts are counted for nobody, their author included. [assumed]
+    let comments = pr.comments.values().filter(|c| !c.deleted && !c.is_pending() && !task(c)).count();
     let mut properties = json!({
         "mergeResult": { "outcome": if pr.conflicted { "CONFLICTED" } else { "CLEAN" }, "current": true },
         "openTaskCount": open_tasks,
@@ -175,7 +185,7 @@ pub fn pull_request(v: &View, m: &Model, pr: &PullRequest) -> Value {
     out
 }
 
-/// A comment with its visible replies, recursively.
+/// A comment with its visible replies, recursively (a draft reply only for its author).
 ///
 /// A server before 7.0 (`application.version`) writes the older shape: a task is not a comment but an entry of
 /// its comment's `tasks` array, `{id, text, state: OPEN|RESOLVED, author, createdDate}`, and comments carry no
@@ -183,7 +193,7 @@ pub fn pull_request(v: &View, m: &Model, pr: &PullRequest) -> Value {
 /// parent (which such a server could not have) reads as a plain comment. [reference "Older servers": rec]
 pub fn comment(v: &View, m: &Model, pr: &PullRequest, c: &Comment) -> Value {
     let legacy = !m.version_at_least(7, 0);
-    let children = || pr.comments.values().filter(|r| r.parent == Some(c.id) && !r.deleted);
+    let children = || pr.comments.values().filter(|r| r.parent == Some(c.id) && !r.deleted && v.sees(r));
     let replies: Vec<Value> =
         children().filter(|r| !(legacy && r.severity == "BLOCKER")).map(|r| comment(v, m, pr, r)).collect();
     let mut out = json!({

@@ -3,8 +3,8 @@
 //! Paths follow the reference; `1.0` and `latest` are the same API version, as on a real server.
 
 use crate::api::{
-    self, Cx, activities, auto_merge, builds, comments, diffs, files, projects, pull_requests, required_builds, review,
-    search, users,
+    self, Cx, activities, auto_merge, builds, comments, diffs, drafts, files, projects, pull_requests, required_builds,
+    review, search, suggestions, users,
 };
 use crate::auth::{self, Caller};
 use crate::errors;
@@ -22,7 +22,7 @@ pub fn serve(world: &mut World, req: &Request) -> Response {
         Ok(c) => c,
         Err(r) => return r,
     };
-    let view = world.view(api::avatar_size(req));
+    let mut view = world.view(api::avatar_size(req));
     let me = match caller {
         Caller::User(slug) => slug,
         Caller::Anonymous => {
@@ -35,6 +35,7 @@ pub fn serve(world: &mut World, req: &Request) -> Response {
             };
         }
     };
+    view.viewer = Some(me.clone());
     let mut cx = Cx { m: &mut world.model, v: view, me: me.clone() };
     let reply = dispatch(&mut cx, req, &segs);
     let mut response = reply.unwrap_or_else(|e| e);
@@ -127,6 +128,12 @@ fn repo_scoped(cx: &mut Cx, req: &Request, key: &str, rest: &[&str]) -> api::Rep
         ("GET", [slug, "pull-requests", id, "comments", cid]) => comments::one(cx, key, slug, id, cid),
         ("PUT", [slug, "pull-requests", id, "comments", cid]) => comments::update(cx, req, key, slug, id, cid),
         ("DELETE", [slug, "pull-requests", id, "comments", cid]) => comments::delete(cx, req, key, slug, id, cid),
+        ("POST", [slug, "pull-requests", id, "comments", cid, "apply-suggestion"]) => {
+            suggestions::apply(cx, req, key, slug, id, cid)
+        }
+        ("GET", [slug, "pull-requests", id, "review"]) => drafts::get(cx, req, key, slug, id),
+        ("PUT", [slug, "pull-requests", id, "review"]) => drafts::finish(cx, req, key, slug, id),
+        ("DELETE", [slug, "pull-requests", id, "review"]) => drafts::discard(cx, req, key, slug, id),
         _ => Err(errors::no_such_resource(&req.path)),
     }
 }

@@ -346,6 +346,10 @@ pub struct SeedComment {
     /// `replies`, each added with a REPLIED activity of its own.
     #[serde(default)]
     pub replies: Vec<SeedComment>,
+    /// `pending`: a draft (state PENDING), seen by its author only until they finish their review; its replies are
+    /// drafts too.
+    #[serde(default)]
+    pub pending: bool,
 }
 
 fn normal_severity() -> String {
@@ -654,7 +658,7 @@ fn add_pr(m: &mut Model, p: &SeedPr) -> Result<(), String> {
     pr.activities.push(opened);
     for a in &p.activities {
         match &a.comment {
-            Some(c) => add_thread(m, &mut pr, c, None, &a.user, a.at)?,
+            Some(c) => add_thread(m, &mut pr, c, None, &a.user, a.at, false)?,
             None => {
                 let id = m.activity_id();
                 pr.activities.push(Activity {
@@ -728,7 +732,8 @@ fn add_pr(m: &mut Model, p: &SeedPr) -> Result<(), String> {
     Ok(())
 }
 
-/// Adds a comment, its replies and the activities they make (ADDED or REPLIED, EDITED, DELETED).
+/// Adds a comment, its replies and the activities they make (ADDED or REPLIED, EDITED, DELETED). An anchor
+/// without `fromHash`/`toHash` gets the pull request's target and source commits, the diff it was made on.
 fn add_thread(
     m: &mut Model,
     pr: &mut PullRequest,
@@ -736,15 +741,23 @@ fn add_thread(
     parent: Option<u64>,
     user: &str,
     at: i64,
+    under_draft: bool,
 ) -> Result<(), String> {
     let author = c.author.clone().unwrap_or(user.to_string());
     let at = c.at.unwrap_or(at);
     let id = m.comment_id();
+    let pending = under_draft || c.pending;
     let (state, thread_resolved) = match (&c.resolved, c.severity.as_str()) {
+        _ if pending => ("PENDING", false),
         (Some(_), "BLOCKER") => ("RESOLVED", false),
         (Some(_), _) => ("OPEN", true),
         (None, _) => ("OPEN", false),
     };
+    let mut anchor = c.anchor.clone();
+    if let Some(o) = anchor.as_mut().and_then(Value::as_object_mut) {
+        o.entry("fromHash").or_insert(json!(pr.to_commit));
+        o.entry("toHash").or_insert(json!(pr.from_commit));
+    }
     pr.comments.insert(
         id,
         Comment {
@@ -755,12 +768,12 @@ fn add_thread(
             created: at,
             updated: c.edited_at.unwrap_or(at),
             parent,
-            anchor: c.anchor.clone(),
+            anchor,
             severity: c.severity.clone(),
             state: state.into(),
             thread_resolved,
-            resolver: c.resolved.as_ref().map(|r| r.by.clone()),
-            resolved_date: c.resolved.as_ref().map(|r| r.at),
+            resolver: c.resolved.as_ref().filter(|_| !pending).map(|r| r.by.clone()),
+            resolved_date: c.resolved.as_ref().filter(|_| !pending).map(|r| r.at),
             deleted: c.deleted_at.is_some(),
         },
     );
@@ -784,7 +797,7 @@ fn add_thread(
         push(m, d, "DELETED");
     }
     for r in &c.replies {
-        add_thread(m, pr, r, Some(id), &author, at + 60_000)?;
+        add_thread(m, pr, r, Some(id), &author, at + 60_000, pending)?;
     }
     Ok(())
 }

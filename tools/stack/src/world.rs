@@ -53,9 +53,9 @@ impl World {
         Ok(())
     }
 
-    /// The rendering context for a request.
+    /// The rendering context for a request, before it is known who asks (`viewer` none).
     pub fn view(&self, avatar_size: Option<u32>) -> View {
-        View { base_url: self.base_url.clone(), avatar_size, context_path: self.context_path.clone() }
+        View { base_url: self.base_url.clone(), avatar_size, context_path: self.context_path.clone(), viewer: None }
     }
 
     /// The default user's personal access token.

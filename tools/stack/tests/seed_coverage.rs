@@ -182,3 +182,44 @@ fn conditions_use_every_matcher_type_and_default_reviewers_follow_them() {
     let slugs: Vec<_> = reviewers.as_array().unwrap().iter().map(|u| u["slug"].as_str().unwrap()).collect();
     assert_eq!(slugs, ["bob", "carol"]);
 }
+
+fn get_as(world: &mut World, user: &str, path: &str) -> Value {
+    let token = world.model.users[user].token.clone();
+    let r = routes::serve(world, &Request::new("GET", path).with_header("Authorization", &format!("Bearer {token}")));
+    assert_eq!(r.status, 200, "{path}: {}", String::from_utf8_lossy(&r.body));
+    r.body_json()
+}
+
+#[test]
+fn bb_api_11_holds_a_suggestion_a_multi_line_comment_and_drafts_only_their_authors_see() {
+    let mut w = World::from_default_seed().unwrap();
+    let pr11 = "/rest/api/latest/projects/BB/repos/api/pull-requests/11";
+    let comments = |w: &mut World, user: &str| -> Vec<Value> {
+        let acts = get_as(w, user, &format!("{pr11}/activities?limit=500"));
+        acts["values"].as_array().unwrap().iter().filter_map(|a| a.get("comment").cloned()).collect()
+    };
+    let texts = |cs: &[Value]| -> Vec<String> { cs.iter().map(|c| c["text"].as_str().unwrap().to_string()).collect() };
+    let alice = comments(&mut w, "alice");
+    let suggestion = alice.iter().find(|c| c["text"].as_str().unwrap().contains("```suggestion\n")).unwrap();
+    assert_eq!((suggestion["author"]["slug"].as_str(), suggestion["state"].as_str()), (Some("bob"), Some("OPEN")));
+    assert_eq!(
+        (suggestion["anchor"]["line"].as_u64(), suggestion["anchor"]["lineType"].as_str()),
+        (Some(23), Some("ADDED"))
+    );
+    let multi = alice.iter().find(|c| c["anchor"].get("multilineMarker").is_some()).unwrap();
+    assert_eq!(multi["anchor"]["multilineMarker"]["startLine"], 20);
+    let drafts: Vec<&Value> = alice.iter().filter(|c| c["state"] == "PENDING").collect();
+    assert_eq!(drafts.len(), 1, "alice sees her own draft and not bob's");
+    assert_eq!(drafts[0]["author"]["slug"], "alice");
+    let bob = comments(&mut w, "bob");
+    assert!(bob.iter().filter(|c| c["state"] == "PENDING").all(|c| c["author"]["slug"] == "bob"));
+    assert!(!texts(&bob).contains(&drafts[0]["text"].as_str().unwrap().to_string()));
+    let carol = comments(&mut w, "carol");
+    assert!(carol.iter().all(|c| c["state"] != "PENDING"), "a third user sees no draft");
+    assert_eq!(get_as(&mut w, "carol", pr11)["properties"]["commentCount"], 2);
+    assert_eq!(get_as(&mut w, "alice", pr11)["properties"]["commentCount"], 2, "drafts are counted for nobody");
+    assert_eq!(get_as(&mut w, "alice", &format!("{pr11}/review"))["size"], 1);
+    assert_eq!(get_as(&mut w, "bob", &format!("{pr11}/review"))["size"], 1);
+    let head = get(&mut w, pr11)["fromRef"]["latestCommit"].clone();
+    assert_eq!(suggestion["anchor"]["toHash"], head, "made on the diff the branch still has, so it applies");
+}

@@ -2,6 +2,10 @@
 //!
 //! Source: reference "Activity" [spec][rec]: newest first, the OPENED activity last; COMMENTED carries
 //! `commentAction`, `comment` and, for file and line comments, `commentAnchor`.
+//!
+//! Drafts (7.7+, `drafts`): the activities of a pending comment are listed for its author only, and a
+//! REVIEW_DISCARDED for who discarded the review only. [assumed: the brief of issue #28; Bitbucket's own rule is not
+//! public]
 
 use super::{Cx, Reply, find_pr};
 use crate::exchange::{Request, Response};
@@ -11,14 +15,18 @@ use crate::render;
 
 /// `GET …/pull-requests/{id}/activities?start&limit`. Activities of a deleted comment other than its DELETED
 /// one are not listed; on a server before 7.0, neither are those of a task reply, which such a server holds in
-/// its comment's `tasks` rather than as a comment ([`render::comment`]).
+/// its comment's `tasks` rather than as a comment ([`render::comment`]); nor, to anyone but their author, those of
+/// a draft.
 pub fn list(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     let legacy = !cx.m.version_at_least(7, 0);
+    let me = cx.me.as_str();
     let mut acts: Vec<&Activity> = pr
         .activities
         .iter()
+        .filter(|a| a.action != "REVIEW_DISCARDED" || a.user == me)
         .filter(|a| match a.comment_id.and_then(|c| pr.comments.get(&c)) {
+            Some(c) if !cx.v.sees(c) => false,
             Some(c) if c.deleted => a.comment_action.as_deref() == Some("DELETED"),
             Some(c) if legacy && c.severity == "BLOCKER" && c.parent.is_some() => false,
             _ => true,

@@ -3,7 +3,8 @@
 //! Source: reference "Diff and changes" [spec][rec]. Where a comment goes [rec]: a line's `commentIds` lists the
 //! root comments Bitbucket draws on that line: ADDED lines by destination number, REMOVED lines by source number,
 //! CONTEXT lines by the anchor's side (`fileType` TO: destination, FROM: source). Orphaned comments sit on no line.
-//! `lineComments`/`fileComments` on a file diff and `activeComments` on a change are [assumed].
+//! `lineComments`/`fileComments` on a file diff and `activeComments` on a change are [assumed]. A draft (7.7+)
+//! is placed and counted for its author only, as everywhere else. [assumed: the brief of issue #28]
 //!
 //! Every diff is computed from the files at the two commits (`trees`): which paths differ, then each file's
 //! hunks with the context lines asked for (`trees::DEFAULT_CONTEXT` when none), cut at the line cap. A pull
@@ -42,16 +43,22 @@ fn git_change_type(change: &str) -> &str {
     }
 }
 
-fn anchored_roots<'p>(pr: &'p PullRequest, path: &str) -> impl Iterator<Item = &'p Comment> + 'p {
+/// The root comments on a file that `viewer` sees.
+fn anchored_roots<'p>(
+    viewer: Option<&'p str>,
+    pr: &'p PullRequest,
+    path: &str,
+) -> impl Iterator<Item = &'p Comment> + 'p {
     let path = path.to_string();
     pr.comments.values().filter(move |c| {
         !c.deleted
             && c.parent.is_none()
+            && c.seen_by(viewer)
             && c.anchor.as_ref().and_then(|a| a.get("path")).and_then(Value::as_str) == Some(&path)
     })
 }
 
-fn change_json(f: &FileDiff, pr: Option<&PullRequest>) -> Value {
+fn change_json(v: &View, f: &FileDiff, pr: Option<&PullRequest>) -> Value {
     let mut out = json!({
         "contentId": render_hash(&format!("{}+", f.path)),
         "fromContentId": render_hash(&format!("{}-", f.src_path.as_deref().unwrap_or(&f.path))),
@@ -67,7 +74,7 @@ fn change_json(f: &FileDiff, pr: Option<&PullRequest>) -> Value {
         out["srcPath"] = path_json(src);
     }
     if let Some(pr) = pr {
-        let active = anchored_roots(pr, &f.path).filter(|c| !c.is_orphaned()).count();
+        let active = anchored_roots(v.viewer.as_deref(), pr, &f.path).filter(|c| !c.is_orphaned()).count();
         if active > 0 {
             out["properties"]["activeComments"] = json!(active);
         }
@@ -203,7 +210,7 @@ pub fn changes(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> R
     let range = changes_range(cx.m, pr, req, &cx.me)?;
     let files = trees::changes(&range.before, &range.after, &pr.files);
     let on = (with_comments && range.effective).then_some(pr);
-    let all = files.iter().map(|f| change_json(f, on)).collect();
+    let all = files.iter().map(|f| change_json(&cx.v, f, on)).collect();
     let mut page = PageRequest::from_request(req).page(all);
     page["fromHash"] = json!(range.from_hash);
     page["toHash"] = json!(range.to_hash);
@@ -277,7 +284,8 @@ fn hunk_json(h: &Hunk, roots: &[&Comment]) -> Value {
 }
 
 fn file_diff_json(v: &View, m: &Model, f: &FileDiff, pr: Option<&PullRequest>) -> Value {
-    let roots: Vec<&Comment> = pr.map(|p| anchored_roots(p, &f.path).collect()).unwrap_or_default();
+    let roots: Vec<&Comment> =
+        pr.map(|p| anchored_roots(v.viewer.as_deref(), p, &f.path).collect()).unwrap_or_default();
     let source = match f.change.as_str() {
         "ADD" => Value::Null,
         _ => path_json(f.src_path.as_deref().unwrap_or(&f.path)),
@@ -398,7 +406,7 @@ pub fn compare_changes(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Rep
     let repo = find_repo(cx.m, key, slug)?.key.clone();
     let (range, declared) = between(cx.m, &repo, req)?;
     let files = trees::changes(&range.before, &range.after, &declared);
-    let all = files.iter().map(|f| change_json(f, None)).collect();
+    let all = files.iter().map(|f| change_json(&cx.v, f, None)).collect();
     let mut page = PageRequest::from_request(req).page(all);
     page["fromHash"] = json!(range.to_hash);
     page["toHash"] = json!(range.from_hash);
@@ -437,7 +445,7 @@ fn commit_range(m: &Model, key: &str, slug: &str, id: &str, req: &Request) -> Re
 pub fn commit_changes(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let range = commit_range(cx.m, key, slug, id, req)?;
     let files = trees::changes(&range.before, &range.after, &[]);
-    let all = files.iter().map(|f| change_json(f, None)).collect();
+    let all = files.iter().map(|f| change_json(&cx.v, f, None)).collect();
     let mut page = PageRequest::from_request(req).page(all);
     page["fromHash"] = if range.from_hash.is_empty() { Value::Null } else { json!(range.from_hash) };
     page["toHash"] = json!(range.to_hash);

@@ -4,12 +4,13 @@
 //!
 //! It decides whether a change's `version` is stale (the optimistic lock's 409), the 409 of a pull request not in the
 //! state a change needs, the activity a change leaves, what vetoes a merge and the 409 a veto makes, and what a
-//! merge does: a merge commit on the target branch, the pull request MERGED.
+//! merge does: a merge commit on the target branch, the pull request MERGED; and what a push to the source branch
+//! does (the control API's push, an applied suggestion): a new commit, the pull request rescoped.
 
 use super::{Cx, Reply, find_pr, pr_key};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
-use crate::model::{Activity, Commit, Model, PrState, PullRequest, commit_id};
+use crate::model::{Activity, Commit, Model, PrState, PullRequest, RepoKey, Tree, commit_id};
 use crate::render::{self, View};
 use serde_json::{Value, json};
 
@@ -124,4 +125,49 @@ pub(super) fn merge_now(cx: &mut Cx, body: &Value, key: &str, slug: &str, id: &s
     }
     let pr = find_pr(cx.m, key, slug, id)?;
     Ok(Response::json(200, &render::pull_request(&cx.v, cx.m, pr)))
+}
+
+/// Pushes a commit by `user` onto a pull request's source branch, its parent the source commit and its files
+/// `tree` (the parent's when `None`), and rescopes the pull request: `fromRef.latestCommit` moves, a RESCOPED
+/// activity names the commit, and `version`/`updatedDate` move. [assumed: the reference does not list rescoping
+/// among the events that change them; a real server's optimistic lock does move when the source ref moves]
+pub(super) fn push_to_source(
+    m: &mut Model,
+    v: &View,
+    k: &(RepoKey, u64),
+    user: &str,
+    message: String,
+    tree: Option<Tree>,
+) -> Result<Commit, Response> {
+    let pr = m.prs.get(k).ok_or_else(|| errors::no_such_resource(&k.1.to_string()))?;
+    let (from, old) = (pr.from.clone(), pr.from_commit.clone());
+    let now = m.tick();
+    let new_id = commit_id(&format!("{}/{}:{}@{now}", from.repo.0, from.repo.1, from.branch));
+    let commit = Commit { id: new_id.clone(), message, author: user.to_string(), at: now, parents: vec![old.clone()] };
+    let commit_json = render::commit(v, m, &commit);
+    let repo = m.repos.get_mut(&from.repo).ok_or_else(|| errors::no_such_resource(&k.1.to_string()))?;
+    let files = match tree {
+        Some(t) => t,
+        None => crate::trees::tree_of(repo, &old).unwrap_or_default(),
+    };
+    repo.commits.insert(new_id.clone(), commit.clone());
+    repo.trees.insert(new_id.clone(), files);
+    repo.branches.insert(from.branch.clone(), new_id.clone());
+    let act = activity(
+        m,
+        user,
+        "RESCOPED",
+        json!({
+            "fromHash": new_id,
+            "previousFromHash": old,
+            "added": { "commits": [commit_json], "total": 1 },
+            "removed": { "commits": [], "total": 0 },
+        }),
+    );
+    let pr = m.prs.get_mut(k).ok_or_else(|| errors::no_such_resource(&k.1.to_string()))?;
+    pr.activities.push(act);
+    pr.from_commit = new_id;
+    pr.version += 1;
+    pr.updated = now;
+    Ok(commit)
 }

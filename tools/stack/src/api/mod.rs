@@ -1,10 +1,12 @@
 //! Bitbucket's REST endpoints, as plain functions over the model and a request.
 
 pub mod activities;
+pub mod anchors;
 pub mod auto_merge;
 pub mod builds;
 pub mod comments;
 pub mod diffs;
+pub mod drafts;
 pub mod files;
 mod lifecycle;
 pub mod projects;
@@ -12,6 +14,7 @@ pub mod pull_requests;
 pub mod required_builds;
 pub mod review;
 pub mod search;
+pub mod suggestions;
 pub mod users;
 
 use crate::errors::{self, exception};

@@ -8,7 +8,7 @@
 //! The checks every change passes (version, state), the activity it leaves, the vetoes and the merge itself are
 //! `lifecycle`'s, which auto-merge shares; a merge that asks for auto-merge goes to `auto_merge`.
 
-use super::lifecycle::{activity, check_version, given_version, merge_now, not_open, vetoed, vetoes};
+use super::lifecycle::{activity, check_version, given_version, merge_now, not_open, push_to_source, vetoed, vetoes};
 use super::{Cx, Reply, auto_merge, find_pr, find_repo, pr_key, upper_param};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
@@ -516,9 +516,8 @@ pub fn update(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Re
 }
 
 /// Control API: `POST /_stack/push {project, repo, pullRequest, user?, message?}` — a new commit on the pull
-/// request's source branch. The pull request is rescoped: new `latestCommit`, a RESCOPED activity, and
-/// `version`/`updatedDate` move. [assumed: the reference does not list rescoping among the events that change them;
-/// a real server's optimistic lock does move when the source ref moves]
+/// request's source branch that keeps the files as they were (so the diff stays as it was), and the pull request
+/// rescoped ([`push_to_source`]). Answers the pull request.
 pub fn control_push(m: &mut Model, v: &View, body: &Value) -> Response {
     let key = body.get("project").and_then(Value::as_str).unwrap_or("");
     let slug = body.get("repo").and_then(Value::as_str).unwrap_or("");
@@ -534,41 +533,11 @@ pub fn control_push(m: &mut Model, v: &View, body: &Value) -> Response {
     if !m.users.contains_key(&user) {
         return errors::field_error("user", &format!("{user} is not a user."));
     }
-    let (from, old) = (pr.from.clone(), pr.from_commit.clone());
-    let now = m.tick();
     let message =
         body.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or(format!("Follow-up on #{}", k.1));
-    let new_id = commit_id(&format!("{}/{}:{}@{now}", from.repo.0, from.repo.1, from.branch));
-    let commit = Commit { id: new_id.clone(), message, author: user.clone(), at: now, parents: vec![old.clone()] };
-    let commit_json = render::commit(v, m, &commit);
-    if let Some(repo) = m.repos.get_mut(&from.repo) {
-        // The pushed commit keeps the files as they were, so the pull request's diff stays as it was.
-        let tree = crate::trees::tree_of(repo, &old).unwrap_or_default();
-        repo.commits.insert(new_id.clone(), commit);
-        repo.trees.insert(new_id.clone(), tree);
-        repo.branches.insert(from.branch.clone(), new_id.clone());
+    if let Err(r) = push_to_source(m, v, &k, &user, message, None) {
+        return r;
     }
-    let aid = m.activity_id();
-    let Some(pr) = m.prs.get_mut(&k) else {
-        return errors::no_such_resource(&id);
-    };
-    pr.activities.push(Activity {
-        id: aid,
-        created: now,
-        user,
-        action: "RESCOPED".into(),
-        comment_id: None,
-        comment_action: None,
-        extra: json!({
-            "fromHash": new_id,
-            "previousFromHash": pr.from_commit,
-            "added": { "commits": [commit_json], "total": 1 },
-            "removed": { "commits": [], "total": 0 },
-        }),
-    });
-    pr.from_commit = new_id;
-    pr.version += 1;
-    pr.updated = now;
     let pr = &m.prs[&k];
     Response::json(200, &render::pull_request(v, m, pr))
 }
