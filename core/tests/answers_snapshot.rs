@@ -243,6 +243,9 @@ fn cases() -> Vec<Case> {
             json!({"kind": "file", "project": "BB", "repo": "api", "path": "src/client.rs", "at": "feature/retry"}),
         ),
         v("file view binary", json!({"kind": "file", "project": "BB", "repo": "api", "path": "assets/icon.png"})),
+        c("comments with a suggestion", "list_pr_comments", json!({"project": "BB", "repo": "api", "pr_id": 11})),
+        c("drafts", "list_pr_comments", json!({"project": "BB", "repo": "api", "pr_id": 11, "drafts": true})),
+        v("diff view with drafts", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 11})),
     ]
 }
 

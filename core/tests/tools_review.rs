@@ -134,7 +134,10 @@ fn a_multi_line_comment_runs_from_from_line_to_line_and_a_backwards_range_is_ref
     let args = with(pr(2), json!({"text": "These three lines.", "path": "src/lib.rs", "line": 5, "from_line": 3}));
     let a = d.call("add_pr_comment", args.clone());
     assert!(a.text.contains("on src/lib.rs:3–5 (added lines)"), "{}", a.text);
-    assert_eq!(d.bodies.last().unwrap()["anchor"]["multilineMarker"], json!({"startLine": 3, "startLineType": "ADDED"}));
+    assert_eq!(
+        d.bodies.last().unwrap()["anchor"]["multilineMarker"],
+        json!({"startLine": 3, "startLineType": "ADDED"})
+    );
     let bad = d.call("add_pr_comment", with(args, json!({"from_line": 9})));
     assert!(bad.is_error && bad.text.contains("from_line (9) is after line (5)"), "{}", bad.text);
     assert!(d.requests.is_empty(), "nothing sent");
@@ -153,4 +156,69 @@ fn before_7_7_a_draft_is_refused_before_anything_is_posted_and_a_review_sets_the
     assert_eq!(d.count("PUT", "/participants/alice"), 1, "{:?}", d.requests);
     let lists = d.call("list_pr_comments", with(pr(2), json!({"drafts": true})));
     assert!(lists.is_error && lists.text.contains("before 7.7"), "{}", lists.text);
+}
+
+#[test]
+fn a_suggestion_is_applied_as_exactly_one_commit_with_the_message_said_and_a_second_apply_is_refused() {
+    let mut d = StackHarness::new();
+    let pr11 = || json!({"project": "BB", "repo": "api", "pr_id": 11});
+    let before = d.call("get_pull_request", pr11());
+    let a = d.call("apply_pr_suggestion", with(pr11(), json!({"comment_id": 1019})));
+    assert!(!a.is_error, "{}", a.text);
+    assert!(
+        a.text.starts_with("Applied suggestion 0 of comment #1019 to PR #11 in BB/api: committed to "),
+        "{}",
+        a.text
+    );
+    assert!(a.text.contains("Apply suggestion from comment #1019 on src/paging.rs"), "{}", a.text);
+    assert_eq!(d.count("POST", "/apply-suggestion"), 1);
+    let body = d.bodies.last().unwrap();
+    assert_eq!(body["suggestionIndex"], 0);
+    assert!(body["message"].is_string() && body.get("commitMessage").is_none(), "{body}");
+    let file = d.call("get_file", json!({"project": "BB", "repo": "api", "path": "src/paging.rs", "at": "hotfix/empty-pages", "start_line": 23, "line_count": 1}));
+    assert!(file.text.contains("self.next_page_start.or_else(|| Some(self.start + self.size))"), "{}", file.text);
+    let after = d.call("get_pull_request", pr11());
+    assert_ne!(before.text, after.text, "the source branch moved on by the commit");
+    let commits = d.call("list_pr_commits", pr11());
+    assert!(commits.text.contains("Apply suggestion from comment #1019"), "{}", commits.text);
+
+    // The lines now read as the suggestion proposed: Bitbucket refuses the same suggestion again.
+    let again = d.call("apply_pr_suggestion", with(pr11(), json!({"comment_id": 1019})));
+    assert!(again.is_error, "{}", again.text);
+    assert!(again.text.contains("Nothing was committed"), "{}", again.text);
+}
+
+#[test]
+fn a_draft_or_a_missing_suggestion_is_refused_before_anything_is_sent() {
+    let mut d = StackHarness::new();
+    let pr11 = || json!({"project": "BB", "repo": "api", "pr_id": 11});
+    let draft = d.call("apply_pr_suggestion", with(pr11(), json!({"comment_id": 1021})));
+    assert!(draft.is_error && draft.text.contains("is a draft"), "{}", draft.text);
+    let none = d.call("apply_pr_suggestion", with(pr11(), json!({"comment_id": 1019, "index": 1})));
+    assert!(none.is_error && none.text.contains("holds 1 suggestion"), "{}", none.text);
+    assert_eq!(d.count("POST", ""), 0);
+}
+
+#[test]
+fn the_diff_view_carries_your_drafts_the_head_a_multi_line_range_and_a_suggestion_with_the_lines_it_replaces() {
+    let mut d = StackHarness::with_views();
+    let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 11}));
+    assert!(!a.is_error, "{}", a.text);
+    let view = &a.raw["_meta"]["bb/view"]["diff"];
+    assert_eq!(view["drafts"], json!({"count": 1, "first": {"path": "src/paging.rs", "line": 21}}));
+    assert!(view["head"].as_str().is_some_and(|h| h.len() == 40), "{}", view["head"]);
+    let lines: Vec<&Value> =
+        view["diffs"][0]["hunks"].as_array().unwrap().iter().flat_map(|h| h["lines"].as_array().unwrap()).collect();
+    let threads: Vec<&Value> = lines.iter().flat_map(|l| l["c"].as_array().into_iter().flatten()).collect();
+    let by_id = |id: u64| threads.iter().find(|t| t["id"] == id).copied().unwrap_or_else(|| panic!("#{id}"));
+    assert_eq!(by_id(1021)["state"], "PENDING");
+    assert!(threads.iter().all(|t| t["id"] != 1022), "bob's draft is not alice's to see");
+    assert_eq!(by_id(1020)["anchor"]["from"], 20);
+    assert_eq!(by_id(1020)["anchor"]["line"], 23);
+    let s = &by_id(1019)["suggestions"][0];
+    assert_eq!(s["old"], json!(["    self.next_page_start.or(Some(self.start + self.size))"]));
+    assert_eq!(s["new"], json!(["    self.next_page_start.or_else(|| Some(self.start + self.size))"]));
+    // The card counts the same drafts.
+    let card = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 11}));
+    assert_eq!(card.raw["_meta"]["bb/view"]["pullRequest"]["drafts"]["count"], 1);
 }

@@ -201,30 +201,31 @@ fn required_builds_in_words() {
 }
 
 #[test]
-fn a_review_reads_the_pr_once_to_learn_who_bb_is_then_sets_the_status_with_one_put() {
+fn a_review_reads_the_drafts_then_finishes_with_one_put_that_sets_the_status() {
     let mut d = StackHarness::new();
     let a = d.call("submit_pr_review", json!({"project": "BB", "repo": "api", "pr_id": 10, "action": "approve"}));
     assert_eq!(a.text, "Approved PR #10 in BB/api as alice.", "{}", a.text);
-    assert_eq!(d.requests.len(), 2);
-    assert_eq!(d.count("PUT", "/pull-requests/10/participants/alice"), 1);
+    assert_eq!(d.requests.len(), 2, "{:?}", d.requests);
+    assert_eq!(d.count("GET", "/pull-requests/10/review"), 1);
+    assert_eq!(d.count("PUT", "/pull-requests/10/review"), 1);
     let get = d.call("get_pull_request", pr(10));
     assert!(get.text.contains("alice") && get.text.contains("approved"), "{}", get.text);
-    // The session now knows the user: the next review is the PUT alone.
     let b =
         d.call("submit_pr_review", json!({"project": "BB", "repo": "api", "pr_id": 6, "action": "request_changes"}));
     assert_eq!(b.text, "Marked as needs work PR #6 in BB/api as alice.", "{}", b.text);
-    assert_eq!(d.requests.len(), 1, "requests of this call: {:?}", d.requests);
+    assert_eq!(d.requests.len(), 2, "requests of this call: {:?}", d.requests);
 }
 
 #[test]
-fn a_review_with_a_comment_posts_it_after_the_status() {
+fn a_review_with_a_comment_sends_it_in_the_same_put() {
     let mut d = StackHarness::new();
     let a = d.call(
         "submit_pr_review",
         json!({"project": "BB", "repo": "api", "pr_id": 10, "action": "withdraw", "comment": "Taking another look."}),
     );
-    assert!(a.text.starts_with("Withdrew the review of PR #10 in BB/api as alice, and added comment #"), "{}", a.text);
-    assert_eq!(d.count("POST", "/pull-requests/10/comments"), 1);
+    assert_eq!(a.text, "Withdrew the review of PR #10 in BB/api as alice, with your summary comment.", "{}", a.text);
+    assert_eq!(d.count("POST", "/comments"), 0, "the summary travels in the review's PUT");
+    assert_eq!(d.bodies.last().unwrap()["commentText"], "Taking another look.");
     let comments = d.call("list_pr_comments", pr(10));
     assert!(comments.text.contains("Taking another look."), "{}", comments.text);
 }
@@ -246,8 +247,8 @@ fn a_review_of_a_missing_pull_request_says_so() {
     let mut d = StackHarness::new();
     let a = d.call("submit_pr_review", json!({"project": "BB", "repo": "api", "pr_id": 999, "action": "approve"}));
     assert!(a.is_error);
-    assert_eq!(a.text, "Pull request #999 does not exist in BB/api.");
-    assert_eq!(d.count("PUT", "/participants/"), 0);
+    assert_eq!(a.text, "Pull request #999 does not exist in BB/api. Nothing was submitted.");
+    assert_eq!(d.count("PUT", ""), 0);
 }
 
 #[test]
@@ -258,6 +259,7 @@ fn a_review_whose_outcome_is_unknown_says_how_to_check_and_is_not_retried() {
     });
     let a = d.call("submit_pr_review", json!({"project": "BB", "repo": "api", "pr_id": 10, "action": "approve"}));
     assert!(a.is_error);
-    assert!(a.text.contains("cannot tell whether the review status was set"), "{}", a.text);
-    assert!(a.text.contains("get_pull_request"), "{}", a.text);
+    assert!(a.text.contains("cannot tell whether the review was published"), "{}", a.text);
+    assert!(a.text.contains("list_pr_comments with drafts: true"), "{}", a.text);
+    assert_eq!(d.count("PUT", ""), 1, "not retried");
 }

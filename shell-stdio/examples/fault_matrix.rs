@@ -127,8 +127,8 @@ const PR: &str = "/rest/api/latest/projects/BB/repos/api/pull-requests";
 const MATRIX_COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 const REPO: &str = "/rest/api/latest/projects/BB/repos/api";
 /// The seed's pull request and comment with a suggestion that applies.
-const SUGGESTION_PR: u64 = 0;
-const SUGGESTION_COMMENT: u64 = 0;
+const SUGGESTION_PR: u64 = 11;
+const SUGGESTION_COMMENT: u64 = 1019;
 
 /// Arguments that work against the seed (core/tests/answers_snapshot.rs uses the same).
 fn args_for(tool: &str) -> Option<Value> {

@@ -268,10 +268,16 @@ impl Anchor {
     /// whose first line is on the same side, else the one line.
     pub fn lines(&self) -> Option<(u64, u64)> {
         let last = self.line?;
+        // The first line counts when it is on the same side of the diff: REMOVED lines are the old file's,
+        // ADDED and CONTEXT lines the new file's (a range may start on a context line and end on an added one).
+        let old_side = |t: Option<&str>| t == Some("REMOVED");
         let first = self
             .multiline_marker
             .as_ref()
-            .filter(|m| m.start_line_type.is_none() || m.start_line_type == self.line_type)
+            .filter(|m| {
+                m.start_line_type.is_none()
+                    || old_side(m.start_line_type.as_deref()) == old_side(self.line_type.as_deref())
+            })
             .and_then(|m| m.start_line)
             .filter(|&f| f >= 1 && f <= last)
             .unwrap_or(last);

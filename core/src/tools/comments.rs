@@ -258,11 +258,14 @@ impl Plan for Comments {
             }
             out
         } else {
-            vec![body.into_iter().next().and_then(|c| c.text).unwrap_or_default()]
+            body.into_iter().next().and_then(|c| c.text).unwrap_or_default().lines().map(str::to_owned).collect()
         };
+        // The suggestions go under the threads, before the line that says whether more exist.
+        let more = if self.drafts { None } else { out.pop() };
         for w in &self.suggestions {
             out.push(suggestion_lines(w));
         }
+        out.extend(more);
         Some(ToolResult::text(out.join("\n")))
     }
 }

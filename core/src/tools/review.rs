@@ -171,6 +171,11 @@ impl Plan for Review {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
         match read {
             ReviewRead::Drafts => {
+                if let FetchOutcome::Response(r) = &outcome
+                    && let Some(user) = &r.user
+                {
+                    self.user = Some(user.clone());
+                }
                 if matches!(&outcome, FetchOutcome::Response(r) if r.status == 404 || r.status == 405)
                     && errors::refusal(&outcome).is_none_or(|r| !r.exception.contains("NoSuchPullRequest"))
                 {

@@ -449,7 +449,9 @@ pub fn comment(c: &Comment, orphaned: bool, people: &mut People, base_url: Optio
                            "orphaned": orphaned || x.orphaned == Some(true)});
         if let Some((from, last)) = x.lines().filter(|(f, l)| f < l) {
             a["from"] = json!(from);
-            a["fromType"] = json!(x.line_type);
+            a["fromType"] = json!(
+                x.multiline_marker.as_ref().and_then(|m| m.start_line_type.as_deref()).or(x.line_type.as_deref())
+            );
             a["line"] = json!(last);
         }
         a
