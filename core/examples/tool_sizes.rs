@@ -1,5 +1,7 @@
 //! Prints each tool definition's size in `tools/list` (with `--allow-writes`), smallest first; with a tool's
 //! name, that definition; with `--json`, the whole list.
+#![allow(clippy::unwrap_used)]
+
 use bb_core::{Catalogue, ExposureOptions};
 
 fn main() {

@@ -178,7 +178,7 @@ fn args_for(tool: &str) -> Option<Value> {
         "compare_refs" => json!({ "project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main" }),
         "create_tag" => json!({ "project": "BB", "repo": "api", "name": "matrix", "start_point": "main" }),
         "enable_auto_merge" | "disable_auto_merge" => pr(10),
-        "discard_pr_review" => pr(1),
+        "discard_pr_review" => pr(11),
         "delete_pr_comment" => json!({ "project": "BB", "repo": "api", "pr_id": 1, "comment_id": 1013 }),
         "apply_pr_suggestion" => {
             json!({ "project": "BB", "repo": "api", "pr_id": SUGGESTION_PR, "comment_id": SUGGESTION_COMMENT })
@@ -196,7 +196,7 @@ fn first_request(tool: &str) -> (Method, String) {
         "list_pr_comments" => get(&format!("{PR}/1/activities")),
         "add_pr_comment" => (Method::Post, format!("{PR}/3/comments")),
         "submit_pr_review" => get(&format!("{PR}/10/review")),
-        "discard_pr_review" => get(&format!("{PR}/1/review")),
+        "discard_pr_review" => get(&format!("{PR}/11/review")),
         "delete_pr_comment" => get(&format!("{PR}/1/comments/1013")),
         "apply_pr_suggestion" => get(&format!("{PR}/{SUGGESTION_PR}")),
         "create_pull_request" => get("/rest/api/latest/projects/BB/repos/api"),
@@ -231,7 +231,7 @@ fn first_request(tool: &str) -> (Method, String) {
 fn write_after_reads(tool: &str) -> Option<(Method, String)> {
     match tool {
         "submit_pr_review" => Some((Method::Put, format!("{PR}/10/review"))),
-        "discard_pr_review" => Some((Method::Delete, format!("{PR}/1/review"))),
+        "discard_pr_review" => Some((Method::Delete, format!("{PR}/11/review"))),
         "delete_pr_comment" => Some((Method::Delete, format!("{PR}/1/comments/1013"))),
         "apply_pr_suggestion" => {
             Some((Method::Post, format!("{PR}/{SUGGESTION_PR}/comments/{SUGGESTION_COMMENT}/apply-suggestion")))

@@ -292,7 +292,7 @@ impl Plan for Apply {
             )
         });
         let request =
-            comments::apply_suggestion(&self.project, &self.repo, self.id, n, i, c_version, pr_version, message);
+            comments::apply_suggestion(&self.project, &self.repo, self.id, n, i, (c_version, pr_version), message);
         f.fetch(ApplyRead::Apply, request);
         None
     }

@@ -135,15 +135,15 @@ pub fn discard_review(project: &str, repo: &str, id: u64) -> FetchRequest {
 /// `POST …/pull-requests/{id}/comments/{commentId}/apply-suggestion` `{suggestionIndex, commentVersion,
 /// pullRequestVersion, message}`: commits the suggestion to the source branch. The OpenAPI names the message
 /// `commitMessage`; a peer found a running server reads `message` ("'message' cannot be null or empty"), so bb
-/// sends `message` [DC OpenAPI `applySuggestion`; the field name per that peer, assumed].
+/// sends `message` [DC OpenAPI `applySuggestion`; the field name per that peer, assumed]. The versions are the
+/// comment's and the pull request's, as read.
 pub fn apply_suggestion(
     project: &str,
     repo: &str,
     id: u64,
     comment: u64,
     index: u64,
-    comment_version: u64,
-    pr_version: u64,
+    (comment_version, pr_version): (u64, u64),
     message: &str,
 ) -> FetchRequest {
     let body = json!({"suggestionIndex": index, "commentVersion": comment_version,
