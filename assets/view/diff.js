@@ -5,8 +5,8 @@
 // chains of single-child directories in one node), previous and next file, unified and
 // side-by-side (not offered for added or deleted files, as Bitbucket). Code is drawn from each
 // line's text split by bb's runs (codeLine, code.js), the class coloured from the theme (diff.css);
-// comments sit in the row right after their line, a multi-line comment's range marked in the gutter.
-// Where bb can read the file at the diff's commits,
+// comments sit in the row right after their line, a multi-line comment's range marked in the gutter;
+// drafts, suggestions and the review bar ("Finish review") are review.js's. Where bb can read the file at the diff's commits,
 // "Show more" rows above, between and below the hunks draw the unchanged lines in place (expand.js).
 // A pull request's diff offers Bitbucket's iterative review choice when the person has reviewed it.
 // Every code row carries data-path, data-old and data-new (the numbers it has), every comment
@@ -82,8 +82,8 @@ const diffView = (() => {
   const num = (n, span) => el("td", { class: span ? "bb-ln bb-lspan" : "bb-ln", "aria-hidden": n === null ? "true" : null }, n === null ? "" : String(n));
 
   // ---- comments ---------------------------------------------------------------------------
-  function body(tree, ctx) {
-    const drawn = markdown.draw(tree);
+  function body(tree, ctx, pre) {
+    const drawn = markdown.draw(tree, "bb-md", pre);
     return drawn ? capped("div", { class: "bb-body" }, drawn, { box: ctx.inline ? 14 : 40, what: "comment" }) : null;
   }
   function comment(c, ctx, depth) {
@@ -93,11 +93,12 @@ const diffView = (() => {
     const nested = !replies.length ? null : depth >= 24
       ? el("p", { class: "bb-muted" }, "Further replies are in Bitbucket.")
       : grow(replies, { inline: ctx.inline, first: 2, step: 10, noun: "replies", one: "reply", cls: depth < 6 ? "bb-replies" : "bb-replies bb-flat", draw: (r) => comment(r, ctx, depth + 1) });
-    return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}`, "data-comment-id": Number.isInteger(c.id) ? c.id : null },
+    const draft = review.lozenge(c);
+    return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}${draft ? " bb-is-pending" : ""}`, "data-comment-id": Number.isInteger(c.id) ? c.id : null },
       avatar(p, "sm"),
       el("div", { class: "bb-cbody" },
-        el("div", { class: "bb-chead" }, nameOf(p), " ", fmt.time(c.at), c.edited === true ? [" · ", el("span", { class: "bb-muted" }, "edited")] : null, " ", task),
-        body(c.text, ctx), ctx.data ? actions.thread(ctx.data, c) : null, nested));
+        el("div", { class: "bb-chead" }, nameOf(p), " ", draft, " ", fmt.time(c.at), c.edited === true ? [" · ", el("span", { class: "bb-muted" }, "edited")] : null, " ", task),
+        body(c.text, ctx, ctx.data ? review.pre(ctx.data, c) : null), ctx.data ? actions.thread(ctx.data, c) : null, nested));
   }
   function total(threads) {
     let n = 0;
@@ -417,7 +418,7 @@ const diffView = (() => {
   }
   // Bitbucket's iterative review selector, where it puts its commit picker: all the pull request's
   // changes, or those since the commit the person last reviewed. Choosing opens that diff in place.
-  function review(data, d) {
+  function iterative(data, d) {
     const r = obj(d.review);
     if (d.compare || !str(r.lastReviewed)) return null;
     const since = Boolean(str(r.since));
@@ -561,7 +562,7 @@ const diffView = (() => {
     memory.set(key, Object.assign({}, memory.get(key), part));
     return memory.get(key);
   }
-  function full(d, ctx, pr, list) {
+  function full(d, ctx, pr, list, finish) {
     const seen = remember(pr, {});
     const order = [];
     let index = 0;
@@ -614,7 +615,7 @@ const diffView = (() => {
     pane.tabIndex = -1;
     if (list.length) select(pos);
     else pane.append(el("p", { class: "bb-muted" }, "No files changed."));
-    return [beyond(d, list, pr), el("div", { class: "bb-dlayout" }, treeBox, pane)];
+    return [beyond(d, list, pr), el("div", { class: "bb-dlayout" }, treeBox, el("div", { class: "bb-dcol" }, finish, pane))];
   }
 
   function draw(data, ctx) {
@@ -626,8 +627,11 @@ const diffView = (() => {
     ctx = Object.assign({}, ctx, { data });
     for (const e of list) e.plan = diffExpand.plan(data, d, e);
     const since = !pr.compare && Boolean(str(obj(d.review).since));
-    return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr), review(data, d),
-      list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list))
+    // The review bar: above the files inline, atop the file pane in full screen (where it stays in view).
+    const finish = review.bar(data);
+    return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr), iterative(data, d),
+      ctx.inline || !list.length ? finish : null,
+      list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list, finish))
         : el("p", { class: "bb-muted bb-no-files" }, since ? "No unreviewed changes" : "No files changed."));
   }
   return { draw };
