@@ -77,6 +77,12 @@ test("a draft is marked Pending beside its author and offers Edit and Delete, ne
   assert.equal(await pending.locator(".bb-anchor").textContent(), "src/lib.rs · lines 12–14");
   assert.equal(await c.frame.locator('[data-comment="20"] > .bb-cbody > .bb-anchor').textContent(), "src/lib.rs · line 12");
   assert.equal(await c.frame.locator('[data-comment="20"] > .bb-cbody > .bb-comment-actions .bb-act-reply').count(), 1);
+  // As many drafts drawn as the card counts; the draft task is not among the open tasks.
+  assert.equal(await c.frame.locator(".bb-pending-line").textContent(), "3 pending comments");
+  assert.equal(await c.frame.locator(".bb-activity .bb-pending").count(), 3);
+  assert.equal(await c.frame.locator('[data-comment="41"] .bb-act-reply').count(), 0, "a draft reply: no Reply");
+  assert.equal(await c.frame.locator('[data-comment="42"] .bb-act-task').count(), 0, "a draft task: no Resolve");
+  assert.equal(await c.frame.locator('.bb-task-list', { hasText: "Update the changelog" }).count(), 0);
   assert.deepEqual([...v.errors, ...bare.errors, ...c.errors], []);
 });
 
@@ -278,6 +284,20 @@ test("the review bar counts the drafts; Publish sends the verdict, the summary a
   assert.deepEqual(v.errors, []);
 });
 
+test("in full screen the review bar stays atop the file pane while the person scrolls; the file tree keeps its place", async () => {
+  const v = await diff({ displayMode: "fullscreen", frameHeight: 600 });
+  const { frame, page } = v;
+  await file(v, "src/client.rs");
+  const top = (sel) => frame.locator(sel).evaluate((n) => Math.round(n.getBoundingClientRect().top));
+  assert.ok(await top(".bb-finish") > 100, "below the title at first");
+  await frame.locator("html").evaluate(() => scrollTo(0, 700));
+  assert.equal(await top(".bb-finish"), 0, "held at the top");
+  assert.equal(await top(".bb-tree"), 0, "the tree beside it, not under it");
+  assert.ok(await frame.locator(".bb-finish").evaluate((bar) => bar.getBoundingClientRect().left >= document.querySelector(".bb-tree").getBoundingClientRect().right), "over the pane only");
+  await shot(page, "review-bar-sticky-fullscreen-light");
+  assert.deepEqual(v.errors, []);
+});
+
 test("a refused Publish is said in the bar, the drafts untouched; Comment publishes without a verdict and without an empty summary", async () => {
   let refuse = true;
   const v = await diff({}, host({ submit_pr_review: () => (refuse ? refused("The pull request changed since this diff was read: read it again before publishing.") : said("Published 3 comments.")) }));
@@ -342,6 +362,8 @@ test("Discard asks first, then calls discard_pr_review; no bar without drafts or
 test("the card says how many comments are pending and opens the diff in place at the first", async () => {
   for (const mode of [{}, { displayMode: "fullscreen" }]) {
     const card = fixture("pr-review");
+    // The host answers with diff-review, whose first draft is on src/retry.rs, line 6.
+    card.pullRequest.drafts.first = { path: "src/retry.rs", line: 6 };
     const v = await open(browser, { answer: host(), mount: { input: card.call, result: result(card), ...mode } });
     const { frame } = v;
     await frame.locator(".bb-card").waitFor({ timeout: 10000 });
