@@ -60,6 +60,7 @@ page![
     "refresh.js",
     "navigate.js",
     "actions.js",
+    "review.js",
     "card.js",
     "list.js",
     "expand.js",

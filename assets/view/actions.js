@@ -3,8 +3,9 @@
 // the confirmation of a tool that asks apply as to the model's call. An action is offered only where
 // its tool is exposed (the view data's server.tools) and where Bitbucket's page offers it: Approve
 // and Needs work on an open pull request, Merge when the merge check allows it, Comment, Reply,
-// Create task, Resolve and Reopen task. What the person writes is read from an editable box and
-// sent from a button, never from a form (a view's frame may be sandboxed without forms). After an
+// Create task, Resolve and Reopen task; on a draft of the person's review (a PENDING comment) only
+// Edit and Delete, Delete after a confirm step in the page. What the person writes is read from an
+// editable box and sent from a button, never from a form (a view's frame may be sandboxed without forms). After an
 // action the view is read again and drawn in place, and the model is told in one line; on failure
 // the person's text stays where it was, with bb's words for what went wrong.
 const actions = (() => {
@@ -18,16 +19,18 @@ const actions = (() => {
   };
   const prOf = (data) => obj(data.pullRequest || data.diff);
 
-  // Calls `tool` with `args` through the host. `button` is busy meanwhile; `problem` shows bb's words
-  // when it fails. On success the view is read again in place and the model told `told`.
-  function run(tool, args, button, problem, told) {
+  // Calls `tool` with `args` through the host. `button` (and every button in `more.within`) is busy meanwhile;
+  // `problem` shows bb's words when it fails. On success `more.said` gets the answer's text, the view is
+  // read again in place and the model told `told`.
+  function run(tool, args, button, problem, told, more = {}) {
     if (page.gone || button.disabled) return Promise.resolve(false);
     const label = button.textContent;
-    button.disabled = true;
+    const busy = [button, ...(more.within ? more.within.querySelectorAll("button") : [])];
+    for (const b of busy) b.disabled = true;
     button.ariaBusy = "true";
     problem.replaceChildren();
     problem.hidden = true;
-    const done = () => { button.disabled = false; button.ariaBusy = null; button.textContent = label; };
+    const done = () => { for (const b of busy) b.disabled = false; button.ariaBusy = null; button.textContent = label; };
     const fail = (text) => {
       done();
       problem.replaceChildren(firstSentence(text) || "It did not work, and bb said nothing about why.");
@@ -39,6 +42,7 @@ const actions = (() => {
       const r = obj(result);
       if (r.isError) return fail(resultText(r));
       done();
+      if (more.said) more.said(resultText(r));
       changes.tell(told);
       reload();
       return true;
@@ -60,6 +64,25 @@ const actions = (() => {
   }
 
   const problemLine = () => el("p", { class: "bb-action-problem", role: "alert", hidden: "" });
+  const button = (cls, words, onclick, more) => el("button", Object.assign({ type: "button", class: cls, onclick }, more), words);
+  // A step that asks first: `first` (a button) gives way to the question, `label` (runs `act(yes)`; its class
+  // is first's second class and "-yes") and Cancel.
+  function confirm(first, label, question, act) {
+    const ask = el("span", { class: "bb-confirm", hidden: "" });
+    const swap = (asking) => { first.hidden = asking; ask.hidden = !asking; (asking ? yes : first).focus(); };
+    const yes = button(`bb-button bb-danger-btn ${first.classList[1]}-yes`, label, () => act(yes));
+    const no = button("bb-button", "Cancel", () => swap(false));
+    first.addEventListener("click", () => swap(true));
+    ask.append(question, yes, " ", no);
+    return [first, ask];
+  }
+  // An editable box whose text is kept under `key` across redraws.
+  function editable(key, label, cls = "") {
+    const box = el("div", { class: `bb-editor${cls}`, contenteditable: "plaintext-only", role: "textbox", "aria-multiline": "true",
+      "aria-label": label, "data-placeholder": label, dir: "auto", oninput: () => drafts.set(key, box.innerText) });
+    box.textContent = drafts.get(key) || "";
+    return box;
+  }
 
   // Approve, Needs work and Merge, as Bitbucket's pull request page has them beside its title.
   function bar(data) {
@@ -73,7 +96,7 @@ const actions = (() => {
     const mine = Array.isArray(pr.reviewers) ? pr.reviewers.find((r) => r && r.user === you) : null;
     if (offers(data, "submit_pr_review") && !(you && pr.author === you)) {
       const review = (action, words, told) => {
-        const b = el("button", { type: "button", class: `bb-button bb-act-${action}`, onclick: () => run("submit_pr_review", Object.assign(where(data), { action }), b, problem, told) }, words);
+        const b = button(`bb-button bb-act-${action}`, words, () => run("submit_pr_review", Object.assign(where(data), { action }), b, problem, told));
         return b;
       };
       buttons.push(mine && mine.status === "APPROVED" ? review("withdraw", "Unapprove", `The person withdrew their approval of ${id}.`)
@@ -83,29 +106,27 @@ const actions = (() => {
     }
     const check = obj(pr.mergeCheck);
     if (offers(data, "merge_pull_request") && check.canMerge === true && Number.isInteger(pr.version)) {
-      const b = el("button", { type: "button", class: "bb-button bb-primary bb-act-merge",
-        onclick: () => run("merge_pull_request", Object.assign(where(data), { version: pr.version }), b, problem, `The person merged ${id}.`) }, "Merge");
+      const b = button("bb-button bb-primary bb-act-merge", "Merge",
+        () => run("merge_pull_request", Object.assign(where(data), { version: pr.version }), b, problem, `The person merged ${id}.`));
       buttons.push(b);
     }
     if (!buttons.length) return null;
     return el("div", { class: "bb-action-bar" }, el("div", { class: "bb-action-buttons" }, buttons), problem);
   }
 
-  // An editable box and its buttons. `key` names the draft; `send(text, task)` gives the call.
-  function composer(data, key, placeholder, buttons) {
-    const box = el("div", { class: "bb-editor", contenteditable: "plaintext-only", role: "textbox", "aria-multiline": "true",
-      "aria-label": placeholder, "data-placeholder": placeholder, dir: "auto",
-      oninput: () => drafts.set(key, box.innerText) });
-    box.textContent = drafts.get(key) || "";
+  // An editable box and its buttons [words, tool, args, told, after]: each sends the box's text with the args.
+  // `key` names what is kept of it across redraws; `extra` are more nodes for the row (Cancel).
+  function composer(data, key, placeholder, buttons, extra) {
+    const box = editable(key, placeholder);
     const problem = problemLine();
-    const row = el("div", { class: "bb-editor-buttons" }, buttons.map(([words, tool, args, told]) => {
-      const b = el("button", { type: "button", class: "bb-button", onclick: () => {
+    const row = el("div", { class: "bb-editor-buttons" }, buttons.map(([words, tool, args, told, after]) => {
+      const b = button("bb-button", words, () => {
         const text = box.innerText.trim();
         if (!text) { problem.replaceChildren("Write something first."); problem.hidden = false; box.focus(); return; }
-        run(tool, Object.assign(where(data), args, { text }), b, problem, told).then((ok) => { if (ok) { drafts.delete(key); box.textContent = ""; } });
-      } }, words);
+        run(tool, Object.assign(where(data), args, { text }), b, problem, told).then((ok) => { if (ok) { drafts.delete(key); box.textContent = ""; if (after) after(); } });
+      });
       return b;
-    }));
+    }), extra);
     return el("div", { class: "bb-composer", "data-composer": key }, box, row, problem);
   }
 
@@ -119,10 +140,37 @@ const actions = (() => {
     ]);
   }
 
-  // Under a comment: Reply (opens a box), and Resolve or Reopen for a task.
+  // Under a draft: Edit (a box with its Markdown, Save and Cancel) and Delete (then a confirm step).
+  function pending(data, c, id) {
+    const parts = [];
+    const problem = problemLine();
+    if (offers(data, "update_pr_comment")) {
+      const key = `edit-${c.id}`;
+      const slot = el("div", { class: "bb-reply-slot bb-edit-slot" });
+      const close = () => { drafts.delete(key); slot.replaceChildren(); };
+      const open = () => {
+        if (slot.firstChild) return;
+        if (!drafts.has(key)) drafts.set(key, markdown.source(c.text));
+        slot.replaceChildren(composer(data, key, "Edit the comment", [["Save", "update_pr_comment", { comment_id: c.id }, `The person edited a pending comment on ${id}.`, close]],
+          button("bb-button", "Cancel", close)));
+        const box = slot.querySelector(".bb-editor");
+        if (box && box.isConnected) box.focus();
+      };
+      parts.push(button("bb-link-button bb-act-edit", "Edit", open), slot);
+      if (drafts.has(key)) open();
+    }
+    if (offers(data, "delete_pr_comment")) {
+      parts.splice(1, 0, ...confirm(button("bb-link-button bb-act-delete", "Delete"), "Delete", "Delete this pending comment? ",
+        (yes) => run("delete_pr_comment", Object.assign(where(data), { comment_id: c.id }), yes, problem, `The person deleted a pending comment on ${id}.`, { within: yes.parentNode })));
+    }
+    return parts.length ? el("div", { class: "bb-comment-actions" }, parts, problem) : null;
+  }
+
+  // Under a comment: Reply (opens a box), and Resolve or Reopen for a task; a draft's own (pending).
   function thread(data, c) {
     if (!Number.isInteger(c.id)) return null;
     const id = `PR #${prOf(data).id}`;
+    if (c.state === "PENDING") return pending(data, c, id);
     const parts = [];
     if (offers(data, "add_pr_comment")) {
       const slot = el("div", { class: "bb-reply-slot" });
@@ -132,21 +180,21 @@ const actions = (() => {
         const box = slot.querySelector(".bb-editor");
         if (box) box.focus();
       };
-      parts.push(el("button", { type: "button", class: "bb-link-button bb-act-reply", onclick: open }, "Reply"));
+      parts.push(button("bb-link-button bb-act-reply", "Reply", open));
       if (drafts.has(`reply-${c.id}`)) open();
       parts.push(slot);
     }
     if (c.task === true && offers(data, "update_pr_comment")) {
       const problem = problemLine();
       const resolved = c.state === "RESOLVED";
-      const b = el("button", { type: "button", class: "bb-link-button bb-act-task",
-        onclick: () => run("update_pr_comment", Object.assign(where(data), { comment_id: c.id, state: resolved ? "OPEN" : "RESOLVED" }), b, problem,
-          `The person ${resolved ? "reopened" : "resolved"} a task on ${id}.`) }, resolved ? "Reopen task" : "Resolve task");
+      const b = button("bb-link-button bb-act-task", resolved ? "Reopen task" : "Resolve task",
+        () => run("update_pr_comment", Object.assign(where(data), { comment_id: c.id, state: resolved ? "OPEN" : "RESOLVED" }), b, problem,
+          `The person ${resolved ? "reopened" : "resolved"} a task on ${id}.`));
       parts.splice(1, 0, b);
       parts.push(problem);
     }
     return parts.length ? el("div", { class: "bb-comment-actions" }, parts) : null;
   }
 
-  return { bar, newComment, thread, offers };
+  return { bar, newComment, thread, offers, run, where, prOf, problemLine, button, confirm, editable, drafts };
 })();

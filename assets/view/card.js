@@ -112,7 +112,8 @@ const card = (() => {
   }
 
   function tasks(pr, ctx) {
-    const open = [...comments(pr.activity)].filter((c) => c.task === true && c.state !== "RESOLVED");
+    // A draft task (PENDING) is no one's open task until the review is published.
+    const open = [...comments(pr.activity)].filter((c) => c.task === true && c.state !== "RESOLVED" && c.state !== "PENDING");
     if (!open.length) return null;
     const total = obj(pr.counts).openTasks;
     const note = fmt.isCount(total) && total > open.length ? el("p", { class: "bb-muted bb-shown" }, `${fmt.num(open.length)} of ${fmt.count(total, "open task", "open tasks")} shown; the rest are in Bitbucket.`) : null;
@@ -190,8 +191,8 @@ const card = (() => {
       details.length ? el("span", { class: "bb-muted bb-build-detail" }, el("bdi", {}, details.join(" · "))) : null);
   }
 
-  function body(tree, ctx, what) {
-    const drawn = markdown.draw(tree);
+  function body(tree, ctx, what, pre) {
+    const drawn = markdown.draw(tree, "bb-md", pre);
     if (!drawn) return null;
     return capped("div", { class: "bb-body" }, drawn, { box: ctx.inline ? 14 : 40, what });
   }
@@ -210,7 +211,9 @@ const card = (() => {
   function anchor(a) {
     const at = obj(a);
     if (!str(at.path)) return null;
-    return el("div", { class: "bb-anchor bb-muted" }, el("bdi", {}, at.path), Number.isInteger(at.line) ? `:${at.line}` : null,
+    const line = Number.isInteger(at.line) ? at.line : null;
+    const from = Number.isInteger(at.from) && line !== null && at.from < line ? at.from : null;
+    return el("div", { class: "bb-anchor bb-muted" }, el("bdi", {}, at.path), line !== null ? ` · ${review.lines(from, line)}` : null,
       at.orphaned === true ? el("span", { class: "bb-loz bb-moved", title: "This diff has changed in more recent commits" }, "Outdated") : null);
   }
 
@@ -222,11 +225,13 @@ const card = (() => {
       ? el("p", { class: "bb-muted" }, "Further replies are in Bitbucket.")
       : grow(replies, { inline: ctx.inline, first: 2, step: 10, noun: "replies", one: "reply", cls: depth < 6 ? "bb-replies" : "bb-replies bb-flat", draw: (r) => comment(r, ctx, depth + 1) });
     const edited = c.edited === true ? el("span", { class: "bb-muted" }, "edited") : null;
-    const marks = head ? el("div", { class: "bb-chead" }, nameOf(p), " ", fmt.time(c.at), edited ? [" · ", edited] : null, " ", task)
+    // Pending beside the author: here, or in the activity's sentence that names them (activityItem).
+    const draft = review.lozenge(c);
+    const marks = head ? el("div", { class: "bb-chead" }, nameOf(p), " ", draft, " ", fmt.time(c.at), edited ? [" · ", edited] : null, " ", task)
       : edited || task ? el("div", { class: "bb-chead" }, edited, " ", task) : null;
-    return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}${head ? "" : " bb-lead"}`, "data-comment": Number.isInteger(c.id) ? c.id : null },
+    return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}${draft ? " bb-is-pending" : ""}${head ? "" : " bb-lead"}`, "data-comment": Number.isInteger(c.id) ? c.id : null },
       head ? avatar(p, "sm") : null,
-      el("div", { class: "bb-cbody" }, marks, anchor(c.anchor), body(c.text, ctx, "comment"), ctx.data ? actions.thread(ctx.data, c) : null, nested));
+      el("div", { class: "bb-cbody" }, marks, anchor(c.anchor), body(c.text, ctx, "comment", ctx.data ? review.pre(ctx.data, c) : null), ctx.data ? actions.thread(ctx.data, c) : null, nested));
   }
 
   const SENTENCES = {
@@ -281,10 +286,11 @@ const card = (() => {
     const p = person(ctx.users, item.user);
     const c = item.comment && typeof item.comment === "object" ? item.comment : null;
     const [words, below] = sentence(item, pr, ctx);
+    const head = c && str(c.author) !== str(item.user);
     return el("li", { class: "bb-act", "data-action": str(item.action), "data-comment-action": str(item.commentAction) || null },
-      el("div", { class: "bb-line" }, avatar(p, "sm"), nameOf(p), " ", words, " ", fmt.time(item.at)),
+      el("div", { class: "bb-line" }, avatar(p, "sm"), nameOf(p), c && !head ? review.lozenge(c) : null, " ", words, " ", fmt.time(item.at)),
       below || null,
-      c ? comment(c, ctx, 0, str(c.author) !== str(item.user)) : null);
+      c ? comment(c, ctx, 0, head) : null);
   }
 
   function distinct(items) {
@@ -322,7 +328,7 @@ const card = (() => {
     const found = issues(pr);
     ctx = Object.assign({}, ctx, { data });
     return el("article", { class: "bb-card" },
-      header(pr, ctx, found), title(pr, ctx), actions.bar(data),
+      header(pr, ctx, found), title(pr, ctx), actions.bar(data), review.line(data),
       dates(pr), reviewers(pr, ctx), mergeIssues(found), summary(pr), tasks(pr, ctx),
       builds(pr, ctx), description(pr, ctx), activity(pr, ctx), pr.state === "OPEN" ? actions.newComment(data) : null);
   }

@@ -5,7 +5,8 @@
 // chains of single-child directories in one node), previous and next file, unified and
 // side-by-side (not offered for added or deleted files, as Bitbucket). Code is drawn from each
 // line's text split by bb's runs (codeLine, code.js), the class coloured from the theme (diff.css);
-// comments sit in the row right after their line. Where bb can read the file at the diff's commits,
+// comments sit in the row right after their line, a multi-line comment's range marked in the gutter;
+// drafts, suggestions and the review bar ("Finish review") are review.js's. Where bb can read the file at the diff's commits,
 // "Show more" rows above, between and below the hunks draw the unchanged lines in place (expand.js).
 // A pull request's diff offers Bitbucket's iterative review choice when the person has reviewed it.
 // Every code row carries data-path, data-old and data-new (the numbers it has), every comment
@@ -77,11 +78,12 @@ const diffView = (() => {
     const long = str(line.s).length > LONG && Array.from(str(line.s)).length > LONG;
     return el("td", { class: `bb-dcode${cls}` }, long ? capped("div", { class: "bb-longline" }, parts, { lines: 4, what: "line" }) : parts);
   }
-  const num = (n) => el("td", { class: "bb-ln", "aria-hidden": n === null ? "true" : null }, n === null ? "" : String(n));
+  // A gutter cell; `span`: the line is in a multi-line comment's range (a bar, as Bitbucket marks one).
+  const num = (n, span) => el("td", { class: span ? "bb-ln bb-lspan" : "bb-ln", "aria-hidden": n === null ? "true" : null }, n === null ? "" : String(n));
 
   // ---- comments ---------------------------------------------------------------------------
-  function body(tree, ctx) {
-    const drawn = markdown.draw(tree);
+  function body(tree, ctx, pre) {
+    const drawn = markdown.draw(tree, "bb-md", pre);
     return drawn ? capped("div", { class: "bb-body" }, drawn, { box: ctx.inline ? 14 : 40, what: "comment" }) : null;
   }
   function comment(c, ctx, depth) {
@@ -91,11 +93,12 @@ const diffView = (() => {
     const nested = !replies.length ? null : depth >= 24
       ? el("p", { class: "bb-muted" }, "Further replies are in Bitbucket.")
       : grow(replies, { inline: ctx.inline, first: 2, step: 10, noun: "replies", one: "reply", cls: depth < 6 ? "bb-replies" : "bb-replies bb-flat", draw: (r) => comment(r, ctx, depth + 1) });
-    return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}`, "data-comment-id": Number.isInteger(c.id) ? c.id : null },
+    const draft = review.lozenge(c);
+    return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}${draft ? " bb-is-pending" : ""}`, "data-comment-id": Number.isInteger(c.id) ? c.id : null },
       avatar(p, "sm"),
       el("div", { class: "bb-cbody" },
-        el("div", { class: "bb-chead" }, nameOf(p), " ", fmt.time(c.at), c.edited === true ? [" · ", el("span", { class: "bb-muted" }, "edited")] : null, " ", task),
-        body(c.text, ctx), ctx.data ? actions.thread(ctx.data, c) : null, nested));
+        el("div", { class: "bb-chead" }, nameOf(p), " ", draft, " ", fmt.time(c.at), c.edited === true ? [" · ", el("span", { class: "bb-muted" }, "edited")] : null, " ", task),
+        body(c.text, ctx, ctx.data ? review.pre(ctx.data, c) : null), ctx.data ? actions.thread(ctx.data, c) : null, nested));
   }
   function total(threads) {
     let n = 0;
@@ -137,12 +140,34 @@ const diffView = (() => {
     return el("tr", { class: "bb-hunk-cut" }, el("td", { colspan: String(cols) },
       `Bitbucket truncated this hunk: ${fmt.num(newHere)} of its ${fmt.count(newSpan, "new line", "new lines")} and ${fmt.num(oldHere)} of its ${fmt.count(oldSpan, "old line", "old lines")} are shown.`));
   }
-  const rowAttrs = (path, kind, o, n) => ({ class: `bb-dl bb-dl-${kind}`, "data-path": path, "data-old": o, "data-new": n });
+  const rowAttrs = (path, kind, o, n, span = []) => ({ class: `bb-dl bb-dl-${kind}`, "data-path": path, "data-old": o, "data-new": n, "data-span": span.join(" ") || null });
+  // The lines multi-line comments cover (Bitbucket's multilineMarker: anchor.from to anchor.line), each
+  // with the sides it is covered on (`sides(line)`): the lines drawn from the one numbered `from` (on the
+  // side fromType names) to the comment's own; within one side, only those numbered on that side.
+  function spans(entry) {
+    const lines = arr(obj(entry.diff).hunks).flatMap((h) => arr(h.lines));
+    const marked = new Map();
+    const at = (line, side) => lineNo(side === "old" ? line.o : line.n);
+    lines.forEach((last, end) => {
+      for (const c of arr(last.c)) {
+        const a = obj(c.anchor);
+        const side = sideOf(c, last);
+        const start = { REMOVED: "old", ADDED: "new" }[a.fromType] || side;
+        const first = lineNo(a.from) === null ? -1 : lines.findIndex((l) => at(l, start) === a.from);
+        for (const l of first < 0 ? [] : lines.slice(first, end + 1)) {
+          const s = at(l, side) !== null ? side : l.t === "R" ? "old" : "new";
+          if (start !== side || s === side) marked.set(l, [...new Set([...(marked.get(l) || []), s])]);
+        }
+      }
+    });
+    return (line) => (line && marked.get(line)) || [];
+  }
 
   // Unified: old and new gutters, the code; a row of threads right after a line that has them.
   // `limit` caps the lines drawn (inline); it answers how many it drew.
   function unified(entry, ctx, limit = Infinity) {
     const rows = [];
+    const sides = spans(entry);
     let drawn = 0;
     const hunks = arr(entry.diff.hunks);
     hunks.forEach((h, i) => {
@@ -156,7 +181,8 @@ const diffView = (() => {
         const t = SIGN[line.t] ? line.t : "C";
         const o = lineNo(line.o);
         const n = lineNo(line.n);
-        rows.push(el("tr", rowAttrs(entry.path, t, o, n), num(o), num(n), codeCell(line)));
+        const span = sides(line);
+        rows.push(el("tr", rowAttrs(entry.path, t, o, n, span), num(o, span.includes("old")), num(n, span.includes("new")), codeCell(line)));
         const c = threads(line.c, ctx);
         if (c) rows.push(el("tr", { class: "bb-dc" }, el("td", { colspan: "3" }, c)));
       }
@@ -179,18 +205,20 @@ const diffView = (() => {
     return lineNo(a.line) !== null && a.line === lineNo(line.o) && a.line !== lineNo(line.n) ? "old" : "new";
   }
   // Side-by-side: removed lines on the left beside the added lines that replace them, context on both.
-  function half(line, side) {
+  function half(line, side, span) {
     if (!line) return [el("td", { class: "bb-ln bb-none", "aria-hidden": "true" }), el("td", { class: "bb-dcode bb-none" })];
     const t = SIGN[line.t] ? line.t : "C";
-    return [num(lineNo(side === "old" ? line.o : line.n)), codeCell(line, ` bb-side-${t}`)];
+    return [num(lineNo(side === "old" ? line.o : line.n), span && span.includes(side)), codeCell(line, ` bb-side-${t}`)];
   }
   function sideBySide(entry, ctx) {
     const rows = [];
+    const sides = spans(entry);
     const emit = (left, right) => {
       const o = left ? lineNo(left.o) : null;
       const n = right ? lineNo(right.n) : null;
       const kind = left && right && left === right ? "C" : "X";
-      rows.push(el("tr", rowAttrs(entry.path, kind, o, n), half(left, "old"), half(right, "new")));
+      const span = [...sides(left).filter((s) => s === "old"), ...sides(right).filter((s) => s === "new")];
+      rows.push(el("tr", rowAttrs(entry.path, kind, o, n, span), half(left, "old", span), half(right, "new", span)));
       const l = [];
       const r = [];
       for (const line of left === right ? [left] : [left, right]) {
@@ -390,7 +418,7 @@ const diffView = (() => {
   }
   // Bitbucket's iterative review selector, where it puts its commit picker: all the pull request's
   // changes, or those since the commit the person last reviewed. Choosing opens that diff in place.
-  function review(data, d) {
+  function iterative(data, d) {
     const r = obj(d.review);
     if (d.compare || !str(r.lastReviewed)) return null;
     const since = Boolean(str(r.since));
@@ -534,7 +562,7 @@ const diffView = (() => {
     memory.set(key, Object.assign({}, memory.get(key), part));
     return memory.get(key);
   }
-  function full(d, ctx, pr, list) {
+  function full(d, ctx, pr, list, finish) {
     const seen = remember(pr, {});
     const order = [];
     let index = 0;
@@ -587,7 +615,7 @@ const diffView = (() => {
     pane.tabIndex = -1;
     if (list.length) select(pos);
     else pane.append(el("p", { class: "bb-muted" }, "No files changed."));
-    return [beyond(d, list, pr), el("div", { class: "bb-dlayout" }, treeBox, pane)];
+    return [beyond(d, list, pr), el("div", { class: "bb-dlayout" }, treeBox, el("div", { class: "bb-dcol" }, finish, pane))];
   }
 
   function draw(data, ctx) {
@@ -599,8 +627,11 @@ const diffView = (() => {
     ctx = Object.assign({}, ctx, { data });
     for (const e of list) e.plan = diffExpand.plan(data, d, e);
     const since = !pr.compare && Boolean(str(obj(d.review).since));
-    return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr), review(data, d),
-      list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list))
+    // The review bar: above the files inline, atop the file pane in full screen (where it stays in view).
+    const finish = review.bar(data);
+    return el("article", { class: `bb-diffview ${ctx.inline ? "bb-diff-inline" : "bb-diff-full"}` }, header(pr), iterative(data, d),
+      ctx.inline || !list.length ? finish : null,
+      list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list, finish))
         : el("p", { class: "bb-muted bb-no-files" }, since ? "No unreviewed changes" : "No files changed."));
   }
   return { draw };

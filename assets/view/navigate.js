@@ -14,7 +14,8 @@ const navigate = (() => {
   const where = (call) => `${call.project}/${call.repo}`;
   const scrolled = () => ({ x: scrollX, y: scrollY, clip: (root.querySelector(".bb-clip") || {}).scrollTop || 0 });
 
-  function open(call, told, button) {
+  // `then` runs once the view is drawn (the card's pending comments: the diff at the first).
+  function open(call, told, button, then) {
     if (busy || page.gone) return;
     busy = true;
     if (button) button.disabled = true;
@@ -31,6 +32,7 @@ const navigate = (() => {
       busy = false;
       stack.push({ result: page.result, data: page.data, due: refresh.due(), at: scrolled() });
       show(result, data);
+      if (then) then();
       changes.tell(told);
     }, (err) => failed(String(obj(err).message || "The host did not answer.")));
   }
