@@ -150,7 +150,7 @@ const actions = (() => {
       const close = () => { drafts.delete(key); slot.replaceChildren(); };
       const open = () => {
         if (slot.firstChild) return;
-        if (!drafts.has(key)) drafts.set(key, markdown.source(c.text));
+        if (!drafts.has(key)) drafts.set(key, typeof c.markdown === "string" ? c.markdown : markdown.source(c.text));
         slot.replaceChildren(composer(data, key, "Edit the comment", [["Save", "update_pr_comment", { comment_id: c.id }, `The person edited a pending comment on ${id}.`, close]],
           button("bb-button", "Cancel", close)));
         const box = slot.querySelector(".bb-editor");

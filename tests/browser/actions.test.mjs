@@ -54,11 +54,12 @@ test("the author is offered no review, as on Bitbucket's page", async () => {
 });
 
 test("Bitbucket refusing an action is said in its words beside the buttons", async () => {
+  // The card reads the person's drafts (…/review) as it opens: the fault is set once it is drawn, for the review.
+  const v = await card(6);
   const faults = `${bb.stack}/_stack/faults`;
   const post = await fetch(faults, { method: "POST", headers: { "content-type": "application/json" },
-    body: JSON.stringify({ kind: "status", status: 409, count: 1, pathPrefix: "/rest/api/latest/projects/BB/repos/api/pull-requests/6/participants" }) });
+    body: JSON.stringify({ kind: "status", status: 409, count: 1, pathPrefix: "/rest/api/latest/projects/BB/repos/api/pull-requests/6/review" }) });
   assert.ok(post.ok);
-  const v = await card(6);
   await v.frame.locator(".bb-act-approve").click();
   const problem = v.frame.locator(".bb-action-bar .bb-action-problem");
   await problem.waitFor({ state: "visible", timeout: 15000 });

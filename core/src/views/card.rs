@@ -507,5 +507,7 @@ pub fn comment(c: &Comment, orphaned: bool, people: &mut People, base_url: Optio
         "anchor": anchor,
         "replies": replies,
         "suggestions": if suggestions.is_empty() { Value::Null } else { Value::Array(suggestions) },
+        // A draft's own Markdown, so Edit starts from what its author wrote (a tree loses escapes and raw HTML).
+        "markdown": if c.is_pending() { Value::from(c.text.as_deref().unwrap_or("")) } else { Value::Null },
     })
 }
