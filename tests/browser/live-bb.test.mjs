@@ -112,3 +112,25 @@ test("from bb: a list's State tabs ask list_pull_requests' state, and a row open
   assert.match(lines[1], /^The person opened PR #\d+ in BB\/api$/);
   assert.deepEqual(realErrors(v.errors), []);
 });
+
+test("from bb: Finish review publishes the person's draft through the host, the view redraws in place, and others see it", async () => {
+  const v = await show({ kind: "diff", project: "BB", repo: "api", pr_id: 11 }, { displayMode: "fullscreen" }, ".bb-diffview");
+  assert.equal(v.data.diff.drafts.count, 1, "alice's one draft on BB/api #11");
+  const bar = v.frame.locator(".bb-finish");
+  await bar.waitFor({ timeout: 15000 });
+  assert.equal(await v.frame.locator(".bb-pending").count(), 1, "the draft is marked Pending");
+  const info = await (await fetch(`${bb.stack}/_stack`)).json();
+  const bob = info.users.find((u) => u.slug === "bob").token;
+  const asBob = () => fetch(`${bb.stack}/rest/api/latest/projects/BB/repos/api/pull-requests/11/comments/1021`, { headers: { authorization: `Bearer ${bob}` } });
+  assert.equal((await asBob()).status, 404, "bob cannot see alice's draft");
+  await v.frame.locator("body").evaluate(() => { window.sameDocument = true; });
+  await bar.getByRole("button", { name: "Publish" }).click();
+  await until("the bar is gone", async () => (await v.frame.locator(".bb-finish").count()) === 0);
+  await until("the draft is no longer pending", async () => (await v.frame.locator(".bb-pending").count()) === 0);
+  assert.equal(await v.frame.locator("body").evaluate(() => window.sameDocument), true, "redrawn in place");
+  const call = (await v.log()).calls.find((c) => c.name === "submit_pr_review");
+  assert.deepEqual(call.arguments, { project: "BB", repo: "api", pr_id: 11, action: "comment", commit: v.data.diff.head });
+  assert.equal((await asBob()).status, 200, "published: bob sees it");
+  await shot(v.page, "live-bb-review-published-fullscreen-light");
+  assert.deepEqual(realErrors(v.errors), []);
+});
