@@ -429,11 +429,11 @@ const diffView = (() => {
     const choice = (which, words, current, target, title) => el("button", { type: "button", class: "bb-segbtn bb-review-choice", "data-review": which,
       "aria-pressed": String(current), disabled: !current && !can ? "" : null, title,
       onclick: current || !can ? null : (e) => navigate.open(target, `The person opened ${navigate.named(target)}`, e.currentTarget) }, words);
-    const words = n !== null ? `${fmt.num(n)} ${n === 1 ? "commit" : "commits"} since you last reviewed` : "Changes since you last reviewed";
+    const words = n === 0 ? "No unreviewed changes" : n !== null ? `${fmt.num(n)} ${n === 1 ? "commit" : "commits"} since you last reviewed` : "Changes since you last reviewed";
     return el("div", { class: "bb-review" },
       el("div", { class: "bb-seg", role: "group", "aria-label": "Changes to show" },
         choice("all", "All changes in this pull request", !since, call, null),
-        choice("since", [words, " ", el("span", { class: "bb-loz bb-unreviewed" }, "Unreviewed")], since, Object.assign({}, call, { since: "last_review" }),
+        choice("since", n === 0 ? words : [words, " ", el("span", { class: "bb-loz bb-unreviewed" }, "Unreviewed")], since, Object.assign({}, call, { since: "last_review" }),
           `Changes after commit ${str(r.lastReviewed).slice(0, 11)}, the last you reviewed`)));
   }
   // What the result holds that this view does not draw, in Bitbucket's counts.

@@ -222,3 +222,16 @@ fn the_diff_view_carries_your_drafts_the_head_a_multi_line_range_and_a_suggestio
     let card = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 11}));
     assert_eq!(card.raw["_meta"]["bb/view"]["pullRequest"]["drafts"]["count"], 1);
 }
+
+#[test]
+fn after_a_finished_review_the_diff_says_there_is_nothing_unreviewed() {
+    let mut d = StackHarness::with_views();
+    let shown = |d: &mut StackHarness| {
+        let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 11}));
+        a.raw["_meta"]["bb/view"]["diff"]["review"].clone()
+    };
+    let done = d.call("submit_pr_review", json!({"project": "BB", "repo": "api", "pr_id": 11, "action": "comment"}));
+    assert!(done.text.starts_with("Published 1 draft comment"), "{}", done.text);
+    let review = shown(&mut d);
+    assert_eq!(review["commits"], 0, "{review}");
+}

@@ -356,7 +356,10 @@ impl DiffView {
         let id = *id;
         let last = self.you.as_deref().and_then(|you| diff::last_reviewed(pr, you)).map(str::to_owned);
         let Some(asked) = since.clone() else {
-            self.review = json!({"lastReviewed": last, "since": null, "commits": null});
+            // Reviewed up to the source's head (a finished review sets it): nothing since, said as 0.
+            let head = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
+            let commits = if last.is_some() && last.as_deref() == head { json!(0) } else { Value::Null };
+            self.review = json!({"lastReviewed": last, "since": null, "commits": commits});
             return Ok(());
         };
         let shown_since = match diff::since(pr, &asked, self.you.as_deref()) {
