@@ -239,7 +239,7 @@ const card = (() => {
     UNAPPROVED: "marked the pull request as unapproved", REVIEWED: "marked the pull request as needs work",
     DECLINED: "declined the pull request", REOPENED: "reopened the pull request", DELETED: "deleted the pull request",
     AUTO_MERGE_REQUESTED: "requested auto-merge", AUTO_MERGE_CANCELLED: "cancelled auto-merge",
-    REVIEW_FINISHED: "finished reviewing",
+    REVIEW_FINISHED: "finished reviewing", REVIEW_DISCARDED: "discarded their review", REVIEW_COMMENTED: "commented in their review",
   };
   const names = (slugs, ctx) => slugs.filter((s) => typeof s === "string").map((s, i) => [i ? ", " : "", nameOf(person(ctx.users, s))]);
 
@@ -278,7 +278,8 @@ const card = (() => {
       }
       default:
         if (SENTENCES[item.action]) return [SENTENCES[item.action]];
-        return [el("span", { class: "bb-loz bb-plain", title: "Bitbucket's name for this activity" }, str(item.action).slice(0, 40) || "Activity")];
+        // An action bb has no sentence for is said in words from Bitbucket's name, never as the raw name.
+        return [el("span", { title: `Bitbucket's name for this activity: ${str(item.action).slice(0, 40)}` }, str(item.action).slice(0, 40).toLowerCase().replace(/_/g, " ") || "acted")];
     }
   }
 
