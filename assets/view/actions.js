@@ -91,18 +91,21 @@ const actions = (() => {
     const problem = problemLine();
     const id = `PR #${pr.id}`;
     const buttons = [];
-    // Bitbucket offers no review to the author; to someone who approved, Unapprove.
+    // Bitbucket offers no review to the author. Its page orders them Needs work, Approve, beside Merge; a verdict
+    // given is its button pressed, and pressing it again takes it back ("Remove approval", "Remove needs work").
     const you = typeof pr.you === "string" ? pr.you : null;
     const mine = Array.isArray(pr.reviewers) ? pr.reviewers.find((r) => r && r.user === you) : null;
     if (offers(data, "submit_pr_review") && !(you && pr.author === you)) {
-      const review = (action, words, told) => {
-        const b = button(`bb-button bb-act-${action}`, words, () => run("submit_pr_review", Object.assign(where(data), { action }), b, problem, told));
+      const review = (status, action, words, undo, told, undone) => {
+        const on = Boolean(mine && mine.status === status);
+        const b = button(`bb-button bb-act-${on ? "withdraw" : action}`, words, () =>
+          run("submit_pr_review", Object.assign(where(data), { action: on ? "withdraw" : action }), b, problem, on ? undone : told),
+          { "aria-pressed": String(on), "data-verdict": action, title: on ? undo : null });
         return b;
       };
-      buttons.push(mine && mine.status === "APPROVED" ? review("withdraw", "Unapprove", `The person withdrew their approval of ${id}.`)
-        : review("approve", "Approve", `The person approved ${id}.`),
-      mine && mine.status === "NEEDS_WORK" ? review("withdraw", "Remove needs work", `The person withdrew their needs work on ${id}.`)
-        : review("request_changes", "Needs work", `The person marked ${id} as needing work.`));
+      buttons.push(review("NEEDS_WORK", "request_changes", "Needs work", "Remove needs work",
+        `The person marked ${id} as needing work.`, `The person withdrew their needs work on ${id}.`),
+      review("APPROVED", "approve", "Approve", "Remove approval", `The person approved ${id}.`, `The person withdrew their approval of ${id}.`));
     }
     const check = obj(pr.mergeCheck);
     if (offers(data, "merge_pull_request") && check.canMerge === true && Number.isInteger(pr.version)) {

@@ -31,11 +31,16 @@ test("Approve calls submit_pr_review through the host, and the card shows it wit
   const approve = frame.locator(".bb-act-approve");
   assert.equal(await approve.textContent(), "Approve");
   assert.equal(await frame.locator(".bb-act-request_changes").textContent(), "Needs work");
+  assert.deepEqual(await frame.locator(".bb-action-buttons button").allTextContents(), ["Needs work", "Approve"], "Bitbucket's order");
+  assert.equal(await approve.getAttribute("aria-pressed"), "false");
   assert.equal(await frame.locator(".bb-act-merge").count(), 0, "merge_pull_request is not exposed without --allow-writes");
   await page.evaluate(() => { window.__marker = "same page"; });
   await approve.click();
   await frame.locator(".bb-reviewer", { hasText: "Approved" }).filter({ hasText: "Alice" }).waitFor({ timeout: 15000 });
-  assert.equal(await frame.locator(".bb-act-withdraw").textContent(), "Unapprove", "as Bitbucket's button, once approved");
+  const taken = frame.locator(".bb-act-withdraw");
+  assert.equal(await taken.textContent(), "Approve", "as Bitbucket's button, pressed once approved");
+  assert.equal(await taken.getAttribute("aria-pressed"), "true");
+  assert.equal(await taken.getAttribute("title"), "Remove approval");
   const sent = await calls(v, "submit_pr_review");
   assert.equal(sent.length, 1);
   assert.deepEqual(sent[0].arguments, { project: "BB", repo: "api", pr_id: 2, action: "approve" });
