@@ -19,7 +19,7 @@ fn comments_are_threads_newest_first_each_once_with_anchors_tasks_and_outdated_m
     assert_eq!(d.requests.len(), 1);
     assert!(a.text.contains("Why three attempts? Could this be configurable?"));
     assert!(a.text.contains("↳ #"), "{}", a.text);
-    assert!(a.text.contains("on src/client.rs:11 (removed line)"));
+    assert!(a.text.contains("on src/client.rs:11 of the old file (removed line)"), "{}", a.text);
     assert_eq!(a.text.matches("Thanks!").count(), 1, "a reply is shown once");
     assert!(!a.text.contains("I wrote something I regret."), "deleted comments are gone");
     let hostile = d.call("list_pr_comments", pr(7));

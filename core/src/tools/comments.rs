@@ -352,10 +352,17 @@ fn where_(anchor: Option<&Anchor>) -> String {
             Some("REMOVED") => "removed",
             _ => "context",
         };
-        if first < l {
-            s.push_str(&format!(":{first}–{l} ({kind} lines)"));
+        // A removed line, or a line on the left of a side-by-side diff, is numbered as the old file numbers it:
+        // said, so "line 16" is not read as the new file's line 16.
+        let old = if a.line_type.as_deref() == Some("REMOVED") || a.file_type.as_deref() == Some("FROM") {
+            " of the old file"
         } else {
-            s.push_str(&format!(":{l} ({kind} line)"));
+            ""
+        };
+        if first < l {
+            s.push_str(&format!(":{first}–{l}{old} ({kind} lines)"));
+        } else {
+            s.push_str(&format!(":{l}{old} ({kind} line)"));
         }
     }
     if a.orphaned == Some(true) {
@@ -564,8 +571,9 @@ fn start_add(args: &Map<String, Value>, _: &Call<'_>) -> Step {
                 Some(f) if f < l => format!("{f}–{l}"),
                 _ => l.to_string(),
             };
+            let old = if line_type == "REMOVED" { " of the old file" } else { "" };
             let place = format!(
-                " on {p}:{lines} ({} line{})",
+                " on {p}:{lines}{old} ({} line{})",
                 line_type.to_lowercase(),
                 if lines.contains('–') { "s" } else { "" }
             );
