@@ -305,9 +305,9 @@ const diffView = (() => {
 
   // ---- a file -------------------------------------------------------------------------------
   const PLAIN_WHY = {
-    deadline: (n) => `${fmt.count(n, "line", "lines")} past bb's highlighting deadline`,
+    deadline: (n) => `${fmt.count(n, "line", "lines")} (highlighting comes with the next update)`,
     long: (n) => `${fmt.count(n, "line", "lines")} longer than 2,000 characters`,
-    template: (n) => `${fmt.count(n, "line", "lines")} of a template (bb highlights templates only when asked to)`,
+    template: (n) => `${fmt.count(n, "line", "lines")} of a template, which this server does not highlight`,
   };
   function plainNote(d) {
     const counts = new Map();

@@ -255,3 +255,15 @@ fn a_large_call_the_process_has_no_room_for_says_bb_is_busy_and_reads_nothing() 
     let card = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}));
     assert!(!card.is_error, "{}", card.text);
 }
+
+#[test]
+fn markdown_the_file_a_pull_request_carries_most_is_highlighted_without_asking_for_templates() {
+    let mut d = StackHarness::with_views();
+    let view = diff_view(&mut d, 1);
+    let md = lines(&view, "docs/retry.md");
+    assert!(!md.is_empty());
+    for (l, _) in &md {
+        assert!(l.get("p").is_none(), "not drawn plain as a template: {l}");
+        assert!(l["r"].is_string(), "{l}");
+    }
+}

@@ -59,6 +59,11 @@ fn run() -> Result<(), String> {
             // No line of the log may carry the operator's credentials, whatever echoed them.
             let logger = logger.scrubbing(config.as_ref().map(bb::client::secrets).unwrap_or_default());
             let bitbucket = bb::client::for_config(config.clone())?;
+            // The grammars of the languages pull requests carry most compile once per process; compiled here, on a
+            // thread of their own, the first diff of a session is not the one that pays for them.
+            let _ = std::thread::Builder::new().name("bb-grammars".into()).spawn(|| {
+                let _ = bb_core::HighlightJob::prepare_common().run();
+            });
             if let Some(http) = &options.http {
                 return bb::http::serve_http(http, server_config, config, bitbucket, logger);
             }
