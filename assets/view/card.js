@@ -78,8 +78,11 @@ const card = (() => {
     return grow(list, {
       inline: ctx.inline, first: 4, step: Infinity, tag: "ul", cls: "bb-reviewers",
       label: (n) => [`+${fmt.num(n)}`, `Show ${fmt.num(n)} more ${n === 1 ? "reviewer" : "reviewers"}`],
-      draw: ({ status, person: p }) => el("li", { class: "bb-reviewer", "data-status": str(status) },
-        avatar(p, "md", status), nameOf(p), el("span", { class: `bb-status bb-st-${str(status).toLowerCase()}` }, REVIEW_WORDS[status] || "Reviewer")),
+      // A verdict in Bitbucket's words; without one, "Reviewed" when they have seen the head, else nothing (Bitbucket
+      // draws no badge for a reviewer who has not reviewed yet).
+      draw: ({ status, person: p, reviewed }) => el("li", { class: "bb-reviewer", "data-status": str(status) },
+        avatar(p, "md", status), nameOf(p), REVIEW_WORDS[status] || reviewed
+          ? el("span", { class: `bb-status bb-st-${str(status).toLowerCase()}` }, REVIEW_WORDS[status] || "Reviewed") : null),
     });
   }
 

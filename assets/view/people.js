@@ -47,7 +47,7 @@ function sortReviewers(reviewers, users) {
   return list
     .map((r) => ({ r, p: person(users, r.user) }))
     .sort((a, b) => rank(a.r) - rank(b.r) || a.p.name.localeCompare(b.p.name))
-    .map(({ r, p }) => ({ status: r.status, person: p }));
+    .map(({ r, p }) => ({ status: r.status, person: p, reviewed: r.reviewed === true }));
 }
 // The state lozenge: Open, Merged, Declined, or Draft for an open draft.
 function stateLozenge(item) {

@@ -234,4 +234,9 @@ fn after_a_finished_review_the_diff_says_there_is_nothing_unreviewed() {
     assert!(done.text.starts_with("Published 1 draft comment"), "{}", done.text);
     let review = shown(&mut d);
     assert_eq!(review["commits"], 0, "{review}");
+    let card = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 11}));
+    let reviewers = card.raw["_meta"]["bb/view"]["pullRequest"]["reviewers"].as_array().unwrap().clone();
+    let of = |slug: &str| reviewers.iter().find(|r| r["user"] == slug).cloned().unwrap();
+    assert_eq!(of("alice")["reviewed"], true, "reviewed up to the head, no verdict");
+    assert_eq!(of("alice")["status"], "UNAPPROVED");
 }

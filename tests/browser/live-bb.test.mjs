@@ -133,4 +133,9 @@ test("from bb: Finish review publishes the person's draft through the host, the 
   assert.equal((await asBob()).status, 200, "published: bob sees it");
   await shot(v.page, "live-bb-review-published-fullscreen-light");
   assert.deepEqual(realErrors(v.errors), []);
+  // Reviewed up to the head without a verdict: the card says Reviewed, not "not reviewed yet".
+  const card = await show({ kind: "pull_request", project: "BB", repo: "api", pr_id: 11 }, { width: 700 });
+  const alice = card.frame.locator(".bb-reviewer", { hasText: "Alice" });
+  assert.equal(await alice.locator(".bb-status").textContent(), "Reviewed");
+  await shot(card.page, "live-bb-reviewed-no-verdict-700-light");
 });

@@ -257,9 +257,15 @@ impl Card {
         let people = &mut self.people;
         let author = pr.author.as_ref().map(|a| people.note(&a.user));
         let mut reviewers: Vec<Value> = Vec::new();
+        let head = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
         for r in &pr.reviewers {
             let user = people.note(&r.user);
-            reviewers.push(json!({"user": user, "status": r.status.as_deref().unwrap_or("UNAPPROVED")}));
+            // Reviewed up to the source's head (a finished review sets it), whatever the verdict: Bitbucket knows
+            // the reviewer has seen every change, and the card says so rather than "not reviewed yet".
+            let reviewed = head.is_some() && r.last_reviewed_commit.as_deref() == head;
+            reviewers.push(
+                json!({"user": user, "status": r.status.as_deref().unwrap_or("UNAPPROVED"), "reviewed": reviewed}),
+            );
         }
         let props = pr.properties.clone().unwrap_or_default();
         let description = pr
