@@ -55,7 +55,9 @@ const card = (() => {
     const author = person(ctx.users, pr.author);
     const id = Number.isInteger(pr.id) ? link(pr.url, { class: "bb-id", title: "Open in Bitbucket" }, `#${pr.id}`) : null;
     return el("div", { class: "bb-meta" },
-      avatar(author, "md"), nameOf(author), branches(pr.source, pr.target), el("span", { class: "bb-divider" }), stateLozenge(pr), id,
+      // The state and id before the branches, which may be long (a fork's carry their repositories) and wrap last:
+      // no separator is left alone at a line's start or end.
+      avatar(author, "md"), nameOf(author), el("span", { class: "bb-state" }, stateLozenge(pr), id), branches(pr.source, pr.target),
       found ? el("span", { class: "bb-actions" }, mergeButton(found)) : null);
   }
 

@@ -144,6 +144,11 @@ test("merged, declined and draft pull requests draw their lozenges and what they
   assert.equal(await declined.frame.locator(".bb-meta .bb-loz").textContent(), "Declined");
   assert.deepEqual(await texts(declined.frame.locator(".bb-missing li")), ["Activity: not read (Bitbucket answered 403).", "Builds: not read (Bitbucket answered 503)."]);
   assert.deepEqual(await texts(declined.frame.locator(".bb-meta .bb-branch bdi")), ["~DAVE/api:rewrite", "BB/api:main"], "a fork names its repository");
+  // The header wraps cleanly: the state and the id stay together, no separator is left on a line of its own.
+  const mids = await declined.frame.locator(".bb-meta .bb-state > *").evaluateAll((n) => n.map((x) => { const r = x.getBoundingClientRect(); return (r.top + r.bottom) / 2; }));
+  assert.equal(mids.length, 2);
+  assert.ok(Math.abs(mids[0] - mids[1]) < 4, `Declined and its id on one line: ${mids}`);
+  assert.equal(await declined.frame.locator(".bb-meta .bb-divider").count(), 0);
   assert.match(await declined.frame.locator(".bb-desc").textContent(), /No description for this pull request\./);
   assert.equal(await declined.frame.locator('[aria-label="Builds"]').count(), 0);
   assert.equal(await declined.frame.locator(".bb-summary").count(), 0, "unknown counts are not drawn as zero");
