@@ -21,7 +21,7 @@ const prForm = (() => {
       call: data.call, project: str(f.project), repo: str(f.repo), from: str(f.from), to: str(f.to),
       title: str(f.title) || str(f.suggestedTitle), titleTouched: Boolean(str(f.title)), description: str(f.description),
       draft: f.draft === true, reviewers: [...new Set([...given, ...defaults.map((r) => r.slug)])],
-      defaults: new Set(defaults.map((r) => r.slug)), names, commits: f.commits, files: f.files,
+      defaults: new Set(defaults.map((r) => r.slug)), names, commits: f.commits, files: f.files, existing: f.existing,
       preview: null, tab: "write", busy: false, problem: null, options: {}, who: "",
     };
   }
@@ -52,7 +52,7 @@ const prForm = (() => {
       Promise.all([ask("commits", pair), ask("reviewers", pair)]).then(([c, r]) => {
         if (s !== state) return;
         if (c) {
-          Object.assign(state, { commits: c.commits, files: c.files });
+          Object.assign(state, { commits: c.commits, files: c.files, existing: c.existing });
           if (!state.titleTouched && str(c.title)) state.title = c.title;
         }
         if (r) {
@@ -71,7 +71,7 @@ const prForm = (() => {
   function suggesting(id, want, value, label, onvalue, pick) {
     const options = () => arr(state.options[id]).map((x) => el("option", { value: want === "branches" ? str(x.name) : str(x.slug), label: want === "people" ? str(x.name) : null }));
     const list = el("datalist", { id: `${id}-list` }, options());
-    const input = el("input", { id, class: "bb-input", value, list: `${id}-list`, autocomplete: "off", "aria-label": label,
+    const input = el("input", { id, class: "bb-input", value, list: `${id}-list`, autocomplete: "off", "aria-label": label, "aria-invalid": state.invalid && id === `bb-f-${state.invalid}` ? "true" : null,
       oninput: () => {
         onvalue(input.value);
         const text = input.value.trim();
@@ -136,7 +136,10 @@ const prForm = (() => {
     if (state.description.trim()) args.description = state.description;
     if (state.reviewers.length) args.reviewers = state.reviewers;
     if (state.draft) args.draft = true;
-    if (!args.title || !args.from_ref) { state.problem = { text: "Give the pull request a title and a source branch." }; paint(); return; }
+    // The empty field named and marked, as Bitbucket's form marks it.
+    const empty = !args.from_ref ? ["from", "Choose a source branch."] : !args.title ? ["title", "The title cannot be empty."] : null;
+    state.invalid = empty && empty[0];
+    if (empty) { state.problem = { text: empty[1] }; paint(); document.getElementById(`bb-f-${empty[0]}`)?.focus(); return; }
     state.busy = true;
     state.problem = null;
     paint();
@@ -203,9 +206,13 @@ const prForm = (() => {
   function draw(data, ctx) {
     if (!state || state.call !== data.call) state = init(data);
     const label = (forId, word) => el("label", { class: "bb-f-label", for: forId }, word);
-    const title = el("input", { id: "bb-f-title", class: "bb-input", value: state.title, oninput: (e) => { state.title = e.target.value; state.titleTouched = true; } });
+    const title = el("input", { id: "bb-f-title", class: "bb-input", value: state.title, "aria-invalid": state.invalid === "title" ? "true" : null,
+      oninput: (e) => { state.title = e.target.value; state.titleTouched = true; } });
     const draft = el("input", { type: "checkbox", id: "bb-f-draft", checked: state.draft ? "" : null, onchange: (e) => { state.draft = e.target.checked; } });
-    const create = el("button", { type: "button", class: "bb-button bb-primary bb-f-create", disabled: state.busy ? "" : null, "aria-busy": state.busy ? "true" : null,
+    // A pull request already open between the branches is said as soon as both are chosen, and Create waits.
+    const dup = obj(state.existing);
+    const open1 = Number.isInteger(dup.id) ? dup : null;
+    const create = el("button", { type: "button", class: "bb-button bb-primary bb-f-create", disabled: state.busy || open1 ? "" : null, "aria-busy": state.busy ? "true" : null,
       onclick: () => submit(data) }, state.busy ? "Creating…" : "Create");
     return el("div", { class: "bb-form" },
       el("h2", { class: "bb-title" }, "Create pull request"),
@@ -214,6 +221,9 @@ const prForm = (() => {
       el("div", { class: "bb-f-label" }, "Description"), description(),
       label("bb-f-people", "Reviewers"), reviewers(data, ctx.users),
       problem(data),
+      open1 ? el("div", { class: "bb-f-problem bb-f-exists", role: "status" }, el("p", { dir: "auto" }, `A pull request from these branches is already open: #${open1.id} `, el("bdi", {}, str(open1.title).slice(0, 300))),
+        KINDS.has("pull_request") && actions.offers(data, "refresh_view") ? el("p", {}, el("button", { type: "button", class: "bb-link-button bb-f-open",
+          onclick: () => open({ kind: "pull_request", project: state.project, repo: state.repo, pr_id: open1.id }) }, `Open pull request #${open1.id}`)) : null) : null,
       el("div", { class: "bb-f-buttons" }, el("label", { class: "bb-f-check" }, draft, " Create as draft"), create),
       commitsAndFiles(ctx));
   }

@@ -33,7 +33,16 @@ fn the_form_carries_the_draft_the_default_branch_its_default_reviewers_and_commi
     assert!(a.text.contains("nothing is created unless they press Create"), "{}", a.text);
     assert_eq!(d.count("POST", ""), 0, "nothing is written: {:?}", d.requests);
     let reads = d.requests.iter().filter(|r| !r.contains("/avatar.png")).count();
-    assert_eq!(reads, 6, "5, and one for the named reviewer: {:?}", d.requests);
+    assert_eq!(
+        reads, 7,
+        "6 (the source's open pull requests among them), and one for the named reviewer: {:?}",
+        d.requests
+    );
+    assert_eq!(
+        a.raw["_meta"]["bb/view"]["form"]["existing"],
+        serde_json::Value::Null,
+        "no pull request from docs/typo yet"
+    );
     assert_eq!(d.count("GET", "/avatar.png"), 3, "the reviewers' avatars: {:?}", d.requests);
     let view = &a.raw["_meta"]["bb/view"];
     assert_eq!(view["kind"], "pull_request_form");
@@ -109,7 +118,14 @@ fn the_commits_between_the_branches_come_with_their_files_and_a_title() {
         assert_eq!(s["title"], commits[0]["message"]);
     }
     assert!(s["title"].as_str().is_some_and(|t| !t.is_empty()));
-    assert_eq!(d.requests.len(), 2, "commits and changes, in parallel: {:?}", d.requests);
+    assert_eq!(
+        d.requests.len(),
+        3,
+        "commits, changes and the source's open pull requests, in parallel: {:?}",
+        d.requests
+    );
+    // feature/retry → main is BB/api #1, open: said before the person presses Create.
+    assert_eq!(s["existing"]["id"], 1, "{s}");
 }
 
 #[test]

@@ -108,20 +108,42 @@ test("Create calls create_pull_request through the host, the new card opens in p
   await shot(page, "form-created-card");
 });
 
-test("a pull request already open is shown in Bitbucket's words with a way to it, and the person's text stays", async () => {
+test("a pull request already open is said as soon as both branches are chosen, Create waits, and there is a way to it", async () => {
+  // The test before created docs/typo → main: the form says so before the person presses anything.
+  const before = await posts();
   const v = await form(DRAFT);
   const { frame, page } = v;
+  const exists = frame.locator(".bb-f-exists");
+  await exists.waitFor({ timeout: 15000 });
+  assert.match(await exists.textContent(), /^A pull request from these branches is already open: #\d+ Fix typos in the docs/);
+  assert.equal(await frame.locator(".bb-f-create").isDisabled(), true, "Create waits");
   await frame.locator("#bb-f-desc").fill("My own words");
-  await frame.locator(".bb-f-create").click();
-  const problem = frame.locator(".bb-f-problem");
-  await problem.waitFor({ timeout: 15000 });
-  assert.match(await problem.textContent(), /Only one pull request may be open for a given source and target branch/);
-  assert.equal(await frame.locator("#bb-f-desc").inputValue(), "My own words", "the person's text is kept");
-  assert.equal(await frame.locator(".bb-f-web").count(), 1, "a link to it in Bitbucket");
+  assert.equal(await posts(), before, "nothing is posted");
   await shot(page, "form-duplicate");
+  // Another target: no pull request between those branches, and Create is back.
+  await frame.locator("#bb-f-to").fill("release/v1");
+  await until("the notice goes with the pair", async () => (await frame.locator(".bb-f-exists").count()) === 0);
+  assert.equal(await frame.locator(".bb-f-create").isDisabled(), false);
+  assert.equal(await frame.locator("#bb-f-desc").inputValue(), "My own words", "the person's text is kept");
+  await frame.locator("#bb-f-to").fill("main");
+  await exists.waitFor({ timeout: 15000 });
   await frame.locator(".bb-f-open").click();
   await frame.locator(".bb-card").waitFor({ timeout: 15000 });
   assert.equal(await frame.locator(".bb-title").first().textContent(), DRAFT.title);
+});
+
+test("an empty field is named and marked, and nothing is sent", async () => {
+  const before = await posts();
+  const v = await form({ ...DRAFT, from_ref: "feature/parser", to_ref: "release/v1" });
+  const { frame, page } = v;
+  await frame.locator("#bb-f-title").fill("");
+  await frame.locator(".bb-f-create").click();
+  const problem = frame.locator(".bb-f-problem");
+  await problem.waitFor({ timeout: 5000 });
+  assert.equal(await problem.textContent(), "The title cannot be empty.");
+  assert.equal(await frame.locator("#bb-f-title").getAttribute("aria-invalid"), "true");
+  assert.equal(await posts(), before);
+  await shot(page, "form-empty-title");
 });
 
 test("a reviewer who cannot review and branches without changes are refused in Bitbucket's words, and nothing is lost", async () => {

@@ -178,6 +178,29 @@ pub fn keeps(source_filter: Option<&str>, pr: &PullRequest) -> bool {
     })
 }
 
+/// The open pull requests out of `from` (a page: a branch rarely has more), to find one into `to` before the
+/// person creates another: `GET …/pull-requests?state=OPEN&direction=OUTGOING&at=refs/heads/{from}`.
+/// [reference "Pull requests": spec]
+pub fn open_from_request(project: &str, repo: &str, from: &str) -> FetchRequest {
+    FetchRequest::get(
+        format!("{}/pull-requests", crate::bitbucket::repo_path(project, repo)),
+        vec![
+            ("state".into(), "OPEN".into()),
+            ("direction".into(), "OUTGOING".into()),
+            ("at".into(), full_ref(from)),
+            ("limit".into(), "50".into()),
+        ],
+    )
+}
+
+/// The open pull request among `prs` into `to`, as `{id, title}`.
+pub fn open_into(prs: &[PullRequest], to: &str) -> Option<serde_json::Value> {
+    let want = full_ref(to);
+    prs.iter()
+        .find(|p| p.to_ref.as_ref().and_then(|r| r.id.as_deref()) == Some(want.as_str()))
+        .map(|p| serde_json::json!({"id": p.id, "title": p.title}))
+}
+
 /// A branch name as a full ref id (`main` → `refs/heads/main`); a full ref stays as it is.
 pub fn full_ref(branch: &str) -> String {
     if branch.starts_with("refs/") { branch.to_owned() } else { format!("refs/heads/{branch}") }

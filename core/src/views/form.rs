@@ -108,6 +108,7 @@ impl Form {
             "draft": flag(&self.args, "draft") == Some(true),
             "commits": found("commits"),
             "files": found("files"),
+            "existing": found("existing"),
         });
         let now = f.now_ms();
         let users = g.people.to_value(&f.avatars(), now, self.base_url.as_deref());

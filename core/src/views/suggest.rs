@@ -6,7 +6,7 @@
 //! | `branches`  | `…/branches?filterText=&orderBy=MODIFICATION&limit=10`          | `{"branches": [{"id","name","default"}]}` |
 //! | `people`    | `/rest/api/latest/users?filter=&limit=10` (the user search)     | `{"people": [{"slug","name"}]}`           |
 //! | `reviewers` | the repository (its id), then the default reviewers of the pair | `{"reviewers": [{"slug","name"}]}`        |
-//! | `commits`   | `…/compare/commits` and `…/compare/changes`, in parallel        | `{"commits", "files", "title"}`           |
+//! | `commits`   | `…/compare/commits`, `…/compare/changes` and the source's open pull requests, in parallel | `{"commits", "files", "title", "existing"}` |
 //! | `preview`   | none: bb's Markdown tree (`core/src/markdown.rs`)               | `{"preview": tree}`                       |
 //!
 //! A person is `{"slug", "name", "initials"}`.
@@ -112,6 +112,8 @@ pub enum Read {
     Commits,
     /// The files those commits change.
     Changes,
+    /// The open pull requests out of the source, for one into the target already.
+    Existing,
     /// One person the draft names, for their name.
     Person,
     /// An avatar of someone the form shows.
@@ -180,7 +182,12 @@ impl Gather {
             from: self.from.clone().unwrap_or_default(),
             to: self.to.clone().unwrap_or_default(),
         };
-        vec![(Read::Commits, refs.commits_request(None, COMMITS)), (Read::Changes, refs.changes_request(None, FILES))]
+        let existing = crate::reads::pull_requests::open_from_request(&self.project, &self.repo, &refs.from);
+        vec![
+            (Read::Commits, refs.commits_request(None, COMMITS)),
+            (Read::Changes, refs.changes_request(None, FILES)),
+            (Read::Existing, existing),
+        ]
     }
 
     fn user(&mut self, u: &User) -> Value {
@@ -283,6 +290,19 @@ impl Gather {
                 }
                 Err(e) => return self.fail(format!("Changed files: not read — {e}")),
             },
+            // Said as soon as both branches are chosen, not after Create; a failed read only leaves it unsaid
+            // (Create still meets Bitbucket's refusal).
+            Read::Existing => match errors::json::<RawPage>(outcome, about, None) {
+                Ok(p) => {
+                    let prs = p.decode::<crate::bitbucket::model::PullRequest>().values;
+                    let to = self.to.clone().unwrap_or_default();
+                    self.found.insert(
+                        "existing".into(),
+                        crate::reads::pull_requests::open_into(&prs, &to).unwrap_or(Value::Null),
+                    )
+                }
+                Err(_) => None,
+            },
         };
         if f.waiting() > 0 {
             return;
@@ -345,7 +365,7 @@ impl Plan for Gather {
             return Some(ToolResult::error(e.clone()));
         }
         self.found.remove("repoId");
-        let n = self.found.values().map(|v| v.as_array().map_or(1, Vec::len)).sum::<usize>();
+        let n = self.found.values().map(|v| v.as_array().map_or(usize::from(!v.is_null()), Vec::len)).sum::<usize>();
         Some(answer(&format!("{n} suggestions."), Value::Object(std::mem::take(&mut self.found))))
     }
 }

@@ -274,13 +274,19 @@ pub fn activity(v: &View, m: &Model, pr: &PullRequest, a: &Activity) -> Value {
 
 /// A commit.
 pub fn commit(v: &View, m: &Model, c: &Commit) -> Value {
+    // A commit's author is the git author (`name`, `emailAddress`); where Bitbucket matches it to one of its users
+    // by e-mail it answers that user whole (`displayName`, `slug`, `id`, …) beside the address [rec: recorded
+    // commit answers of DC servers].
     let person = match m.user(&c.author) {
-        Some(u) => json!({ "name": u.slug, "emailAddress": u.email }),
+        Some(u) => {
+            let mut p = user(v, u);
+            p["emailAddress"] = json!(u.email);
+            p
+        }
         None => {
             json!({ "name": c.author, "emailAddress": format!("{}@example.invalid", c.author) })
         }
     };
-    let _ = v;
     json!({
         "id": c.id,
         "displayId": &c.id[..11.min(c.id.len())],
