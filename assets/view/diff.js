@@ -46,16 +46,25 @@ const diffView = (() => {
     }
   }
   const conflicted = (f) => f.conflict === true || f.conflicted === true;
+  // A file's comments as its threads show them (each comment and reply drawn, once); Bitbucket's own count where
+  // the view carries no diff of the file.
+  function commentsOf(entry) {
+    const d = obj(entry.diff);
+    if (!Array.isArray(d.hunks)) return lineNo(entry.file.comments);
+    const all = (c) => 1 + arr(obj(c).replies).reduce((n, r) => n + all(r), 0);
+    const threads = [...arr(d.fileComments), ...d.hunks.flatMap((h) => arr(h.lines)).flatMap((l) => arr(l.c))];
+    return threads.reduce((n, c) => n + all(c), 0) || null;
+  }
   function fileTip(entry) {
     const name = baseOf(entry.path);
-    const c = lineNo(entry.file.comments);
+    const c = commentsOf(entry);
     if (c && conflicted(entry.file)) return `${name} has comments and a merge conflict`;
     if (c) return `${name} has comments`;
     if (conflicted(entry.file)) return `${name} has a merge conflict`;
     return change(entry).tip || entry.path;
   }
   function marks(entry) {
-    const c = lineNo(entry.file.comments);
+    const c = commentsOf(entry);
     return [
       c ? el("span", { class: "bb-dmark bb-dmark-comments", "data-mark": "comments", title: `${baseOf(entry.path)} has comments` },
         el("span", { class: "bb-i-comment", "aria-hidden": "true" }), fmt.num(c), sr(c === 1 ? " comment" : " comments")) : null,
@@ -515,41 +524,43 @@ const diffView = (() => {
   }
 
   // ---- fullscreen: the tree and one file ------------------------------------------------------
+  // Folders and files at each level in the order Bitbucket lists the changes (a folder where its first file is),
+  // never re-sorted: the tree reads as the inline list does.
   function tree(list) {
-    const root = { dirs: new Map(), files: [] };
+    const root = { dirs: new Map(), items: [] };
     list.forEach((e, i) => {
       const parts = e.path.split("/");
       let node = root;
       for (const part of parts.slice(0, -1)) {
-        if (!node.dirs.has(part)) node.dirs.set(part, { dirs: new Map(), files: [] });
+        if (!node.dirs.has(part)) { const dir = { dirs: new Map(), items: [] }; node.dirs.set(part, dir); node.items.push({ dir: part }); }
         node = node.dirs.get(part);
       }
-      node.files.push({ name: parts[parts.length - 1], entry: e, index: i });
+      node.items.push({ name: parts[parts.length - 1], entry: e, index: i });
     });
     return root;
   }
-  const byName = (a, b) => a.localeCompare(b, undefined, { sensitivity: "base" }) || (a < b ? -1 : a > b ? 1 : 0);
   // The tree's nodes; `order` collects the files' indices as the tree shows them, for previous/next.
   function treeNodes(node, select, order, depth = 0) {
     const items = [];
-    for (const name of [...node.dirs.keys()].sort(byName)) {
-      let label = name;
-      let dir = node.dirs.get(name);
-      while (dir.files.length === 0 && dir.dirs.size === 1) {
-        const [[child, next]] = [...dir.dirs];
-        label += `/${child}`;
-        dir = next;
+    for (const it of node.items) {
+      if (it.dir !== undefined) {
+        let label = it.dir;
+        let dir = node.dirs.get(it.dir);
+        while (dir.items.length === 1 && dir.items[0].dir !== undefined) {
+          const child = dir.items[0].dir;
+          label += `/${child}`;
+          dir = dir.dirs.get(child);
+        }
+        items.push(el("li", { class: "bb-tdir", role: "none" },
+          el("div", { class: "bb-tdir-name", title: label }, el("span", { class: "bb-i-folder", "aria-hidden": "true" }), el("bdi", {}, text(label))),
+          depth < 64 ? el("ul", { class: "bb-tsub", role: "group" }, treeNodes(dir, select, order, depth + 1)) : null));
+        continue;
       }
-      items.push(el("li", { class: "bb-tdir", role: "none" },
-        el("div", { class: "bb-tdir-name", title: label }, el("span", { class: "bb-i-folder", "aria-hidden": "true" }), el("bdi", {}, text(label))),
-        depth < 64 ? el("ul", { class: "bb-tsub", role: "group" }, treeNodes(dir, select, order, depth + 1)) : null));
-    }
-    for (const f of node.files.sort((a, b) => byName(a.name, b.name))) {
-      const c = change(f.entry);
-      order.push(f.index);
+      const c = change(it.entry);
+      order.push(it.index);
       items.push(el("li", { class: "bb-tfile", role: "none" },
-        el("button", { type: "button", class: `bb-tbtn ${c.cls}`, "data-path": f.entry.path, "data-index": f.index, title: fileTip(f.entry).slice(0, 600), onclick: () => select(f.index) },
-          el("span", { class: "bb-i-doc", "aria-hidden": "true" }), el("bdi", { class: "bb-tname" }, text(f.name)), sr(`: ${c.word}`), marks(f.entry))));
+        el("button", { type: "button", class: `bb-tbtn ${c.cls}`, "data-path": it.entry.path, "data-index": it.index, title: fileTip(it.entry).slice(0, 600), onclick: () => select(it.index) },
+          el("span", { class: "bb-i-doc", "aria-hidden": "true" }), el("bdi", { class: "bb-tname" }, text(it.name)), sr(`: ${c.word}`), marks(it.entry))));
     }
     return items;
   }
@@ -572,8 +583,10 @@ const diffView = (() => {
     const pane = el("section", { class: "bb-pane", "aria-label": "The selected file" });
     const treeBox = el("nav", { class: "bb-tree", "aria-label": "Files" }, filesHeading(list, d), el("ul", { class: "bb-tlist", role: "list" }, treeNodes(tree(list), (i) => select(order.indexOf(i)), order)));
     list.forEach((_, i) => { if (!order.includes(i)) order.push(i); });
-    // Bitbucket opens the first file of its tree; previous and next follow the tree.
-    pos = Math.max(0, order.indexOf(list.findIndex((e) => e.path === seen.path)));
+    // Full screen opens where the inline view starts, the first file listed (or the one the person last chose);
+    // previous and next follow the tree.
+    const chosen = list.findIndex((e) => e.path === seen.path);
+    pos = Math.max(0, order.indexOf(chosen >= 0 ? chosen : 0));
     function select(p) {
       if (!list.length) return;
       pos = ((p % order.length) + order.length) % order.length;
