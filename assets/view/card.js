@@ -218,7 +218,9 @@ const card = (() => {
     if (!str(at.path)) return null;
     const line = Number.isInteger(at.line) ? at.line : null;
     const from = Number.isInteger(at.from) && line !== null && at.from < line ? at.from : null;
-    return el("div", { class: "bb-anchor bb-muted" }, el("bdi", {}, at.path), line !== null ? ` · ${review.lines(from, line)}` : null,
+    // A removed line, or one on the old side, is numbered as the old file numbers it: said, as Bitbucket's hover does.
+    const old = at.lineType === "REMOVED" || at.fileType === "FROM" ? " of the old file" : "";
+    return el("div", { class: "bb-anchor bb-muted" }, el("bdi", {}, at.path), line !== null ? ` · ${review.lines(from, line)}${old}` : null,
       at.orphaned === true ? el("span", { class: "bb-loz bb-moved", title: "This diff has changed in more recent commits" }, "Outdated") : null);
   }
 

@@ -66,6 +66,10 @@ test("BB/api #1 from bb: title, Open, reviewers Approved / Needs work / not yet,
   const p = data.pullRequest;
   await header(frame, data);
   assert.deepEqual(reviewersOf(data).map((r) => r[1]), ["Approved", "Needs work", ""], "the stack's PR has one of each");
+  // Comment 1005 sits on a removed line: its number is the old file's, and the activity says so (full screen
+  // draws the whole activity).
+  const whole = await pr(1, { displayMode: "fullscreen" });
+  assert.equal(await whole.frame.locator('[data-comment="1005"] > .bb-cbody > .bb-anchor').textContent(), "src/client.rs · line 11 of the old file");
   const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
   assert.equal(await frame.locator('[data-count="comments"]').textContent(), plural(p.counts.comments, "comment", "comments"));
   assert.equal(await frame.locator('[data-count="tasks"]').textContent(), `☐ ${plural(p.counts.openTasks, "open task", "open tasks")}`);

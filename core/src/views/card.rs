@@ -453,6 +453,10 @@ pub fn comment(c: &Comment, orphaned: bool, people: &mut People, base_url: Optio
     let anchor = c.anchor.as_ref().map(|x| {
         let mut a = json!({"path": x.path, "line": x.line, "lineType": x.line_type,
                            "orphaned": orphaned || x.orphaned == Some(true)});
+        if x.file_type.as_deref() == Some("FROM") {
+            // On the old file's side (the left of a side-by-side diff): its line is the old file's number.
+            a["fileType"] = json!("FROM");
+        }
         if let Some((from, last)) = x.lines().filter(|(f, l)| f < l) {
             a["from"] = json!(from);
             a["fromType"] = json!(
