@@ -35,15 +35,18 @@ const prList = (() => {
       open && item.conflicted === true ? el("span", { class: "bb-mark bb-conflict-mark", "data-mark": "conflict", title: "This pull request has merge conflicts" }, el("span", { "aria-hidden": "true" }, "⚠"), " Conflict") : null,
       open && needsWork.length ? el("span", { class: "bb-mark bb-nw-mark", "data-mark": "needs-work", title: needsWork.map((r) => reviewLabel(r.person, r.status)).join(", ").slice(0, 600) }, el("span", { "aria-hidden": "true" }, "!"), " Needs work") : null,
     ].filter(Boolean);
-    // Opened here where the server offers it; Bitbucket's page stays a link beside it.
-    const here = navigate.rowTitle(ctx.data, item, title);
+    // Opened here where the server offers it; Bitbucket's page stays a link beside it. The title
+    // is cut at a few lines inside the button or link, as the card cuts its own.
+    const titled = (text) => {
+      const here = navigate.rowTitle(ctx.data, item, text);
+      return here ? [here, " ", link(item.url, { class: "bb-out", title: "Open in Bitbucket", "aria-label": `Open ${id} in Bitbucket` }, "↗")] : link(item.url, { class: "bb-row-link" }, text);
+    };
     const repo = ctx.across && item.project && item.repo ? el("span", { class: "bb-muted bb-row-repo" }, el("bdi", {}, `${item.project}/${item.repo}`)) : null;
     return el("li", { class: "bb-row", "data-id": id || null },
       avatar(author, "md"),
       el("div", { class: "bb-row-main" },
         el("div", { class: "bb-row-title" }, stateLozenge(item), " ",
-          capped("span", { class: "bb-row-titletext", dir: "auto" }, here ? [here, " ", link(item.url, { class: "bb-out", title: "Open in Bitbucket", "aria-label": `Open ${id} in Bitbucket` }, "↗")]
-            : link(item.url, { class: "bb-row-link" }, title), { lines: ctx.inline ? 2 : 4, what: "title", tip: title })),
+          capped("span", { class: "bb-row-titletext", dir: "auto" }, title, { lines: ctx.inline ? 3 : 4, what: "title", tip: title, wrap: titled })),
         el("div", { class: "bb-row-sub bb-muted" }, nameOf(author), ` - ${id}`, item.updated ? [", ", fmt.time(item.updated)] : null, " ", branches(item.source, item.target), repo),
         marks.length ? el("div", { class: "bb-row-marks" }, marks) : null),
       el("div", { class: "bb-row-side" },

@@ -53,14 +53,15 @@ test("teardown is answered and the view stops: no more size reports, no late res
 });
 
 // Every kind's page in one file (with the source view and a diff's Show more): under a third of the
-// reference SDK's bundle, and under 48 KB gzipped.
-test("the page weighs under 176 KB (48 KB gzipped), beside the reference SDK's self-contained bundle", () => {
+// reference SDK's bundle, and under 50 KB gzipped. Raised from 176 KB / 48 KB to 184 KB / 50 KB for
+// issue #29 (a list's title cut as the card's, the count of rows on screen, changes told to the person).
+test("the page weighs under 184 KB (50 KB gzipped), beside the reference SDK's self-contained bundle", () => {
   const html = view();
   const bytes = Buffer.byteLength(html);
   const gz = gzipSync(html, { level: 9 }).length;
   const line = `view page ui://bb/view: ${bytes} bytes (${gz} gzipped); reference SDK self-contained bundle: about 542 KB (129 KB gzipped) — ${(542 * 1024 / bytes).toFixed(1)}× heavier`;
   console.log(line);
   save("weight.txt", `${line}\n`);
-  assert.ok(bytes < 176 * 1024, line);
-  assert.ok(gz < 48 * 1024, line);
+  assert.ok(bytes < 184 * 1024, line);
+  assert.ok(gz < 50 * 1024, line);
 });

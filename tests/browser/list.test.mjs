@@ -91,3 +91,46 @@ test("a row's title opens the pull request, its branches their branch, its autho
     "https://git.example.com/bitbucket/users/alice",
   ]);
 });
+
+// A hostile title of 100 KB: words, a run with no space to break at, and bidi controls.
+const HUGE = `Hostile ${"long title words ".repeat(3000)}${"x".repeat(40000)} \u202eevil\u202c ${"end ".repeat(2000)}`.slice(0, 102400);
+async function hugeList(mount, opened) {
+  return list(mount, (d) => {
+    d.server.tools.push("refresh_view"); // rows open here: the title is in a button, which is one box
+    d.list.items[1].title = HUGE;
+    d.list.items[2].title = "y".repeat(102400);
+    if (!opened) d.server.tools = d.server.tools.filter((t) => t !== "refresh_view");
+    return d;
+  });
+}
+const rowHeights = (frame) => frame.locator(".bb-row").evaluateAll((rows) => rows.map((r) => Math.round(r.getBoundingClientRect().height)));
+
+for (const opened of [true, false]) {
+  test(`a 100 KB title is cut at three lines as the card cuts it, every row stays a few lines high, and Show the whole title reveals it (${opened ? "opened here" : "a link"})`, async () => {
+    const { frame, page, errors } = await hugeList({ width: 700 }, opened);
+    const heights = await rowHeights(frame);
+    assert.ok(Math.max(...heights) < 160, `rows ${heights}`);
+    const row = frame.locator(".bb-row").nth(1);
+    const clamp = row.locator(".bb-clamp");
+    const text = await clamp.textContent();
+    assert.ok(text.startsWith("Hostile long title words") && text.length > 90000, `the whole title is in the row, cut where it is drawn: ${text.slice(0, 40)} ${text.length}`);
+    const lines = await clamp.evaluate((c) => Math.round(c.getBoundingClientRect().height / parseFloat(getComputedStyle(c).lineHeight)));
+    assert.equal(lines, 3, "three lines, as the card");
+    const show = row.getByRole("button", { name: "Show the whole title" });
+    assert.equal(await frame.locator(".bb-row").nth(0).getByRole("button", { name: "Show the whole title" }).count(), 0, "a short title offers nothing");
+    if (opened) await shot(page, "list-longtitle-700-light");
+    await show.click();
+    assert.equal(await row.getByRole("button", { name: "Show less of the title" }).getAttribute("aria-expanded"), "true");
+    assert.ok(await clamp.evaluate((c) => c.classList.contains("bb-cap-open") && c.scrollHeight > c.clientHeight + 100), "the whole title scrolls in its box");
+    assert.ok((await rowHeights(frame))[1] < 500, "and the box is bounded");
+    assert.equal(await frame.locator(".bb-row").count(), 8);
+    if (opened) {
+      await page.evaluate(() => window.bbHost.setContext({ displayMode: "fullscreen", theme: "dark" }));
+      await frame.locator("main.bb-fullscreen").waitFor();
+      const full = await rowHeights(frame);
+      assert.ok(Math.max(...full.filter((_, i) => i !== 1)) < 180, `rows ${full}`);
+      await shot(page, "list-longtitle-fullscreen-dark");
+    }
+    assert.deepEqual(errors, []);
+  });
+}
