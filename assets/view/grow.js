@@ -74,7 +74,8 @@ const shape = (() => {
     const base = fixed || Math.min(560, max);
     return { fixed, max, base, step: Math.max(200, Math.round(Math.min(560, base) * 0.75)) };
   }
-  const ATOMS = "img, button, .bb-avatar, .bb-loz, .bb-branch, .bb-bidi, .bb-mark";
+  // Never cut through one of these: a list's row too, unless it is half the frame or more.
+  const ATOMS = "img, button, .bb-avatar, .bb-loz, .bb-branch, .bb-bidi, .bb-mark, .bb-row";
   function crossing(limit) {
     const top = s.flow.getBoundingClientRect().top;
     const y = top + limit;
@@ -105,7 +106,8 @@ const shape = (() => {
     }
     for (const e of s.flow.querySelectorAll(ATOMS)) {
       const r = e.getBoundingClientRect();
-      if (r.top < y && r.bottom > y) consider(r, clipOf(e));
+      // A row is cut just below its top (padding), so the row above it is never cut by the edge.
+      if (r.top < y && r.bottom > y && r.height < limit / 2) consider(e.matches(".bb-row") ? { top: r.top + 2, bottom: r.bottom } : r, clipOf(e));
     }
     return best === null ? null : best - top;
   }
