@@ -120,7 +120,7 @@ const rowHeights = (frame) => frame.locator(".bb-row").evaluateAll((rows) => row
 
 for (const opened of [true, false]) {
   test(`a 100 KB title is cut at three lines as the card cuts it, every row stays a few lines high, and Show the whole title reveals it (${opened ? "opened here" : "a link"})`, async () => {
-    const { frame, page, errors } = await hugeList({ width: 700 }, opened);
+    const { frame, page, errors } = await hugeList({ width: 700, theme: opened ? "light" : "dark" }, opened);
     const heights = await rowHeights(frame);
     assert.ok(Math.max(...heights) < 160, `rows ${heights}`);
     const row = frame.locator(".bb-row").nth(1);
@@ -131,17 +131,17 @@ for (const opened of [true, false]) {
     assert.equal(lines, 3, "three lines, as the card");
     const show = row.getByRole("button", { name: "Show the whole title" });
     assert.equal(await frame.locator(".bb-row").nth(0).getByRole("button", { name: "Show the whole title" }).count(), 0, "a short title offers nothing");
-    if (opened) await shot(page, "list-longtitle-700-light");
+    await shot(page, `list-longtitle-700-${opened ? "light" : "dark"}`);
     await show.click();
     assert.equal(await row.getByRole("button", { name: "Show less of the title" }).getAttribute("aria-expanded"), "true");
     assert.ok(await clamp.evaluate((c) => c.classList.contains("bb-cap-open") && c.scrollHeight > c.clientHeight + 100), "the whole title scrolls in its box");
     assert.ok((await rowHeights(frame))[1] < 500, "and the box is bounded");
-    if (opened) {
-      await page.evaluate(() => window.bbHost.setContext({ displayMode: "fullscreen", theme: "dark" }));
+    {
+      await page.evaluate((theme) => window.bbHost.setContext({ displayMode: "fullscreen", theme }), opened ? "dark" : "light");
       await frame.locator("main.bb-fullscreen").waitFor();
       const full = await rowHeights(frame);
       assert.ok(Math.max(...full.filter((_, i) => i !== 1)) < 180, `rows ${full}`);
-      await shot(page, "list-longtitle-fullscreen-dark");
+      await shot(page, `list-longtitle-fullscreen-${opened ? "dark" : "light"}`);
     }
     assert.deepEqual(errors, []);
   });
