@@ -1,10 +1,13 @@
-// What changed in a view, in one line for the model (ui/update-model-context): builds, reviewers,
-// new comments, the pull request's state, else "PR #12 changed".
+// What changed in a view, in words, each with where it is drawn: the model is told them in one line
+// (ui/update-model-context), and the person sees the same words in one line ("New: …") with a button
+// to the first changed item, read out by a polite live region that is in the page before its words.
 const changes = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
   const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);
   const BUILD = { SUCCESSFUL: "passed", FAILED: "failed", INPROGRESS: "started", CANCELLED: "was cancelled", UNKNOWN: "is in an unknown state" };
   const STATE = { MERGED: "was merged", DECLINED: "was declined", OPEN: "was reopened" };
+  const SHOWN_MS = 10000; // the person's line stays this long, and while focus is in it
+  const at = (attr, value) => `[${attr}="${CSS.escape(String(value))}"]`;
 
   function comments(pr) {
     const out = new Map();
@@ -17,38 +20,82 @@ const changes = (() => {
     return out;
   }
 
+  // [words, selector of where it is drawn] for each change of a pull request.
   function card(o, n, users) {
     const pr = `PR #${n.id}`;
     const name = (slug) => person(users, slug).name;
     const out = [];
-    if (o.state !== n.state) out.push(`${pr} ${STATE[n.state] || "changed state"}`);
+    if (o.state !== n.state) out.push([`${pr} ${STATE[n.state] || "changed state"}`, ".bb-title"]);
     const was = new Map(arr(obj(o.builds).items).map((b) => [b.key, b.state]));
     for (const b of arr(obj(n.builds).items)) {
-      if (was.get(b.key) !== b.state) out.push(`Build ${String(b.key).slice(0, 100)} on ${pr} ${BUILD[b.state] || "changed"}`);
+      if (was.get(b.key) !== b.state) out.push([`Build ${String(b.key).slice(0, 100)} on ${pr} ${BUILD[b.state] || "changed"}`, `.bb-build${at("data-key", b.key)}`]);
     }
     const had = new Map(arr(o.reviewers).map((r) => [r.user, r.status]));
     for (const r of arr(n.reviewers)) {
       if (had.get(r.user) === r.status) continue;
-      out.push(`${name(r.user)} ${r.status === "APPROVED" ? "approved" : r.status === "NEEDS_WORK" ? "marked it as needing work"
-        : had.has(r.user) ? "marked it as unapproved" : "was added as a reviewer"}`);
+      out.push([`${name(r.user)} ${r.status === "APPROVED" ? "approved" : r.status === "NEEDS_WORK" ? "marked it as needing work"
+        : had.has(r.user) ? "marked it as unapproved" : "was added as a reviewer"}`, ".bb-reviewer"]);
     }
     const before = comments(o);
-    const authors = new Set([...comments(n)].filter(([id]) => !before.has(id)).map(([, a]) => a));
-    for (const a of authors) out.push(`${name(a)} commented`);
-    return out.length ? out.join("; ") : `${pr} changed`;
+    const seen = new Set();
+    for (const [id, a] of comments(n)) {
+      if (!before.has(id) && !seen.has(a)) { seen.add(a); out.push([`${name(a)} commented`, at("data-comment", id)]); }
+    }
+    return out.length ? out : [[`${pr} changed`, ".bb-title"]];
   }
 
+  // The changes from `old` to `neu`: their words for the model, and each with where it is drawn.
   function describe(old, neu) {
-    if (neu.kind === "pull_request" && old.kind === "pull_request") return card(obj(old.pullRequest), obj(neu.pullRequest), obj(neu.users));
-    if (neu.kind === "diff") return `The diff of PR #${obj(neu.diff).id} changed`;
-    if (neu.kind === "file") return `${String(obj(neu.file).path).slice(0, 300)} at ${String(obj(neu.file).atLabel || "the default branch").slice(0, 200)} changed`;
-    if (neu.kind === "compare") return `The diff of ${obj(obj(neu.diff).compare).from} against ${obj(obj(neu.diff).compare).to} changed`;
-    return `${String(obj(neu.list).title || "The list of pull requests").slice(0, 200)} changed`;
+    let parts;
+    if (neu.kind === "pull_request" && old.kind === "pull_request") parts = card(obj(old.pullRequest), obj(neu.pullRequest), obj(neu.users));
+    else if (neu.kind === "diff") parts = [[`The diff of PR #${obj(neu.diff).id} changed`]];
+    else if (neu.kind === "file") parts = [[`${String(obj(neu.file).path).slice(0, 300)} at ${String(obj(neu.file).atLabel || "the default branch").slice(0, 200)} changed`]];
+    else if (neu.kind === "compare") parts = [[`The diff of ${obj(obj(neu.diff).compare).from} against ${obj(obj(neu.diff).compare).to} changed`]];
+    else {
+      const was = new Map(arr(obj(old.list).items).map((i) => [i.id, JSON.stringify(i)]));
+      const row = arr(obj(neu.list).items).find((i) => was.get(i.id) !== JSON.stringify(i));
+      parts = [[`${String(obj(neu.list).title || "The list of pull requests").slice(0, 200)} changed`, row && Number.isInteger(row.id) ? `.bb-row${at("data-id", `#${row.id}`)}` : null]];
+    }
+    return { text: parts.map((p) => p[0]).join("; "), parts };
   }
+
+  const words = el("span", { class: "bb-told-words", "aria-live": "polite" });
+  const go = el("button", { type: "button", class: "bb-told-go", hidden: "" }, "Show");
+  const line = el("span", { class: "bb-told" }, words, go);
+  let timer = null;
+  let target = null; // where the first change that is drawn is
+  function clear() {
+    if (line.contains(document.activeElement)) { line.addEventListener("focusout", clear, { once: true }); return; }
+    clearTimeout(timer);
+    words.textContent = "";
+    go.hidden = true;
+    line.classList.remove("bb-told-on");
+  }
+  go.addEventListener("click", () => {
+    const found = target ? root.querySelector(target) : null;
+    clear();
+    if (!found) return;
+    if (!found.hasAttribute("tabindex")) found.tabIndex = -1;
+    found.scrollIntoView({ block: "nearest" });
+    found.focus({ preventScroll: true });
+  });
 
   function tell(text) {
     if (!text || page.gone || !obj(page.caps).updateModelContext) return;
     bridge.request("ui/update-model-context", { content: [{ type: "text", text }] }).catch(() => {});
   }
-  return { describe, tell };
+  // Shows the person a change (describe's) once the view is drawn again; null takes it away.
+  function show(change) {
+    if (!change) return clear();
+    setTimeout(() => {
+      if (page.gone || !line.isConnected) return;
+      clearTimeout(timer);
+      words.textContent = `New: ${change.parts.map((p) => p[0]).join(" · ")}`;
+      target = (change.parts.find((p) => p[1] && root.querySelector(p[1])) || [])[1] || null;
+      go.hidden = !target;
+      line.classList.add("bb-told-on");
+      timer = setTimeout(clear, SHOWN_MS);
+    }, 50);
+  }
+  return { describe, tell, show, line };
 })();

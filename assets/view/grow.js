@@ -39,7 +39,8 @@ function grow(items, { inline, first, step, draw, pinned, noun = "", one = "", t
 
 // A field cut at `lines` lines (or a block at `box` em): its text in the title attribute, and a
 // button, shown only where it is really cut, opens the whole in a box of its own that scrolls.
-function capped(tag, attrs, children, { lines = 3, box = 0, what = "title", tip = "" } = {}) {
+// `wrap(node)` places the cut field inside something (a button is one box, so it is cut within).
+function capped(tag, attrs, children, { lines = 3, box = 0, what = "title", tip = "", wrap } = {}) {
   const node = el(tag, Object.assign({}, attrs, { class: `${attrs.class || ""} ${box ? "bb-capbox" : "bb-clamp"}`,
     title: tip ? (tip.length > 1000 ? `${tip.slice(0, 1000)}…` : tip) : null, "data-lines": box ? null : lines, "data-box": box || null }), children);
   const toggle = el("button", { type: "button", class: "bb-cap-more", hidden: "", "aria-expanded": "false" }, `Show the whole ${what}`);
@@ -50,11 +51,11 @@ function capped(tag, attrs, children, { lines = 3, box = 0, what = "title", tip 
     node.tabIndex = open ? 0 : -1;
     node.scrollTop = 0;
   });
-  return el("div", { class: "bb-cap" }, node, toggle);
+  return el("div", { class: "bb-cap" }, wrap ? wrap(node) : node, toggle);
 }
 function checkCaps(root) {
   for (const node of root.querySelectorAll(":is(.bb-clamp, .bb-capbox):not(.bb-cap-open)")) {
-    const button = node.nextElementSibling;
+    const button = node.closest(".bb-cap")?.lastElementChild;
     if (button && button.classList.contains("bb-cap-more")) button.hidden = node.scrollHeight <= node.clientHeight + 1;
   }
 }
@@ -73,7 +74,8 @@ const shape = (() => {
     const base = fixed || Math.min(560, max);
     return { fixed, max, base, step: Math.max(200, Math.round(Math.min(560, base) * 0.75)) };
   }
-  const ATOMS = "img, button, .bb-avatar, .bb-loz, .bb-branch, .bb-bidi, .bb-mark";
+  // Never cut through one of these: a list's row too, unless it is half the frame or more.
+  const ATOMS = "img, button, .bb-avatar, .bb-loz, .bb-branch, .bb-bidi, .bb-mark, .bb-row";
   function crossing(limit) {
     const top = s.flow.getBoundingClientRect().top;
     const y = top + limit;
@@ -104,7 +106,8 @@ const shape = (() => {
     }
     for (const e of s.flow.querySelectorAll(ATOMS)) {
       const r = e.getBoundingClientRect();
-      if (r.top < y && r.bottom > y) consider(r, clipOf(e));
+      // A row is cut just below its top (padding), so the row above it is never cut by the edge.
+      if (r.top < y && r.bottom > y && r.height < limit / 2) consider(e.matches(".bb-row") ? { top: r.top + 2, bottom: r.bottom } : r, clipOf(e));
     }
     return best === null ? null : best - top;
   }

@@ -2,11 +2,12 @@
 // title and #id, source → target, the build status, conflict and needs-work marks, reviewers'
 // avatars with status (past three folded into "+N"), comment and open task counts, and when it was
 // updated. Its heading is Bitbucket's ("Pull requests", its state filter); what it says it shows
-// is what it draws, and a list that shows fewer than Bitbucket has says so where it starts.
+// is what is on screen, and a list that shows fewer than Bitbucket has says so where it starts.
 const prList = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
   const FILTERS = { OPEN: "Open", MERGED: "Merged", DECLINED: "Declined", ALL: "All" };
   const REVIEWERS_SHOWN = 3;
+  let io = null; // counts the rows on screen in the inline frame
 
   function buildMark(builds) {
     const b = obj(builds);
@@ -35,15 +36,18 @@ const prList = (() => {
       open && item.conflicted === true ? el("span", { class: "bb-mark bb-conflict-mark", "data-mark": "conflict", title: "This pull request has merge conflicts" }, el("span", { "aria-hidden": "true" }, "⚠"), " Conflict") : null,
       open && needsWork.length ? el("span", { class: "bb-mark bb-nw-mark", "data-mark": "needs-work", title: needsWork.map((r) => reviewLabel(r.person, r.status)).join(", ").slice(0, 600) }, el("span", { "aria-hidden": "true" }, "!"), " Needs work") : null,
     ].filter(Boolean);
-    // Opened here where the server offers it; Bitbucket's page stays a link beside it.
-    const here = navigate.rowTitle(ctx.data, item, title);
+    // Opened here where the server offers it; Bitbucket's page stays a link beside it. The title
+    // is cut at a few lines inside the button or link, as the card cuts its own.
+    const titled = (text) => {
+      const here = navigate.rowTitle(ctx.data, item, text);
+      return here ? [here, " ", link(item.url, { class: "bb-out", title: "Open in Bitbucket", "aria-label": `Open ${id} in Bitbucket` }, "↗")] : link(item.url, { class: "bb-row-link" }, text);
+    };
     const repo = ctx.across && item.project && item.repo ? el("span", { class: "bb-muted bb-row-repo" }, el("bdi", {}, `${item.project}/${item.repo}`)) : null;
     return el("li", { class: "bb-row", "data-id": id || null },
       avatar(author, "md"),
       el("div", { class: "bb-row-main" },
         el("div", { class: "bb-row-title" }, stateLozenge(item), " ",
-          capped("span", { class: "bb-row-titletext", dir: "auto" }, here ? [here, " ", link(item.url, { class: "bb-out", title: "Open in Bitbucket", "aria-label": `Open ${id} in Bitbucket` }, "↗")]
-            : link(item.url, { class: "bb-row-link" }, title), { lines: ctx.inline ? 2 : 4, what: "title", tip: title })),
+          capped("span", { class: "bb-row-titletext", dir: "auto" }, title, { lines: ctx.inline ? 3 : 4, what: "title", tip: title, wrap: titled })),
         el("div", { class: "bb-row-sub bb-muted" }, nameOf(author), ` - ${id}`, item.updated ? [", ", fmt.time(item.updated)] : null, " ", branches(item.source, item.target), repo),
         marks.length ? el("div", { class: "bb-row-marks" }, marks) : null),
       el("div", { class: "bb-row-side" },
@@ -67,17 +71,31 @@ const prList = (() => {
     const repo = typeof list.repo === "string" && list.repo ? list.repo : null;
     const lctx = Object.assign({}, ctx, { across: !repo, data });
     const tally = el("p", { class: "bb-muted bb-tally", role: "status" });
-    const tell = (drawn) => {
+    const tell = (seen) => {
       const whole = total !== null && total > read ? total : read;
-      let words = drawn < whole ? `${fmt.num(drawn)} of ${fmt.num(whole)} shown` : whole ? `${fmt.count(whole, "pull request", "pull requests")} shown` : "";
+      let words = seen < whole ? `${fmt.num(seen)} of ${fmt.num(whole)} shown` : whole ? `${fmt.count(whole, "pull request", "pull requests")} shown` : "";
       if (more && (total === null || total <= read)) words += `${words ? " · " : ""}more exist in Bitbucket`;
       tally.textContent = words;
-      tally.hidden = !words || (drawn === whole && !more && total === null);
+      tally.hidden = !words || (seen === whole && !more && total === null);
     };
-    const rows = items.length
-      ? grow(items, { inline: ctx.inline, first: 8, step: 10, noun: "pull requests", one: "pull request", tag: "ul", cls: "bb-rows", draw: (i) => row(i, lctx), onrender: (shown) => tell(shown) })
-      : el("p", { class: "bb-empty" }, filter && filter !== "All" ? "No pull requests match" : "No pull requests");
-    if (!items.length) tell(0);
+    // Every row is drawn; inline, the frame shows as many as fit and its Show more grows it (grow.js),
+    // so the count is of the rows wholly on screen in the frame, as they come and go.
+    const drawn = items.map((i) => row(i, lctx));
+    const rows = items.length ? el("ul", { class: "bb-rows" }, drawn) : el("p", { class: "bb-empty" }, filter && filter !== "All" ? "No pull requests match" : "No pull requests");
+    if (io) io.disconnect();
+    io = null;
+    if (ctx.inline && typeof IntersectionObserver === "function" && drawn.length) {
+      queueMicrotask(() => {
+        const clip = rows.closest(".bb-clip");
+        if (!clip) return tell(read);
+        const whole = new Set();
+        io = new IntersectionObserver((entries) => {
+          for (const e of entries) if (e.intersectionRatio > 0.98) whole.add(e.target); else whole.delete(e.target);
+          tell(whole.size);
+        }, { root: clip, threshold: [0, 0.98, 1] });
+        drawn.forEach((r) => io.observe(r));
+      });
+    } else tell(read);
     const end = more && items.length ? el("p", { class: "bb-muted bb-tally-end" }, "More pull requests are in Bitbucket; ask for the next page to see them here.") : null;
     return el("section", { class: "bb-list" },
       el("div", { class: "bb-list-head" },

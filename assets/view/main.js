@@ -28,7 +28,7 @@ function bar(data) {
   const toggle = modes().includes(other)
     ? el("button", { type: "button", class: "bb-mode", onclick: () => setMode(other) }, other === "fullscreen" ? "⤢ Full screen" : "⤡ Exit full screen")
     : null;
-  return el("div", { class: "bb-bar" }, navigate.backButton(), el("span", { class: "bb-muted bb-read" }, fmt.time(data.readAt, "Read from Bitbucket ")), refresh.note, toggle);
+  return el("div", { class: "bb-bar" }, navigate.backButton(), el("span", { class: "bb-muted bb-read" }, fmt.time(data.readAt, "Read from Bitbucket ")), refresh.note, changes.line, toggle);
 }
 
 function missing(data) {

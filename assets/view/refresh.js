@@ -39,6 +39,7 @@ const refresh = (() => {
     s.offer = s.held = null;
     s.due = null;
     say(null);
+    changes.show(null);
     const tools = obj(obj(data).server).tools;
     if (data && data.kind !== "pull_request_form" && Array.isArray(tools) && tools.includes("refresh_view") && obj(data.call).kind) {
       watch();
@@ -113,9 +114,14 @@ const refresh = (() => {
       s.held = { result, data, epoch };
     } else {
       say(null);
-      changes.tell(swap(result, data));
+      told(swap(result, data));
     }
     after(data.next);
+  }
+  // A change drawn in place is told to the model and shown to the person, in the same words.
+  function told(change) {
+    changes.tell(change.text);
+    changes.show(change);
   }
   function swap(result, data) {
     const line = changes.describe(page.data, data);
@@ -130,7 +136,7 @@ const refresh = (() => {
     setTimeout(() => {
       const h = s.held;
       s.held = null;
-      if (h && h.epoch === s.epoch && !page.gone) changes.tell(swap(h.result, h.data));
+      if (h && h.epoch === s.epoch && !page.gone) told(swap(h.result, h.data));
     }, 0);
   }
   function take() {
@@ -138,7 +144,7 @@ const refresh = (() => {
     if (!o || page.gone) return;
     s.offer = null;
     say(null);
-    changes.tell(swap(o.result, o.data));
+    told(swap(o.result, o.data));
   }
   return { start, stop, say, note, due: () => s.due };
 })();

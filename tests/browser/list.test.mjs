@@ -2,7 +2,7 @@
 // counts that agree with the rows drawn.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot } from "./harness.mjs";
+import { fixture, launch, open, result, shot, until } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -49,34 +49,47 @@ test("rows carry title, #id, author, branches, build status, conflict and needs-
   await shot(page, "list-inline-light");
 });
 
-test("the count says what is drawn: 8 of 25 while 8 rows are drawn, and grows with them", async () => {
-  const { frame, page } = await list({ theme: "dark", maxHeight: 4000 });
-  const rows = () => frame.locator(".bb-row").count();
-  assert.equal(await rows(), 8);
-  assert.equal(await frame.locator(".bb-tally").textContent(), `${await rows()} of 25 shown · more exist in Bitbucket`);
+// The rows wholly inside the inline frame, and whether the frame's edge cuts through any row.
+const onScreen = (frame) => frame.locator(".bb-clip").evaluate((clip) => {
+  const c = clip.getBoundingClientRect();
+  const rows = [...clip.querySelectorAll(".bb-row")].map((r) => r.getBoundingClientRect());
+  return { whole: rows.filter((r) => r.top >= c.top - 0.5 && r.bottom <= c.bottom + 1).length, cut: rows.filter((r) => r.top < c.bottom - 1 && r.bottom > c.bottom + 1).length };
+});
+
+test("Show more grows the inline frame, as the card's, and the count says how many rows are on screen, never one cut in half", async () => {
+  const { frame, page } = await list({ theme: "dark", maxHeight: 1400 });
+  assert.equal(await frame.locator(".bb-row").count(), 25, "every row is drawn; the frame shows what fits");
+  assert.equal(await frame.locator(".bb-more").count(), 0, "no second Show more inside the list");
   const tallyTop = await frame.locator(".bb-tally").evaluate((t) => t.getBoundingClientRect().top);
   const firstRow = await frame.locator(".bb-row").first().evaluate((r) => r.getBoundingClientRect().top);
   assert.ok(tallyTop < firstRow, "the line stands under the heading, where the person looks");
-  await frame.getByRole("button", { name: "Show 10 more pull requests" }).press("Enter");
-  assert.equal(await rows(), 18);
-  assert.equal(await frame.locator(".bb-tally").textContent(), "18 of 25 shown · more exist in Bitbucket");
-  assert.equal(await frame.locator(".bb-row").nth(8).evaluate((n) => n === document.activeElement), true, "focus stays on the next row");
-  await frame.getByRole("button", { name: "Show 7 more pull requests" }).press("Enter");
-  assert.equal(await rows(), 25);
-  assert.equal(await frame.locator(".bb-tally").textContent(), "25 pull requests shown · more exist in Bitbucket");
-  assert.equal(await frame.locator(".bb-more").count(), 0);
+  let seen = 0;
+  for (let step = 0; step < 3; step++) {
+    const now = await onScreen(frame);
+    assert.equal(now.cut, 0, "the frame's edge falls between rows");
+    assert.ok(now.whole > seen && now.whole < 25, `${now.whole} rows on screen`);
+    await until(`the count of ${now.whole}`, async () => (await frame.locator(".bb-tally").textContent()) === `${now.whole} of 25 shown · more exist in Bitbucket`);
+    if (step === 0) await shot(page, "list-inline-dark-count");
+    seen = now.whole;
+    if (step === 2) break;
+    await frame.getByRole("button", { name: "Show more" }).click();
+    await until("the frame grown", async () => (await onScreen(frame)).whole > seen);
+  }
+  assert.equal(await frame.locator(".bb-scroll-note").textContent(), "Scroll for the rest", "grown as far as the host allows");
   await page.evaluate(() => window.bbHost.setContext({ displayMode: "fullscreen" }));
   await frame.locator("main.bb-fullscreen").waitFor();
-  assert.equal(await rows(), 25);
-  assert.equal(await frame.locator(".bb-more").count(), 0);
+  assert.equal(await frame.locator(".bb-tally").textContent(), "25 pull requests shown · more exist in Bitbucket");
   await page.waitForTimeout(200);
   await shot(page, "list-fullscreen-dark");
 });
 
-test("one more row is said in the singular, and a list read whole says no more", async () => {
+test("a list that fits says nothing of a count, and one that does not says how many of all are on screen", async () => {
+  const short = await list({}, (d) => { d.list.items = d.list.items.slice(0, 2); d.list.shown = 2; d.list.more = false; return d; });
+  await until("the rows counted", async () => (await short.frame.locator(".bb-tally").textContent()) === "2 pull requests shown");
+  assert.equal(await short.frame.locator(".bb-tally").isHidden(), true);
   const { frame } = await list({}, (d) => { d.list.items = d.list.items.slice(0, 9); d.list.shown = 9; d.list.more = false; return d; });
-  assert.equal(await frame.getByRole("button", { name: "Show 1 more pull request", exact: true }).count(), 1);
-  assert.equal(await frame.locator(".bb-tally").textContent(), "8 of 9 shown");
+  const { whole } = await onScreen(frame);
+  await until("the rows counted", async () => (await frame.locator(".bb-tally").textContent()) === `${whole} of 9 shown`);
 });
 
 test("a row's title opens the pull request, its branches their branch, its author their profile, all through the host", async () => {
@@ -91,3 +104,45 @@ test("a row's title opens the pull request, its branches their branch, its autho
     "https://git.example.com/bitbucket/users/alice",
   ]);
 });
+
+// A hostile title of 100 KB: words, a run with no space to break at, and bidi controls.
+const HUGE = `Hostile ${"long title words ".repeat(3000)}${"x".repeat(40000)} \u202eevil\u202c ${"end ".repeat(2000)}`.slice(0, 102400);
+async function hugeList(mount, opened) {
+  return list(mount, (d) => {
+    d.server.tools.push("refresh_view"); // rows open here: the title is in a button, which is one box
+    d.list.items[1].title = HUGE;
+    d.list.items[2].title = "y".repeat(102400);
+    if (!opened) d.server.tools = d.server.tools.filter((t) => t !== "refresh_view");
+    return d;
+  });
+}
+const rowHeights = (frame) => frame.locator(".bb-row").evaluateAll((rows) => rows.map((r) => Math.round(r.getBoundingClientRect().height)));
+
+for (const opened of [true, false]) {
+  test(`a 100 KB title is cut at three lines as the card cuts it, every row stays a few lines high, and Show the whole title reveals it (${opened ? "opened here" : "a link"})`, async () => {
+    const { frame, page, errors } = await hugeList({ width: 700, theme: opened ? "light" : "dark" }, opened);
+    const heights = await rowHeights(frame);
+    assert.ok(Math.max(...heights) < 160, `rows ${heights}`);
+    const row = frame.locator(".bb-row").nth(1);
+    const clamp = row.locator(".bb-clamp");
+    const text = await clamp.textContent();
+    assert.ok(text.startsWith("Hostile long title words") && text.length > 90000, `the whole title is in the row, cut where it is drawn: ${text.slice(0, 40)} ${text.length}`);
+    const lines = await clamp.evaluate((c) => Math.round(c.getBoundingClientRect().height / parseFloat(getComputedStyle(c).lineHeight)));
+    assert.equal(lines, 3, "three lines, as the card");
+    const show = row.getByRole("button", { name: "Show the whole title" });
+    assert.equal(await frame.locator(".bb-row").nth(0).getByRole("button", { name: "Show the whole title" }).count(), 0, "a short title offers nothing");
+    await shot(page, `list-longtitle-700-${opened ? "light" : "dark"}`);
+    await show.click();
+    assert.equal(await row.getByRole("button", { name: "Show less of the title" }).getAttribute("aria-expanded"), "true");
+    assert.ok(await clamp.evaluate((c) => c.classList.contains("bb-cap-open") && c.scrollHeight > c.clientHeight + 100), "the whole title scrolls in its box");
+    assert.ok((await rowHeights(frame))[1] < 500, "and the box is bounded");
+    {
+      await page.evaluate((theme) => window.bbHost.setContext({ displayMode: "fullscreen", theme }), opened ? "dark" : "light");
+      await frame.locator("main.bb-fullscreen").waitFor();
+      const full = await rowHeights(frame);
+      assert.ok(Math.max(...full.filter((_, i) => i !== 1)) < 180, `rows ${full}`);
+      await shot(page, `list-longtitle-fullscreen-${opened ? "dark" : "light"}`);
+    }
+    assert.deepEqual(errors, []);
+  });
+}

@@ -68,6 +68,11 @@ test("a comment added by another user appears in the activity although the pull 
   await v.frame.locator(".bb-activity", { hasText: "Seen live from the stand-in." }).waitFor({ timeout: 20000 });
   await until("the model is told", async () => (await told(v.log)).length === 1);
   assert.equal((await told(v.log))[0], "Carol Chen commented");
+  // The person is told too, in the same words, through a polite live region, with a way to the comment.
+  const line = v.frame.locator(".bb-told-words");
+  await until("the person told", async () => (await line.textContent()) === "New: Carol Chen commented");
+  assert.equal(await line.getAttribute("aria-live"), "polite");
+  assert.equal(await v.frame.locator(".bb-told-go").isVisible(), true);
   await shot(v.page, "live-bb-comment-700-dark");
   assert.deepEqual(realErrors(v.errors), []);
 });

@@ -49,6 +49,8 @@ test("a running build turns green in place: no reload, scroll kept, and the mode
   // The frame may still be growing to its first height: scroll once it can hold the position.
   await until("the clip scrolled to 150", () => clip.evaluate((c) => { c.scrollTop = 150; return c.scrollTop === 150; }));
   assert.equal(await v.frame.locator('.bb-build[data-key="CI-INT"]').getAttribute("data-state"), "INPROGRESS");
+  const where = () => v.frame.locator('.bb-build[data-key="CI-INT"]').evaluate((b) => Math.round(b.getBoundingClientRect().top - b.closest(".bb-clip").getBoundingClientRect().top));
+  const was = await where();
   const changed = live("pr-open", (d) => {
     d.fingerprint = "f2";
     d.pullRequest.builds.items.find((b) => b.key === "CI-INT").state = "SUCCESSFUL";
@@ -58,7 +60,9 @@ test("a running build turns green in place: no reload, scroll kept, and the mode
   answer = () => result(changed, "Changed.");
   await until("the build turns green", async () => (await v.frame.locator('.bb-build[data-key="CI-INT"]').getAttribute("data-state")) === "SUCCESSFUL");
   assert.equal(await v.frame.locator("body").evaluate(() => window.sameDocument), true, "the same document: drawn in place");
-  assert.equal(await v.frame.locator(".bb-clip").evaluate((c) => c.scrollTop), 150, "the scroll position is kept");
+  // What the person reads stays where it was, the line told them above it (the frame's scroll anchors it).
+  await until("the person told", async () => (await v.frame.locator(".bb-told-words").textContent()) !== "");
+  assert.ok(Math.abs((await where()) - was) <= 2, "the scroll position is kept");
   answer = () => unchanged("f2");
   await until("an unchanged answer after", async () => (await refreshes(v.log)).length >= 3);
   const told = (await v.log()).context;
@@ -244,4 +248,45 @@ test("screenshots: a live card and list at 700 px and fullscreen, light and dark
       await shot(full.page, `live-${name}-fullscreen-${theme}`);
     }
   }
+});
+
+test("a change is told to the person in one line, in the model's words, read out politely, with a button to the changed item", async () => {
+  const data = live("pr-open");
+  let answer = () => unchanged();
+  const v = await mount(data, (p) => answer(p), { width: 700 });
+  const words = v.frame.locator(".bb-told-words");
+  assert.equal(await words.getAttribute("aria-live"), "polite", "the live region is in the page before its words");
+  assert.equal(await words.textContent(), "");
+  const changed = live("pr-open", (d) => {
+    d.fingerprint = "f2";
+    d.pullRequest.builds.items.find((b) => b.key === "CI-INT").state = "FAILED";
+    d.pullRequest.activity.items.unshift({ id: 99, action: "COMMENTED", commentAction: "ADDED", user: "dave", at: Date.now(),
+      comment: { id: 500, author: "dave", at: Date.now(), text: [{ t: "p", c: ["Looks good now."] }], replies: [] } });
+    return d;
+  });
+  answer = () => { answer = () => unchanged("f2"); return result(changed); };
+  await until("the line", async () => (await words.textContent()) === "New: Build CI-INT on PR #1 failed · Dave Doe commented");
+  assert.deepEqual((await v.log()).context.map((c) => c.content[0].text), ["Build CI-INT on PR #1 failed; Dave Doe commented"], "the same words as the model's");
+  assert.equal(await words.isVisible(), true);
+  await shot(v.page, "live-change-line-700-light");
+  await v.frame.locator(".bb-told-go").click();
+  await until("focus on the changed build", () => v.frame.locator('.bb-build[data-key="CI-INT"]').evaluate((b) => b === document.activeElement));
+  await until("the line taken away once used", async () => (await words.textContent()) === "");
+  assert.equal(await v.frame.locator(".bb-told-go").isHidden(), true);
+  assert.deepEqual(v.errors, []);
+});
+
+test("a changed list says which row changed, and its button goes to that row", async () => {
+  const data = live("list-open");
+  let answer = () => unchanged();
+  const v = await mount(data, (p) => answer(p), { theme: "dark", displayMode: "fullscreen" }, ".bb-list");
+  const changed = JSON.parse(JSON.stringify(data));
+  changed.fingerprint = "f2";
+  changed.list.items[20].counts.comments += 1;
+  answer = () => { answer = () => unchanged("f2"); return result(changed); };
+  const words = v.frame.locator(".bb-told-words");
+  await until("the line", async () => (await words.textContent()) === `New: ${data.list.title} changed`);
+  await shot(v.page, "live-change-line-list-fullscreen-dark");
+  await v.frame.locator(".bb-told-go").click();
+  await until("focus on the row", () => v.frame.locator(`.bb-row[data-id="#${data.list.items[20].id}"]`).evaluate((r) => r === document.activeElement));
 });
