@@ -106,8 +106,8 @@ const card = (() => {
     if (fmt.isCount(builds.failed) && builds.failed > 0) {
       parts.push(el("span", { class: "bb-count bb-need", "data-count": "failed-builds" }, "✕ ", fmt.count(builds.failed, "failed build", "failed builds")));
     }
-    const req = requirements(obj(pr.builds));
-    if (pr.state === "OPEN" && req && req.blocking && req.summary) parts.push(el("span", { class: "bb-count bb-need", "data-count": "required-builds" }, "✕ ", req.summary));
+    // "N of M required builds passed" is said once, in the Builds heading beside the rows it counts; up front
+    // the merge check's own veto says the builds block (Merge issues).
     return parts.length ? el("div", { class: "bb-summary" }, parts) : null;
   }
 
@@ -138,9 +138,14 @@ const card = (() => {
   function keyRow(k) {
     const [word, icon, tone] = buildWords(k.state);
     return el("li", { class: `bb-build bb-req-key bb-${tone}`, "data-key": k.key, "data-state": str(k.state), "data-need": k.state === "SUCCESSFUL" ? null : "required-build" },
-      el("span", { class: "bb-build-state" }, `${icon} ${word}`), el("bdi", { class: "bb-build-name" }, k.key), el("span", { class: "bb-loz bb-plain" }, "Required"),
-      el("span", { class: "bb-muted bb-build-detail" }, k.state === "MISSING" ? "The merge check waits for a build under this key." : "Not among the builds listed here."));
+      el("span", { class: "bb-build-state" }, `${icon} ${word}`),
+      el("span", { class: "bb-build-body" }, el("bdi", { class: "bb-build-name" }, k.key), el("span", { class: "bb-loz bb-plain" }, "Required"),
+        k.state === "MISSING" ? null : el("span", { class: "bb-muted bb-build-detail" }, "Not among the builds listed here.")));
   }
+
+  // Failed first, then in progress, then required keys with no build, then the rest, each group in Bitbucket's order.
+  const RANK = { FAILED: 0, INPROGRESS: 1, MISSING: 2 };
+  const rank = (r) => RANK[(r.key || r.build).state] ?? 3;
 
   function builds(pr, ctx) {
     const b = obj(pr.builds);
@@ -165,7 +170,11 @@ const card = (() => {
       const whole = total !== null && total > items.length ? total : items.length;
       if (drawn < whole) { note.textContent = `${fmt.num(drawn)} of ${fmt.count(whole, "build", "builds")} shown`; note.hidden = false; } else note.hidden = true;
     };
-    const rows = [...lone.map((k) => ({ key: k })), ...items.map((build) => ({ build }))];
+    const rows = [...lone.map((k) => ({ key: k })), ...items.map((build) => ({ build }))]
+      .map((r, i) => [rank(r), i, r]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, , r]) => r);
+    const missing = lone.filter((k) => k.state === "MISSING").length;
+    const waits = missing ? el("p", { class: "bb-muted bb-waits" },
+      `The merge check waits for a build under ${missing === 1 ? "the required key" : "each required key"} with no build yet.`) : null;
     const list = grow(rows, {
       inline: ctx.inline, first: 3, step: 10, noun: "builds", one: "build", tag: "ul", cls: "bb-builds",
       pinned: (r) => Boolean(r.key) || r.build.state === "FAILED" || (req !== null && r.build.required === true && r.build.state !== "SUCCESSFUL"),
@@ -175,7 +184,7 @@ const card = (() => {
     const head = el("div", { class: "bb-builds-head" }, el("h3", {}, "Builds"),
       req && req.summary ? el("span", { class: `bb-req-summary${req.blocking ? " bb-need" : ""}` }, req.summary) : null);
     return el("section", { class: "bb-section", "aria-label": "Builds" }, head,
-      line.length ? el("div", { class: "bb-build-counts" }, line) : null, note, list);
+      line.length ? el("div", { class: "bb-build-counts" }, line) : null, note, list, waits);
   }
 
   function buildRow(build, marks) {
@@ -183,12 +192,15 @@ const card = (() => {
     const tests = obj(build.testResults);
     const testWords = [["successful", "passed"], ["failed", "failed"], ["skipped", "skipped"]]
       .filter(([k]) => fmt.isCount(tests[k])).map(([k, w]) => `${fmt.num(tests[k])} ${w}`).join(", ");
-    const details = [str(build.key), str(build.description).slice(0, 500), fmt.duration(build.duration), testWords].filter(Boolean);
+    // A build without a name is named by its key, and the key is not said again in its detail.
+    const named = str(build.name);
+    const details = [named ? str(build.key) : "", str(build.description).slice(0, 500), fmt.duration(build.duration), testWords].filter(Boolean);
     return el("li", { class: `bb-build bb-${tone}`, "data-state": str(build.state), "data-key": str(build.key) || null },
       el("span", { class: "bb-build-state" }, `${icon} ${word}`),
-      link(build.url, { class: "bb-build-name" }, el("bdi", {}, (str(build.name) || str(build.key) || "Build").slice(0, 300))),
-      marks && build.required === true ? el("span", { class: "bb-loz bb-plain" }, "Required") : null,
-      details.length ? el("span", { class: "bb-muted bb-build-detail" }, el("bdi", {}, details.join(" · "))) : null);
+      el("span", { class: "bb-build-body" },
+        link(build.url, { class: "bb-build-name" }, el("bdi", {}, (named || str(build.key) || "Build").slice(0, 300))),
+        marks && build.required === true ? el("span", { class: "bb-loz bb-plain" }, "Required") : null,
+        details.length ? el("span", { class: "bb-muted bb-build-detail" }, el("bdi", {}, details.join(" · "))) : null));
   }
 
   function body(tree, ctx, what, pre) {

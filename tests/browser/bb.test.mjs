@@ -75,7 +75,7 @@ test("BB/api #1 from bb: title, Open, reviewers Approved / Needs work / not yet,
   const req = p.builds.requirements;
   assert.equal(req.summary, "1 of 6 required builds passed");
   assert.equal(await frame.locator(".bb-builds-head .bb-req-summary").textContent(), req.summary);
-  assert.equal(await frame.locator('[data-count="required-builds"]').textContent(), `✕ ${req.summary}`);
+  assert.equal(await frame.locator('[data-count="required-builds"]').count(), 0, "said once, in the Builds heading");
   const blocking = req.keys.filter((k) => k.state !== "SUCCESSFUL").map((k) => [k.key, k.state]);
   assert.ok(blocking.some(([, s]) => s === "MISSING") && blocking.some(([, s]) => s === "FAILED"));
   // Each key that does not pass is drawn without a click: a build of its own marked Required, or the key itself when it has none.

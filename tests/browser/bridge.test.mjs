@@ -53,14 +53,15 @@ test("teardown is answered and the view stops: no more size reports, no late res
 });
 
 // Every kind's page in one file (with the source view and a diff's Show more): under a third of the
-// reference SDK's bundle, and under 48 KB gzipped.
-test("the page weighs under 176 KB (48 KB gzipped), beside the reference SDK's self-contained bundle", () => {
+// reference SDK's bundle, and under 50 KB gzipped. Raised from 176 KB / 48 KB for merge readiness in one place
+// (issue #29: the card's builds ordered, Merge always shown); this is the ceiling: trim before raising it again.
+test("the page weighs under 184 KB (50 KB gzipped), beside the reference SDK's self-contained bundle", () => {
   const html = view();
   const bytes = Buffer.byteLength(html);
   const gz = gzipSync(html, { level: 9 }).length;
   const line = `view page ui://bb/view: ${bytes} bytes (${gz} gzipped); reference SDK self-contained bundle: about 542 KB (129 KB gzipped) — ${(542 * 1024 / bytes).toFixed(1)}× heavier`;
   console.log(line);
   save("weight.txt", `${line}\n`);
-  assert.ok(bytes < 176 * 1024, line);
-  assert.ok(gz < 48 * 1024, line);
+  assert.ok(bytes < 184 * 1024, line);
+  assert.ok(gz < 50 * 1024, line);
 });
