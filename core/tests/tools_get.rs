@@ -20,7 +20,8 @@ fn an_open_pull_request_reads_in_three_requests_with_bitbuckets_counts_builds_an
     assert_eq!(d.count("GET", "/pull-requests/1/merge"), 1);
     // Bitbucket's merge check, in its words: a failed required build, an open task and a Needs work each veto.
     assert!(
-        a.text.contains("Merge check: blocked — 3 issue(s): Not all required builds are successful yet (You need 5 more"),
+        a.text
+            .contains("Merge check: blocked — 3 issue(s): Not all required builds are successful yet (You need 5 more"),
         "{}",
         a.text
     );

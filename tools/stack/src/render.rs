@@ -143,7 +143,10 @@ pub fn participant(v: &View, m: &Model, p: &Participant, role: &str) -> Value {
 /// with no parent is a plain comment; a draft (PENDING) task is no one's yet.
 pub fn open_task_count(m: &Model, pr: &PullRequest) -> usize {
     let legacy = !m.version_at_least(7, 0);
-    pr.comments.values().filter(|c| c.severity == "BLOCKER" && !(legacy && c.parent.is_none()) && c.is_open_task()).count()
+    pr.comments
+        .values()
+        .filter(|c| c.severity == "BLOCKER" && !(legacy && c.parent.is_none()) && c.is_open_task())
+        .count()
 }
 
 /// A pull request.

@@ -3,8 +3,8 @@
 //! merge is refused for the same reasons.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
-use common::*;
 use bb_stack::RunningStack;
+use common::*;
 use serde_json::{Value, json};
 
 const PRS: &str = "/rest/api/latest/projects/BB/repos/api/pull-requests";
@@ -66,11 +66,21 @@ fn a_pull_request_whose_required_builds_all_passed_can_merge_until_one_fails() {
 #[test]
 fn resolving_the_last_open_task_and_withdrawing_needs_work_lift_their_vetoes() {
     let stack = start();
-    let task = call(&stack, "POST", &format!("{PRS}/11/comments"), &json!({ "text": "Check this", "severity": "BLOCKER" })).json();
+    let task =
+        call(&stack, "POST", &format!("{PRS}/11/comments"), &json!({ "text": "Check this", "severity": "BLOCKER" }))
+            .json();
     let c = check(&stack, 11);
     assert_eq!(summaries(&c), ["Requires all tasks to be resolved"]);
-    assert_eq!(detail(&c, "Requires all tasks to be resolved"), "You need to resolve 1 open task before this pull request can be merged.");
-    let resolved = call(&stack, "PUT", &format!("{PRS}/11/comments/{}", task["id"]), &json!({ "version": task["version"], "state": "RESOLVED" }));
+    assert_eq!(
+        detail(&c, "Requires all tasks to be resolved"),
+        "You need to resolve 1 open task before this pull request can be merged."
+    );
+    let resolved = call(
+        &stack,
+        "PUT",
+        &format!("{PRS}/11/comments/{}", task["id"]),
+        &json!({ "version": task["version"], "state": "RESOLVED" }),
+    );
     assert_eq!(resolved.status, 200);
     assert_eq!(check(&stack, 11)["canMerge"], true);
 }

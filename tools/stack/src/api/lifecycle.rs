@@ -108,7 +108,10 @@ pub(super) fn vetoes(m: &Model, pr: &PullRequest) -> Vec<Value> {
         ));
     }
     if pr.conflicted {
-        out.push(veto("Merge conflicts", "This pull request has conflicts that must be resolved before it can be merged.".into()));
+        out.push(veto(
+            "Merge conflicts",
+            "This pull request has conflicts that must be resolved before it can be merged.".into(),
+        ));
     }
     if pr.draft {
         out.push(veto("Draft pull request", "A draft pull request cannot be merged. Publish it first.".into()));

@@ -31,7 +31,9 @@ pub fn standing(m: &Model, pr: &PullRequest) -> (usize, usize) {
         .conditions
         .iter()
         .filter(|c| c.get("refMatcher").is_some_and(|r| ref_matchers::matches(r, &target, model)))
-        .filter(|c| !c.get("exemptRefMatcher").is_some_and(|r| !r.is_null() && ref_matchers::matches(r, &source, model)))
+        .filter(|c| {
+            !c.get("exemptRefMatcher").is_some_and(|r| !r.is_null() && ref_matchers::matches(r, &source, model))
+        })
         .flat_map(|c| c.get("buildParentKeys").and_then(Value::as_array).into_iter().flatten())
         .filter_map(Value::as_str)
         .collect();
