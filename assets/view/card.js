@@ -1,5 +1,5 @@
 // The pull request card, laid out as Bitbucket's pull request page: the metadata row (author,
-// source → target, state lozenge, Merge), the title, the reviewers, what needs the person (the merge
+// source → target, state lozenge), the title, Needs work, Approve and Merge, the reviewers, what needs the person (the merge
 // check's "Merge issues", open tasks, failed and required builds) up front, the builds, each once,
 // the description and the activity, newest first, in Bitbucket's sentences.
 const card = (() => {
@@ -26,13 +26,21 @@ const card = (() => {
     return { rows, counted: check !== null, tip, id: `bb-merge-issues-${++ids}` };
   }
 
-  function mergeButton(found) {
-    if (!found) return null;
-    const show = () => {
-      const panel = document.getElementById(found.id);
-      if (panel) { panel.focus({ preventScroll: true }); panel.scrollIntoView({ block: "nearest" }); }
-    };
-    return el("button", { type: "button", class: "bb-merge-btn", "aria-disabled": "true", title: found.tip, "aria-describedby": found.id, onclick: show }, "Merge");
+  // Merge is always shown on an open pull request, as on Bitbucket's page, in one of three states drawn from the
+  // one merge check that also draws "Merge issues": vetoed, it stays but is aria-disabled, its tooltip Bitbucket's
+  // (found.tip) and a click taking the person to the issues; allowed and merge_pull_request exposed, actions.bar
+  // draws the working button; otherwise (not exposed, or the check not read) it opens the pull request in Bitbucket.
+  function mergeButton(pr, data, found) {
+    if (pr.state !== "OPEN") return null;
+    if (found) {
+      const show = () => {
+        const panel = document.getElementById(found.id);
+        if (panel) { panel.focus({ preventScroll: true }); panel.scrollIntoView({ block: "nearest" }); }
+      };
+      return el("button", { type: "button", class: "bb-button bb-merge-btn", "aria-disabled": "true", title: found.tip, "aria-describedby": found.id, onclick: show }, "Merge");
+    }
+    if (actions.canMerge(data)) return null;
+    return webUrl(pr.url) ? link(pr.url, { class: "bb-button bb-merge-link", title: "Open this pull request in Bitbucket to merge it" }, "Merge in Bitbucket") : null;
   }
 
   function mergeIssues(found) {
@@ -55,8 +63,7 @@ const card = (() => {
     const author = person(ctx.users, pr.author);
     const id = Number.isInteger(pr.id) ? link(pr.url, { class: "bb-id", title: "Open in Bitbucket" }, `#${pr.id}`) : null;
     return el("div", { class: "bb-meta" },
-      avatar(author, "md"), nameOf(author), branches(pr.source, pr.target), el("span", { class: "bb-divider" }), stateLozenge(pr), id,
-      found ? el("span", { class: "bb-actions" }, mergeButton(found)) : null);
+      avatar(author, "md"), nameOf(author), branches(pr.source, pr.target), el("span", { class: "bb-divider" }), stateLozenge(pr), id);
   }
 
   function title(pr, ctx) {
@@ -341,7 +348,7 @@ const card = (() => {
     const found = issues(pr);
     ctx = Object.assign({}, ctx, { data });
     return el("article", { class: "bb-card" },
-      header(pr, ctx, found), title(pr, ctx), actions.bar(data), review.line(data),
+      header(pr, ctx, found), title(pr, ctx), actions.bar(data, mergeButton(pr, data, found)), review.line(data),
       dates(pr), reviewers(pr, ctx), mergeIssues(found), summary(pr), tasks(pr, ctx),
       builds(pr, ctx), description(pr, ctx), activity(pr, ctx), pr.state === "OPEN" ? actions.newComment(data) : null);
   }

@@ -248,6 +248,56 @@ test("builds are ordered failed, in progress, missing, the rest; the missing not
   await shot(v.page, "card-builds-order-700");
 });
 
+test("Merge is always shown on an open pull request: vetoed and pointing to its issues, working, or Merge in Bitbucket", async () => {
+  const draw = async (d, mount = {}) => {
+    const v = await open(browser, { mount: { input: d.call, result: result(d), ...mount } });
+    await v.frame.locator(".bb-card").waitFor({ timeout: 10000 });
+    return v;
+  };
+  // Vetoed: one verdict. The button names what the Merge issues panel lists, and takes the person there.
+  const vetoed = await draw(fixture("pr-required"));
+  const merge = vetoed.frame.getByRole("button", { name: "Merge", exact: true });
+  assert.equal(await merge.count(), 1, "Merge drawn once");
+  assert.equal(await merge.getAttribute("aria-disabled"), "true");
+  const panel = vetoed.frame.locator(".bb-merge");
+  assert.equal(await merge.getAttribute("aria-describedby"), await panel.getAttribute("id"));
+  assert.equal(await merge.getAttribute("title"), "Not all required builds are successful yet", "Bitbucket's tooltip: the one veto's summary");
+  await merge.click({ force: true }); // aria-disabled: Playwright would wait for it to be enabled
+  assert.equal(await panel.evaluate((p) => p === document.activeElement), true);
+  assert.equal(await vetoed.frame.locator(".bb-merge-link").count(), 0);
+  assert.deepEqual((await vetoed.log()).calls.filter((c) => c && c.name === "merge_pull_request"), [], "a vetoed Merge calls nothing");
+  await shot(vetoed.page, "card-merge-vetoed");
+
+  // Allowed, and merge_pull_request exposed: the working button.
+  const allowed = fixture("pr-required");
+  allowed.pullRequest.mergeCheck = { canMerge: true, conflicted: false, outcome: "CLEAN", vetoes: [] };
+  allowed.pullRequest.version = 2;
+  allowed.pullRequest.builds.requirements = null;
+  allowed.server.tools.push("merge_pull_request");
+  const working = await draw(allowed);
+  assert.equal(await working.frame.locator(".bb-act-merge").textContent(), "Merge");
+  assert.equal(await working.frame.locator(".bb-act-merge").getAttribute("aria-disabled"), null);
+  assert.equal(await working.frame.locator(".bb-merge, .bb-merge-btn, .bb-merge-link").count(), 0, "no issues, no second Merge");
+
+  // Allowed, but merge_pull_request not exposed: Merge in Bitbucket, opened through the host.
+  const elsewhere = JSON.parse(JSON.stringify(allowed));
+  elsewhere.server.tools = elsewhere.server.tools.filter((t) => t !== "merge_pull_request");
+  for (const theme of ["light", "dark"]) {
+    const v = await draw(elsewhere, { theme, displayMode: "fullscreen" });
+    const go = v.frame.locator(".bb-action-bar .bb-merge-link");
+    assert.equal(await go.textContent(), "Merge in Bitbucket");
+    assert.equal(await v.frame.getByRole("button", { name: "Merge", exact: true }).count(), 0);
+    await go.click();
+    assert.deepEqual((await v.log()).links, [elsewhere.pullRequest.url]);
+    assert.equal(await v.frame.locator(".bb-card").count(), 1, "the frame did not navigate");
+    assert.deepEqual(v.errors, []);
+    await shot(v.page, `card-merge-in-bitbucket-${theme}`);
+  }
+  // Closed: no Merge at all.
+  const merged = await draw(fixture("pr-merged"));
+  assert.equal(await merged.frame.locator(".bb-merge-btn, .bb-merge-link, .bb-act-merge").count(), 0);
+});
+
 test("when bb cannot tell the requirements (null), the card says nothing about them", async () => {
   const data = fixture("pr-required");
   data.pullRequest.builds.requirements = null;
