@@ -84,8 +84,15 @@ const actions = (() => {
     return box;
   }
 
-  // Approve, Needs work and Merge, as Bitbucket's pull request page has them beside its title.
-  function bar(data) {
+  // Whether the working Merge is offered: the merge check allows it and merge_pull_request is exposed.
+  const canMerge = (data) => {
+    const pr = prOf(data);
+    return offers(data, "merge_pull_request") && obj(pr.mergeCheck).canMerge === true && Number.isInteger(pr.version);
+  };
+
+  // Needs work, Approve and Merge, as Bitbucket's pull request page has them beside its title. `merge` is the card's
+  // Merge when it is not the working one (vetoed, or Merge in Bitbucket).
+  function bar(data, merge) {
     const pr = prOf(data);
     if (pr.state !== "OPEN") return null;
     const problem = problemLine();
@@ -107,8 +114,8 @@ const actions = (() => {
         `The person marked ${id} as needing work.`, `The person withdrew their needs work on ${id}.`),
       review("APPROVED", "approve", "Approve", "Remove approval", `The person approved ${id}.`, `The person withdrew their approval of ${id}.`));
     }
-    const check = obj(pr.mergeCheck);
-    if (offers(data, "merge_pull_request") && check.canMerge === true && Number.isInteger(pr.version)) {
+    if (merge) buttons.push(merge);
+    else if (canMerge(data)) {
       const b = button("bb-button bb-primary bb-act-merge", "Merge",
         () => run("merge_pull_request", Object.assign(where(data), { version: pr.version }), b, problem, `The person merged ${id}.`));
       buttons.push(b);
@@ -199,5 +206,5 @@ const actions = (() => {
     return parts.length ? el("div", { class: "bb-comment-actions" }, parts) : null;
   }
 
-  return { bar, newComment, thread, offers, run, where, prOf, problemLine, button, confirm, editable, drafts };
+  return { bar, canMerge, newComment, thread, offers, run, where, prOf, problemLine, button, confirm, editable, drafts };
 })();

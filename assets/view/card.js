@@ -1,5 +1,5 @@
 // The pull request card, laid out as Bitbucket's pull request page: the metadata row (author,
-// source → target, state lozenge, Merge), the title, the reviewers, what needs the person (the merge
+// source → target, state lozenge), the title, Needs work, Approve and Merge, the reviewers, what needs the person (the merge
 // check's "Merge issues", open tasks, failed and required builds) up front, the builds, each once,
 // the description and the activity, newest first, in Bitbucket's sentences.
 const card = (() => {
@@ -26,13 +26,21 @@ const card = (() => {
     return { rows, counted: check !== null, tip, id: `bb-merge-issues-${++ids}` };
   }
 
-  function mergeButton(found) {
-    if (!found) return null;
-    const show = () => {
-      const panel = document.getElementById(found.id);
-      if (panel) { panel.focus({ preventScroll: true }); panel.scrollIntoView({ block: "nearest" }); }
-    };
-    return el("button", { type: "button", class: "bb-merge-btn", "aria-disabled": "true", title: found.tip, "aria-describedby": found.id, onclick: show }, "Merge");
+  // Merge is always shown on an open pull request, as on Bitbucket's page, in one of three states drawn from the
+  // one merge check that also draws "Merge issues": vetoed, it stays but is aria-disabled, its tooltip Bitbucket's
+  // (found.tip) and a click taking the person to the issues; allowed and merge_pull_request exposed, actions.bar
+  // draws the working button; otherwise (not exposed, or the check not read) it opens the pull request in Bitbucket.
+  function mergeButton(pr, data, found) {
+    if (pr.state !== "OPEN") return null;
+    if (found) {
+      const show = () => {
+        const panel = document.getElementById(found.id);
+        if (panel) { panel.focus({ preventScroll: true }); panel.scrollIntoView({ block: "nearest" }); }
+      };
+      return el("button", { type: "button", class: "bb-button bb-merge-btn", "aria-disabled": "true", title: found.tip, "aria-describedby": found.id, onclick: show }, "Merge");
+    }
+    if (actions.canMerge(data)) return null;
+    return webUrl(pr.url) ? link(pr.url, { class: "bb-button bb-merge-link", title: "Open this pull request in Bitbucket to merge it" }, "Merge in Bitbucket") : null;
   }
 
   function mergeIssues(found) {
@@ -57,8 +65,7 @@ const card = (() => {
     return el("div", { class: "bb-meta" },
       // The state and id before the branches, which may be long (a fork's carry their repositories) and wrap last:
       // no separator is left alone at a line's start or end.
-      avatar(author, "md"), nameOf(author), el("span", { class: "bb-state" }, stateLozenge(pr), id), branches(pr.source, pr.target),
-      found ? el("span", { class: "bb-actions" }, mergeButton(found)) : null);
+      avatar(author, "md"), nameOf(author), el("span", { class: "bb-state" }, stateLozenge(pr), id), branches(pr.source, pr.target));
   }
 
   function title(pr, ctx) {
@@ -111,8 +118,8 @@ const card = (() => {
     if (fmt.isCount(builds.failed) && builds.failed > 0) {
       parts.push(el("span", { class: "bb-count bb-need", "data-count": "failed-builds" }, "✕ ", fmt.count(builds.failed, "failed build", "failed builds")));
     }
-    const req = requirements(obj(pr.builds));
-    if (pr.state === "OPEN" && req && req.blocking && req.summary) parts.push(el("span", { class: "bb-count bb-need", "data-count": "required-builds" }, "✕ ", req.summary));
+    // "N of M required builds passed" is said once, in the Builds heading beside the rows it counts; up front
+    // the merge check's own veto says the builds block (Merge issues).
     return parts.length ? el("div", { class: "bb-summary" }, parts) : null;
   }
 
@@ -143,9 +150,14 @@ const card = (() => {
   function keyRow(k) {
     const [word, icon, tone] = buildWords(k.state);
     return el("li", { class: `bb-build bb-req-key bb-${tone}`, "data-key": k.key, "data-state": str(k.state), "data-need": k.state === "SUCCESSFUL" ? null : "required-build" },
-      el("span", { class: "bb-build-state" }, `${icon} ${word}`), el("bdi", { class: "bb-build-name" }, k.key), el("span", { class: "bb-loz bb-plain" }, "Required"),
-      el("span", { class: "bb-muted bb-build-detail" }, k.state === "MISSING" ? "The merge check waits for a build under this key." : "Not among the builds listed here."));
+      el("span", { class: "bb-build-state" }, `${icon} ${word}`),
+      el("span", { class: "bb-build-body" }, el("bdi", { class: "bb-build-name" }, k.key), el("span", { class: "bb-loz bb-plain" }, "Required"),
+        k.state === "MISSING" ? null : el("span", { class: "bb-muted bb-build-detail" }, "Not among the builds listed here.")));
   }
+
+  // Failed first, then in progress, then required keys with no build, then the rest, each group in Bitbucket's order.
+  const RANK = { FAILED: 0, INPROGRESS: 1, MISSING: 2 };
+  const rank = (r) => RANK[(r.key || r.build).state] ?? 3;
 
   function builds(pr, ctx) {
     const b = obj(pr.builds);
@@ -170,7 +182,11 @@ const card = (() => {
       const whole = total !== null && total > items.length ? total : items.length;
       if (drawn < whole) { note.textContent = `${fmt.num(drawn)} of ${fmt.count(whole, "build", "builds")} shown`; note.hidden = false; } else note.hidden = true;
     };
-    const rows = [...lone.map((k) => ({ key: k })), ...items.map((build) => ({ build }))];
+    const rows = [...lone.map((k) => ({ key: k })), ...items.map((build) => ({ build }))]
+      .map((r, i) => [rank(r), i, r]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, , r]) => r);
+    const missing = lone.filter((k) => k.state === "MISSING").length;
+    const waits = missing ? el("p", { class: "bb-muted bb-waits" },
+      `The merge check waits for a build under ${missing === 1 ? "the required key" : "each required key"} with no build yet.`) : null;
     const list = grow(rows, {
       inline: ctx.inline, first: 3, step: 10, noun: "builds", one: "build", tag: "ul", cls: "bb-builds",
       pinned: (r) => Boolean(r.key) || r.build.state === "FAILED" || (req !== null && r.build.required === true && r.build.state !== "SUCCESSFUL"),
@@ -180,7 +196,7 @@ const card = (() => {
     const head = el("div", { class: "bb-builds-head" }, el("h3", {}, "Builds"),
       req && req.summary ? el("span", { class: `bb-req-summary${req.blocking ? " bb-need" : ""}` }, req.summary) : null);
     return el("section", { class: "bb-section", "aria-label": "Builds" }, head,
-      line.length ? el("div", { class: "bb-build-counts" }, line) : null, note, list);
+      line.length ? el("div", { class: "bb-build-counts" }, line) : null, note, list, waits);
   }
 
   function buildRow(build, marks) {
@@ -188,12 +204,15 @@ const card = (() => {
     const tests = obj(build.testResults);
     const testWords = [["successful", "passed"], ["failed", "failed"], ["skipped", "skipped"]]
       .filter(([k]) => fmt.isCount(tests[k])).map(([k, w]) => `${fmt.num(tests[k])} ${w}`).join(", ");
-    const details = [str(build.key), str(build.description).slice(0, 500), fmt.duration(build.duration), testWords].filter(Boolean);
+    // A build without a name is named by its key, and the key is not said again in its detail.
+    const named = str(build.name);
+    const details = [named ? str(build.key) : "", str(build.description).slice(0, 500), fmt.duration(build.duration), testWords].filter(Boolean);
     return el("li", { class: `bb-build bb-${tone}`, "data-state": str(build.state), "data-key": str(build.key) || null },
       el("span", { class: "bb-build-state" }, `${icon} ${word}`),
-      link(build.url, { class: "bb-build-name" }, el("bdi", {}, (str(build.name) || str(build.key) || "Build").slice(0, 300))),
-      marks && build.required === true ? el("span", { class: "bb-loz bb-plain" }, "Required") : null,
-      details.length ? el("span", { class: "bb-muted bb-build-detail" }, el("bdi", {}, details.join(" · "))) : null);
+      el("span", { class: "bb-build-body" },
+        link(build.url, { class: "bb-build-name" }, el("bdi", {}, (named || str(build.key) || "Build").slice(0, 300))),
+        marks && build.required === true ? el("span", { class: "bb-loz bb-plain" }, "Required") : null,
+        details.length ? el("span", { class: "bb-muted bb-build-detail" }, el("bdi", {}, details.join(" · "))) : null));
   }
 
   function body(tree, ctx, what, pre) {
@@ -336,7 +355,7 @@ const card = (() => {
     const found = issues(pr);
     ctx = Object.assign({}, ctx, { data });
     return el("article", { class: "bb-card" },
-      header(pr, ctx, found), title(pr, ctx), actions.bar(data), review.line(data),
+      header(pr, ctx, found), title(pr, ctx), actions.bar(data, mergeButton(pr, data, found)), review.line(data),
       dates(pr), reviewers(pr, ctx), mergeIssues(found), summary(pr), tasks(pr, ctx),
       builds(pr, ctx), description(pr, ctx), activity(pr, ctx), pr.state === "OPEN" ? actions.newComment(data) : null);
   }

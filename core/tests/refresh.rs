@@ -117,24 +117,20 @@ fn a_comment_is_seen_though_the_version_did_not_move() {
 fn a_merged_pull_request_stops_being_asked_for_once_still() {
     let mut d = StackHarness::with_views();
     d.advance(NOW);
-    set_build(&mut d, "SUCCESSFUL");
-    d.control(
-        "POST",
-        "/builds",
-        json!({"project": "BB", "repo": "api", "pullRequest": 1, "key": "BB-LINT-7", "state": "SUCCESSFUL", "url": "https://ci.example.invalid/BB-LINT-7"}),
-    );
-    let shown = d.call("show", card());
+    // #11: every build finished and passed, no open task, no Needs work: nothing vetoes its merge.
+    let card = json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 11});
+    let shown = d.call("show", card.clone());
     let fp = view(&shown)["fingerprint"].clone();
     let version = view(&shown)["pullRequest"]["version"].clone();
-    let merged = d.call("merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 1, "version": version}));
+    let merged = d.call("merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 11, "version": version}));
     assert!(!merged.is_error, "{}", merged.text);
     d.advance(10_000);
-    let changed = refresh(&mut d, &card(), &fp);
+    let changed = refresh(&mut d, &card, &fp);
     assert_eq!(view(&changed)["pullRequest"]["state"], "MERGED");
     assert!(view(&changed)["next"].is_u64(), "just merged: still read a while");
     let fp = view(&changed)["fingerprint"].clone();
     d.advance(3 * 60_000);
-    let still = refresh(&mut d, &card(), &fp);
+    let still = refresh(&mut d, &card, &fp);
     assert_eq!(view(&still)["unchanged"], true);
     assert_eq!(view(&still)["next"], Value::Null, "merged and still: not again");
 }

@@ -18,7 +18,13 @@ fn an_open_pull_request_reads_in_three_requests_with_bitbuckets_counts_builds_an
     assert!(!a.is_error, "{}", a.text);
     assert_eq!(d.requests.len(), 3, "{:?}", d.requests);
     assert_eq!(d.count("GET", "/pull-requests/1/merge"), 1);
-    assert!(a.text.contains("Merge check: Bitbucket would merge it now."), "{}", a.text);
+    // Bitbucket's merge check, in its words: a failed required build, an open task and a Needs work each veto.
+    assert!(
+        a.text
+            .contains("Merge check: blocked — 3 issue(s): Not all required builds are successful yet (You need 5 more"),
+        "{}",
+        a.text
+    );
     assert!(a.text.starts_with("PR #1 · OPEN · Add retry with backoff to the HTTP client"));
     assert!(a.text.contains("feature/retry → main"));
     assert!(a.text.contains("Bob Baker (bob) approved"));

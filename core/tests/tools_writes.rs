@@ -119,10 +119,17 @@ fn merge_checks_the_version_and_reports_vetoes_in_bitbuckets_words() {
         "{}",
         veto.text
     );
-    let ok = d.call("merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 1, "version": 3}));
+    let vetoed = d.call("merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 1, "version": 3}));
+    assert!(
+        vetoed.text.contains("Bitbucket vetoed the merge: Not all required builds are successful yet: You need 5 more"),
+        "{}",
+        vetoed.text
+    );
+    // #11: its required builds all passed, no open task, no Needs work.
+    let ok = d.call("merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 11, "version": 0}));
     assert!(!ok.is_error, "{}", ok.text);
     assert_eq!(d.requests.len(), 1);
-    assert!(ok.text.starts_with("Merged PR #1 into main"), "{}", ok.text);
+    assert!(ok.text.starts_with("Merged PR #11 into main"), "{}", ok.text);
 }
 
 #[test]

@@ -31,7 +31,8 @@ test("Approve calls submit_pr_review through the host, and the card shows it wit
   const approve = frame.locator(".bb-act-approve");
   assert.equal(await approve.textContent(), "Approve");
   assert.equal(await frame.locator(".bb-act-request_changes").textContent(), "Needs work");
-  assert.deepEqual(await frame.locator(".bb-action-buttons button").allTextContents(), ["Needs work", "Approve"], "Bitbucket's order");
+  assert.deepEqual(await frame.locator(".bb-action-buttons button").allTextContents(), ["Needs work", "Approve", "Merge"], "Bitbucket's order");
+  assert.equal(await frame.locator(".bb-merge-btn").getAttribute("aria-disabled"), "true", "a draft's Merge is shown, vetoed");
   assert.equal(await approve.getAttribute("aria-pressed"), "false");
   assert.equal(await frame.locator(".bb-act-merge").count(), 0, "merge_pull_request is not exposed without --allow-writes");
   await page.evaluate(() => { window.__marker = "same page"; });
@@ -125,7 +126,8 @@ test("an action is offered only where its tool is exposed, and Merge only when t
   const readOnly = JSON.parse(JSON.stringify(data));
   readOnly.server.tools = ["get_pull_request", "show", "refresh_view"];
   let v = await draw(readOnly);
-  assert.equal(await v.frame.locator(".bb-action-bar, .bb-composer, .bb-comment-actions").count(), 0, "nothing to do without the tools");
+  assert.equal(await v.frame.locator(".bb-action-bar button:not(.bb-merge-btn), .bb-composer, .bb-comment-actions").count(), 0, "nothing to do without the tools");
+  assert.equal(await v.frame.locator(".bb-action-bar .bb-merge-btn[aria-disabled='true']").count(), 1, "but Merge is shown, vetoed by the conflict");
   const all = JSON.parse(JSON.stringify(data));
   all.server.tools = ["get_pull_request", "show", "refresh_view", "submit_pr_review", "add_pr_comment", "merge_pull_request"];
   all.pullRequest.version = 4;
@@ -146,6 +148,8 @@ test("an action is offered only where its tool is exposed, and Merge only when t
   blocked.pullRequest.mergeCheck = { canMerge: false, conflicted: true, outcome: "CONFLICTED", vetoes: [] };
   v = await draw(blocked);
   assert.equal(await v.frame.locator(".bb-act-merge").count(), 0, "a merge the check forbids is not offered");
+  assert.equal(await v.frame.locator(".bb-merge-btn").getAttribute("aria-disabled"), "true", "but Merge is shown, vetoed");
+  assert.equal(await v.frame.locator(".bb-merge-link").count(), 0);
   const merged = JSON.parse(JSON.stringify(all));
   merged.pullRequest.state = "MERGED";
   v = await draw(merged);

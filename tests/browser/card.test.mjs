@@ -195,21 +195,22 @@ test("with no theme from the host, the system's preference decides", async () =>
 test("a_card_with_a_failed_and_a_missing_required_build_shows_both_up_front_with_the_summary", async () => {
   const { frame, page, errors, data } = await card("pr-required");
   assert.equal(data.pullRequest.builds.requirements.summary, "1 of 3 required builds passed");
-  // Inline, before any click: the summary in the builds header and at the top, both keys that block.
+  // Inline, before any click: the summary once, in the builds header beside the rows it counts, and both keys that block.
   assert.equal(await frame.locator(".bb-builds-head .bb-req-summary").textContent(), "1 of 3 required builds passed");
   assert.ok(await frame.locator(".bb-builds-head .bb-req-summary").isVisible());
-  assert.equal(await frame.locator('[data-count="required-builds"]').textContent(), "✕ 1 of 3 required builds passed");
-  // Each build once: the builds listed, Required where it is, and the required key with no build beside them.
+  assert.equal(await frame.locator('[data-count="required-builds"]').count(), 0, "not again in the counts line");
+  assert.equal((await frame.locator(".bb-card").textContent()).split("required builds passed").length - 1, 1, "the summary is said once on the card");
+  // Each build once, failed first, then the required key with no build, then the rest in Bitbucket's order.
   const rows = frame.locator(".bb-builds > li.bb-build");
   assert.deepEqual(await rows.evaluateAll((n) => n.map((x) => [x.dataset.key, x.dataset.state])), [
-    ["CI-SECURITY", "MISSING"], ["CI-LINT-7", "SUCCESSFUL"], ["CI-DOCS", "SUCCESSFUL"], ["CI-AUDIT", "SUCCESSFUL"], ["CI-UNIT-7", "FAILED"],
+    ["CI-UNIT-7", "FAILED"], ["CI-SECURITY", "MISSING"], ["CI-LINT-7", "SUCCESSFUL"], ["CI-DOCS", "SUCCESSFUL"], ["CI-AUDIT", "SUCCESSFUL"],
   ]);
-  assert.match(await rows.first().textContent(), /^○ No build yetCI-SECURITYRequired/);
   assert.deepEqual(await texts(rows), [
-    "○ No build yetCI-SECURITYRequiredThe merge check waits for a build under this key.",
-    "✓ SuccessfulLintRequiredCI-LINT-7 · clean · 21 s", "✓ SuccessfulDocsCI-DOCS · 45 s", "✓ SuccessfulAuditCI-AUDIT · 9 s",
     "✕ FailedUnit testsRequiredCI-UNIT-7 · 3 failed · 1 min 1 s · 120 passed, 3 failed, 1 skipped",
+    "○ No build yetCI-SECURITYRequired",
+    "✓ SuccessfulLintRequiredCI-LINT-7 · clean · 21 s", "✓ SuccessfulDocsCI-DOCS · 45 s", "✓ SuccessfulAuditCI-AUDIT · 9 s",
   ]);
+  assert.deepEqual(await texts(frame.locator(".bb-waits")), ["The merge check waits for a build under the required key with no build yet."], "said once, under the list");
   assert.equal(await frame.locator('[data-need="required-build"]').count(), 1);
   assert.equal(await frame.locator(".bb-required").count(), 0, "no second list of the same builds");
   assert.equal(await frame.getByRole("button", { name: "Show 1 more build", exact: true }).count(), 1, "only a passing build waits behind Show more, said in the singular");
@@ -224,6 +225,82 @@ test("a_card_with_a_failed_and_a_missing_required_build_shows_both_up_front_with
   assert.equal(new Set(names).size, names.length, "no build drawn twice");
   await page.waitForTimeout(200);
   await shot(page, "card-required-fullscreen");
+});
+
+test("builds are ordered failed, in progress, missing, the rest; the missing note is said once; a nameless build shows its key once", async () => {
+  const data = fixture("pr-required");
+  const b = data.pullRequest.builds;
+  b.items.splice(1, 0, { key: "LIVE-1", name: null, state: "INPROGRESS", url: "https://ci.example.com/live/1", description: null, duration: null, testResults: null, reportsUnder: "LIVE-1", required: false });
+  b.items[0].description = "a long description that makes the row wrap at seven hundred pixels, so the detail goes on a line of its own under the name and never under the state";
+  b.requirements.keys.push({ key: "CI-E2E", state: "MISSING" });
+  b.requirements.summary = "1 of 4 required builds passed";
+  b.shown = b.total = 6;
+  const v = await open(browser, { mount: { input: data.call, result: result(data), displayMode: "fullscreen" } });
+  await v.frame.locator(".bb-card").waitFor({ timeout: 10000 });
+  await v.page.setViewportSize({ width: 700, height: 800 });
+  const rows = v.frame.locator(".bb-builds > li.bb-build");
+  assert.deepEqual(await rows.evaluateAll((n) => n.map((x) => x.dataset.state)), ["FAILED", "INPROGRESS", "MISSING", "MISSING", "SUCCESSFUL", "SUCCESSFUL", "SUCCESSFUL", "SUCCESSFUL"]);
+  assert.equal(await v.frame.locator('.bb-build[data-key="LIVE-1"]').textContent(), "◔ In progressLIVE-1", "its key once, as its name");
+  assert.equal(await v.frame.locator(".bb-waits").count(), 1);
+  assert.equal(await v.frame.locator(".bb-waits").textContent(), "The merge check waits for a build under each required key with no build yet.");
+  assert.equal(await v.frame.getByText("waits for a build").count(), 1, "not per row");
+  // The wrapped row: its detail starts where its name starts, not under the state.
+  const lint = v.frame.locator('.bb-build[data-key="CI-LINT-7"]');
+  const [name, detail] = await Promise.all([lint.locator(".bb-build-name").boundingBox(), lint.locator(".bb-build-detail").boundingBox()]);
+  assert.ok(detail.y > name.y, "the row wrapped");
+  assert.ok(Math.abs(detail.x - name.x) < 1, `detail at ${detail.x}, name at ${name.x}`);
+  assert.deepEqual(v.errors, []);
+  await shot(v.page, "card-builds-order-700");
+});
+
+test("Merge is always shown on an open pull request: vetoed and pointing to its issues, working, or Merge in Bitbucket", async () => {
+  const draw = async (d, mount = {}) => {
+    const v = await open(browser, { mount: { input: d.call, result: result(d), ...mount } });
+    await v.frame.locator(".bb-card").waitFor({ timeout: 10000 });
+    return v;
+  };
+  // Vetoed: one verdict. The button names what the Merge issues panel lists, and takes the person there.
+  const vetoed = await draw(fixture("pr-required"));
+  const merge = vetoed.frame.getByRole("button", { name: "Merge", exact: true });
+  assert.equal(await merge.count(), 1, "Merge drawn once");
+  assert.equal(await merge.getAttribute("aria-disabled"), "true");
+  const panel = vetoed.frame.locator(".bb-merge");
+  assert.equal(await merge.getAttribute("aria-describedby"), await panel.getAttribute("id"));
+  assert.equal(await merge.getAttribute("title"), "Not all required builds are successful yet", "Bitbucket's tooltip: the one veto's summary");
+  await merge.click({ force: true }); // aria-disabled: Playwright would wait for it to be enabled
+  assert.equal(await panel.evaluate((p) => p === document.activeElement), true);
+  assert.equal(await vetoed.frame.locator(".bb-merge-link").count(), 0);
+  assert.deepEqual((await vetoed.log()).calls.filter((c) => c && c.name === "merge_pull_request"), [], "a vetoed Merge calls nothing");
+  await shot(vetoed.page, "card-merge-vetoed");
+
+  // Allowed, and merge_pull_request exposed: the working button.
+  const allowed = fixture("pr-required");
+  allowed.pullRequest.mergeCheck = { canMerge: true, conflicted: false, outcome: "CLEAN", vetoes: [] };
+  allowed.pullRequest.version = 2;
+  allowed.pullRequest.builds.requirements = null;
+  allowed.server.tools.push("merge_pull_request");
+  const working = await draw(allowed);
+  assert.equal(await working.frame.locator(".bb-act-merge").textContent(), "Merge");
+  assert.equal(await working.frame.locator(".bb-act-merge").getAttribute("aria-disabled"), null);
+  assert.equal(await working.frame.locator(".bb-merge, .bb-merge-btn, .bb-merge-link").count(), 0, "no issues, no second Merge");
+
+  // Allowed, but merge_pull_request not exposed: Merge in Bitbucket, opened through the host.
+  const elsewhere = JSON.parse(JSON.stringify(allowed));
+  elsewhere.server.tools = elsewhere.server.tools.filter((t) => t !== "merge_pull_request");
+  for (const theme of ["light", "dark"]) {
+    const v = await draw(elsewhere, { theme, displayMode: "fullscreen" });
+    const go = v.frame.locator(".bb-action-bar .bb-merge-link");
+    assert.equal(await go.textContent(), "Merge in Bitbucket");
+    assert.equal(await v.frame.getByRole("button", { name: "Merge", exact: true }).count(), 0);
+    await go.click();
+    assert.deepEqual((await v.log()).links, [elsewhere.pullRequest.url]);
+    assert.equal(await v.frame.locator(".bb-card").count(), 1, "the frame did not navigate");
+    assert.deepEqual(v.errors, []);
+    await shot(v.page, `card-merge-in-bitbucket-${theme}`);
+  }
+  // Closed: no Merge at all.
+  const merged = await draw(fixture("pr-merged"));
+  assert.equal(await merged.frame.locator(".bb-merge-btn, .bb-merge-link, .bb-act-merge").count(), 0);
 });
 
 test("when bb cannot tell the requirements (null), the card says nothing about them", async () => {

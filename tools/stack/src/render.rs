@@ -139,13 +139,23 @@ pub fn participant(v: &View, m: &Model, p: &Participant, role: &str) -> Value {
     out
 }
 
+/// The open tasks of a pull request, as its `openTaskCount` says and the merge check counts them: before 7.0 a task
+/// with no parent is a plain comment; a draft (PENDING) task is no one's yet.
+pub fn open_task_count(m: &Model, pr: &PullRequest) -> usize {
+    let legacy = !m.version_at_least(7, 0);
+    pr.comments
+        .values()
+        .filter(|c| c.severity == "BLOCKER" && !(legacy && c.parent.is_none()) && c.is_open_task())
+        .count()
+}
+
 /// A pull request.
 pub fn pull_request(v: &View, m: &Model, pr: &PullRequest) -> Value {
     // Before 7.0 a task hangs on a comment, so a task with no parent is served as a plain comment
     // ([`comment`]) and counted as one, as the page that shows it counts it.
     let legacy = !m.version_at_least(7, 0);
     let task = |c: &&crate::model::Comment| c.severity == "BLOCKER" && !(legacy && c.parent.is_none());
-    let open_tasks = pr.comments.values().filter(|c| task(c) && c.is_open_task()).count();
+    let open_tasks = open_task_count(m, pr);
     let resolved_tasks = pr.comments.values().filter(|c| task(c) && c.is_resolved_task()).count();
     // Drafts are counted for nobody, their author included. [assumed]
     let comments = pr.comments.values().filter(|c| !c.deleted && !c.is_pending() && !task(c)).count();

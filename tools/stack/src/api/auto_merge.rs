@@ -42,7 +42,7 @@ pub fn request(cx: &mut Cx, req: &Request, body: &Value, key: &str, slug: &str, 
         return Err(not_open(pr, "merged"));
     }
     check_version(&cx.v, cx.m, pr, given_version(req, body))?;
-    let v = vetoes(pr);
+    let v = vetoes(cx.m, pr);
     if pr.conflicted {
         return Err(vetoed(pr, v));
     }
@@ -114,7 +114,7 @@ pub fn try_now(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> R
     let Some(asked) = pr.auto_merge.clone() else {
         return Err(errors::bad_request("An auto-merge request was not submitted for this pull request."));
     };
-    if !vetoes(pr).is_empty() {
+    if !vetoes(cx.m, pr).is_empty() {
         let json = render::pull_request(&cx.v, cx.m, pr);
         return Ok(Response::json(200, &json!({"autoMergeProcessingStatus": "VETOED", "pullRequest": json})));
     }

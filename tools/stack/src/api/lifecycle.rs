@@ -61,14 +61,60 @@ pub(super) fn activity(m: &mut Model, user: &str, action: &str, extra: Value) ->
     }
 }
 
-/// The merge check's vetoes: the seeded ones, plus one for conflicts and one for drafts. [assumed: their wording]
-pub(super) fn vetoes(pr: &PullRequest) -> Vec<Value> {
+/// The merge check's vetoes, as a server with Bitbucket's default merge checks enabled raises them [assumed: every
+/// repository of the stack has them on]: the seeded ones, then required builds not all successful, open tasks, a
+/// reviewer's Needs work, conflicts and drafts. Each is `{summaryMessage, detailedMessage}`.
+pub(super) fn vetoes(m: &Model, pr: &PullRequest) -> Vec<Value> {
     let mut out = pr.vetoes.clone();
+    let veto = |summary: &str, detail: String| json!({ "summaryMessage": summary, "detailedMessage": detail });
+    let open = pr.state == PrState::Open;
+    let (passed, required) = super::required_builds::standing(m, pr);
+    if open && passed < required {
+        // Summary [community: bitbucket-ui.md C1, recorded from a real server]; detail [assumed], patterned on the
+        // recorded "You need 3 more approvals before this pull request can be merged." (C1).
+        let n = required - passed;
+        let builds = if n == 1 { "build" } else { "builds" };
+        out.push(veto(
+            "Not all required builds are successful yet",
+            format!("You need {n} more successful required {builds} before this pull request can be merged."),
+        ));
+    }
+    let tasks = crate::render::open_task_count(m, pr);
+    if open && tasks > 0 {
+        // Summary [community: bitbucket-ui.md C2, "Requires all tasks to be resolved"]; detail [assumed].
+        let words = if tasks == 1 { "1 open task".to_string() } else { format!("{tasks} open tasks") };
+        out.push(veto(
+            "Requires all tasks to be resolved",
+            format!("You need to resolve {words} before this pull request can be merged."),
+        ));
+    }
+    let needs_work: Vec<&str> = pr
+        .reviewers
+        .iter()
+        .filter(|r| r.status == "NEEDS_WORK")
+        .map(|r| m.user(&r.user).map_or(r.user.as_str(), |u| u.display_name.as_str()))
+        .collect();
+    if open && !needs_work.is_empty() {
+        // [assumed] both: the check is documented as "No 'needs work' status" (bitbucket-ui.md D2 8.8); its words
+        // are not public. The names are the reviewers', in the pull request's reviewer order.
+        let (who, verb) = match needs_work.as_slice() {
+            [one] => (one.to_string(), "has"),
+            [init @ .., last] => (format!("{} and {last}", init.join(", ")), "have"),
+            [] => (String::new(), "has"),
+        };
+        out.push(veto(
+            "Needs work",
+            format!("{who} {verb} marked this pull request as needs work. It cannot be merged until that is removed."),
+        ));
+    }
     if pr.conflicted {
-        out.push(json!({ "summaryMessage": "Merge conflicts", "detailedMessage": "This pull request has conflicts that must be resolved before it can be merged." }));
+        out.push(veto(
+            "Merge conflicts",
+            "This pull request has conflicts that must be resolved before it can be merged.".into(),
+        ));
     }
     if pr.draft {
-        out.push(json!({ "summaryMessage": "Draft pull request", "detailedMessage": "A draft pull request cannot be merged. Publish it first." }));
+        out.push(veto("Draft pull request", "A draft pull request cannot be merged. Publish it first.".into()));
     }
     out
 }

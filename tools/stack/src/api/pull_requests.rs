@@ -294,7 +294,7 @@ pub fn create(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
 /// `GET …/pull-requests/{id}/merge` → `{canMerge, conflicted, outcome, vetoes[]}`. [rec]
 pub fn merge_check(cx: &mut Cx, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
-    let mut v = vetoes(pr);
+    let mut v = vetoes(cx.m, pr);
     if pr.state != PrState::Open {
         v.push(json!({ "summaryMessage": "Pull request is closed", "detailedMessage": "Only open pull requests can be merged." }));
     }
@@ -325,7 +325,7 @@ pub fn merge(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Rep
         return Err(not_open(pr, "merged"));
     }
     check_version(&cx.v, cx.m, pr, given_version(req, &body))?;
-    let v = vetoes(pr);
+    let v = vetoes(cx.m, pr);
     if !v.is_empty() {
         return Err(vetoed(pr, v));
     }

@@ -6,6 +6,7 @@
 use super::{Cx, Reply, find_repo};
 use crate::errors;
 use crate::exchange::{Request, Response};
+use crate::model::{Model, PullRequest};
 use crate::paging::page_of;
 use crate::ref_matchers;
 use crate::render;
@@ -15,6 +16,41 @@ use serde_json::{Value, json};
 pub fn conditions(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     Ok(Response::json(200, &page_of(req, repo.conditions.clone())))
+}
+
+/// How many of the keys the target repository's conditions require of the pull request have passed, and how many
+/// it requires: a condition applies when its `refMatcher` selects the target branch and its `exemptRefMatcher` does
+/// not select the source branch; a key passes when the latest build of the source commit reporting under it (its
+/// `parent`, else its `key`), for the source branch or for no ref, is SUCCESSFUL. [spec: reference "Required
+/// builds"; assumed: the latest build decides, as bb-core's requirements module reads it]
+pub fn standing(m: &Model, pr: &PullRequest) -> (usize, usize) {
+    let Some(repo) = m.repos.get(&pr.to.repo) else { return (0, 0) };
+    let model = repo.branch_model.as_ref();
+    let (target, source) = (pr.to.id(), pr.from.id());
+    let mut keys: Vec<&str> = repo
+        .conditions
+        .iter()
+        .filter(|c| c.get("refMatcher").is_some_and(|r| ref_matchers::matches(r, &target, model)))
+        .filter(|c| {
+            !c.get("exemptRefMatcher").is_some_and(|r| !r.is_null() && ref_matchers::matches(r, &source, model))
+        })
+        .flat_map(|c| c.get("buildParentKeys").and_then(Value::as_array).into_iter().flatten())
+        .filter_map(Value::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let passed = keys
+        .iter()
+        .filter(|key| {
+            m.builds
+                .iter()
+                .filter(|b| b.commit == pr.from_commit && b.ref_id.as_deref().is_none_or(|r| r == source))
+                .filter(|b| b.parent.as_deref().filter(|p| !p.is_empty()).unwrap_or(&b.key) == **key)
+                .max_by_key(|b| b.date_added)
+                .is_some_and(|b| b.state == "SUCCESSFUL")
+        })
+        .count();
+    (passed, keys.len())
 }
 
 /// `GET /rest/branch-utils/latest/projects/{key}/repos/{slug}/branchmodel`; 404 when the repository has none.
