@@ -49,7 +49,8 @@ test("a running build turns green in place: no reload, scroll kept, and the mode
   // The frame may still be growing to its first height: scroll once it can hold the position.
   await until("the clip scrolled to 150", () => clip.evaluate((c) => { c.scrollTop = 150; return c.scrollTop === 150; }));
   assert.equal(await v.frame.locator('.bb-build[data-key="CI-INT"]').getAttribute("data-state"), "INPROGRESS");
-  const where = () => v.frame.locator('.bb-build[data-key="CI-INT"]').evaluate((b) => Math.round(b.getBoundingClientRect().top - b.closest(".bb-clip").getBoundingClientRect().top));
+  // Where the Builds section sits in the frame (its rows reorder when a build passes: failed, then in progress, …).
+  const where = () => v.frame.locator('[aria-label="Builds"]').evaluate((b) => Math.round(b.getBoundingClientRect().top - b.closest(".bb-clip").getBoundingClientRect().top));
   const was = await where();
   const changed = live("pr-open", (d) => {
     d.fingerprint = "f2";
