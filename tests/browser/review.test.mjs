@@ -406,12 +406,13 @@ test("screenshots: a diff with drafts, a multi-line comment and suggestions, at 
   for (const theme of ["light", "dark"]) {
     const inline = await diff({ width: 700, theme, maxHeight: 2400 });
     await inline.frame.locator(".bb-finish").waitFor();
-    await inline.page.waitForTimeout(150);
+    // Drawn once the suggestions are: the last thing the diff draws.
+    await inline.frame.locator(".bb-suggest").first().waitFor();
     await shot(inline.page, `review-diff-700-${theme}`);
     for (const path of ["src/retry.rs", "src/client.rs"]) {
       const full = await diff({ displayMode: "fullscreen", theme });
       await file(full, path);
-      await full.page.waitForTimeout(150);
+      await full.frame.locator(`.bb-pane[data-path="${path}"] .bb-file`).waitFor();
       await shot(full.page, `review-diff-${path.replace(/\W/g, "-")}-fullscreen-${theme}`);
       assert.deepEqual(full.errors, []);
       await full.page.close();

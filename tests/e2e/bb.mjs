@@ -31,3 +31,20 @@ export function rawServer(args = []) {
     },
   };
 }
+
+/** The first `n` lines `child` prints on `stream` (rejects if it exits first or takes over 60 s). */
+export function firstLines(child, stream, n, what) {
+  const rl = createInterface({ input: child[stream] });
+  const got = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} printed nothing within 60 s`)), 60000);
+    child.once("error", (e) => { clearTimeout(timer); reject(e); });
+    child.once("exit", (code) => { clearTimeout(timer); reject(new Error(`${what} exited with ${code}: ${got.join(" | ")}`)); });
+    rl.on("line", (line) => {
+      if (got.length < n) {
+        got.push(line.trim());
+        if (got.length === n) { clearTimeout(timer); child.removeAllListeners("exit"); resolve(got); }
+      } else if (stream === "stderr") process.stderr.write(`${what}: ${line}\n`);
+    });
+  });
+}

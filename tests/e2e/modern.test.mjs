@@ -5,33 +5,15 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createInterface } from "node:readline";
 import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { BB } from "./bb.mjs";
+import { BB, firstLines } from "./bb.mjs";
 
 const MODERN = "2026-07-28";
 const STACK = process.env.BB_STACK_BIN || path.join(path.dirname(BB), "bb-stack");
 const UI = { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } };
 const PR = { project: "BB", repo: "api", pr_id: 1 };
-
-/** The first `n` lines `child` prints on `stream` (rejects if it exits first or takes over 60 s). */
-function firstLines(child, stream, n, what) {
-  const rl = createInterface({ input: child[stream] });
-  const got = [];
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} printed nothing within 60 s`)), 60000);
-    child.once("error", (e) => { clearTimeout(timer); reject(e); });
-    child.once("exit", (code) => { clearTimeout(timer); reject(new Error(`${what} exited with ${code}: ${got.join(" | ")}`)); });
-    rl.on("line", (line) => {
-      if (got.length < n) {
-        got.push(line.trim());
-        if (got.length === n) { clearTimeout(timer); child.removeAllListeners("exit"); resolve(got); }
-      } else if (stream === "stderr") process.stderr.write(`${what}: ${line}\n`);
-    });
-  });
-}
 
 const children = [];
 function stop(child) {

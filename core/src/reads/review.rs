@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use crate::bitbucket::model::Comment;
 use crate::bitbucket::{RawPage, pr_path};
-use crate::fetch::FetchRequest;
+use crate::errors;
+use crate::fetch::{FetchOutcome, FetchRequest};
 
 /// The drafts Bitbucket lists on one page of the review (it lists far fewer than this in practice).
 pub const DRAFTS_READ: u64 = 100;
@@ -24,6 +25,13 @@ pub fn request(project: &str, repo: &str, id: u64) -> FetchRequest {
         format!("{}/review", pr_path(project, repo, id)),
         vec![("start".into(), "0".into()), ("limit".into(), DRAFTS_READ.to_string())],
     )
+}
+
+/// Whether the answer says the server has no `…/review` at all (before 7.7: 404, or 405 for a path it maps
+/// otherwise), rather than that the pull request is missing.
+pub fn absent(outcome: &FetchOutcome) -> bool {
+    matches!(outcome, FetchOutcome::Response(r) if r.status == 404 || r.status == 405)
+        && errors::refusal(outcome).is_none_or(|r| !r.exception.contains("NoSuchPullRequest"))
 }
 
 /// The drafts of one page of the review, roots with their replies, in Bitbucket's order.

@@ -116,7 +116,7 @@ fn start_list(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     } else {
         vec![(ListRead::Page, activities_request(&project, &repo, id, args, 50))]
     };
-    Step::wait(Comments { project, repo, id, drafts, text: None, suggestions: Vec::new() }, first)
+    Step::wait(Comments { project, repo, id, drafts, body: None, suggestions: Vec::new() }, first)
 }
 
 /// The reads of `list_pr_comments`.
@@ -126,6 +126,13 @@ enum ListRead {
     Page,
     /// The lines a suggestion would replace: the i-th of [`Comments::suggestions`].
     Lines(usize),
+}
+
+/// What list_pr_comments read: the activity's threads, already rendered, or the pending review's drafts.
+#[derive(Debug)]
+enum Body {
+    Threads(String),
+    Drafts(Vec<Comment>),
 }
 
 /// Suggestions whose replaced lines are read, at most, in one answer (one small read each, in parallel).
@@ -148,8 +155,8 @@ struct Comments {
     repo: String,
     id: u64,
     drafts: bool,
-    /// The threads, once read: the answer's lines before the suggestions are filled in.
-    text: Option<Vec<Comment>>,
+    /// What was read, until the suggestions' lines come back.
+    body: Option<Body>,
     suggestions: Vec<Wanted>,
 }
 
@@ -162,7 +169,7 @@ impl Plan for Comments {
             ListRead::Page => {
                 let raw = match errors::json::<RawPage>(&outcome, about, None) {
                     Ok(p) => p,
-                    Err(e) if self.drafts && matches!(&outcome, FetchOutcome::Response(r) if r.status == 404) => {
+                    Err(e) if self.drafts && review::absent(&outcome) => {
                         return Some(ToolResult::error(format!(
                             "{e} (A server before 7.7 keeps no drafts, and has no pending review to list.)"
                         )));
@@ -187,7 +194,7 @@ impl Plan for Comments {
                             c.id.filter(|i| seen.insert(*i)).map(|_| c)
                         })
                         .collect();
-                    self.text = Some(vec![Comment { text: Some(text), ..Comment::default() }]);
+                    self.body = Some(Body::Threads(text));
                     roots
                 };
                 for c in &roots {
@@ -224,7 +231,7 @@ impl Plan for Comments {
                     }
                 }
                 if self.drafts {
-                    self.text = Some(roots);
+                    self.body = Some(Body::Drafts(roots));
                 }
             }
             ListRead::Lines(i) => {
@@ -242,23 +249,23 @@ impl Plan for Comments {
         if f.waiting() > 0 {
             return None;
         }
-        let body = self.text.take()?;
-        let mut out = if self.drafts {
-            let mut out = vec![format!(
-                "Your pending review of PR #{} in {}/{}: {} draft(s), seen only by you until submit_pr_review publishes them (discard_pr_review deletes them).",
-                self.id,
-                self.project,
-                self.repo,
-                review::count(&body)
-            )];
-            for c in &body {
-                let mut block = Vec::new();
-                thread(c, c.anchor.as_ref(), "", 0, &mut block);
-                out.push(block.join("\n"));
+        let mut out = match self.body.take()? {
+            Body::Drafts(drafts) => {
+                let mut out = vec![format!(
+                    "Your pending review of PR #{} in {}/{}: {} draft(s), seen only by you until submit_pr_review publishes them (discard_pr_review deletes them).",
+                    self.id,
+                    self.project,
+                    self.repo,
+                    review::count(&drafts)
+                )];
+                for c in &drafts {
+                    let mut block = Vec::new();
+                    thread(c, c.anchor.as_ref(), "", 0, &mut block);
+                    out.push(block.join("\n"));
+                }
+                out
             }
-            out
-        } else {
-            body.into_iter().next().and_then(|c| c.text).unwrap_or_default().lines().map(str::to_owned).collect()
+            Body::Threads(text) => text.lines().map(str::to_owned).collect(),
         };
         // The suggestions go under the threads, before the line that says whether more exist.
         let more = if self.drafts { None } else { out.pop() };
@@ -593,13 +600,11 @@ fn start_add(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         (false, true) => "task",
         (false, false) => "comment",
     };
-    let plan = AddComment { project, repo, id, kind, place, pending, post: Some(request) };
-    if pending {
-        // A server before 7.7 ignores `state: PENDING` and publishes: its version is read before anything is sent.
-        return Step::wait(plan, vec![(AddRead::Version, server::request())]);
-    }
-    let post = plan.post.clone().map(|r| vec![(AddRead::Post, r)]).unwrap_or_default();
-    Step::wait(AddComment { post: None, ..plan }, post)
+    // A server before 7.7 ignores `state: PENDING` and publishes: for a draft its version is read before anything
+    // is sent, and the POST waits in the plan.
+    let (first, post) =
+        if pending { ((AddRead::Version, server::request()), Some(request)) } else { ((AddRead::Post, request), None) };
+    Step::wait(AddComment { project, repo, id, kind, place, pending, post }, vec![first])
 }
 
 /// The reads and the write of `add_pr_comment`.
@@ -619,7 +624,7 @@ struct AddComment {
     kind: &'static str,
     place: String,
     pending: bool,
-    /// The POST, until it is sent.
+    /// A draft's POST, until the version allows it.
     post: Option<FetchRequest>,
 }
 

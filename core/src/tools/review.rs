@@ -176,9 +176,7 @@ impl Plan for Review {
                 {
                     self.user = Some(user.clone());
                 }
-                if matches!(&outcome, FetchOutcome::Response(r) if r.status == 404 || r.status == 405)
-                    && errors::refusal(&outcome).is_none_or(|r| !r.exception.contains("NoSuchPullRequest"))
-                {
+                if review::absent(&outcome) {
                     // No `…/review` here: a server before 7.7, which keeps no drafts.
                     return self.old_path(f);
                 }
@@ -325,9 +323,7 @@ impl Plan for Discard {
         let name = format!("PR #{} in {}/{}", self.id, self.project, self.repo);
         match read {
             DiscardRead::Drafts => {
-                if matches!(&outcome, FetchOutcome::Response(r) if r.status == 404 || r.status == 405)
-                    && errors::refusal(&outcome).is_none_or(|r| !r.exception.contains("NoSuchPullRequest"))
-                {
+                if review::absent(&outcome) {
                     return Some(ToolResult::error(format!(
                         "This Bitbucket keeps no drafts (before 7.7): there is no review to discard on {name}."
                     )));
