@@ -1,6 +1,6 @@
 //! The merge check (`GET …/pull-requests/{id}/merge`) raises Bitbucket's vetoes as a server with its default merge
-//! checks on does: required builds not all successful, open tasks, a reviewer's Needs work, conflicts; and a
-//! merge is refused for the same reasons.
+//! checks on does: required builds not all successful, a default reviewer condition's approvals missing, open
+//! tasks, a reviewer's Needs work, conflicts; and a merge is refused for the same reasons.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
 use bb_stack::RunningStack;
@@ -90,4 +90,36 @@ fn a_closed_pull_request_is_vetoed_only_for_being_closed_and_what_it_was_seeded_
     let stack = start();
     let c = check(&stack, 4);
     assert_eq!(summaries(&c), ["Pull request is closed"]);
+}
+
+#[test]
+fn a_default_reviewer_condition_vetoes_until_its_own_reviewers_approve() {
+    let stack = start();
+    // #11 (hotfix/empty-pages → main): the condition "any branch → main" asks 1 approval of bob or carol; bob approved.
+    assert_eq!(check(&stack, 11)["canMerge"], true, "{}", check(&stack, 11));
+    let withdrawn = call_as(
+        &stack,
+        "stack-token-bob",
+        "PUT",
+        &format!("{PRS}/11/participants/bob"),
+        &json!({ "status": "UNAPPROVED" }),
+    );
+    assert_eq!(withdrawn.status, 200);
+    let c = check(&stack, 11);
+    assert_eq!(c["canMerge"], false);
+    assert_eq!(summaries(&c), ["Requires approvals"]);
+    assert_eq!(detail(&c, "Requires approvals"), "You need 1 more approval before this pull request can be merged.");
+    // An approval by a reviewer the condition does not name does not count: alice wrote nothing on #11 but reviews it.
+    let alice = call(&stack, "PUT", &format!("{PRS}/11/participants/alice"), &json!({ "status": "APPROVED" }));
+    assert_eq!(alice.status, 200, "{}", alice.json());
+    assert_eq!(summaries(&check(&stack, 11)), ["Requires approvals"]);
+    let back = call_as(
+        &stack,
+        "stack-token-bob",
+        "PUT",
+        &format!("{PRS}/11/participants/bob"),
+        &json!({ "status": "APPROVED" }),
+    );
+    assert_eq!(back.status, 200);
+    assert_eq!(check(&stack, 11)["canMerge"], true);
 }

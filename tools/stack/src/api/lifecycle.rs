@@ -11,6 +11,7 @@ use super::{Cx, Reply, find_pr, pr_key};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
 use crate::model::{Activity, Commit, Model, PrState, PullRequest, RepoKey, Tree, commit_id};
+use crate::ref_matchers;
 use crate::render::{self, View};
 use serde_json::{Value, json};
 
@@ -62,8 +63,8 @@ pub(super) fn activity(m: &mut Model, user: &str, action: &str, extra: Value) ->
 }
 
 /// The merge check's vetoes, as a server with Bitbucket's default merge checks enabled raises them [assumed: every
-/// repository of the stack has them on]: the seeded ones, then required builds not all successful, open tasks, a
-/// reviewer's Needs work, conflicts and drafts. Each is `{summaryMessage, detailedMessage}`.
+/// repository of the stack has them on]: the seeded ones, then required builds not all successful, a default
+/// reviewer condition's approvals missing, open tasks, a reviewer's Needs work, conflicts and drafts. Each is `{summaryMessage, detailedMessage}`.
 pub(super) fn vetoes(m: &Model, pr: &PullRequest) -> Vec<Value> {
     let mut out = pr.vetoes.clone();
     let veto = |summary: &str, detail: String| json!({ "summaryMessage": summary, "detailedMessage": detail });
@@ -78,6 +79,15 @@ pub(super) fn vetoes(m: &Model, pr: &PullRequest) -> Vec<Value> {
             "Not all required builds are successful yet",
             format!("You need {n} more successful required {builds} before this pull request can be merged."),
         ));
+    }
+    let short = missing_default_approvals(m, pr);
+    if open && short > 0 {
+        // Bitbucket's default reviewers merge check: a condition's "requiredApprovals" must come from that
+        // condition's reviewers (Atlassian: "Add default reviewers to pull requests"). Words [community: bitbucket-ui.md
+        // C1, "Requires approvals" / "You need 3 more approvals before this pull request can be merged."]; the
+        // singular for one [assumed].
+        let approvals = if short == 1 { "1 more approval".to_string() } else { format!("{short} more approvals") };
+        out.push(veto("Requires approvals", format!("You need {approvals} before this pull request can be merged.")));
     }
     let tasks = crate::render::open_task_count(m, pr);
     if open && tasks > 0 {
@@ -117,6 +127,26 @@ pub(super) fn vetoes(m: &Model, pr: &PullRequest) -> Vec<Value> {
         out.push(veto("Draft pull request", "A draft pull request cannot be merged. Publish it first.".into()));
     }
     out
+}
+
+/// How many approvals the default reviewer conditions that select the pull request's branches still lack: for each
+/// condition, its `requiredApprovals` less the approvals of its own reviewers, the largest shortfall of them all.
+fn missing_default_approvals(m: &Model, pr: &PullRequest) -> u64 {
+    let Some(repo) = m.repos.get(&pr.to.repo) else { return 0 };
+    let model = repo.branch_model.as_ref();
+    let (source, target) = (pr.from.id(), pr.to.id());
+    repo.default_reviewers
+        .iter()
+        .filter(|d| {
+            ref_matchers::matches(&d.source, &source, model) && ref_matchers::matches(&d.target, &target, model)
+        })
+        .map(|d| {
+            let approved =
+                pr.reviewers.iter().filter(|r| r.status == "APPROVED" && d.reviewers.contains(&r.user)).count();
+            d.required_approvals.saturating_sub(approved as u64)
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// 409 PullRequestMergeVetoedException with `conflicted` and the vetoes.
