@@ -61,6 +61,7 @@ page![
     "navigate.js",
     "actions.js",
     "review.js",
+    "insights.js",
     "card.js",
     "list.js",
     "expand.js",

@@ -55,11 +55,12 @@ fn every_script_is_in_the_page() {
 
 /// Every kind's page in one file (card, list, diff, compare, form, file, and a diff's Show more): under
 /// a third of the reference SDK's self-contained bundle (about 542 KB); the browser test also holds it
-/// under 50 KB gzipped (the bundle: 129 KB). 176 KB / 48 KB until draft reviews and the second UX pass.
+/// under 55 KB gzipped (the bundle: 129 KB). 176 KB / 48 KB until draft reviews and the second UX pass; 184 KB /
+/// 50 KB until Code Insights (the card's Reports, the diff's annotations: 8 KB / 3 KB).
 #[test]
-fn the_page_weighs_under_184_kb() {
+fn the_page_weighs_under_200_kb() {
     let bytes = bb_assets::VIEW_HTML.len();
-    assert!(bytes < 184 * 1024, "the page weighs {bytes} bytes");
+    assert!(bytes < 200 * 1024, "the page weighs {bytes} bytes");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 // The pull request card, laid out as Bitbucket's pull request page: the metadata row (author,
 // source → target, state lozenge), the title, Needs work, Approve and Merge, the reviewers, what needs the person (the merge
-// check's "Merge issues", open tasks, failed and required builds) up front, the builds, each once,
+// check's "Merge issues", open tasks, failed and required builds) up front, the builds, each once, the reports (insights.js),
 // the description and the activity, newest first, in Bitbucket's sentences.
 const card = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
@@ -118,6 +118,8 @@ const card = (() => {
     if (fmt.isCount(builds.failed) && builds.failed > 0) {
       parts.push(el("span", { class: "bb-count bb-need", "data-count": "failed-builds" }, "✕ ", fmt.count(builds.failed, "failed build", "failed builds")));
     }
+    const reports = arr(obj(pr.insights).reports).filter((r) => r.result === "FAIL").length;
+    if (reports) parts.push(el("span", { class: "bb-count bb-need", "data-count": "failed-reports" }, "✕ ", fmt.count(reports, "failed report", "failed reports")));
     // "N of M required builds passed" is said once, in the Builds heading beside the rows it counts; up front
     // the merge check's own veto says the builds block (Merge issues).
     return parts.length ? el("div", { class: "bb-summary" }, parts) : null;
@@ -357,7 +359,7 @@ const card = (() => {
     return el("article", { class: "bb-card" },
       header(pr, ctx, found), title(pr, ctx), actions.bar(data, mergeButton(pr, data, found)), review.line(data),
       dates(pr), reviewers(pr, ctx), mergeIssues(found), summary(pr), tasks(pr, ctx),
-      builds(pr, ctx), description(pr, ctx), activity(pr, ctx), pr.state === "OPEN" ? actions.newComment(data) : null);
+      builds(pr, ctx), insights.section(pr, ctx), description(pr, ctx), activity(pr, ctx), pr.state === "OPEN" ? actions.newComment(data) : null);
   }
   return { draw };
 })();

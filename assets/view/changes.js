@@ -36,6 +36,11 @@ const changes = (() => {
       out.push([`${name(r.user)} ${r.status === "APPROVED" ? "approved" : r.status === "NEEDS_WORK" ? "marked it as needing work"
         : had.has(r.user) ? "marked it as unapproved" : "was added as a reviewer"}`, ".bb-reviewer"]);
     }
+    const RESULT = { PASS: "passed", FAIL: "failed" };
+    const ran = new Map(arr(obj(o.insights).reports).map((r) => [r.key, r.result ?? null]));
+    for (const r of arr(obj(n.insights).reports)) {
+      if (ran.get(r.key) !== (r.result ?? null)) out.push([`Report ${String(r.title || r.key).slice(0, 100)} ${RESULT[r.result] || "is pending"}`, `.bb-report${at("data-key", r.key)}`]);
+    }
     const before = comments(o);
     const seen = new Set();
     for (const [id, a] of comments(n)) {

@@ -70,6 +70,7 @@ const diffView = (() => {
         el("span", { class: "bb-i-comment", "aria-hidden": "true" }), fmt.num(c), sr(c === 1 ? " comment" : " comments")) : null,
       conflicted(entry.file) ? el("span", { class: "bb-dmark bb-dmark-conflict", "data-mark": "conflict", title: `${baseOf(entry.path)} has a merge conflict` },
         el("span", { "aria-hidden": "true" }, "⚠"), sr(" merge conflict")) : null,
+      insights.fileMark(entry),
     ];
   }
   function countLines(d) { return arr(obj(d).hunks).reduce((n, h) => n + arr(h.lines).length, 0); }
@@ -88,7 +89,8 @@ const diffView = (() => {
     return el("td", { class: `bb-dcode${cls}` }, long ? capped("div", { class: "bb-longline" }, parts, { lines: 4, what: "line" }) : parts);
   }
   // A gutter cell; `span`: the line is in a multi-line comment's range (a bar, as Bitbucket marks one).
-  const num = (n, span) => el("td", { class: span ? "bb-ln bb-lspan" : "bb-ln", "aria-hidden": n === null ? "true" : null }, n === null ? "" : String(n));
+  // `an`: the line's annotations (insights.js), marked by the most severe.
+  const num = (n, span, an) => el("td", { class: span ? "bb-ln bb-lspan" : "bb-ln", "aria-hidden": n === null ? "true" : null }, insights.marker(an), n === null ? "" : String(n));
 
   // ---- comments ---------------------------------------------------------------------------
   function body(tree, ctx, pre) {
@@ -191,9 +193,11 @@ const diffView = (() => {
         const o = lineNo(line.o);
         const n = lineNo(line.n);
         const span = sides(line);
-        rows.push(el("tr", rowAttrs(entry.path, t, o, n, span), num(o, span.includes("old")), num(n, span.includes("new")), codeCell(line)));
+        const an = n === null || !entry.an ? null : entry.an.at.get(n);
+        rows.push(el("tr", rowAttrs(entry.path, t, o, n, span), num(o, span.includes("old")), num(n, span.includes("new"), an), codeCell(line)));
         const c = threads(line.c, ctx);
         if (c) rows.push(el("tr", { class: "bb-dc" }, el("td", { colspan: "3" }, c)));
+        if (an) rows.push(insights.rows(an, 3));
       }
       const cut = hunkCut(h, lines, 3);
       if (cut && drawn < limit) rows.push(cut);
@@ -214,10 +218,10 @@ const diffView = (() => {
     return lineNo(a.line) !== null && a.line === lineNo(line.o) && a.line !== lineNo(line.n) ? "old" : "new";
   }
   // Side-by-side: removed lines on the left beside the added lines that replace them, context on both.
-  function half(line, side, span) {
+  function half(line, side, span, an) {
     if (!line) return [el("td", { class: "bb-ln bb-none", "aria-hidden": "true" }), el("td", { class: "bb-dcode bb-none" })];
     const t = SIGN[line.t] ? line.t : "C";
-    return [num(lineNo(side === "old" ? line.o : line.n), span && span.includes(side)), codeCell(line, ` bb-side-${t}`)];
+    return [num(lineNo(side === "old" ? line.o : line.n), span && span.includes(side), side === "new" && an ? an.at.get(lineNo(line.n)) : null), codeCell(line, ` bb-side-${t}`)];
   }
   function sideBySide(entry, ctx) {
     const rows = [];
@@ -227,7 +231,7 @@ const diffView = (() => {
       const n = right ? lineNo(right.n) : null;
       const kind = left && right && left === right ? "C" : "X";
       const span = [...sides(left).filter((s) => s === "old"), ...sides(right).filter((s) => s === "new")];
-      rows.push(el("tr", rowAttrs(entry.path, kind, o, n, span), half(left, "old", span), half(right, "new", span)));
+      rows.push(el("tr", rowAttrs(entry.path, kind, o, n, span), half(left, "old", span), half(right, "new", span, entry.an)));
       const l = [];
       const r = [];
       for (const line of left === right ? [left] : [left, right]) {
@@ -237,6 +241,7 @@ const diffView = (() => {
       if (l.length || r.length) {
         rows.push(el("tr", { class: "bb-dc" }, el("td", { colspan: "2", class: "bb-dc-old" }, threads(l, ctx)), el("td", { colspan: "2", class: "bb-dc-new" }, threads(r, ctx))));
       }
+      if (n !== null && entry.an && entry.an.at.has(n)) rows.push(insights.rows(entry.an.at.get(n), 4));
     };
     arr(entry.diff.hunks).forEach((h, i) => {
       const lines = arr(h.lines);
@@ -387,6 +392,15 @@ const diffView = (() => {
     const d = entry.diff;
     const parts = [fileHead(entry), messages(entry, pr)];
     let drawn = 0;
+    // Annotations on the lines this block draws go under them; the others are listed at the file's top.
+    const drawnNew = new Set();
+    let budget = layout === "side-by-side" ? Infinity : limit;
+    for (const line of d ? arr(d.hunks).flatMap((h) => arr(h.lines)) : []) {
+      if (budget-- <= 0) break;
+      if (lineNo(line.n) !== null) drawnNew.add(line.n);
+    }
+    entry.an = insights.place(d && d.annotations, drawnNew);
+    if (d) parts.push(insights.top(entry.an.top, d.annotationsMore));
     if (d && !d.error && arr(d.hunks).length) {
       parts.push(threads(d.fileComments, ctx, " bb-fcomments"));
       if (layout === "side-by-side") { parts.push(el("div", { class: "bb-dwrap" }, sideBySide(entry, ctx))); drawn = countLines(d); } else {

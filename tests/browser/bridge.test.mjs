@@ -53,15 +53,16 @@ test("teardown is answered and the view stops: no more size reports, no late res
 });
 
 // Every kind's page in one file (with the source view, a diff's Show more, draft reviews and the second UX pass):
-// about a third of the reference SDK's bundle, and under 50 KB gzipped (176 KB / 48 KB until the review bar,
-// suggestions and the form's and card's second pass took the last of it).
-test("the page weighs under 184 KB (50 KB gzipped), beside the reference SDK's self-contained bundle", () => {
+// about a third of the reference SDK's bundle, and under 55 KB gzipped (176 KB / 48 KB until the review bar,
+// suggestions and the form's and card's second pass took the last of it; 184 KB / 50 KB until Code Insights, the
+// card's Reports and the diff's annotations, added 8 KB / 3 KB).
+test("the page weighs under 200 KB (55 KB gzipped), beside the reference SDK's self-contained bundle", () => {
   const html = view();
   const bytes = Buffer.byteLength(html);
   const gz = gzipSync(html, { level: 9 }).length;
   const line = `view page ui://bb/view: ${bytes} bytes (${gz} gzipped); reference SDK self-contained bundle: about 542 KB (129 KB gzipped) — ${(542 * 1024 / bytes).toFixed(1)}× heavier`;
   console.log(line);
   save("weight.txt", `${line}\n`);
-  assert.ok(bytes < 184 * 1024, line);
-  assert.ok(gz < 50 * 1024, line);
+  assert.ok(bytes < 200 * 1024, line);
+  assert.ok(gz < 55 * 1024, line);
 });

@@ -1,0 +1,116 @@
+// Code Insights as Bitbucket's pull request page draws them (since 5.15): on the card a "Reports" section, each report
+// with its result, its data fields (up to 6, formatted by bb) and a link through the host, failed first, and the
+// annotations counted by severity; in the diff, each annotation under its line with a severity marker in the gutter,
+// one on a line the view does not draw listed at the file's top, and the file list marking files that have some.
+// Wording: "Passed" / "Failed" as Bitbucket's report results; "Pending" for a report without a result [assumed].
+const insights = (() => {
+  const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
+  const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);
+  const str = (x) => (typeof x === "string" ? x : "");
+  const RESULT = { FAIL: ["Failed", "✕", "bad"], PASS: ["Passed", "✓", "ok"] };
+  const PENDING = ["Pending", "◔", "run"];
+  const SEVERITY = { HIGH: "High", MEDIUM: "Medium", LOW: "Low" };
+  const SEVERITIES = ["HIGH", "MEDIUM", "LOW"];
+  const TYPE = { BUG: "Bug", CODE_SMELL: "Code smell", VULNERABILITY: "Vulnerability" };
+  const sevOf = (a) => (SEVERITY[a.severity] ? a.severity : "LOW");
+
+  // "3 high · 4 medium · 500 low" from {HIGH, MEDIUM, LOW}; null when there is nothing to count.
+  function counted(c) {
+    const parts = SEVERITIES.filter((s) => fmt.isCount(obj(c)[s]) && c[s] > 0).map((s) =>
+      el("span", { class: `bb-an-count bb-sev-${s.toLowerCase()}`, "data-severity": s }, `${fmt.num(c[s])} ${SEVERITY[s].toLowerCase()}`));
+    return parts.length ? parts.flatMap((p, i) => (i ? [" · ", p] : [p])) : null;
+  }
+
+  const rank = (r) => (r.missing ? 1 : r.result === "FAIL" ? 0 : r.result === "PASS" ? 3 : 2);
+  function reportRow(r) {
+    if (r.missing) {
+      return el("li", { class: "bb-report bb-bad", "data-key": str(r.key), "data-result": "MISSING", "data-need": "required-report" },
+        el("span", { class: "bb-build-state" }, "○ No report yet"),
+        el("span", { class: "bb-build-body" }, el("bdi", { class: "bb-build-name" }, (str(r.title) || str(r.key)).slice(0, 300)),
+          el("span", { class: "bb-loz bb-plain" }, "Required"),
+          el("span", { class: "bb-muted bb-build-detail" }, "The merge check waits for this report.")));
+    }
+    const [word, icon, tone] = RESULT[r.result] || PENDING;
+    const fields = arr(r.data).slice(0, 6).map((f) => el("div", { class: "bb-field" },
+      el("dt", {}, el("bdi", {}, str(f.title).slice(0, 200) || "Value")),
+      el("dd", {}, webUrl(f.url) ? link(f.url, {}, el("bdi", {}, str(f.text).slice(0, 300) || f.url)) : el("bdi", {}, str(f.text).slice(0, 300)))));
+    const more = fmt.isCount(r.dataMore) && r.dataMore > 0 ? el("p", { class: "bb-muted" }, `${fmt.count(r.dataMore, "more field", "more fields")} in Bitbucket.`) : null;
+    const an = counted(r.annotations);
+    return el("li", { class: `bb-report bb-${tone}`, "data-key": str(r.key), "data-result": str(r.result) || "PENDING",
+      "data-need": r.result === "FAIL" && r.required === true ? "required-report" : null },
+    el("span", { class: "bb-build-state" }, `${icon} ${word}`),
+    el("span", { class: "bb-build-body" },
+      link(r.url, { class: "bb-build-name" }, el("bdi", {}, (str(r.title) || str(r.key) || "Report").slice(0, 300))),
+      r.required === true ? el("span", { class: "bb-loz bb-plain" }, "Required") : null,
+      str(r.reporter) ? el("span", { class: "bb-muted bb-build-detail" }, el("bdi", {}, str(r.reporter).slice(0, 200))) : null,
+      str(r.details) ? el("p", { class: "bb-report-details", dir: "auto" }, str(r.details).slice(0, 600)) : null,
+      fields.length ? el("dl", { class: "bb-fields" }, fields) : null, more,
+      an ? el("p", { class: "bb-muted bb-report-an" }, "Annotations: ", an) : null));
+  }
+
+  // The card's "Reports" section, or null when the view carries no Code Insights.
+  function section(pr, ctx) {
+    const ins = pr.insights;
+    if (!ins || typeof ins !== "object" || Array.isArray(ins)) return null;
+    const missing = pr.state === "OPEN" ? arr(ins.missingRequired).filter((m) => str(m.key)).map((m) => ({ key: m.key, title: m.title, missing: true })) : [];
+    const rows = [...missing, ...arr(ins.reports)].map((r, i) => [rank(r), i, r]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, , r]) => r);
+    if (!rows.length) return null;
+    const an = counted(ins.annotations);
+    const total = fmt.isCount(obj(ins.annotations).total) ? ins.annotations.total : null;
+    return el("section", { class: "bb-section bb-reports", "aria-label": "Reports" },
+      el("div", { class: "bb-builds-head" }, el("h3", {}, "Reports"),
+        an ? el("span", { class: "bb-muted bb-an-total" }, `${fmt.count(total ?? 0, "annotation", "annotations")}: `, an) : null),
+      grow(rows, { inline: ctx.inline, first: 3, step: 10, noun: "reports", one: "report", tag: "ul", cls: "bb-builds",
+        pinned: (r) => r.missing || r.result === "FAIL", draw: reportRow }));
+  }
+
+  // ---- the diff ---------------------------------------------------------------------------------
+  // A file's annotations by the new line they are on; `drawn` holds the new line numbers the view draws.
+  function place(list, drawn) {
+    const at = new Map();
+    const top = [];
+    for (const a of arr(list)) {
+      const n = Number.isInteger(a.line) && a.line > 0 ? a.line : 0;
+      if (n && drawn.has(n)) { if (!at.has(n)) at.set(n, []); at.get(n).push(a); } else top.push(a);
+    }
+    return { at, top };
+  }
+  function annotation(a, where) {
+    const s = sevOf(a);
+    const msg = str(a.message);
+    return el("div", { class: `bb-an bb-sev-${s.toLowerCase()}`, "data-severity": s, "data-line": Number.isInteger(a.line) ? a.line : null },
+      el("span", { class: "bb-an-sev" }, SEVERITY[s]),
+      TYPE[a.type] ? el("span", { class: "bb-muted" }, ` ${TYPE[a.type]}`) : null,
+      where ? el("span", { class: "bb-muted" }, where) : null, " ",
+      capped("span", { class: "bb-an-msg", dir: "auto" }, msg.slice(0, 2000), { lines: 3, what: "annotation" }),
+      " ", el("span", { class: "bb-muted bb-an-from" }, "— ", link(a.url, {}, el("bdi", {}, (str(a.reportTitle) || str(a.report) || "Report").slice(0, 200)))));
+  }
+  // The rows under a drawn line: its annotations, most severe first.
+  function rows(list, cols) {
+    if (!list || !list.length) return null;
+    return el("tr", { class: "bb-an-row" }, el("td", { colspan: String(cols) }, list.map((a) => annotation(a, null))));
+  }
+  // The annotations no drawn line holds, at the file's top, each saying where it is; and what was left out.
+  function top(list, more) {
+    const extra = fmt.isCount(more) && more > 0 ? el("p", { class: "bb-muted" }, `${fmt.count(more, "more annotation", "more annotations")} on this file in Bitbucket.`) : null;
+    if (!list.length && !extra) return null;
+    // A few stay open; more are one line the person opens, so the code stays on the first screen.
+    const n = list.length + (extra ? more : 0);
+    return el("details", { class: "bb-an-top", "data-note": "annotations", open: n <= 2 ? "" : null },
+      el("summary", { class: "bb-threads-sum" }, `${fmt.count(n, "annotation", "annotations")} not on the lines shown here`),
+      list.map((a) => annotation(a, Number.isInteger(a.line) && a.line > 0 ? ` line ${a.line}` : " this file")), extra);
+  }
+  // The gutter's marker of a line that has annotations: its most severe.
+  function marker(list) {
+    if (!list || !list.length) return null;
+    const s = SEVERITIES.find((x) => list.some((a) => sevOf(a) === x));
+    return el("span", { class: `bb-an-mark bb-sev-${s.toLowerCase()}`, title: `${fmt.count(list.length, "annotation", "annotations")} (${SEVERITY[s].toLowerCase()})` }, "●");
+  }
+  // The file list's mark: how many annotations the file has (Bitbucket's count, else those carried).
+  function fileMark(entry) {
+    const n = fmt.isCount(entry.file.annotations) ? entry.file.annotations : arr(obj(entry.diff).annotations).length;
+    return n > 0 ? el("span", { class: "bb-dmark bb-dmark-an", "data-mark": "annotations", title: `${fmt.count(n, "annotation", "annotations")}` },
+      el("span", { "aria-hidden": "true" }, "●"), fmt.num(n), sr(n === 1 ? " annotation" : " annotations")) : null;
+  }
+  return { section, place, rows, top, marker, fileMark };
+})();
