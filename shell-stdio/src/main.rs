@@ -61,8 +61,13 @@ fn run() -> Result<(), String> {
             let bitbucket = bb::client::for_config(config.clone())?;
             // The grammars of the languages pull requests carry most compile once per process; compiled here, on a
             // thread of their own, the first diff of a session is not the one that pays for them.
-            let _ = std::thread::Builder::new().name("bb-grammars".into()).spawn(|| {
+            // Said at debug level, with how long it took: tests/first_diff.rs waits for it.
+            let said = logger.clone();
+            let started = std::time::Instant::now();
+            let _ = std::thread::Builder::new().name("bb-grammars".into()).spawn(move || {
                 let _ = bb_core::HighlightJob::prepare_common().run();
+                let ms = started.elapsed().as_millis();
+                said.log(bb_core::Level::Debug, &format!("grammars of the common languages prepared in {ms} ms"));
             });
             if let Some(http) = &options.http {
                 return bb::http::serve_http(http, server_config, config, bitbucket, logger);
