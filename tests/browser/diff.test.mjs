@@ -103,9 +103,7 @@ test("inline growth: Show more grows the frame, and more lines are drawn on requ
   const grow = frame.locator(".bb-foot .bb-grow");
   assert.equal(await grow.isVisible(), true, "Show more is visible below the frame's edge");
   await grow.click();
-  await page.waitForTimeout(200);
-  const after = await frameHeight(page);
-  assert.ok(after > before + 100, `the frame grew: ${before} → ${after}`);
+  const after = await until("the frame grew", async () => { const h = await frameHeight(page); return h > before + 100 ? h : null; });
   assert.ok((await log()).sizes.some((h) => h > before + 100), "the view told the host its new size");
   // Nothing cut mid-line: the clip's edge is between text lines.
   const cut = await frame.locator(".bb-clip").evaluate((clip) => {

@@ -3,7 +3,7 @@
 // build once, each reply once, bidi controls visible, accessible statuses, errors a person can act on.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot } from "./harness.mjs";
+import { fixture, launch, open, result, shot, until } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -94,15 +94,19 @@ test("inline, the view is one screen high and a Show more below it grows the fra
   assert.equal(await visible(), true, "the control that grows the view is in the frame");
   const sent = (await log()).sizes.length;
   await grow.click();
-  await page.waitForTimeout(300);
-  const second = await frameHeight(v);
+  const second = await until("the frame grew a step", async () => { const h = await frameHeight(v); return h > first + 150 ? h : null; });
   const sizes = (await log()).sizes;
   assert.ok(sizes.length > sent && sizes[sizes.length - 1] > first, `size-changed sent with a taller height (${sizes.slice(sent)})`);
   assert.ok(second > first + 150, `the frame grew a step: ${first} → ${second}`);
   assert.equal(await visible(), true, "still visible after growing");
   assert.equal(await grow.evaluate((b) => b === document.activeElement), true, "focus stays on the control");
   assert.deepEqual(await cutLines(frame), [], "the new edge crosses no line either");
-  for (let i = 0; i < 6 && (await grow.count()); i++) { await grow.click(); await page.waitForTimeout(150); }
+  // Each step waits for the host's new height before the next; the last step may leave nothing to grow.
+  for (let i = 0; i < 6 && (await grow.count()); i++) {
+    const was = await frameHeight(v);
+    await grow.click();
+    await until("the step took effect", async () => (await grow.count()) === 0 || (await frameHeight(v)) > was || was >= 1299);
+  }
   const last = await frameHeight(v);
   assert.ok(last <= 1302, `never taller than the host allows: ${last}`);
   assert.ok((await log()).sizes.every((h) => h <= 1300));
