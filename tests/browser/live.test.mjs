@@ -291,3 +291,22 @@ test("a changed list says which row changed, and its button goes to that row", a
   await v.frame.locator(".bb-told-go").click();
   await until("focus on the row", () => v.frame.locator(`.bb-row[data-id="#${data.list.items[20].id}"]`).evaluate((r) => r === document.activeElement));
 });
+
+test("a scanner finishing updates its report in place and is told to the person and the model", async () => {
+  const reports = (result) => ({ reports: [{ key: "sonar", title: "SonarQube", result, data: [{ title: "Bugs", text: result ? "2" : "…", url: null }], annotations: null }], missingRequired: [], annotations: null });
+  const data = live("pr-open", (d) => { d.pullRequest.insights = reports(null); return d; });
+  let answer = () => unchanged();
+  const v = await mount(data, (p) => answer(p), { displayMode: "fullscreen" });
+  const row = v.frame.locator('.bb-report[data-key="sonar"]');
+  assert.equal(await row.getAttribute("data-result"), "PENDING");
+  const changed = live("pr-open", (d) => { d.fingerprint = "f2"; d.pullRequest.insights = reports("FAIL"); return d; });
+  answer = () => { answer = () => unchanged("f2"); return result(changed); };
+  const words = v.frame.locator(".bb-told-words");
+  await until("the line", async () => (await words.textContent()) === "New: Report SonarQube failed");
+  assert.equal(await row.getAttribute("data-result"), "FAIL");
+  assert.equal(await v.frame.locator('[data-count="failed-reports"]').textContent(), "✕ 1 failed report");
+  assert.deepEqual((await v.log()).context.map((c) => c.content[0].text), ["Report SonarQube failed"]);
+  await v.frame.locator(".bb-told-go").click();
+  await until("focus on the report", () => row.evaluate((r) => r === document.activeElement));
+  assert.deepEqual(v.errors, []);
+});
