@@ -86,12 +86,12 @@ test("a new comment appears in the activity, fullscreen, with the document's scr
       comment: { id: 500, author: "dave", at: Date.now(), text: [{ t: "p", c: ["Looks good now."] }], replies: [] } });
     return d;
   });
-  answer = () => result(changed);
+  answer = () => { answer = () => unchanged("f2"); return result(changed); };
   await v.frame.locator('[data-comment="500"]').waitFor({ timeout: 8000 });
   assert.match(await v.frame.locator('[data-comment="500"]').textContent(), /Looks good now\./);
   assert.equal(await v.frame.locator("body").evaluate(() => window.scrollY), 300);
-  await until("told", async () => (await v.log()).context.length === 1);
-  assert.equal((await v.log()).context[0].content[0].text, "Dave Doe commented");
+  await until("told", async () => (await v.log()).context.length >= 1);
+  assert.deepEqual((await v.log()).context.map((c) => c.content[0].text), ["Dave Doe commented"]);
 });
 
 test("while the person writes in the view a change waits, and is drawn once they leave the box, their words kept", async () => {
@@ -134,8 +134,11 @@ test("classes that come after the answer (a template lexer, a deadline) are draw
   const plain = JSON.parse(JSON.stringify(coloured));
   plain.fingerprint = "f1";
   for (const f of plain.diff.diffs) for (const h of f.hunks || []) for (const l of h.lines || []) { delete l.r; l.p = "template"; }
-  const v = await mount(plain, () => result(coloured), {}, ".bb-diffview");
+  // The classes come only once the plain drawing is checked: on a loaded machine a first refresh may come first.
+  let ready = false;
+  const v = await mount(plain, () => (ready ? result(coloured) : unchanged("f1")), {}, ".bb-diffview");
   assert.equal(await v.frame.locator('[class*="bb-tk-"]').count(), 0, "drawn plain first");
+  ready = true;
   await until("the classes", async () => (await v.frame.locator('[class*="bb-tk-"]').count()) > 0);
   assert.equal(await v.frame.locator(".bb-offer").count(), 0, "the same text is not a changed diff");
   assert.deepEqual((await v.log()).context, [], "nothing the person reads changed, so nothing is told");
@@ -165,10 +168,12 @@ test("nothing is asked while the frame is hidden or scrolled away, and a questio
   for (const how of ["display", "scroll"]) {
     const v = await mount(live("pr-open"), () => unchanged());
     await v.page.evaluate((h) => window.bbHost.hide(h), how);
+    // On a loaded machine the first question may have gone before the frame was hidden: count from the hiding.
+    const asked = (await refreshes(v.log)).length;
     await v.page.waitForTimeout(NEXT * 4);
-    assert.equal((await refreshes(v.log)).length, 0, `nothing asked while hidden (${how})`);
+    assert.equal((await refreshes(v.log)).length, asked, `nothing asked while hidden (${how})`);
     await v.page.evaluate(() => window.bbHost.unhide());
-    await until(`an ask once shown again (${how})`, async () => (await refreshes(v.log)).length === 1, 3000);
+    await until(`an ask once shown again (${how})`, async () => (await refreshes(v.log)).length === asked + 1, 10000);
   }
 });
 
