@@ -110,6 +110,14 @@ pub fn handle(world: &mut World, req: &Request, rest: &[&str]) -> Response {
             }
             _ => errors::field_error("enabled", "enabled must be true or false"),
         },
+        ("GET", ["insights"]) => Response::json(200, &json!({ "enabled": !world.model.insights_off })),
+        ("POST" | "PUT", ["insights"]) => match body.get("enabled") {
+            Some(Value::Bool(on)) => {
+                world.model.insights_off = !on;
+                Response::json(200, &json!({ "enabled": on }))
+            }
+            _ => errors::field_error("enabled", "enabled must be true or false"),
+        },
         ("GET", ["application"]) => Response::json(200, &world.model.application),
         ("PUT" | "POST", ["application"]) => set_application(&mut world.model.application, &body),
         ("POST", ["builds"]) => builds::control_set_build(&mut world.model, &body),

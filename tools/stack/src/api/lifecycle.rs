@@ -79,6 +79,9 @@ pub(super) fn vetoes(m: &Model, pr: &PullRequest) -> Vec<Value> {
             format!("You need {n} more successful required {builds} before this pull request can be merged."),
         ));
     }
+    if open {
+        out.extend(super::insights::vetoes(m, pr));
+    }
     let tasks = crate::render::open_task_count(m, pr);
     if open && tasks > 0 {
         // Summary [community: bitbucket-ui.md C2, "Requires all tasks to be resolved"]; detail [assumed].
