@@ -1,7 +1,7 @@
 //! Code Insights written for people and the model alike: a report's data fields formatted by their type, links
 //! kept only when they are http(s), and a report in one line.
 //!
-//! Types and values [reference "Code Insights": spec (the seven types), doc (the value of each)]: BOOLEAN true/false,
+//! Types [reference "Code Insights": spec, the seven types]; values [assumed: as integrations post them]: BOOLEAN true/false,
 //! DATE epoch milliseconds, DURATION milliseconds, LINK `{linktext, href}`, NUMBER, PERCENTAGE 0–100, TEXT a string.
 //! A type Bitbucket adds later, or a value that does not fit its type, is shown as its value's text.
 
