@@ -8,7 +8,6 @@
 use serde_json::Value;
 
 use super::{civil, short};
-use crate::reads::insights::DataField;
 
 /// Characters of a TEXT field kept; the rest is cut with `…`.
 pub const TEXT_CHARS: usize = 200;
@@ -28,15 +27,14 @@ pub fn cut(s: &str, max: usize) -> String {
     }
 }
 
-/// A data field's value as text, and its address when it is a link to an http(s) address.
-pub fn field_text(f: &DataField) -> (String, Option<String>) {
-    let v = &f.value;
+/// A data field's value (of type `kind`) as text, and its address when it is a link to an http(s) address.
+pub fn field_text(kind: Option<&str>, v: &Value) -> (String, Option<String>) {
     let as_text = || match v {
         Value::String(s) => cut(s, TEXT_CHARS),
         Value::Null => String::new(),
         other => cut(&other.to_string(), TEXT_CHARS),
     };
-    let text = match (f.kind.as_deref(), v) {
+    let text = match (kind, v) {
         (Some("BOOLEAN") | None, Value::Bool(b)) => if *b { "Yes" } else { "No" }.to_owned(),
         (Some("DATE"), Value::Number(n)) => n.as_i64().map_or_else(as_text, date),
         (Some("DURATION"), Value::Number(n)) => n.as_u64().map_or_else(as_text, duration),
@@ -100,10 +98,10 @@ fn plain(n: &serde_json::Number) -> String {
     }
 }
 
-/// A field as `Title: text` on one line, for the model.
-pub fn field_line(f: &DataField) -> String {
-    let (text, _) = field_text(f);
-    format!("{}: {}", short(f.title.as_deref().unwrap_or("?"), 80), short(&text, TEXT_CHARS))
+/// A field (its title, type and value) as `Title: text` on one line, for the model.
+pub fn field_line(title: Option<&str>, kind: Option<&str>, value: &Value) -> String {
+    let (text, _) = field_text(kind, value);
+    format!("{}: {}", short(title.unwrap_or("?"), 80), short(&text, TEXT_CHARS))
 }
 
 /// A report's result as a word: `failed`, `passed`, `pending` (no result yet).
@@ -121,7 +119,7 @@ mod tests {
     use serde_json::json;
 
     fn field(kind: &str, value: Value) -> (String, Option<String>) {
-        field_text(&DataField { title: Some("t".into()), kind: Some(kind.into()), value })
+        field_text(Some(kind), &value)
     }
 
     #[test]

@@ -182,7 +182,8 @@ impl Insights {
         for r in &reports {
             out.push(report_line(r));
             if !r.data.is_empty() {
-                let fields: Vec<String> = r.data.iter().map(field_line).collect();
+                let fields: Vec<String> =
+                    r.data.iter().map(|d| field_line(d.title.as_deref(), d.kind.as_deref(), &d.value)).collect();
                 out.push(format!("  {}", fields.join(" · ")));
             }
             if let Some(counts) = per_report.as_ref().and_then(|m| m.get(r.key.as_deref().unwrap_or(""))) {

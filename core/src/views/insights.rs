@@ -56,7 +56,7 @@ pub fn card(reader: &InsightsReader) -> Value {
                 .iter()
                 .take(MAX_FIELDS)
                 .map(|f| {
-                    let (text, url) = field_text(f);
+                    let (text, url) = field_text(f.kind.as_deref(), &f.value);
                     json!({"title": f.title.as_deref().map(|t| cut(t, 200)), "text": text, "url": url})
                 })
                 .collect();
