@@ -29,6 +29,8 @@
 //!   were).
 //! - `GET|POST|PUT /_stack/search`: whether code search answers (`{"enabled": true}`, the default unless the stack
 //!   started with `--no-search`) or answers as a server without a search index does (`{"enabled": false}`: 503).
+//! - `GET|POST|PUT /_stack/insights`: whether Code Insights answers (`{"enabled": true}`, the default) or every
+//!   `/rest/insights` path answers 404, as a server before 5.15 does (`{"enabled": false}`).
 //!   Reset goes back to the start's setting. Answers `{enabled}`.
 //! - `GET|PUT|POST /_stack/application`: what `application-properties` answers, and so which Bitbucket the stack
 //!   plays: `PUT {"version": "7.6.0"}` makes it a 7.6 server (no drafts: `…/review` is 404 and `state: PENDING`
