@@ -159,3 +159,24 @@ fn a_server_without_code_insights_draws_nothing_and_misses_nothing() {
     assert_eq!(diff["files"][0]["annotations"], Value::Null);
     assert!(file(&diff, "src/client.rs").get("annotations").is_none());
 }
+
+#[test]
+fn a_report_or_annotation_bb_cannot_read_is_said_in_missing_not_dropped_silently() {
+    let mut d = StackHarness::with_views();
+    d.rewrite_answers(|r, v| {
+        if r.path.ends_with("/annotations") {
+            v["annotations"].as_array_mut().unwrap().push(json!({"path": 7, "line": "twelve", "severity": "HIGH"}));
+        }
+    });
+    let view = card(&mut d, "BB/api", 1);
+    assert!(
+        view["missing"].to_string().contains("1 report(s) or annotation(s) Bitbucket sent could not be read"),
+        "{}",
+        view["missing"]
+    );
+    assert_eq!(
+        view["pullRequest"]["insights"]["annotations"]["total"], 7,
+        "Bitbucket's count stays: {}",
+        view["pullRequest"]["insights"]
+    );
+}

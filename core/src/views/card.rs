@@ -219,6 +219,9 @@ impl Plan for Card {
                 } else if let Some(e) = reader.annotations_error.as_ref().filter(|_| !reader.absent) {
                     self.missing.push(format!("Code Insights annotations: not read — {e}"));
                 }
+                if reader.unreadable > 0 && !reader.absent {
+                    self.missing.push(super::insights::unreadable_line(reader.unreadable));
+                }
             }
             self.built = Some(self.view(&pr));
         }

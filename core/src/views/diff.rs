@@ -574,6 +574,9 @@ impl DiffView {
             return None;
         }
         let list = reader.annotations.as_deref()?;
+        if reader.unreadable > 0 {
+            self.missing.push(super::insights::unreadable_line(reader.unreadable));
+        }
         Some((list, super::insights::titles(reader)))
     }
 

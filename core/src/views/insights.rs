@@ -110,6 +110,11 @@ pub fn for_file(list: &[Annotation], path: &str, titles: &BTreeMap<String, Strin
     (Value::Array(drawn), more)
 }
 
+/// The line for `missing` when Bitbucket sent reports or annotations bb could not read: left out, never silently.
+pub fn unreadable_line(n: usize) -> String {
+    format!("Code Insights: {n} report(s) or annotation(s) Bitbucket sent could not be read and are left out.")
+}
+
 /// How many annotations each path has.
 pub fn counts_by_path(list: &[Annotation]) -> BTreeMap<&str, u64> {
     let mut out = BTreeMap::new();
