@@ -252,3 +252,59 @@ impl InsightsReader {
         list
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn reader() -> InsightsReader {
+        InsightsReader::new(("BB", "api", "abc"), Some(&Filter::default())).0
+    }
+
+    proptest! {
+        /// Whatever Bitbucket sends on either read, the reader keeps a sentence or what it could read, never panics.
+        #[test]
+        fn any_answer_is_read_or_said_never_a_panic(status in prop::sample::select(vec![200u16, 404, 500]),
+                                                    body in prop::collection::vec(any::<u8>(), 0..200),
+                                                    reports in any::<bool>()) {
+            let mut r = reader();
+            let read = if reports { InsightsRead::Reports } else { InsightsRead::Annotations };
+            r.on(read, &FetchOutcome::response(status, body), &mut |_, _| {});
+            let said = r.absent || r.error.is_some() || r.annotations_error.is_some();
+            prop_assert!(said || r.reports.is_some() || r.annotations.is_some());
+        }
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_shape_is_counted_and_the_rest_kept() {
+        let mut r = reader();
+        let body =
+            br#"{"annotations":[{"path":"a","line":3,"severity":"HIGH","message":"m"},{"line":"x"}],"totalCount":2}"#;
+        r.on(InsightsRead::Annotations, &FetchOutcome::response(200, body.to_vec()), &mut |_, _| {});
+        assert_eq!(r.annotations.as_ref().map(Vec::len), Some(1));
+        assert_eq!((r.unreadable, r.annotations_total), (1, Some(2)));
+    }
+
+    #[test]
+    fn reports_are_ordered_failed_pending_passed_keeping_bitbuckets_order_within() {
+        let mut r = reader();
+        let body = br#"{"values":[{"key":"a","result":"PASS"},{"key":"b"},{"key":"c","result":"FAIL"},{"key":"d","result":"PASS"}],"isLastPage":true}"#;
+        r.on(InsightsRead::Reports, &FetchOutcome::response(200, body.to_vec()), &mut |_, _| {});
+        let keys: Vec<_> = r.ordered().iter().filter_map(|x| x.key.as_deref()).collect();
+        assert_eq!(keys, ["c", "b", "a", "d"]);
+    }
+
+    #[test]
+    fn a_second_page_of_reports_is_asked_for_and_past_the_cap_said() {
+        let mut r = reader();
+        let mut asked = Vec::new();
+        let page =
+            |next: u64| format!(r#"{{"values":[{{"key":"k{next}"}}],"isLastPage":false,"nextPageStart":{next}}}"#);
+        r.on(InsightsRead::Reports, &FetchOutcome::response(200, page(100)), &mut |_, q| asked.push(q));
+        assert_eq!(asked.len(), 1);
+        r.on(InsightsRead::Reports, &FetchOutcome::response(200, page(200)), &mut |_, q| asked.push(q));
+        assert_eq!(asked.len(), 1, "no third page");
+        assert!(r.reports_more);
+    }
+}
