@@ -173,9 +173,12 @@ impl Insights {
         }
         let per_report = reader.annotations.as_ref().filter(|_| self.filter == Filter::default()).map(|list| {
             let mut by: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
+            // A severity Bitbucket does not document is listed but counted under none.
             for a in list {
-                let i = usize::from(a.rank().min(2));
-                by.entry(a.report_key.as_deref().unwrap_or("")).or_default()[i] += 1;
+                let counts = by.entry(a.report_key.as_deref().unwrap_or("")).or_default();
+                if let Some(n) = counts.get_mut(usize::from(a.rank())) {
+                    *n += 1;
+                }
             }
             by
         });
@@ -215,7 +218,9 @@ impl Insights {
         }
         let mut counts = [0usize; 3];
         for a in list {
-            counts[usize::from(a.rank().min(2))] += 1;
+            if let Some(n) = counts.get_mut(usize::from(a.rank())) {
+                *n += 1;
+            }
         }
         let mut sorted: Vec<&Annotation> = list.iter().collect();
         sorted.sort_by(|a, b| {
