@@ -42,6 +42,7 @@ fn reports_are_told_failed_first_with_their_fields_formatted_and_annotations_hig
     assert!(a.text.contains("<b>Magic number</b>"), "HTML stays text for the model");
     let long = notes.iter().find(|l| l.contains("A long message")).unwrap();
     assert!(long.chars().count() < 500, "a 100 KB message is cut in its line: {} chars", long.chars().count());
+    assert!(long.ends_with("… [message cut: 300 of 102409 characters shown]"), "the cut is said: {long}");
     assert!(a.text.contains("Annotations: 6 (Bitbucket's count) — 2 high, 2 medium, 2 low; 6 shown"), "{}", a.text);
 }
 

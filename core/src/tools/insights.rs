@@ -19,7 +19,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::insights::{Annotation, Filter, InsightsRead, InsightsReader, Report};
 use crate::reads::pull_request;
 use crate::text::insights::{field_line, http_url, result_word};
-use crate::text::{one_line, short, short_commit};
+use crate::text::{cap, one_line, short, short_commit};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
 
 /// `get_code_insights`, for the catalogue: reads only.
@@ -297,7 +297,7 @@ fn annotation_line(a: &Annotation) -> String {
         a.severity.as_deref().unwrap_or("?"),
         a.kind.as_deref().unwrap_or("-"),
         short(a.report_key.as_deref().unwrap_or("?"), 60),
-        short(a.message.as_deref().unwrap_or(""), MESSAGE_CHARS)
+        one_line(&cap(a.message.as_deref().unwrap_or(""), MESSAGE_CHARS, "message", ""))
     );
     if let Some(url) = http_url(a.link.as_deref()) {
         line.push_str(&format!(" <{}>", short(&url, 300)));
