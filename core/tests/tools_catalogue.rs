@@ -5,7 +5,7 @@ use bb_core::{Catalogue, ExposureOptions};
 use serde_json::Value;
 
 #[test]
-fn every_tool_definition_the_model_sees_together_is_at_most_25600_bytes_of_json() {
+fn every_tool_definition_the_model_sees_together_is_at_most_26260_bytes_of_json() {
     let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
     // Tools offered to views only (`_meta.ui.visibility: ["app"]`) are kept from the model by the host
     // (MCP Apps: "app" visibility hides a tool from the agent), so they are not in the model's budget.
@@ -21,8 +21,9 @@ fn every_tool_definition_the_model_sees_together_is_at_most_25600_bytes_of_json(
     // Every tool definition the model sees, with `--allow-writes`: #17's 20,480 bytes, #27's 24,576 with the file
     // tools, and 25,600 with #28's draft reviews (3 tools and 5 arguments cost 2,351 bytes; 1,041 were taken out
     // of the others: `minLength: 1` is bb's default for a string, shorter shared descriptions). 703 bytes a tool
-    // for 36 tools (peers: 20,689 bytes for 25 tools; 57,386 bytes for 59; 125,649 bytes for 121).
-    assert!(bytes <= 25_600, "{bytes} bytes");
+    // for 36 tools (peers: 20,689 bytes for 25 tools; 57,386 bytes for 59; 125,649 bytes for 121). #30's
+    // get_code_insights costs 655 bytes (its 6 arguments, filters described in one word): 26,260 for 37 tools.
+    assert!(bytes <= 26_260, "{bytes} bytes");
     assert!(for_model.len() < e.listed().len(), "refresh_view is listed, for views");
     for t in e.listed() {
         for (name, p) in t["inputSchema"]["properties"].as_object().unwrap() {

@@ -12,11 +12,19 @@ fn pr(id: u64) -> serde_json::Value {
 }
 
 #[test]
-fn an_open_pull_request_reads_in_three_requests_with_bitbuckets_counts_builds_and_merge_check() {
+fn an_open_pull_request_reads_in_four_requests_with_bitbuckets_counts_builds_reports_and_merge_check() {
     let mut d = StackHarness::new();
     let a = d.call("get_pull_request", pr(1));
     assert!(!a.is_error, "{}", a.text);
-    assert_eq!(d.requests.len(), 3, "{:?}", d.requests);
+    assert_eq!(d.requests.len(), 4, "{:?}", d.requests);
+    assert_eq!(d.count("GET", "/rest/insights/latest/"), 1, "the source commit's reports");
+    assert!(
+        a.text.contains(
+            "\nCode Insights: 1 failed (SonarQube), 1 pending (Security scan <img src=x onerror=alert(1…), 1 passed.\n"
+        ),
+        "{}",
+        a.text
+    );
     assert_eq!(d.count("GET", "/pull-requests/1/merge"), 1);
     // Bitbucket's merge check, in its words: a failed required build, an open task and a Needs work each veto.
     assert!(
@@ -127,7 +135,12 @@ fn without_the_pull_request_build_listing_the_legacy_stats_answer_in_one_more_re
     });
     let a = d.call("get_pull_request", pr(1));
     assert!(!a.is_error, "{}", a.text);
-    assert_eq!(d.requests.len(), 4, "the pull request, the listing, the merge check, the stats: {:?}", d.requests);
+    assert_eq!(
+        d.requests.len(),
+        5,
+        "the pull request, the listing, the merge check, the reports, the stats: {:?}",
+        d.requests
+    );
     assert_eq!(d.count("GET", "/rest/build-status/latest/commits/stats/"), 1);
     assert!(a.text.contains("Builds of the source commit (any branch"), "{}", a.text);
 }
@@ -145,4 +158,21 @@ fn a_vetoed_pull_request_says_why_in_bitbuckets_words_and_a_closed_one_reads_no_
     let a = d.call("get_pull_request", pr(id));
     assert_eq!(d.count("GET", "/merge"), 0, "{:?}", d.requests);
     assert!(!a.text.contains("Merge check"), "{}", a.text);
+}
+
+#[test]
+fn a_failed_and_a_missing_required_report_are_named_in_the_merge_check_and_the_reports_line() {
+    let mut d = StackHarness::new();
+    let a = d.call("get_pull_request", json!({"project": "OPS", "repo": "infra", "pr_id": 1}));
+    assert!(a.text.contains("\nCode Insights: 1 failed (SonarQube).\n"), "{}", a.text);
+    assert!(
+        a.text.contains(
+            "Code Insights requirements not met (The required report \"security\" has not been published for the latest commit.)"
+        ),
+        "{}",
+        a.text
+    );
+    d.world.model.insights_off = true;
+    let b = d.call("get_pull_request", json!({"project": "OPS", "repo": "infra", "pr_id": 1}));
+    assert!(!b.text.contains("Code Insights:"), "a server without Code Insights: no line: {}", b.text);
 }

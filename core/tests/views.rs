@@ -60,14 +60,16 @@ fn the_card_carries_everything_it_draws_with_bitbuckets_counts() {
 }
 
 #[test]
-fn a_card_costs_seven_requests_and_one_per_avatar_then_the_cache_answers() {
+fn a_card_costs_nine_requests_and_one_per_avatar_then_the_cache_answers() {
     let mut d = StackHarness::with_views();
     card(&mut d, "BB", "api", 1);
     let first = d.requests.clone();
     // The pull request, its build listing, its activity, the required-build conditions, the
-    // branching model (BB/api has MODEL_* conditions), the merge check and the person's drafts (their pending
-    // review, 7.7+).
-    assert_eq!(first.iter().filter(|r| !r.contains("/avatar.png")).count(), 7, "{first:#?}");
+    // branching model (BB/api has MODEL_* conditions), the merge check, the person's drafts (their pending
+    // review, 7.7+) and the source commit's Code Insights reports and annotations.
+    assert_eq!(first.iter().filter(|r| !r.contains("/avatar.png")).count(), 9, "{first:#?}");
+    assert!(first.iter().any(|r| r.contains("/rest/insights/latest/") && r.contains("/reports?")));
+    assert!(first.iter().any(|r| r.contains("/rest/insights/latest/") && r.contains("/annotations?")));
     assert!(first.iter().any(|r| r.contains("/pull-requests/1/review?")));
     assert!(first.iter().any(|r| r.ends_with("/pull-requests/1/merge?")));
     assert!(first.iter().any(|r| r.contains("/activities")));
@@ -75,7 +77,7 @@ fn a_card_costs_seven_requests_and_one_per_avatar_then_the_cache_answers() {
     let avatars = first.iter().filter(|r| r.contains("/avatar.png")).count();
     assert!(avatars >= 4, "{first:#?}");
     card(&mut d, "BB", "api", 1);
-    assert_eq!(d.requests.len(), 7, "avatars come from the cache the second time: {:#?}", d.requests);
+    assert_eq!(d.requests.len(), 9, "avatars come from the cache the second time: {:#?}", d.requests);
 }
 
 #[test]

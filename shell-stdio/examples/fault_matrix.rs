@@ -134,7 +134,11 @@ const SUGGESTION_COMMENT: u64 = 1019;
 fn args_for(tool: &str) -> Option<Value> {
     let pr = |id: u64| json!({ "project": "BB", "repo": "api", "pr_id": id });
     Some(match tool {
-        "get_pull_request" | "get_pull_request_diff" | "list_pr_comments" | "get_build_status" => pr(1),
+        "get_pull_request"
+        | "get_pull_request_diff"
+        | "list_pr_comments"
+        | "get_build_status"
+        | "get_code_insights" => pr(1),
         "list_pull_requests" => json!({ "project": "BB", "repo": "api" }),
         "list_pr_tasks" => json!({ "project": "BB", "repo": "api", "pr_id": 1, "state": "OPEN" }),
         "add_pr_comment" => json!({ "project": "BB", "repo": "api", "pr_id": 3, "text": "from the fault matrix" }),

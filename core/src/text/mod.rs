@@ -7,6 +7,7 @@
 
 pub mod builds;
 pub mod diff;
+pub mod insights;
 pub mod pull_request;
 
 use crate::bitbucket::model::Commit;
@@ -49,7 +50,7 @@ pub fn when(ms: Option<i64>) -> String {
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar (H. Hinnant's algorithm).
-fn civil(days: i64) -> (i64, i64, i64) {
+pub(crate) fn civil(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -2,8 +2,9 @@
 //! commit's builds in one line.
 //!
 //! Requests: the pull request and the pull request page's build listing, in parallel; then, for an open
-//! pull request, Bitbucket's merge check (3). On a server without that listing (404), the source
-//! commit's legacy build stats too (4 in all). [reference "Builds", "Pull requests"]
+//! pull request, Bitbucket's merge check, and the source commit's Code Insights reports (4). On a server without
+//! that listing (404), the source commit's legacy build stats too (5 in all). [reference "Builds", "Pull requests",
+//! "Code Insights"]
 
 use serde_json::{Map, Value, json};
 
@@ -15,6 +16,7 @@ use crate::errors::{self, Subject};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback};
+use crate::reads::insights::{InsightsRead, InsightsReader};
 use crate::reads::pull_request;
 use crate::text::builds::stats_line;
 use crate::text::{cap, one_line, review_status, short_commit, when};
@@ -57,6 +59,8 @@ enum GetRead {
     Builds(BuildsRead),
     /// Bitbucket's merge check, for an open pull request.
     MergeCheck,
+    /// The source commit's Code Insights reports.
+    Insights(InsightsRead),
 }
 
 fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
@@ -68,7 +72,7 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         (GetRead::PullRequest, pull_request::request(&project, &repo, id)),
         (GetRead::Builds(BuildsRead::Listing), listing),
     ];
-    Step::wait(Get { project, repo, id, description_chars, pr: None, builds, merge_check: None }, first)
+    Step::wait(Get { project, repo, id, description_chars, pr: None, builds, merge_check: None, insights: None }, first)
 }
 
 #[derive(Debug)]
@@ -80,6 +84,7 @@ struct Get {
     pr: Option<PullRequest>,
     builds: BuildsReader,
     merge_check: Option<String>,
+    insights: Option<InsightsReader>,
 }
 
 impl Plan for Get {
@@ -93,6 +98,13 @@ impl Plan for Get {
                 Ok(pr) => {
                     let commit = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
                     self.builds.source_commit(commit, &mut more);
+                    if let Some(c) = commit {
+                        let (reader, first) = InsightsReader::new((&self.project, &self.repo, c), None);
+                        for (r, q) in first {
+                            f.fetch(GetRead::Insights(r), q);
+                        }
+                        self.insights = Some(reader);
+                    }
                     if pr.state.as_deref() == Some("OPEN") {
                         f.fetch(
                             GetRead::MergeCheck,
@@ -104,6 +116,11 @@ impl Plan for Get {
                 Err(e) => return Some(ToolResult::error(e)),
             },
             GetRead::Builds(r) => self.builds.on(r, &outcome, &mut more),
+            GetRead::Insights(r) => {
+                if let Some(reader) = self.insights.as_mut() {
+                    reader.on(r, &outcome, &mut |r, q| f.fetch(GetRead::Insights(r), q));
+                }
+            }
             GetRead::MergeCheck => {
                 self.merge_check = Some(match errors::json::<MergeCheck>(&outcome, about, None) {
                     Ok(m) => merge_check_line(&m),
@@ -115,12 +132,12 @@ impl Plan for Get {
             return None;
         }
         let pr = self.pr.as_ref()?;
-        Some(ToolResult::text(render(
-            pr,
-            &builds_text(&self.builds),
-            self.merge_check.as_deref(),
-            self.description_chars,
-        )))
+        let mut builds = builds_text(&self.builds);
+        if let Some(line) = self.insights.as_ref().and_then(insights_line) {
+            builds.push('\n');
+            builds.push_str(&line);
+        }
+        Some(ToolResult::text(render(pr, &builds, self.merge_check.as_deref(), self.description_chars)))
     }
 }
 
@@ -135,6 +152,43 @@ fn builds_text(b: &BuildsReader) -> String {
         (None, Some(Err(e))) => format!("Builds: not read — {e}"),
         (None, None) => "Builds: not read.".into(),
     }
+}
+
+/// The source commit's Code Insights in one line: the failed and pending reports by title, the passed counted; none
+/// on a server without Code Insights or a commit without reports. Which reports the merge check requires is said in
+/// its vetoes (the merge check line), Bitbucket's REST API naming them nowhere else [assumed].
+fn insights_line(r: &InsightsReader) -> Option<String> {
+    if r.absent {
+        return None;
+    }
+    if let Some(e) = &r.error {
+        return Some(format!("Code Insights: not read — {e}"));
+    }
+    let reports = r.ordered();
+    if reports.is_empty() {
+        return None;
+    }
+    let named = |word: &str| -> Vec<String> {
+        reports
+            .iter()
+            .filter(|x| crate::text::insights::result_word(x.result.as_deref()) == word)
+            .map(|x| crate::text::short(x.title.as_deref().or(x.key.as_deref()).unwrap_or("?"), 40))
+            .collect()
+    };
+    let mut parts = Vec::new();
+    for word in ["failed", "pending"] {
+        let names = named(word);
+        if !names.is_empty() {
+            let more = if names.len() > 5 { format!(", {} more", names.len() - 5) } else { String::new() };
+            parts.push(format!("{} {word} ({}{more})", names.len(), names[..names.len().min(5)].join(", ")));
+        }
+    }
+    let passed = named("passed").len();
+    if passed > 0 {
+        parts.push(format!("{passed} passed"));
+    }
+    let more = if r.reports_more { " (more reports exist)" } else { "" };
+    Some(format!("Code Insights: {}{more}.", parts.join(", ")))
 }
 
 /// Bitbucket's merge check in one line: whether it would merge now, else its vetoes in its own words.

@@ -17,6 +17,7 @@ pub mod drafts;
 pub mod files;
 pub mod get;
 pub mod history;
+pub mod insights;
 pub mod list;
 pub mod merge;
 pub mod refs;
@@ -58,6 +59,7 @@ pub fn all() -> Vec<ToolSpec> {
         builds::SPEC,
         build_status::SPEC,
         required::SPEC,
+        insights::SPEC,
         refs::BRANCHES_SPEC,
         history::GET_SPEC,
         history::LIST_SPEC,

@@ -27,6 +27,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::builds::{BuildsRead, BuildsReader, Fallback, Source};
 use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
+use crate::reads::insights::{Filter, InsightsRead, InsightsReader};
 use crate::reads::{pull_request, review};
 use crate::text::short;
 use crate::tool::Call;
@@ -41,6 +42,8 @@ pub enum CardRead {
     Builds(BuildsRead),
     /// Its activity, newest first.
     Activity,
+    /// The source commit's Code Insights, once the pull request names it.
+    Insights(InsightsRead),
     /// Bitbucket's merge check, for an open pull request.
     MergeCheck,
     /// The person's pending review: their drafts (7.7+).
@@ -96,6 +99,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         you: call.bitbucket_user.map(str::to_owned),
         builds,
         required,
+        insights: None,
         activity: None,
         merge_check: None,
         drafts: Value::Null,
@@ -121,6 +125,8 @@ struct Card {
     you: Option<String>,
     builds: BuildsReader,
     required: ConditionsReader,
+    /// The source commit's Code Insights, asked for once the pull request names the commit.
+    insights: Option<InsightsReader>,
     /// The activity as the card draws it, drawn when it came.
     activity: Option<Value>,
     /// Asked with the pull request: used (and its failure said) only when the pull request is open.
@@ -149,6 +155,14 @@ impl Plan for Card {
                     let commit = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
                     self.builds.source_commit(commit, &mut |r, q| f.fetch(CardRead::Builds(r), q));
                     self.note_builds_failure(None);
+                    if let Some(c) = commit {
+                        let (reader, first) =
+                            InsightsReader::new((&self.project, &self.repo, c), Some(&Filter::default()));
+                        for (r, q) in first {
+                            f.fetch(CardRead::Insights(r), q);
+                        }
+                        self.insights = Some(reader);
+                    }
                     // The people the card certainly draws: their avatars go now, beside the reads under way.
                     if let Some(a) = &pr.author {
                         self.people.note(&a.user);
@@ -168,6 +182,11 @@ impl Plan for Card {
             CardRead::Builds(r) => {
                 self.builds.on(r, &outcome, &mut |r, q| f.fetch(CardRead::Builds(r), q));
                 self.note_builds_failure(Some(r));
+            }
+            CardRead::Insights(r) => {
+                if let Some(reader) = self.insights.as_mut() {
+                    reader.on(r, &outcome, &mut |r, q| f.fetch(CardRead::Insights(r), q));
+                }
             }
             CardRead::MergeCheck => self.merge_check = Some(errors::json::<MergeCheck>(&outcome, about, None)),
             // A server before 7.7 has no `…/review` (404): no drafts, nothing to say.
@@ -193,6 +212,16 @@ impl Plan for Card {
                 self.merge_check = None;
             } else if let Some(Err(e)) = &self.merge_check {
                 self.missing.push(format!("Merge check: not read — {e}"));
+            }
+            if let Some(reader) = &self.insights {
+                if let Some(e) = &reader.error {
+                    self.missing.push(format!("Code Insights: not read — {e}"));
+                } else if let Some(e) = reader.annotations_error.as_ref().filter(|_| !reader.absent) {
+                    self.missing.push(format!("Code Insights annotations: not read — {e}"));
+                }
+                if reader.unreadable > 0 && !reader.absent {
+                    self.missing.push(super::insights::unreadable_line(reader.unreadable));
+                }
             }
             self.built = Some(self.view(&pr));
         }
@@ -309,6 +338,7 @@ impl Card {
             "closed": pr.closed_date,
             "description": description,
             "builds": self.builds_view(pr),
+            "insights": self.insights.as_ref().map_or(Value::Null, super::insights::card),
             "activity": activity,
         })
     }

@@ -35,6 +35,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::compare::Refs;
 use crate::reads::diff::{Range, Since};
+use crate::reads::insights::{Filter, InsightsRead, InsightsReader};
 use crate::reads::{diff, pull_request, review};
 use crate::tool::Call;
 
@@ -58,6 +59,8 @@ pub enum DiffRead {
     Highlight(usize),
     /// The person's pending review: their drafts (7.7+), for the review bar.
     Drafts,
+    /// The source commit's Code Insights (a pull request's diff only), for the annotations on its lines.
+    Insights(InsightsRead),
 }
 
 /// What a diff view shows the changes of.
@@ -125,6 +128,7 @@ pub(super) fn open(
         range: None,
         review: Value::Null,
         drafts: Value::Null,
+        insights: None,
     };
     Step::wait(view, first)
 }
@@ -161,6 +165,8 @@ struct DiffView {
     review: Value,
     /// The person's drafts (`drafts` in VIEW_DATA.md); null when not read or the server keeps none.
     drafts: Value,
+    /// The source commit's Code Insights, asked for once the pull request names the commit.
+    insights: Option<InsightsReader>,
 }
 
 impl Plan for DiffView {
@@ -178,6 +184,16 @@ impl Plan for DiffView {
                     }
                     if let Err(e) = self.review_of(&pr, f) {
                         return Some(self.error(e, &outcome));
+                    }
+                    if let Some(c) = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref())
+                        && self.id().is_some()
+                    {
+                        let (reader, first) =
+                            InsightsReader::new((&self.project, &self.repo, c), Some(&Filter::default()));
+                        for (r, q) in first {
+                            f.fetch(DiffRead::Insights(r), q);
+                        }
+                        self.insights = Some(reader);
                     }
                     self.pr = Some(pr);
                 }
@@ -208,6 +224,11 @@ impl Plan for DiffView {
             DiffRead::Avatar(a) => self.avatars.on(a, &outcome, f),
             DiffRead::Highlight(_) => {}
             DiffRead::Drafts => self.drafts = super::drafts(&outcome, about),
+            DiffRead::Insights(r) => {
+                if let Some(reader) = self.insights.as_mut() {
+                    reader.on(r, &outcome, &mut |r, q| f.fetch(DiffRead::Insights(r), q));
+                }
+            }
         }
         let read_all = self.changes.is_some() && (self.pr.is_some() || matches!(self.of, Of::Refs(..)));
         if f.waiting() > 0 || !read_all {
@@ -447,6 +468,11 @@ impl DiffView {
         let pr = self.pr.clone().unwrap_or_default();
         let base = self.base_url.clone();
         let files_more = self.changes.as_ref().is_some_and(|p| p.next.is_some());
+        // Annotations only where they were read whole: a server without Code Insights, or one whose annotations
+        // failed, draws none (and the latter says so in `missing`).
+        let reader = self.insights.take();
+        let notes = self.annotations(reader.as_ref());
+        let by_path = notes.as_ref().map(|(list, _)| super::insights::counts_by_path(list));
         let files: Vec<Value> = self
             .changes
             .as_ref()
@@ -454,11 +480,23 @@ impl DiffView {
             .unwrap_or(&[])
             .iter()
             .map(|c| {
-                json!({"path": c.path(), "srcPath": c.src_path.as_ref().and_then(|p| p.whole.clone()),
+                let mut file = json!({"path": c.path(), "srcPath": c.src_path.as_ref().and_then(|p| p.whole.clone()),
                        "type": c.kind, "comments": c.properties.as_ref().and_then(|p| p.active_comments),
-                       "conflicted": c.conflict.is_some()})
+                       "conflicted": c.conflict.is_some()});
+                if self.id().is_some() {
+                    file["annotations"] = json!(by_path.as_ref().map(|m| m.get(c.path()).copied().unwrap_or(0)));
+                }
+                file
             })
             .collect();
+        let drawn: Vec<(String, (Value, usize))> = match &notes {
+            Some((list, titles)) => self
+                .files
+                .iter()
+                .map(|(path, _)| (path.clone(), super::insights::for_file(list, path, titles)))
+                .collect(),
+            None => Vec::new(),
+        };
         let mut diffs = Vec::new();
         let conflicted: BTreeSet<String> = self
             .changes
@@ -471,6 +509,10 @@ impl DiffView {
                     let index = diffs.len();
                     let (mut value, job) = self.file(&path, &d, index, cache);
                     value["conflicted"] = json!(conflicted.contains(&path));
+                    if let Some((_, (list, more))) = drawn.iter().find(|(p, _)| *p == path) {
+                        value["annotations"] = list.clone();
+                        value["annotationsMore"] = json!(more);
+                    }
                     diffs.push(value);
                     self.jobs.extend(job);
                 }
@@ -515,6 +557,27 @@ impl DiffView {
             },
             "review": self.review,
         })
+    }
+
+    /// The annotations read whole and each report's title; `None` without them (a compare view, a server without
+    /// Code Insights, a read that failed, which is noted in `missing`).
+    fn annotations<'r>(
+        &mut self,
+        reader: Option<&'r InsightsReader>,
+    ) -> Option<(&'r [crate::reads::insights::Annotation], BTreeMap<String, String>)> {
+        let reader = reader?;
+        if reader.absent {
+            return None;
+        }
+        if let Some(e) = reader.annotations_error.as_ref() {
+            self.missing.push(format!("Code Insights annotations: not read — {e}"));
+            return None;
+        }
+        let list = reader.annotations.as_deref()?;
+        if reader.unreadable > 0 {
+            self.missing.push(super::insights::unreadable_line(reader.unreadable));
+        }
+        Some((list, super::insights::titles(reader)))
     }
 
     /// One file's diff as the page draws it, and the job that highlights it (none when the same lines

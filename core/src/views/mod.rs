@@ -11,6 +11,7 @@ pub mod compare;
 pub mod diff;
 pub mod file;
 pub mod form;
+pub mod insights;
 pub mod list;
 pub mod refresh;
 pub mod suggest;

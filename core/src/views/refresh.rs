@@ -51,15 +51,16 @@
 //! need are in flight together, where bb makes each once for all of them (identical reads in flight
 //! are shared); the floor between two asks is ¾ of the interval (3.75 s while a build runs).
 //!
-//! Why these numbers: a card costs six Bitbucket GETs a read (the pull request, its merge check,
-//! activity, the build listing, the required-build conditions and the branching model; avatars are
-//! cached). A build that finishes is seen within 4–9 s, which is what a person watching it expects.
-//! A card left open on a quiet pull request costs 27 requests in its first minute, 12 a minute until
-//! minute 3, 6 a minute until minute 10 and 3 a minute after (`cargo run -p bb-core --example
+//! Why these numbers: a card costs nine Bitbucket GETs a read (the pull request, its merge check,
+//! activity, the build listing, the required-build conditions, the branching model, the person's drafts,
+//! and the source commit's Code Insights reports and annotations; avatars are cached). A build that
+//! finishes is seen within 4–9 s, which is what a person watching it expects.
+//! A card left open on a quiet pull request costs 39 requests in its first minute, 18 a minute until
+//! minute 3, 9 a minute until minute 10 and 4.5 a minute after (`cargo run -p bb-core --example
 //! refresh_load` prints the figures), against the tens of requests a minute one person's browser
 //! makes on Bitbucket's own pull request page; a closed one costs nothing once still. Twenty cards of
-//! the same pull request cost the same 3 a minute when their pages ask within Bitbucket's answer time
-//! of each other (the grid puts them there), and at most 60 a minute when nothing is shared.
+//! the same pull request cost the same 4.5 a minute when their pages ask within Bitbucket's answer time
+//! of each other (the grid puts them there), and at most 90 a minute when nothing is shared.
 
 use serde_json::{Map, Value, json};
 

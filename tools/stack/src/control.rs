@@ -29,6 +29,8 @@
 //!   were).
 //! - `GET|POST|PUT /_stack/search`: whether code search answers (`{"enabled": true}`, the default unless the stack
 //!   started with `--no-search`) or answers as a server without a search index does (`{"enabled": false}`: 503).
+//! - `GET|POST|PUT /_stack/insights`: whether Code Insights answers (`{"enabled": true}`, the default) or every
+//!   `/rest/insights` path answers 404, as a server before 5.15 does (`{"enabled": false}`).
 //!   Reset goes back to the start's setting. Answers `{enabled}`.
 //! - `GET|PUT|POST /_stack/application`: what `application-properties` answers, and so which Bitbucket the stack
 //!   plays: `PUT {"version": "7.6.0"}` makes it a 7.6 server (no drafts: `…/review` is 404 and `state: PENDING`
@@ -106,6 +108,14 @@ pub fn handle(world: &mut World, req: &Request, rest: &[&str]) -> Response {
         ("POST" | "PUT", ["search"]) => match body.get("enabled") {
             Some(Value::Bool(on)) => {
                 world.model.search_off = !on;
+                Response::json(200, &json!({ "enabled": on }))
+            }
+            _ => errors::field_error("enabled", "enabled must be true or false"),
+        },
+        ("GET", ["insights"]) => Response::json(200, &json!({ "enabled": !world.model.insights_off })),
+        ("POST" | "PUT", ["insights"]) => match body.get("enabled") {
+            Some(Value::Bool(on)) => {
+                world.model.insights_off = !on;
                 Response::json(200, &json!({ "enabled": on }))
             }
             _ => errors::field_error("enabled", "enabled must be true or false"),

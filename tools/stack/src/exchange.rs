@@ -45,6 +45,11 @@ impl Request {
         self.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
+    /// Every value of a query parameter that may repeat, in the order sent, leaving out empty ones.
+    pub fn params(&self, name: &str) -> Vec<&str> {
+        self.query.iter().filter(|(k, v)| k == name && !v.is_empty()).map(|(_, v)| v.as_str()).collect()
+    }
+
     /// A header's value by (case-insensitive) name.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)

@@ -72,6 +72,38 @@ pub struct Model {
     pub next_activity_id: u64,
     /// Code search answers as a server without a search index does (`/_stack/search`, `--no-search`).
     pub search_off: bool,
+    /// Code Insights reports, in the order they were posted.
+    pub reports: Vec<Report>,
+    /// Code Insights annotations, in the order they were posted.
+    pub annotations: Vec<Annotation>,
+    /// The insights paths answer 404, as a server without Code Insights (before 5.15) does (`/_stack/insights`).
+    pub insights_off: bool,
+}
+
+/// A Code Insights report on a commit. [reference "Code Insights": spec]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The repository it was posted to.
+    pub repo: RepoKey,
+    /// The commit it reports on.
+    pub commit: String,
+    /// Its key, unique per commit.
+    pub key: String,
+    /// Its JSON as served (`title`, `result`, `reporter`, `link`, `details`, `data`, `createdDate`), without `key`.
+    pub json: Value,
+}
+
+/// A Code Insights annotation of a report. [reference "Code Insights": spec]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Annotation {
+    /// The repository of its report.
+    pub repo: RepoKey,
+    /// The commit of its report.
+    pub commit: String,
+    /// Its report's key.
+    pub report: String,
+    /// Its JSON as served (`path`, `line`, `message`, `severity`, `type`, `link`, `externalId`), without `reportKey`.
+    pub json: Value,
 }
 
 /// A user account.
@@ -135,6 +167,8 @@ pub struct Repo {
     pub conditions: Vec<Value>,
     /// Default reviewer conditions.
     pub default_reviewers: Vec<DefaultReviewers>,
+    /// The report keys the Code Insights merge check requires to pass on every pull request into the repository.
+    pub required_reports: Vec<String>,
     /// The repository's auto-merge setting (8.15+; off unless the seed turns it on, as on Bitbucket).
     pub auto_merge: bool,
     /// Each commit's file tree, for the commits that carry one of their own; any other commit has its first

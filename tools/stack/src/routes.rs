@@ -3,8 +3,8 @@
 //! Paths follow the reference; `1.0` and `latest` are the same API version, as on a real server.
 
 use crate::api::{
-    self, Cx, activities, auto_merge, builds, comments, diffs, drafts, files, projects, pull_requests, required_builds,
-    review, search, suggestions, users,
+    self, Cx, activities, auto_merge, builds, comments, diffs, drafts, files, insights, projects, pull_requests,
+    required_builds, review, search, suggestions, users,
 };
 use crate::auth::{self, Caller};
 use crate::errors;
@@ -66,6 +66,10 @@ fn dispatch(cx: &mut Cx, req: &Request, segs: &[&str]) -> api::Reply {
         ("GET", ["rest", "ui", "latest", "projects", key, "repos", slug, "pull-requests", id, "builds"]) => {
             builds::pull_request_builds(cx, req, key, slug, id)
         }
+        (
+            "GET" | "PUT" | "POST",
+            ["rest", "insights", "latest", "projects", key, "repos", slug, "commits", commit, rest @ ..],
+        ) => insights_scoped(cx, req, key, slug, commit, rest),
         ("GET", ["rest", "required-builds", "latest", "projects", key, "repos", slug, "conditions"]) => {
             required_builds::conditions(cx, req, key, slug)
         }
@@ -78,6 +82,18 @@ fn dispatch(cx: &mut Cx, req: &Request, segs: &[&str]) -> api::Reply {
         ("GET", ["rest", "default-reviewers", "latest", "projects", key, "repos", slug, "conditions"]) => {
             required_builds::default_reviewer_conditions(cx, key, slug)
         }
+        _ => Err(errors::no_such_resource(&req.path)),
+    }
+}
+
+fn insights_scoped(cx: &mut Cx, req: &Request, key: &str, slug: &str, commit: &str, rest: &[&str]) -> api::Reply {
+    match (req.method.as_str(), rest) {
+        ("GET", ["reports"]) => insights::reports(cx, req, key, slug, commit),
+        ("GET", ["reports", report]) => insights::report(cx, key, slug, commit, report),
+        ("PUT", ["reports", report]) => insights::put_report(cx, req, key, slug, commit, report),
+        ("GET", ["reports", report, "annotations"]) => insights::report_annotations(cx, key, slug, commit, report),
+        ("POST", ["reports", report, "annotations"]) => insights::post_annotations(cx, req, key, slug, commit, report),
+        ("GET", ["annotations"]) => insights::commit_annotations(cx, req, key, slug, commit),
         _ => Err(errors::no_such_resource(&req.path)),
     }
 }

@@ -117,6 +117,9 @@ pub struct SeedRepo {
     /// The auto-merge setting (8.15+), off when left out.
     #[serde(default)]
     pub auto_merge: bool,
+    /// Report keys the Code Insights merge check requires to pass.
+    #[serde(default)]
+    pub required_reports: Vec<String>,
 }
 
 fn main_branch() -> String {
@@ -236,6 +239,37 @@ pub struct SeedPr {
     /// Builds of the source commit.
     #[serde(default)]
     pub builds: Vec<SeedBuild>,
+    /// Code Insights reports on the source commit.
+    #[serde(default)]
+    pub reports: Vec<SeedReport>,
+}
+
+/// A Code Insights report on a pull request's source commit, with its annotations.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedReport {
+    /// `key`.
+    pub key: String,
+    /// The report's JSON as Bitbucket serves it (`title`, `result`, `reporter`, `link`, `details`, `data`,
+    /// `createdDate`), served as given.
+    pub report: Value,
+    /// Its annotations.
+    #[serde(default)]
+    pub annotations: Vec<SeedAnnotation>,
+}
+
+/// One annotation, or a run of them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SeedAnnotation {
+    /// The annotation's JSON (`path`, `line`, `message`, `severity`, `type`, `link`, `externalId`).
+    pub annotation: Value,
+    /// Repeat the message until it is at least this many bytes long (for the 100 KB message).
+    #[serde(default)]
+    pub message_pad_to: usize,
+    /// Make this many, on lines `line`, `line + 1`, … with ` #n` after the message (for 500 on one file).
+    #[serde(default = "one")]
+    pub repeat: u32,
 }
 
 fn one() -> u32 {
@@ -485,6 +519,7 @@ fn add_repo(m: &mut Model, r: &SeedRepo, needs: &Needs) -> Result<(), String> {
         auto_merge: r.auto_merge,
         trees: BTreeMap::new(),
         conditions: r.conditions.clone(),
+        required_reports: r.required_reports.clone(),
         default_reviewers: r
             .default_reviewers
             .iter()
@@ -724,12 +759,51 @@ fn add_pr(m: &mut Model, p: &SeedPr) -> Result<(), String> {
             test_results: b.test_results.clone(),
         });
     }
+    for r in &p.reports {
+        add_report(m, &pr.from.repo, &from_commit, r);
+    }
     let key = (to_repo, p.id);
     if m.prs.contains_key(&key) {
         return Err("the id is used twice".into());
     }
     m.prs.insert(key, pr);
     Ok(())
+}
+
+/// Adds a report and its annotations to `commit` of `repo`.
+fn add_report(m: &mut Model, repo: &RepoKey, commit: &str, r: &SeedReport) {
+    m.reports.push(Report {
+        repo: repo.clone(),
+        commit: commit.to_owned(),
+        key: r.key.clone(),
+        json: r.report.clone(),
+    });
+    for a in &r.annotations {
+        let mut json = a.annotation.clone();
+        if let Some(message) = json.get("message").and_then(Value::as_str).map(str::to_owned) {
+            let mut padded = message.clone();
+            while padded.len() < a.message_pad_to {
+                padded.push(' ');
+                padded.push_str(&message);
+            }
+            json["message"] = Value::String(padded);
+        }
+        let line = json.get("line").and_then(Value::as_u64).unwrap_or(0);
+        for n in 0..a.repeat {
+            let mut one = json.clone();
+            if a.repeat > 1 {
+                one["line"] = Value::from(line + u64::from(n));
+                let message = one.get("message").and_then(Value::as_str).unwrap_or("").to_owned();
+                one["message"] = Value::String(format!("{message} #{}", n + 1));
+            }
+            m.annotations.push(Annotation {
+                repo: repo.clone(),
+                commit: commit.to_owned(),
+                report: r.key.clone(),
+                json: one,
+            });
+        }
+    }
 }
 
 /// Adds a comment, its replies and the activities they make (ADDED or REPLIED, EDITED, DELETED). An anchor

@@ -89,6 +89,9 @@ pub(super) fn vetoes(m: &Model, pr: &PullRequest) -> Vec<Value> {
         let approvals = if short == 1 { "1 more approval".to_string() } else { format!("{short} more approvals") };
         out.push(veto("Requires approvals", format!("You need {approvals} before this pull request can be merged.")));
     }
+    if open {
+        out.extend(super::insights::vetoes(m, pr));
+    }
     let tasks = crate::render::open_task_count(m, pr);
     if open && tasks > 0 {
         // Summary [community: bitbucket-ui.md C2, "Requires all tasks to be resolved"]; detail [assumed].

@@ -8,6 +8,7 @@ pub mod comments;
 pub mod diffs;
 pub mod drafts;
 pub mod files;
+pub mod insights;
 mod lifecycle;
 pub mod projects;
 pub mod pull_requests;
