@@ -34,8 +34,10 @@
 
 mod census;
 mod connections;
+mod drain;
 mod exchange;
 mod gate;
+mod health;
 pub mod options;
 mod peer;
 mod persons;
@@ -48,5 +50,6 @@ mod sessions;
 mod throttle;
 
 pub use bb_drive::PersonalToken;
+pub use drain::Stopped;
 pub use options::{BearerToken, HttpOptions, Limits};
-pub use server::{HttpServer, Running};
+pub use server::{FLUSH, HttpServer, Running};

@@ -62,6 +62,8 @@ pub(crate) struct SseStream {
     keepalive: smol::Timer,
     interval: Duration,
     done: bool,
+    /// Yields `None` when the stop's grace period is over; then the request's id, to answer it with an error.
+    cut: (Pin<Box<smol::channel::Receiver<()>>>, Value),
     // Unregisters the waiter when the stream ends or the client goes away.
     _guard: WaiterGuard,
 }
@@ -73,6 +75,7 @@ impl SseStream {
         rx: smol::channel::Receiver<Part>,
         interval: Duration,
         guard: WaiterGuard,
+        cut: (smol::channel::Receiver<()>, Value),
     ) -> SseStream {
         // A comment first, so the client sees the stream open at once.
         let mut queued = VecDeque::from([Bytes::from_static(b": bb\n\n")]);
@@ -87,7 +90,16 @@ impl SseStream {
                 Part::Unanswered => done = true,
             }
         }
-        SseStream { queued, rx: Box::pin(rx), keepalive: smol::Timer::after(interval), interval, done, _guard: guard }
+        let cut = (Box::pin(cut.0), cut.1);
+        SseStream {
+            queued,
+            rx: Box::pin(rx),
+            keepalive: smol::Timer::after(interval),
+            interval,
+            done,
+            cut,
+            _guard: guard,
+        }
     }
 
     fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
@@ -108,6 +120,12 @@ impl SseStream {
                 return Poll::Ready(None);
             }
             Poll::Pending => {}
+        }
+        if let Poll::Ready(None) = self.cut.0.as_mut().poll_next(cx) {
+            self.done = true;
+            let body = json!({"jsonrpc": "2.0", "id": self.cut.1.clone(),
+                              "error": {"code": TRANSPORT_ERROR, "message": crate::drain::CUT}});
+            return Poll::Ready(Some(event(body.to_string().as_bytes())));
         }
         match Pin::new(&mut self.keepalive).poll(cx) {
             Poll::Ready(_) => {

@@ -23,8 +23,10 @@ use smol::net::{TcpListener, TcpStream};
 
 use crate::census::Census;
 use crate::connections::{Arrival, Connections, Held};
+use crate::drain::{Drain, NoNewWrites, Stopped};
 use crate::exchange::{Endpoint, respond};
 use crate::gate::Gate;
+use crate::health::{Readiness, probe};
 use crate::options::{HttpOptions, strong_enough};
 use crate::peer::Peer;
 use crate::persons::Persons;
@@ -38,6 +40,8 @@ pub struct HttpServer {
     addr: SocketAddr,
     endpoint: Arc<Endpoint>,
     executor: Arc<Executor<'static>>,
+    /// The Bitbucket `/readyz`'s probe asks.
+    probe: Arc<dyn Bitbucket>,
 }
 
 /// What the accept loop and the connections share.
@@ -73,9 +77,14 @@ impl HttpServer {
         let executor = Arc::new(Executor::new());
         let limits = &options.limits;
         let census = Census::new(limits.max_sessions, limits.sessions_per_peer(), limits.sessions_per_person());
+        let drain = Drain::new();
+        let readiness = Readiness::new(limits.ready_interval);
+        let writes_held: Arc<dyn Bitbucket> =
+            Arc::new(NoNewWrites { inner: Arc::clone(&bitbucket), drain: Arc::clone(&drain) });
+        let probe = Arc::clone(&bitbucket);
         let endpoint = Arc::new(Endpoint {
             gate: Gate::new(&options, addr),
-            sessions: Sessions::new(config, Arc::clone(&bitbucket), logger.clone(), census),
+            sessions: Sessions::new(config, writes_held, logger.clone(), census),
             persons: Persons::new(limits.token_verdict_ttl),
             bitbucket,
             crowded: Throttle::new(WARNING_PERIOD_MS),
@@ -83,8 +92,17 @@ impl HttpServer {
             options,
             per_user_header,
             logger,
+            drain,
+            readiness,
         });
-        Ok(HttpServer { listener, addr, endpoint, executor })
+        Ok(HttpServer { listener, addr, endpoint, executor, probe })
+    }
+
+    /// Has `/readyz`'s probe ask `bitbucket` rather than the sessions' Bitbucket (in per-person
+    /// mode, that one refuses a request without a person).
+    pub fn probe_with(mut self, bitbucket: Arc<dyn Bitbucket>) -> HttpServer {
+        self.probe = bitbucket;
+        self
     }
 
     /// The address actually bound.
@@ -105,7 +123,7 @@ impl HttpServer {
 
     /// Starts serving on `threads` threads (at least one) and returns at once.
     pub fn spawn(self, threads: usize) -> Running {
-        let HttpServer { listener, addr, endpoint, executor } = self;
+        let HttpServer { listener, addr, endpoint, executor, probe: prober } = self;
         let limits = &endpoint.options.limits;
         let door = Arc::new(Door {
             connections: Connections::new(limits.max_connections, limits.connections_per_peer()),
@@ -113,6 +131,9 @@ impl HttpServer {
             turned_away: Throttle::new(WARNING_PERIOD_MS),
         });
         executor.spawn(accept(listener, Arc::clone(&door), Arc::downgrade(&executor))).detach();
+        let readiness = Arc::clone(&endpoint.readiness);
+        executor.spawn(probe(readiness, prober, Arc::clone(&endpoint.drain))).detach();
+        let drain = Arc::clone(&endpoint.drain);
         executor.spawn(expire(endpoint)).detach();
         executor.spawn(flush_warnings(door)).detach();
         let (stop, stopped) = smol::channel::bounded::<()>(1);
@@ -128,14 +149,14 @@ impl HttpServer {
                     .ok()
             })
             .collect();
-        Running { addr, stop: Some(stop), threads, executor: Some(executor) }
+        Running { addr, stop: Some(stop), threads, executor: Some(executor), drain }
     }
 
     /// Serves until the process ends, on one thread per core.
     pub fn run(self) -> io::Result<()> {
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         let mut running = self.spawn(cores);
-        for t in running.threads.drain(..) {
+        for t in std::mem::take(&mut running.threads) {
             let _ = t.join();
         }
         Err(io::Error::other("the HTTP server's threads stopped"))
@@ -170,6 +191,7 @@ pub struct Running {
     stop: Option<smol::channel::Sender<()>>,
     threads: Vec<JoinHandle<()>>,
     executor: Option<Arc<Executor<'static>>>,
+    drain: Arc<Drain>,
 }
 
 impl Running {
@@ -177,7 +199,33 @@ impl Running {
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }
+
+    /// Serves until the threads stop (they do not, unless the process is ending).
+    pub fn join(mut self) {
+        for t in std::mem::take(&mut self.threads) {
+            let _ = t.join();
+        }
+    }
+
+    /// Stops gracefully: closes the listener, answers `/readyz` with 503, lets each connection
+    /// finish what it serves for up to `grace`, then answers the calls still running with an error
+    /// that says bb is restarting (and gives those answers up to [`FLUSH`] to be written), sends no
+    /// Bitbucket write that was not already on its way, and stops. Returns what was left.
+    pub fn stop(self, grace: Duration) -> Stopped {
+        self.drain.begin();
+        let cut = self.drain.wait_closed(grace);
+        let left = if cut > 0 {
+            self.drain.cut();
+            self.drain.wait_closed(FLUSH)
+        } else {
+            0
+        };
+        Stopped { cut, left }
+    }
 }
+
+/// How long, after the grace period, the answers to the calls cut may take to be written.
+pub const FLUSH: Duration = Duration::from_secs(2);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -196,8 +244,15 @@ impl Drop for Running {
 const WARNING_PERIOD_MS: u64 = 1000;
 
 async fn accept(listener: TcpListener, door: Arc<Door>, executor: Weak<Executor<'static>>) {
+    let drain = Arc::clone(&door.endpoint.drain);
     loop {
-        match listener.accept().await {
+        let next = smol::future::or(async { Some(listener.accept().await) }, async {
+            drain.on_begin().await;
+            None
+        });
+        // The stop began: the listener closes with this task, so new connections are refused.
+        let Some(accepted) = next.await else { return };
+        match accepted {
             Ok((stream, from)) => {
                 let _ = stream.set_nodelay(true);
                 let peer = Peer::of(from);
@@ -257,6 +312,7 @@ fn spawn_on(executor: &Weak<Executor<'static>>, task: impl Future<Output = ()> +
 /// answered with success (see `connections`).
 async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, closed): Arrival) {
     let endpoint = Arc::clone(&door.endpoint);
+    let _open = endpoint.drain.open();
     let limits = &endpoint.options.limits;
     let mut builder = http1::Builder::new();
     let clock = HeadClock::new();
@@ -295,7 +351,21 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
         }
     });
     let serve = async {
-        if let Err(e) = builder.serve_connection(SmolIo(stream), service).await {
+        let mut conn = std::pin::pin!(builder.serve_connection(SmolIo(stream), service));
+        let ended = smol::future::or(async { Some(conn.as_mut().await) }, async {
+            endpoint.drain.on_begin().await;
+            None
+        })
+        .await;
+        // The stop began: finish the request being served (an idle connection closes at once).
+        let ended = match ended {
+            Some(r) => r,
+            None => {
+                conn.as_mut().graceful_shutdown();
+                conn.await
+            }
+        };
+        if let Err(e) = ended {
             endpoint.logger.log(Level::Debug, &format!("connection ended: {e}"));
         }
     };

@@ -54,7 +54,14 @@ pub struct HttpServe {
     pub max_sessions: Option<usize>,
     /// `--session-idle SECONDS`.
     pub session_idle_s: Option<u64>,
+    /// `--grace SECONDS`: how long calls in flight may finish after SIGTERM or Ctrl-C.
+    pub grace_s: u64,
+    /// `--ready-interval SECONDS`: how often `/readyz`'s probe asks Bitbucket.
+    pub ready_interval_s: Option<u64>,
 }
+
+/// How long calls in flight may finish after SIGTERM or Ctrl-C, unless `--grace` says otherwise.
+pub const DEFAULT_GRACE_S: u64 = 20;
 
 /// The top-level help.
 pub const HELP: &str = "\
@@ -114,6 +121,11 @@ Streamable HTTP (instead of stdio):
                       with it for that session only (default: the configured credentials)
   --max-sessions N    sessions alive at once (default: 4096)
   --session-idle S    end a session unused for S seconds (default: 1800)
+  --grace S           on SIGTERM or Ctrl-C, stop taking connections, answer /readyz with 503,
+                      send no Bitbucket write not already sent, and let calls in flight finish
+                      for up to S seconds (default: 20); the rest are told bb is restarting
+  --ready-interval S  ask Bitbucket one cheap read every S seconds for /readyz (default: 10);
+                      GET /healthz and /readyz need no token and cost no Bitbucket request
 ";
 
 /// Help of `bb ai mcp tools`.
@@ -142,6 +154,8 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
         per_user_token_header: None,
         max_sessions: None,
         session_idle_s: None,
+        grace_s: DEFAULT_GRACE_S,
+        ready_interval_s: None,
     };
     let mut help = false;
     let mut seen_options: Vec<&'static str> = Vec::new();
@@ -263,6 +277,20 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                     Some(n.ok_or_else(|| format!("--max-sessions `{value}` is not a positive number"))?);
                 seen_options.push("--max-sessions");
             }
+            Long("grace") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--grace")?;
+                http_flags.grace_s = value
+                    .parse::<u64>()
+                    .map_err(|_| format!("--grace `{value}` is not a number of seconds, such as 20"))?;
+                seen_options.push("--grace");
+            }
+            Long("ready-interval") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--ready-interval")?;
+                let n = value.parse::<u64>().ok().filter(|n| *n > 0);
+                http_flags.ready_interval_s =
+                    Some(n.ok_or_else(|| format!("--ready-interval `{value}` is not a positive number of seconds"))?);
+                seen_options.push("--ready-interval");
+            }
             Long("session-idle") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--session-idle")?;
                 let n = value.parse::<u64>().ok().filter(|n| *n > 0);
@@ -317,8 +345,15 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
 }
 
 /// The flags that only mean something with `--http`.
-const HTTP_ONLY: [&str; 5] =
-    ["--allow-origin", "--allow-host", "--per-user-token-header", "--max-sessions", "--session-idle"];
+const HTTP_ONLY: [&str; 7] = [
+    "--allow-origin",
+    "--allow-host",
+    "--per-user-token-header",
+    "--max-sessions",
+    "--session-idle",
+    "--grace",
+    "--ready-interval",
+];
 
 fn plain(value: OsString, flag: &str) -> Result<String, String> {
     value.into_string().map(|v| v.trim().to_owned()).map_err(|_| format!("{flag} takes plain text"))

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, ServerConfig};
+use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, Level, ServerConfig};
 use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken, Requester};
 use bb_http::{BearerToken, HttpOptions, HttpServer, Limits};
 
@@ -17,7 +17,7 @@ use crate::client::Client;
 use crate::config::{Auth, BitbucketConfig};
 
 /// Binds, prints the URL as the first line on stderr (and a generated token, once), then serves
-/// until the process ends.
+/// until SIGTERM or SIGINT, then stops gracefully (see [`bb_http::Running::stop`]) and returns.
 pub fn serve_http(
     flags: &HttpServe,
     config: ServerConfig,
@@ -35,6 +35,9 @@ pub fn serve_http(
     if let Some(s) = flags.session_idle_s {
         limits.session_idle = Duration::from_secs(s);
     }
+    if let Some(s) = flags.ready_interval_s {
+        limits.ready_interval = Duration::from_secs(s);
+    }
     let options = HttpOptions {
         allow_origins: flags.allow_origins.clone(),
         allow_hosts: flags.allow_hosts.clone(),
@@ -42,9 +45,23 @@ pub fn serve_http(
         per_user_token_header: flags.per_user_token_header.clone(),
         limits,
     };
-    let bitbucket = per_session(operator, bitbucket, flags.per_user_token_header.is_some())?;
-    let server = HttpServer::bind(flags.addr, options, config, bitbucket, logger)
+    let per_user = flags.per_user_token_header.is_some();
+    // In per-person mode the sessions' Bitbucket refuses a request without a person; `/readyz`'s
+    // probe asks anonymously (application-properties answers anyone).
+    let probe = match bitbucket.clone().filter(|_| per_user) {
+        Some(mut base) => {
+            base.auth = Auth::Anonymous;
+            Some(Arc::new(Client::new(base)?) as Arc<dyn Bitbucket>)
+        }
+        None => None,
+    };
+    let bitbucket = per_session(operator, bitbucket, per_user)?;
+    let signals = Signals::listen()?;
+    let mut server = HttpServer::bind(flags.addr, options, config, bitbucket, logger.clone())
         .map_err(|e| format!("cannot listen on {}: {e}", flags.addr))?;
+    if let Some(probe) = probe {
+        server = server.probe_with(probe);
+    }
     {
         use std::io::Write;
         let mut err = std::io::stderr().lock();
@@ -63,7 +80,50 @@ pub fn serve_http(
             );
         }
     }
-    server.run().map_err(|e| format!("the HTTP server stopped: {e}"))
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    let running = server.spawn(cores);
+    let signal = signals.wait();
+    let grace = Duration::from_secs(flags.grace_s);
+    logger.log(
+        Level::Notice,
+        &format!(
+            "{signal}: stopping; calls in flight have {} s to finish, no new Bitbucket write is sent",
+            flags.grace_s
+        ),
+    );
+    let stopped = running.stop(grace);
+    if stopped.cut > 0 {
+        logger.log(
+            Level::Warning,
+            &format!(
+                "stopped: {} connection(s) still busy after {} s were told bb is restarting",
+                stopped.cut, flags.grace_s
+            ),
+        );
+    } else {
+        logger.log(Level::Notice, "stopped: every call in flight was answered");
+    }
+    Ok(())
+}
+
+/// SIGTERM and SIGINT (Ctrl-C), caught from before the server starts.
+struct Signals(async_signal::Signals);
+
+impl Signals {
+    fn listen() -> Result<Signals, String> {
+        async_signal::Signals::new([async_signal::Signal::Term, async_signal::Signal::Int])
+            .map(Signals)
+            .map_err(|e| format!("cannot catch SIGTERM and SIGINT: {e}"))
+    }
+
+    /// Blocks until one arrives; its name.
+    fn wait(mut self) -> &'static str {
+        use smol::stream::StreamExt;
+        match smol::block_on(self.0.next()) {
+            Some(Ok(async_signal::Signal::Int)) => "SIGINT",
+            _ => "SIGTERM",
+        }
+    }
 }
 
 /// The Bitbucket the HTTP sessions use: the operator's, or in per-user mode one shared client (the
