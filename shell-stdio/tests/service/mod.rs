@@ -34,8 +34,13 @@ impl Bb {
 
     /// [`Bb::start`] with more environment variables.
     pub fn start_with(base_url: &str, token: &str, args: &[&str], env: &[(&str, &str)]) -> Bb {
+        Bb::start_on("127.0.0.1:0", base_url, token, args, env)
+    }
+
+    /// [`Bb::start_with`] listening on `listen`.
+    pub fn start_on(listen: &str, base_url: &str, token: &str, args: &[&str], env: &[(&str, &str)]) -> Bb {
         let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
-            .args(["ai", "mcp", "serve", "--http", "127.0.0.1:0"])
+            .args(["ai", "mcp", "serve", "--http", listen])
             .args(args)
             .env("BITBUCKET_URL", base_url)
             .env("BITBUCKET_TOKEN", token)
@@ -126,7 +131,9 @@ pub fn call(addr: &str, method: &str, mut params: Value) -> (u16, Value) {
         headers.push(("Mcp-Name", &name));
     }
     let (status, _, rest) = request(addr, "POST", "/mcp", &headers, &body);
-    (status, message(&rest))
+    // Not JSON (a load balancer's own error page): kept as text, for the test to say what came.
+    let json = rest.lines().rev().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&rest);
+    (status, serde_json::from_str(json).unwrap_or_else(|_| json!({ "notJson": rest })))
 }
 
 /// The JSON-RPC message of a body: the body itself, or an SSE stream's last `data:` line.
