@@ -2,8 +2,8 @@
 //! and orchestrators. Neither needs the bearer token, both pass the Host and Origin checks, and
 //! neither costs a Bitbucket request: a probe asks Bitbucket one cheap read,
 //! `GET /rest/api/latest/application-properties` (answered to anonymous callers too, so it also
-//! works in per-person mode; `reference/bitbucket-dc.md`), once per interval, and `/readyz` reads
-//! what the last probe saw. Their bodies name the check that failed and nothing else: no URL,
+//! works in per-person mode; `reference/bitbucket-dc.md`), once per interval from the first
+//! `/readyz` on (a server nobody asks never probes), and `/readyz` reads what the last probe saw. Their bodies name the check that failed and nothing else: no URL,
 //! address, user or Bitbucket error text.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,11 +38,21 @@ pub(crate) struct Readiness {
     /// When the last probe answered 2xx (ms since the epoch; 0: never).
     last_ok_ms: AtomicU64,
     seen: Mutex<Seen>,
+    /// Closed (dropped) by the first `/readyz`: the probe starts then.
+    wanted_tx: Mutex<Option<smol::channel::Sender<()>>>,
+    wanted_rx: smol::channel::Receiver<()>,
 }
 
 impl Readiness {
     pub(crate) fn new(interval: Duration) -> Arc<Readiness> {
-        Arc::new(Readiness { interval, last_ok_ms: AtomicU64::new(0), seen: Mutex::new(Seen::Nothing) })
+        let (wanted_tx, wanted_rx) = smol::channel::bounded(1);
+        Arc::new(Readiness {
+            interval,
+            last_ok_ms: AtomicU64::new(0),
+            seen: Mutex::new(Seen::Nothing),
+            wanted_tx: Mutex::new(Some(wanted_tx)),
+            wanted_rx,
+        })
     }
 
     /// Records one probe's outcome at `now_ms`.
@@ -81,8 +91,22 @@ impl Readiness {
 /// usually end it sooner).
 const PROBE_MS: u64 = 10_000;
 
-/// Asks Bitbucket the cheap read now and then once per interval, until the stop begins.
+/// From the first `/readyz` on, asks Bitbucket the cheap read at once and then once per interval,
+/// until the stop begins.
 pub(crate) async fn probe(readiness: Arc<Readiness>, bitbucket: Arc<dyn Bitbucket>, drain: Arc<Drain>) {
+    let wanted = smol::future::or(
+        async {
+            let _ = readiness.wanted_rx.recv().await;
+            true
+        },
+        async {
+            drain.on_begin().await;
+            false
+        },
+    );
+    if !wanted.await {
+        return;
+    }
     loop {
         let b = Arc::clone(&bitbucket);
         let cancel = Cancel::new();
@@ -121,6 +145,7 @@ pub(crate) fn healthz() -> Response<Reply> {
 
 /// `/readyz`: 200 when ready to take calls, else 503 naming the check that failed.
 pub(crate) fn readyz(readiness: &Readiness, drain: &Drain) -> Response<Reply> {
+    drop(readiness.wanted_tx.lock().unwrap_or_else(PoisonError::into_inner).take());
     match readiness.failing(drain, now_ms()) {
         None => status(StatusCode::OK, json!({"status": "ready"})),
         Some(why) => status(StatusCode::SERVICE_UNAVAILABLE, json!({"status": "not ready", "failed": why})),

@@ -245,19 +245,35 @@ const WARNING_PERIOD_MS: u64 = 1000;
 
 async fn accept(listener: TcpListener, door: Arc<Door>, executor: Weak<Executor<'static>>) {
     let drain = Arc::clone(&door.endpoint.drain);
+    // Once the stop began: connections that completed before it, still in the listen queue, are
+    // taken (each is answered once, as a stopping bb answers) rather than reset with the listener.
+    let mut late = false;
     loop {
-        let next = smol::future::or(async { Some(listener.accept().await) }, async {
-            drain.on_begin().await;
-            None
-        });
-        // The stop began: the listener closes with this task, so new connections are refused.
-        let Some(accepted) = next.await else { return };
+        let accepted = if late {
+            match smol::future::poll_once(listener.accept()).await {
+                Some(Ok(a)) => Ok(a),
+                // Nothing more waits: the listener closes with this task, so new connections are refused.
+                _ => return,
+            }
+        } else {
+            let next = smol::future::or(async { Some(listener.accept().await) }, async {
+                drain.on_begin().await;
+                None
+            });
+            match next.await {
+                Some(a) => a,
+                None => {
+                    late = true;
+                    continue;
+                }
+            }
+        };
         match accepted {
             Ok((stream, from)) => {
                 let _ = stream.set_nodelay(true);
                 let peer = Peer::of(from);
                 match door.connections.arrive(peer) {
-                    Ok(arrival) => spawn_on(&executor, connection(stream, Arc::clone(&door), peer, arrival)),
+                    Ok(arrival) => spawn_on(&executor, connection(stream, Arc::clone(&door), peer, arrival, late)),
                     Err(_) => {
                         let limit = door.endpoint.options.limits.connections_per_peer();
                         turned_away(&door, &format!("the address {peer} holds its limit of {limit} connections"));
@@ -310,13 +326,19 @@ fn spawn_on(executor: &Weak<Executor<'static>>, task: impl Future<Output = ()> +
 /// until then it may be closed to make room (`closed` yields), and a request the gate refuses
 /// closes it. Admitted, it may still be closed to make room while idle until one of its requests is
 /// answered with success (see `connections`).
-async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, closed): Arrival) {
+///
+/// A `late` connection (taken from the listen queue after the stop began) is served one request
+/// and closed.
+async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, closed): Arrival, late: bool) {
     let endpoint = Arc::clone(&door.endpoint);
     let _open = endpoint.drain.open();
     let limits = &endpoint.options.limits;
     let mut builder = http1::Builder::new();
     let clock = HeadClock::new();
     builder.timer(clock.clone()).header_read_timeout(limits.header_timeout).max_header_size(limits.max_header);
+    if late {
+        builder.keep_alive(false);
+    }
     let held = Arc::new(held);
     let for_service = Arc::clone(&door);
     let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
@@ -353,6 +375,9 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
     let serve = async {
         let mut conn = std::pin::pin!(builder.serve_connection(SmolIo(stream), service));
         let ended = smol::future::or(async { Some(conn.as_mut().await) }, async {
+            if late {
+                std::future::pending::<()>().await;
+            }
             endpoint.drain.on_begin().await;
             None
         })

@@ -124,8 +124,8 @@ Streamable HTTP (instead of stdio):
   --grace S           on SIGTERM or Ctrl-C, stop taking connections, answer /readyz with 503,
                       send no Bitbucket write not already sent, and let calls in flight finish
                       for up to S seconds (default: 20); the rest are told bb is restarting
-  --ready-interval S  ask Bitbucket one cheap read every S seconds for /readyz (default: 10);
-                      GET /healthz and /readyz need no token and cost no Bitbucket request
+  --ready-interval S  from the first GET /readyz on, ask Bitbucket one cheap read every S seconds
+                      (default: 10); /healthz and /readyz need no token and cost no Bitbucket request
 ";
 
 /// Help of `bb ai mcp tools`.
