@@ -15,10 +15,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bb_core::{FetchOutcome, FetchRequest, Input, Level, Output, Server, ServerConfig, SessionId, Ticket, limits};
 use bb_core::{HighlightJob, Highlighted};
-use bb_core::{Joined, ReadKey};
+use bb_core::{Joined, Method, ReadKey};
 
 use crate::cancel::Cancel;
 use crate::log::Logger;
+use crate::metrics::Metrics;
 use crate::pool::Pool;
 use crate::reach::{Bitbucket, PersonalToken, Requester};
 use crate::room::{Asked, Room};
@@ -133,6 +134,11 @@ static STUCK_SEEN: AtomicU64 = AtomicU64::new(0);
 
 /// Jobs queued on the compute pool, all drivers together.
 static QUEUED_JOBS: AtomicU64 = AtomicU64::new(0);
+
+/// Highlighting jobs queued or running on the CPU threads now (for the metrics).
+pub(crate) fn cpu_jobs() -> u64 {
+    QUEUED_JOBS.load(Ordering::Relaxed)
+}
 
 /// The queue a session's reads wait in for a slot ([`Requester::queue`]): its person's in
 /// per-person mode (the top bit set), else one of its own, unique in the process.
@@ -278,6 +284,7 @@ impl Driver {
                 if self.work.remove(&ticket).is_none() {
                     return;
                 }
+                Metrics::global().highlight_past_deadline();
                 self.work_queue.retain(|t| *t != ticket);
                 self.server.handle(Input::Work { ticket, last: true }, now_ms());
             }
@@ -368,6 +375,7 @@ impl Driver {
             let last = Instant::now() >= deadline;
             if last {
                 self.work.remove(&ticket);
+                Metrics::global().highlight_past_deadline();
             }
             self.server.handle(Input::Work { ticket, last }, now_ms());
         }
@@ -384,6 +392,7 @@ impl Driver {
             Some(key) => match self.reads.join(key, (self.id, ticket), Arc::clone(&self.on_fetched), cancel.clone()) {
                 Joined::Lead(flight) => Some(flight),
                 Joined::Follow(_) => {
+                    Metrics::global().read_shared();
                     self.fetching.insert(ticket, Fetching { session, waits: Waits::Shared });
                     return;
                 }
@@ -397,7 +406,10 @@ impl Driver {
             if flag.is_cancelled() {
                 return;
             }
+            let read = i64::from(request.method == Method::Get);
+            Metrics::global().read_in_flight(read);
             let outcome = bitbucket.fetch_for(request, Requester { queue, person: person.as_ref() }, &flag);
+            Metrics::global().read_in_flight(-read);
             match flight {
                 // A read abandoned meanwhile has nobody left to hand it to.
                 Some(flight) => reads.finish(flight, outcome),

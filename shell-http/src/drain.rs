@@ -108,6 +108,11 @@ impl Drain {
         OpenConnection(Arc::clone(self))
     }
 
+    /// Connections open now.
+    pub(crate) fn open_now(&self) -> usize {
+        *self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Waits until no connection is open or `limit` has passed; how many are still open.
     pub(crate) fn wait_closed(&self, limit: Duration) -> usize {
         let until = Instant::now() + limit;

@@ -21,6 +21,7 @@ use crate::census::{Bound, Owner};
 use crate::drain::{self, Drain};
 use crate::gate::{Gate, Refusal, same_secret};
 use crate::health::{self, Readiness};
+use crate::observe::Timing;
 use crate::options::HttpOptions;
 use crate::peer::Peer;
 use crate::persons::{Persons, Undecided, Verdict};
@@ -60,6 +61,8 @@ pub(crate) struct Endpoint {
     pub(crate) drain: Arc<Drain>,
     /// Whether Bitbucket answered the last probe (`/readyz`).
     pub(crate) readiness: Arc<Readiness>,
+    /// The exposed tools' names: the only tool names the metrics carry.
+    pub(crate) tools: Vec<&'static str>,
 }
 
 /// Answers one request that arrived from `peer`.
@@ -400,8 +403,14 @@ async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8], once: bo
     while let Ok(d) = rx.try_recv() {
         got.push(d);
     }
+    let parsed = serde_json::from_slice::<Value>(bytes).ok();
     // What a call still running at the end of the stop's grace period is answered with.
-    let id = serde_json::from_slice::<Value>(bytes).ok().and_then(|v| v.get("id").cloned()).unwrap_or(Value::Null);
+    let id = parsed.as_ref().and_then(|v| v.get("id").cloned()).unwrap_or(Value::Null);
+    // A request (not a notification, nor a batch) is timed to its answer for the metrics.
+    let mut timing = parsed
+        .as_ref()
+        .filter(|v| v.get("id").is_some() && v.get("method").is_some())
+        .map(|v| Timing::start(v, &endpoint.tools));
     if !wants_progress {
         if got.is_empty() {
             let wait = endpoint.options.limits.sse_after;
@@ -421,13 +430,21 @@ async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8], once: bo
             .await;
             match first {
                 Some(part) => got.extend(part),
-                None => return closing(refusal(StatusCode::SERVICE_UNAVAILABLE, Some(id), drain::CUT)),
+                None => {
+                    if let Some(t) = timing {
+                        t.cut();
+                    }
+                    return closing(refusal(StatusCode::SERVICE_UNAVAILABLE, Some(id), drain::CUT));
+                }
             }
         }
         match got.as_slice() {
             [Part::Unanswered] => return empty(StatusCode::ACCEPTED),
             [Part::Final(_)] => {
                 if let Some(Part::Final(m)) = got.pop() {
+                    if let Some(t) = timing.take() {
+                        t.answered(&m);
+                    }
                     let status = if once { sessionless::status_of(&m) } else { StatusCode::OK };
                     let mut r = reply::json(m);
                     *r.status_mut() = status;
@@ -439,7 +456,7 @@ async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8], once: bo
     }
     endpoint.sessions.stream(session, tag);
     let cut = (endpoint.drain.cut_signal(), id);
-    reply::sse(SseStream::new(got, rx, endpoint.options.limits.sse_keepalive, guard, cut))
+    reply::sse(SseStream::new(got, rx, endpoint.options.limits.sse_keepalive, guard, cut, timing))
 }
 
 fn delete(endpoint: &Endpoint, parts: &Parts) -> Response<Reply> {

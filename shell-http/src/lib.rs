@@ -38,6 +38,7 @@ mod drain;
 mod exchange;
 mod gate;
 mod health;
+mod observe;
 pub mod options;
 mod peer;
 mod persons;
@@ -51,5 +52,6 @@ mod throttle;
 
 pub use bb_drive::PersonalToken;
 pub use drain::Stopped;
+pub use observe::MetricsServer;
 pub use options::{BearerToken, HttpOptions, Limits};
 pub use server::{FLUSH, HttpServer, Running};

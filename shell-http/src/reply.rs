@@ -14,6 +14,7 @@ use hyper::{Response, StatusCode};
 use serde_json::{Value, json};
 use smol::stream::Stream;
 
+use crate::observe::Timing;
 use crate::sessions::{Part, WaiterGuard};
 
 /// The JSON-RPC error code of a transport-level refusal (as the reference SDK uses it).
@@ -64,6 +65,8 @@ pub(crate) struct SseStream {
     done: bool,
     /// Yields `None` when the stop's grace period is over; then the request's id, to answer it with an error.
     cut: (Pin<Box<smol::channel::Receiver<()>>>, Value),
+    /// The request's timing, ended by its answer (for the metrics).
+    timing: Option<Timing>,
     // Unregisters the waiter when the stream ends or the client goes away.
     _guard: WaiterGuard,
 }
@@ -76,6 +79,7 @@ impl SseStream {
         interval: Duration,
         guard: WaiterGuard,
         cut: (smol::channel::Receiver<()>, Value),
+        mut timing: Option<Timing>,
     ) -> SseStream {
         // A comment first, so the client sees the stream open at once.
         let mut queued = VecDeque::from([Bytes::from_static(b": bb\n\n")]);
@@ -84,6 +88,9 @@ impl SseStream {
             match d {
                 Part::Interim(m) => queued.push_back(event(&m)),
                 Part::Final(m) => {
+                    if let Some(t) = timing.take() {
+                        t.answered(&m);
+                    }
                     queued.push_back(event(&m));
                     done = true;
                 }
@@ -98,6 +105,7 @@ impl SseStream {
             interval,
             done,
             cut,
+            timing,
             _guard: guard,
         }
     }
@@ -112,6 +120,9 @@ impl SseStream {
         match self.rx.as_mut().poll_next(cx) {
             Poll::Ready(Some(Part::Interim(m))) => return Poll::Ready(Some(event(&m))),
             Poll::Ready(Some(Part::Final(m))) => {
+                if let Some(t) = self.timing.take() {
+                    t.answered(&m);
+                }
                 self.done = true;
                 return Poll::Ready(Some(event(&m)));
             }
@@ -122,6 +133,9 @@ impl SseStream {
             Poll::Pending => {}
         }
         if let Poll::Ready(None) = self.cut.0.as_mut().poll_next(cx) {
+            if let Some(t) = self.timing.take() {
+                t.cut();
+            }
             self.done = true;
             let body = json!({"jsonrpc": "2.0", "id": self.cut.1.clone(),
                               "error": {"code": TRANSPORT_ERROR, "message": crate::drain::CUT}});

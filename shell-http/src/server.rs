@@ -82,6 +82,7 @@ impl HttpServer {
         let writes_held: Arc<dyn Bitbucket> =
             Arc::new(NoNewWrites { inner: Arc::clone(&bitbucket), drain: Arc::clone(&drain) });
         let probe = Arc::clone(&bitbucket);
+        let tools = config.exposed.tools().iter().map(|t| t.name).collect();
         let endpoint = Arc::new(Endpoint {
             gate: Gate::new(&options, addr),
             sessions: Sessions::new(config, writes_held, logger.clone(), census),
@@ -94,6 +95,7 @@ impl HttpServer {
             logger,
             drain,
             readiness,
+            tools,
         });
         Ok(HttpServer { listener, addr, endpoint, executor, probe })
     }
@@ -134,7 +136,7 @@ impl HttpServer {
         let readiness = Arc::clone(&endpoint.readiness);
         executor.spawn(probe(readiness, prober, Arc::clone(&endpoint.drain))).detach();
         let drain = Arc::clone(&endpoint.drain);
-        executor.spawn(expire(endpoint)).detach();
+        executor.spawn(expire(Arc::clone(&endpoint))).detach();
         executor.spawn(flush_warnings(door)).detach();
         let (stop, stopped) = smol::channel::bounded::<()>(1);
         let threads = (0..threads.max(1))
@@ -149,7 +151,7 @@ impl HttpServer {
                     .ok()
             })
             .collect();
-        Running { addr, stop: Some(stop), threads, executor: Some(executor), drain }
+        Running { addr, stop: Some(stop), threads, executor: Some(executor), drain, endpoint }
     }
 
     /// Serves until the process ends, on one thread per core.
@@ -192,12 +194,21 @@ pub struct Running {
     threads: Vec<JoinHandle<()>>,
     executor: Option<Arc<Executor<'static>>>,
     drain: Arc<Drain>,
+    endpoint: Arc<Endpoint>,
 }
 
 impl Running {
     /// The address the server listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// What the metrics read before each scrape: the sessions and connections open now.
+    pub fn gauges(&self) -> Arc<dyn Fn() + Send + Sync> {
+        let endpoint = Arc::clone(&self.endpoint);
+        Arc::new(move || {
+            bb_drive::metrics::Metrics::global().set_open(endpoint.sessions.count(), endpoint.drain.open_now());
+        })
     }
 
     /// Serves until the threads stop (they do not, unless the process is ending).

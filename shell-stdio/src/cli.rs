@@ -37,6 +37,8 @@ pub struct ServeOptions {
     pub highlight_templates: bool,
     /// `--memory-budget`: the memory set aside for large calls (bytes).
     pub memory_budget: Option<u64>,
+    /// `--metrics ADDR`: serve Prometheus metrics at http://ADDR/metrics.
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// The options of `bb ai mcp serve --http ADDR`.
@@ -106,6 +108,9 @@ Options:
                       the memory bb sets aside for large calls (diff and compare views), e.g.
                       256MiB (the default) or 1GiB; past it they wait their turn, and past 64
                       waiting they are refused with a sentence that says bb is busy
+  --metrics ADDR      serve Prometheus metrics at http://ADDR/metrics on a listener of their own:
+                      PORT alone is 127.0.0.1:PORT (loopback). No token; no label names a
+                      person, token, project or pull request
   -h, --help          print this help
 
 Streamable HTTP (instead of stdio):
@@ -145,6 +150,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
     let mut highlight_deadline = None;
     let mut highlight_templates = false;
     let mut memory_budget = None;
+    let mut metrics = None;
     let mut connection = crate::config::ConnectionFlags::default();
     let mut http: Option<std::net::SocketAddr> = None;
     let mut http_flags = HttpServe {
@@ -277,6 +283,15 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                     Some(n.ok_or_else(|| format!("--max-sessions `{value}` is not a positive number"))?);
                 seen_options.push("--max-sessions");
             }
+            Long("metrics") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--metrics")?;
+                let loopback = value.parse::<u16>().ok().map(|port| std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+                metrics = Some(match loopback {
+                    Some(a) => a,
+                    None => parse_listen_addr(&value).map_err(|e| e.replacen("--http", "--metrics", 1))?,
+                });
+                seen_options.push("--metrics");
+            }
             Long("grace") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--grace")?;
                 http_flags.grace_s = value
@@ -329,13 +344,13 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 highlight_deadline,
                 highlight_templates,
                 memory_budget,
+                metrics,
             })))
         }
         ["ai", "mcp", "tools"] => {
-            if let Some(flag) = seen_options
-                .iter()
-                .find(|f| matches!(**f, "--log-level" | "--host" | "--token" | "--http") || HTTP_ONLY.contains(f))
-            {
+            if let Some(flag) = seen_options.iter().find(|f| {
+                matches!(**f, "--log-level" | "--host" | "--token" | "--http" | "--metrics") || HTTP_ONLY.contains(f)
+            }) {
                 return Err(format!("{flag} is not an option of `bb ai mcp tools`; see `bb ai mcp tools --help`"));
             }
             Ok(Command::Tools(exposure))

@@ -5,12 +5,13 @@
 //! timeouts and retries as the operator's configuration, only the credentials differ), made on
 //! first use and kept for reuse; the operator's credentials are then never used for a session.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, Level, ServerConfig};
 use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken, Requester};
-use bb_http::{BearerToken, HttpOptions, HttpServer, Limits};
+use bb_http::{BearerToken, HttpOptions, HttpServer, Limits, MetricsServer};
 
 use crate::cli::HttpServe;
 use crate::client::Client;
@@ -20,6 +21,7 @@ use crate::config::{Auth, BitbucketConfig};
 /// until SIGTERM or SIGINT, then stops gracefully (see [`bb_http::Running::stop`]) and returns.
 pub fn serve_http(
     flags: &HttpServe,
+    metrics: Option<SocketAddr>,
     config: ServerConfig,
     bitbucket: Option<BitbucketConfig>,
     operator: Arc<dyn Bitbucket>,
@@ -82,6 +84,9 @@ pub fn serve_http(
     }
     let cores = std::thread::available_parallelism().map_or(2, usize::from);
     let running = server.spawn(cores);
+    if let Some(addr) = metrics {
+        serve_metrics(addr, running.gauges())?;
+    }
     let signal = signals.wait();
     let grace = Duration::from_secs(flags.grace_s);
     logger.log(
@@ -103,6 +108,14 @@ pub fn serve_http(
     } else {
         logger.log(Level::Notice, "stopped: every call in flight was answered");
     }
+    Ok(())
+}
+
+/// Serves `--metrics` at `addr` (on a thread of its own) and says where on stderr.
+pub fn serve_metrics(addr: SocketAddr, gauges: Arc<dyn Fn() + Send + Sync>) -> Result<(), String> {
+    let server = MetricsServer::serve(addr, gauges).map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "bb: metrics at http://{}/metrics", server.local_addr());
     Ok(())
 }
 

@@ -65,7 +65,10 @@ fn run() -> Result<(), String> {
                 let _ = bb_core::HighlightJob::prepare_common().run();
             });
             if let Some(http) = &options.http {
-                return bb::http::serve_http(http, server_config, config, bitbucket, logger);
+                return bb::http::serve_http(http, options.metrics, server_config, config, bitbucket, logger);
+            }
+            if let Some(addr) = options.metrics {
+                bb::http::serve_metrics(addr, std::sync::Arc::new(|| {}))?;
             }
             bb::stdio::serve_stdio(server_config, bitbucket, logger, MAX_LINE)
                 .map_err(|e| format!("writing to stdout failed: {e}"))

@@ -210,12 +210,17 @@ impl Client {
             if cancel.is_cancelled() {
                 return cancelled();
             }
+            let metrics = bb_drive::metrics::Metrics::global();
+            if !matches!(&outcome, FetchOutcome::Failed(e) if matches!(e.kind, FetchErrorKind::Deferred { .. })) {
+                metrics.bitbucket_request(&request.path, &outcome);
+            }
             if let FetchOutcome::Response(r) = &outcome
                 && r.status == 429
             {
                 // Bitbucket's limiter is spent (by bb, or by the person's browser with the same user):
                 // every request of this identity pauses for what it asked.
                 let after = Duration::from_secs(r.retry_after_s.unwrap_or(1).clamp(1, 3600));
+                metrics.rate_limited(after.as_secs_f64());
                 if let Some(identity) = who.identity {
                     self.rate.limited(identity, after);
                 }
@@ -226,6 +231,7 @@ impl Client {
             }
             match retry::decide(&self.config.retry, request.method, attempt, &outcome, jitter()) {
                 Decision::Retry { after_ms } => {
+                    metrics.bitbucket_retry();
                     if cancel.sleep(Duration::from_millis(after_ms)) {
                         return cancelled();
                     }
