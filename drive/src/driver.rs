@@ -135,11 +135,6 @@ static STUCK_SEEN: AtomicU64 = AtomicU64::new(0);
 /// Jobs queued on the compute pool, all drivers together.
 static QUEUED_JOBS: AtomicU64 = AtomicU64::new(0);
 
-/// Highlighting jobs queued or running on the CPU threads now (for the metrics).
-pub(crate) fn cpu_jobs() -> u64 {
-    QUEUED_JOBS.load(Ordering::Relaxed)
-}
-
 /// The queue a session's reads wait in for a slot ([`Requester::queue`]): its person's in
 /// per-person mode (the top bit set), else one of its own, unique in the process.
 fn queue_for(person: Option<&PersonalToken>) -> u64 {
@@ -323,8 +318,10 @@ impl Driver {
         let cancel = Cancel::new();
         self.computing.insert(ticket, cancel.clone());
         QUEUED_JOBS.fetch_add(1, Ordering::Relaxed);
+        Metrics::global().cpu_job(1);
         compute_pool().run(queue, move || {
             QUEUED_JOBS.fetch_sub(1, Ordering::Relaxed);
+            Metrics::global().cpu_job(-1);
             if cancel.is_cancelled() {
                 return;
             }

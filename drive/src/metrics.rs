@@ -229,6 +229,11 @@ impl Metrics {
         self.reads_in_flight.inc_by(delta);
     }
 
+    /// A highlighting job is queued (`+1`) or done (`-1`).
+    pub fn cpu_job(&self, delta: i64) {
+        self.cpu_jobs.inc_by(delta);
+    }
+
     /// A `refresh_view` was answered unchanged.
     pub fn refresh_unchanged(&self) {
         self.refresh_unchanged.inc();
@@ -247,7 +252,6 @@ impl Metrics {
 
     /// The metrics in Prometheus' text format (OpenMetrics 1.0), the gauges read now.
     pub fn encode(&self) -> String {
-        self.cpu_jobs.set(i64::try_from(crate::driver::cpu_jobs()).unwrap_or(i64::MAX));
         if let Some(bytes) = resident_bytes() {
             self.resident_bytes.set(i64::try_from(bytes).unwrap_or(i64::MAX));
         }
