@@ -399,14 +399,32 @@ impl Driver {
         let queue = self.queues.get(&session).copied().unwrap_or_default();
         let on_fetched = Arc::clone(&self.on_fetched);
         let reads = self.reads.clone();
+        let logger = self.logger.enabled(Level::Debug).then(|| self.logger.clone());
         Pool::reads().run(queue, move || {
             if flag.is_cancelled() {
                 return;
             }
             let read = i64::from(request.method == Method::Get);
+            let started = Instant::now();
+            let endpoint = logger.as_ref().map(|_| crate::metrics::endpoint_class(&request.path));
+            let method = request.method;
             Metrics::global().read_in_flight(read);
             let outcome = bitbucket.fetch_for(request, Requester { queue, person: person.as_ref() }, &flag);
             Metrics::global().read_in_flight(-read);
+            if let (Some(logger), Some(endpoint)) = (&logger, endpoint) {
+                let status = match &outcome {
+                    FetchOutcome::Response(r) => serde_json::json!(r.status),
+                    FetchOutcome::Failed(e) => serde_json::json!(format!("{:?}", e.kind)),
+                };
+                let fields = [
+                    ("ticket", serde_json::json!(ticket.0)),
+                    ("method", serde_json::json!(format!("{method:?}").to_ascii_uppercase())),
+                    ("endpoint", serde_json::json!(endpoint)),
+                    ("status", status),
+                    ("duration_ms", serde_json::json!(started.elapsed().as_millis() as u64)),
+                ];
+                logger.event(Level::Debug, "bitbucket answered", &fields);
+            }
             match flight {
                 // A read abandoned meanwhile has nobody left to hand it to.
                 Some(flight) => reads.finish(flight, outcome),

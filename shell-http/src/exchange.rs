@@ -410,7 +410,7 @@ async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8], once: bo
     let mut timing = parsed
         .as_ref()
         .filter(|v| v.get("id").is_some() && v.get("method").is_some())
-        .map(|v| Timing::start(v, &endpoint.tools));
+        .map(|v| Timing::start(v, &endpoint.tools, &endpoint.logger));
     if !wants_progress {
         if got.is_empty() {
             let wait = endpoint.options.limits.sse_after;

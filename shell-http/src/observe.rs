@@ -1,20 +1,28 @@
-//! What the transport tells the metrics ([`bb_drive::metrics`]): each MCP request's method, tool,
-//! time to its answer and kind of error, and `refresh_view` calls answered unchanged.
+//! What the transport tells the metrics ([`bb_drive::metrics`]) and the log: each MCP request's
+//! method, tool, time to its answer and kind of error (an `info` line per call, `call answered`),
+//! and `refresh_view` calls answered unchanged.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use bb_core::Level;
+use bb_drive::Logger;
 use bb_drive::metrics::{self, Call, Metrics};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// One MCP request on its way to its answer.
 pub(crate) struct Timing {
     call: Call,
     started: Instant,
+    /// A number for this call, unique in the process, for the log.
+    id: u64,
+    logger: Logger,
 }
 
 impl Timing {
     /// Starts timing the request `body`; `tools` are the exposed tools (the only tool names counted by name).
-    pub(crate) fn start(body: &Value, tools: &[&'static str]) -> Timing {
+    pub(crate) fn start(body: &Value, tools: &[&'static str], logger: &Logger) -> Timing {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
         let method = metrics::method_label(body.get("method").and_then(Value::as_str).unwrap_or_default());
         let tool = if method == "tools/call" {
             let name = body.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
@@ -22,7 +30,26 @@ impl Timing {
         } else {
             ""
         };
-        Timing { call: Call { method, tool }, started: Instant::now() }
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        Timing { call: Call { method, tool }, started: Instant::now(), id, logger: logger.clone() }
+    }
+
+    fn log(&self, seconds: f64, error: Option<&'static str>) {
+        if !self.logger.enabled(Level::Info) {
+            return;
+        }
+        let mut fields = vec![
+            ("call", json!(self.id)),
+            ("method", json!(self.call.method)),
+            ("duration_ms", json!((seconds * 1000.0).round() as u64)),
+        ];
+        if !self.call.tool.is_empty() {
+            fields.push(("tool", json!(self.call.tool)));
+        }
+        if let Some(kind) = error {
+            fields.push(("error", json!(kind)));
+        }
+        self.logger.event(Level::Info, "call answered", &fields);
     }
 
     /// The answer `message` went out.
@@ -32,12 +59,16 @@ impl Timing {
         if self.call.tool == "refresh_view" && kind.is_none() && unchanged(message) {
             m.refresh_unchanged();
         }
-        m.mcp_request(self.call, self.started.elapsed().as_secs_f64(), kind);
+        let seconds = self.started.elapsed().as_secs_f64();
+        self.log(seconds, kind);
+        m.mcp_request(self.call, seconds, kind);
     }
 
     /// The request was cut at the end of the stop's grace period.
     pub(crate) fn cut(self) {
-        Metrics::global().mcp_request(self.call, self.started.elapsed().as_secs_f64(), Some("restarting"));
+        let seconds = self.started.elapsed().as_secs_f64();
+        self.log(seconds, Some("restarting"));
+        Metrics::global().mcp_request(self.call, seconds, Some("restarting"));
     }
 }
 
@@ -68,13 +99,14 @@ fn unchanged(message: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn a_tool_not_exposed_is_counted_as_other_and_errors_by_kind() {
-        let t = Timing::start(&json!({"method": "tools/call", "params": {"name": "secret_project"}}), &["get_file"]);
+        let log = Logger::new(None);
+        let t =
+            Timing::start(&json!({"method": "tools/call", "params": {"name": "secret_project"}}), &["get_file"], &log);
         assert_eq!((t.call.method, t.call.tool), ("tools/call", "other"));
-        let t = Timing::start(&json!({"method": "weird/SECRET"}), &[]);
+        let t = Timing::start(&json!({"method": "weird/SECRET"}), &[], &log);
         assert_eq!((t.call.method, t.call.tool), ("other", ""));
         assert_eq!(error_kind(&json!({"error": {"code": -32602}})), Some("invalid_params"));
         assert_eq!(error_kind(&json!({"result": {"isError": true}})), Some("tool"));

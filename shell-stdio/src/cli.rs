@@ -39,6 +39,8 @@ pub struct ServeOptions {
     pub memory_budget: Option<u64>,
     /// `--metrics ADDR`: serve Prometheus metrics at http://ADDR/metrics.
     pub metrics: Option<std::net::SocketAddr>,
+    /// `--log-format json`: one JSON object per log line instead of text.
+    pub log_json: bool,
 }
 
 /// The options of `bb ai mcp serve --http ADDR`.
@@ -91,6 +93,8 @@ Options:
   --allow-writes      also expose tools that cannot be undone (merge_pull_request)
   --log-level LEVEL   log to stderr at LEVEL and above: debug, info, notice, warning,
                       error, critical, alert, emergency, or off (default: warning)
+  --log-format F      text (the default) or json: one JSON object per line on stderr (time,
+                      level, event, and the event's fields: call, tool, duration_ms, status)
   --host URL          the Bitbucket server, with its context path if any (wins over BITBUCKET_URL)
   --token TOKEN       a personal access token (wins over BITBUCKET_TOKEN)
   --rate-limit SIZE/RATE
@@ -151,6 +155,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
     let mut highlight_templates = false;
     let mut memory_budget = None;
     let mut metrics = None;
+    let mut log_json = false;
     let mut connection = crate::config::ConnectionFlags::default();
     let mut http: Option<std::net::SocketAddr> = None;
     let mut http_flags = HttpServe {
@@ -186,6 +191,15 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
             Long("allow-writes") => {
                 exposure.allow_writes = true;
                 seen_options.push("--allow-writes");
+            }
+            Long("log-format") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--log-format")?;
+                log_json = match value.to_ascii_lowercase().as_str() {
+                    "json" => true,
+                    "text" => false,
+                    _ => return Err(format!("--log-format `{value}` is not a format: use text (the default) or json")),
+                };
+                seen_options.push("--log-format");
             }
             Long("log-level") => {
                 let value = parser.value().map_err(|e| e.to_string())?;
@@ -345,11 +359,13 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 highlight_templates,
                 memory_budget,
                 metrics,
+                log_json,
             })))
         }
         ["ai", "mcp", "tools"] => {
             if let Some(flag) = seen_options.iter().find(|f| {
-                matches!(**f, "--log-level" | "--host" | "--token" | "--http" | "--metrics") || HTTP_ONLY.contains(f)
+                matches!(**f, "--log-level" | "--log-format" | "--host" | "--token" | "--http" | "--metrics")
+                    || HTTP_ONLY.contains(f)
             }) {
                 return Err(format!("{flag} is not an option of `bb ai mcp tools`; see `bb ai mcp tools --help`"));
             }

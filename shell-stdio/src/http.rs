@@ -64,28 +64,11 @@ pub fn serve_http(
     if let Some(probe) = probe {
         server = server.probe_with(probe);
     }
-    {
-        use std::io::Write;
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{}", server.url());
-        if let BearerToken::Generated(t) = &token {
-            let _ = writeln!(
-                err,
-                "bb: {} is not loopback: every request needs `Authorization: Bearer {t}` (set BB_HTTP_TOKEN to choose it)",
-                server.local_addr()
-            );
-        }
-        if !loopback && flags.allow_hosts.is_empty() {
-            let _ = writeln!(
-                err,
-                "bb: clients must reach bb as localhost; name the hosts they use with --allow-host (others get 403)"
-            );
-        }
-    }
+    announce(&logger, &server, &token, !loopback && flags.allow_hosts.is_empty());
     let cores = std::thread::available_parallelism().map_or(2, usize::from);
     let running = server.spawn(cores);
     if let Some(addr) = metrics {
-        serve_metrics(addr, running.gauges())?;
+        serve_metrics(addr, running.gauges(), &logger)?;
     }
     let signal = signals.wait();
     let grace = Duration::from_secs(flags.grace_s);
@@ -111,11 +94,51 @@ pub fn serve_http(
     Ok(())
 }
 
-/// Serves `--metrics` at `addr` (on a thread of its own) and says where on stderr.
-pub fn serve_metrics(addr: SocketAddr, gauges: Arc<dyn Fn() + Send + Sync>) -> Result<(), String> {
-    let server = MetricsServer::serve(addr, gauges).map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
+/// Says where bb listens, as the first line on stderr (and a generated token, once): as text, the
+/// URL alone on its line; as JSON, an object whose `url` it is.
+fn announce(logger: &Logger, server: &HttpServer, token: &BearerToken, name_hosts: bool) {
+    use serde_json::json;
     use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "bb: metrics at http://{}/metrics", server.local_addr());
+    if logger.is_json() {
+        logger.announce(Level::Notice, "listening", &[("url", json!(server.url()))]);
+        if let BearerToken::Generated(t) = token {
+            let event = "not loopback: every request needs this bearer token (set BB_HTTP_TOKEN to choose it)";
+            logger.announce(Level::Notice, event, &[("token", json!(t))]);
+        }
+        if name_hosts {
+            let event =
+                "clients must reach bb as localhost; name the hosts they use with --allow-host (others get 403)";
+            logger.announce(Level::Warning, event, &[]);
+        }
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", server.url());
+    if let BearerToken::Generated(t) = token {
+        let _ = writeln!(
+            err,
+            "bb: {} is not loopback: every request needs `Authorization: Bearer {t}` (set BB_HTTP_TOKEN to choose it)",
+            server.local_addr()
+        );
+    }
+    if name_hosts {
+        let _ = writeln!(
+            err,
+            "bb: clients must reach bb as localhost; name the hosts they use with --allow-host (others get 403)"
+        );
+    }
+}
+
+/// Serves `--metrics` at `addr` (on a thread of its own) and says where on stderr.
+pub fn serve_metrics(addr: SocketAddr, gauges: Arc<dyn Fn() + Send + Sync>, logger: &Logger) -> Result<(), String> {
+    let server = MetricsServer::serve(addr, gauges).map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
+    let url = format!("http://{}/metrics", server.local_addr());
+    if logger.is_json() {
+        logger.announce(Level::Notice, "metrics", &[("url", serde_json::Value::String(url))]);
+    } else {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "bb: metrics at {url}");
+    }
     Ok(())
 }
 

@@ -44,6 +44,7 @@ fn run() -> Result<(), String> {
         }
         Command::Serve(options) => {
             let logger = Logger::new(options.log_level);
+            let logger = if options.log_json { logger.json() } else { logger };
             let exposed = Catalogue::standard().expose(&options.exposure)?;
             // Checked before serving: a wrong URL, CA file or key pair stops bb here with exit code 2.
             let config = bb::config::load(&options.connection, &|name| std::env::var(name).ok())?;
@@ -68,7 +69,7 @@ fn run() -> Result<(), String> {
                 return bb::http::serve_http(http, options.metrics, server_config, config, bitbucket, logger);
             }
             if let Some(addr) = options.metrics {
-                bb::http::serve_metrics(addr, std::sync::Arc::new(|| {}))?;
+                bb::http::serve_metrics(addr, std::sync::Arc::new(|| {}), &logger)?;
             }
             bb::stdio::serve_stdio(server_config, bitbucket, logger, MAX_LINE)
                 .map_err(|e| format!("writing to stdout failed: {e}"))

@@ -65,7 +65,11 @@ impl Bb {
                 line.clear();
             }
         });
-        let addr = first
+        // As text the URL is the first line; as JSON, its `url`.
+        let url = serde_json::from_str::<Value>(&first).ok().and_then(|v| v["url"].as_str().map(str::to_owned));
+        let addr = url
+            .as_deref()
+            .unwrap_or(&first)
             .split_whitespace()
             .find_map(|w| w.strip_prefix("http://"))
             .and_then(|w| w.strip_suffix("/mcp"))
