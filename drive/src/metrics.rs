@@ -208,6 +208,13 @@ impl Metrics {
         self.bitbucket_requests.get_or_create(&BitbucketLabel { endpoint: endpoint_class(path), status }).inc();
     }
 
+    /// One attempt of a Bitbucket request to `path` was sent, then abandoned (nobody waited for it).
+    pub fn bitbucket_abandoned(&self, path: &str) {
+        self.bitbucket_requests
+            .get_or_create(&BitbucketLabel { endpoint: endpoint_class(path), status: "abandoned" })
+            .inc();
+    }
+
     /// A Bitbucket request is sent again.
     pub fn bitbucket_retry(&self) {
         self.bitbucket_retries.inc();

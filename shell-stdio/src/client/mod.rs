@@ -206,11 +206,12 @@ impl Client {
             let Some(outcome) = self.attempt(&request, &url, body.as_deref(), authorization, who, cancel) else {
                 return cancelled();
             };
+            let metrics = bb_drive::metrics::Metrics::global();
             // An abandoned read failed because nobody waits for it: no retry.
             if cancel.is_cancelled() {
+                metrics.bitbucket_abandoned(&request.path);
                 return cancelled();
             }
-            let metrics = bb_drive::metrics::Metrics::global();
             if !matches!(&outcome, FetchOutcome::Failed(e) if matches!(e.kind, FetchErrorKind::Deferred { .. })) {
                 metrics.bitbucket_request(&request.path, &outcome);
             }
