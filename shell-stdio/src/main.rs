@@ -24,7 +24,7 @@ fn main() -> ExitCode {
 fn run() -> Result<(), String> {
     match cli::parse(std::env::args_os().skip(1))? {
         Command::Help(text) => print(text),
-        Command::Version => print(&format!("bb {VERSION}\n")),
+        Command::Version => print(&format!("bb {VERSION} (commit {})\n", env!("BB_COMMIT"))),
         Command::Tools(exposure) => {
             let exposed = Catalogue::standard().expose(&exposure)?;
             if exposed.tools().is_empty() {
