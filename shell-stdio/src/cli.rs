@@ -132,7 +132,8 @@ Streamable HTTP (instead of stdio):
   --session-idle S    end a session unused for S seconds (default: 1800)
   --grace S           on SIGTERM or Ctrl-C, stop taking connections, answer /readyz with 503,
                       send no Bitbucket write not already sent, and let calls in flight finish
-                      for up to S seconds (default: 20); the rest are told bb is restarting
+                      for up to S seconds (default: 20); the rest are told bb is restarting.
+                      A second signal stops bb at once (exit code 1)
   --ready-interval S  from the first GET /readyz on, ask Bitbucket one cheap read every S seconds
                       (default: 10); /healthz and /readyz need no token and cost no Bitbucket request
 ";

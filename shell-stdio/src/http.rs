@@ -58,7 +58,7 @@ pub fn serve_http(
         None => None,
     };
     let bitbucket = per_session(operator, bitbucket, per_user)?;
-    let signals = Signals::listen()?;
+    let mut signals = Signals::listen()?;
     let mut server = HttpServer::bind(flags.addr, options, config, bitbucket, logger.clone())
         .map_err(|e| format!("cannot listen on {}: {e}", flags.addr))?;
     if let Some(probe) = probe {
@@ -71,6 +71,13 @@ pub fn serve_http(
         serve_metrics(addr, running.gauges(), &logger)?;
     }
     let signal = signals.wait();
+    // A second signal while stopping ends bb at once, as an operator pressing Ctrl-C again expects.
+    let log = logger.clone();
+    let _ = std::thread::Builder::new().name("bb-signals".into()).spawn(move || {
+        let again = signals.wait();
+        log.announce(Level::Warning, &format!("{again} again: stopping now, calls in flight unanswered"), &[]);
+        std::process::exit(1);
+    });
     let grace = Duration::from_secs(flags.grace_s);
     logger.log(
         Level::Notice,
@@ -153,7 +160,7 @@ impl Signals {
     }
 
     /// Blocks until one arrives; its name.
-    fn wait(mut self) -> &'static str {
+    fn wait(&mut self) -> &'static str {
         use smol::stream::StreamExt;
         match smol::block_on(self.0.next()) {
             Some(Ok(async_signal::Signal::Int)) => "SIGINT",

@@ -68,3 +68,19 @@ fn a_call_still_hanging_when_the_grace_period_ends_is_told_bb_is_restarting_befo
     assert_eq!(bb.exit_code(Duration::from_secs(20)), Some(0));
     stack.shutdown();
 }
+
+#[test]
+fn a_second_signal_while_stopping_ends_bb_at_once() {
+    let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
+    let mut bb = Bb::start(&stack.base_url, &stack.token, &["--grace", "600", "--log-level", "notice"]);
+    stack.with_world(|w| {
+        w.control.faults.push(Fault { remaining: 100, path_prefix: Some(PR.to_owned()), kind: FaultKind::Hang })
+    });
+    let _answer = get_pr(bb.addr.clone());
+    until("the call reached Bitbucket", || in_flight(&stack) > 0);
+    bb.signal("TERM");
+    until("bb is stopping", || bb.stderr.lock().unwrap().contains("SIGTERM: stopping"));
+    bb.signal("INT");
+    assert_eq!(bb.exit_code(Duration::from_secs(20)), Some(1));
+    stack.shutdown();
+}
