@@ -88,11 +88,11 @@ fn a_rolling_restart_of_both_replicas_behind_haproxy_loses_no_call() {
     std::fs::write(
         &config,
         format!(
-            "global\n  maxconn 256\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 30s\n  timeout server 30s\n\
+            "global\n  maxconn 256\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 30s\n  timeout server 30s\n  timeout check 5s\n\
              \x20 retries 3\n  option redispatch 1\n  retry-on conn-failure\n\
              frontend mcp\n  bind 127.0.0.1:{lb}\n  default_backend bb\n\
-             backend bb\n  balance roundrobin\n  option httpchk\n  http-check send meth GET uri /readyz hdr Host {allow}\n\
-             \x20 default-server check inter 100ms fall 1 rise 2\n\
+             backend bb\n  balance roundrobin\n  http-response set-header X-Served-By %s\n  option httpchk\n  http-check send meth GET uri /readyz hdr Host {allow}\n\
+             \x20 default-server check inter 200ms fall 3 rise 1\n\
              \x20 server a {}\n  server b {}\n",
             addrs[0], addrs[1]
         ),
@@ -149,6 +149,12 @@ fn a_rolling_restart_of_both_replicas_behind_haproxy_loses_no_call() {
         assert_eq!(replicas[i].exit_code(Duration::from_secs(30)), Some(0), "replica {i} exits 0");
         replicas[i] = start(addr);
         until("the new replica is ready", || request(addr, "GET", "/readyz", &[], "").0 == 200);
+        // haproxy's own check has seen it up: it serves through the load balancer again.
+        let name = ["a", "b"][i];
+        until("haproxy sends to the new replica", || {
+            let (_, headers, _) = request(&format!("127.0.0.1:{lb}"), "GET", "/readyz", &[], "");
+            headers.contains(&format!("x-served-by: {name}"))
+        });
     }
     let before = calls.load(Ordering::Acquire);
     until("calls go on after the restarts", || calls.load(Ordering::Acquire) >= before + 10);
