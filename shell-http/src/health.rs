@@ -1,10 +1,14 @@
 //! `GET /healthz` (the process serves) and `GET /readyz` (ready to take calls) for load balancers
 //! and orchestrators. Neither needs the bearer token, both pass the Host and Origin checks, and
 //! neither costs a Bitbucket request: a probe asks Bitbucket one cheap read,
-//! `GET /rest/api/latest/application-properties` (answered to anonymous callers too, so it also
-//! works in per-person mode; `reference/bitbucket-dc.md`), once per interval from the first
+//! `GET /rest/api/latest/application-properties` (`reference/bitbucket-dc.md`), once per interval from the first
 //! `/readyz` on (a server nobody asks never probes), and `/readyz` reads what the last probe saw. Their bodies name the check that failed and nothing else: no URL,
 //! address, user or Bitbucket error text.
+//!
+//! With the operator's credentials, only a 2xx counts: a 401 means every call would fail. In
+//! per-person mode the probe has no credentials, and any answer below 500 counts: Bitbucket answered.
+//! (That it answers anonymous callers 200 is [assumed]: its login page reads it, but a server with
+//! public access turned off may say 401.)
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -35,6 +39,8 @@ enum Seen {
 /// Bitbucket's reachability as the probe last saw it, read by `/readyz`.
 pub(crate) struct Readiness {
     interval: Duration,
+    /// The probe asks without credentials: any answer below 500 counts.
+    anonymous: std::sync::atomic::AtomicBool,
     /// When the last probe answered 2xx (ms since the epoch; 0: never).
     last_ok_ms: AtomicU64,
     seen: Mutex<Seen>,
@@ -48,6 +54,7 @@ impl Readiness {
         let (wanted_tx, wanted_rx) = smol::channel::bounded(1);
         Arc::new(Readiness {
             interval,
+            anonymous: std::sync::atomic::AtomicBool::new(false),
             last_ok_ms: AtomicU64::new(0),
             seen: Mutex::new(Seen::Nothing),
             wanted_tx: Mutex::new(Some(wanted_tx)),
@@ -55,10 +62,16 @@ impl Readiness {
         })
     }
 
+    /// The probe asks without credentials from now on.
+    pub(crate) fn set_anonymous(&self) {
+        self.anonymous.store(true, Ordering::Release);
+    }
+
     /// Records one probe's outcome at `now_ms`.
     fn record(&self, outcome: &FetchOutcome, now_ms: u64) {
+        let enough = if self.anonymous.load(Ordering::Acquire) { 200..500 } else { 200..300 };
         let seen = match outcome {
-            FetchOutcome::Response(r) if (200..300).contains(&r.status) => {
+            FetchOutcome::Response(r) if enough.contains(&r.status) => {
                 self.last_ok_ms.store(now_ms, Ordering::Release);
                 Seen::Answered
             }
@@ -178,6 +191,9 @@ mod tests {
         assert_eq!(why, "bitbucket: it answered HTTP 401 to a cheap read");
         r.record(&FetchOutcome::failed(FetchErrorKind::Unreachable, "http://10.0.0.1 refused"), 50_000);
         assert!(!r.failing(&d, 50_000).unwrap_or_default().contains("10.0.0.1"));
+        r.set_anonymous();
+        r.record(&FetchOutcome::response(401, "{}"), 55_000);
+        assert_eq!(r.failing(&d, 55_000), None, "without credentials, a 401 is an answer");
         r.record(&FetchOutcome::response(200, "{}"), 60_000);
         d.begin();
         assert!(r.failing(&d, 60_000).is_some_and(|w| w.starts_with("stopping")));

@@ -100,10 +100,12 @@ impl HttpServer {
         Ok(HttpServer { listener, addr, endpoint, executor, probe })
     }
 
-    /// Has `/readyz`'s probe ask `bitbucket` rather than the sessions' Bitbucket (in per-person
-    /// mode, that one refuses a request without a person).
-    pub fn probe_with(mut self, bitbucket: Arc<dyn Bitbucket>) -> HttpServer {
+    /// Has `/readyz`'s probe ask `bitbucket`, which holds no credentials, rather than the sessions'
+    /// Bitbucket (in per-person mode, that one refuses a request without a person): any answer
+    /// below 500 then counts as Bitbucket answering.
+    pub fn probe_anonymously(mut self, bitbucket: Arc<dyn Bitbucket>) -> HttpServer {
         self.probe = bitbucket;
+        self.endpoint.readiness.set_anonymous();
         self
     }
 

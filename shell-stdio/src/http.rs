@@ -62,7 +62,7 @@ pub fn serve_http(
     let mut server = HttpServer::bind(flags.addr, options, config, bitbucket, logger.clone())
         .map_err(|e| format!("cannot listen on {}: {e}", flags.addr))?;
     if let Some(probe) = probe {
-        server = server.probe_with(probe);
+        server = server.probe_anonymously(probe);
     }
     announce(&logger, &server, &token, !loopback && flags.allow_hosts.is_empty());
     let cores = std::thread::available_parallelism().map_or(2, usize::from);

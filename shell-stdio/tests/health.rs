@@ -67,3 +67,21 @@ fn readiness_fails_naming_bitbucket_when_it_stops_answering_and_says_nothing_of_
     until("bb is ready again", || request(&bb.addr, "GET", "/readyz", &[], "").0 == 200);
     stack.shutdown();
 }
+
+#[test]
+fn in_per_person_mode_readiness_is_probed_without_anyones_credentials() {
+    let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
+    let bb = Bb::start(&stack.base_url, &stack.token, &["--per-user-token-header", "X-Bitbucket-Token"]);
+    until("bb is ready", || request(&bb.addr, "GET", "/readyz", &[], "").0 == 200);
+    // The operator's token (the stand-in's valid one) would name its user.
+    let users: Vec<Option<String>> = stack.with_world(|w| {
+        w.control
+            .log
+            .entries()
+            .filter(|e| e.path == "/rest/api/latest/application-properties")
+            .map(|e| e.user.clone())
+            .collect()
+    });
+    assert!(!users.is_empty() && users.iter().all(Option::is_none), "the probe carried credentials: {users:?}");
+    stack.shutdown();
+}
