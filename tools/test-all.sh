@@ -30,6 +30,12 @@ export BB_PROPTEST_SEED="${BB_PROPTEST_SEED:-187}"
 echo "== build"
 cargo build --workspace --all-targets
 
+echo "== install bb into a temporary root, as the README says (reusing this build: a few seconds, not a release build)"
+root="$(mktemp -d)"
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}" cargo install --locked --offline --debug --quiet --path shell-stdio --root "$root"
+"$root/bin/bb" --version | grep -E '^bb [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{12}|unknown)\)$'
+rm -rf "$root"
+
 echo "== npm packages"
 for dir in tests/e2e tests/conformance tests/browser; do
   if [ -f "$dir/package-lock.json" ]; then

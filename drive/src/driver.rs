@@ -15,10 +15,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bb_core::{FetchOutcome, FetchRequest, Input, Level, Output, Server, ServerConfig, SessionId, Ticket, limits};
 use bb_core::{HighlightJob, Highlighted};
-use bb_core::{Joined, ReadKey};
+use bb_core::{Joined, Method, ReadKey};
 
 use crate::cancel::Cancel;
 use crate::log::Logger;
+use crate::metrics::Metrics;
 use crate::pool::Pool;
 use crate::reach::{Bitbucket, PersonalToken, Requester};
 use crate::room::{Asked, Room};
@@ -278,6 +279,7 @@ impl Driver {
                 if self.work.remove(&ticket).is_none() {
                     return;
                 }
+                Metrics::global().highlight_past_deadline();
                 self.work_queue.retain(|t| *t != ticket);
                 self.server.handle(Input::Work { ticket, last: true }, now_ms());
             }
@@ -316,8 +318,10 @@ impl Driver {
         let cancel = Cancel::new();
         self.computing.insert(ticket, cancel.clone());
         QUEUED_JOBS.fetch_add(1, Ordering::Relaxed);
+        Metrics::global().cpu_job(1);
         compute_pool().run(queue, move || {
             QUEUED_JOBS.fetch_sub(1, Ordering::Relaxed);
+            Metrics::global().cpu_job(-1);
             if cancel.is_cancelled() {
                 return;
             }
@@ -368,6 +372,7 @@ impl Driver {
             let last = Instant::now() >= deadline;
             if last {
                 self.work.remove(&ticket);
+                Metrics::global().highlight_past_deadline();
             }
             self.server.handle(Input::Work { ticket, last }, now_ms());
         }
@@ -384,6 +389,7 @@ impl Driver {
             Some(key) => match self.reads.join(key, (self.id, ticket), Arc::clone(&self.on_fetched), cancel.clone()) {
                 Joined::Lead(flight) => Some(flight),
                 Joined::Follow(_) => {
+                    Metrics::global().read_shared();
                     self.fetching.insert(ticket, Fetching { session, waits: Waits::Shared });
                     return;
                 }
@@ -393,11 +399,32 @@ impl Driver {
         let queue = self.queues.get(&session).copied().unwrap_or_default();
         let on_fetched = Arc::clone(&self.on_fetched);
         let reads = self.reads.clone();
+        let logger = self.logger.enabled(Level::Debug).then(|| self.logger.clone());
         Pool::reads().run(queue, move || {
             if flag.is_cancelled() {
                 return;
             }
+            let read = i64::from(request.method == Method::Get);
+            let started = Instant::now();
+            let endpoint = logger.as_ref().map(|_| crate::metrics::endpoint_class(&request.path));
+            let method = request.method;
+            Metrics::global().read_in_flight(read);
             let outcome = bitbucket.fetch_for(request, Requester { queue, person: person.as_ref() }, &flag);
+            Metrics::global().read_in_flight(-read);
+            if let (Some(logger), Some(endpoint)) = (&logger, endpoint) {
+                let status = match &outcome {
+                    FetchOutcome::Response(r) => serde_json::json!(r.status),
+                    FetchOutcome::Failed(e) => serde_json::json!(format!("{:?}", e.kind)),
+                };
+                let fields = [
+                    ("ticket", serde_json::json!(ticket.0)),
+                    ("method", serde_json::json!(format!("{method:?}").to_ascii_uppercase())),
+                    ("endpoint", serde_json::json!(endpoint)),
+                    ("status", status),
+                    ("duration_ms", serde_json::json!(started.elapsed().as_millis() as u64)),
+                ];
+                logger.event(Level::Debug, "bitbucket answered", &fields);
+            }
             match flight {
                 // A read abandoned meanwhile has nobody left to hand it to.
                 Some(flight) => reads.finish(flight, outcome),

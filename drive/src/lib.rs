@@ -38,6 +38,7 @@
 mod cancel;
 mod driver;
 mod log;
+pub mod metrics;
 mod pool;
 mod reach;
 mod room;

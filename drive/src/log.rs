@@ -1,10 +1,17 @@
 //! The operator's log: lines on stderr (or a sink a test gives), filtered by `--log-level`, with
 //! every credential bb holds removed ([`Secrets`]). stdout carries protocol only.
+//!
+//! As text (`bb: LEVEL: event key=value ...`, the default) or, with `--log-format json`, one JSON
+//! object per line: `time` (UTC, RFC 3339 with milliseconds), `level`, `event`, then the event's
+//! fields (such as `call`, `tool`, `duration_ms`, `status`). Secrets are removed from the event and
+//! every field before the line is made.
 
 use std::io::Write;
 use std::sync::{Arc, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use bb_core::Level;
+use serde_json::{Map, Value};
 
 use crate::secrets::Secrets;
 
@@ -18,6 +25,7 @@ pub struct Logger {
     sink: Option<Sink>,
     // Shared by every clone: a person's token hidden by one driver is hidden in every line.
     secrets: Arc<RwLock<Secrets>>,
+    json: bool,
 }
 
 impl std::fmt::Debug for Logger {
@@ -29,12 +37,23 @@ impl std::fmt::Debug for Logger {
 impl Logger {
     /// A logger that writes lines at `min` and above to stderr; `None` writes nothing.
     pub fn new(min: Option<Level>) -> Logger {
-        Logger { min, sink: None, secrets: Arc::default() }
+        Logger { min, sink: None, secrets: Arc::default(), json: false }
+    }
+
+    /// This logger, writing one JSON object per line instead of text.
+    pub fn json(mut self) -> Logger {
+        self.json = true;
+        self
+    }
+
+    /// Whether lines are JSON objects.
+    pub fn is_json(&self) -> bool {
+        self.json
     }
 
     /// A logger that hands lines at `min` and above to `sink` instead of stderr, newlines escaped.
     pub fn to(min: Option<Level>, sink: impl Fn(Level, &str) + Send + Sync + 'static) -> Logger {
-        Logger { min, sink: Some(Arc::new(sink)), secrets: Arc::default() }
+        Logger { min, sink: Some(Arc::new(sink)), secrets: Arc::default(), json: false }
     }
 
     /// This logger, removing `secrets` (the operator's credentials) from every line, as do its clones.
@@ -60,23 +79,120 @@ impl Logger {
 
     /// Writes one line. Newlines inside the message are escaped so a line stays a line.
     pub fn log(&self, level: Level, message: &str) {
-        if !self.enabled(level) {
-            return;
-        }
-        let message = self.secrets.read().unwrap_or_else(|p| p.into_inner()).scrub(message).into_owned();
-        let message = message.replace('\n', "\\n").replace('\r', "\\r");
-        match &self.sink {
-            Some(sink) => sink(level, &message),
-            // A closed stderr is no reason to stop serving.
-            None => drop(writeln!(std::io::stderr().lock(), "bb: {}: {message}", level.as_str())),
+        self.event(level, message, &[]);
+    }
+
+    /// Writes one event with its fields (as `key=value` after the event in text), if `level` is
+    /// enabled.
+    pub fn event(&self, level: Level, event: &str, fields: &[(&str, Value)]) {
+        if self.enabled(level) {
+            self.write(level, event, fields);
         }
     }
+
+    /// Writes one event whatever the level (what the operator must see, such as the address bb
+    /// listens on).
+    pub fn announce(&self, level: Level, event: &str, fields: &[(&str, Value)]) {
+        self.write(level, event, fields);
+    }
+
+    fn write(&self, level: Level, event: &str, fields: &[(&str, Value)]) {
+        let secrets = self.secrets.read().unwrap_or_else(|p| p.into_inner());
+        let scrub = |text: &str| secrets.scrub(text).into_owned();
+        let line = if self.json {
+            let mut o = Map::new();
+            o.insert("time".into(), Value::String(rfc3339(SystemTime::now())));
+            o.insert("level".into(), Value::String(level.as_str().into()));
+            o.insert("event".into(), Value::String(scrub(event)));
+            for (k, v) in fields {
+                let v = match v {
+                    Value::String(s) => Value::String(scrub(s)),
+                    other => serde_json::from_str(&scrub(&other.to_string())).unwrap_or(Value::Null),
+                };
+                o.insert((*k).to_owned(), v);
+            }
+            Value::Object(o).to_string()
+        } else {
+            let mut text = scrub(event);
+            for (k, v) in fields {
+                let v = match v {
+                    Value::String(s) => scrub(s),
+                    other => scrub(&other.to_string()),
+                };
+                text.push_str(&format!(" {k}={v}"));
+            }
+            text.replace('\n', "\\n").replace('\r', "\\r")
+        };
+        drop(secrets);
+        match &self.sink {
+            Some(sink) => sink(level, &line),
+            // A closed stderr is no reason to stop serving.
+            None if self.json => drop(writeln!(std::io::stderr().lock(), "{line}")),
+            None => drop(writeln!(std::io::stderr().lock(), "bb: {}: {line}", level.as_str())),
+        }
+    }
+}
+
+/// `time` as RFC 3339 in UTC with milliseconds, such as `2026-12-04T04:44:00.123Z`.
+fn rfc3339(time: SystemTime) -> String {
+    let ms = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let secs = u64::try_from(ms / 1000).unwrap_or(0);
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
+    let z = i64::try_from(days).unwrap_or(0) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        ms % 1000
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::Mutex;
+
+    #[test]
+    fn times_are_rfc3339_in_utc() {
+        let t = |ms: u64| rfc3339(UNIX_EPOCH + std::time::Duration::from_millis(ms));
+        assert_eq!(t(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(t(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(t(1_796_358_240_500), "2026-12-04T04:24:00.500Z");
+    }
+
+    #[test]
+    fn a_json_line_is_one_object_with_its_fields_and_no_secret() {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&lines);
+        let mut secrets = Secrets::new();
+        secrets.add_token("t0p-secret");
+        let logger = Logger::to(Some(Level::Info), move |_, line| {
+            seen.lock().unwrap_or_else(|p| p.into_inner()).push(line.to_owned())
+        })
+        .json()
+        .scrubbing(secrets);
+        let fields =
+            [("tool", Value::from("get_file")), ("duration_ms", Value::from(12)), ("x", Value::from("t0p-secret"))];
+        logger.event(Level::Info, "call answered\nwith t0p-secret", &fields);
+        let lines = lines.lock().unwrap_or_else(|p| p.into_inner());
+        let v: Value = serde_json::from_str(&lines[0]).unwrap_or_default();
+        assert_eq!(v["level"], "info");
+        assert_eq!(v["tool"], "get_file");
+        assert_eq!(v["duration_ms"], 12);
+        assert!(v["time"].as_str().is_some_and(|t| t.ends_with('Z')));
+        assert!(!lines[0].contains("t0p-secret"), "{}", lines[0]);
+        assert!(!lines[0].contains('\n'));
+    }
 
     #[test]
     fn lines_below_the_level_are_dropped_and_newlines_escaped() {

@@ -18,7 +18,10 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
 use crate::census::{Bound, Owner};
+use crate::drain::{self, Drain};
 use crate::gate::{Gate, Refusal, same_secret};
+use crate::health::{self, Readiness};
+use crate::observe::Timing;
 use crate::options::HttpOptions;
 use crate::peer::Peer;
 use crate::persons::{Persons, Undecided, Verdict};
@@ -54,6 +57,12 @@ pub(crate) struct Endpoint {
     pub(crate) crowded: Throttle,
     /// How often the log says a request was refused at the gate.
     pub(crate) refusals: Throttle,
+    /// Whether the server is stopping, and whether its grace period is over.
+    pub(crate) drain: Arc<Drain>,
+    /// Whether Bitbucket answered the last probe (`/readyz`).
+    pub(crate) readiness: Arc<Readiness>,
+    /// The exposed tools' names: the only tool names the metrics carry.
+    pub(crate) tools: Vec<&'static str>,
 }
 
 /// Answers one request that arrived from `peer`.
@@ -66,6 +75,22 @@ pub(crate) async fn respond(endpoint: Arc<Endpoint>, peer: Peer, req: Request<In
             Ok(origin) => preflight(endpoint, origin),
         };
     }
+    if let Some(check) = health_check(&parts) {
+        let mut r = match endpoint.gate.admit_preflight(&parts.uri, &parts.headers) {
+            Err(why) => return unread(refused(endpoint, why), &parts),
+            Ok(origin) => {
+                let mut r = check(endpoint);
+                if let Some(origin) = origin {
+                    cors(r.headers_mut(), origin);
+                }
+                r
+            }
+        };
+        if parts.method == Method::HEAD {
+            *r.body_mut() = Reply::Full(None);
+        }
+        return unread(r, &parts);
+    }
     let origin = match endpoint.gate.admit(&parts.uri, &parts.headers) {
         Err(why) => return unread(refused(endpoint, why), &parts),
         Ok(origin) => origin,
@@ -75,6 +100,18 @@ pub(crate) async fn respond(endpoint: Arc<Endpoint>, peer: Peer, req: Request<In
         cors(response.headers_mut(), origin);
     }
     response
+}
+
+/// `GET` or `HEAD` of `/healthz` or `/readyz`: the answer it gets, which needs no token.
+fn health_check(parts: &Parts) -> Option<fn(&Endpoint) -> Response<Reply>> {
+    if parts.method != Method::GET && parts.method != Method::HEAD {
+        return None;
+    }
+    match parts.uri.path() {
+        "/healthz" => Some(|_| health::healthz()),
+        "/readyz" => Some(|e| health::readyz(&e.readiness, &e.drain)),
+        _ => None,
+    }
 }
 
 async fn route(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> Response<Reply> {
@@ -98,6 +135,11 @@ async fn route(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) ->
 
 async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> Response<Reply> {
     let h = &parts.headers;
+    if endpoint.drain.begun() {
+        let mut r = closing(refusal(StatusCode::SERVICE_UNAVAILABLE, None, drain::REFUSED));
+        r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        return r;
+    }
     if !accepts_json_and_sse(h) {
         let message = "Not acceptable: the client must accept both application/json and text/event-stream.";
         return unread(refusal(StatusCode::NOT_ACCEPTABLE, None, message), &parts);
@@ -361,20 +403,48 @@ async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8], once: bo
     while let Ok(d) = rx.try_recv() {
         got.push(d);
     }
+    let parsed = serde_json::from_slice::<Value>(bytes).ok();
+    // What a call still running at the end of the stop's grace period is answered with.
+    let id = parsed.as_ref().and_then(|v| v.get("id").cloned()).unwrap_or(Value::Null);
+    // A request (not a notification, nor a batch) is timed to its answer for the metrics.
+    let mut timing = parsed
+        .as_ref()
+        .filter(|v| v.get("id").is_some() && v.get("method").is_some())
+        .map(|v| Timing::start(v, &endpoint.tools, &endpoint.logger));
     if !wants_progress {
         if got.is_empty() {
             let wait = endpoint.options.limits.sse_after;
-            let first = smol::future::or(async { rx.recv().await.ok() }, async {
-                smol::Timer::after(wait).await;
-                None
+            let first = smol::future::or(async { Some(rx.recv().await.ok()) }, async {
+                smol::future::or(
+                    async {
+                        smol::Timer::after(wait).await;
+                        Some(None)
+                    },
+                    async {
+                        endpoint.drain.on_cut().await;
+                        None
+                    },
+                )
+                .await
             })
             .await;
-            got.extend(first);
+            match first {
+                Some(part) => got.extend(part),
+                None => {
+                    if let Some(t) = timing {
+                        t.cut();
+                    }
+                    return closing(refusal(StatusCode::SERVICE_UNAVAILABLE, Some(id), drain::CUT));
+                }
+            }
         }
         match got.as_slice() {
             [Part::Unanswered] => return empty(StatusCode::ACCEPTED),
             [Part::Final(_)] => {
                 if let Some(Part::Final(m)) = got.pop() {
+                    if let Some(t) = timing.take() {
+                        t.answered(&m);
+                    }
                     let status = if once { sessionless::status_of(&m) } else { StatusCode::OK };
                     let mut r = reply::json(m);
                     *r.status_mut() = status;
@@ -385,7 +455,8 @@ async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8], once: bo
         }
     }
     endpoint.sessions.stream(session, tag);
-    reply::sse(SseStream::new(got, rx, endpoint.options.limits.sse_keepalive, guard))
+    let cut = (endpoint.drain.cut_signal(), id);
+    reply::sse(SseStream::new(got, rx, endpoint.options.limits.sse_keepalive, guard, cut, timing))
 }
 
 fn delete(endpoint: &Endpoint, parts: &Parts) -> Response<Reply> {

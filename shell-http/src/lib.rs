@@ -27,26 +27,35 @@
 //! holds), `registry` (which ids live), `sessionless` (2026-07-28: which POSTs need no session, their
 //! headers against their bodies, their statuses), `reply` (JSON, SSE and error bodies), `server` (sockets,
 //! threads), `connections` (which connections are held: waiting, admitted, per peer), `peer` (who
-//! a client is, for fairness), `throttle` (how often a repeated warning is logged). Imports point
+//! a client is, for fairness), `throttle` (how often a repeated warning is logged), `drain` (a
+//! graceful stop: what is refused, what finishes, what is cut, which Bitbucket writes are held),
+//! `health` (`/healthz`, `/readyz` and the probe behind it), `observe` (what each request adds to
+//! the metrics), `scrape` (the `--metrics` listener). Imports point
 //! down that picture only.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod census;
 mod connections;
+mod drain;
 mod exchange;
 mod gate;
+mod health;
+mod observe;
 pub mod options;
 mod peer;
 mod persons;
 mod registry;
 mod reply;
 mod request;
+mod scrape;
 mod server;
 mod sessionless;
 mod sessions;
 mod throttle;
 
 pub use bb_drive::PersonalToken;
+pub use drain::Stopped;
 pub use options::{BearerToken, HttpOptions, Limits};
-pub use server::{HttpServer, Running};
+pub use scrape::MetricsServer;
+pub use server::{FLUSH, HttpServer, Running};

@@ -61,6 +61,9 @@ pub struct Limits {
     pub sse_after: Duration,
     /// How often an open SSE stream carries a comment, so proxies keep it open.
     pub sse_keepalive: Duration,
+    /// How often bb asks Bitbucket one cheap read for `/readyz` (which reads the last answer and
+    /// fails once none came within two intervals).
+    pub ready_interval: Duration,
 }
 
 impl Default for Limits {
@@ -79,6 +82,7 @@ impl Default for Limits {
             session_idle: Duration::from_secs(30 * 60),
             sse_after: Duration::from_secs(1),
             sse_keepalive: Duration::from_secs(15),
+            ready_interval: Duration::from_secs(10),
         }
     }
 }

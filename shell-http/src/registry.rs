@@ -104,7 +104,6 @@ impl Registry {
     }
 
     /// How many sessions are alive.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.by_id.len()
     }

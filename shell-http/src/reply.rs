@@ -14,6 +14,7 @@ use hyper::{Response, StatusCode};
 use serde_json::{Value, json};
 use smol::stream::Stream;
 
+use crate::observe::Timing;
 use crate::sessions::{Part, WaiterGuard};
 
 /// The JSON-RPC error code of a transport-level refusal (as the reference SDK uses it).
@@ -62,6 +63,10 @@ pub(crate) struct SseStream {
     keepalive: smol::Timer,
     interval: Duration,
     done: bool,
+    /// Yields `None` when the stop's grace period is over; then the request's id, to answer it with an error.
+    cut: (Pin<Box<smol::channel::Receiver<()>>>, Value),
+    /// The request's timing, ended by its answer (for the metrics).
+    timing: Option<Timing>,
     // Unregisters the waiter when the stream ends or the client goes away.
     _guard: WaiterGuard,
 }
@@ -73,6 +78,8 @@ impl SseStream {
         rx: smol::channel::Receiver<Part>,
         interval: Duration,
         guard: WaiterGuard,
+        cut: (smol::channel::Receiver<()>, Value),
+        mut timing: Option<Timing>,
     ) -> SseStream {
         // A comment first, so the client sees the stream open at once.
         let mut queued = VecDeque::from([Bytes::from_static(b": bb\n\n")]);
@@ -81,13 +88,26 @@ impl SseStream {
             match d {
                 Part::Interim(m) => queued.push_back(event(&m)),
                 Part::Final(m) => {
+                    if let Some(t) = timing.take() {
+                        t.answered(&m);
+                    }
                     queued.push_back(event(&m));
                     done = true;
                 }
                 Part::Unanswered => done = true,
             }
         }
-        SseStream { queued, rx: Box::pin(rx), keepalive: smol::Timer::after(interval), interval, done, _guard: guard }
+        let cut = (Box::pin(cut.0), cut.1);
+        SseStream {
+            queued,
+            rx: Box::pin(rx),
+            keepalive: smol::Timer::after(interval),
+            interval,
+            done,
+            cut,
+            timing,
+            _guard: guard,
+        }
     }
 
     fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
@@ -100,6 +120,9 @@ impl SseStream {
         match self.rx.as_mut().poll_next(cx) {
             Poll::Ready(Some(Part::Interim(m))) => return Poll::Ready(Some(event(&m))),
             Poll::Ready(Some(Part::Final(m))) => {
+                if let Some(t) = self.timing.take() {
+                    t.answered(&m);
+                }
                 self.done = true;
                 return Poll::Ready(Some(event(&m)));
             }
@@ -108,6 +131,15 @@ impl SseStream {
                 return Poll::Ready(None);
             }
             Poll::Pending => {}
+        }
+        if let Poll::Ready(None) = self.cut.0.as_mut().poll_next(cx) {
+            if let Some(t) = self.timing.take() {
+                t.cut();
+            }
+            self.done = true;
+            let body = json!({"jsonrpc": "2.0", "id": self.cut.1.clone(),
+                              "error": {"code": TRANSPORT_ERROR, "message": crate::drain::CUT}});
+            return Poll::Ready(Some(event(body.to_string().as_bytes())));
         }
         match Pin::new(&mut self.keepalive).poll(cx) {
             Poll::Ready(_) => {

@@ -23,8 +23,10 @@ use smol::net::{TcpListener, TcpStream};
 
 use crate::census::Census;
 use crate::connections::{Arrival, Connections, Held};
+use crate::drain::{Drain, NoNewWrites, Stopped};
 use crate::exchange::{Endpoint, respond};
 use crate::gate::Gate;
+use crate::health::{Readiness, probe};
 use crate::options::{HttpOptions, strong_enough};
 use crate::peer::Peer;
 use crate::persons::Persons;
@@ -38,6 +40,8 @@ pub struct HttpServer {
     addr: SocketAddr,
     endpoint: Arc<Endpoint>,
     executor: Arc<Executor<'static>>,
+    /// The Bitbucket `/readyz`'s probe asks.
+    probe: Arc<dyn Bitbucket>,
 }
 
 /// What the accept loop and the connections share.
@@ -73,9 +77,15 @@ impl HttpServer {
         let executor = Arc::new(Executor::new());
         let limits = &options.limits;
         let census = Census::new(limits.max_sessions, limits.sessions_per_peer(), limits.sessions_per_person());
+        let drain = Drain::new();
+        let readiness = Readiness::new(limits.ready_interval);
+        let writes_held: Arc<dyn Bitbucket> =
+            Arc::new(NoNewWrites { inner: Arc::clone(&bitbucket), drain: Arc::clone(&drain) });
+        let probe = Arc::clone(&bitbucket);
+        let tools = config.exposed.tools().iter().map(|t| t.name).collect();
         let endpoint = Arc::new(Endpoint {
             gate: Gate::new(&options, addr),
-            sessions: Sessions::new(config, Arc::clone(&bitbucket), logger.clone(), census),
+            sessions: Sessions::new(config, writes_held, logger.clone(), census),
             persons: Persons::new(limits.token_verdict_ttl),
             bitbucket,
             crowded: Throttle::new(WARNING_PERIOD_MS),
@@ -83,8 +93,20 @@ impl HttpServer {
             options,
             per_user_header,
             logger,
+            drain,
+            readiness,
+            tools,
         });
-        Ok(HttpServer { listener, addr, endpoint, executor })
+        Ok(HttpServer { listener, addr, endpoint, executor, probe })
+    }
+
+    /// Has `/readyz`'s probe ask `bitbucket`, which holds no credentials, rather than the sessions'
+    /// Bitbucket (in per-person mode, that one refuses a request without a person): any answer
+    /// below 500 then counts as Bitbucket answering.
+    pub fn probe_anonymously(mut self, bitbucket: Arc<dyn Bitbucket>) -> HttpServer {
+        self.probe = bitbucket;
+        self.endpoint.readiness.set_anonymous();
+        self
     }
 
     /// The address actually bound.
@@ -105,7 +127,7 @@ impl HttpServer {
 
     /// Starts serving on `threads` threads (at least one) and returns at once.
     pub fn spawn(self, threads: usize) -> Running {
-        let HttpServer { listener, addr, endpoint, executor } = self;
+        let HttpServer { listener, addr, endpoint, executor, probe: prober } = self;
         let limits = &endpoint.options.limits;
         let door = Arc::new(Door {
             connections: Connections::new(limits.max_connections, limits.connections_per_peer()),
@@ -113,7 +135,10 @@ impl HttpServer {
             turned_away: Throttle::new(WARNING_PERIOD_MS),
         });
         executor.spawn(accept(listener, Arc::clone(&door), Arc::downgrade(&executor))).detach();
-        executor.spawn(expire(endpoint)).detach();
+        let readiness = Arc::clone(&endpoint.readiness);
+        executor.spawn(probe(readiness, prober, Arc::clone(&endpoint.drain))).detach();
+        let drain = Arc::clone(&endpoint.drain);
+        executor.spawn(expire(Arc::clone(&endpoint))).detach();
         executor.spawn(flush_warnings(door)).detach();
         let (stop, stopped) = smol::channel::bounded::<()>(1);
         let threads = (0..threads.max(1))
@@ -128,14 +153,14 @@ impl HttpServer {
                     .ok()
             })
             .collect();
-        Running { addr, stop: Some(stop), threads, executor: Some(executor) }
+        Running { addr, stop: Some(stop), threads, executor: Some(executor), drain, endpoint }
     }
 
     /// Serves until the process ends, on one thread per core.
     pub fn run(self) -> io::Result<()> {
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         let mut running = self.spawn(cores);
-        for t in running.threads.drain(..) {
+        for t in std::mem::take(&mut running.threads) {
             let _ = t.join();
         }
         Err(io::Error::other("the HTTP server's threads stopped"))
@@ -170,6 +195,8 @@ pub struct Running {
     stop: Option<smol::channel::Sender<()>>,
     threads: Vec<JoinHandle<()>>,
     executor: Option<Arc<Executor<'static>>>,
+    drain: Arc<Drain>,
+    endpoint: Arc<Endpoint>,
 }
 
 impl Running {
@@ -177,7 +204,41 @@ impl Running {
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }
+
+    /// What the metrics read before each scrape: the sessions and connections open now.
+    pub fn gauges(&self) -> Arc<dyn Fn() + Send + Sync> {
+        let endpoint = Arc::clone(&self.endpoint);
+        Arc::new(move || {
+            bb_drive::metrics::Metrics::global().set_open(endpoint.sessions.count(), endpoint.drain.open_now());
+        })
+    }
+
+    /// Serves until the threads stop (they do not, unless the process is ending).
+    pub fn join(mut self) {
+        for t in std::mem::take(&mut self.threads) {
+            let _ = t.join();
+        }
+    }
+
+    /// Stops gracefully: closes the listener, answers `/readyz` with 503, lets each connection
+    /// finish what it serves for up to `grace`, then answers the calls still running with an error
+    /// that says bb is restarting (and gives those answers up to [`FLUSH`] to be written), sends no
+    /// Bitbucket write that was not already on its way, and stops. Returns what was left.
+    pub fn stop(self, grace: Duration) -> Stopped {
+        self.drain.begin();
+        let cut = self.drain.wait_closed(grace);
+        let left = if cut > 0 {
+            self.drain.cut();
+            self.drain.wait_closed(FLUSH)
+        } else {
+            0
+        };
+        Stopped { cut, left }
+    }
 }
+
+/// How long, after the grace period, the answers to the calls cut may take to be written.
+pub const FLUSH: Duration = Duration::from_secs(2);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -196,13 +257,36 @@ impl Drop for Running {
 const WARNING_PERIOD_MS: u64 = 1000;
 
 async fn accept(listener: TcpListener, door: Arc<Door>, executor: Weak<Executor<'static>>) {
+    let drain = Arc::clone(&door.endpoint.drain);
+    // Once the stop began: connections that completed before it, still in the listen queue, are
+    // taken (each is answered once, as a stopping bb answers) rather than reset with the listener.
+    let mut late = false;
     loop {
-        match listener.accept().await {
+        let accepted = if late {
+            match smol::future::poll_once(listener.accept()).await {
+                Some(Ok(a)) => Ok(a),
+                // Nothing more waits: the listener closes with this task, so new connections are refused.
+                _ => return,
+            }
+        } else {
+            let next = smol::future::or(async { Some(listener.accept().await) }, async {
+                drain.on_begin().await;
+                None
+            });
+            match next.await {
+                Some(a) => a,
+                None => {
+                    late = true;
+                    continue;
+                }
+            }
+        };
+        match accepted {
             Ok((stream, from)) => {
                 let _ = stream.set_nodelay(true);
                 let peer = Peer::of(from);
                 match door.connections.arrive(peer) {
-                    Ok(arrival) => spawn_on(&executor, connection(stream, Arc::clone(&door), peer, arrival)),
+                    Ok(arrival) => spawn_on(&executor, connection(stream, Arc::clone(&door), peer, arrival, late)),
                     Err(_) => {
                         let limit = door.endpoint.options.limits.connections_per_peer();
                         turned_away(&door, &format!("the address {peer} holds its limit of {limit} connections"));
@@ -255,12 +339,19 @@ fn spawn_on(executor: &Weak<Executor<'static>>, task: impl Future<Output = ()> +
 /// until then it may be closed to make room (`closed` yields), and a request the gate refuses
 /// closes it. Admitted, it may still be closed to make room while idle until one of its requests is
 /// answered with success (see `connections`).
-async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, closed): Arrival) {
+///
+/// A `late` connection (taken from the listen queue after the stop began) is served one request
+/// and closed.
+async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, closed): Arrival, late: bool) {
     let endpoint = Arc::clone(&door.endpoint);
+    let _open = endpoint.drain.open();
     let limits = &endpoint.options.limits;
     let mut builder = http1::Builder::new();
     let clock = HeadClock::new();
     builder.timer(clock.clone()).header_read_timeout(limits.header_timeout).max_header_size(limits.max_header);
+    if late {
+        builder.keep_alive(false);
+    }
     let held = Arc::new(held);
     let for_service = Arc::clone(&door);
     let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
@@ -295,7 +386,24 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
         }
     });
     let serve = async {
-        if let Err(e) = builder.serve_connection(SmolIo(stream), service).await {
+        let mut conn = std::pin::pin!(builder.serve_connection(SmolIo(stream), service));
+        let ended = smol::future::or(async { Some(conn.as_mut().await) }, async {
+            if late {
+                std::future::pending::<()>().await;
+            }
+            endpoint.drain.on_begin().await;
+            None
+        })
+        .await;
+        // The stop began: finish the request being served (an idle connection closes at once).
+        let ended = match ended {
+            Some(r) => r,
+            None => {
+                conn.as_mut().graceful_shutdown();
+                conn.await
+            }
+        };
+        if let Err(e) = ended {
             endpoint.logger.log(Level::Debug, &format!("connection ended: {e}"));
         }
     };

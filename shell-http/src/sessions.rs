@@ -107,6 +107,11 @@ impl Sessions {
         })
     }
 
+    /// Sessions alive (with an id), over every shard.
+    pub(crate) fn count(&self) -> usize {
+        (0..SHARDS).map(|shard| self.lock(shard).registry.len()).sum()
+    }
+
     fn lock(&self, shard: usize) -> MutexGuard<'_, State> {
         let state = &self.shards[shard % SHARDS];
         state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -37,6 +37,10 @@ pub struct ServeOptions {
     pub highlight_templates: bool,
     /// `--memory-budget`: the memory set aside for large calls (bytes).
     pub memory_budget: Option<u64>,
+    /// `--metrics ADDR`: serve Prometheus metrics at http://ADDR/metrics.
+    pub metrics: Option<std::net::SocketAddr>,
+    /// `--log-format json`: one JSON object per log line instead of text.
+    pub log_json: bool,
 }
 
 /// The options of `bb ai mcp serve --http ADDR`.
@@ -54,7 +58,14 @@ pub struct HttpServe {
     pub max_sessions: Option<usize>,
     /// `--session-idle SECONDS`.
     pub session_idle_s: Option<u64>,
+    /// `--grace SECONDS`: how long calls in flight may finish after SIGTERM or Ctrl-C.
+    pub grace_s: u64,
+    /// `--ready-interval SECONDS`: how often `/readyz`'s probe asks Bitbucket.
+    pub ready_interval_s: Option<u64>,
 }
+
+/// How long calls in flight may finish after SIGTERM or Ctrl-C, unless `--grace` says otherwise.
+pub const DEFAULT_GRACE_S: u64 = 20;
 
 /// The top-level help.
 pub const HELP: &str = "\
@@ -82,6 +93,8 @@ Options:
   --allow-writes      also expose tools that cannot be undone (merge_pull_request)
   --log-level LEVEL   log to stderr at LEVEL and above: debug, info, notice, warning,
                       error, critical, alert, emergency, or off (default: warning)
+  --log-format F      text (the default) or json: one JSON object per line on stderr (time,
+                      level, event, and the event's fields: call, tool, duration_ms, status)
   --host URL          the Bitbucket server, with its context path if any (wins over BITBUCKET_URL)
   --token TOKEN       a personal access token (wins over BITBUCKET_TOKEN)
   --rate-limit SIZE/RATE
@@ -99,6 +112,9 @@ Options:
                       the memory bb sets aside for large calls (diff and compare views), e.g.
                       256MiB (the default) or 1GiB; past it they wait their turn, and past 64
                       waiting they are refused with a sentence that says bb is busy
+  --metrics ADDR      serve Prometheus metrics at http://ADDR/metrics on a listener of their own:
+                      PORT alone is 127.0.0.1:PORT (loopback). No token; no label names a
+                      person, token, project or pull request
   -h, --help          print this help
 
 Streamable HTTP (instead of stdio):
@@ -114,6 +130,12 @@ Streamable HTTP (instead of stdio):
                       with it for that session only (default: the configured credentials)
   --max-sessions N    sessions alive at once (default: 4096)
   --session-idle S    end a session unused for S seconds (default: 1800)
+  --grace S           on SIGTERM or Ctrl-C, stop taking connections, answer /readyz with 503,
+                      send no Bitbucket write not already sent, and let calls in flight finish
+                      for up to S seconds (default: 20); the rest are told bb is restarting.
+                      A second signal stops bb at once (exit code 1)
+  --ready-interval S  from the first GET /readyz on, ask Bitbucket one cheap read every S seconds
+                      (default: 10); /healthz and /readyz need no token and cost no Bitbucket request
 ";
 
 /// Help of `bb ai mcp tools`.
@@ -133,6 +155,8 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
     let mut highlight_deadline = None;
     let mut highlight_templates = false;
     let mut memory_budget = None;
+    let mut metrics = None;
+    let mut log_json = false;
     let mut connection = crate::config::ConnectionFlags::default();
     let mut http: Option<std::net::SocketAddr> = None;
     let mut http_flags = HttpServe {
@@ -142,6 +166,8 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
         per_user_token_header: None,
         max_sessions: None,
         session_idle_s: None,
+        grace_s: DEFAULT_GRACE_S,
+        ready_interval_s: None,
     };
     let mut help = false;
     let mut seen_options: Vec<&'static str> = Vec::new();
@@ -166,6 +192,15 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
             Long("allow-writes") => {
                 exposure.allow_writes = true;
                 seen_options.push("--allow-writes");
+            }
+            Long("log-format") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--log-format")?;
+                log_json = match value.to_ascii_lowercase().as_str() {
+                    "json" => true,
+                    "text" => false,
+                    _ => return Err(format!("--log-format `{value}` is not a format: use text (the default) or json")),
+                };
+                seen_options.push("--log-format");
             }
             Long("log-level") => {
                 let value = parser.value().map_err(|e| e.to_string())?;
@@ -263,6 +298,29 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                     Some(n.ok_or_else(|| format!("--max-sessions `{value}` is not a positive number"))?);
                 seen_options.push("--max-sessions");
             }
+            Long("metrics") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--metrics")?;
+                let loopback = value.parse::<u16>().ok().map(|port| std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+                metrics = Some(match loopback {
+                    Some(a) => a,
+                    None => parse_listen_addr(&value).map_err(|e| e.replacen("--http", "--metrics", 1))?,
+                });
+                seen_options.push("--metrics");
+            }
+            Long("grace") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--grace")?;
+                http_flags.grace_s = value
+                    .parse::<u64>()
+                    .map_err(|_| format!("--grace `{value}` is not a number of seconds, such as 20"))?;
+                seen_options.push("--grace");
+            }
+            Long("ready-interval") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--ready-interval")?;
+                let n = value.parse::<u64>().ok().filter(|n| *n > 0);
+                http_flags.ready_interval_s =
+                    Some(n.ok_or_else(|| format!("--ready-interval `{value}` is not a positive number of seconds"))?);
+                seen_options.push("--ready-interval");
+            }
             Long("session-idle") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--session-idle")?;
                 let n = value.parse::<u64>().ok().filter(|n| *n > 0);
@@ -301,13 +359,15 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 highlight_deadline,
                 highlight_templates,
                 memory_budget,
+                metrics,
+                log_json,
             })))
         }
         ["ai", "mcp", "tools"] => {
-            if let Some(flag) = seen_options
-                .iter()
-                .find(|f| matches!(**f, "--log-level" | "--host" | "--token" | "--http") || HTTP_ONLY.contains(f))
-            {
+            if let Some(flag) = seen_options.iter().find(|f| {
+                matches!(**f, "--log-level" | "--log-format" | "--host" | "--token" | "--http" | "--metrics")
+                    || HTTP_ONLY.contains(f)
+            }) {
                 return Err(format!("{flag} is not an option of `bb ai mcp tools`; see `bb ai mcp tools --help`"));
             }
             Ok(Command::Tools(exposure))
@@ -317,8 +377,15 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
 }
 
 /// The flags that only mean something with `--http`.
-const HTTP_ONLY: [&str; 5] =
-    ["--allow-origin", "--allow-host", "--per-user-token-header", "--max-sessions", "--session-idle"];
+const HTTP_ONLY: [&str; 7] = [
+    "--allow-origin",
+    "--allow-host",
+    "--per-user-token-header",
+    "--max-sessions",
+    "--session-idle",
+    "--grace",
+    "--ready-interval",
+];
 
 fn plain(value: OsString, flag: &str) -> Result<String, String> {
     value.into_string().map(|v| v.trim().to_owned()).map_err(|_| format!("{flag} takes plain text"))

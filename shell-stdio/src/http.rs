@@ -5,21 +5,23 @@
 //! timeouts and retries as the operator's configuration, only the credentials differ), made on
 //! first use and kept for reuse; the operator's credentials are then never used for a session.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, ServerConfig};
+use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, Level, ServerConfig};
 use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken, Requester};
-use bb_http::{BearerToken, HttpOptions, HttpServer, Limits};
+use bb_http::{BearerToken, HttpOptions, HttpServer, Limits, MetricsServer};
 
 use crate::cli::HttpServe;
 use crate::client::Client;
 use crate::config::{Auth, BitbucketConfig};
 
 /// Binds, prints the URL as the first line on stderr (and a generated token, once), then serves
-/// until the process ends.
+/// until SIGTERM or SIGINT, then stops gracefully (see [`bb_http::Running::stop`]) and returns.
 pub fn serve_http(
     flags: &HttpServe,
+    metrics: Option<SocketAddr>,
     config: ServerConfig,
     bitbucket: Option<BitbucketConfig>,
     operator: Arc<dyn Bitbucket>,
@@ -35,6 +37,9 @@ pub fn serve_http(
     if let Some(s) = flags.session_idle_s {
         limits.session_idle = Duration::from_secs(s);
     }
+    if let Some(s) = flags.ready_interval_s {
+        limits.ready_interval = Duration::from_secs(s);
+    }
     let options = HttpOptions {
         allow_origins: flags.allow_origins.clone(),
         allow_hosts: flags.allow_hosts.clone(),
@@ -42,28 +47,126 @@ pub fn serve_http(
         per_user_token_header: flags.per_user_token_header.clone(),
         limits,
     };
-    let bitbucket = per_session(operator, bitbucket, flags.per_user_token_header.is_some())?;
-    let server = HttpServer::bind(flags.addr, options, config, bitbucket, logger)
-        .map_err(|e| format!("cannot listen on {}: {e}", flags.addr))?;
-    {
-        use std::io::Write;
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{}", server.url());
-        if let BearerToken::Generated(t) = &token {
-            let _ = writeln!(
-                err,
-                "bb: {} is not loopback: every request needs `Authorization: Bearer {t}` (set BB_HTTP_TOKEN to choose it)",
-                server.local_addr()
-            );
+    let per_user = flags.per_user_token_header.is_some();
+    // In per-person mode the sessions' Bitbucket refuses a request without a person; `/readyz`'s
+    // probe asks anonymously (application-properties answers anyone).
+    let probe = match bitbucket.clone().filter(|_| per_user) {
+        Some(mut base) => {
+            base.auth = Auth::Anonymous;
+            Some(Arc::new(Client::new(base)?) as Arc<dyn Bitbucket>)
         }
-        if !loopback && flags.allow_hosts.is_empty() {
-            let _ = writeln!(
-                err,
-                "bb: clients must reach bb as localhost; name the hosts they use with --allow-host (others get 403)"
-            );
+        None => None,
+    };
+    let bitbucket = per_session(operator, bitbucket, per_user)?;
+    let mut signals = Signals::listen()?;
+    let mut server = HttpServer::bind(flags.addr, options, config, bitbucket, logger.clone())
+        .map_err(|e| format!("cannot listen on {}: {e}", flags.addr))?;
+    if let Some(probe) = probe {
+        server = server.probe_anonymously(probe);
+    }
+    announce(&logger, &server, &token, !loopback && flags.allow_hosts.is_empty());
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    let running = server.spawn(cores);
+    if let Some(addr) = metrics {
+        serve_metrics(addr, running.gauges(), &logger)?;
+    }
+    let signal = signals.wait();
+    // A second signal while stopping ends bb at once, as an operator pressing Ctrl-C again expects.
+    let log = logger.clone();
+    let _ = std::thread::Builder::new().name("bb-signals".into()).spawn(move || {
+        let again = signals.wait();
+        log.announce(Level::Warning, &format!("{again} again: stopping now, calls in flight unanswered"), &[]);
+        std::process::exit(1);
+    });
+    let grace = Duration::from_secs(flags.grace_s);
+    logger.log(
+        Level::Notice,
+        &format!(
+            "{signal}: stopping; calls in flight have {} s to finish, no new Bitbucket write is sent",
+            flags.grace_s
+        ),
+    );
+    let stopped = running.stop(grace);
+    if stopped.cut > 0 {
+        logger.log(
+            Level::Warning,
+            &format!(
+                "stopped: {} connection(s) still busy after {} s were told bb is restarting",
+                stopped.cut, flags.grace_s
+            ),
+        );
+    } else {
+        logger.log(Level::Notice, "stopped: every call in flight was answered");
+    }
+    Ok(())
+}
+
+/// Says where bb listens, as the first line on stderr (and a generated token, once): as text, the
+/// URL alone on its line; as JSON, an object whose `url` it is.
+fn announce(logger: &Logger, server: &HttpServer, token: &BearerToken, name_hosts: bool) {
+    use serde_json::json;
+    use std::io::Write;
+    if logger.is_json() {
+        logger.announce(Level::Notice, "listening", &[("url", json!(server.url()))]);
+        if let BearerToken::Generated(t) = token {
+            let event = "not loopback: every request needs this bearer token (set BB_HTTP_TOKEN to choose it)";
+            logger.announce(Level::Notice, event, &[("token", json!(t))]);
+        }
+        if name_hosts {
+            let event =
+                "clients must reach bb as localhost; name the hosts they use with --allow-host (others get 403)";
+            logger.announce(Level::Warning, event, &[]);
+        }
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", server.url());
+    if let BearerToken::Generated(t) = token {
+        let _ = writeln!(
+            err,
+            "bb: {} is not loopback: every request needs `Authorization: Bearer {t}` (set BB_HTTP_TOKEN to choose it)",
+            server.local_addr()
+        );
+    }
+    if name_hosts {
+        let _ = writeln!(
+            err,
+            "bb: clients must reach bb as localhost; name the hosts they use with --allow-host (others get 403)"
+        );
+    }
+}
+
+/// Serves `--metrics` at `addr` (on a thread of its own) and says where on stderr.
+pub fn serve_metrics(addr: SocketAddr, gauges: Arc<dyn Fn() + Send + Sync>, logger: &Logger) -> Result<(), String> {
+    let server = MetricsServer::serve(addr, gauges).map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
+    let url = format!("http://{}/metrics", server.local_addr());
+    if logger.is_json() {
+        logger.announce(Level::Notice, "metrics", &[("url", serde_json::Value::String(url))]);
+    } else {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "bb: metrics at {url}");
+    }
+    Ok(())
+}
+
+/// SIGTERM and SIGINT (Ctrl-C), caught from before the server starts.
+struct Signals(async_signal::Signals);
+
+impl Signals {
+    fn listen() -> Result<Signals, String> {
+        async_signal::Signals::new([async_signal::Signal::Term, async_signal::Signal::Int])
+            .map(Signals)
+            .map_err(|e| format!("cannot catch SIGTERM and SIGINT: {e}"))
+    }
+
+    /// Blocks until one arrives; its name.
+    fn wait(&mut self) -> &'static str {
+        use smol::stream::StreamExt;
+        match smol::block_on(self.0.next()) {
+            Some(Ok(async_signal::Signal::Int)) => "SIGINT",
+            _ => "SIGTERM",
         }
     }
-    server.run().map_err(|e| format!("the HTTP server stopped: {e}"))
 }
 
 /// The Bitbucket the HTTP sessions use: the operator's, or in per-user mode one shared client (the

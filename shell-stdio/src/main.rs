@@ -24,7 +24,7 @@ fn main() -> ExitCode {
 fn run() -> Result<(), String> {
     match cli::parse(std::env::args_os().skip(1))? {
         Command::Help(text) => print(text),
-        Command::Version => print(&format!("bb {VERSION}\n")),
+        Command::Version => print(&format!("bb {VERSION} (commit {})\n", env!("BB_COMMIT"))),
         Command::Tools(exposure) => {
             let exposed = Catalogue::standard().expose(&exposure)?;
             if exposed.tools().is_empty() {
@@ -44,6 +44,7 @@ fn run() -> Result<(), String> {
         }
         Command::Serve(options) => {
             let logger = Logger::new(options.log_level);
+            let logger = if options.log_json { logger.json() } else { logger };
             let exposed = Catalogue::standard().expose(&options.exposure)?;
             // Checked before serving: a wrong URL, CA file or key pair stops bb here with exit code 2.
             let config = bb::config::load(&options.connection, &|name| std::env::var(name).ok())?;
@@ -70,7 +71,10 @@ fn run() -> Result<(), String> {
                 said.log(bb_core::Level::Debug, &format!("grammars of the common languages prepared in {ms} ms"));
             });
             if let Some(http) = &options.http {
-                return bb::http::serve_http(http, server_config, config, bitbucket, logger);
+                return bb::http::serve_http(http, options.metrics, server_config, config, bitbucket, logger);
+            }
+            if let Some(addr) = options.metrics {
+                bb::http::serve_metrics(addr, std::sync::Arc::new(|| {}), &logger)?;
             }
             bb::stdio::serve_stdio(server_config, bitbucket, logger, MAX_LINE)
                 .map_err(|e| format!("writing to stdout failed: {e}"))

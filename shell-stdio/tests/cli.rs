@@ -9,10 +9,16 @@ fn bb(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn version_prints_the_version() {
+fn version_prints_the_version_and_the_commit_it_was_built_from() {
     let out = bb(&["--version"]);
     assert!(out.status.success());
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("bb {}\n", env!("CARGO_PKG_VERSION")));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let commit = text
+        .strip_prefix(&format!("bb {} (commit ", env!("CARGO_PKG_VERSION")))
+        .and_then(|rest| rest.strip_suffix(")\n"))
+        .unwrap_or_else(|| panic!("{text}"));
+    // Built from this repository: the commit checked out (or `unknown` without git).
+    assert!(commit == "unknown" || (commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit())), "{text}");
 }
 
 #[test]

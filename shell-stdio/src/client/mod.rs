@@ -206,9 +206,14 @@ impl Client {
             let Some(outcome) = self.attempt(&request, &url, body.as_deref(), authorization, who, cancel) else {
                 return cancelled();
             };
+            let metrics = bb_drive::metrics::Metrics::global();
             // An abandoned read failed because nobody waits for it: no retry.
             if cancel.is_cancelled() {
+                metrics.bitbucket_abandoned(&request.path);
                 return cancelled();
+            }
+            if !matches!(&outcome, FetchOutcome::Failed(e) if matches!(e.kind, FetchErrorKind::Deferred { .. })) {
+                metrics.bitbucket_request(&request.path, &outcome);
             }
             if let FetchOutcome::Response(r) = &outcome
                 && r.status == 429
@@ -216,6 +221,7 @@ impl Client {
                 // Bitbucket's limiter is spent (by bb, or by the person's browser with the same user):
                 // every request of this identity pauses for what it asked.
                 let after = Duration::from_secs(r.retry_after_s.unwrap_or(1).clamp(1, 3600));
+                metrics.rate_limited(after.as_secs_f64());
                 if let Some(identity) = who.identity {
                     self.rate.limited(identity, after);
                 }
@@ -226,6 +232,7 @@ impl Client {
             }
             match retry::decide(&self.config.retry, request.method, attempt, &outcome, jitter()) {
                 Decision::Retry { after_ms } => {
+                    metrics.bitbucket_retry();
                     if cancel.sleep(Duration::from_millis(after_ms)) {
                         return cancelled();
                     }

@@ -1,0 +1,156 @@
+//! What the service tests share: bb over HTTP as a child process, its stderr kept, and raw HTTP/1.1
+//! requests to it (one connection each, `Connection: close`).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// bb serving HTTP; killed when dropped, unless it already exited.
+pub struct Bb {
+    pub child: Child,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    /// Everything bb wrote on stderr so far.
+    pub stderr: Arc<Mutex<String>>,
+}
+
+impl Drop for Bb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Bb {
+    /// Starts `bb ai mcp serve --http 127.0.0.1:0 ARGS` against the stand-in.
+    pub fn start(base_url: &str, token: &str, args: &[&str]) -> Bb {
+        Bb::start_with(base_url, token, args, &[])
+    }
+
+    /// [`Bb::start`] with more environment variables.
+    pub fn start_with(base_url: &str, token: &str, args: &[&str], env: &[(&str, &str)]) -> Bb {
+        Bb::start_on("127.0.0.1:0", base_url, token, args, env)
+    }
+
+    /// [`Bb::start_with`] listening on `listen`.
+    pub fn start_on(listen: &str, base_url: &str, token: &str, args: &[&str], env: &[(&str, &str)]) -> Bb {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
+            .args(["ai", "mcp", "serve", "--http", listen])
+            .args(args)
+            .env("BITBUCKET_URL", base_url)
+            .env("BITBUCKET_TOKEN", token)
+            .env_remove("BITBUCKET_USER")
+            .env_remove("BITBUCKET_PASSWORD")
+            .env_remove("BB_HTTP_TOKEN")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut first = String::new();
+        err.read_line(&mut first).unwrap();
+        let stderr = Arc::new(Mutex::new(first.clone()));
+        let kept = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while err.read_line(&mut line).is_ok_and(|n| n > 0) {
+                kept.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        // As text the URL is the first line; as JSON, its `url`.
+        let url = serde_json::from_str::<Value>(&first).ok().and_then(|v| v["url"].as_str().map(str::to_owned));
+        let addr = url
+            .as_deref()
+            .unwrap_or(&first)
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("http://"))
+            .and_then(|w| w.strip_suffix("/mcp"))
+            .unwrap_or_else(|| panic!("no URL in bb's first line: {first}"))
+            .to_owned();
+        Bb { child, addr, stderr }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends the signal (`TERM`, `INT`).
+    pub fn signal(&self, name: &str) {
+        let ok = Command::new("kill").arg(format!("-{name}")).arg(self.pid().to_string()).status().unwrap();
+        assert!(ok.success());
+    }
+
+    /// Waits for bb to exit (at most `limit`); its exit code.
+    pub fn exit_code(&mut self, limit: Duration) -> Option<i32> {
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s.code();
+            }
+            assert!(start.elapsed() < limit, "bb did not exit within {limit:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// One raw request; the status, the headers (lowercased names) and the body.
+pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(head.as_bytes()).unwrap();
+    let mut raw = String::new();
+    let _ = s.read_to_string(&mut raw);
+    let (headers, rest) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no answer: {raw:?}"));
+    let status = headers.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (status, headers.to_ascii_lowercase(), rest.to_owned())
+}
+
+/// A 2026-07-28 request (no session needed): the HTTP status and the JSON-RPC message (from JSON or
+/// the last SSE event).
+pub fn call(addr: &str, method: &str, mut params: Value) -> (u16, Value) {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {}});
+    let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+    ];
+    if !name.is_empty() {
+        headers.push(("Mcp-Name", &name));
+    }
+    let (status, _, rest) = request(addr, "POST", "/mcp", &headers, &body);
+    // Not JSON (a load balancer's own error page): kept as text, for the test to say what came.
+    let json = rest.lines().rev().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&rest);
+    (status, serde_json::from_str(json).unwrap_or_else(|_| json!({ "notJson": rest })))
+}
+
+/// The JSON-RPC message of a body: the body itself, or an SSE stream's last `data:` line.
+pub fn message(body: &str) -> Value {
+    let json = body.lines().rev().find_map(|l| l.strip_prefix("data: ")).unwrap_or(body);
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+}
+
+/// Polls `f` until it holds (at most 20 s).
+pub fn until(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < Duration::from_secs(20), "gave up waiting: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
