@@ -98,7 +98,7 @@ const insights = (() => {
     const n = list.length + (extra ? more : 0);
     return el("details", { class: "bb-an-top", "data-note": "annotations", open: n <= 2 ? "" : null },
       el("summary", { class: "bb-threads-sum" }, `${fmt.count(n, "annotation", "annotations")} not on the lines shown here`),
-      list.map((a) => annotation(a, Number.isInteger(a.line) && a.line > 0 ? ` line ${a.line}` : " this file")), extra);
+      list.map((a) => annotation(a, Number.isInteger(a.line) && a.line > 0 ? ` · line ${a.line}` : " · this file")), extra);
   }
   // The gutter's marker of a line that has annotations: its most severe.
   function marker(list) {
