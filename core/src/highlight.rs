@@ -2,8 +2,10 @@
 //! fixed vocabulary of classes the page colours from the host's theme (ADR-101: "Code is highlighted in
 //! bb, which sends each line's token classes, and the page colours them").
 //!
-//! Syntaxes are syntect's with bat's extra ones (two-face), parsed with the pure-Rust regex engine;
-//! the rules of theirs that made syntect's parser loop forever are mended at build time (`build.rs`). The
+//! Syntaxes are syntect's with bat's extra ones (two-face), parsed with Oniguruma as bat parses them (the
+//! feature `onig`, the default; `fancy` builds the pure-Rust fancy-regex instead, at about half the speed:
+//! `examples/highlight_vs_bat.rs`); the rules of theirs that made syntect's parser loop forever are mended
+//! at build time (`build.rs`), for either engine. The
 //! language comes from the path, then from the first line. One parse state is carried through the lines
 //! of a side of a diff (the new file's context and added lines; the old file's context and removed lines),
 //! so multi-line strings and comments come out right within a hunk; across the gap between two hunks the
@@ -31,6 +33,10 @@ static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(|| {
     syntect::dumps::from_uncompressed_data(include_bytes!(concat!(env!("OUT_DIR"), "/syntaxes.bin")))
         .unwrap_or_default()
 });
+
+/// The regex engine syntect parses with, as bb-core was built (its features `onig`, the default, and `fancy`;
+/// with both, syntect takes Oniguruma).
+pub const ENGINE: &str = if cfg!(feature = "onig") { "Oniguruma" } else { "fancy-regex" };
 
 /// The longest line highlighted, in characters; longer ones (minified code) go plain.
 pub const MAX_LINE_CHARS: usize = 2_000;
@@ -418,6 +424,31 @@ impl SideHighlighter {
         }
         innermost
     }
+}
+
+/// Each line's scope operations as syntect's parser gives them (`offset push scope` / `offset pop n`, one
+/// string per line), one parse state through `lines`: for comparing what the two regex engines make of the
+/// same files (`examples/highlight_scopes.rs`), below the classes bb keeps of them.
+#[cfg(any(test, feature = "testing"))]
+pub fn scope_operations(language: Language, lines: &[&str]) -> Vec<String> {
+    use std::fmt::Write;
+    use syntect::parsing::ScopeStackOp;
+    let mut state = ParseState::new(language.syntax);
+    lines
+        .iter()
+        .map(|text| {
+            let Ok(ops) = state.parse_line(&format!("{text}\n"), &SYNTAXES) else { return "error".to_owned() };
+            let mut out = String::new();
+            for (at, op) in ops {
+                let _ = match op {
+                    ScopeStackOp::Push(scope) => write!(out, "{at} push {}; ", scope.build_string()),
+                    ScopeStackOp::Pop(n) => write!(out, "{at} pop {n}; "),
+                    other => write!(out, "{at} {other:?}; "),
+                };
+            }
+            out
+        })
+        .collect()
 }
 
 /// Appends a run, merging it into the last one when their classes match.
