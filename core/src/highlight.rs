@@ -515,6 +515,33 @@ mod tests {
     }
 
     #[test]
+    fn every_rule_of_every_syntax_compiles_with_the_engine_built() {
+        use syntect::parsing::Regex;
+        use syntect::parsing::syntax_definition::Pattern;
+        // A regex that fails to compile would turn its file plain from the line that reaches it; the set is
+        // fancy-regex's (build.rs), so this is the check that Oniguruma takes all of it too. Rules that refer
+        // to an earlier match's captures (`\1`) are compiled only once those are filled in, and are skipped.
+        let builder = SYNTAXES.clone().into_builder();
+        let (mut compiled, mut failed) = (0, Vec::new());
+        for syntax in builder.syntaxes() {
+            for context in syntax.contexts.values() {
+                for pattern in &context.patterns {
+                    let Pattern::Match(rule) = pattern else { continue };
+                    if rule.has_captures {
+                        continue;
+                    }
+                    match Regex::try_compile(rule.regex.regex_str()) {
+                        None => compiled += 1,
+                        Some(error) => failed.push(format!("{}: {error}", syntax.name)),
+                    }
+                }
+            }
+        }
+        assert!(compiled > 10_000, "{compiled} rules");
+        assert!(failed.is_empty(), "{ENGINE} fails {} rule(s): {failed:#?}", failed.len());
+    }
+
+    #[test]
     fn a_long_line_goes_plain_and_so_does_the_rest_of_its_side() {
         let mut h = SideHighlighter::new(Language::detect("app.js", None).unwrap(), false);
         assert_eq!(h.line(&"x".repeat(MAX_LINE_CHARS + 1)), Err(Plain::Long));
