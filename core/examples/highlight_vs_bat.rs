@@ -66,15 +66,15 @@ const CORPUS: &[(&str, &str, &[Source])] = &[
     (
         "Go",
         "go",
-        &[Source::Folder("/usr/share/doc/git/contrib/persistent-https", "go"), Source::File("tools/stack/seed/files/main.go")],
+        &[
+            Source::Folder("/usr/share/doc/git/contrib/persistent-https", "go"),
+            Source::File("tools/stack/seed/files/main.go"),
+        ],
     ),
     (
         "Java",
         "java",
-        &[
-            Source::Zip(JDK, "java.base/java/util/HashMap.java"),
-            Source::Zip(JDK, "java.base/java/util/ArrayList.java"),
-        ],
+        &[Source::Zip(JDK, "java.base/java/util/HashMap.java"), Source::Zip(JDK, "java.base/java/util/ArrayList.java")],
     ),
     (
         "YAML",

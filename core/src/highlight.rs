@@ -36,6 +36,7 @@ static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(|| {
 
 /// The regex engine syntect parses with, as bb-core was built (its features `onig`, the default, and `fancy`;
 /// with both, syntect takes Oniguruma).
+#[cfg(any(test, feature = "testing"))]
 pub const ENGINE: &str = if cfg!(feature = "onig") { "Oniguruma" } else { "fancy-regex" };
 
 /// The longest line highlighted, in characters; longer ones (minified code) go plain.
