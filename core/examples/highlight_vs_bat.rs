@@ -142,7 +142,7 @@ fn main() {
             cell(bat_net),
             ratio(bat_rate),
             ratio(bat_net),
-            within(language, &lines, DEADLINE)
+            median_within(language, &lines)
         );
         if !missing.is_empty() {
             println!("{:<11} (missing, left out: {})", "", missing.join(", "));
@@ -216,6 +216,13 @@ fn within(language: Language, lines: &[&str], deadline: Duration) -> usize {
         done += 1;
     }
     done
+}
+
+/// [`within`] over [`ROUNDS`] rounds, the median.
+fn median_within(language: Language, lines: &[&str]) -> usize {
+    let mut counts: Vec<usize> = (0..ROUNDS).map(|_| within(language, lines, DEADLINE)).collect();
+    counts.sort_unstable();
+    counts[counts.len() / 2]
 }
 
 /// `bat` itself: `$BAT`, else `bat`, else `batcat` on the PATH.
