@@ -2,8 +2,10 @@
 //! fixed vocabulary of classes the page colours from the host's theme (ADR-101: "Code is highlighted in
 //! bb, which sends each line's token classes, and the page colours them").
 //!
-//! Syntaxes are syntect's with bat's extra ones (two-face), parsed with the pure-Rust regex engine;
-//! the rules of theirs that made syntect's parser loop forever are mended at build time (`build.rs`). The
+//! Syntaxes are syntect's with bat's extra ones (two-face), parsed with Oniguruma as bat parses them (the
+//! feature `onig`, the default; `fancy` builds the pure-Rust fancy-regex instead, at about half the speed:
+//! `examples/highlight_vs_bat.rs`); the rules of theirs that made syntect's parser loop forever are mended
+//! at build time (`build.rs`), for either engine. The
 //! language comes from the path, then from the first line. One parse state is carried through the lines
 //! of a side of a diff (the new file's context and added lines; the old file's context and removed lines),
 //! so multi-line strings and comments come out right within a hunk; across the gap between two hunks the
@@ -15,8 +17,9 @@
 //! A syntax that embeds others (HTML with script and style, PHP, Vue, Svelte, Jinja, ERB, Handlebars, …)
 //! cannot be stopped midway through its nested parse; it is used only when the operator asks
 //! (`--highlight-templates`), else its lines go plain. Markdown is not among them, by its measured cost
-//! (`examples/template_cost.rs`): its slowest line is 6 ms warm and 75 ms the first time a process meets it
-//! (TypeScript's, which is no template, is 470 ms), and it is the file a pull request carries most.
+//! (`examples/template_cost.rs`): its slowest line was 6 ms warm and 75 ms the first time a process meets it
+//! with fancy-regex (TypeScript's, which is no template, 470 ms); with Oniguruma 0.4 ms warm and 32 ms cold
+//! (TypeScript's 43 ms). And it is the file a pull request carries most.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -31,6 +34,11 @@ static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(|| {
     syntect::dumps::from_uncompressed_data(include_bytes!(concat!(env!("OUT_DIR"), "/syntaxes.bin")))
         .unwrap_or_default()
 });
+
+/// The regex engine syntect parses with, as bb-core was built (its features `onig`, the default, and `fancy`;
+/// with both, syntect takes Oniguruma).
+#[cfg(any(test, feature = "testing"))]
+pub const ENGINE: &str = if cfg!(feature = "onig") { "Oniguruma" } else { "fancy-regex" };
 
 /// The longest line highlighted, in characters; longer ones (minified code) go plain.
 pub const MAX_LINE_CHARS: usize = 2_000;
@@ -189,9 +197,11 @@ impl HighlightJob {
 
 /// Files of the languages pull requests carry most, whose grammars a new process prepares off the critical path
 /// ([`HighlightJob::prepare_common`]): the first diff of a session then meets them compiled. Measured cold in a fresh
-/// process (`examples/template_cost.rs`, release, this machine): TypeScript 780 ms (one line 470 ms), Markdown with
-/// fenced Rust/Python/JS/YAML/sh 352 ms, JavaScript 63 ms, Rust 41 ms, Python 36 ms, Go and Java 25 ms, YAML 5 ms,
-/// JSON 2 ms; warm, every one of them under 7 ms for its slowest line.
+/// process (`examples/template_cost.rs`, release, this machine) with fancy-regex: TypeScript 780 ms (one line 470 ms),
+/// Markdown with fenced Rust/Python/JS/YAML/sh 352 ms, JavaScript 63 ms, Rust 41 ms, Python 36 ms, Go and Java 25 ms,
+/// YAML 5 ms, JSON 2 ms; warm, every one of them under 7 ms for its slowest line. With Oniguruma (Dec 2026, the
+/// machine loaded): Rust 69 ms, Markdown 59, JavaScript 56, TypeScript 49, Java 8, Python 2, Go 1, YAML and JSON
+/// under 1; warm, under 0.4 ms for the slowest line of each.
 pub const PREPARED: [&str; 10] = ["a.rs", "a.py", "a.js", "a.ts", "a.go", "a.java", "a.yaml", "a.json", "a.md", "a.sh"];
 
 impl HighlightJob {
@@ -420,6 +430,31 @@ impl SideHighlighter {
     }
 }
 
+/// Each line's scope operations as syntect's parser gives them (`offset push scope` / `offset pop n`, one
+/// string per line), one parse state through `lines`: for comparing what the two regex engines make of the
+/// same files (`examples/highlight_scopes.rs`), below the classes bb keeps of them.
+#[cfg(any(test, feature = "testing"))]
+pub fn scope_operations(language: Language, lines: &[&str]) -> Vec<String> {
+    use std::fmt::Write;
+    use syntect::parsing::ScopeStackOp;
+    let mut state = ParseState::new(language.syntax);
+    lines
+        .iter()
+        .map(|text| {
+            let Ok(ops) = state.parse_line(&format!("{text}\n"), &SYNTAXES) else { return "error".to_owned() };
+            let mut out = String::new();
+            for (at, op) in ops {
+                let _ = match op {
+                    ScopeStackOp::Push(scope) => write!(out, "{at} push {}; ", scope.build_string()),
+                    ScopeStackOp::Pop(n) => write!(out, "{at} pop {n}; "),
+                    other => write!(out, "{at} {other:?}; "),
+                };
+            }
+            out
+        })
+        .collect()
+}
+
 /// Appends a run, merging it into the last one when their classes match.
 fn push(runs: &mut Runs, len: usize, class: Option<Class>) {
     if len == 0 {
@@ -481,6 +516,33 @@ mod tests {
         assert!(html.is_template());
         assert_eq!(SideHighlighter::new(html, false).line("<p>hi</p>"), Err(Plain::Template));
         assert!(SideHighlighter::new(html, true).line("<p>hi</p>").is_ok());
+    }
+
+    #[test]
+    fn every_rule_of_every_syntax_compiles_with_the_engine_built() {
+        use syntect::parsing::Regex;
+        use syntect::parsing::syntax_definition::Pattern;
+        // A regex that fails to compile would turn its file plain from the line that reaches it; the set is
+        // fancy-regex's (build.rs), so this is the check that Oniguruma takes all of it too. Rules that refer
+        // to an earlier match's captures (`\1`) are compiled only once those are filled in, and are skipped.
+        let builder = SYNTAXES.clone().into_builder();
+        let (mut compiled, mut failed) = (0, Vec::new());
+        for syntax in builder.syntaxes() {
+            for context in syntax.contexts.values() {
+                for pattern in &context.patterns {
+                    let Pattern::Match(rule) = pattern else { continue };
+                    if rule.has_captures {
+                        continue;
+                    }
+                    match Regex::try_compile(rule.regex.regex_str()) {
+                        None => compiled += 1,
+                        Some(error) => failed.push(format!("{}: {error}", syntax.name)),
+                    }
+                }
+            }
+        }
+        assert!(compiled > 10_000, "{compiled} rules");
+        assert!(failed.is_empty(), "{ENGINE} fails {} rule(s): {failed:#?}", failed.len());
     }
 
     #[test]

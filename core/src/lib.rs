@@ -59,6 +59,12 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(not(any(feature = "onig", feature = "fancy")))]
+compile_error!(
+    "bb-core highlights with a regex engine chosen by a feature: `onig` (the default) or `fancy` (pure Rust); \
+     build with one of them, e.g. `--no-default-features --features fancy`"
+);
+
 mod args;
 mod avatar_cache;
 mod bitbucket;

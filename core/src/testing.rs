@@ -13,7 +13,9 @@ pub mod avatar_cache {
 
 /// Highlighting, for its benches, its sweep and the grammar-loop tests.
 pub mod highlight {
-    pub use crate::highlight::{Class, Language, MAX_LINE_CHARS, Runs, SideHighlighter, encode};
+    pub use crate::highlight::{
+        Class, ENGINE, Language, MAX_LINE_CHARS, Runs, SideHighlighter, encode, scope_operations,
+    };
 }
 
 /// The instructions the model is told at initialize.
