@@ -8,32 +8,12 @@
 
 mod service;
 
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use service::{Bb, call, request, until};
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn haproxy() -> Option<String> {
-    let found = Command::new("sh").args(["-c", "command -v haproxy"]).output().ok()?;
-    found.status.success().then(|| String::from_utf8_lossy(&found.stdout).trim().to_owned())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+use service::{Bb, call, free_port, haproxy, request, start_haproxy, until};
 
 /// What happened to the client's calls.
 #[derive(Debug, Default)]
@@ -66,11 +46,7 @@ fn one(lb: &str, tool: &str, arguments: Value, tally: &mut Tally) -> bool {
 
 #[test]
 fn a_rolling_restart_of_both_replicas_behind_haproxy_loses_no_call() {
-    let Some(haproxy) = haproxy() else {
-        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI must have haproxy (.ci/run installs it)");
-        eprintln!("SKIPPED: haproxy is not installed (apt-get install haproxy); the rolling restart did not run");
-        return;
-    };
+    let Some(haproxy) = haproxy("the rolling restart") else { return };
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
     // Each call takes a while at Bitbucket, so some are in flight at every SIGTERM.
     stack.with_world(|w| {
@@ -98,20 +74,7 @@ fn a_rolling_restart_of_both_replicas_behind_haproxy_loses_no_call() {
         ),
     )
     .unwrap();
-    let _lb = Killed(
-        Command::new(&haproxy)
-            .args(["-db", "-f"])
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let started = Instant::now();
-    while TcpStream::connect(("127.0.0.1", lb)).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(10), "haproxy did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let _lb = start_haproxy(&haproxy, &config, lb);
     for a in &addrs {
         until("the replica is ready", || request(a, "GET", "/readyz", &[], "").0 == 200);
     }

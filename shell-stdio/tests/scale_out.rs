@@ -3,56 +3,15 @@
 //! Debian's `haproxy` (`.ci/run` installs it); without it the test says so and passes, except under
 //! `CI=true`, where it fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod service;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
 
 use serde_json::{Value, json};
-
-/// A child process killed when the test ends, however it ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// Starts bb over HTTP on a free port; its address, from the first line bb writes on stderr.
-fn bb(base_url: &str, token: &str, lb_port: u16) -> (Killed, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
-        .args(["ai", "mcp", "serve", "--http", "127.0.0.1:0", "--allow-host", &format!("127.0.0.1:{lb_port}")])
-        .env("BITBUCKET_URL", base_url)
-        .env("BITBUCKET_TOKEN", token)
-        .env_remove("BITBUCKET_USER")
-        .env_remove("BITBUCKET_PASSWORD")
-        .env_remove("BB_HTTP_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
-    // Keep draining stderr so bb never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-    let addr = first
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
-        .and_then(|w| w.strip_suffix("/mcp"))
-        .unwrap_or_else(|| panic!("no URL in bb's first line: {first}"))
-        .to_owned();
-    (Killed(child), addr)
-}
+use service::{Bb, free_port, haproxy, start_haproxy};
 
 /// One 2026-07-28 POST through the load balancer: the answer's JSON and which bb served it.
 fn post(lb: u16, method: &str, mut params: Value, views: bool) -> (Value, String) {
@@ -91,22 +50,15 @@ fn post(lb: u16, method: &str, mut params: Value, views: bool) -> (Value, String
     (serde_json::from_str(json).unwrap_or_else(|e| panic!("not JSON ({e}): {rest}")), served)
 }
 
-fn haproxy() -> Option<String> {
-    let found = Command::new("sh").args(["-c", "command -v haproxy"]).output().ok()?;
-    found.status.success().then(|| String::from_utf8_lossy(&found.stdout).trim().to_owned())
-}
-
 #[test]
 fn two_bb_processes_behind_a_round_robin_load_balancer_answer_every_stateless_request() {
-    let Some(haproxy) = haproxy() else {
-        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI must have haproxy (.ci/run installs it)");
-        eprintln!("SKIPPED: haproxy is not installed (apt-get install haproxy); the scale-out test did not run");
-        return;
-    };
+    let Some(haproxy) = haproxy("the scale-out test") else { return };
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
     let lb = free_port();
-    let (_a, addr_a) = bb(&stack.base_url, &stack.token, lb);
-    let (_b, addr_b) = bb(&stack.base_url, &stack.token, lb);
+    let allow = format!("127.0.0.1:{lb}");
+    let a = Bb::start(&stack.base_url, &stack.token, &["--allow-host", &allow]);
+    let b = Bb::start(&stack.base_url, &stack.token, &["--allow-host", &allow]);
+    let (addr_a, addr_b) = (&a.addr, &b.addr);
     let dir = std::env::temp_dir().join(format!("bb-scale-out-{}-{lb}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("haproxy.cfg");
@@ -120,20 +72,7 @@ fn two_bb_processes_behind_a_round_robin_load_balancer_answer_every_stateless_re
         ),
     )
     .unwrap();
-    let _lb = Killed(
-        Command::new(&haproxy)
-            .args(["-db", "-f"])
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", lb)).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(10), "haproxy did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let _lb = start_haproxy(&haproxy, &config, lb);
 
     let pr = json!({"project": "BB", "repo": "api", "pr_id": 1});
     let mut served = BTreeSet::new();

@@ -1,9 +1,10 @@
-//! What the service tests share: bb over HTTP as a child process, its stderr kept, and raw HTTP/1.1
-//! requests to it (one connection each, `Connection: close`).
+//! What the service tests share: bb over HTTP as a child process, its stderr kept, raw HTTP/1.1
+//! requests to it (one connection each, `Connection: close`), and haproxy in front of replicas.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -90,15 +91,51 @@ impl Bb {
 
     /// Waits for bb to exit (at most `limit`); its exit code.
     pub fn exit_code(&mut self, limit: Duration) -> Option<i32> {
-        let start = Instant::now();
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s.code();
+        let mut code = None;
+        until_within("bb exited", limit, || match self.child.try_wait().unwrap() {
+            Some(status) => {
+                code = status.code();
+                true
             }
-            assert!(start.elapsed() < limit, "bb did not exit within {limit:?}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            None => false,
+        });
+        code
     }
+}
+
+/// A child process killed when the test ends, however it ends.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A loopback port free when asked.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Debian's haproxy, or None after saying the test did not run (`what`); under `CI=true` its absence fails.
+pub fn haproxy(what: &str) -> Option<String> {
+    let found = Command::new("sh").args(["-c", "command -v haproxy"]).output().ok();
+    let path = found.filter(|f| f.status.success()).map(|f| String::from_utf8_lossy(&f.stdout).trim().to_owned());
+    if path.is_none() {
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI must have haproxy (.ci/run installs it)");
+        eprintln!("SKIPPED: haproxy is not installed (apt-get install haproxy); {what} did not run");
+    }
+    path
+}
+
+/// haproxy with `config`, once it listens on `port`.
+pub fn start_haproxy(haproxy: &str, config: &Path, port: u16) -> Killed {
+    let child =
+        Command::new(haproxy).args(["-db", "-f"]).arg(config).stdout(Stdio::null()).stderr(Stdio::null()).spawn();
+    let lb = Killed(child.unwrap());
+    until("haproxy listens", || TcpStream::connect(("127.0.0.1", port)).is_ok());
+    lb
 }
 
 /// One raw request; the status, the headers (lowercased names) and the body.
@@ -147,10 +184,15 @@ pub fn message(body: &str) -> Value {
 }
 
 /// Polls `f` until it holds (at most 20 s).
-pub fn until(what: &str, mut f: impl FnMut() -> bool) {
+pub fn until(what: &str, f: impl FnMut() -> bool) {
+    until_within(what, Duration::from_secs(20), f);
+}
+
+/// Polls `f` until it holds, asking every 20 ms; fails after `limit`, naming `what`.
+pub fn until_within(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
-        assert!(start.elapsed() < Duration::from_secs(20), "gave up waiting: {what}");
+        assert!(start.elapsed() < limit, "gave up waiting {limit:?}: {what}");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
