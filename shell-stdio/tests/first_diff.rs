@@ -7,7 +7,7 @@
 mod io_support;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -17,17 +17,7 @@ use serde_json::{Value, json};
 #[test]
 fn the_first_diff_of_a_fresh_process_is_highlighted_whole() {
     let stack = stack();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
-        .args(["ai", "mcp", "serve", "--log-level", "debug"])
-        .env("BITBUCKET_URL", &stack.base_url)
-        .env("BITBUCKET_TOKEN", &stack.token)
-        .env_remove("BITBUCKET_USER")
-        .env_remove("BITBUCKET_PASSWORD")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = bb_stdio(&stack, &["--log-level", "debug"]).stderr(Stdio::piped()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let stderr = BufReader::new(child.stderr.take().unwrap());

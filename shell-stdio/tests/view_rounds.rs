@@ -12,7 +12,6 @@
 mod io_support;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 
 use io_support::*;
 use serde_json::{Value, json};
@@ -30,17 +29,7 @@ struct Bb {
 
 impl Bb {
     fn start(stack: &bb_stack::RunningStack) -> Bb {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
-            .args(["ai", "mcp", "serve", "--log-level", "off"])
-            .env("BITBUCKET_URL", &stack.base_url)
-            .env("BITBUCKET_TOKEN", &stack.token)
-            .env_remove("BITBUCKET_USER")
-            .env_remove("BITBUCKET_PASSWORD")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = bb_stdio(stack, &["--log-level", "off"]).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut bb = Bb { child, stdin, stdout, next: 1 };
