@@ -11,7 +11,10 @@
 //! The last line printed counts files, lines and the engine, so that two outputs are never of one engine unseen.
 #![allow(clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+#[path = "support/walk.rs"]
+mod walk;
+use std::path::Path;
+use walk::walk;
 
 use bb_core::testing::highlight::{ENGINE, Language, MAX_LINE_CHARS, scope_operations};
 
@@ -36,19 +39,4 @@ fn main() {
         lines += sample.len();
     }
     println!("{done} files, {lines} lines, parsed with {ENGINE}");
-}
-
-/// Every file under `path` (symbolic links not followed), in name order.
-fn walk(path: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
-    if meta.is_file() {
-        out.push(path.to_path_buf());
-    } else if meta.is_dir() {
-        let Ok(entries) = std::fs::read_dir(path) else { return };
-        let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        children.sort();
-        for child in children {
-            walk(&child, out);
-        }
-    }
 }

@@ -7,11 +7,14 @@
 //! (`--templates` also runs the syntaxes that embed others; `--bound SECONDS`, default 10).
 #![allow(clippy::expect_used)]
 
+#[path = "support/walk.rs"]
+mod walk;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
+use walk::walk;
 
 use bb_core::testing::highlight::{Language, MAX_LINE_CHARS, SideHighlighter};
 
@@ -93,20 +96,5 @@ fn main() {
     println!("languages: {}", top.join(", "));
     if !not_done.is_empty() {
         std::process::exit(1);
-    }
-}
-
-/// Every file under `path` (symbolic links not followed), in name order.
-fn walk(path: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
-    if meta.is_file() {
-        out.push(path.to_path_buf());
-    } else if meta.is_dir() {
-        let Ok(entries) = std::fs::read_dir(path) else { return };
-        let mut children: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        children.sort();
-        for child in children {
-            walk(&child, out);
-        }
     }
 }
