@@ -21,27 +21,20 @@ const insights = (() => {
     return parts.length ? parts.flatMap((p, i) => (i ? [" · ", p] : [p])) : null;
   }
 
-  const rank = (r) => (r.missing ? 1 : r.result === "FAIL" ? 0 : r.result === "PASS" ? 3 : 2);
+  // Failed, then pending, then passed. Which reports the merge check requires Bitbucket's REST API does not say: a
+  // failed or missing required one is in the merge check's vetoes ("Merge issues"), not marked here.
+  const rank = (r) => (r.result === "FAIL" ? 0 : r.result === "PASS" ? 2 : 1);
   function reportRow(r) {
-    if (r.missing) {
-      return el("li", { class: "bb-report bb-bad", "data-key": str(r.key), "data-result": "MISSING", "data-need": "required-report" },
-        el("span", { class: "bb-build-state" }, "○ No report yet"),
-        el("span", { class: "bb-build-body" }, el("bdi", { class: "bb-build-name" }, (str(r.title) || str(r.key)).slice(0, 300)),
-          el("span", { class: "bb-loz bb-plain" }, "Required"),
-          el("span", { class: "bb-muted bb-build-detail" }, "The merge check waits for this report.")));
-    }
     const [word, icon, tone] = RESULT[r.result] || PENDING;
     const fields = arr(r.data).slice(0, 6).map((f) => el("div", { class: "bb-field" },
       el("dt", {}, el("bdi", {}, str(f.title).slice(0, 200) || "Value")),
       el("dd", {}, webUrl(f.url) ? link(f.url, {}, el("bdi", {}, str(f.text).slice(0, 300) || f.url)) : el("bdi", {}, str(f.text).slice(0, 300)))));
     const more = fmt.isCount(r.dataMore) && r.dataMore > 0 ? el("p", { class: "bb-muted" }, `${fmt.count(r.dataMore, "more field", "more fields")} in Bitbucket.`) : null;
     const an = counted(r.annotations);
-    return el("li", { class: `bb-report bb-${tone}`, "data-key": str(r.key), "data-result": str(r.result) || "PENDING",
-      "data-need": r.result === "FAIL" && r.required === true ? "required-report" : null },
+    return el("li", { class: `bb-report bb-${tone}`, "data-key": str(r.key), "data-result": str(r.result) || "PENDING" },
     el("span", { class: "bb-build-state" }, `${icon} ${word}`),
     el("span", { class: "bb-build-body" },
       link(r.url, { class: "bb-build-name" }, el("bdi", {}, (str(r.title) || str(r.key) || "Report").slice(0, 300))),
-      r.required === true ? el("span", { class: "bb-loz bb-plain" }, "Required") : null,
       str(r.reporter) ? el("span", { class: "bb-muted bb-build-detail" }, el("bdi", {}, str(r.reporter).slice(0, 200))) : null,
       str(r.details) ? el("p", { class: "bb-report-details", dir: "auto" }, str(r.details).slice(0, 600)) : null,
       fields.length ? el("dl", { class: "bb-fields" }, fields) : null, more,
@@ -52,8 +45,7 @@ const insights = (() => {
   function section(pr, ctx) {
     const ins = pr.insights;
     if (!ins || typeof ins !== "object" || Array.isArray(ins)) return null;
-    const missing = pr.state === "OPEN" ? arr(ins.missingRequired).filter((m) => str(m.key)).map((m) => ({ key: m.key, title: m.title, missing: true })) : [];
-    const rows = [...missing, ...arr(ins.reports)].map((r, i) => [rank(r), i, r]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, , r]) => r);
+    const rows = arr(ins.reports).map((r, i) => [rank(r), i, r]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, , r]) => r);
     if (!rows.length) return null;
     const an = counted(ins.annotations);
     const total = fmt.isCount(obj(ins.annotations).total) ? ins.annotations.total : null;
@@ -61,7 +53,7 @@ const insights = (() => {
       el("div", { class: "bb-builds-head" }, el("h3", {}, "Reports"),
         an ? el("span", { class: "bb-muted bb-an-total" }, `${fmt.count(total ?? 0, "annotation", "annotations")}: `, an) : null),
       grow(rows, { inline: ctx.inline, first: 3, step: 10, noun: "reports", one: "report", tag: "ul", cls: "bb-builds",
-        pinned: (r) => r.missing || r.result === "FAIL", draw: reportRow }));
+        pinned: (r) => r.result === "FAIL", draw: reportRow }));
   }
 
   // ---- the diff ---------------------------------------------------------------------------------

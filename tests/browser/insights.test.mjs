@@ -1,5 +1,5 @@
-// Code Insights as Bitbucket's pull request page draws them: the card's Reports (failed first, a required report
-// missing said, data fields formatted, links only through the host, annotations counted by severity), and the diff's
+// Code Insights as Bitbucket's pull request page draws them: the card's Reports (failed first, pending, passed, data
+// fields formatted, links only through the host, annotations counted by severity), and the diff's
 // annotations under their lines (data-new), marked in the gutter and the file list, the rest at the file's top;
 // hostile text stays text. Inline at a chat's width and fullscreen, light and dark.
 import { after, before, test } from "node:test";
@@ -18,15 +18,14 @@ function withReports() {
   data.pullRequest.insights = {
     reports: [
       { key: "sonar", title: "SonarQube", result: "FAIL", reporter: "SonarQube 10.4", url: "https://sonar.example.com/p/api", details: "Quality gate failed: 2 new bugs.",
-        required: true, data: [{ title: "Coverage", text: "83.2%", url: null }, { title: "Bugs", text: "2", url: null },
+        data: [{ title: "Coverage", text: "83.2%", url: null }, { title: "Bugs", text: "2", url: null },
           { title: "Dashboard", text: "Open dashboard", url: "https://sonar.example.com/d" }, { title: "Evil", text: "click", url: "javascript:alert(1)" }],
         dataMore: 0, annotations: { HIGH: 2, MEDIUM: 1, LOW: 0 } },
-      { key: "coverage", title: "Coverage", result: "PASS", reporter: null, url: null, details: null, required: false, data: [{ title: "Lines", text: "91.0%", url: null }], dataMore: 0, annotations: null },
+      { key: "coverage", title: "Coverage", result: "PASS", reporter: null, url: null, details: null, data: [{ title: "Lines", text: "91.0%", url: null }], dataMore: 0, annotations: null },
       { key: "lint", title: "Lint", result: "PASS", data: [], annotations: null },
       { key: "deps", title: "Dependencies", result: "PASS", data: [], annotations: null },
-      { key: "hostile", title: HOSTILE, result: null, reporter: HOSTILE, url: "javascript:alert(1)", details: HOSTILE, required: null, data: [], dataMore: 3, annotations: { HIGH: 0, MEDIUM: 0, LOW: 500 } },
+      { key: "hostile", title: HOSTILE, result: null, reporter: HOSTILE, url: "javascript:alert(1)", details: HOSTILE, data: [], dataMore: 3, annotations: { HIGH: 0, MEDIUM: 0, LOW: 500 } },
     ],
-    missingRequired: [{ key: "security-scan", title: null }],
     annotations: { total: 503, HIGH: 2, MEDIUM: 1, LOW: 500 },
   };
   return data;
@@ -48,27 +47,26 @@ function withAnnotations() {
   return { data, line };
 }
 
-test("the card's Reports: failed first, the missing required report said, fields formatted, links through the host only", async () => {
+test("the card's Reports: failed first, then pending, then passed, fields formatted, links through the host only", async () => {
   const data = withReports();
   const { page, frame, errors, log } = await open(browser, { mount: { width: 700, input: data.call, result: result(data) } });
   await frame.locator(".bb-reports").waitFor({ timeout: 10000 });
   // Up front, beside the failed builds: the failed report counted.
   assert.equal(await frame.locator('[data-count="failed-reports"]').textContent(), "✕ 1 failed report");
   const rows = frame.locator(".bb-reports .bb-report");
-  // Failed and the missing required report pinned, then three more, pending before passed; the rest behind Show more.
-  assert.deepEqual(await rows.evaluateAll((n) => n.map((r) => r.dataset.result)), ["FAIL", "MISSING", "PENDING", "PASS", "PASS"]);
+  // The failed one pinned, then three more, pending before passed; the rest behind Show more.
+  assert.deepEqual(await rows.evaluateAll((n) => n.map((r) => r.dataset.result)), ["FAIL", "PENDING", "PASS", "PASS"]);
   assert.equal(await frame.locator(".bb-reports .bb-more").textContent(), "Show 1 more report");
-  assert.match(await rows.nth(0).textContent(), /^✕ FailedSonarQubeRequired/);
-  assert.match(await rows.nth(1).textContent(), /○ No report yetsecurity-scanRequiredThe merge check waits for this report\./);
+  assert.match(await rows.nth(0).textContent(), /^✕ FailedSonarQubeSonarQube 10\.4/);
   assert.deepEqual(await texts(rows.nth(0).locator(".bb-field dt")), ["Coverage", "Bugs", "Dashboard", "Evil"]);
   assert.deepEqual(await texts(rows.nth(0).locator(".bb-field dd")), ["83.2%", "2", "Open dashboard", "click"]);
   assert.equal(await rows.nth(0).locator(".bb-field dd a").count(), 1, "only the http(s) field is a link");
   assert.equal(await rows.nth(0).locator(".bb-report-an").textContent(), "Annotations: 2 high · 1 medium");
   assert.equal(await frame.locator(".bb-an-total").textContent(), "503 annotations: 2 high · 1 medium · 500 low");
   // The hostile report (pending): its title is text, cut; its javascript: link is no link.
-  assert.equal(await rows.nth(2).locator("a").count(), 0);
-  assert.equal(await rows.nth(2).locator("img").count(), 0);
-  assert.ok((await rows.nth(2).locator(".bb-build-name").textContent()).length <= 300);
+  assert.equal(await rows.nth(1).locator("a").count(), 0);
+  assert.equal(await rows.nth(1).locator("img").count(), 0);
+  assert.ok((await rows.nth(1).locator(".bb-build-name").textContent()).length <= 300);
   assert.deepEqual((await log()).pwned, []);
   assert.deepEqual(errors, []);
   await frame.locator(".bb-reports").scrollIntoViewIfNeeded();
@@ -81,7 +79,7 @@ for (const theme of ["light", "dark"]) {
     const { page, frame, errors, log } = await open(browser, { colorScheme: theme, mount: { theme, displayMode: "fullscreen", frameHeight: 900, width: 1000, input: data.call, result: result(data) } });
     await frame.locator(".bb-reports").waitFor({ timeout: 10000 });
     const rows = frame.locator(".bb-reports .bb-report");
-    assert.deepEqual(await rows.evaluateAll((n) => n.map((r) => r.dataset.result)), ["FAIL", "MISSING", "PENDING", "PASS", "PASS", "PASS"]);
+    assert.deepEqual(await rows.evaluateAll((n) => n.map((r) => r.dataset.result)), ["FAIL", "PENDING", "PASS", "PASS", "PASS"]);
     await rows.nth(0).locator(".bb-build-name").click();
     await until("the report's link opened through the host", async () => (await log()).links.length === 1);
     assert.deepEqual((await log()).links, ["https://sonar.example.com/p/api"]);

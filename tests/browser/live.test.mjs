@@ -298,7 +298,7 @@ test("a changed list says which row changed, and its button goes to that row", a
 });
 
 test("a scanner finishing updates its report in place and is told to the person and the model", async () => {
-  const reports = (result) => ({ reports: [{ key: "sonar", title: "SonarQube", result, data: [{ title: "Bugs", text: result ? "2" : "…", url: null }], annotations: null }], missingRequired: [], annotations: null });
+  const reports = (result) => ({ reports: [{ key: "sonar", title: "SonarQube", result, data: [{ title: "Bugs", text: result ? "2" : "…", url: null }], annotations: null }], annotations: null });
   const data = live("pr-open", (d) => { d.pullRequest.insights = reports(null); return d; });
   let answer = () => unchanged();
   const v = await mount(data, (p) => answer(p), { displayMode: "fullscreen" });

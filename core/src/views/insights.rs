@@ -4,8 +4,8 @@
 //!
 //! Every text is plain (the page puts it in text nodes), cut where VIEW_DATA.md says with `…`; a link is kept only
 //! when it is http(s). Which reports the Code Insights merge check requires is not in Bitbucket's REST API
-//! [assumed: no public source names an endpoint for the merge check's settings], so `required` is null and
-//! `missingRequired` empty; the card's merge verdict carries the check's vetoes in Bitbucket's words.
+//! [assumed: no public source names an endpoint for the merge check's settings], so the views carry no "required"
+//! mark: the card's merge verdict carries the check's vetoes for a failed or missing required report, in its words.
 
 use std::collections::BTreeMap;
 
@@ -71,7 +71,6 @@ pub fn card(reader: &InsightsReader) -> Value {
                 "reporter": r.reporter.as_deref().map(|s| cut(s, 200)),
                 "url": http_url(r.link.as_deref()),
                 "details": r.details.as_deref().filter(|d| !d.trim().is_empty()).map(|d| cut(d, DETAILS_CHARS)),
-                "required": null,
                 "data": data,
                 "dataMore": r.data.len().saturating_sub(MAX_FIELDS),
                 "annotations": annotations,
@@ -82,7 +81,7 @@ pub fn card(reader: &InsightsReader) -> Value {
         let [high, medium, low] = by_severity(list.iter());
         json!({"total": reader.annotations_total.unwrap_or(list.len() as u64), "HIGH": high, "MEDIUM": medium, "LOW": low})
     });
-    json!({"reports": reports, "missingRequired": [], "annotations": annotations})
+    json!({"reports": reports, "annotations": annotations})
 }
 
 /// A diff file's annotations as drawn: HIGH first then by line, at most [`MAX_PER_FILE`]; and how many were left
