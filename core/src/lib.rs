@@ -113,7 +113,7 @@ pub use fetch::{
     read_diff,
 };
 pub use highlight::{HighlightJob, Highlighted};
-pub use logging::Level;
+pub use logging::{Level, rfc3339};
 pub use protocol::{ClientProfile, ProtocolVersion};
 pub use server::Server;
 pub use session::Session;

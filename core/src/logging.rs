@@ -58,6 +58,15 @@ impl Level {
     }
 }
 
+/// Epoch milliseconds as RFC 3339 in UTC with milliseconds, such as `2026-12-04T04:44:00.123Z`: the time of a JSON
+/// log line (the shell reads the clock; the calendar is [`crate::text`]'s, shared with the tools' dates).
+pub fn rfc3339(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (y, m, d) = crate::text::civil(i64::try_from(secs / 86_400).unwrap_or(0));
+    let rest = secs % 86_400;
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z", rest / 3600, rest % 3600 / 60, rest % 60, ms % 1000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +83,12 @@ mod tests {
     #[test]
     fn levels_order_by_severity() {
         assert!(Level::Debug < Level::Warning && Level::Warning < Level::Emergency);
+    }
+
+    #[test]
+    fn times_are_rfc3339_in_utc() {
+        assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(super::rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(super::rfc3339(1_796_358_240_500), "2026-12-04T04:24:00.500Z");
     }
 }
