@@ -218,7 +218,7 @@ impl Sim {
             body: response.body,
             retry_after_s: None,
             user,
-            diff: None,
+            decoded: None,
         });
         self.bodies.insert(key, outcome.clone());
         outcome

@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::fetch::{FetchRequest, Method};
+use crate::fetch::{FetchRequest, Keep, Method};
 
 /// What makes two reads the same read: whose credentials, the path and the query.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -35,8 +35,8 @@ pub struct ReadKey {
     who: u64,
     path: String,
     query: Vec<(String, String)>,
-    /// A diff read keeping another share is another read: its answer differs.
-    keep: Option<(usize, usize)>,
+    /// A read keeping another share (of a diff, of a window) is another read: its answer differs.
+    keep: Option<Keep>,
     /// A refresh's read may be deferred where the model's is sent: they are not shared, so the
     /// model's call never gets a refresh's "not sent".
     refresh: bool,
@@ -50,7 +50,7 @@ impl ReadKey {
             who,
             path: request.path.clone(),
             query: request.query.clone(),
-            keep: request.keep.map(|k| (k.lines, k.bytes)),
+            keep: request.keep,
             refresh: request.refresh.is_some(),
         })
     }

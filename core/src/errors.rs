@@ -376,7 +376,7 @@ mod tests {
             body: vec![],
             retry_after_s: Some(1),
             user: None,
-            diff: None,
+            decoded: None,
         });
         assert_eq!(super::body(&o, ABOUT, None).unwrap_err(), "Bitbucket is rate limiting bb; try again in 1 second.");
     }

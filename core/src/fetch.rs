@@ -7,6 +7,8 @@ use serde_json::Value;
 
 pub use crate::bitbucket::budget::Share;
 use crate::bitbucket::model::DiffSet;
+pub use crate::bitbucket::window::LineShare;
+use crate::reads::files::BrowseJson;
 
 /// An HTTP method bb uses against Bitbucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -44,11 +46,11 @@ pub struct FetchRequest {
     pub query: Vec<(String, String)>,
     /// A JSON body, for writes.
     pub body: Option<Value>,
-    /// For an answer that is one file's diff: how much of it the call keeps. A shell that reads the
-    /// body as it arrives decodes it with [`crate::read_diff`] on its own thread, keeping only this
-    /// share, and hands back a [`DiffAnswer`] instead of the bytes; any other shell hands the bytes,
-    /// and the core cuts them the same way.
-    pub keep: Option<Share>,
+    /// For an answer that is one file's diff or a window of a file's lines: how much of it the call
+    /// keeps. A shell that reads the body as it arrives decodes it with [`crate::decode`] on its own
+    /// thread, keeping only this share, and hands back a [`Decoded`] instead of the bytes; any other
+    /// shell hands the bytes, and the core cuts them the same way.
+    pub keep: Option<Keep>,
     /// A live view's refresh (`refresh_view`), not the model's call: a shell that keeps to Bitbucket's
     /// rate limit spends its budget on the model's requests first and may answer this one
     /// [`FetchErrorKind::Deferred`] instead of sending it. The reads a refresh asks for together are
@@ -73,8 +75,88 @@ impl FetchRequest {
 
     /// The same request, its answer one file's diff of which the call keeps `share`.
     pub fn keeping(mut self, share: Share) -> Self {
-        self.keep = Some(share);
+        self.keep = Some(Keep::Diff(share));
         self
+    }
+
+    /// The same request, its answer a window of a file's lines of which the call keeps `share`.
+    pub fn keeping_lines(mut self, share: LineShare) -> Self {
+        self.keep = Some(Keep::Lines(share));
+        self
+    }
+}
+
+/// What a call keeps of an answer the shell may decode as it reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Keep {
+    /// One file's diff (`…/diff/{path}`): this share of its lines.
+    Diff(Share),
+    /// A browse answer (`…/browse/{path}`): this share of a window's lines.
+    Lines(LineShare),
+}
+
+/// An answer the shell decoded while it read it, keeping the request's [`Keep`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decoded {
+    /// One file's diff.
+    Diff(DiffAnswer),
+    /// A browse answer: a window of lines, a folder's page, or a binary file.
+    Lines(LinesAnswer),
+}
+
+impl Decoded {
+    /// Runs `scrub` over every text the answer carries: a shell removes its credentials from it as it
+    /// does from a body's bytes.
+    pub fn scrub(self, scrub: impl Fn(&str) -> Option<String>) -> Decoded {
+        match self {
+            Decoded::Diff(d) => Decoded::Diff(d.scrub(scrub)),
+            Decoded::Lines(l) => Decoded::Lines(l.scrub(scrub)),
+        }
+    }
+}
+
+/// A browse answer as the shell decoded it while it read it: the window's lines the share kept (the
+/// rest skipped and counted), or why the JSON could not be read. Cheap to clone.
+#[derive(Clone)]
+pub struct LinesAnswer(pub(crate) Arc<Result<BrowseJson, String>>);
+
+impl PartialEq for LinesAnswer {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for LinesAnswer {}
+
+impl std::fmt::Debug for LinesAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &*self.0 {
+            Ok(b) => match &b.lines {
+                Some(k) => {
+                    write!(f, "LinesAnswer({} line(s) kept, {} cut, {} dropped)", k.lines.len(), k.cut.len(), k.dropped)
+                }
+                None => write!(f, "LinesAnswer(no lines)"),
+            },
+            Err(e) => write!(f, "LinesAnswer(unreadable: {e})"),
+        }
+    }
+}
+
+impl LinesAnswer {
+    /// Runs `scrub` over every line kept.
+    pub fn scrub(self, scrub: impl Fn(&str) -> Option<String>) -> LinesAnswer {
+        let inner = match Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone()) {
+            Ok(mut b) => {
+                for line in b.lines.iter_mut().flat_map(|k| k.lines.iter_mut()) {
+                    if let Some(clean) = scrub(line) {
+                        *line = clean;
+                    }
+                }
+                Ok(b)
+            }
+            Err(e) => Err(scrub(&e).unwrap_or(e)),
+        };
+        LinesAnswer(Arc::new(inner))
     }
 }
 
@@ -118,16 +200,30 @@ impl DiffAnswer {
     }
 }
 
-/// Reads one file's diff from `body` as it arrives, keeping `share` of its lines (the rest are parsed
-/// and dropped, never held). An error reading `body` (the answer broke off) is the error; JSON that
-/// cannot be read is a [`DiffAnswer`] that says so. Runs on the shell's thread, never the driver's.
-pub fn read_diff(share: Share, body: &mut dyn std::io::Read) -> std::io::Result<DiffAnswer> {
+/// Reads an answer from `body` as it arrives, keeping `keep` of it: one file's diff's lines, or a
+/// window's lines (the rest are parsed and dropped, never held). An error reading `body` (the answer
+/// broke off) is the error; JSON that cannot be read is a [`Decoded`] that says so. Runs on the shell's
+/// thread, never the driver's.
+pub fn decode(keep: Keep, body: &mut dyn std::io::Read) -> std::io::Result<Decoded> {
     let reader = std::io::BufReader::with_capacity(64 * 1024, body);
-    let (read, skipped) = crate::bitbucket::budget::keep(share, || serde_json::from_reader::<_, DiffSet>(reader));
-    match read {
-        Ok(set) => Ok(DiffAnswer(Arc::new(Ok((set, skipped))))),
-        Err(e) if e.is_io() => Err(std::io::Error::from(e)),
-        Err(e) => Ok(DiffAnswer(Arc::new(Err(format!("Bitbucket's answer could not be read ({e})."))))),
+    let unreadable = |e: serde_json::Error| format!("Bitbucket's answer could not be read ({e}).");
+    match keep {
+        Keep::Diff(share) => {
+            let (read, skipped) =
+                crate::bitbucket::budget::keep(share, || serde_json::from_reader::<_, DiffSet>(reader));
+            match read {
+                Ok(set) => Ok(Decoded::Diff(DiffAnswer(Arc::new(Ok((set, skipped)))))),
+                Err(e) if e.is_io() => Err(std::io::Error::from(e)),
+                Err(e) => Ok(Decoded::Diff(DiffAnswer(Arc::new(Err(unreadable(e)))))),
+            }
+        }
+        Keep::Lines(share) => {
+            match crate::bitbucket::window::keep(share, || serde_json::from_reader::<_, BrowseJson>(reader)) {
+                Ok(b) => Ok(Decoded::Lines(LinesAnswer(Arc::new(Ok(b))))),
+                Err(e) if e.is_io() => Err(std::io::Error::from(e)),
+                Err(e) => Ok(Decoded::Lines(LinesAnswer(Arc::new(Err(unreadable(e)))))),
+            }
+        }
     }
 }
 
@@ -143,7 +239,13 @@ pub enum FetchOutcome {
 impl FetchOutcome {
     /// A response with this status and body and no `Retry-After`.
     pub fn response(status: u16, body: impl Into<Vec<u8>>) -> FetchOutcome {
-        FetchOutcome::Response(FetchResponse { status, body: body.into(), retry_after_s: None, user: None, diff: None })
+        FetchOutcome::Response(FetchResponse {
+            status,
+            body: body.into(),
+            retry_after_s: None,
+            user: None,
+            decoded: None,
+        })
     }
 
     /// A failure of this kind, with a detail that names no secret.
@@ -166,9 +268,9 @@ pub struct FetchResponse {
     /// authenticated response (reference/bitbucket-dc.md "Users": [rec in third-party clients;
     /// assumed for 9.x]). The session remembers it for tools that act as the current user.
     pub user: Option<String>,
-    /// For a request with [`FetchRequest::keep`] answered 2xx, the diff the shell decoded as it read
-    /// it ([`read_diff`]); `body` is then empty.
-    pub diff: Option<DiffAnswer>,
+    /// For a request with [`FetchRequest::keep`] answered 2xx, what the shell decoded as it read it
+    /// ([`decode`]); `body` is then empty.
+    pub decoded: Option<Decoded>,
 }
 
 /// Why a Bitbucket request got no complete answer.

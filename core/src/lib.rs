@@ -109,8 +109,8 @@ pub mod testing;
 pub use config::ServerConfig;
 pub use contract::{Input, Output, SessionId};
 pub use fetch::{
-    Batch, DiffAnswer, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method, Share, Ticket,
-    read_diff,
+    Batch, Decoded, DiffAnswer, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Keep, LineShare,
+    LinesAnswer, Method, Share, Ticket, decode,
 };
 pub use highlight::{HighlightJob, Highlighted};
 pub use logging::{Level, rfc3339};

@@ -80,6 +80,15 @@ pub const MEMORY_BUDGET: u64 = 256 * 1024 * 1024;
 /// highlighting and its answer (measured at about 30 MiB for 20 files of 1,000 lines; bench/memory).
 pub const VIEW_ROOM: u64 = 32 * 1024 * 1024;
 
+/// The room one file window asks for (`get_file`): its read keeps at most the answer's 60 KB of lines
+/// as Bitbucket's answer streams through it ([`crate::bitbucket::window`]), with one line being read,
+/// the read's buffer and the answer. A line of many megabytes is held once while it is read, then cut.
+pub const WINDOW_ROOM: u64 = 1024 * 1024;
+
+/// Bytes of line text one file view carries (`show` kind `file`): the lines past it are skipped as
+/// the answer is read, never held, and the view ends early, saying the file goes on.
+pub const VIEW_FILE_BYTES: usize = 2 * 1024 * 1024;
+
 /// The most large calls waiting for room in one process; past it a large call is refused at once.
 pub const LARGE_CALLS_WAITING: usize = 64;
 

@@ -125,7 +125,7 @@ mod tests {
             body: vec![],
             retry_after_s: Some(retry_after_s),
             user: None,
-            diff: None,
+            decoded: None,
         })
     }
 

@@ -304,3 +304,59 @@ fn the_diff_view_since_the_persons_last_review_carries_only_the_later_files() {
     assert_eq!(paths, ["src/retry.rs", "docs/retry.md"]);
     assert!(a.text.contains(&format!("since commit {}", &commits[0][..11])), "{}", a.text);
 }
+
+/// Rewrites every browse answer of `path` to `lines` lines of `chars` characters each.
+fn wide_lines(d: &mut StackHarness, path: &'static str, lines: usize, chars: usize) {
+    d.rewrite_answers(move |request, v| {
+        if request.path.ends_with(path) && v.get("lines").is_some() {
+            let text = "x".repeat(chars);
+            v["lines"] = Value::Array((0..lines).map(|_| json!({"text": text})).collect());
+            v["size"] = json!(lines);
+            v["isLastPage"] = json!(false);
+        }
+    });
+}
+
+#[test]
+fn a_window_of_wide_lines_is_bounded_by_its_bytes_and_says_each_cut() {
+    let mut d = StackHarness::new();
+    wide_lines(&mut d, "tables.rs", 2_000, 15_000);
+    let a = d.call("get_file", api(json!({"path": "src/generated/tables.rs", "line_count": 2000})));
+    assert!(!a.is_error, "{}", a.text);
+    assert!(a.text.len() <= 61_000, "{} bytes", a.text.len());
+    let shown = a.text.lines().filter(|l| l.ends_with("… [line cut: 500 of 15000 characters shown]")).count();
+    assert!(shown > 100, "{shown} lines shown, each cut: {}", &a.text[..200]);
+    assert!(a.text.starts_with(&format!(
+        "src/generated/tables.rs at the default branch in BB/api: lines 1-{shown}; the file goes on. {shown} line(s) longer than 500 characters are cut.\n"
+    )));
+    assert!(
+        a.text.ends_with(&format!(
+            "[window cut at 60000 bytes after line {shown}; more lines — start_line={}]",
+            shown + 1
+        )),
+        "{}",
+        &a.text[a.text.len() - 200..]
+    );
+}
+
+#[test]
+fn a_file_view_of_wide_lines_carries_at_most_its_bytes_and_says_the_file_goes_on() {
+    let mut d = StackHarness::with_views();
+    wide_lines(&mut d, "tables.rs", 2_000, 15_000);
+    let a = d.call("show", api(json!({"kind": "file", "path": "src/generated/tables.rs", "line_count": 2000})));
+    assert!(!a.is_error, "{}", a.text);
+    let data = &a.raw["_meta"]["bb/view"]["file"];
+    let lines = data["lines"].as_array().unwrap();
+    // 2,000 characters (and a newline) a line: 2 MiB of text keeps 1,049 lines (the last one crosses it), each cut at 2,000 of 15,000.
+    assert_eq!(lines.len(), 1_049);
+    assert!(lines.iter().all(|l| l["cut"] == 15_000 && l["s"].as_str().unwrap().len() == 2_000));
+    assert_eq!(
+        (data["start"].clone(), data["end"].clone(), data["last"].clone()),
+        (json!(1), json!(1049), json!(false))
+    );
+    assert!(
+        a.text.contains("lines 1-1049. The window ends after line 1049: its lines past 2 MiB of text are not carried; the file goes on."),
+        "{}",
+        a.text
+    );
+}

@@ -50,8 +50,8 @@ enum Operation {
     Line { session: u8, bytes: Vec<u8> },
     /// A message too long for the shell.
     Oversized { session: u8 },
-    /// Bitbucket answers an outstanding read; `decoded`: a diff read's answer comes decoded by the
-    /// shell as it read it ([`bb_core::read_diff`]), as bb's client hands it.
+    /// Bitbucket answers an outstanding read; `decoded`: a diff's or a window's answer comes decoded by
+    /// the shell as it read it ([`bb_core::decode`]), as bb's client hands it.
     Answer { which: u8, status: u8, body: Body, retry_after: Option<u8>, user: bool, decoded: bool },
     /// An outstanding read fails.
     Fail { which: u8, kind: u8, may_have_arrived: bool },
@@ -297,8 +297,8 @@ struct Ledger {
     done: BTreeSet<u64>,
     /// Outstanding reads.
     outstanding: Vec<Ticket>,
-    /// The share each outstanding diff read keeps.
-    keeps: BTreeMap<Ticket, bb_core::Share>,
+    /// What each outstanding diff or window read keeps.
+    keeps: BTreeMap<Ticket, bb_core::Keep>,
     /// Work the server asked for and has not been given a step of yet.
     work: Vec<Ticket>,
     /// Large calls' rooms asked for and not yet granted or refused.
@@ -574,8 +574,8 @@ fuzz_target!(|run: Run| {
                     let status = STATUSES[status as usize % STATUSES.len()];
                     let mut bytes = body(&b);
                     let keep = ledger.keeps.remove(&ticket).filter(|_| decoded && (200..300).contains(&status));
-                    let diff = keep.and_then(|share| bb_core::read_diff(share, &mut bytes.as_slice()).ok());
-                    if diff.is_some() {
+                    let decoded = keep.and_then(|keep| bb_core::decode(keep, &mut bytes.as_slice()).ok());
+                    if decoded.is_some() {
                         bytes.clear();
                     }
                     let outcome = FetchOutcome::Response(FetchResponse {
@@ -583,7 +583,7 @@ fuzz_target!(|run: Run| {
                         body: bytes,
                         retry_after_s: retry_after.map(u64::from),
                         user: user.then(|| "me".to_owned()),
-                        diff,
+                        decoded,
                     });
                     server.handle(Input::Fetched { ticket, outcome }, now);
                     ledger.drain(&mut server);

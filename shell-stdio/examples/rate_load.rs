@@ -261,7 +261,7 @@ impl Sim {
                     body: br#"{"errors":[{"context":null,"message":"You have been rate limited. Try again later.","exceptionName":null}]}"#.to_vec(),
                     retry_after_s: Some(retry_after_s),
                     user: None,
-                    diff: None,
+                    decoded: None,
                 })
             }
         };
@@ -321,7 +321,7 @@ impl Sim {
             body: response.body,
             retry_after_s: None,
             user,
-            diff: None,
+            decoded: None,
         })
     }
 

@@ -178,16 +178,16 @@ fn a_diff_asked_for_with_a_share_is_decoded_on_the_read_thread_keeping_only_the_
     let r = response(bb.fetch(get(BINDINGS).keeping(share), None, &Cancel::new()));
     assert_eq!(r.status, 200);
     assert!(r.body.is_empty(), "no bytes for the driver to hold or decode");
-    let answer = format!("{:?}", r.diff.expect("decoded as it was read"));
+    let answer = format!("{:?}", r.decoded.expect("decoded as it was read"));
     // Bitbucket sends 10,000 of the file's 12,000 lines; the share keeps 300 of them.
-    assert_eq!(answer, "DiffAnswer(1 file(s), 9700 line(s) skipped)");
+    assert_eq!(answer, "Diff(DiffAnswer(1 file(s), 9700 line(s) skipped))");
     // An error answer is not decoded: its bytes carry Bitbucket's words.
     let missing = response(bb.fetch(
         get("/rest/api/latest/projects/BB/repos/api/pull-requests/99/diff/x").keeping(share),
         None,
         &Cancel::new(),
     ));
-    assert_eq!((missing.status, missing.diff.is_none()), (404, true));
+    assert_eq!((missing.status, missing.decoded.is_none()), (404, true));
 }
 
 #[test]
@@ -199,5 +199,5 @@ fn a_diff_whose_answer_breaks_off_while_it_is_decoded_fails_as_a_whole_read_does
     let e = failure(bb.fetch(get(BINDINGS).keeping(share), None, &Cancel::new()));
     assert_eq!(e.kind, FetchErrorKind::BrokenResponse, "{e:?}");
     assert!(e.detail.contains("broke off"), "{}", e.detail);
-    assert!(response(bb.fetch(get(BINDINGS).keeping(share), None, &Cancel::new())).diff.is_some());
+    assert!(response(bb.fetch(get(BINDINGS).keeping(share), None, &Cancel::new())).decoded.is_some());
 }

@@ -17,7 +17,7 @@ use serde::de::{IgnoredAny, SeqAccess, Visitor};
 use super::model::Line;
 
 /// The most of a diff one decode keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Share {
     /// Diff lines kept at most; the rest are skipped unread and counted.
     pub lines: usize,

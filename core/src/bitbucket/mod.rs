@@ -1,5 +1,5 @@
 //! What bb knows about Bitbucket Data Center's REST API: the JSON it answers with ([`model`]), how its
-//! pages continue ([`Page`]), how much of a diff a call keeps ([`budget`]) and how a path is written
+//! pages continue ([`Page`]), how much of a diff a call keeps ([`budget`]) and of a file's window ([`window`]) and how a path is written
 //! ([`path`]). How an answer becomes its body or one sentence is [`crate::errors`], beside the fetch
 //! types it reads (this module knows JSON, not requests).
 //!
@@ -9,6 +9,7 @@
 
 pub mod budget;
 pub mod model;
+pub mod window;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -16,7 +17,7 @@ use serde_json::Value;
 
 /// A page as Bitbucket sends it: `{size, limit, isLastPage, start, values, nextPageStart}`.
 /// `size` counts this page only, never the whole. [reference "Conventions": spec, rec]
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct RawPage {
     /// The values, still JSON (decoded one by one).

@@ -9,7 +9,7 @@ use crate::bitbucket::budget::{self, Share};
 use crate::bitbucket::model::{Change, Diff, DiffSet, PullRequest};
 use crate::bitbucket::{Page, RawPage, file_path, pr_path};
 use crate::errors::{self, Subject};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::{Decoded, FetchOutcome, FetchRequest};
 
 /// The commits of a pull request whose changes are asked for: those after `since` up to `until` (both
 /// commit ids). Bitbucket's changes take `changeScope=RANGE` with `sinceId`/`untilId` (without both it
@@ -126,7 +126,7 @@ pub fn changes(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Page<Change
 pub fn file_within(outcome: &FetchOutcome, about: Subject<'_>, share: Share) -> Result<Diff, String> {
     // Decoded by the shell as it read the answer (a 2xx for a request that said `keep`).
     if let FetchOutcome::Response(r) = outcome
-        && let Some(answer) = &r.diff
+        && let Some(Decoded::Diff(answer)) = &r.decoded
     {
         return match &*answer.0 {
             Ok((set, skipped)) => Ok(first_of(set.clone(), *skipped)),
@@ -165,19 +165,19 @@ pub fn file(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Diff, String> 
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::fetch::{FetchResponse, read_diff};
+    use crate::fetch::{FetchResponse, Keep, decode};
 
     const ABOUT: Subject<'static> = Subject { project: "BB", repo: "api", pr: Some(1) };
     const BODY: &str = r#"{"truncated":true,"diffs":[{"hunks":[{"segments":[{"type":"ADDED","lines":[{"destination":1,"line":"a"},{"destination":2,"line":"b"},{"destination":3,"line":"c"}]}]}]}]}"#;
 
     fn decoded(share: Share, body: &str) -> FetchOutcome {
-        let diff = read_diff(share, &mut body.as_bytes()).unwrap();
+        let decoded = decode(Keep::Diff(share), &mut body.as_bytes()).unwrap();
         FetchOutcome::Response(FetchResponse {
             status: 200,
             body: vec![],
             retry_after_s: None,
             user: None,
-            diff: Some(diff),
+            decoded: Some(decoded),
         })
     }
 
@@ -204,6 +204,6 @@ mod tests {
                 Err(std::io::Error::other("reset"))
             }
         }
-        assert!(read_diff(share, &mut Breaks).is_err());
+        assert!(decode(Keep::Diff(share), &mut Breaks).is_err());
     }
 }

@@ -18,13 +18,16 @@
 //! answers 404 `NoSuchPathException` ("The path \"…\" does not exist at revision \"…\""), a ref that is not
 //! there 404 `NoSuchCommitException`; both are quoted as Bitbucket words them.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::bitbucket::model::Path;
+use crate::bitbucket::window::{self, Kept, LineShare};
 use crate::bitbucket::{Page, RawPage, file_path, repo_path};
 use crate::errors::{self, Subject};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::{Decoded, FetchOutcome, FetchRequest};
 
 /// A place in a repository: a path (empty for the root) at a ref (the default branch when `None`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -52,6 +55,12 @@ impl Place {
     /// Lines `first`.. (0-based) of a file, `count` at most; a folder's first entries when it is one.
     pub fn browse_request(&self, first: u64, count: u64) -> FetchRequest {
         self.request("browse", page(first, count))
+    }
+
+    /// The same window, of which the call keeps `share`: a shell that reads the answer as it arrives
+    /// cuts it there, never holding the lines past it ([`crate::bitbucket::window`]).
+    pub fn window_request(&self, first: u64, count: u64, share: LineShare) -> FetchRequest {
+        self.browse_request(first, count).keeping_lines(share)
     }
 
     /// The blame of lines `first`.. (0-based), `count` at most, without the lines' text.
@@ -102,12 +111,16 @@ pub enum Browsed {
 /// A page of a file's lines.
 #[derive(Debug, Default)]
 pub struct Lines {
-    /// The lines' text, in order.
+    /// The lines' text, in order, each cut to the call's share (see `cut`).
     pub lines: Vec<String>,
     /// The 0-based index of the first.
     pub start: u64,
     /// Whether the file ends with this page.
     pub last: bool,
+    /// The lines cut to the share's characters: their index in `lines` and their whole length in characters.
+    pub cut: BTreeMap<usize, usize>,
+    /// Lines of the page past the share's bytes, skipped unread: the window ends early by this many.
+    pub dropped: u64,
 }
 
 /// One entry of a folder. [reference "Files, blame, search"]
@@ -130,39 +143,52 @@ impl Child {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// A browse answer as Bitbucket sends it, its lines kept as the decode's share allows.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-struct BrowseJson {
-    lines: Option<Vec<LineJson>>,
+pub struct BrowseJson {
+    pub(crate) lines: Option<Kept>,
     children: Option<RawPage>,
     binary: Option<bool>,
     start: Option<u64>,
     is_last_page: Option<bool>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct LineJson {
-    text: String,
-}
-
-/// What a browse answered, or the sentence that says why it could not be read.
+/// What a browse answered, or the sentence that says why it could not be read; every line kept whole.
 pub fn browsed(outcome: &FetchOutcome, place: &Place) -> Result<Browsed, String> {
     let b: BrowseJson = errors::json(outcome, place.subject(), None)?;
-    if let Some(lines) = b.lines {
-        return Ok(Browsed::Lines(Lines {
-            lines: lines.into_iter().map(|l| l.text).collect(),
+    Ok(of(b))
+}
+
+/// What a browse answered, keeping `share` of its lines: the shell's decode when it cut the answer as
+/// it read it ([`crate::decode`]), else the bytes cut the same way here.
+pub fn browsed_within(outcome: &FetchOutcome, place: &Place, share: LineShare) -> Result<Browsed, String> {
+    if let FetchOutcome::Response(r) = outcome
+        && let Some(Decoded::Lines(answer)) = &r.decoded
+    {
+        return (*answer.0).clone().map(of);
+    }
+    window::keep(share, || errors::json::<BrowseJson>(outcome, place.subject(), None)).map(of)
+}
+
+fn of(b: BrowseJson) -> Browsed {
+    if let Some(kept) = b.lines {
+        return Browsed::Lines(Lines {
+            lines: kept.lines,
             start: b.start.unwrap_or(0),
-            last: b.is_last_page != Some(false),
-        }));
+            // Lines the share dropped: the file goes on past what is kept, whatever the page said.
+            last: b.is_last_page != Some(false) && kept.dropped == 0,
+            cut: kept.cut,
+            dropped: kept.dropped,
+        });
     }
     if let Some(children) = b.children {
-        return Ok(Browsed::Folder(children.decode()));
+        return Browsed::Folder(children.decode());
     }
     if b.binary == Some(true) {
-        return Ok(Browsed::Binary);
+        return Browsed::Binary;
     }
-    Ok(Browsed::Other)
+    Browsed::Other
 }
 
 /// A page of file paths under a folder.
@@ -270,7 +296,7 @@ mod tests {
             &p,
         )
         .unwrap();
-        assert!(matches!(lines, Browsed::Lines(Lines { ref lines, start: 10, last: false }) if lines.len() == 2));
+        assert!(matches!(lines, Browsed::Lines(Lines { ref lines, start: 10, last: false, .. }) if lines.len() == 2));
         let folder = browsed(
             &FetchOutcome::response(
                 200,

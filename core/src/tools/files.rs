@@ -15,8 +15,10 @@ use serde_json::{Map, Value, json};
 use super::object;
 use crate::args::{flag, number, string};
 use crate::bitbucket::model::Commit;
+use crate::bitbucket::window::LineShare;
 use crate::errors;
 use crate::fetch::FetchOutcome;
+use crate::limits;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::files::{self, Blame, Browsed, Place};
 use crate::reads::refs;
@@ -133,9 +135,13 @@ fn start_get(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         Err(e) => return Step::Done(ToolResult::error(e)),
     };
     let (first, count) = lines_asked(args, 200);
-    let request = place.browse_request(first - 1, count);
+    let request = place.window_request(first - 1, count, WINDOW_SHARE);
     Step::wait(GetFile { place, first, count }, vec![((), request)])
 }
+
+/// What a `get_file` window keeps of Bitbucket's answer as it is read: lines cut at [`LINE_CHARS`], and
+/// no more line text than the answer can carry ([`ANSWER_BYTES`]); the lines past it are never held.
+const WINDOW_SHARE: LineShare = LineShare { bytes: ANSWER_BYTES, line_chars: LINE_CHARS };
 
 #[derive(Debug)]
 struct GetFile {
@@ -149,7 +155,7 @@ impl Plan for GetFile {
 
     fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         let name = self.place.name();
-        Some(match files::browsed(&outcome, &self.place) {
+        Some(match files::browsed_within(&outcome, &self.place, WINDOW_SHARE) {
             Err(e) => ToolResult::error(e),
             Ok(Browsed::Lines(page)) => ToolResult::text(numbered(&name, &page, self.first, self.count)),
             Ok(Browsed::Folder(_)) => {
@@ -162,6 +168,12 @@ impl Plan for GetFile {
                 "{name} is neither a text file nor a folder (a submodule, or an entry bb cannot read)."
             )),
         })
+    }
+
+    /// A window's room in the process's memory: what its read holds while Bitbucket's answer streams
+    /// through it (the lines kept, one line being read) and the answer.
+    fn room(&self) -> Option<u64> {
+        Some(limits::WINDOW_ROOM)
     }
 }
 
@@ -176,24 +188,28 @@ pub fn numbered(name: &str, page: &files::Lines, first: u64, asked: u64) -> Stri
             format!("{name} has fewer than {first} lines: ask from start_line=1.")
         };
     }
-    let end = start + page.lines.len() as u64 - 1;
+    // The window's last line: the lines kept and those the share dropped past its bytes.
+    let end = start + page.lines.len() as u64 + page.dropped - 1;
     let width = end.to_string().len();
     let mut body = String::new();
     let mut shown_to = start - 1;
     let mut cut_lines = 0;
     for (i, text) in page.lines.iter().enumerate() {
         let n = start + i as u64;
-        let line = match text.char_indices().nth(LINE_CHARS) {
-            None => format!("{n:>width$}\t{text}\n"),
-            Some((at, _)) => {
-                cut_lines += 1;
-                let total = text.chars().count();
-                format!("{n:>width$}\t{}… [line cut: {LINE_CHARS} of {total} characters shown]\n", &text[..at])
-            }
+        // Cut as it was read (the whole length kept), or here when the lines came whole.
+        let (kept, whole) = match page.cut.get(&i) {
+            Some(&whole) => (crate::bitbucket::window::cut(text.clone(), LINE_CHARS).0, Some(whole)),
+            None => crate::bitbucket::window::cut(text.clone(), LINE_CHARS),
+        };
+        let line = match whole {
+            None => format!("{n:>width$}\t{kept}\n"),
+            Some(total) => format!("{n:>width$}\t{kept}… [line cut: {LINE_CHARS} of {total} characters shown]\n"),
         };
         if body.len() + line.len() > ANSWER_BYTES {
             break;
         }
+        // Counted as shown: a cut line past the answer's bytes is not said to be cut.
+        cut_lines += usize::from(whole.is_some());
         body.push_str(&line);
         shown_to = n;
     }
@@ -513,15 +529,20 @@ mod tests {
 
     #[test]
     fn a_window_is_numbered_says_where_it_is_and_how_to_go_on() {
-        let page = files::Lines { lines: vec!["fn a() {}".into(), "x".repeat(600)], start: 9, last: false };
+        let page = files::Lines {
+            lines: vec!["fn a() {}".into(), "x".repeat(600)],
+            start: 9,
+            last: false,
+            ..Default::default()
+        };
         let out = numbered("src/a.rs at main in BB/api", &page, 10, 2);
         assert!(out.starts_with("src/a.rs at main in BB/api: lines 10-11; the file goes on. 1 line(s)"), "{out}");
         assert!(out.contains("10\tfn a() {}\n"));
         assert!(out.contains("[line cut: 500 of 600 characters shown]"));
         assert!(out.ends_with("More lines — start_line=12, line_count=2."));
-        let whole = files::Lines { lines: vec!["a".into(), "b".into()], start: 0, last: true };
+        let whole = files::Lines { lines: vec!["a".into(), "b".into()], start: 0, last: true, ..Default::default() };
         assert!(numbered("f", &whole, 1, 200).starts_with("f: lines 1-2 of 2 (the whole file)."));
-        let past = files::Lines { lines: vec![], start: 500, last: true };
+        let past = files::Lines { lines: vec![], start: 500, last: true, ..Default::default() };
         assert_eq!(numbered("f", &past, 501, 200), "f has fewer than 501 lines: ask from start_line=1.");
     }
 }

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 use super::Header;
 use crate::args::{flag, number};
 use crate::bitbucket::segment;
+use crate::bitbucket::window::{self, LineShare};
 use crate::fetch::FetchOutcome;
 use crate::highlight::{HighlightJob, Highlighted, Language, Mark, Plain};
 use crate::highlight_cache::HighlightCache;
@@ -29,6 +30,9 @@ pub const KIND: &str = "file";
 const WINDOW: u64 = 200;
 /// The longest line the view carries whole; a longer one is cut, its length said.
 const LINE_CHARS: usize = 2_000;
+/// What a view keeps of Bitbucket's answer as it is read: lines cut at [`LINE_CHARS`], and at most
+/// [`limits::VIEW_FILE_BYTES`] of line text (the window then ends early and says the file goes on).
+const SHARE: LineShare = LineShare { bytes: limits::VIEW_FILE_BYTES, line_chars: LINE_CHARS };
 
 /// The reads of a file view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +66,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let first_line = number(args, "start_line").unwrap_or(1).max(1);
     let count = number(args, "line_count").unwrap_or(WINDOW).max(1);
     let blame = flag(args, "blame").unwrap_or(false);
-    let mut first = vec![(FileRead::Lines, place.browse_request(first_line - 1, count))];
+    let mut first = vec![(FileRead::Lines, place.window_request(first_line - 1, count, SHARE))];
     if blame {
         first.push((FileRead::Blame, place.blame_request(first_line - 1, count)));
     }
@@ -73,6 +77,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         place,
         blame_asked: blame,
         lines: None,
+        dropped: 0,
         blame: None,
         built: None,
         awaited: false,
@@ -88,6 +93,8 @@ struct FileView {
     place: Place,
     blame_asked: bool,
     lines: Option<Lines>,
+    /// Lines of the window past the view's bytes, not carried.
+    dropped: u64,
     blame: Option<Result<Vec<Blame>, String>>,
     built: Option<Value>,
     awaited: bool,
@@ -98,8 +105,11 @@ impl Plan for FileView {
 
     fn on(&mut self, read: FileRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, FileRead>) -> Option<ToolResult> {
         match read {
-            FileRead::Lines => match files::browsed(&outcome, &self.place) {
-                Ok(Browsed::Lines(l)) => self.lines = Some(l),
+            FileRead::Lines => match files::browsed_within(&outcome, &self.place, SHARE) {
+                Ok(Browsed::Lines(l)) => {
+                    self.dropped = l.dropped;
+                    self.lines = Some(l);
+                }
                 Ok(Browsed::Binary) => return Some(self.binary()),
                 Ok(Browsed::Folder(_)) => {
                     return Some(self.error(format!("{} is a folder, not a file.", self.place.name())));
@@ -210,13 +220,11 @@ impl FileView {
         let mut texts: Vec<String> = Vec::with_capacity(page.lines.len());
         for (i, text) in page.lines.into_iter().enumerate() {
             let mut line = json!({"n": start + i as u64});
-            let kept = match text.char_indices().nth(LINE_CHARS) {
-                Some((at, _)) => {
-                    line["cut"] = json!(text.chars().count());
-                    text[..at].to_owned()
-                }
-                None => text,
-            };
+            // Cut as it was read (its whole length kept), or here when the lines came whole.
+            let (kept, whole) = window::cut(text, LINE_CHARS);
+            if let Some(whole) = page.cut.get(&i).copied().or(whole) {
+                line["cut"] = json!(whole);
+            }
             line["s"] = json!(kept);
             texts.push(kept);
             lines.push(line);
@@ -287,7 +295,15 @@ impl FileView {
         } else {
             format!("lines {start}-{end}")
         };
-        let text = format!("Showing {} to the person: {which}.", self.place.name());
+        let cut = if self.dropped > 0 {
+            format!(
+                " The window ends after line {end}: its lines past {} MiB of text are not carried; the file goes on.",
+                limits::VIEW_FILE_BYTES >> 20
+            )
+        } else {
+            String::new()
+        };
+        let text = format!("Showing {} to the person: {which}.{cut}", self.place.name());
         self.header.result(text, json!({}), missing, ("file", view))
     }
 }

@@ -345,7 +345,7 @@ impl StackHarness {
             body: response.body,
             retry_after_s,
             user,
-            diff: None,
+            decoded: None,
         })
     }
 }

@@ -325,17 +325,17 @@ impl Client {
             .map(str::trim)
             .filter(|v| !v.is_empty())
             .map(str::to_owned);
-        // One file's diff is decoded here, on this read thread, as it arrives: only the call's share of
-        // its lines is kept, and the driver gets no bytes to decode.
-        if let Some(share) = request.keep.filter(|_| (200..300).contains(&status)) {
+        // One file's diff, or a window of a file's lines, is decoded here, on this read thread, as it
+        // arrives: only the call's share of its lines is kept, and the driver gets no bytes to decode.
+        if let Some(keep) = request.keep.filter(|_| (200..300).contains(&status)) {
             let mut reader = response.body_mut().with_config().limit(self.config.max_body_bytes).reader();
-            return match bb_core::read_diff(share, &mut reader) {
-                Ok(diff) => FetchOutcome::Response(FetchResponse {
+            return match bb_core::decode(keep, &mut reader) {
+                Ok(decoded) => FetchOutcome::Response(FetchResponse {
                     status,
                     body: Vec::new(),
                     retry_after_s,
                     user,
-                    diff: Some(diff),
+                    decoded: Some(decoded),
                 }),
                 Err(e) => {
                     FetchOutcome::Failed(failure::classify(&failure::unwrap_io(e), failure::Phase::Body, &self.config))
@@ -343,7 +343,7 @@ impl Client {
             };
         }
         match response.body_mut().with_config().limit(self.config.max_body_bytes).read_to_vec() {
-            Ok(body) => FetchOutcome::Response(FetchResponse { status, body, retry_after_s, user, diff: None }),
+            Ok(body) => FetchOutcome::Response(FetchResponse { status, body, retry_after_s, user, decoded: None }),
             Err(e) => FetchOutcome::Failed(failure::classify(&e, failure::Phase::Body, &self.config)),
         }
     }
@@ -382,7 +382,7 @@ fn finish(outcome: FetchOutcome, request: &FetchRequest, attempts: u32, secrets:
         }
         FetchOutcome::Response(mut r) => {
             r.body = secrets.scrub_bytes(r.body);
-            r.diff = r.diff.map(|d| {
+            r.decoded = r.decoded.map(|d| {
                 d.scrub(|text| match secrets.scrub(text) {
                     std::borrow::Cow::Owned(clean) => Some(clean),
                     std::borrow::Cow::Borrowed(_) => None,
