@@ -26,6 +26,12 @@ pub const READS_PER_SESSION: usize = BITBUCKET_CONNECTIONS - 1;
 /// The most messages one JSON-RPC batch may hold (2025-03-26 only); a larger batch is refused whole.
 pub const MAX_BATCH: usize = 100;
 
+/// The most bytes one batch's answers take together: an answer that would take them past it is left
+/// out and said to be. Sized for a handful of views (a file view carries at most
+/// [`VIEW_FILE_BYTES`] of lines; a diff view [`VIEW_DIFF_BYTES`]); the whole batch goes out in one
+/// message, held until the client reads it.
+pub const BATCH_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+
 /// The most Bitbucket requests one bb process has on the wire at once (the client's slots, served
 /// round robin per session, or per person in per-person mode; one queue holds all but one of them).
 /// A warm card reads six things at once, a cold one six and then up to five avatars, a diff view up to

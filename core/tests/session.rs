@@ -406,3 +406,36 @@ fn a_batch_larger_than_the_bound_is_refused_whole() {
     assert_eq!(out.len(), 1);
     assert_eq!(code(&out[0]), -32600);
 }
+
+#[test]
+fn a_batchs_answers_together_stay_within_their_cap_and_each_left_out_says_so() {
+    let mut h = Harness::initialized("2025-03-26", false);
+    let batch: Vec<Value> = (1..=40)
+        .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "get_thing", "arguments": {"id": i}}}))
+        .chain([json!({"jsonrpc": "2.0", "id": "p", "method": "ping"})])
+        .collect();
+    assert!(h.line(&Value::Array(batch).to_string()).is_empty());
+    // Each thing is a megabyte: forty of them are forty megabytes, in one answer the client may never read.
+    let big = "x".repeat(1 << 20);
+    let fetches = std::mem::take(&mut h.fetches);
+    let mut out = vec![];
+    for (ticket, _) in fetches {
+        out.extend(h.fetched(ticket, Harness::ok(&big)));
+    }
+    assert_eq!(out.len(), 1, "one answer for the batch");
+    let bytes = out[0].to_string().len();
+    let cap = bb_core::limits::BATCH_ANSWER_BYTES;
+    assert!(bytes <= cap, "{bytes} bytes, past the cap of {cap}");
+    let items = out[0].as_array().unwrap();
+    assert_eq!(items.len(), 41, "every request is answered");
+    let left_out: Vec<&Value> = items.iter().filter(|m| m["result"]["isError"] == true).collect();
+    let whole = items.iter().filter(|m| m["result"]["content"][0]["text"].as_str().is_some_and(|t| t.len() >= 1 << 20));
+    assert_eq!(whole.count() + left_out.len(), 40);
+    assert_eq!(left_out.len(), 25, "fifteen megabytes fit under sixteen");
+    let words = left_out[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        words.starts_with("This answer (about 1 MB) was left out: the answers of one batch may take at most 16 MB"),
+        "{words}"
+    );
+    assert!(items.iter().any(|m| m["id"] == "p" && m["result"] == json!({})), "a small answer still fits");
+}

@@ -1,12 +1,15 @@
 //! JSON-RPC batches (2025-03-26 only): every message of a batch is handled as if it came alone, and
 //! the answers go out together, in one array, once the last request that waits on Bitbucket has
-//! answered. A batch is counted call by call against the same bounds as single calls.
+//! answered. A batch is counted call by call against the same bounds as single calls, and its answers
+//! together against [`BATCH_ANSWER_BYTES`]: an answer that would take them past it is left out, and
+//! its request is answered with a sentence that says so and how to ask again, so a batch of forty large
+//! views never becomes one answer of hundreds of megabytes that sits in memory until the client reads it.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{Reply, Session};
 use crate::jsonrpc::{ErrorReply, INVALID_REQUEST, Message};
-use crate::limits::MAX_BATCH;
+use crate::limits::{BATCH_ANSWER_BYTES, MAX_BATCH};
 use crate::protocol::ProtocolVersion;
 use crate::shared::Shared;
 
@@ -18,7 +21,59 @@ pub(super) struct Batch {
     /// How many of its requests still wait on Bitbucket.
     waiting: usize,
     answers: Vec<Value>,
+    /// The bytes its answers take, encoded.
+    bytes: usize,
 }
+
+impl Batch {
+    /// Adds `answer`, or, when it would take the batch's answers past [`BATCH_ANSWER_BYTES`], the
+    /// sentence that says it was left out.
+    fn add(&mut self, answer: Value) {
+        let size = encoded_len(&answer);
+        let answer =
+            if self.bytes.saturating_add(size) > BATCH_ANSWER_BYTES { left_out(&answer, size) } else { answer };
+        self.bytes = self.bytes.saturating_add(encoded_len(&answer));
+        self.answers.push(answer);
+    }
+}
+
+/// The length of `value` as JSON, counted without keeping the text.
+fn encoded_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// What a request whose answer did not fit in its batch is answered with: a tool call's result that
+/// says so (the model reads it), or for any other request a JSON-RPC error.
+fn left_out(answer: &Value, size: usize) -> Value {
+    let id = answer.get("id").cloned().unwrap_or(Value::Null);
+    let cap = BATCH_ANSWER_BYTES >> 20;
+    let mb = ((size + (1 << 19)) >> 20).max(1);
+    let words = format!(
+        "This answer (about {mb} MB) was left out: the answers of one batch may take at most {cap} MB together, and the \
+         others took that. Ask for it again on its own, or in a smaller batch."
+    );
+    if answer.pointer("/result/content").is_some() {
+        json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": words}], "isError": true}})
+    } else {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": ANSWER_LEFT_OUT, "message": words}})
+    }
+}
+
+/// The JSON-RPC error of a request whose answer did not fit in its batch (JSON-RPC's range for
+/// implementation-defined server errors).
+const ANSWER_LEFT_OUT: i64 = -32001;
 
 impl Session {
     pub(super) fn handle_batch(&mut self, items: Vec<Result<Message, ErrorReply>>, tag: u64, sh: &mut Shared) {
@@ -44,7 +99,7 @@ impl Session {
         }
         let batch_id = self.next_batch;
         self.next_batch += 1;
-        self.batches.insert(batch_id, Batch { tag, waiting: 0, answers: Vec::new() });
+        self.batches.insert(batch_id, Batch { tag, waiting: 0, answers: Vec::new(), bytes: 0 });
         for item in items {
             let answer = match item {
                 Ok(message) => match self.dispatch(message, tag, Some(batch_id), sh) {
@@ -58,7 +113,7 @@ impl Session {
             if let Some(answer) = answer
                 && let Some(b) = self.batches.get_mut(&batch_id)
             {
-                b.answers.push(answer);
+                b.add(answer);
             }
         }
         self.finish_batch_if_done(batch_id, sh);
@@ -75,7 +130,7 @@ impl Session {
     pub(super) fn batch_answered(&mut self, batch: u64, answer: Value, sh: &mut Shared) {
         if let Some(b) = self.batches.get_mut(&batch) {
             b.waiting = b.waiting.saturating_sub(1);
-            b.answers.push(answer);
+            b.add(answer);
         }
         self.finish_batch_if_done(batch, sh);
     }
