@@ -51,6 +51,6 @@ pub use driver::{Delivery, Driver, Wake, now_ms};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};
 pub use reach::{Bitbucket, PersonalToken, Requester};
-pub use room::Room;
+pub use room::{Room, Unsent};
 pub use secrets::Secrets;
 pub use shared_reads::SharedReads;

@@ -13,6 +13,10 @@
 //! Waiters queue by [`crate::Requester::queue`] (a person, or a session) and are served round robin,
 //! as reads and CPU jobs are: one person's batch of a hundred diffs waits behind another person's one.
 //! A call larger than the whole budget runs when nothing else holds room, so it is never starved.
+//!
+//! An answer made but not yet written to its client holds its bytes too ([`Room::hold`]): it is never
+//! refused (it exists already), but while answers nobody reads fill the budget, large calls wait, so
+//! a client that stops reading cannot make bb hold more than the budget on its behalf.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -40,6 +44,8 @@ pub struct Room {
 struct State {
     capacity: u64,
     in_use: u64,
+    /// Of `in_use`, the bytes of answers not yet written ([`Room::hold`]).
+    unsent: u64,
     held: HashMap<Key, u64>,
     queues: BTreeMap<u64, VecDeque<Waiter>>,
     turns: VecDeque<u64>,
@@ -86,6 +92,20 @@ impl Room {
         (s.in_use, s.waiting)
     }
 
+    /// How many of the bytes set aside are answers not yet written.
+    pub fn unsent(&self) -> u64 {
+        self.lock().unsent
+    }
+
+    /// Sets `bytes` aside for an answer until it is written (the [`Unsent`] dropped): never refused nor
+    /// waited for, but counted, so large calls wait while unread answers fill the budget.
+    pub fn hold(&'static self, bytes: u64) -> Unsent {
+        let mut s = self.lock();
+        s.in_use += bytes;
+        s.unsent += bytes;
+        Unsent { room: self, bytes }
+    }
+
     /// Asks for `bytes` for `key`, waiting in `queue`; `grant` is called when a waiter gets its room.
     pub(crate) fn ask(&self, key: Key, queue: u64, bytes: u64, grant: Grant) -> Asked {
         let mut s = self.lock();
@@ -130,6 +150,30 @@ impl Room {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// An answer's bytes in the room until it is written; dropping it gives them back.
+pub struct Unsent {
+    room: &'static Room,
+    bytes: u64,
+}
+
+impl std::fmt::Debug for Unsent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Unsent({} bytes)", self.bytes)
+    }
+}
+
+impl Drop for Unsent {
+    fn drop(&mut self) {
+        let granted = {
+            let mut s = self.room.lock();
+            s.in_use = s.in_use.saturating_sub(self.bytes);
+            s.unsent = s.unsent.saturating_sub(self.bytes);
+            s.grant_waiters()
+        };
+        deliver(granted);
     }
 }
 
@@ -233,6 +277,22 @@ mod tests {
         room.give_back((0, Ticket(1)));
         assert_eq!(grants(&got, 1), [3]);
         assert_eq!(room.usage(), (10, 0), "the one that left was never granted");
+    }
+
+    #[test]
+    fn unsent_answers_hold_their_bytes_so_large_calls_wait_until_they_are_written() {
+        let room: &'static Room = Box::leak(Box::new(Room::new(100)));
+        let (got, grant) = recorder();
+        let unread = room.hold(90);
+        assert_eq!((room.usage(), room.unsent()), ((90, 0), 90));
+        assert_eq!(room.ask((0, Ticket(1)), 1, 20, Arc::clone(&grant)), Asked::Waits, "the budget holds the answer");
+        let more = room.hold(90);
+        assert_eq!(room.usage(), (180, 1), "an answer is never refused");
+        drop(unread);
+        assert_eq!(room.usage(), (90, 1));
+        drop(more);
+        assert_eq!(grants(&got, 1), [1], "written, the answers make room");
+        assert_eq!((room.usage(), room.unsent()), ((20, 0), 0));
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! Module by what it decides: `io` (how a smol byte stream reads and writes as hyper's
 //! [`hyper::rt::Read`] and [`hyper::rt::Write`]: [`SmolIo`]), `timer` (how hyper sleeps on smol's
 //! timer: [`SmolTimer`]), `head_clock` (when a connection that waits too long for a request head
-//! ends, with one timer per connection rather than one per request: [`HeadClock`]). The three
+//! ends, with one timer per connection rather than one per request: [`HeadClock`]), `write_clock`
+//! (when a connection whose client stopped reading ends: [`WriteClock`], [`Watched`]). The four
 //! import none of each other.
 //!
 //! The repository's map, with where this crate sits among the others, is `docs/ARCHITECTURE.md`.
@@ -19,7 +20,9 @@
 mod head_clock;
 mod io;
 mod timer;
+mod write_clock;
 
 pub use head_clock::HeadClock;
 pub use io::SmolIo;
 pub use timer::SmolTimer;
+pub use write_clock::{Watched, WriteClock};

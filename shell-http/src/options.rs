@@ -34,6 +34,10 @@ pub struct Limits {
     pub header_timeout: Duration,
     /// How long a client may take to send a request body; then 408 and the connection is closed.
     pub body_timeout: Duration,
+    /// How long an answer may wait to be written while the client reads none of it; then the
+    /// connection is closed and the answer's bytes are given back. An answer's bytes count against
+    /// the process's memory budget (`--memory-budget`) until written.
+    pub write_timeout: Duration,
     /// Connections admitted at once (a connection is admitted by its first request that passes the
     /// gate: Host, Origin, and the bearer token when there is one); a request on a connection beyond
     /// it gets 503 and the connection is closed. As many again may wait, not yet admitted; when
@@ -73,6 +77,7 @@ impl Default for Limits {
             max_header: 16 * 1024,
             header_timeout: Duration::from_secs(15),
             body_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
             max_connections: 512,
             max_connections_per_peer: None,
             max_sessions: 4096,

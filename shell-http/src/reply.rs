@@ -1,5 +1,10 @@
 //! What goes back on the wire: a whole JSON body, an SSE stream that ends after the answer, or
 //! nothing; and the JSON-RPC error bodies of the transport's own refusals.
+//!
+//! A large message's bytes are held against the process's memory budget from the moment the session
+//! hands it over until the last of it is written ([`charged`]): hyper writes the very bytes (never a
+//! copy, nor an SSE event copied around them), and the charge ends when they are dropped, written or
+//! abandoned with their connection (the write timeout, `server`).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -16,6 +21,31 @@ use smol::stream::Stream;
 
 use crate::observe::Timing;
 use crate::sessions::{Part, WaiterGuard};
+
+/// Messages at least this large are held against the memory budget until written; smaller ones cost
+/// less than the lock would (a tool list, a card's answer), and the connection cap bounds them.
+const CHARGED_FROM: usize = 64 * 1024;
+
+/// A message's bytes for the wire, held against the process's memory budget until they are dropped.
+pub(crate) fn charged(message: Vec<u8>) -> Bytes {
+    if message.len() < CHARGED_FROM {
+        return Bytes::from(message);
+    }
+    let unsent = bb_drive::Room::process().hold(message.len() as u64);
+    Bytes::from_owner(Charged { message, _unsent: unsent })
+}
+
+/// A message and its hold on the memory budget, given back when hyper drops the last of its bytes.
+struct Charged {
+    message: Vec<u8>,
+    _unsent: bb_drive::Unsent,
+}
+
+impl AsRef<[u8]> for Charged {
+    fn as_ref(&self) -> &[u8] {
+        &self.message
+    }
+}
 
 /// The JSON-RPC error code of a transport-level refusal (as the reference SDK uses it).
 const TRANSPORT_ERROR: i64 = -32000;
@@ -86,12 +116,12 @@ impl SseStream {
         let mut done = false;
         for d in already {
             match d {
-                Part::Interim(m) => queued.push_back(event(&m)),
+                Part::Interim(m) => queued.extend(event(m)),
                 Part::Final(m) => {
                     if let Some(t) = timing.take() {
                         t.answered(&m);
                     }
-                    queued.push_back(event(&m));
+                    queued.extend(event(m));
                     done = true;
                 }
                 Part::Unanswered => done = true,
@@ -118,13 +148,17 @@ impl SseStream {
             return Poll::Ready(None);
         }
         match self.rx.as_mut().poll_next(cx) {
-            Poll::Ready(Some(Part::Interim(m))) => return Poll::Ready(Some(event(&m))),
+            Poll::Ready(Some(Part::Interim(m))) => {
+                self.queued.extend(event(m));
+                return Poll::Ready(self.queued.pop_front());
+            }
             Poll::Ready(Some(Part::Final(m))) => {
                 if let Some(t) = self.timing.take() {
                     t.answered(&m);
                 }
                 self.done = true;
-                return Poll::Ready(Some(event(&m)));
+                self.queued.extend(event(m));
+                return Poll::Ready(self.queued.pop_front());
             }
             Poll::Ready(Some(Part::Unanswered) | None) => {
                 self.done = true;
@@ -139,7 +173,8 @@ impl SseStream {
             self.done = true;
             let body = json!({"jsonrpc": "2.0", "id": self.cut.1.clone(),
                               "error": {"code": TRANSPORT_ERROR, "message": crate::drain::CUT}});
-            return Poll::Ready(Some(event(body.to_string().as_bytes())));
+            self.queued.extend(event(Bytes::from(body.to_string())));
+            return Poll::Ready(self.queued.pop_front());
         }
         match Pin::new(&mut self.keepalive).poll(cx) {
             Poll::Ready(_) => {
@@ -153,18 +188,15 @@ impl SseStream {
     }
 }
 
-/// One SSE `message` event carrying one JSON-RPC message (which never holds a newline).
-fn event(message: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(message.len() + 24);
-    out.extend_from_slice(b"event: message\ndata: ");
-    out.extend_from_slice(message);
-    out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
+/// One SSE `message` event carrying one JSON-RPC message (which never holds a newline), as three
+/// frames: the message's own bytes go out as they are, never copied into a larger buffer.
+fn event(message: Bytes) -> [Bytes; 3] {
+    [Bytes::from_static(b"event: message\ndata: "), message, Bytes::from_static(b"\n\n")]
 }
 
 /// A `200 application/json` answer.
-pub(crate) fn json(message: Vec<u8>) -> Response<Reply> {
-    let mut r = Response::new(Reply::Full(Some(Bytes::from(message))));
+pub(crate) fn json(message: impl Into<Bytes>) -> Response<Reply> {
+    let mut r = Response::new(Reply::Full(Some(message.into())));
     r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use bb_core::{Level, ServerConfig};
 use bb_drive::{Bitbucket, Logger, now_ms};
-use bb_hyper_smol::{HeadClock, SmolIo};
+use bb_hyper_smol::{HeadClock, SmolIo, Watched, WriteClock};
 use hyper::header::HeaderName;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -348,6 +348,7 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
     let limits = &endpoint.options.limits;
     let mut builder = http1::Builder::new();
     let clock = HeadClock::new();
+    let writes = WriteClock::new();
     builder.timer(clock.clone()).header_read_timeout(limits.header_timeout).max_header_size(limits.max_header);
     if late {
         builder.keep_alive(false);
@@ -386,7 +387,8 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
         }
     });
     let serve = async {
-        let mut conn = std::pin::pin!(builder.serve_connection(SmolIo(stream), service));
+        let io = Watched::new(SmolIo(stream), writes.clone());
+        let mut conn = std::pin::pin!(builder.serve_connection(io, service));
         let ended = smol::future::or(async { Some(conn.as_mut().await) }, async {
             if late {
                 std::future::pending::<()>().await;
@@ -418,7 +420,15 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
         clock.watch(limits.header_timeout).await;
         endpoint.logger.log(Level::Debug, "connection ended: no request head within the header timeout");
     };
-    smol::future::or(serve, smol::future::or(made_room, too_slow)).await;
+    // An answer the client reads none of for the write timeout ends the connection: its bytes (held
+    // against the memory budget until written) go with it.
+    let unread = async {
+        writes.watch(limits.write_timeout).await;
+        endpoint
+            .logger
+            .log(Level::Debug, "connection ended: the client read nothing of an answer within the write timeout");
+    };
+    smol::future::or(serve, smol::future::or(made_room, smol::future::or(too_slow, unread))).await;
 }
 
 /// Serves an admitted connection's request, counting it in flight while it runs: its answer's status

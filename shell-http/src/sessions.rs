@@ -22,18 +22,20 @@ use std::time::Duration;
 
 use bb_core::{FetchOutcome, Input, ServerConfig, SessionId, Ticket};
 use bb_drive::{Bitbucket, Delivery, Driver, Logger, PersonalToken, SharedReads, Wake, now_ms};
+use hyper::body::Bytes;
 use smol::channel::{Receiver, Sender};
 
 use crate::census::{Bound, Census, Owner, Seat};
 use crate::registry::Registry;
+use crate::reply::charged;
 
 /// One part of a POST's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Part {
     /// A message that is not the answer (a progress or log notification).
-    Interim(Vec<u8>),
+    Interim(Bytes),
     /// The answer; nothing follows.
-    Final(Vec<u8>),
+    Final(Bytes),
     /// No answer will come.
     Unanswered,
 }
@@ -338,7 +340,7 @@ impl State {
                 Delivery::Send { session, tag: None, message } => {
                     let mut open = self.waiters.range((session, 0)..=(session, u64::MAX)).filter(|(_, w)| w.streaming);
                     if let Some((_, w)) = open.next() {
-                        let _ = w.tx.try_send(Part::Interim(message));
+                        let _ = w.tx.try_send(Part::Interim(charged(message)));
                     }
                 }
                 Delivery::Done { session, tag } => {
@@ -352,7 +354,7 @@ impl State {
             }
             if let Some(w) = self.waiters.get(key) {
                 for m in messages.drain(..) {
-                    let _ = w.tx.try_send(Part::Interim(m));
+                    let _ = w.tx.try_send(Part::Interim(charged(m)));
                 }
             }
         }
@@ -362,9 +364,9 @@ impl State {
             let mut messages = sent.remove(&key).unwrap_or_default();
             let last = messages.pop();
             for m in messages {
-                let _ = w.tx.try_send(Part::Interim(m));
+                let _ = w.tx.try_send(Part::Interim(charged(m)));
             }
-            let _ = w.tx.try_send(last.map_or(Part::Unanswered, Part::Final));
+            let _ = w.tx.try_send(last.map_or(Part::Unanswered, |m| Part::Final(charged(m))));
         }
     }
 }

@@ -62,6 +62,8 @@ pub struct HttpServe {
     pub grace_s: u64,
     /// `--ready-interval SECONDS`: how often `/readyz`'s probe asks Bitbucket.
     pub ready_interval_s: Option<u64>,
+    /// `--write-timeout SECONDS`: how long an answer may wait for its client to read any of it.
+    pub write_timeout_s: Option<u64>,
 }
 
 /// How long calls in flight may finish after SIGTERM or Ctrl-C, unless `--grace` says otherwise.
@@ -136,6 +138,8 @@ Streamable HTTP (instead of stdio):
                       A second signal stops bb at once (exit code 1)
   --ready-interval S  from the first GET /readyz on, ask Bitbucket one cheap read every S seconds
                       (default: 10); /healthz and /readyz need no token and cost no Bitbucket request
+  --write-timeout S   close a connection whose client reads nothing of an answer for S seconds
+                      (1 to 3600; default: 30); until written, answers count against --memory-budget
 ";
 
 /// Help of `bb ai mcp tools`.
@@ -168,6 +172,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
         session_idle_s: None,
         grace_s: DEFAULT_GRACE_S,
         ready_interval_s: None,
+        write_timeout_s: None,
     };
     let mut help = false;
     let mut seen_options: Vec<&'static str> = Vec::new();
@@ -321,6 +326,14 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                     Some(n.ok_or_else(|| format!("--ready-interval `{value}` is not a positive number of seconds"))?);
                 seen_options.push("--ready-interval");
             }
+            Long("write-timeout") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--write-timeout")?;
+                let n = value.parse::<u64>().ok().filter(|n| (1..=3600).contains(n));
+                http_flags.write_timeout_s = Some(n.ok_or_else(|| {
+                    format!("--write-timeout `{value}` is not a number of seconds from 1 to 3600, such as 30")
+                })?);
+                seen_options.push("--write-timeout");
+            }
             Long("session-idle") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--session-idle")?;
                 let n = value.parse::<u64>().ok().filter(|n| *n > 0);
@@ -377,7 +390,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
 }
 
 /// The flags that only mean something with `--http`.
-const HTTP_ONLY: [&str; 7] = [
+const HTTP_ONLY: [&str; 8] = [
     "--allow-origin",
     "--allow-host",
     "--per-user-token-header",
@@ -385,6 +398,7 @@ const HTTP_ONLY: [&str; 7] = [
     "--session-idle",
     "--grace",
     "--ready-interval",
+    "--write-timeout",
 ];
 
 fn plain(value: OsString, flag: &str) -> Result<String, String> {

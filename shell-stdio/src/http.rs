@@ -40,6 +40,9 @@ pub fn serve_http(
     if let Some(s) = flags.ready_interval_s {
         limits.ready_interval = Duration::from_secs(s);
     }
+    if let Some(s) = flags.write_timeout_s {
+        limits.write_timeout = Duration::from_secs(s);
+    }
     let options = HttpOptions {
         allow_origins: flags.allow_origins.clone(),
         allow_hosts: flags.allow_hosts.clone(),

@@ -1,0 +1,173 @@
+//! When a connection whose client stopped reading ends: a write that makes no progress for the write
+//! timeout. hyper has a timeout for reading a head, none for writing an answer; an answer the client
+//! never reads would otherwise hold its bytes (and its connection) for as long as the socket stays open.
+//!
+//! ```text
+//!   poll_write / poll_flush ── Pending ──▶ stalled since now (unless stalled already)
+//!                           └─ progress ─▶ not stalled
+//!   WriteClock::watch(timeout) ── stalled for `timeout` ──▶ returns: the caller drops the connection
+//! ```
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use hyper::rt::ReadBufCursor;
+
+/// Whether, and since when, a connection's writes wait for its client to read.
+#[derive(Debug, Clone)]
+pub struct WriteClock(Arc<ClockState>);
+
+#[derive(Debug)]
+struct ClockState {
+    base: Instant,
+    /// Nanoseconds after `base` plus one since which writes wait; 0 when they do not.
+    stalled: AtomicU64,
+}
+
+impl Default for WriteClock {
+    fn default() -> Self {
+        WriteClock::new()
+    }
+}
+
+impl WriteClock {
+    /// A clock of a connection that has written nothing yet.
+    pub fn new() -> WriteClock {
+        WriteClock(Arc::new(ClockState { base: Instant::now(), stalled: AtomicU64::new(0) }))
+    }
+
+    fn mark(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.0.base).as_nanos()).unwrap_or(u64::MAX - 1).saturating_add(1)
+    }
+
+    /// Since when writes wait for the client, if they do.
+    pub fn stalled_since(&self) -> Option<Instant> {
+        match self.0.stalled.load(Ordering::Acquire) {
+            0 => None,
+            n => Some(self.0.base + Duration::from_nanos(n - 1)),
+        }
+    }
+
+    fn stall(&self) {
+        let now = self.mark(Instant::now());
+        let _ = self.0.stalled.compare_exchange(0, now, Ordering::AcqRel, Ordering::Relaxed);
+    }
+
+    fn progress(&self) {
+        self.0.stalled.store(0, Ordering::Release);
+    }
+
+    /// Returns once a write has waited `timeout` without progress. One timer per connection, which
+    /// fires about once per `timeout` while the connection writes or is idle.
+    pub async fn watch(&self, timeout: Duration) {
+        loop {
+            let at = self.stalled_since().map_or_else(|| Instant::now() + timeout, |since| since + timeout);
+            smol::Timer::at(at).await;
+            if self.stalled_since().is_some_and(|since| since.elapsed() >= timeout) {
+                return;
+            }
+        }
+    }
+}
+
+/// A byte stream for hyper whose writes are watched by a [`WriteClock`].
+#[derive(Debug)]
+pub struct Watched<T> {
+    io: T,
+    clock: WriteClock,
+}
+
+impl<T> Watched<T> {
+    /// `io`, its writes watched by `clock`.
+    pub fn new(io: T, clock: WriteClock) -> Watched<T> {
+        Watched { io, clock }
+    }
+
+    fn seen<R>(&self, polled: Poll<io::Result<R>>, progress: impl Fn(&R) -> bool) -> Poll<io::Result<R>> {
+        match &polled {
+            Poll::Pending => self.clock.stall(),
+            Poll::Ready(Ok(r)) if progress(r) => self.clock.progress(),
+            Poll::Ready(_) => {}
+        }
+        polled
+    }
+}
+
+impl<T: hyper::rt::Read + Unpin> hyper::rt::Read for Watched<T> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: ReadBufCursor<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: hyper::rt::Write + Unpin> hyper::rt::Write for Watched<T> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.seen(polled, |n| *n > 0)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.seen(polled, |n| *n > 0)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.io).poll_flush(cx);
+        self.seen(polled, |_| true)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.io).poll_shutdown(cx);
+        self.seen(polled, |_| true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stall_is_recorded_once_and_cleared_by_progress() {
+        let clock = WriteClock::new();
+        assert_eq!(clock.stalled_since(), None);
+        clock.stall();
+        let first = clock.stalled_since();
+        assert!(first.is_some());
+        std::thread::sleep(Duration::from_millis(2));
+        clock.stall();
+        assert_eq!(clock.stalled_since(), first, "a longer stall keeps its start");
+        clock.progress();
+        assert_eq!(clock.stalled_since(), None);
+    }
+
+    #[test]
+    fn the_watch_returns_once_a_write_waits_past_the_timeout_and_not_while_none_does() {
+        let clock = WriteClock::new();
+        let idle = smol::block_on(smol::future::or(
+            async {
+                clock.watch(Duration::from_millis(10)).await;
+                true
+            },
+            async {
+                smol::Timer::after(Duration::from_millis(60)).await;
+                false
+            },
+        ));
+        assert!(!idle, "nothing waits to be written, so the watch keeps looking");
+        clock.stall();
+        let started = Instant::now();
+        smol::block_on(clock.watch(Duration::from_millis(20)));
+        assert!(started.elapsed() >= Duration::from_millis(15));
+    }
+}
