@@ -182,6 +182,18 @@ pub fn connect(addr: SocketAddr) -> TcpStream {
     s
 }
 
+/// A connection to `addr` from the loopback address `from` (such as 127.0.0.2): to the server,
+/// another peer than [`connect`]'s 127.0.0.1.
+pub fn connect_from(from: std::net::Ipv4Addr, addr: SocketAddr) -> TcpStream {
+    use rustix::net::{AddressFamily, SocketType, bind, connect, socket};
+    let fd = socket(AddressFamily::INET, SocketType::STREAM, None).unwrap();
+    bind(&fd, &SocketAddr::from((from, 0))).unwrap();
+    connect(&fd, &addr).unwrap();
+    let s = TcpStream::from(fd);
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s
+}
+
 /// Reads until the server closes, then parses the answer (de-chunking the body).
 pub fn read_answer(s: &mut TcpStream) -> Answer {
     let mut raw = Vec::new();
