@@ -345,10 +345,17 @@ async fn vouch(endpoint: &Endpoint, peer: Peer, token: &PersonalToken, id: &Valu
             r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
             Err(r)
         }
-        Err(Undecided::Spent(wait_s)) => {
-            let message = format!(
-                "Too many requests: Bitbucket refused several tokens from this address lately; try again in {wait_s} s."
-            );
+        Err(why @ (Undecided::Spent(wait_s) | Undecided::Crowded(wait_s))) => {
+            let message = if matches!(why, Undecided::Spent(_)) {
+                format!(
+                    "Too many requests: Bitbucket refused several tokens from this address lately; try again in {wait_s} s."
+                )
+            } else {
+                format!(
+                    "Too many requests: Bitbucket refused a token from this address lately, and bb asks it about no more \
+                     refused tokens for now (many came from other addresses); try again in {wait_s} s."
+                )
+            };
             let mut r = refuse(StatusCode::TOO_MANY_REQUESTS, &message);
             if let Ok(v) = HeaderValue::from_str(&wait_s.to_string()) {
                 r.headers_mut().insert(RETRY_AFTER, v);

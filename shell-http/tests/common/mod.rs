@@ -129,6 +129,14 @@ impl Req {
         bytes
     }
 
+    /// Sends the request on a fresh connection from the loopback address `from` (see
+    /// [`connect_from`]) and reads the answer to the end.
+    pub fn send_from(&self, from: std::net::Ipv4Addr, addr: SocketAddr) -> Answer {
+        let mut s = connect_from(from, addr);
+        s.write_all(&self.bytes(addr)).unwrap();
+        read_answer(&mut s)
+    }
+
     /// Sends the request on a fresh connection and reads the answer to the end.
     pub fn send(&self, addr: SocketAddr) -> Answer {
         let mut s = connect(addr);
