@@ -9,7 +9,7 @@ use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 use bb_http::{HttpOptions, Limits};
-use common::{INITIALIZE, Req, closed_by_server, connect, connect_from, read_answer, send_keep_alive, start};
+use common::{INITIALIZE, Req, closed_by_server, connect, connect_from, read_answer, request, send_keep_alive, start};
 
 const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
@@ -150,4 +150,57 @@ fn connections_that_only_answer_health_probes_never_keep_a_person_out() {
     let a = send_keep_alive(&mut fifth, s.addr, &person());
     assert_eq!(a.status, 200, "{a:?}");
     assert!(closed_by_server(&mut probes[0]), "the probe admitted first made room");
+}
+
+#[test]
+fn a_connection_streaming_an_answer_keeps_its_place_until_the_answer_ends() {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex, mpsc};
+    // Bitbucket answers once the test says so.
+    let (release, held) = mpsc::channel::<()>();
+    let held = Arc::new(Mutex::new(held));
+    let fetch: Arc<dyn bb_drive::Bitbucket> =
+        Arc::new(move |_: bb_core::FetchRequest, _: Option<&bb_http::PersonalToken>, _: &bb_drive::Cancel| {
+            let _ = held.lock().unwrap().recv_timeout(Duration::from_secs(30));
+            bb_core::FetchOutcome::response(200, "late thing")
+        });
+    let limits = Limits {
+        max_connections: 1,
+        max_connections_per_peer: Some(100),
+        sse_after: Duration::from_millis(50),
+        ..Limits::default()
+    };
+    let s = start(HttpOptions { limits, ..HttpOptions::default() }, fetch);
+    let mut streaming = connect(s.addr);
+    let a = send_keep_alive(&mut streaming, s.addr, &Req::post(INITIALIZE));
+    assert_eq!(a.status, 200, "{a:?}");
+    let id = a.header("mcp-session-id").unwrap().to_owned();
+    // A call whose answer comes as an SSE stream: its head arrives, its answer waits for Bitbucket.
+    let call = Req::post(request("tools/call", serde_json::json!({"name": "get_thing", "arguments": {"id": 1}})))
+        .session(&id)
+        .header("MCP-Protocol-Version", "2025-11-25");
+    let head = send_keep_alive(&mut streaming, s.addr, &call);
+    assert_eq!(head.header("content-type"), Some("text/event-stream"), "{head:?}");
+    let busy = Req::post(INITIALIZE).send(s.addr);
+    assert_eq!(busy.status, 503, "the only place streams an answer: {busy:?}");
+    // The answer ends; then the connection is idle, and makes room.
+    release.send(()).unwrap();
+    let mut rest = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !rest.ends_with(b"0\r\n\r\n") {
+        let n = streaming.read(&mut buf).unwrap();
+        assert!(n > 0, "the stream ended before its answer: {}", String::from_utf8_lossy(&rest));
+        rest.extend_from_slice(&buf[..n]);
+    }
+    assert!(String::from_utf8_lossy(&rest).contains("late thing"));
+    let mut status = 0;
+    for _ in 0..200 {
+        status = Req::post(INITIALIZE).send(s.addr).status;
+        if status == 200 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(status, 200);
+    assert!(closed_by_server(&mut streaming));
 }
