@@ -412,7 +412,7 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
         }
     };
     let made_room = async {
-        // Fails, rather than yields, once the connection has proven itself: then it is never closed for room.
+        // Yields when the connection is closed to make room; fails only once its place is gone anyway.
         if closed.recv().await.is_err() {
             std::future::pending::<()>().await;
         }
