@@ -16,9 +16,9 @@
 //! address's allowance and from the server's. An address with a clean record is never refused for
 //! another's tokens: its questions are asked (a few at once, [`PER_PEER_IN_FLIGHT`]), whatever the
 //! rest of the world sent. The server's allowance limits only addresses with refused tokens on
-//! their record, so a flood of made-up tokens costs Bitbucket a few requests per address, then one
-//! every few seconds for all of them together, never one per initialize; a person whose token was
-//! accepted is remembered and asks nothing.
+//! their record, so a flood of made-up tokens costs Bitbucket a few requests per address every ten
+//! minutes, and beyond them one a second for all those addresses together, never one per
+//! initialize; a person whose token was accepted is remembered and asks nothing.
 
 use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
@@ -232,7 +232,7 @@ impl Bucket {
 
 impl Allowance {
     /// Ok when `peer` may ask now: its record is clean, or neither its bucket nor the server's is spent.
-    fn check(&mut self, peer: Peer, now_ms: u64) -> Result<(), Undecided> {
+    fn check(&self, peer: Peer, now_ms: u64) -> Result<(), Undecided> {
         let Some(record) = self.record(peer, now_ms) else { return Ok(()) };
         let wait = record.bucket.at(PEER_ALLOWANCE, now_ms).wait_s(PEER_ALLOWANCE);
         if wait > 0 {
