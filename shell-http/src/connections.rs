@@ -1,24 +1,40 @@
 //! Which connections the server holds, so that clients without the token cannot take the places of
-//! those with it, one peer cannot take them all, and connections that never do any work cannot keep
-//! out a person who would.
+//! those with it, one peer cannot take them all, and connections that hold a place without a
+//! request in flight cannot keep out a person who would send one.
 //!
 //! ```text
-//!   accept ──▶ waiting ──(first request that passes the gate)──▶ admitted ──(a request answered 2xx/3xx)──▶ proven
-//!                 └──(the oldest waiting one, when a newcomer     └──(idle, the oldest such, when a request that
-//!                     finds them all taken)──▶ closed                  passes the gate finds the cap taken)──▶ closed
+//!   accept ──▶ waiting ──(a request passes the gate)──▶ admitted ──(an MCP request of a verified session
+//!     │           │                                       │          or person answered with success)──▶ proven
+//!     │           │                                       │                                                │
+//!     │           └─(the oldest, when a newcomer finds    └─(idle, the first admitted such, when a         │
+//!     │              every waiting place taken)              newcomer that passes the gate finds the       │
+//!     │              ──▶ closed                              cap taken)──▶ closed                          │
+//!     │                                                                                                    │
+//!     └─(its peer holds its share)──▶ 503, closed      closed ◀──(idle the longest, when no admitted one ──┘
+//!                                                                 that never proved itself is idle and a
+//!                                                                 newcomer that passes the gate finds the
+//!                                                                 cap taken)
 //! ```
 //!
 //! A connection waits until one of its requests passes the gate (Host, Origin, and the bearer token
 //! when there is one); only then does it count against `max_connections`. As many connections again
 //! may wait; when they are all taken, a newcomer closes the one waiting longest, so idle or token-less
 //! connections cannot lock anyone out (an honest client waits only for the time its first head takes).
-//! An admitted connection is *proven* once one of its requests is answered with success: work for a
-//! caller the server accepts. Until then it is only admitted: when a request that passes the gate finds
-//! the cap taken, the admitted connection that has not proven itself, has no request in flight and was
-//! admitted first is closed to make room (a per-person token Bitbucket refused, a session that does not
-//! exist, a malformed body: none of them proves a connection). So a person always gets in while the
-//! connections that hold the cap only ever get refusals. Every connection, waiting or admitted, counts
-//! against its peer's share.
+//!
+//! An admitted connection is *proven* once it carries an MCP request of a verified session or person
+//! that is answered with success: an `initialize` that started a session, a request of a live
+//! session (with its person's token, in per-person mode), a 2026-07-28 request whose person's token
+//! Bitbucket accepted. `/healthz`, `/readyz`, preflights, refusals and 4xx answers never prove one
+//! (the shell decides, `exchange::Proven`), so probes that anyone may send hold no better place than
+//! a connection that only got refusals.
+//!
+//! When a request that passes the gate finds the cap taken, a connection with no request in flight
+//! makes room: the admitted one that has not proven itself and was admitted first; if there is none,
+//! the proven one idle the longest (least recently active). Only when every admitted connection has
+//! a request in flight (an SSE answer counts until its last event) is the newcomer told "busy". So a
+//! client that holds places without using them never keeps out one that passes the gate; a proven
+//! connection closed this way loses nothing but the connection (its sessions live on, and its client
+//! connects again). Every connection, waiting or admitted, counts against its peer's share.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,14 +61,21 @@ struct State {
     waiting: BTreeMap<u64, Sender<()>>,
     peers: HashMap<Peer, usize>,
     next: u64,
+    /// Counts the beginnings and ends of requests: the order in which connections were last active.
+    tick: u64,
 }
 
-/// An admitted connection: until it proves itself, the sender that closes it.
+/// An admitted connection.
 #[derive(Debug)]
 struct Admitted {
-    close: Option<Sender<()>>,
+    /// The sender that closes it.
+    close: Sender<()>,
     /// Requests it has in flight.
     busy: usize,
+    /// Whether it has carried work for a verified session or person.
+    proven: bool,
+    /// When a request of it last began or ended, by the pool's [`State::tick`].
+    active: u64,
 }
 
 /// A peer already holds its share of connections.
@@ -69,7 +92,7 @@ pub(crate) struct Held {
 }
 
 /// What an arriving connection gets: its place, and a receiver that yields when it is closed to
-/// make room (it fails, instead, once the connection has proven itself).
+/// make room.
 pub(crate) type Arrival = (Held, Receiver<()>);
 
 impl Connections {
@@ -106,15 +129,20 @@ impl Connections {
 }
 
 impl State {
-    /// Closes the admitted connection that has not proven itself, is idle and came first; whether
-    /// there was one.
+    /// Closes an idle admitted connection to make room: the first admitted one that has not proven
+    /// itself, else the proven one idle the longest; whether there was one.
     fn make_room(&mut self) -> bool {
-        let idle = self.admitted.iter().find(|(_, a)| a.close.is_some() && a.busy == 0).map(|(id, _)| *id);
-        let Some(id) = idle else { return false };
-        if let Some(Admitted { close: Some(close), .. }) = self.admitted.remove(&id) {
-            let _ = close.try_send(());
-        }
+        let idle = self.admitted.iter().filter(|(_, a)| a.busy == 0);
+        let unproven = idle.clone().find(|(_, a)| !a.proven);
+        let chosen = unproven.or_else(|| idle.min_by_key(|(_, a)| a.active)).map(|(id, _)| *id);
+        let Some(a) = chosen.and_then(|id| self.admitted.remove(&id)) else { return false };
+        let _ = a.close.try_send(());
         true
+    }
+
+    fn touch(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
     }
 }
 
@@ -124,8 +152,8 @@ impl Held {
         self.admitted.load(Ordering::Relaxed)
     }
 
-    /// Admits the connection, if there is room or an admitted connection that never proved itself
-    /// makes room (and it was not closed to make room meanwhile). True when it is admitted, now or before.
+    /// Admits the connection, if there is room or an idle admitted connection makes room (and it was
+    /// not closed to make room meanwhile). True when it is admitted, now or before.
     pub(crate) fn admit(&self) -> bool {
         if self.is_admitted() {
             return true;
@@ -134,28 +162,58 @@ impl Held {
         if !s.waiting.contains_key(&self.id) || (s.admitted.len() >= self.pool.max_admitted && !s.make_room()) {
             return false;
         }
-        let close = s.waiting.remove(&self.id);
-        s.admitted.insert(self.id, Admitted { close, busy: 0 });
+        let Some(close) = s.waiting.remove(&self.id) else { return false };
+        let active = s.touch();
+        s.admitted.insert(self.id, Admitted { close, busy: 0, proven: false, active });
         self.admitted.store(true, Ordering::Relaxed);
         true
     }
 
-    /// A request on the connection begins.
-    pub(crate) fn begin(&self) {
-        if let Some(a) = self.pool.lock().admitted.get_mut(&self.id) {
+    /// A request on the connection begins: until the [`InFlight`] is dropped (its answer sent, or
+    /// given up), the connection is not closed to make room.
+    pub(crate) fn begin(self: &Arc<Self>) -> InFlight {
+        self.started();
+        InFlight { held: Arc::clone(self), proves: false }
+    }
+
+    fn started(&self) {
+        let mut s = self.pool.lock();
+        let now = s.touch();
+        if let Some(a) = s.admitted.get_mut(&self.id) {
             a.busy += 1;
+            a.active = now;
         }
     }
 
-    /// A request on the connection was answered: with success, the connection has proven itself
-    /// and is never closed to make room.
-    pub(crate) fn end(&self, success: bool) {
-        if let Some(a) = self.pool.lock().admitted.get_mut(&self.id) {
+    fn ended(&self, proves: bool) {
+        let mut s = self.pool.lock();
+        let now = s.touch();
+        if let Some(a) = s.admitted.get_mut(&self.id) {
             a.busy = a.busy.saturating_sub(1);
-            if success {
-                a.close = None;
-            }
+            a.active = now;
+            a.proven |= proves;
         }
+    }
+}
+
+/// A request in flight on an admitted connection.
+#[derive(Debug)]
+pub(crate) struct InFlight {
+    held: Arc<Held>,
+    proves: bool,
+}
+
+impl InFlight {
+    /// The request is work for a verified session or person: when it ends, its connection has
+    /// proven itself.
+    pub(crate) fn proves(&mut self) {
+        self.proves = true;
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.held.ended(self.proves);
     }
 }
 
@@ -182,18 +240,32 @@ mod tests {
         Peer::of(format!("{s}:1").parse().unwrap())
     }
 
+    /// A connection from `ip` arrives; its place (shared, as the server holds it) and its close signal.
+    fn arrive(pool: &Arc<Connections>, ip: &str) -> (Arc<Held>, Receiver<()>) {
+        let (held, closed) = pool.arrive(peer(ip)).unwrap();
+        (Arc::new(held), closed)
+    }
+
+    /// One request on `held`, answered: work for a verified session or person when `proves`.
+    fn request(held: &Arc<Held>, proves: bool) {
+        let mut r = held.begin();
+        if proves {
+            r.proves();
+        }
+    }
+
     #[test]
     fn only_admitted_connections_count_against_the_cap() {
         let pool = Connections::new(2, 10);
-        let (a, _) = pool.arrive(peer("10.0.0.1")).unwrap();
-        let (b, _) = pool.arrive(peer("10.0.0.2")).unwrap();
+        let (a, _) = arrive(&pool, "10.0.0.1");
+        let (b, _) = arrive(&pool, "10.0.0.2");
         assert!(a.admit() && b.admit());
-        let (c, _) = pool.arrive(peer("10.0.0.3")).unwrap();
-        let (_d, d_closed) = pool.arrive(peer("10.0.0.4")).unwrap();
+        let (c, _) = arrive(&pool, "10.0.0.3");
+        let (_d, d_closed) = arrive(&pool, "10.0.0.4");
         assert!(d_closed.try_recv().is_err(), "admitted connections leave the waiting places free");
-        a.end(true);
-        b.end(true);
-        assert!(!c.admit(), "the cap is taken by connections that proved themselves");
+        let busy = (a.begin(), b.begin());
+        assert!(!c.admit(), "the cap is taken by connections with requests in flight");
+        drop(busy);
         drop(a);
         assert!(c.admit(), "a closed connection gives its place back");
         assert!(c.admit() && c.is_admitted());
@@ -202,9 +274,9 @@ mod tests {
     #[test]
     fn a_newcomer_closes_the_connection_waiting_longest_when_all_waiting_places_are_taken() {
         let pool = Connections::new(2, 10);
-        let (old, old_closed) = pool.arrive(peer("10.0.0.1")).unwrap();
-        let (_mid, mid_closed) = pool.arrive(peer("10.0.0.1")).unwrap();
-        let (new, _) = pool.arrive(peer("10.0.0.2")).unwrap();
+        let (old, old_closed) = arrive(&pool, "10.0.0.1");
+        let (_mid, mid_closed) = arrive(&pool, "10.0.0.1");
+        let (new, _) = arrive(&pool, "10.0.0.2");
         assert_eq!(old_closed.try_recv(), Ok(()));
         assert!(mid_closed.try_recv().is_err());
         assert!(!old.admit(), "a connection closed to make room is not admitted");
@@ -225,25 +297,54 @@ mod tests {
     }
 
     #[test]
-    fn a_connection_that_never_proved_itself_makes_room_for_one_that_passes_the_gate_when_idle() {
-        let pool = Connections::new(2, 10);
-        let (junk, junk_closed) = pool.arrive(peer("10.0.0.1")).unwrap();
-        let (busy, busy_closed) = pool.arrive(peer("10.0.0.1")).unwrap();
-        assert!(junk.admit() && busy.admit());
-        junk.begin();
-        junk.end(false);
-        busy.begin();
-        let (person, _) = pool.arrive(peer("10.0.0.2")).unwrap();
-        assert!(person.admit(), "the idle connection that only got refusals makes room");
-        assert_eq!(junk_closed.try_recv(), Ok(()));
-        person.begin();
-        let (next, _) = pool.arrive(peer("10.0.0.3")).unwrap();
-        assert!(!next.admit(), "a connection with a request in flight is not closed");
+    fn an_idle_connection_that_never_proved_itself_makes_room_before_any_proven_one() {
+        let pool = Connections::new(3, 10);
+        let (person, person_closed) = arrive(&pool, "10.0.0.1");
+        let (probe, probe_closed) = arrive(&pool, "10.0.0.2");
+        let (busy, busy_closed) = arrive(&pool, "10.0.0.2");
+        assert!(person.admit() && probe.admit() && busy.admit());
+        request(&person, true);
+        // A health probe, a refusal: answered, but no work for a verified session or person.
+        request(&probe, false);
+        let _in_flight = busy.begin();
+        let (newcomer, _) = arrive(&pool, "10.0.0.3");
+        assert!(newcomer.admit());
+        assert_eq!(probe_closed.try_recv(), Ok(()), "the connection that only answered a probe made room");
+        assert!(person_closed.try_recv().is_err(), "though the person's was idle longer");
         assert!(busy_closed.try_recv().is_err());
-        person.end(true);
-        busy.end(true);
-        assert!(!next.admit(), "nor one that proved itself");
-        drop(junk);
-        assert!(!next.admit(), "the closed connection's place was taken already");
+    }
+
+    #[test]
+    fn the_proven_connection_idle_longest_makes_room_when_no_unproven_one_is_idle() {
+        let pool = Connections::new(2, 10);
+        let (older, older_closed) = arrive(&pool, "10.0.0.1");
+        let (newer, newer_closed) = arrive(&pool, "10.0.0.2");
+        assert!(older.admit() && newer.admit());
+        request(&older, true);
+        request(&newer, true);
+        // The connection admitted first was active last: the other one is idle longest.
+        request(&older, true);
+        let (newcomer, _) = arrive(&pool, "10.0.0.3");
+        assert!(newcomer.admit(), "an idle proven connection yields its place");
+        assert_eq!(newer_closed.try_recv(), Ok(()));
+        assert!(older_closed.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_connection_with_a_request_in_flight_is_never_closed_to_make_room() {
+        let pool = Connections::new(2, 10);
+        let (a, a_closed) = arrive(&pool, "10.0.0.1");
+        let (b, b_closed) = arrive(&pool, "10.0.0.2");
+        assert!(a.admit() && b.admit());
+        let a_streams = a.begin();
+        let mut b_works = b.begin();
+        b_works.proves();
+        let (newcomer, _) = arrive(&pool, "10.0.0.3");
+        assert!(!newcomer.admit(), "busy: every admitted connection has a request in flight");
+        assert!(a_closed.try_recv().is_err() && b_closed.try_recv().is_err());
+        drop(b_works);
+        assert!(newcomer.admit(), "the request ended: its connection is idle and makes room");
+        assert_eq!(b_closed.try_recv(), Ok(()));
+        drop(a_streams);
     }
 }

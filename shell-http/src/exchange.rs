@@ -65,6 +65,22 @@ pub(crate) struct Endpoint {
     pub(crate) tools: Vec<&'static str>,
 }
 
+/// Marks an answer as work for a verified session or person: an `initialize` that started a
+/// session, a request of a live session (with its person's token, in per-person mode), a 2026-07-28
+/// request whose person's token Bitbucket accepted; always a 2xx. It proves the connection that
+/// carried it (see `connections`); the server takes it off before the answer is sent. Health checks,
+/// preflights and refusals never carry it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Proven;
+
+/// `r`, marked [`Proven`] if it is a success.
+fn proven(mut r: Response<Reply>) -> Response<Reply> {
+    if r.status().is_success() {
+        r.extensions_mut().insert(Proven);
+    }
+    r
+}
+
 /// Answers one request that arrived from `peer`.
 pub(crate) async fn respond(endpoint: Arc<Endpoint>, peer: Peer, req: Request<Incoming>) -> Response<Reply> {
     let endpoint = &*endpoint;
@@ -178,7 +194,7 @@ async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> 
         return parse_error("Parse error: the body is empty; POST one JSON-RPC message.");
     }
     match existing {
-        Some(session) => answer(endpoint, session, &bytes, false).await,
+        Some(session) => proven(answer(endpoint, session, &bytes, false).await),
         None => match serde_json::from_slice::<Value>(&bytes) {
             Ok(body) if sessionless::is_stateless(h, &body) => once(endpoint, peer, h, &bytes, &body).await,
             _ => initialize(endpoint, peer, h, &bytes).await,
@@ -202,8 +218,10 @@ async fn once(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8], body
     {
         return *r;
     }
+    let vouched = person.is_some();
     let session = endpoint.sessions.open_once(person);
-    answer(endpoint, session, bytes, true).await
+    let r = answer(endpoint, session, bytes, true).await;
+    if vouched { proven(r) } else { r }
 }
 
 /// The person's token a request carries, in per-person mode (`None` otherwise); the refusal when
@@ -301,7 +319,7 @@ async fn initialize(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8]
     if let Ok(v) = header {
         response.headers_mut().insert(SESSION_ID, v);
     }
-    response
+    proven(response)
 }
 
 /// Asks Bitbucket (or remembers) whether it accepts `token`; the refusal to send when it does not.
@@ -327,10 +345,17 @@ async fn vouch(endpoint: &Endpoint, peer: Peer, token: &PersonalToken, id: &Valu
             r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
             Err(r)
         }
-        Err(Undecided::Spent(wait_s)) => {
-            let message = format!(
-                "Too many requests: Bitbucket refused several tokens from this address lately; try again in {wait_s} s."
-            );
+        Err(why @ (Undecided::Spent(wait_s) | Undecided::Crowded(wait_s))) => {
+            let message = if matches!(why, Undecided::Spent(_)) {
+                format!(
+                    "Too many requests: Bitbucket refused several tokens from this address lately; try again in {wait_s} s."
+                )
+            } else {
+                format!(
+                    "Too many requests: Bitbucket refused a token from this address lately, and bb asks it about no more \
+                     refused tokens for now (many came from other addresses); try again in {wait_s} s."
+                )
+            };
             let mut r = refuse(StatusCode::TOO_MANY_REQUESTS, &message);
             if let Ok(v) = HeaderValue::from_str(&wait_s.to_string()) {
                 r.headers_mut().insert(RETRY_AFTER, v);
@@ -468,7 +493,7 @@ fn delete(endpoint: &Endpoint, parts: &Parts) -> Response<Reply> {
         return unread(*r, parts);
     }
     endpoint.sessions.end(id.to_str().unwrap_or_default());
-    unread(empty(StatusCode::NO_CONTENT), parts)
+    proven(unread(empty(StatusCode::NO_CONTENT), parts))
 }
 
 fn refused(endpoint: &Endpoint, why: Refusal) -> Response<Reply> {

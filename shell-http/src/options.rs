@@ -39,9 +39,12 @@ pub struct Limits {
     /// the process's memory budget (`--memory-budget`) until written.
     pub write_timeout: Duration,
     /// Connections admitted at once (a connection is admitted by its first request that passes the
-    /// gate: Host, Origin, and the bearer token when there is one); a request on a connection beyond
-    /// it gets 503 and the connection is closed. As many again may wait, not yet admitted; when
-    /// they are all taken, the oldest of them is closed to make room for a newcomer.
+    /// gate: Host, Origin, and the bearer token when there is one). At the cap, an admitted connection
+    /// with no request in flight is closed to make room (one that never carried work for a verified
+    /// session or person first, else the one idle longest); only when every admitted connection has
+    /// a request in flight does the newcomer get 503, and its connection is closed. As many again
+    /// may wait, not yet admitted; when they are all taken, the oldest of them is closed to make room
+    /// for a newcomer.
     pub max_connections: usize,
     /// Connections one peer (an IPv4 address, or an IPv6 /64) may hold, admitted or not; more are
     /// answered 503 and closed. `None`: a quarter of `max_connections`. Behind a reverse proxy every

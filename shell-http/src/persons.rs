@@ -9,11 +9,16 @@
 //! say. The price: a project or repository access token (no person, no licence) is refused too;
 //! per-person mode is for personal access tokens. 2xx means accepted;
 //! 401 or 403 means refused; anything else (a 5xx, a timeout, no server) decides nothing and is not
-//! remembered as a verdict, but the same token is not asked about again for [`UNANSWERED_MS`]. One
-//! peer may have a few questions in flight at once, and every question that does not end in
-//! "accepted" spends from its peer's allowance and from the server's ([`Allowance`]): a flood of
-//! made-up tokens costs Bitbucket a few requests, then one every few seconds, never one per initialize;
-//! a person whose token was accepted is remembered and asks nothing.
+//! remembered as a verdict, but the same token is not asked about again for [`UNANSWERED_MS`].
+//!
+//! Made-up tokens are charged to the address that sent them ([`Allowance`]): every question that
+//! does not end in "accepted" goes on its address's record for [`RECORD_MS`], and spends from that
+//! address's allowance and from the server's. An address with a clean record is never refused for
+//! another's tokens: its questions are asked (a few at once, [`PER_PEER_IN_FLIGHT`]), whatever the
+//! rest of the world sent. The server's allowance limits only addresses with refused tokens on
+//! their record, so a flood of made-up tokens costs Bitbucket a few requests per address every ten
+//! minutes, and beyond them one a second for all those addresses together, never one per
+//! initialize; a person whose token was accepted is remembered and asks nothing.
 
 use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
@@ -52,14 +57,17 @@ pub(crate) enum Verdict {
 pub(crate) enum Undecided {
     /// The peer has its share of questions in flight already.
     Busy,
-    /// The peer (or every peer together) asked about too many tokens Bitbucket did not accept lately;
-    /// the seconds until the next question may be asked.
+    /// Bitbucket did not accept several tokens from this peer lately; the seconds until it may ask again.
     Spent(u64),
+    /// Bitbucket did not accept a token from this peer lately, and the server asks about no more such
+    /// tokens for now (many came from other peers); the seconds until it may ask again.
+    Crowded(u64),
     /// Bitbucket gave no verdict; the words say what happened and name no secret.
     Unanswered(String),
 }
 
-/// The most verdicts remembered; beyond it the expired ones go, then any.
+/// The most verdicts, tokens without a verdict and peers' records remembered; beyond it the expired
+/// ones go, then any (records: the oldest).
 const MAX_REMEMBERED: usize = 8192;
 
 /// Questions one peer may have in flight at once.
@@ -71,8 +79,10 @@ const UNANSWERED_MS: u64 = 5_000;
 /// Questions that did not end in "accepted": how many one peer may ask at once, then one per this
 /// many milliseconds.
 const PEER_ALLOWANCE: (f64, u64) = (10.0, 6_000);
-/// The same for every peer together.
+/// The same for every peer with such a question on its record, together.
 const SERVER_ALLOWANCE: (f64, u64) = (60.0, 1_000);
+/// How long a question that did not end in "accepted" stays on its peer's record.
+const RECORD_MS: u64 = 10 * 60_000;
 
 /// The verdicts of one server.
 pub(crate) struct Persons {
@@ -120,7 +130,7 @@ impl Persons {
         if let Some(why) = self.unanswered_lately(key, now) {
             return Err(Undecided::Unanswered(why));
         }
-        lock(&self.allowance).check(peer, now).map_err(Undecided::Spent)?;
+        lock(&self.allowance).check(peer, now)?;
         let _turn = InFlight::take(&self.in_flight, peer).ok_or(Undecided::Busy)?;
         let cancel = CancelOnDrop(Cancel::new());
         let (bitbucket, person, flag) = (Arc::clone(bitbucket), token.clone(), cancel.0.clone());
@@ -145,6 +155,9 @@ impl Persons {
                 let mut unanswered = lock(&self.unanswered);
                 if unanswered.len() >= MAX_REMEMBERED {
                     unanswered.retain(|_, (_, until)| now < *until);
+                    if unanswered.len() >= MAX_REMEMBERED {
+                        unanswered.clear();
+                    }
                 }
                 unanswered.insert(key, (why.clone(), now + UNANSWERED_MS));
                 Err(Undecided::Unanswered(why))
@@ -177,12 +190,21 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// What questions about tokens Bitbucket did not accept may still be asked: a bucket per peer and
-/// one for the server, each refilled by one question per interval up to its size.
+/// What questions about tokens Bitbucket did not accept may still be asked: the peers with such a
+/// question on their record, each with its bucket, and one bucket for all of them together; each
+/// bucket refilled by one question per interval up to its size. A peer with a clean record (none
+/// in the last [`RECORD_MS`]) may always ask.
 #[derive(Debug, Default)]
 struct Allowance {
-    peers: HashMap<Peer, Bucket>,
+    records: HashMap<Peer, Record>,
     server: Option<Bucket>,
+}
+
+/// A peer's record: its bucket, and when its last question did not end in "accepted".
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    bucket: Bucket,
+    last_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -209,25 +231,46 @@ impl Bucket {
 }
 
 impl Allowance {
-    /// Ok when `peer` may ask now; else the seconds to wait.
-    fn check(&mut self, peer: Peer, now_ms: u64) -> Result<(), u64> {
-        let peer_bucket =
-            self.peers.get(&peer).map_or(Bucket::full(PEER_ALLOWANCE.0, now_ms), |b| b.at(PEER_ALLOWANCE, now_ms));
-        let server = self.server.map_or(Bucket::full(SERVER_ALLOWANCE.0, now_ms), |b| b.at(SERVER_ALLOWANCE, now_ms));
-        let wait = peer_bucket.wait_s(PEER_ALLOWANCE).max(server.wait_s(SERVER_ALLOWANCE));
-        if wait == 0 { Ok(()) } else { Err(wait) }
+    /// Ok when `peer` may ask now: its record is clean, or neither its bucket nor the server's is spent.
+    fn check(&self, peer: Peer, now_ms: u64) -> Result<(), Undecided> {
+        let Some(record) = self.record(peer, now_ms) else { return Ok(()) };
+        let wait = record.bucket.at(PEER_ALLOWANCE, now_ms).wait_s(PEER_ALLOWANCE);
+        if wait > 0 {
+            return Err(Undecided::Spent(wait));
+        }
+        match self.server(now_ms).wait_s(SERVER_ALLOWANCE) {
+            0 => Ok(()),
+            wait => Err(Undecided::Crowded(wait)),
+        }
     }
 
-    /// A question did not end in "accepted": it is taken from the peer's and the server's buckets.
+    /// `peer`'s record, unless it is clean.
+    fn record(&self, peer: Peer, now_ms: u64) -> Option<Record> {
+        self.records.get(&peer).filter(|r| now_ms < r.last_ms.saturating_add(RECORD_MS)).copied()
+    }
+
+    fn server(&self, now_ms: u64) -> Bucket {
+        self.server.map_or(Bucket::full(SERVER_ALLOWANCE.0, now_ms), |b| b.at(SERVER_ALLOWANCE, now_ms))
+    }
+
+    /// A question did not end in "accepted": it goes on the peer's record and is taken from the
+    /// peer's and the server's buckets (the server's never below empty: a flood from clean peers
+    /// delays the others by one interval, not by the flood's size).
     fn spend(&mut self, peer: Peer, now_ms: u64) {
-        if self.peers.len() >= MAX_REMEMBERED {
-            // Full buckets are the default: forgetting them changes nothing.
-            self.peers.retain(|_, b| b.at(PEER_ALLOWANCE, now_ms).left < PEER_ALLOWANCE.0);
+        if !self.records.contains_key(&peer) && self.records.len() >= MAX_REMEMBERED {
+            self.records.retain(|_, r| now_ms < r.last_ms.saturating_add(RECORD_MS));
+            // Still full: the record left alone longest goes (the next to come clean).
+            if self.records.len() >= MAX_REMEMBERED
+                && let Some(oldest) = self.records.iter().min_by_key(|(_, r)| r.last_ms).map(|(p, _)| *p)
+            {
+                self.records.remove(&oldest);
+            }
         }
-        let b = self.peers.get(&peer).map_or(Bucket::full(PEER_ALLOWANCE.0, now_ms), |b| b.at(PEER_ALLOWANCE, now_ms));
-        self.peers.insert(peer, Bucket { left: b.left - 1.0, ..b });
-        let s = self.server.map_or(Bucket::full(SERVER_ALLOWANCE.0, now_ms), |b| b.at(SERVER_ALLOWANCE, now_ms));
-        self.server = Some(Bucket { left: s.left - 1.0, ..s });
+        let bucket = self.record(peer, now_ms).map_or(Bucket::full(PEER_ALLOWANCE.0, now_ms), |r| r.bucket);
+        let b = bucket.at(PEER_ALLOWANCE, now_ms);
+        self.records.insert(peer, Record { bucket: Bucket { left: b.left - 1.0, ..b }, last_ms: now_ms });
+        let s = self.server(now_ms);
+        self.server = Some(Bucket { left: (s.left - 1.0).max(0.0), ..s });
     }
 }
 
@@ -302,28 +345,70 @@ mod tests {
         assert!(!format!("{a:?}").contains("secret"));
     }
 
-    #[test]
-    fn questions_bitbucket_refused_spend_the_peers_allowance_then_one_comes_back_every_interval() {
-        let mut a = Allowance::default();
-        let (peer, other) = (Peer::of("10.0.0.1:1".parse().unwrap()), Peer::of("10.0.0.2:1".parse().unwrap()));
-        for _ in 0..PEER_ALLOWANCE.0 as usize {
-            assert_eq!(a.check(peer, 0), Ok(()));
-            a.spend(peer, 0);
-        }
-        assert_eq!(a.check(peer, 0), Err(6), "spent: the next question in 6 s");
-        assert_eq!(a.check(other, 0), Ok(()), "another peer still may");
-        assert_eq!(a.check(peer, PEER_ALLOWANCE.1), Ok(()), "one question back after one interval");
+    fn peer(n: u32) -> Peer {
+        Peer::of(format!("10.{}.{}.{}:1", n >> 16 & 255, n >> 8 & 255, n & 255).parse().unwrap())
     }
 
     #[test]
-    fn every_peer_together_spends_the_servers_allowance() {
+    fn questions_bitbucket_refused_spend_the_peers_allowance_then_one_comes_back_every_interval() {
+        let mut a = Allowance::default();
+        let (p, other) = (peer(1), peer(2));
+        for _ in 0..PEER_ALLOWANCE.0 as usize {
+            assert_eq!(a.check(p, 0), Ok(()));
+            a.spend(p, 0);
+        }
+        assert_eq!(a.check(p, 0), Err(Undecided::Spent(6)), "spent: the next question in 6 s");
+        assert_eq!(a.check(other, 0), Ok(()), "another peer still may");
+        assert_eq!(a.check(p, PEER_ALLOWANCE.1), Ok(()), "one question back after one interval");
+    }
+
+    #[test]
+    fn a_peer_with_a_clean_record_is_never_refused_for_the_tokens_of_others() {
+        let mut a = Allowance::default();
+        for i in 0..10 * SERVER_ALLOWANCE.0 as u32 {
+            a.spend(peer(i), 0);
+        }
+        assert_eq!(a.check(peer(1_000_000), 0), Ok(()), "a peer that sent no refused token asks");
+        a.spend(peer(1_000_000), 0);
+        assert_eq!(a.check(peer(1_000_000), 0), Err(Undecided::Crowded(1)), "now it has one on its record");
+    }
+
+    #[test]
+    fn the_servers_allowance_limits_only_peers_with_refused_tokens_on_their_record() {
+        let mut a = Allowance::default();
+        let junk = peer(1);
+        a.spend(junk, 0);
+        for i in 0..SERVER_ALLOWANCE.0 as u32 {
+            a.spend(peer(100 + i), 0);
+        }
+        assert_eq!(a.check(junk, 0), Err(Undecided::Crowded(1)));
+        assert_eq!(a.check(junk, SERVER_ALLOWANCE.1), Ok(()), "the server's bucket never goes below empty");
+        assert_eq!(a.check(peer(2), 0), Ok(()));
+    }
+
+    #[test]
+    fn a_peers_record_comes_clean_after_a_while() {
         let mut a = Allowance::default();
         for i in 0..SERVER_ALLOWANCE.0 as u32 {
-            let peer = Peer::of(format!("10.1.{}.{}:1", i / 256, i % 256).parse().unwrap());
-            assert_eq!(a.check(peer, 0), Ok(()));
-            a.spend(peer, 0);
+            a.spend(peer(i), 0);
         }
-        assert_eq!(a.check(Peer::of("10.9.9.9:1".parse().unwrap()), 0), Err(1));
+        assert_eq!(a.check(peer(0), 1), Err(Undecided::Crowded(1)));
+        assert_eq!(a.check(peer(0), RECORD_MS), Ok(()));
+        for i in 0..SERVER_ALLOWANCE.0 as u32 {
+            a.spend(peer(1000 + i), RECORD_MS);
+        }
+        assert_eq!(a.check(peer(0), RECORD_MS), Ok(()), "clean again: the server's allowance does not apply");
+    }
+
+    #[test]
+    fn the_records_kept_are_bounded_whatever_comes() {
+        let mut a = Allowance::default();
+        for i in 0..MAX_REMEMBERED as u32 + 100 {
+            a.spend(peer(i), u64::from(i));
+        }
+        assert_eq!(a.records.len(), MAX_REMEMBERED);
+        assert!(a.records.contains_key(&peer(MAX_REMEMBERED as u32 + 99)));
+        assert!(!a.records.contains_key(&peer(0)), "the record left alone longest went");
     }
 
     #[test]

@@ -6,13 +6,16 @@
 use std::convert::Infallible;
 use std::io;
 use std::net::{SocketAddr, TcpListener as StdListener};
+use std::pin::Pin;
 use std::sync::{Arc, Weak};
+use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bb_core::{Level, ServerConfig};
 use bb_drive::{Bitbucket, Logger, now_ms};
 use bb_hyper_smol::{HeadClock, SmolIo, Watched, WriteClock};
+use hyper::body::{Body, Bytes, Frame, SizeHint};
 use hyper::header::HeaderName;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -22,9 +25,9 @@ use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::{TcpListener, TcpStream};
 
 use crate::census::Census;
-use crate::connections::{Arrival, Connections, Held};
+use crate::connections::{Arrival, Connections, Held, InFlight};
 use crate::drain::{Drain, NoNewWrites, Stopped};
-use crate::exchange::{Endpoint, respond};
+use crate::exchange::{Endpoint, Proven, respond};
 use crate::gate::Gate;
 use crate::health::{Readiness, probe};
 use crate::options::{HttpOptions, strong_enough};
@@ -337,8 +340,8 @@ fn spawn_on(executor: &Weak<Executor<'static>>, task: impl Future<Output = ()> +
 
 /// Serves one connection. It is admitted to the cap by its first request that passes the gate;
 /// until then it may be closed to make room (`closed` yields), and a request the gate refuses
-/// closes it. Admitted, it may still be closed to make room while idle until one of its requests is
-/// answered with success (see `connections`).
+/// closes it. Admitted, it may still be closed to make room while no request of it is in flight
+/// (see `connections`: those that never did work for a verified session or person go first).
 ///
 /// A `late` connection (taken from the listen queue after the stop began) is served one request
 /// and closed.
@@ -372,18 +375,19 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
             if passes && held.admit() {
                 return Ok(counted(&held, respond(endpoint, peer, req)).await);
             }
+            let uncounted = |r: Response<Reply>| r.map(|body| Counted { body, _in_flight: None });
             if passes {
                 let limit = endpoint.options.limits.max_connections;
                 turned_away(&door, &format!("the limit of {limit} connections is reached"));
                 let message = "Server busy: too many connections are open; try again shortly.";
                 let mut r = closing(refusal(StatusCode::SERVICE_UNAVAILABLE, None, message));
                 r.headers_mut().insert(hyper::header::RETRY_AFTER, hyper::header::HeaderValue::from_static("1"));
-                return Ok(r);
+                return Ok(uncounted(r));
             }
             // A preflight carries no credentials, so it neither admits a connection nor closes it.
             let preflight = req.method() == Method::OPTIONS;
             let r = respond(endpoint, peer, req).await;
-            Ok(if preflight { r } else { closing(r) })
+            Ok(uncounted(if preflight { r } else { closing(r) }))
         }
     });
     let serve = async {
@@ -410,7 +414,7 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
         }
     };
     let made_room = async {
-        // Fails, rather than yields, once the connection has proven itself: then it is never closed for room.
+        // Yields when the connection is closed to make room; fails only once its place is gone anyway.
         if closed.recv().await.is_err() {
             std::future::pending::<()>().await;
         }
@@ -431,13 +435,40 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
     smol::future::or(serve, smol::future::or(made_room, smol::future::or(too_slow, unread))).await;
 }
 
-/// Serves an admitted connection's request, counting it in flight while it runs: its answer's status
-/// says whether the connection did work for a caller the server accepts (and so keeps its place).
-async fn counted(held: &Held, answer: impl Future<Output = Response<Reply>>) -> Response<Reply> {
-    held.begin();
-    let r = answer.await;
-    held.end(r.status().is_success() || r.status().is_redirection());
-    r
+/// Serves an admitted connection's request, counting it in flight until its answer's last byte is
+/// written (an SSE answer runs long after its head): the answer says whether the request was work
+/// for a verified session or person ([`Proven`]), which proves the connection.
+async fn counted(held: &Arc<Held>, answer: impl Future<Output = Response<Reply>>) -> Response<Counted> {
+    let mut in_flight = held.begin();
+    let mut r = answer.await;
+    if r.extensions_mut().remove::<Proven>().is_some() {
+        in_flight.proves();
+    }
+    r.map(|body| Counted { body, _in_flight: Some(in_flight) })
+}
+
+/// An answer's body, holding its request in flight (when its connection is admitted) until the
+/// body is written or dropped.
+struct Counted {
+    body: Reply,
+    _in_flight: Option<InFlight>,
+}
+
+impl Body for Counted {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// Answers a connection beyond the cap with 503 and closes it, without serving it. What the

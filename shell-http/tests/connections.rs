@@ -5,10 +5,11 @@
 
 mod common;
 
+use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 use bb_http::{HttpOptions, Limits};
-use common::{INITIALIZE, Req, closed_by_server, connect, read_answer, send_keep_alive, start};
+use common::{INITIALIZE, Req, closed_by_server, connect, connect_from, read_answer, request, send_keep_alive, start};
 
 const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
@@ -36,12 +37,12 @@ fn connections_without_the_token_are_closed_and_never_take_an_admitted_place() {
     let a = send_keep_alive(&mut tokenless, s.addr, &Req::post(INITIALIZE));
     assert_eq!((a.status, a.header("connection")), (401, Some("close")));
     assert!(closed_by_server(&mut tokenless));
-    // The admitted places are both taken by connections with the token: a third gets 503.
+    // The admitted places are both taken by connections with the token, both idle: a third closes
+    // the one idle longest, and the other goes on serving.
     let third = authorized(Req::post(INITIALIZE)).send(s.addr);
-    assert_eq!(third.status, 503, "{third:?}");
-    assert!(third.json()["error"]["message"].as_str().unwrap().contains("too many connections"));
-    // The admitted connections go on serving.
-    assert_eq!(send_keep_alive(&mut first, s.addr, &authorized(Req::post(INITIALIZE))).status, 200);
+    assert_eq!(third.status, 200, "{third:?}");
+    assert!(closed_by_server(&mut first), "the connection idle longest made room");
+    assert_eq!(send_keep_alive(&mut second, s.addr, &authorized(Req::post(INITIALIZE))).status, 200);
 }
 
 #[test]
@@ -116,11 +117,90 @@ fn connections_that_only_get_refusals_make_room_for_a_person_who_does_work() {
     assert_eq!(a.status, 200, "{a:?}");
     assert!(closed_by_server(&mut first), "the connection that only got refusals made room");
     // The person's connection has proven itself: another newcomer takes the other refused one's place,
-    // never the person's.
+    // though the person's was idle longer.
     let mut other = connect(s.addr);
     assert_eq!(send_keep_alive(&mut other, s.addr, &Req::post(INITIALIZE)).status, 200);
     assert!(closed_by_server(&mut second));
-    let third = Req::post(INITIALIZE).send(s.addr);
-    assert_eq!(third.status, 503, "both places are held by connections that do work: {third:?}");
     assert_eq!(send_keep_alive(&mut person, s.addr, &Req::post(INITIALIZE)).status, 200);
+}
+
+#[test]
+fn connections_that_only_answer_health_probes_never_keep_a_person_out() {
+    const HEADER: &str = "X-Bitbucket-Token";
+    // Eight places, two per address (a quarter); the stand-in accepts every person's token.
+    let limits = Limits { max_connections: 8, ..Limits::default() };
+    let options = HttpOptions { per_user_token_header: Some(HEADER.into()), limits, ..HttpOptions::default() };
+    let s = start(options, common::plain_fetch());
+    // Four addresses take every place, each connection asking only `/healthz`, and keep them open.
+    let mut probes = Vec::new();
+    for last in 2..=5 {
+        for _ in 0..2 {
+            let mut c = connect_from(Ipv4Addr::new(127, 0, 0, last), s.addr);
+            let a = send_keep_alive(&mut c, s.addr, &Req::new("GET").path("/healthz"));
+            assert_eq!(a.status, 200, "{a:?}");
+            probes.push(c);
+        }
+    }
+    // A person gets in, from an address of their own and from a fifth one (the first closes its
+    // connection after the answer, so the second finds a place).
+    let person = || Req::post(INITIALIZE).header(HEADER, "token-of-alice");
+    let a = person().send(s.addr);
+    assert_eq!(a.status, 200, "{a:?}");
+    let mut fifth = connect_from(Ipv4Addr::new(127, 0, 0, 6), s.addr);
+    let a = send_keep_alive(&mut fifth, s.addr, &person());
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(closed_by_server(&mut probes[0]), "the probe admitted first made room");
+}
+
+#[test]
+fn a_connection_streaming_an_answer_keeps_its_place_until_the_answer_ends() {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex, mpsc};
+    // Bitbucket answers once the test says so.
+    let (release, held) = mpsc::channel::<()>();
+    let held = Arc::new(Mutex::new(held));
+    let fetch: Arc<dyn bb_drive::Bitbucket> =
+        Arc::new(move |_: bb_core::FetchRequest, _: Option<&bb_http::PersonalToken>, _: &bb_drive::Cancel| {
+            let _ = held.lock().unwrap().recv_timeout(Duration::from_secs(30));
+            bb_core::FetchOutcome::response(200, "late thing")
+        });
+    let limits = Limits {
+        max_connections: 1,
+        max_connections_per_peer: Some(100),
+        sse_after: Duration::from_millis(50),
+        ..Limits::default()
+    };
+    let s = start(HttpOptions { limits, ..HttpOptions::default() }, fetch);
+    let mut streaming = connect(s.addr);
+    let a = send_keep_alive(&mut streaming, s.addr, &Req::post(INITIALIZE));
+    assert_eq!(a.status, 200, "{a:?}");
+    let id = a.header("mcp-session-id").unwrap().to_owned();
+    // A call whose answer comes as an SSE stream: its head arrives, its answer waits for Bitbucket.
+    let call = Req::post(request("tools/call", serde_json::json!({"name": "get_thing", "arguments": {"id": 1}})))
+        .session(&id)
+        .header("MCP-Protocol-Version", "2025-11-25");
+    let head = send_keep_alive(&mut streaming, s.addr, &call);
+    assert_eq!(head.header("content-type"), Some("text/event-stream"), "{head:?}");
+    let busy = Req::post(INITIALIZE).send(s.addr);
+    assert_eq!(busy.status, 503, "the only place streams an answer: {busy:?}");
+    // The answer ends; then the connection is idle, and makes room.
+    release.send(()).unwrap();
+    let mut rest = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !rest.ends_with(b"0\r\n\r\n") {
+        let n = streaming.read(&mut buf).unwrap();
+        assert!(n > 0, "the stream ended before its answer: {}", String::from_utf8_lossy(&rest));
+        rest.extend_from_slice(&buf[..n]);
+    }
+    assert!(String::from_utf8_lossy(&rest).contains("late thing"));
+    let mut status = 0;
+    for _ in 0..200 {
+        status = Req::post(INITIALIZE).send(s.addr).status;
+        if status == 200 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(status, 200);
+    assert!(closed_by_server(&mut streaming));
 }

@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 
 use bb_core::FetchOutcome;
@@ -181,4 +182,36 @@ fn a_person_at_their_share_of_sessions_ends_their_own_session_idle_longest() {
     assert_eq!(ping(&alice_first, "token-of-alice"), 404);
     assert_eq!(ping(&bob, "token-of-bob"), 200);
     assert_eq!(ping(&alice_second, "token-of-alice"), 200);
+}
+
+#[test]
+fn made_up_tokens_from_ten_addresses_never_keep_out_a_person_from_an_address_that_sent_none() {
+    let checks = Arc::new(Mutex::new(Vec::new()));
+    let s = start(options(), checking_fetch(Arc::clone(&checks)));
+    // Ten addresses each send made-up tokens until bb no longer asks Bitbucket about them: each is
+    // told that tokens from its own address were refused.
+    for last in 2..=11 {
+        let from = Ipv4Addr::new(127, 0, 0, last);
+        let mut waited = None;
+        // Its allowance is 10: the 11th is refused unless the test ran for more than 6 s meanwhile.
+        for i in 0..20 {
+            let a = Req::post(INITIALIZE).header(HEADER, &format!("junk-{last}-{i}")).send_from(from, s.addr);
+            if a.status == 429 {
+                waited = Some(a);
+                break;
+            }
+            assert_eq!(a.status, 403, "{a:?}");
+        }
+        let a = waited.expect("an address that sends only made-up tokens is soon told to wait");
+        let message = a.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("from this address lately") && message.contains("try again in"), "{message}");
+    }
+    // Seven people log in for the first time from an address that sent no made-up token.
+    for i in 0..7 {
+        let a = Req::post(INITIALIZE).header(HEADER, &format!("token-of-person-{i}")).send(s.addr);
+        assert_eq!(a.status, 200, "person {i}: {a:?}");
+    }
+    // And from an eleventh address.
+    let a = Req::post(INITIALIZE).header(HEADER, "token-of-person-7").send_from(Ipv4Addr::new(127, 0, 0, 12), s.addr);
+    assert_eq!(a.status, 200, "{a:?}");
 }

@@ -71,7 +71,7 @@ pub fn serve_http(
     let cores = std::thread::available_parallelism().map_or(2, usize::from);
     let running = server.spawn(cores);
     if let Some(addr) = metrics {
-        serve_metrics(addr, running.gauges(), &logger)?;
+        serve_metrics(addr, &flags.allow_hosts, running.gauges(), &logger)?;
     }
     let signal = signals.wait();
     // A second signal while stopping ends bb at once, as an operator pressing Ctrl-C again expects.
@@ -139,9 +139,16 @@ fn announce(logger: &Logger, server: &HttpServer, token: &BearerToken, name_host
     }
 }
 
-/// Serves `--metrics` at `addr` (on a thread of its own) and says where on stderr.
-pub fn serve_metrics(addr: SocketAddr, gauges: Arc<dyn Fn() + Send + Sync>, logger: &Logger) -> Result<(), String> {
-    let server = MetricsServer::serve(addr, gauges).map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
+/// Serves `--metrics` at `addr` (on a thread of its own, answering the `Host`s the MCP listener
+/// answers: loopback names, the bound address, `allow_hosts`) and says where on stderr.
+pub fn serve_metrics(
+    addr: SocketAddr,
+    allow_hosts: &[String],
+    gauges: Arc<dyn Fn() + Send + Sync>,
+    logger: &Logger,
+) -> Result<(), String> {
+    let server =
+        MetricsServer::serve(addr, allow_hosts, gauges).map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
     let url = format!("http://{}/metrics", server.local_addr());
     if logger.is_json() {
         logger.announce(Level::Notice, "metrics", &[("url", serde_json::Value::String(url))]);

@@ -74,7 +74,7 @@ fn run() -> Result<(), String> {
                 return bb::http::serve_http(http, options.metrics, server_config, config, bitbucket, logger);
             }
             if let Some(addr) = options.metrics {
-                bb::http::serve_metrics(addr, std::sync::Arc::new(|| {}), &logger)?;
+                bb::http::serve_metrics(addr, &[], std::sync::Arc::new(|| {}), &logger)?;
             }
             bb::stdio::serve_stdio(server_config, bitbucket, logger, MAX_LINE)
                 .map_err(|e| format!("writing to stdout failed: {e}"))

@@ -129,6 +129,14 @@ impl Req {
         bytes
     }
 
+    /// Sends the request on a fresh connection from the loopback address `from` (see
+    /// [`connect_from`]) and reads the answer to the end.
+    pub fn send_from(&self, from: std::net::Ipv4Addr, addr: SocketAddr) -> Answer {
+        let mut s = connect_from(from, addr);
+        s.write_all(&self.bytes(addr)).unwrap();
+        read_answer(&mut s)
+    }
+
     /// Sends the request on a fresh connection and reads the answer to the end.
     pub fn send(&self, addr: SocketAddr) -> Answer {
         let mut s = connect(addr);
@@ -178,6 +186,18 @@ pub fn closed_by_server(s: &mut TcpStream) -> bool {
 /// A connection with a read timeout, so a broken server fails the test instead of hanging it.
 pub fn connect(addr: SocketAddr) -> TcpStream {
     let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s
+}
+
+/// A connection to `addr` from the loopback address `from` (such as 127.0.0.2): to the server,
+/// another peer than [`connect`]'s 127.0.0.1.
+pub fn connect_from(from: std::net::Ipv4Addr, addr: SocketAddr) -> TcpStream {
+    use rustix::net::{AddressFamily, SocketType, bind, connect, socket};
+    let fd = socket(AddressFamily::INET, SocketType::STREAM, None).unwrap();
+    bind(&fd, &SocketAddr::from((from, 0))).unwrap();
+    connect(&fd, &addr).unwrap();
+    let s = TcpStream::from(fd);
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     s
 }
