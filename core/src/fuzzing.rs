@@ -12,6 +12,11 @@ pub mod bitbucket {
         pub use crate::bitbucket::budget::Share;
     }
 
+    /// How much of a file's window a decode keeps.
+    pub mod window {
+        pub use crate::bitbucket::window::LineShare;
+    }
+
     /// How a Bitbucket answer becomes its body or one sentence.
     pub mod errors {
         pub use crate::errors::{Subject, Write, body, json};
@@ -43,6 +48,11 @@ pub mod reads {
     /// The changed files and one file's diff.
     pub mod diff {
         pub use crate::reads::diff::{changes, file, file_within};
+    }
+
+    /// A window of a file's lines, a folder.
+    pub mod files {
+        pub use crate::reads::files::{Browsed, Place, browsed_within};
     }
 }
 

@@ -7,8 +7,32 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
 const TAGS: &[&str] = &[
-    "p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "ul", "ol", "li", "pre", "code", "em", "strong", "del", "a",
-    "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "check",
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "pre",
+    "code",
+    "em",
+    "strong",
+    "del",
+    "a",
+    "hr",
+    "br",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "check",
 ];
 
 fn check(node: &Value, depth: usize) {
