@@ -188,10 +188,18 @@ impl SseStream {
     }
 }
 
-/// One SSE `message` event carrying one JSON-RPC message (which never holds a newline), as three
-/// frames: the message's own bytes go out as they are, never copied into a larger buffer.
-fn event(message: Bytes) -> [Bytes; 3] {
-    [Bytes::from_static(b"event: message\ndata: "), message, Bytes::from_static(b"\n\n")]
+/// One SSE `message` event carrying one JSON-RPC message (which never holds a newline): one frame, or
+/// for a message held against the budget three, so that its own bytes go out as they are, never copied.
+fn event(message: Bytes) -> Vec<Bytes> {
+    const HEAD: &[u8] = b"event: message\ndata: ";
+    if message.len() >= CHARGED_FROM {
+        return vec![Bytes::from_static(HEAD), message, Bytes::from_static(b"\n\n")];
+    }
+    let mut out = Vec::with_capacity(message.len() + 24);
+    out.extend_from_slice(HEAD);
+    out.extend_from_slice(&message);
+    out.extend_from_slice(b"\n\n");
+    vec![Bytes::from(out)]
 }
 
 /// A `200 application/json` answer.

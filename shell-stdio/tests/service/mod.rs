@@ -152,7 +152,23 @@ pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], b
     let _ = s.read_to_string(&mut raw);
     let (headers, rest) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no answer: {raw:?}"));
     let status = headers.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    (status, headers.to_ascii_lowercase(), rest.to_owned())
+    let headers = headers.to_ascii_lowercase();
+    let body = if headers.contains("transfer-encoding: chunked") { dechunk(rest) } else { rest.to_owned() };
+    (status, headers, body)
+}
+
+/// A chunked body's bytes, without the chunks' sizes (an SSE event may span chunks).
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].strip_prefix("\r\n").unwrap_or(&rest[n..]);
+    }
+    out
 }
 
 /// A 2026-07-28 request (no session needed): the HTTP status and the JSON-RPC message (from JSON or
