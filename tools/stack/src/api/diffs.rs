@@ -10,7 +10,7 @@
 //! hunks with the context lines asked for (`trees::DEFAULT_CONTEXT` when none), cut at the line cap. A pull
 //! request's comments sit on its effective diff only (not on a range of its commits). [assumed]
 
-use super::{Cx, Reply, find_pr, find_repo, upper_param};
+use super::{ReadCx, Reply, find_pr, find_repo, upper_param};
 use crate::errors;
 use crate::exchange::{Request, Response};
 use crate::model::{Comment, FileDiff, Hunk, Model, PullRequest, Repo, RepoKey, Tree};
@@ -204,7 +204,7 @@ fn diff_range(m: &Model, pr: &PullRequest, req: &Request) -> Result<Range, Respo
 
 /// `GET …/pull-requests/{id}/changes?start&limit&withComments&changeScope&sinceId&untilId` — the paths that
 /// differ, with `fromHash`/`toHash` naming the range used.
-pub fn changes(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+pub fn changes(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     let with_comments = req.param("withComments") != Some("false");
     let range = changes_range(cx.m, pr, req, &cx.me)?;
@@ -370,7 +370,7 @@ fn diff_response(
 
 /// `GET …/pull-requests/{id}/diff/{path}?contextLines&whitespace&srcPath&withComments&avatarSize&sinceId&untilId&diffType`
 /// (all files without a path). Not paged; lines past the cap are cut and marked `truncated`.
-pub fn diff(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str, path: &[&str]) -> Reply {
+pub fn diff(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str, path: &[&str]) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     let with_comments = req.param("withComments") != Some("false");
     let range = diff_range(cx.m, pr, req)?;
@@ -402,7 +402,7 @@ fn between(m: &Model, repo: &RepoKey, req: &Request) -> Result<(Range, Vec<FileD
 }
 
 /// `GET …/compare/changes?from=&to=` — the files `from` changes against `to` (see [`between`]).
-pub fn compare_changes(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
+pub fn compare_changes(cx: &ReadCx, req: &Request, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?.key.clone();
     let (range, declared) = between(cx.m, &repo, req)?;
     let files = trees::changes(&range.before, &range.after, &declared);
@@ -414,7 +414,7 @@ pub fn compare_changes(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Rep
 }
 
 /// `GET …/compare/diff{/path}?from=&to=&contextLines` — the diff of those files.
-pub fn compare_diff(cx: &mut Cx, req: &Request, key: &str, slug: &str, path: &[&str]) -> Reply {
+pub fn compare_diff(cx: &ReadCx, req: &Request, key: &str, slug: &str, path: &[&str]) -> Reply {
     let repo = find_repo(cx.m, key, slug)?.key.clone();
     let (range, declared) = between(cx.m, &repo, req)?;
     diff_response(&cx.v, cx.m, req, &range, &declared, None, path)
@@ -442,7 +442,7 @@ fn commit_range(m: &Model, key: &str, slug: &str, id: &str, req: &Request) -> Re
 /// `GET …/commits/{id}/changes?since&start&limit` — the paths that differ between `since` (the first parent by
 /// default) and the commit, as the pull request's changes are written, with `fromHash` (null for a root commit
 /// without `since`) and `toHash`.
-pub fn commit_changes(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+pub fn commit_changes(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let range = commit_range(cx.m, key, slug, id, req)?;
     let files = trees::changes(&range.before, &range.after, &[]);
     let all = files.iter().map(|f| change_json(&cx.v, f, None)).collect();
@@ -454,7 +454,7 @@ pub fn commit_changes(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &st
 
 /// `GET …/commits/{id}/diff{/path}?since&contextLines&whitespace` — the commit's diff, as the pull request's
 /// is written, without comments.
-pub fn commit_diff(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str, path: &[&str]) -> Reply {
+pub fn commit_diff(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str, path: &[&str]) -> Reply {
     let range = commit_range(cx.m, key, slug, id, req)?;
     diff_response(&cx.v, cx.m, req, &range, &[], None, path)
 }

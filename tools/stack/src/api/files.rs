@@ -8,7 +8,7 @@
 //! the listing of paths page as every list does (`paging`).
 
 use super::diffs::path_json;
-use super::{Cx, Reply, find_repo};
+use super::{ReadCx, Reply, find_repo};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
 use crate::model::{Entry, Model, Repo, Tree, hash_id};
@@ -89,7 +89,7 @@ fn page_request(req: &Request, default: usize, max: usize) -> PageRequest {
 ///   contentId, type: DIRECTORY|FILE|SUBMODULE, size? (files)}]}}`, directories first, then by name [assumed].
 /// - A binary file: `{binary: true, path, revision}` [assumed].
 /// - A submodule: `{path, revision, type: "SUBMODULE", submodule: {commitId, displayId, url}}` [assumed].
-pub fn browse(cx: &mut Cx, req: &Request, key: &str, slug: &str, path: &[&str]) -> Reply {
+pub fn browse(cx: &ReadCx, req: &Request, key: &str, slug: &str, path: &[&str]) -> Reply {
     let r = find_repo(cx.m, key, slug)?;
     let (revision, commit, tree) = at_tree(cx.m, r, req)?;
     let path = path.join("/");
@@ -227,7 +227,7 @@ fn blame_entries(m: &Model, r: &Repo, commit: &str, path: &str, from: usize, to:
 /// `GET …/raw/{path}?at` — the file's bytes: text as `text/plain` (each line ending in a newline), a binary file
 /// as `application/octet-stream` [assumed: Bitbucket guesses a type from the name]. A directory, a submodule or
 /// a missing path is the 404 of a missing path.
-pub fn raw(cx: &mut Cx, req: &Request, key: &str, slug: &str, path: &[&str]) -> Reply {
+pub fn raw(cx: &ReadCx, req: &Request, key: &str, slug: &str, path: &[&str]) -> Reply {
     let r = find_repo(cx.m, key, slug)?;
     let (revision, _, tree) = at_tree(cx.m, r, req)?;
     let path = path.join("/");
@@ -248,7 +248,7 @@ pub fn raw(cx: &mut Cx, req: &Request, key: &str, slug: &str, path: &[&str]) -> 
 /// `GET …/files/{path}?at&start&limit` — a page of the paths of every file under the directory (the root without
 /// a path), recursively, relative to it, in path order; submodules are not files [assumed]. A path that is not a
 /// directory is the 404 of a missing path.
-pub fn files(cx: &mut Cx, req: &Request, key: &str, slug: &str, path: &[&str]) -> Reply {
+pub fn files(cx: &ReadCx, req: &Request, key: &str, slug: &str, path: &[&str]) -> Reply {
     let r = find_repo(cx.m, key, slug)?;
     let (revision, _, tree) = at_tree(cx.m, r, req)?;
     let dir = path.join("/");
