@@ -2,8 +2,9 @@
 //! decided for each request (latency, a status, a rate limit's 429, a hang, a cut body) around the plain handlers,
 //! logging when each Bitbucket request arrived and when its answer was made.
 //!
-//! Requests are served at once, as on a real Bitbucket: connections run on a few threads, reads share the world
-//! (its read lock) and a write has it alone (its write lock). What a read changes (the counts, the rate limit's
+//! Requests are served at once, as on a real Bitbucket: connections run on a few threads, and whatever waits for
+//! the world or works on it (a handler, the caller's authentication, a `/_stack` request) on smol's blocking pool;
+//! reads share the world (its read lock) and a write has it alone (its write lock). What a read changes (the counts, the rate limit's
 //! buckets, the faults, the log) sits beside the world under a lock of its own, taken briefly before and after
 //! the handler, never while the world is held; a `/_stack` request and [`Shared::whole`] take both, world first.
 
@@ -106,8 +107,8 @@ impl Drop for Whole<'_> {
     }
 }
 
-/// Threads that serve connections, beside the one that accepts them: at least four, so a request waiting for the
-/// world, or a large answer being made, does not hold up another connection; at most sixteen.
+/// Threads that serve connections (reading requests, writing answers), beside the one that accepts them: the cores,
+/// at least four, at most sixteen. Handlers run on the blocking pool, not on these.
 fn threads() -> usize {
     std::thread::available_parallelism().map_or(4, |n| n.get()).clamp(4, 16)
 }
@@ -229,13 +230,26 @@ async fn respond(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> hyper::R
             Err(r) => return to_hyper(r, false),
         };
         let segs: Vec<String> = rest.split('/').filter(|s| !s.is_empty()).map(str::to_string).collect();
-        let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
-        return to_hyper(control::handle(&mut shared.whole(), &request, &segs), false);
+        let shared = shared.clone();
+        let response = smol::unblock(move || {
+            let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+            control::handle(&mut shared.whole(), &request, &segs)
+        })
+        .await;
+        return to_hyper(response, false);
     }
-    // Whom the credentials name: the rate limit's bucket and the log's user (none for none, or wrong ones).
-    let user = match auth::caller(&shared.read().model, &request) {
-        Ok(Caller::User(slug)) => Some(slug),
-        Ok(Caller::Anonymous) | Err(_) => None,
+    // Whom the credentials name: the rate limit's bucket and the log's user (none for none, or wrong ones). Read on
+    // the blocking pool, as every wait for the world is, so no thread that serves connections waits for it.
+    let (mut request, user) = {
+        let shared = shared.clone();
+        smol::unblock(move || {
+            let user = match auth::caller(&shared.read().model, &request) {
+                Ok(Caller::User(slug)) => Some(slug),
+                Ok(Caller::Anonymous) | Err(_) => None,
+            };
+            (request, user)
+        })
+        .await
     };
     let (delay, admission, logged) = {
         let mut control = shared.control();
@@ -260,8 +274,8 @@ async fn respond(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> hyper::R
     let (response, truncate) = match admission {
         Admission::Respond(r) => (r, false),
         Admission::Hang => std::future::pending().await,
-        Admission::Serve => (serve(&shared, &request), false),
-        Admission::Truncate => (serve(&shared, &request), true),
+        Admission::Serve => (serve(&shared, request).await, false),
+        Admission::Truncate => (serve(&shared, request).await, true),
         Admission::Echo(status) => (admission::echo_response(status, request.header("authorization")), false),
     };
     // The answer is made and goes to the connection to write now.
@@ -270,13 +284,20 @@ async fn respond(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> hyper::R
     to_hyper(response, truncate)
 }
 
-/// A Bitbucket request served under the world's read lock, or its write lock when it may change the world.
-fn serve(shared: &Shared, request: &Request) -> Response {
-    let read = routes::serve_read(&shared.read(), request);
-    match read {
-        Some(response) => response,
-        None => routes::serve_write(&mut shared.write(), request),
-    }
+/// A Bitbucket request served under the world's read lock, or its write lock when it may change the world, on a
+/// thread of smol's blocking pool (grown as needed): a large answer being made (a 10,000-line diff) or a request
+/// waiting for the world holds no thread that serves connections, and the system shares the cores between the
+/// answers being made, so a small one is not queued behind large ones.
+async fn serve(shared: &Arc<Shared>, request: Request) -> Response {
+    let shared = shared.clone();
+    smol::unblock(move || {
+        let read = routes::serve_read(&shared.read(), &request);
+        match read {
+            Some(response) => response,
+            None => routes::serve_write(&mut shared.write(), &request),
+        }
+    })
+    .await
 }
 
 struct InFlight(Arc<Shared>);
