@@ -11,7 +11,8 @@ the one Bitbucket user every session acts as decides the figures) and prints its
                   then a person's `initialize` from 127.0.0.1 and from 127.0.0.6: the status of each.
   2. unread       3 connections each POST a 2025-03-26 JSON-RPC batch of 40 `show` file views of the 30 MB file
                   (2,000-line windows) and never read the answer: bb's peak RSS while unread, and how long until
-                  its RSS is back under 100 MiB (sampled every 50 ms for at most UNREAD_S seconds, 90 by default).
+                  its RSS is back under 100 MiB for good (sampled every 50 ms for at most UNREAD_S seconds, 90 by
+                  default; "for good" is the last 15 s of samples, or to the end of the window).
   3. get_file     40 concurrent `get_file` windows of those 2,000 lines, one session each: bb's peak RSS.
   4. diffs        a batch of 20 `show` diff views of #90 plus 8 sessions x 3 views, while another session loops
                   `get_pull_request` on #1: bb's peak RSS and that session's p50/p99; the stand-in's own answer to
@@ -325,23 +326,27 @@ def part_unread(bb, base, token):
             r = Raw("127.0.0.1", host, port)
             r.send("POST", "/mcp", batch, {k: v for k, v in s.headers().items()})
             raws.append(r)
-        # Never read: wait until RSS has been above 100 MiB and is back under it, or the window ends.
+        # Never read. Back under 100 MiB: RSS has been above it, and under it ever since (for 15 s at least, to stop
+        # early; otherwise the window ends). It may rise, fall and rise again while bb reads the stand-in's answers.
         back = None
         deadline = time.perf_counter() + window
         while time.perf_counter() < deadline:
             time.sleep(0.1)
-            above = [t for t, m in sampler.samples if m >= 100]
-            if above:
-                under = [t for t, m in sampler.samples if m < 100 and t > above[-1]]
-                if under and sampler.samples[-1][1] < 100:
-                    back = under[0]
-                    break
+            samples = list(sampler.samples)
+            above = [t for t, m in samples if m >= 100]
+            if above and samples[-1][0] - above[-1] >= 15:
+                break
+        samples = list(sampler.samples)
+        above = [t for t, m in samples if m >= 100]
+        if above and samples[-1][1] < 100:
+            back = next(t for t, m in samples if t > above[-1])
         sampler.done()
         peak, last = sampler.peak(), sampler.samples[-1][1] if sampler.samples else 0.0
+        _, hwm = memory(b.pid)
         for r in raws:
             r.close()
         time.sleep(5)
-        closed, hwm = memory(b.pid)
+        closed, _ = memory(b.pid)
         print("2. unread: 3 connections each POST a batch of 40 show file views (2,000 lines of 15 KB) and never read")
         print(f"   initialize statuses {statuses}; bb RSS before {before:.1f} MiB")
         print(f"   bb RSS while unread: peak {peak:.1f} MiB sampled, VmHWM {hwm:.1f} MiB (target: <= 300 MiB)")
