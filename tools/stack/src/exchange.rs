@@ -81,12 +81,13 @@ pub struct Response {
 }
 
 impl Response {
-    /// A JSON response.
-    pub fn json(status: u16, value: &serde_json::Value) -> Response {
+    /// A JSON response: a `Value`, or a typed answer whose fields are declared in sorted order (as a `Value`'s keys
+    /// are written), so both write the same bytes.
+    pub fn json<T: serde::Serialize + ?Sized>(status: u16, value: &T) -> Response {
         Response {
             status,
             headers: vec![("Content-Type".into(), "application/json;charset=UTF-8".into())],
-            body: value.to_string().into_bytes(),
+            body: serde_json::to_vec(value).unwrap_or_default(),
         }
     }
 

@@ -12,16 +12,18 @@
 //! ```
 //!
 //! Handlers are plain functions over the world and a [`exchange::Request`]: [`routes::serve`] answers one
-//! without sockets. The server (hyper 1 on smol) only adds the control API's faults around them.
+//! without sockets. The server (hyper 1 on smol, on a few threads) only adds the control API's faults around them,
+//! and serves reads at once (the world's read lock) and each write alone (its write lock), as Bitbucket does.
 //!
 //! Module by what it decides, top to bottom: a file imports only files below it in this list, and
 //! `tools/check-layering.sh` fails on any import circle between them.
 //!
-//! - [`server`]: which connections are served and how (HTTP/1.1 on smol), and carrying out each request's admission.
+//! - [`server`]: which connections are served and how (HTTP/1.1 on smol, several threads), which lock a request
+//!   holds (reads share the world, a write has it alone), and carrying out each request's admission.
 //! - [`tls`]: which certificate the stack serves over HTTPS and which client certificates it requires.
 //! - [`control`]: what each `/_stack` request sets or changes (faults, latency, rate limit, counters, log, reset,
 //!   others' changes, the server's version).
-//! - [`routes`]: which handler serves a path, after authentication.
+//! - [`routes`]: which handler serves a path, after authentication, and which paths only read.
 //! - [`auth`]: who is asking: a token, a user and password, or nobody.
 //! - [`api::pull_requests`]: which pull requests a listing shows; creating, editing, merging, declining, reopening.
 //! - [`api::auto_merge`]: whether a merge waits for its checks (8.15+), its request and cancelling, the setting.
@@ -46,7 +48,7 @@
 //! - [`api::builds`]: build statuses by commit and by pull request, and posting one.
 //! - [`api::required_builds`]: what a repository requires and suggests: builds, branching model, default reviewers.
 //! - [`api`] (its `mod.rs`): what every handler gets ([`api::Cx`]), and the 404 of a missing repository or PR.
-//! - [`world`]: the whole state behind the lock: the model, the admission state, the seed to reset to.
+//! - [`world`]: the whole state: the model, the admission state, the seed to reset to.
 //! - [`seed`]: the seed file's schema and how it becomes the model.
 //! - [`trees`]: files at each commit: a commit's tree, which paths differ, a file's diff computed from its two
 //!   versions, patches applied, blame.
@@ -92,8 +94,8 @@ pub mod trees;
 pub mod world;
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use world::World;
 
@@ -142,7 +144,7 @@ impl Stack {
         world.no_search = config.no_search;
         world.model.search_off = config.no_search;
         let token = world.default_token();
-        let shared = Arc::new(server::Shared { world: Mutex::new(world), arrived: AtomicU64::new(0) });
+        let shared = Arc::new(server::Shared::new(world));
         let (stop_tx, stop_rx) = smol::channel::bounded(1);
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -168,14 +170,21 @@ pub struct RunningStack {
 }
 
 impl RunningStack {
-    /// Runs `f` on the world under its lock (for tests that look inside).
+    /// Runs `f` on the whole world, its control too, held alone (for tests that look inside or change it): every
+    /// request waits meanwhile.
     pub fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
-        f(&mut self.shared.lock())
+        f(&mut self.shared.whole())
+    }
+
+    /// Runs `f` on the world held to read, as a Bitbucket read holds it: other reads are served meanwhile, writes
+    /// wait. Its `control` is not in it (requests are counted beside the world); [`RunningStack::with_world`] has it.
+    pub fn with_world_read<R>(&self, f: impl FnOnce(&World) -> R) -> R {
+        f(&self.shared.read())
     }
 
     /// How many requests have reached the server (their headers read), control requests too, whether or not they
-    /// have had the world's lock yet: a test holding the lock ([`RunningStack::with_world`]) knows by it that the
-    /// requests it sent are waiting.
+    /// have had the world yet: a test holding it ([`RunningStack::with_world`]) knows by it that the requests it
+    /// sent are waiting.
     pub fn arrived(&self) -> u64 {
         self.shared.arrived.load(Ordering::SeqCst)
     }

@@ -127,6 +127,21 @@ fn sample_line(language: &str, i: u32, old: bool) -> String {
     }
 }
 
+/// Makes every line `bytes` long by repeating its text, space-separated, and cutting the last repetition: the long
+/// lines of a minified or generated file. A line already that long is left alone.
+pub fn widen(hunks: &mut [Hunk], bytes: usize) {
+    for line in hunks.iter_mut().flat_map(|h| &mut h.segments).flat_map(|s| &mut s.lines) {
+        if line.text.is_empty() || line.text.len() >= bytes {
+            continue;
+        }
+        let unit = format!("{} ", line.text);
+        let mut wide = unit.repeat(bytes / unit.len() + 1);
+        // The sample lines are ASCII, so any byte is a character boundary.
+        wide.truncate(bytes);
+        line.text = wide;
+    }
+}
+
 /// Cuts hunks after `cap` lines in total, marking the cut segment, its hunk and (by the return value) the file.
 pub fn cap_lines(hunks: &mut Vec<Hunk>, cap: usize) -> bool {
     let mut left = cap;
@@ -191,6 +206,18 @@ mod tests {
     #[test]
     fn a_line_before_any_header_is_an_error() {
         assert!(parse(&lines(&["+x"])).is_err());
+    }
+
+    #[test]
+    fn widened_lines_are_their_text_repeated_to_the_width() {
+        let mut h = generate("typescript", 12, true);
+        widen(&mut h, 15_000);
+        let lines: Vec<&Line> = h[0].segments.iter().flat_map(|s| &s.lines).collect();
+        assert_eq!(lines.len(), 12);
+        assert!(lines.iter().all(|l| l.text.len() == 15_000));
+        assert!(
+            lines[1].text.starts_with("export const item1new = (x: number): number => x * 1; export const item1new")
+        );
     }
 
     #[test]

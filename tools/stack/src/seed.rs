@@ -330,6 +330,9 @@ pub struct SeedGenerate {
     pub language: String,
     /// Lines of diff.
     pub lines: u32,
+    /// Each line this many bytes long, its text repeated (a minified file's lines); left out, as generated.
+    #[serde(default)]
+    pub line_bytes: Option<usize>,
 }
 
 /// An activity.
@@ -882,7 +885,13 @@ fn hunks_of(f: &SeedFile) -> Result<Vec<Hunk>, String> {
         return Ok(Vec::new());
     }
     match &f.generate {
-        Some(g) => Ok(patches::generate(&g.language, g.lines, f.change == "ADD")),
+        Some(g) => {
+            let mut hunks = patches::generate(&g.language, g.lines, f.change == "ADD");
+            if let Some(bytes) = g.line_bytes {
+                patches::widen(&mut hunks, bytes);
+            }
+            Ok(hunks)
+        }
         None => patches::parse(&f.patch).map_err(|e| format!("{}: {e}", f.path)),
     }
 }

@@ -1,8 +1,14 @@
 //! The HTTP side: accept connections, serve HTTP/1.1 with hyper on smol, and carry out what the control API
 //! decided for each request (latency, a status, a rate limit's 429, a hang, a cut body) around the plain handlers,
 //! logging when each Bitbucket request arrived and when its answer was made.
+//!
+//! Requests are served at once, as on a real Bitbucket: connections run on a few threads, and whatever waits for
+//! the world or works on it (a handler, the caller's authentication, a `/_stack` request) on smol's blocking pool;
+//! reads share the world (its read lock) and a write has it alone (its write lock). What a read changes (the counts, the rate limit's
+//! buckets, the faults, the log) sits beside the world under a lock of its own, taken briefly before and after
+//! the handler, never while the world is held; a `/_stack` request and [`Shared::whole`] take both, world first.
 
-use crate::admission::{self, Admission};
+use crate::admission::{self, Admission, Control};
 use crate::auth::{self, Caller};
 use crate::control;
 use crate::errors;
@@ -17,9 +23,10 @@ use smol::future::FutureExt;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
+use std::ops::{Deref, DerefMut};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -29,23 +36,85 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 /// The state every connection shares.
 #[derive(Debug)]
 pub struct Shared {
-    /// The world, behind one lock: a handler holds it for its whole request, so requests are served one at a
-    /// time; latency and hangs are waited out without it.
-    pub world: Mutex<World>,
-    /// Requests that have arrived (their headers read), control requests too, counted before they wait for the
-    /// world's lock: a test holding the lock knows by it that a request is waiting.
+    /// The world: a read holds it shared while its handler runs, a write alone; latency and hangs are waited out
+    /// without it. Its `control` is an empty stand-in except while [`Shared::whole`] holds it.
+    world: RwLock<World>,
+    /// What `/_stack` set and what is kept of each request ([`Control`]), taken briefly around each handler.
+    control: Mutex<Control>,
+    /// The context path every Bitbucket path sits under (fixed at the start).
+    context_path: String,
+    /// Requests that have arrived (their headers read), control requests too, counted before they wait for any
+    /// lock: a test holding the world knows by it that a request is waiting.
     pub arrived: AtomicU64,
 }
 
 impl Shared {
-    /// The world, even if a handler panicked while holding the lock.
-    pub fn lock(&self) -> MutexGuard<'_, World> {
-        self.world.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// The state of a stack about to serve `world` (its control moves beside it).
+    pub fn new(mut world: World) -> Shared {
+        let control = std::mem::take(&mut world.control);
+        let context_path = world.context_path.clone();
+        Shared { world: RwLock::new(world), control: Mutex::new(control), context_path, arrived: AtomicU64::new(0) }
+    }
+
+    /// The world held to read, shared with other reads (even if a handler panicked while holding it).
+    pub fn read(&self) -> RwLockReadGuard<'_, World> {
+        self.world.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The world held to change, alone.
+    fn write(&self) -> RwLockWriteGuard<'_, World> {
+        self.world.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// What `/_stack` set and the counts, alone. Never taken while the world is held, except by [`Shared::whole`].
+    fn control(&self) -> MutexGuard<'_, Control> {
+        self.control.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The whole world, its control inside, held alone: for `/_stack` requests and tests that look inside.
+    pub fn whole(&self) -> Whole<'_> {
+        let mut world = self.write();
+        let mut control = self.control();
+        std::mem::swap(&mut world.control, &mut *control);
+        Whole { world, control }
     }
 }
 
-/// Serves connections from `listener` until `stop` yields or closes; dropping the executor then ends every
-/// connection still open (hanging ones included).
+/// The world and its control held together, alone ([`Shared::whole`]); the control goes back beside the world when
+/// this is dropped.
+pub struct Whole<'a> {
+    world: RwLockWriteGuard<'a, World>,
+    control: MutexGuard<'a, Control>,
+}
+
+impl Deref for Whole<'_> {
+    type Target = World;
+
+    fn deref(&self) -> &World {
+        &self.world
+    }
+}
+
+impl DerefMut for Whole<'_> {
+    fn deref_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+}
+
+impl Drop for Whole<'_> {
+    fn drop(&mut self) {
+        std::mem::swap(&mut self.world.control, &mut *self.control);
+    }
+}
+
+/// Threads that serve connections (reading requests, writing answers), beside the one that accepts them: the cores,
+/// at least four, at most sixteen. Handlers run on the blocking pool, not on these.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(4, |n| n.get()).clamp(4, 16)
+}
+
+/// Accepts connections from `listener` on this thread and serves them on [`threads`] more, until `stop` yields or
+/// closes; dropping the executor then ends every connection still open (hanging ones included).
 pub fn run(
     listener: smol::net::TcpListener,
     shared: Arc<Shared>,
@@ -86,7 +155,28 @@ pub fn run(
     let stopped = async move {
         let _ = stop.recv().await;
     };
-    smol::block_on(ex.run(accept.or(stopped)));
+    // The serving threads run the connections until the channel closes (`done` dropped); this one only accepts, so
+    // it takes new connections while every serving thread waits for the world. One that cannot be started leaves
+    // fewer; none, and this thread serves too.
+    let (done, closed) = smol::channel::bounded::<()>(1);
+    let serving: Vec<_> = (0..threads())
+        .filter_map(|i| {
+            let (ex, closed) = (ex.clone(), closed.clone());
+            std::thread::Builder::new()
+                .name(format!("bb-stack-{i}"))
+                .spawn(move || smol::block_on(ex.run(async move { while closed.recv().await.is_ok() {} })))
+                .ok()
+        })
+        .collect();
+    if serving.is_empty() {
+        smol::block_on(ex.run(accept.or(stopped)));
+    } else {
+        smol::block_on(accept.or(stopped));
+    }
+    drop(done);
+    for thread in serving {
+        let _ = thread.join();
+    }
 }
 
 async fn connection<S>(stream: S, shared: Arc<Shared>)
@@ -129,38 +219,50 @@ async fn respond(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> hyper::R
         }
     }
     let body = read_body(body).await;
-    let (delay, admission, logged) = {
-        let mut world = shared.lock();
-        let ctx = world.context_path.clone();
-        let Some(path) = request.path.strip_prefix(&ctx).filter(|p| p.is_empty() || p.starts_with('/')) else {
-            return to_hyper(errors::no_such_resource(&request.path), false);
+    let Some(path) = request.path.strip_prefix(&shared.context_path).filter(|p| p.is_empty() || p.starts_with('/'))
+    else {
+        return to_hyper(errors::no_such_resource(&request.path), false);
+    };
+    request.path = if path.is_empty() { "/".into() } else { path.to_string() };
+    if let Some(rest) = request.path.strip_prefix("/_stack") {
+        request.body = match body {
+            Ok(b) => b,
+            Err(r) => return to_hyper(r, false),
         };
-        request.path = if path.is_empty() { "/".into() } else { path.to_string() };
-        if let Some(rest) = request.path.strip_prefix("/_stack") {
-            request.body = match body {
-                Ok(b) => b,
-                Err(r) => return to_hyper(r, false),
-            };
-            let segs: Vec<String> = rest.split('/').filter(|s| !s.is_empty()).map(str::to_string).collect();
+        let segs: Vec<String> = rest.split('/').filter(|s| !s.is_empty()).map(str::to_string).collect();
+        let shared = shared.clone();
+        let response = smol::unblock(move || {
             let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
-            return to_hyper(control::handle(&mut world, &request, &segs), false);
-        }
-        // Whom the credentials name: the rate limit's bucket and the log's user (none for none, or wrong ones).
-        let user = match auth::caller(&world.model, &request) {
-            Ok(Caller::User(slug)) => Some(slug),
-            Ok(Caller::Anonymous) | Err(_) => None,
-        };
-        let logged = world.control.log.start(&request.method, &request.path, query, user.clone(), arrived);
+            control::handle(&mut shared.whole(), &request, &segs)
+        })
+        .await;
+        return to_hyper(response, false);
+    }
+    // Whom the credentials name: the rate limit's bucket and the log's user (none for none, or wrong ones). Read on
+    // the blocking pool, as every wait for the world is, so no thread that serves connections waits for it.
+    let (mut request, user) = {
+        let shared = shared.clone();
+        smol::unblock(move || {
+            let user = match auth::caller(&shared.read().model, &request) {
+                Ok(Caller::User(slug)) => Some(slug),
+                Ok(Caller::Anonymous) | Err(_) => None,
+            };
+            (request, user)
+        })
+        .await
+    };
+    let (delay, admission, logged) = {
+        let mut control = shared.control();
+        let logged = control.log.start(&request.method, &request.path, query, user.clone(), arrived);
         request.body = match body {
             Ok(b) => b,
             Err(r) => {
-                world.control.log.end(logged, r.status, Instant::now());
+                control.log.end(logged, r.status, Instant::now());
                 return to_hyper(r, false);
             }
         };
-        let (delay, admission) =
-            world.control.admit_as(&request.method, &request.path, user.as_deref(), Instant::now());
-        world.control.enter();
+        let (delay, admission) = control.admit_as(&request.method, &request.path, user.as_deref(), Instant::now());
+        control.enter();
         (delay, admission, logged)
     };
     // Counts the request as in flight until its answer is made, or until it is dropped (a hang, a closed
@@ -172,21 +274,37 @@ async fn respond(shared: Arc<Shared>, req: hyper::Request<Incoming>) -> hyper::R
     let (response, truncate) = match admission {
         Admission::Respond(r) => (r, false),
         Admission::Hang => std::future::pending().await,
-        Admission::Serve => (routes::serve(&mut shared.lock(), &request), false),
-        Admission::Truncate => (routes::serve(&mut shared.lock(), &request), true),
+        Admission::Serve => (serve(&shared, request).await, false),
+        Admission::Truncate => (serve(&shared, request).await, true),
         Admission::Echo(status) => (admission::echo_response(status, request.header("authorization")), false),
     };
     // The answer is made and goes to the connection to write now.
-    shared.lock().control.log.end(logged, response.status, Instant::now());
+    shared.control().log.end(logged, response.status, Instant::now());
     drop(in_flight);
     to_hyper(response, truncate)
+}
+
+/// A Bitbucket request served under the world's read lock, or its write lock when it may change the world, on a
+/// thread of smol's blocking pool (grown as needed): a large answer being made (a 10,000-line diff) or a request
+/// waiting for the world holds no thread that serves connections, and the system shares the cores between the
+/// answers being made, so a small one is not queued behind large ones.
+async fn serve(shared: &Arc<Shared>, request: Request) -> Response {
+    let shared = shared.clone();
+    smol::unblock(move || {
+        let read = routes::serve_read(&shared.read(), &request);
+        match read {
+            Some(response) => response,
+            None => routes::serve_write(&mut shared.write(), &request),
+        }
+    })
+    .await
 }
 
 struct InFlight(Arc<Shared>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.lock().control.leave();
+        self.0.control().leave();
     }
 }
 

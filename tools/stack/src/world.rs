@@ -1,4 +1,4 @@
-//! The stack's whole state behind its lock: the model, what the control API set, and the seed to reset to.
+//! The stack's whole state: the model, what the control API set, and the seed to reset to.
 
 use crate::admission::Control;
 use crate::model::Model;
@@ -14,7 +14,9 @@ pub struct World {
     pub token: Option<String>,
     /// The data served now: built from `seed`, changed by writes, built again by a reset.
     pub model: Model,
-    /// Faults, latency, the rate limit, request counts and the request log, through `/_stack`.
+    /// Faults, latency, the rate limit, request counts and the request log, through `/_stack`. A running stack keeps
+    /// them beside the world under a lock of their own (so a read is counted without holding the world alone) and
+    /// puts them here while a `/_stack` request or a test holds the whole world (`server::Shared::whole`).
     pub control: Control,
     /// Base URL (scheme, host, port and context path), known once the socket is bound.
     pub base_url: String,

@@ -7,7 +7,7 @@
 //! REVIEW_DISCARDED for who discarded the review only. [assumed: the brief of issue #28; Bitbucket's own rule is not
 //! public]
 
-use super::{Cx, Reply, find_pr};
+use super::{ReadCx, Reply, find_pr};
 use crate::exchange::{Request, Response};
 use crate::model::Activity;
 use crate::paging::page_of;
@@ -17,7 +17,7 @@ use crate::render;
 /// one are not listed; on a server before 7.0, neither are those of a task reply, which such a server holds in
 /// its comment's `tasks` rather than as a comment ([`render::comment`]); nor, to anyone but their author, those of
 /// a draft.
-pub fn list(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+pub fn list(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     let legacy = !cx.m.version_at_least(7, 0);
     let me = cx.me.as_str();

@@ -11,10 +11,10 @@
 //! merge endpoint ignores `autoMerge`, as an older server ignores a field it does not know: it merges.
 
 use super::lifecycle::{activity, check_version, given_version, merge_now, not_open, vetoed, vetoes};
-use super::{Cx, Reply, find_pr, find_repo, pr_key};
+use super::{Cx, ReadCx, Reply, find_pr, find_repo, pr_key};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
-use crate::model::{AutoMerge, PrState};
+use crate::model::{AutoMerge, Model, PrState};
 use crate::render;
 use serde_json::{Value, json};
 
@@ -25,8 +25,8 @@ pub const SINCE: (u32, u32) = (8, 15);
 const SWITCHED_OFF: &str = "The auto-merge setting is not enabled for the repository that this pull request targets.";
 
 /// Whether this server has auto-merge; a 404 for `req`'s path when it has not.
-fn available(cx: &Cx, req: &Request) -> Result<(), Response> {
-    if cx.m.version_at_least(SINCE.0, SINCE.1) { Ok(()) } else { Err(errors::no_such_resource(&req.path)) }
+fn available(m: &Model, req: &Request) -> Result<(), Response> {
+    if m.version_at_least(SINCE.0, SINCE.1) { Ok(()) } else { Err(errors::no_such_resource(&req.path)) }
 }
 
 /// `POST …/merge` with `autoMerge: true` on a server that has it: 403 when the repository's setting is off, the
@@ -67,8 +67,8 @@ pub fn request(cx: &mut Cx, req: &Request, body: &Value, key: &str, slug: &str, 
 }
 
 /// `GET …/pull-requests/{id}/auto-merge` → the request, or 204 when there is none.
-pub fn get(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
-    available(cx, req)?;
+pub fn get(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    available(cx.m, req)?;
     let k = pr_key(cx.m, key, slug, id)?;
     let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
     Ok(match &pr.auto_merge {
@@ -84,7 +84,7 @@ pub fn get(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply
 /// `DELETE …/pull-requests/{id}/auto-merge` → 204 (AUTO_MERGE_CANCELLED when there was a request); 409 when the
 /// pull request is not open.
 pub fn cancel(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
-    available(cx, req)?;
+    available(cx.m, req)?;
     let k = pr_key(cx.m, key, slug, id)?;
     let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
     if pr.state != PrState::Open {
@@ -105,7 +105,7 @@ pub fn cancel(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Re
 /// `POST …/pull-requests/{id}/auto-merge` → `{autoMergeProcessingStatus, pullRequest}`: tries a requested merge
 /// now (MERGED, or VETOED while a check still says no); 400 when none was requested, 403 when the setting is off.
 pub fn try_now(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
-    available(cx, req)?;
+    available(cx.m, req)?;
     let k = pr_key(cx.m, key, slug, id)?;
     if !find_repo(cx.m, key, slug)?.auto_merge {
         return Err(errors::error(403, Some(exception::NOT_PERMITTED), SWITCHED_OFF));
@@ -124,8 +124,8 @@ pub fn try_now(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> R
 }
 
 /// `GET …/repos/{slug}/settings/auto-merge` → `{enabled, scope}`.
-pub fn settings(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
-    available(cx, req)?;
+pub fn settings(cx: &ReadCx, req: &Request, key: &str, slug: &str) -> Reply {
+    available(cx.m, req)?;
     let repo = find_repo(cx.m, key, slug)?;
     Ok(Response::json(
         200,
@@ -136,7 +136,7 @@ pub fn settings(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
 
 /// `PUT …/repos/{slug}/settings/auto-merge` `{enabled}` → the settings.
 pub fn set_settings(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
-    available(cx, req)?;
+    available(cx.m, req)?;
     let body = req.json().map_err(|e| errors::bad_request(&e))?;
     let Some(enabled) = body.get("enabled").and_then(Value::as_bool) else {
         return Err(errors::field_error("enabled", "The 'enabled' field was not provided correctly."));
@@ -145,5 +145,5 @@ pub fn set_settings(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply 
     if let Some(r) = cx.m.repos.get_mut(&k) {
         r.auto_merge = enabled;
     }
-    settings(cx, req, key, slug)
+    settings(&cx.read(), req, key, slug)
 }

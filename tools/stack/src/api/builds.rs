@@ -3,7 +3,7 @@
 //!
 //! Source: reference "Builds" [spec][rec]; the UI listing's shape and `page` wrapper are [assumed] there.
 
-use super::{Cx, Reply, find_pr, find_repo, pr_key};
+use super::{Cx, ReadCx, Reply, find_pr, find_repo, pr_key};
 use crate::errors;
 use crate::exchange::{Request, Response};
 use crate::model::{Build, Model};
@@ -20,13 +20,13 @@ fn of_commit<'m>(m: &'m Model, commit: &str) -> Vec<&'m Build> {
 }
 
 /// `GET /rest/build-status/1.0/commits/{commit}` — every build of the commit, without ref or parent. [spec]
-pub fn legacy(cx: &mut Cx, req: &Request, commit: &str) -> Reply {
+pub fn legacy(cx: &ReadCx, req: &Request, commit: &str) -> Reply {
     let all = of_commit(cx.m, commit).into_iter().map(render::build_legacy).collect();
     Ok(Response::json(200, &page_of(req, all)))
 }
 
 /// `GET /rest/build-status/1.0/commits/stats/{commit}` → `{successful, failed, inProgress, cancelled, unknown}`.
-pub fn stats(cx: &mut Cx, commit: &str) -> Reply {
+pub fn stats(cx: &ReadCx, commit: &str) -> Reply {
     let list = of_commit(cx.m, commit);
     let count = |s: &str| list.iter().filter(|b| b.state == s).count();
     Ok(Response::json(
@@ -44,7 +44,7 @@ pub fn stats(cx: &mut Cx, commit: &str) -> Reply {
 /// `POST /rest/build-status/1.0/commits/stats` with a JSON array of commit ids → `{commit: {successful, failed,
 /// inProgress}}`, leaving out the commits without builds. [doc: "Produces a list of the build statistics for
 /// multiple commits"; the answer's per-commit shape is assumed to be the single-commit one's first three counts]
-pub fn stats_of_many(cx: &mut Cx, req: &Request) -> Reply {
+pub fn stats_of_many(cx: &ReadCx, req: &Request) -> Reply {
     let Some(commits) = req.json().ok().and_then(|v| v.as_array().cloned()) else {
         return Err(errors::field_error("commits", "a JSON array of commit ids is required"));
     };
@@ -65,7 +65,7 @@ pub fn stats_of_many(cx: &mut Cx, req: &Request) -> Reply {
 
 /// `GET /rest/ui/latest/projects/{key}/repos/{slug}/pull-requests/{id}/builds` — the source commit's builds whose
 /// `ref` is the source branch or absent, as a page under a `page` key. [assumed: shape]
-pub fn pull_request_builds(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+pub fn pull_request_builds(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     let source = pr.from.id();
     let all = of_commit(cx.m, &pr.from_commit)
@@ -77,7 +77,7 @@ pub fn pull_request_builds(cx: &mut Cx, req: &Request, key: &str, slug: &str, id
 }
 
 /// `GET …/repos/{slug}/commits/{commit}/builds?key=K` — one build; 400 without `key`. [spec][rec]
-pub fn repo_build(cx: &mut Cx, req: &Request, key: &str, slug: &str, commit: &str) -> Reply {
+pub fn repo_build(cx: &ReadCx, req: &Request, key: &str, slug: &str, commit: &str) -> Reply {
     find_repo(cx.m, key, slug)?;
     let k = req
         .param("key")

@@ -12,7 +12,7 @@
 //! and deletes it as any comment; it is published by finishing the review (`drafts`). A server before 7.7 knows no
 //! drafts: it ignores the field and publishes the comment, which is why a client checks the version first.
 
-use super::{Cx, Reply, anchors, find_pr, pr_key};
+use super::{Cx, ReadCx, Reply, anchors, find_pr, pr_key};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
 use crate::model::{Activity, Comment, Model, PullRequest, RepoKey};
@@ -127,14 +127,14 @@ pub(super) fn find<'p>(v: &View, pr: &'p PullRequest, cid: &str) -> Result<&'p C
 }
 
 /// `GET …/comments/{commentId}`.
-pub fn one(cx: &mut Cx, key: &str, slug: &str, id: &str, cid: &str) -> Reply {
+pub fn one(cx: &ReadCx, key: &str, slug: &str, id: &str, cid: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     let c = find(&cx.v, pr, cid)?;
     Ok(Response::json(200, &render::comment(&cx.v, cx.m, pr, c)))
 }
 
 /// `GET …/comments?path=` — the root comments anchored to a file. [spec: `path` is required]
-pub fn list(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+pub fn list(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let path = req.param("path").ok_or_else(|| errors::field_error("path", "path is required"))?;
     let pr = find_pr(cx.m, key, slug, id)?;
     let all = pr

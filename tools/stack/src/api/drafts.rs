@@ -23,23 +23,23 @@
 
 use super::lifecycle::{activity, not_open};
 use super::review::{record_review, status_action};
-use super::{Cx, Reply, comments, find_pr, pr_key};
+use super::{Cx, ReadCx, Reply, comments, find_pr, pr_key};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
-use crate::model::{Comment, PrState};
+use crate::model::{Comment, Model, PrState};
 use crate::paging::page_of;
 use crate::render;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 /// Whether this server keeps drafts; a 404 for `req`'s path, as an unknown path, when it does not.
-fn available(cx: &Cx, req: &Request) -> Result<(), Response> {
-    if cx.m.has_drafts() { Ok(()) } else { Err(errors::no_such_resource(&req.path)) }
+fn available(m: &Model, req: &Request) -> Result<(), Response> {
+    if m.has_drafts() { Ok(()) } else { Err(errors::no_such_resource(&req.path)) }
 }
 
 /// `GET …/pull-requests/{id}/review` — the caller's pending root comments, oldest first.
-pub fn get(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
-    available(cx, req)?;
+pub fn get(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+    available(cx.m, req)?;
     let pr = find_pr(cx.m, key, slug, id)?;
     let mut roots: Vec<&Comment> = pr
         .comments
@@ -54,7 +54,7 @@ pub fn get(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply
 /// `PUT …/pull-requests/{id}/review` `{commentText?, participantStatus?, lastReviewedCommit?}` — finishes the
 /// caller's review (see the module's list).
 pub fn finish(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
-    available(cx, req)?;
+    available(cx.m, req)?;
     let body = req.json().map_err(|e| errors::bad_request(&e))?;
     let k = pr_key(cx.m, key, slug, id)?;
     let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
@@ -130,7 +130,7 @@ pub fn finish(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Re
 
 /// `DELETE …/pull-requests/{id}/review` — discards the caller's drafts (see the module's list); 204.
 pub fn discard(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
-    available(cx, req)?;
+    available(cx.m, req)?;
     let k = pr_key(cx.m, key, slug, id)?;
     let pr = cx.m.prs.get(&k).ok_or_else(|| errors::no_such_resource(id))?;
     let mut gone: BTreeSet<u64> =

@@ -5,7 +5,7 @@
 //! Atlassian's 9.4 OpenAPI [spec]; `totalCount` beside `annotations`, the order of the listings and the merge check's
 //! words are [assumed].
 
-use super::{Cx, Reply, find_repo};
+use super::{Cx, ReadCx, Reply, find_repo};
 use crate::errors;
 use crate::exchange::{Request, Response};
 use crate::model::{Annotation, Model, PullRequest, Report};
@@ -16,8 +16,8 @@ const SEVERITIES: [&str; 3] = ["LOW", "MEDIUM", "HIGH"];
 const TYPES: [&str; 3] = ["VULNERABILITY", "CODE_SMELL", "BUG"];
 
 /// 404 for every insights path while the stand-in plays a server without Code Insights.
-fn available(cx: &Cx) -> Result<(), Response> {
-    if cx.m.insights_off {
+fn available(m: &Model) -> Result<(), Response> {
+    if m.insights_off {
         return Err(errors::no_such_resource("/rest/insights"));
     }
     Ok(())
@@ -45,8 +45,8 @@ fn reports_of<'m>(m: &'m Model, repo: &(String, String), commit: &str) -> Vec<&'
 }
 
 /// `GET /rest/insights/latest/projects/{key}/repos/{slug}/commits/{commit}/reports` — a page of reports. [spec]
-pub fn reports(cx: &mut Cx, req: &Request, key: &str, slug: &str, commit: &str) -> Reply {
-    available(cx)?;
+pub fn reports(cx: &ReadCx, req: &Request, key: &str, slug: &str, commit: &str) -> Reply {
+    available(cx.m)?;
     let repo = find_repo(cx.m, key, slug)?.key.clone();
     let all = reports_of(cx.m, &repo, commit).into_iter().map(render_report).collect();
     Ok(Response::json(200, &page_of(req, all)))
@@ -61,8 +61,8 @@ fn no_report(key: &str) -> Response {
 }
 
 /// `GET …/commits/{commit}/reports/{report}` — one report. [spec]
-pub fn report(cx: &mut Cx, key: &str, slug: &str, commit: &str, report: &str) -> Reply {
-    available(cx)?;
+pub fn report(cx: &ReadCx, key: &str, slug: &str, commit: &str, report: &str) -> Reply {
+    available(cx.m)?;
     let repo = find_repo(cx.m, key, slug)?.key.clone();
     let found =
         reports_of(cx.m, &repo, commit).into_iter().find(|r| r.key == report).ok_or_else(|| no_report(report))?;
@@ -72,7 +72,7 @@ pub fn report(cx: &mut Cx, key: &str, slug: &str, commit: &str, report: &str) ->
 /// `PUT …/commits/{commit}/reports/{report}` `{title, data[≤6], result?, reporter?, link?, details?, …}` — creates or
 /// replaces the report (its annotations stay). [spec: RestSetInsightReportRequest requires `title` and `data`]
 pub fn put_report(cx: &mut Cx, req: &Request, key: &str, slug: &str, commit: &str, report: &str) -> Reply {
-    available(cx)?;
+    available(cx.m)?;
     let repo = find_repo(cx.m, key, slug)?.key.clone();
     let mut body = req.json().map_err(|e| errors::bad_request(&e))?;
     if body.get("title").and_then(Value::as_str).is_none_or(str::is_empty) {
@@ -109,8 +109,8 @@ fn annotations_answer(list: Vec<Value>) -> Response {
 }
 
 /// `GET …/commits/{commit}/reports/{report}/annotations` — every annotation of the report, unpaged. [spec]
-pub fn report_annotations(cx: &mut Cx, key: &str, slug: &str, commit: &str, report: &str) -> Reply {
-    available(cx)?;
+pub fn report_annotations(cx: &ReadCx, key: &str, slug: &str, commit: &str, report: &str) -> Reply {
+    available(cx.m)?;
     let repo = find_repo(cx.m, key, slug)?.key.clone();
     if !reports_of(cx.m, &repo, commit).iter().any(|r| r.key == report) {
         return Err(no_report(report));
@@ -126,8 +126,8 @@ pub fn report_annotations(cx: &mut Cx, key: &str, slug: &str, commit: &str, repo
 
 /// `GET …/commits/{commit}/annotations?key=&path=&severity=&type=&externalId=` — the commit's annotations of
 /// every report, filtered (each parameter may repeat: any of its values matches). [spec: the parameters]
-pub fn commit_annotations(cx: &mut Cx, req: &Request, key: &str, slug: &str, commit: &str) -> Reply {
-    available(cx)?;
+pub fn commit_annotations(cx: &ReadCx, req: &Request, key: &str, slug: &str, commit: &str) -> Reply {
+    available(cx.m)?;
     let repo = find_repo(cx.m, key, slug)?.key.clone();
     let wanted = |name: &str| -> Vec<String> { req.params(name).into_iter().map(str::to_owned).collect() };
     let (keys, paths, severities, types, ids) =
@@ -150,7 +150,7 @@ pub fn commit_annotations(cx: &mut Cx, req: &Request, key: &str, slug: &str, com
 /// `POST …/commits/{commit}/reports/{report}/annotations` `{annotations: [{path, line, message, severity, type?,
 /// link?, externalId?}]}` → 204. At most 1000 annotations a report. [spec: the body; doc: the 1000 cap, assumed]
 pub fn post_annotations(cx: &mut Cx, req: &Request, key: &str, slug: &str, commit: &str, report: &str) -> Reply {
-    available(cx)?;
+    available(cx.m)?;
     let repo = find_repo(cx.m, key, slug)?.key.clone();
     if !reports_of(cx.m, &repo, commit).iter().any(|r| r.key == report) {
         return Err(no_report(report));

@@ -26,11 +26,30 @@ use crate::render::View;
 /// A handler's answer: the error arm is an error response, so handlers can use `?`.
 pub type Reply = Result<Response, Response>;
 
-/// What every handler gets: the model, the rendering context and the caller's slug.
+/// What a handler that changes the model gets: the model, the rendering context and the caller's slug.
 #[derive(Debug)]
 pub struct Cx<'a> {
-    /// The model, to read and change: the handler holds the world's lock while it runs.
+    /// The model, to read and change: the handler holds the world's write lock while it runs, alone.
     pub m: &'a mut Model,
+    /// Rendering context for this request.
+    pub v: View,
+    /// The authenticated user's slug.
+    pub me: String,
+}
+
+impl Cx<'_> {
+    /// The same request seen as a read, for a write that answers as a read does.
+    pub fn read(&self) -> ReadCx<'_> {
+        ReadCx { m: self.m, v: self.v.clone(), me: self.me.clone() }
+    }
+}
+
+/// What a handler that only reads gets: the same as [`Cx`] with the model shared, so reads are served at once
+/// (the server holds the world's read lock; a write waits until they are done).
+#[derive(Debug)]
+pub struct ReadCx<'a> {
+    /// The model, to read.
+    pub m: &'a Model,
     /// Rendering context for this request.
     pub v: View,
     /// The authenticated user's slug.

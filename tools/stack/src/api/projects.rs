@@ -2,7 +2,7 @@
 //!
 //! Source: reference "Projects, repositories, branches, commits, tags, users" [spec][rec].
 
-use super::{Cx, Reply, find_repo};
+use super::{Cx, ReadCx, Reply, find_repo};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
 use crate::model::{Model, Repo, Tag};
@@ -20,7 +20,7 @@ fn contains_ci(hay: &str, needle: &str) -> bool {
 }
 
 /// `GET /rest/api/latest/projects?name=` (name is a case-insensitive substring).
-pub fn list_projects(cx: &mut Cx, req: &Request) -> Reply {
+pub fn list_projects(cx: &ReadCx, req: &Request) -> Reply {
     let name = req.param("name").unwrap_or("");
     let all =
         cx.m.projects.values().filter(|p| contains_ci(&p.name, name)).map(|p| render::project(&cx.v, p)).collect();
@@ -28,7 +28,7 @@ pub fn list_projects(cx: &mut Cx, req: &Request) -> Reply {
 }
 
 /// `GET /rest/api/latest/projects/{key}`.
-pub fn one_project(cx: &mut Cx, key: &str) -> Reply {
+pub fn one_project(cx: &ReadCx, key: &str) -> Reply {
     let p = cx.m.projects.get(&key.to_ascii_uppercase()).ok_or_else(|| {
         errors::error(404, Some(exception::NO_SUCH_PROJECT), &format!("Project {key} does not exist."))
     })?;
@@ -36,7 +36,7 @@ pub fn one_project(cx: &mut Cx, key: &str) -> Reply {
 }
 
 /// `GET /rest/api/latest/projects/{key}/repos`.
-pub fn list_repos(cx: &mut Cx, req: &Request, key: &str) -> Reply {
+pub fn list_repos(cx: &ReadCx, req: &Request, key: &str) -> Reply {
     let key = key.to_ascii_uppercase();
     if !cx.m.projects.contains_key(&key) {
         return Err(errors::error(404, Some(exception::NO_SUCH_PROJECT), &format!("Project {key} does not exist.")));
@@ -47,7 +47,7 @@ pub fn list_repos(cx: &mut Cx, req: &Request, key: &str) -> Reply {
 
 /// `GET /rest/api/latest/repos?name=&projectname=` (case-insensitive substrings; `permission` is accepted and
 /// ignored: every seeded user may read everything).
-pub fn search_repos(cx: &mut Cx, req: &Request) -> Reply {
+pub fn search_repos(cx: &ReadCx, req: &Request) -> Reply {
     let name = req.param("name").unwrap_or("");
     let project = req.param("projectname").unwrap_or("");
     let all =
@@ -61,7 +61,7 @@ pub fn search_repos(cx: &mut Cx, req: &Request) -> Reply {
 }
 
 /// `GET …/repos/{slug}`.
-pub fn one_repo(cx: &mut Cx, key: &str, slug: &str) -> Reply {
+pub fn one_repo(cx: &ReadCx, key: &str, slug: &str) -> Reply {
     let r = find_repo(cx.m, key, slug)?;
     Ok(Response::json(200, &render::repo(&cx.v, cx.m, r)))
 }
@@ -80,7 +80,7 @@ fn branch_json(m: &Model, repo: &Repo, name: &str, head: &str) -> Value {
 
 /// `GET …/branches?filterText=&orderBy=ALPHABETICAL|MODIFICATION` (modification: newest head first; the
 /// default branch first either way, as Bitbucket lists it).
-pub fn branches(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
+pub fn branches(cx: &ReadCx, req: &Request, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     let filter = req.param("filterText").unwrap_or("");
     let mut list: Vec<(&String, &String)> = repo.branches.iter().filter(|(n, _)| contains_ci(n, filter)).collect();
@@ -94,7 +94,7 @@ pub fn branches(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
 }
 
 /// `GET …/default-branch` (and the older `…/branches/default`).
-pub fn default_branch(cx: &mut Cx, key: &str, slug: &str) -> Reply {
+pub fn default_branch(cx: &ReadCx, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     let head = repo.branches.get(&repo.default_branch).cloned().unwrap_or_default();
     Ok(Response::json(200, &branch_json(cx.m, repo, &repo.default_branch, &head)))
@@ -106,7 +106,7 @@ pub(super) fn no_such_commit(name: &str) -> Response {
 
 /// `GET …/commits?until=&since=&path=&merges=` — newest first from `until` (default branch when absent),
 /// excluding what `since` reaches. `path` and `merges` are accepted; the seed's history has no merges.
-pub fn commits(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
+pub fn commits(cx: &ReadCx, req: &Request, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     let until = req.param("until").filter(|s| !s.is_empty()).unwrap_or(&repo.default_branch);
     let head = cx.m.resolve(repo, until).ok_or_else(|| no_such_commit(until))?;
@@ -119,7 +119,7 @@ pub fn commits(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
 }
 
 /// `GET …/commits/{commitId}`.
-pub fn one_commit(cx: &mut Cx, key: &str, slug: &str, id: &str) -> Reply {
+pub fn one_commit(cx: &ReadCx, key: &str, slug: &str, id: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     let full = cx.m.resolve(repo, id).ok_or_else(|| no_such_commit(id))?;
     let c = repo.commits.get(&full).ok_or_else(|| no_such_commit(id))?;
@@ -127,7 +127,7 @@ pub fn one_commit(cx: &mut Cx, key: &str, slug: &str, id: &str) -> Reply {
 }
 
 /// `GET …/compare/commits?from=&to=` — commits `from` has that `to` has not.
-pub fn compare_commits(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
+pub fn compare_commits(cx: &ReadCx, req: &Request, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     let from = req.param("from").ok_or_else(|| errors::field_error("from", "from is required"))?;
     let head = cx.m.resolve(repo, from).ok_or_else(|| no_such_commit(from))?;
@@ -151,7 +151,7 @@ fn tag_json(t: &Tag) -> Value {
 }
 
 /// `GET …/tags?filterText=&orderBy=ALPHABETICAL|MODIFICATION`.
-pub fn tags(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
+pub fn tags(cx: &ReadCx, req: &Request, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     let filter = req.param("filterText").unwrap_or("");
     let mut list: Vec<&Tag> = repo.tags.values().filter(|t| contains_ci(&t.name, filter)).collect();
@@ -163,7 +163,7 @@ pub fn tags(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
 }
 
 /// `GET …/tags/{name}`.
-pub fn one_tag(cx: &mut Cx, key: &str, slug: &str, name: &str) -> Reply {
+pub fn one_tag(cx: &ReadCx, key: &str, slug: &str, name: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     let t = repo.tags.get(name.strip_prefix("refs/tags/").unwrap_or(name)).ok_or_else(|| {
         errors::error(404, Some(exception::NO_SUCH_REF), &format!("Tag {name} does not exist in this repository."))

@@ -9,7 +9,7 @@
 //! `lifecycle`'s, which auto-merge shares; a merge that asks for auto-merge goes to `auto_merge`.
 
 use super::lifecycle::{activity, check_version, given_version, merge_now, not_open, push_to_source, vetoed, vetoes};
-use super::{Cx, Reply, auto_merge, find_pr, find_repo, pr_key, upper_param};
+use super::{Cx, ReadCx, Reply, auto_merge, find_pr, find_repo, pr_key, upper_param};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
 use crate::model::*;
@@ -32,7 +32,7 @@ fn state_filter(req: &Request, default: &str) -> Option<PrState> {
 }
 
 /// `GET …/pull-requests?state&direction&at&order&filterText&draft&role.N&username.N&approved.N`.
-pub fn list(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
+pub fn list(cx: &ReadCx, req: &Request, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?.key.clone();
     let state = state_filter(req, "OPEN");
     let outgoing = upper_param(req, "direction").as_deref() == Some("OUTGOING");
@@ -92,7 +92,7 @@ fn my_status<'p>(pr: &'p PullRequest, me: &str) -> Option<&'p str> {
 
 /// `GET /rest/api/latest/dashboard/pull-requests?state&role&participantStatus&order` — the caller's pull requests
 /// across repositories. Without `state` it lists open ones. [assumed: the default]
-pub fn dashboard(cx: &mut Cx, req: &Request) -> Reply {
+pub fn dashboard(cx: &ReadCx, req: &Request) -> Reply {
     let state = state_filter(req, "OPEN");
     let role = upper_param(req, "role");
     let statuses: Vec<String> = upper_param(req, "participantStatus")
@@ -132,24 +132,24 @@ fn inbox_list<'m>(m: &'m Model, me: &str, req: &Request) -> Vec<&'m PullRequest>
 }
 
 /// `GET /rest/api/latest/inbox/pull-requests?role=reviewer`.
-pub fn inbox(cx: &mut Cx, req: &Request) -> Reply {
+pub fn inbox(cx: &ReadCx, req: &Request) -> Reply {
     let all = inbox_list(cx.m, &cx.me, req).into_iter().map(|pr| render::pull_request(&cx.v, cx.m, pr)).collect();
     Ok(Response::json(200, &page_of(req, all)))
 }
 
 /// `GET /rest/api/latest/inbox/pull-requests/count` → `{"count": n}`, the only PR total Bitbucket reports. [spec]
-pub fn inbox_count(cx: &mut Cx, req: &Request) -> Reply {
+pub fn inbox_count(cx: &ReadCx, req: &Request) -> Reply {
     Ok(Response::json(200, &json!({ "count": inbox_list(cx.m, &cx.me, req).len() })))
 }
 
 /// `GET …/pull-requests/{id}`.
-pub fn one(cx: &mut Cx, key: &str, slug: &str, id: &str) -> Reply {
+pub fn one(cx: &ReadCx, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     Ok(Response::json(200, &render::pull_request(&cx.v, cx.m, pr)))
 }
 
 /// `GET …/pull-requests/{id}/commits` — commits on the source not on the target.
-pub fn commits(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+pub fn commits(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     let repo = cx.m.repos.get(&pr.from.repo).ok_or_else(|| errors::no_such_resource(id))?;
     let all =
@@ -292,7 +292,7 @@ pub fn create(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
 }
 
 /// `GET …/pull-requests/{id}/merge` → `{canMerge, conflicted, outcome, vetoes[]}`. [rec]
-pub fn merge_check(cx: &mut Cx, key: &str, slug: &str, id: &str) -> Reply {
+pub fn merge_check(cx: &ReadCx, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     let mut v = vetoes(cx.m, pr);
     if pr.state != PrState::Open {
@@ -371,7 +371,7 @@ fn close_or_reopen(
         pr.version += 1;
         pr.activities.push(act);
     }
-    one(cx, key, slug, id)
+    one(&cx.read(), key, slug, id)
 }
 
 /// `PUT …/pull-requests/{id}` `{version, title?, description?, reviewers, toRef?{id}, draft?}` — an edit: version and
@@ -512,7 +512,7 @@ pub fn update(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Re
     }
     pr.version += 1;
     pr.updated = now;
-    one(cx, key, slug, id)
+    one(&cx.read(), key, slug, id)
 }
 
 /// Control API: `POST /_stack/push {project, repo, pullRequest, user?, message?}` — a new commit on the pull

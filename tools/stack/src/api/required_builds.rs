@@ -3,7 +3,7 @@
 //! Source: reference "Required builds" [spec][rec] and "Pull requests" (default reviewers: a bare JSON array of
 //! users, as real servers return, not the spec's shape [rec]).
 
-use super::{Cx, Reply, find_repo};
+use super::{ReadCx, Reply, find_repo};
 use crate::errors;
 use crate::exchange::{Request, Response};
 use crate::model::{Model, PullRequest};
@@ -13,7 +13,7 @@ use crate::render;
 use serde_json::{Value, json};
 
 /// `GET /rest/required-builds/latest/projects/{key}/repos/{slug}/conditions` — a page of conditions as seeded.
-pub fn conditions(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
+pub fn conditions(cx: &ReadCx, req: &Request, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     Ok(Response::json(200, &page_of(req, repo.conditions.clone())))
 }
@@ -55,7 +55,7 @@ pub fn standing(m: &Model, pr: &PullRequest) -> (usize, usize) {
 
 /// `GET /rest/branch-utils/latest/projects/{key}/repos/{slug}/branchmodel`; 404 when the repository has none.
 /// [assumed: the status for a repository without a model]
-pub fn branch_model(cx: &mut Cx, key: &str, slug: &str) -> Reply {
+pub fn branch_model(cx: &ReadCx, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     let model = repo.branch_model.as_ref().ok_or_else(|| {
         errors::error(
@@ -69,7 +69,7 @@ pub fn branch_model(cx: &mut Cx, key: &str, slug: &str) -> Reply {
 
 /// `GET /rest/default-reviewers/latest/projects/{key}/repos/{slug}/reviewers?sourceRefId&targetRefId` — the
 /// users of every condition whose matchers select the pair, sorted by slug, as a bare array.
-pub fn default_reviewers(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> Reply {
+pub fn default_reviewers(cx: &ReadCx, req: &Request, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     let source =
         req.param("sourceRefId").ok_or_else(|| errors::field_error("sourceRefId", "sourceRefId is required"))?;
@@ -89,7 +89,7 @@ pub fn default_reviewers(cx: &mut Cx, req: &Request, key: &str, slug: &str) -> R
 }
 
 /// `GET /rest/default-reviewers/latest/projects/{key}/repos/{slug}/conditions` — the conditions themselves.
-pub fn default_reviewer_conditions(cx: &mut Cx, key: &str, slug: &str) -> Reply {
+pub fn default_reviewer_conditions(cx: &ReadCx, key: &str, slug: &str) -> Reply {
     let repo = find_repo(cx.m, key, slug)?;
     let list: Vec<Value> = repo
         .default_reviewers

@@ -6,7 +6,7 @@
 //! a running DC 9.3 and moved to `…/review`); finishing the review does (`drafts`), and shares
 //! [`record_review`] with it.
 
-use super::{Cx, Reply, find_pr, pr_key};
+use super::{Cx, ReadCx, Reply, find_pr, pr_key};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
 use crate::model::{Activity, Model, Participant, PrState, RepoKey};
@@ -15,7 +15,7 @@ use crate::render;
 use serde_json::{Value, json};
 
 /// `GET …/pull-requests/{id}/participants` — the author, reviewers and other participants.
-pub fn list(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
+pub fn list(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str) -> Reply {
     let pr = find_pr(cx.m, key, slug, id)?;
     let author = Participant { user: pr.author.clone(), status: "UNAPPROVED".into(), last_reviewed: None };
     let mut all = vec![render::participant(&cx.v, cx.m, &author, "AUTHOR")];

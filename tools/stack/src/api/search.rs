@@ -12,7 +12,7 @@
 //! without a word is a 400 [assumed]. With search switched off (`/_stack/search`, `--no-search`) it answers as a
 //! server whose search index is missing: 503 SearchUnavailableException [assumed].
 
-use super::{Cx, Reply};
+use super::{ReadCx, Reply};
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
 use crate::model::Entry;
@@ -128,7 +128,7 @@ fn number(v: Option<&Value>) -> Option<usize> {
 }
 
 /// `POST /rest/search/latest/search`.
-pub fn search(cx: &mut Cx, req: &Request) -> Reply {
+pub fn search(cx: &ReadCx, req: &Request) -> Reply {
     if cx.m.search_off {
         return Err(unavailable());
     }

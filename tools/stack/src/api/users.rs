@@ -3,7 +3,7 @@
 //! Source: reference "Projects, repositories, …, users" [spec] and "Avatars": `GET /users/{slug}/avatar.png?s=48`
 //! with the API's credentials; an anonymous request gets the default image (seed).
 
-use super::{Cx, Reply};
+use super::{ReadCx, Reply};
 use crate::avatar_png;
 use crate::errors::{self, exception};
 use crate::exchange::{Request, Response};
@@ -11,7 +11,7 @@ use crate::paging::page_of;
 use crate::render;
 
 /// `GET /rest/api/latest/users?filter=` — users whose slug, name or e-mail contains `filter` (any letter case).
-pub fn list(cx: &mut Cx, req: &Request) -> Reply {
+pub fn list(cx: &ReadCx, req: &Request) -> Reply {
     let f = req.param("filter").unwrap_or("").to_lowercase();
     let all =
         cx.m.users
@@ -23,7 +23,7 @@ pub fn list(cx: &mut Cx, req: &Request) -> Reply {
 }
 
 /// `GET /rest/api/latest/users/{slug}`.
-pub fn one(cx: &mut Cx, slug: &str) -> Reply {
+pub fn one(cx: &ReadCx, slug: &str) -> Reply {
     let u = cx
         .m
         .user(slug)
@@ -36,7 +36,7 @@ fn size(req: &Request) -> u32 {
 }
 
 /// `GET /users/{slug}/avatar.png?s=N` — the user's colour square.
-pub fn avatar(cx: &mut Cx, req: &Request, slug: &str) -> Reply {
+pub fn avatar(cx: &ReadCx, req: &Request, slug: &str) -> Reply {
     let u = cx
         .m
         .user(slug)
