@@ -158,8 +158,9 @@ fn timeouts_take_units_or_plain_seconds() {
 fn the_retry_count_is_bounded() {
     assert_eq!(ok(&[("BITBUCKET_URL", "https://h"), ("BB_RETRY_COUNT", "0")]).retry.retries, 0);
     assert_eq!(ok(&[("BITBUCKET_URL", "https://h")]).retry.retries, RetryPolicy::default().retries);
-    for bad in ["11", "-1", "many"] {
-        assert!(err(&[("BITBUCKET_URL", "https://h"), ("BB_RETRY_COUNT", bad)]).contains("BB_RETRY_COUNT"), "{bad}");
+    for bad in ["11", "-1", "many", "NaN", "inf", "1e300", "1e-300", "18446744073709551615", "18446744073709551616"] {
+        let e = err(&[("BITBUCKET_URL", "https://h"), ("BB_RETRY_COUNT", bad)]);
+        assert!(e.contains("BB_RETRY_COUNT") && e.contains("from 0 to 10"), "{bad}: {e}");
     }
 }
 
