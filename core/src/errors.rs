@@ -247,9 +247,15 @@ fn is_bitbucket_error(body: &[u8]) -> bool {
     serde_json::from_slice::<ErrorBody>(body).is_ok_and(|b| !b.errors.is_empty())
 }
 
-/// `s` as a sentence: capitalised, ending with a full stop.
+/// `s` as a sentence: capitalised, ending with a full stop. A sentence that starts with bb's name keeps
+/// it lower-case: bb is always "bb".
 fn sentence(s: &str) -> String {
-    let mut out: String = s.chars().take(1).flat_map(char::to_uppercase).chain(s.chars().skip(1)).collect();
+    let names_bb = s.strip_prefix("bb").is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric()));
+    let mut out: String = if names_bb {
+        s.to_owned()
+    } else {
+        s.chars().take(1).flat_map(char::to_uppercase).chain(s.chars().skip(1)).collect()
+    };
     if !out.ends_with(['.', '!', '?']) {
         out.push('.');
     }
@@ -354,6 +360,14 @@ mod tests {
             "no Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.",
         );
         assert_eq!(body_of(o), "No Bitbucket server is configured: set BITBUCKET_URL and BITBUCKET_TOKEN.");
+    }
+
+    #[test]
+    fn a_sentence_that_starts_with_bb_keeps_it_lower_case() {
+        let o = FetchOutcome::failed(FetchErrorKind::NotConfigured, "bb is restarting, so nothing was written");
+        assert_eq!(body_of(o), "bb is restarting, so nothing was written.");
+        let o = FetchOutcome::failed(FetchErrorKind::NotConfigured, "bbq is not bb");
+        assert_eq!(body_of(o), "Bbq is not bb.");
     }
 
     #[test]

@@ -56,6 +56,11 @@ pub mod reads {
     }
 }
 
+/// The glob matcher behind `list_files` and the branch patterns.
+pub mod glob {
+    pub use crate::glob::Glob;
+}
+
 /// Which refs a condition matches.
 pub mod requirements {
     pub use crate::requirements::{RefMatcher, branch_model_from_json, condition_from_json, matches, pattern_matches};

@@ -75,6 +75,7 @@ mod contract;
 mod encoding;
 mod errors;
 mod fetch;
+mod glob;
 mod highlight;
 mod highlight_cache;
 mod instructions;

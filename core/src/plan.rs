@@ -12,6 +12,7 @@
 //! name its request was filed with, so no two files share numbers. A cancelled call's plan is
 //! dropped; responses that arrive for it afterwards are ignored.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
@@ -20,6 +21,7 @@ use crate::avatar_cache::AvatarCache;
 use crate::fetch::{FetchOutcome, FetchRequest, Ticket};
 use crate::highlight::{HighlightJob, Highlighted};
 use crate::highlight_cache::HighlightCache;
+use crate::text::visible;
 
 /// What a tool answers: MCP's `CallToolResult`.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,7 +54,18 @@ impl ToolResult {
 
     /// The result as MCP JSON, taking it: a view's data (megabytes for a large diff) is moved, never copied.
     pub fn into_value(self) -> Value {
-        let content: Vec<Value> = self.text.into_iter().map(|t| json!({"type": "text", "text": t})).collect();
+        // Every text the model reads, with control and bidi characters made visible.
+        let content: Vec<Value> = self
+            .text
+            .into_iter()
+            .map(|t| {
+                let t = match visible(&t) {
+                    Cow::Borrowed(_) => t,
+                    Cow::Owned(shown) => shown,
+                };
+                json!({"type": "text", "text": t})
+            })
+            .collect();
         let mut out = Map::new();
         out.insert("content".into(), Value::Array(content));
         if let Some(s) = self.structured {

@@ -22,6 +22,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::glob::Glob;
+
 /// One ref matcher of a condition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RefMatcher {
@@ -155,48 +157,43 @@ pub fn pattern_matches(pattern: &str, ref_id: &str) -> bool {
     if pattern.ends_with('/') {
         pattern.push_str("**");
     }
-    let pats: Vec<&str> = pattern.split('/').collect();
-    let folded = fold(ref_id);
-    let segs: Vec<&str> = folded.split('/').collect();
-    (0..segs.len()).any(|start| match_segments(&pats, &segs[start..]))
+    // Matching a suffix that starts at a segment is matching the whole ref after a leading `**`.
+    let pats: Vec<&str> = std::iter::once("**").chain(pattern.split('/')).collect();
+    match_segments(&pats, &fold(ref_id))
 }
 
-/// Whole-path matching of pattern segments against ref segments, `**` spanning segments.
-fn match_segments(pats: &[&str], segs: &[&str]) -> bool {
-    glob(pats, segs, |p| *p == "**", |p, s| match_segment(p, s))
-}
-
-/// Glob matching inside one segment: `*` any run, `?` one character (neither crosses `/`, which a
-/// segment never holds). `**` inside a segment acts as `*`.
-fn match_segment(pat: &str, seg: &str) -> bool {
-    let pat: Vec<char> = pat.chars().collect();
-    let seg: Vec<char> = seg.chars().collect();
-    glob(&pat, &seg, |p| *p == '*', |p, s| *p == '?' || p == s)
-}
-
-/// Glob matching of `items` by `pats`, where a star matches any run of items (none included) and
-/// any other pattern item matches one item when `one` says so. Iterative, with one backtrack point
-/// (the last star), so it runs in O(pattern × items) time whatever the input.
-fn glob<P, S>(pats: &[P], items: &[S], star: impl Fn(&P) -> bool, one: impl Fn(&P, &S) -> bool) -> bool {
-    let (mut p, mut s) = (0, 0);
-    let mut last_star: Option<(usize, usize)> = None;
-    while s < items.len() {
-        if p < pats.len() && star(&pats[p]) {
-            last_star = Some((p, s));
-            p += 1;
-        } else if p < pats.len() && one(&pats[p], &items[s]) {
-            p += 1;
-            s += 1;
-        } else if let Some((sp, ss)) = last_star {
-            // Let the last star swallow one more item and retry.
-            last_star = Some((sp, ss + 1));
-            p = sp + 1;
-            s = ss + 1;
-        } else {
+/// Whole-ref matching of pattern segments against the ref's segments, a `**` segment spanning any
+/// number of them: the segments run through the pattern as an NFA whose states are the pattern's
+/// segments, so it costs O(segments × pattern segments) segment matches, each linear in the segment
+/// ([`crate::glob`]): O(|pattern| × |ref|) in all, whatever the input.
+fn match_segments(pats: &[&str], ref_id: &str) -> bool {
+    let globs: Vec<Option<Glob>> = pats.iter().map(|p| (*p != "**").then(|| Glob::chars(p))).collect();
+    // `now[i]`: the segments so far leave the pattern before its segment i.
+    let mut now = vec![false; globs.len() + 1];
+    now[0] = true;
+    let pass_stars = |now: &mut [bool]| {
+        for i in 0..globs.len() {
+            if now[i] && globs[i].is_none() {
+                now[i + 1] = true;
+            }
+        }
+    };
+    for seg in ref_id.split('/') {
+        pass_stars(&mut now);
+        let mut next = vec![false; globs.len() + 1];
+        for (i, g) in globs.iter().enumerate().filter(|&(i, _)| now[i]) {
+            match g {
+                None => next[i] = true,
+                Some(g) => next[i + 1] |= g.matches_chars(seg),
+            }
+        }
+        if !next.contains(&true) {
             return false;
         }
+        now = next;
     }
-    pats[p..].iter().all(star)
+    pass_stars(&mut now);
+    now[globs.len()]
 }
 
 /// What the required-builds check needs of one listed build.
@@ -324,6 +321,18 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_pattern_costs_at_most_its_length_times_the_refs_in_steps() {
+        let ref_id = format!("refs/heads/{}b", "a/".repeat(1_000));
+        for pattern in ["**/a*/**/a*/c", "heads/**/**/**/a", "*a*a*a*a*a*a*c"] {
+            let before = crate::glob::steps();
+            assert!(!pattern_matches(pattern, &ref_id));
+            let spent = crate::glob::steps() - before;
+            let bound = 2 * (pattern.len() as u64 + 1) * (ref_id.len() as u64 + 1);
+            assert!(spent <= bound, "{pattern}: {spent} steps, more than {bound}");
+        }
+    }
 
     #[test]
     fn examples_from_bitbucket_documentation() {

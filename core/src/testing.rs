@@ -23,6 +23,12 @@ pub mod instructions {
     pub use crate::instructions::for_exposed;
 }
 
+/// The glob matcher, and `list_files`'s path globs on it.
+pub mod glob {
+    pub use crate::glob::Glob;
+    pub use crate::tools::files::glob_match;
+}
+
 /// Bitbucket's ref matchers.
 pub mod requirements {
     pub use crate::requirements::pattern_matches;

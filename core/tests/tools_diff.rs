@@ -75,9 +75,9 @@ fn more_files_than_shown_are_named_with_how_to_ask() {
 }
 
 #[test]
-fn hostile_diff_text_passes_through() {
+fn hostile_diff_text_passes_through_with_bidi_controls_made_visible() {
     let mut d = StackHarness::new();
     let a = d.call("get_pull_request_diff", json!({"project": "BB", "repo": "api", "pr_id": 7}));
     assert!(a.text.contains("+2 <script>fetch('/steal?c=' + document.cookie)</script>"), "{}", a.text);
-    assert!(a.text.contains("\u{202e} comment"));
+    assert!(a.text.contains("⟨U+202E⟩ comment") && !a.text.contains('\u{202e}'), "{}", a.text);
 }

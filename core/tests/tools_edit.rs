@@ -72,7 +72,7 @@ fn an_edit_sends_the_text_as_given_and_quotes_what_it_replaced() {
     assert!(a.text.contains(&format!("It said before: {before}")), "{}", a.text);
     assert_eq!(d.bodies, [json!({"version": 0, "text": hostile})]);
     let seen = d.call("list_pr_comments", json!({"project": "BB", "repo": "api", "pr_id": 1}));
-    assert!(seen.text.contains(hostile), "{}", seen.text);
+    assert!(seen.text.contains(&hostile.replace('\u{202e}', "⟨U+202E⟩")), "{}", seen.text);
 }
 
 #[test]
@@ -269,7 +269,10 @@ fn hostile_text_is_sent_as_given_and_the_target_moves() {
     assert_eq!(d.bodies[0]["description"], description);
     assert_eq!(d.bodies[0]["toRef"]["id"], "refs/heads/develop");
     assert!(
-        a.text.contains(&format!("title now \"{title}\"; description edited; target main → develop")),
+        a.text.contains(&format!(
+            "title now \"{}\"; description edited; target main → develop",
+            title.replace('\u{202e}', "⟨U+202E⟩")
+        )),
         "{}",
         a.text
     );

@@ -97,3 +97,41 @@ fn a_commit_without_reports_says_so() {
     assert!(a.text.starts_with("Code Insights of PR #3's source commit"), "{}", a.text);
     assert!(a.text.contains(": no reports.\nAnnotations: none."), "{}", a.text);
 }
+
+#[test]
+fn escape_and_bidi_characters_of_a_report_reach_the_model_made_visible() {
+    let mut d = StackHarness::new();
+    d.rewrite_answers(|req, body| {
+        if req.path.ends_with("/reports")
+            && let Some(reports) = body["values"].as_array_mut()
+        {
+            for r in reports {
+                r["title"] = json!("Scan\u{1b}[2J\u{202e}gnp.exe");
+                r["details"] = json!("ok \u{2066}x\u{2069} \u{200e}\u{200f}\u{061c}\u{7}");
+                r["data"] = json!([{"title": "Note\u{1b}", "type": "TEXT", "value": "v\u{202a}\u{0}"}]);
+            }
+        }
+        if req.path.ends_with("/annotations")
+            && let Some(notes) = body["annotations"].as_array_mut()
+        {
+            for n in notes {
+                n["message"] = json!("fix \u{1b}]8;;https://evil\u{7}this\u{202d}");
+            }
+        }
+    });
+    let a = d.call("get_code_insights", json!({"project": "BB", "repo": "api", "pr_id": 1}));
+    assert!(!a.is_error, "{}", a.text);
+    let raw: Vec<char> = a
+        .text
+        .chars()
+        .filter(|c| {
+            (c.is_control() && !matches!(c, '\n' | '\t'))
+                || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+        })
+        .collect();
+    assert!(raw.is_empty(), "raw controls reach the model: {raw:?}\n{}", a.text);
+    assert!(a.text.contains("Scan⟨U+001B⟩[2J⟨U+202E⟩gnp.exe"), "{}", a.text);
+    assert!(a.text.contains("ok ⟨U+2066⟩x⟨U+2069⟩ ⟨U+200E⟩⟨U+200F⟩⟨U+061C⟩⟨U+0007⟩"), "{}", a.text);
+    assert!(a.text.contains("Note⟨U+001B⟩: v⟨U+202A⟩⟨U+0000⟩"), "{}", a.text);
+    assert!(a.text.contains("fix ⟨U+001B⟩]8;;https://evil⟨U+0007⟩this⟨U+202D⟩"), "{}", a.text);
+}

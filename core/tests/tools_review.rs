@@ -189,6 +189,30 @@ fn a_suggestion_is_applied_as_exactly_one_commit_with_the_message_said_and_a_sec
 }
 
 #[test]
+fn a_commit_message_with_a_control_character_or_past_64_kib_is_refused_before_any_request() {
+    let mut d = StackHarness::new();
+    let pr11 = || json!({"project": "BB", "repo": "api", "pr_id": 11});
+    for (message, said) in [
+        ("Fix\0paging".to_owned(), "U+0000"),
+        ("Fix \u{1b}[31mpaging".to_owned(), "U+001B"),
+        ("Fix\r\npaging".to_owned(), "U+000D"),
+        ("Fix\u{7f}".to_owned(), "U+007F"),
+        ("x".repeat(100 * 1024), "102400 bytes"),
+        ("é".repeat(32 * 1024 + 1), "65538 bytes"),
+    ] {
+        let a = d.call("apply_pr_suggestion", with(pr11(), json!({"comment_id": 1019, "message": message})));
+        assert!(a.is_error && a.text.contains(said) && a.text.contains("Nothing was sent"), "{said}: {}", a.text);
+        assert!(d.requests.is_empty(), "{said}: nothing goes out, not even a read: {:?}", d.requests);
+    }
+    // Line breaks and tabs are a commit message's own; 64 KiB is the most.
+    let message = format!("Apply the paging fix\n\n\tas suggested\n{}", "x".repeat(64 * 1024 - 36));
+    assert_eq!(message.len(), 64 * 1024);
+    let a = d.call("apply_pr_suggestion", with(pr11(), json!({"comment_id": 1019, "message": message})));
+    assert!(!a.is_error, "{}", a.text);
+    assert_eq!(d.count("POST", "/apply-suggestion"), 1);
+}
+
+#[test]
 fn a_draft_or_a_missing_suggestion_is_refused_before_anything_is_sent() {
     let mut d = StackHarness::new();
     let pr11 = || json!({"project": "BB", "repo": "api", "pr_id": 11});

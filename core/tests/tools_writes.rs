@@ -28,7 +28,7 @@ fn comments_are_threads_newest_first_each_once_with_anchors_tasks_and_outdated_m
             .text
             .contains("<script>alert('comment')</script> [x](javascript:alert(1)) <img src=x onerror=alert(1)>")
     );
-    assert!(hostile.text.contains("Bidi \u{202e}gnp.exe\u{202c} and zero\u{200b}width"));
+    assert!(hostile.text.contains("Bidi ⟨U+202E⟩gnp.exe⟨U+202C⟩ and zero\u{200b}width"), "{}", hostile.text);
 }
 
 #[test]
@@ -75,7 +75,7 @@ fn a_comment_a_reply_a_line_comment_and_a_task_are_one_post_each() {
     assert!(t.text.starts_with("Added task #"));
     assert_eq!(d.bodies[0]["severity"], "BLOCKER");
     let seen = d.call("list_pr_comments", pr(3));
-    assert!(seen.text.contains("<b>hi</b> \u{202e}") && seen.text.contains("task, open"), "{}", seen.text);
+    assert!(seen.text.contains("<b>hi</b> ⟨U+202E⟩") && seen.text.contains("task, open"), "{}", seen.text);
 }
 
 #[test]

@@ -192,6 +192,10 @@ const SHAPES: &[&str] = &[
     r#"{"errors":[{"message":"The pull request has unresolved tasks.","exceptionName":"com.atlassian.bitbucket.pull.PullRequestMergeVetoedException","vetoes":[{"summaryMessage":"Tasks","detailedMessage":"1 open task"}]}]}"#,
     // an out of date version
     r#"{"errors":[{"message":"You are attempting to modify a pull request based on out-of-date information.","exceptionName":"com.atlassian.bitbucket.pull.PullRequestOutOfDateException","currentVersion":4}]}"#,
+    // a page of Code Insights reports with ESC, bidi controls and numbers at the edges
+    r#"{"size":1,"limit":100,"start":0,"isLastPage":true,"values":[{"key":"sec\u001b","title":"Scan\u001b[2J\u202egnp.exe","result":"FAIL","reporter":"x\u200f","details":"\u2066x\u2069\u200e\u061c\u0085","link":"https://ci.example.com/\u202e","data":[{"title":"When","type":"DATE","value":-1},{"title":"N","type":"NUMBER","value":1e308},{"title":"T\u0007","type":"TEXT","value":"\u001b]8;;x\u0007"}]}]}"#,
+    // annotations with control characters
+    r#"{"totalCount":1,"annotations":[{"reportKey":"sec","path":"src/\u202elib.rs","line":3,"message":"fix \u001b[31m\r\u0000","severity":"HIGH","type":"BUG"}]}"#,
     // an avatar (not JSON at all)
     "\u{89}PNG\r\n\u{1a}\n",
     "null",
@@ -369,6 +373,11 @@ impl Ledger {
                         one => vec![one],
                     };
                     for a in answers {
+                        // What the model reads of a tool's answer holds no raw control or bidi character.
+                        let content = a.get("result").and_then(|r| r.get("content")).and_then(Value::as_array);
+                        for text in content.into_iter().flatten().filter_map(|c| c.get("text").and_then(Value::as_str)) {
+                            assert!(!text.chars().any(hides), "a raw control or bidi character reaches the model: {text:?}");
+                        }
                         if a.get("result").is_some() || a.get("error").is_some() {
                             let id = a.get("id").map(Value::to_string).unwrap_or_default();
                             if let Some(seen) = self.answered.get_mut(&id) {
@@ -400,6 +409,13 @@ impl Ledger {
             }
         }
     }
+}
+
+/// A control character but a line break and a tab, or a bidirectional control: what no text the model
+/// reads may hold raw (bb writes them as `⟨U+202E⟩`).
+fn hides(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
 fn call_message(ledger: &mut Ledger, session: SessionId, tool: u8, kind: u8, choices: &[(u8, u8)]) -> Value {

@@ -31,8 +31,8 @@ pub(crate) const REFUSED: &str = "Service unavailable: bb is restarting and take
      written. Send the request again (another bb, or this one once back, answers it).";
 
 /// The detail of a Bitbucket write held back because the stop began (the core says it as the call's error).
-pub(crate) const WRITE_HELD: &str = "bb is restarting, so it did not send this change to Bitbucket: nothing was \
-     written. Send the call again once bb answers again.";
+pub(crate) const WRITE_HELD: &str = "Not sent: bb is restarting, so it did not send this change to Bitbucket and \
+     nothing was written. Send the call again once bb answers again.";
 
 /// The state of a stop, shared by the accept loop, the connections, the answers and Bitbucket.
 pub(crate) struct Drain {
@@ -173,6 +173,15 @@ impl Bitbucket for NoNewWrites {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
+
+    #[test]
+    fn no_sentence_of_a_stop_starts_with_a_capitalised_bb() {
+        // bb is always "bb": a sentence that would start with its name starts otherwise, as the core
+        // capitalises the first letter of a detail it says as the call's error.
+        for said in [CUT, REFUSED, WRITE_HELD] {
+            assert!(!said.starts_with("bb") && !said.contains("Bb"), "{said}");
+        }
+    }
 
     #[test]
     fn waiting_for_connections_ends_when_the_last_one_closes() {

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
+use std::ops::RangeInclusive;
 
 use bb_core::{ExposureOptions, Level};
 
@@ -68,6 +69,16 @@ pub struct HttpServe {
 
 /// How long calls in flight may finish after SIGTERM or Ctrl-C, unless `--grace` says otherwise.
 pub const DEFAULT_GRACE_S: u64 = 20;
+/// The seconds `--grace` takes: none (stop at once) to an hour.
+pub const GRACE_S: RangeInclusive<u64> = 0..=3_600;
+/// The seconds `--session-idle` takes: one to a week.
+pub const SESSION_IDLE_S: RangeInclusive<u64> = 1..=604_800;
+/// The seconds `--ready-interval` takes: one to an hour.
+pub const READY_INTERVAL_S: RangeInclusive<u64> = 1..=3_600;
+/// The seconds `--write-timeout` takes.
+pub const WRITE_TIMEOUT_S: RangeInclusive<u64> = 1..=3_600;
+/// The bytes `--memory-budget` takes: 16 MiB to 1 TiB.
+pub const MEMORY_BUDGET: RangeInclusive<u64> = 16 << 20..=1 << 40;
 
 /// The top-level help.
 pub const HELP: &str = "\
@@ -101,19 +112,20 @@ Options:
   --token TOKEN       a personal access token (wins over BITBUCKET_TOKEN)
   --rate-limit SIZE/RATE
                       bb's budget of each Bitbucket user's rate limit: a bucket of SIZE requests
-                      refilled at RATE a second, 60/5 by default (Bitbucket's own defaults), or off.
+                      refilled at RATE a second, 60/5 by default (Bitbucket's own defaults), or off;
+                      SIZE a whole number from 1 to 1,000,000, RATE from 0.001 to 10,000.
                       The model's calls spend it first; live views refresh with the upper half
                       only, and wait out a 429's Retry-After
   --highlight-deadline D
                       how long highlighting a diff may hold its view back, e.g. 150ms (the
-                      default) or 1s; past it the rest of the code goes out plain
+                      default) or 1s, at most 60s; past it the rest of the code goes out plain
   --highlight-templates
                       also highlight templates (HTML with script and style, PHP, Vue, Jinja, …),
                       whose lexers cannot be stopped midway; off by default
   --memory-budget SIZE
                       the memory bb sets aside for large calls (diff and compare views), e.g.
-                      256MiB (the default) or 1GiB; past it they wait their turn, and past 64
-                      waiting they are refused with a sentence that says bb is busy
+                      256MiB (the default) or 1GiB, from 16MiB to 1TiB; past it they wait their
+                      turn, and past 64 waiting they are refused with a sentence that says bb is busy
   --metrics ADDR      serve Prometheus metrics at http://ADDR/metrics on a listener of their own:
                       PORT alone is 127.0.0.1:PORT (loopback). No token; no label names a
                       person, token, project or pull request
@@ -131,13 +143,14 @@ Streamable HTTP (instead of stdio):
                       each session sends its own Bitbucket token in header NAME and bb acts
                       with it for that session only (default: the configured credentials)
   --max-sessions N    sessions alive at once (default: 4096)
-  --session-idle S    end a session unused for S seconds (default: 1800)
+  --session-idle S    end a session unused for S seconds, 1 to 604800 (default: 1800)
   --grace S           on SIGTERM or Ctrl-C, stop taking connections, answer /readyz with 503,
                       send no Bitbucket write not already sent, and let calls in flight finish
-                      for up to S seconds (default: 20); the rest are told bb is restarting.
+                      for up to S seconds, 0 to 3600 (default: 20); the rest are told bb is
+                      restarting.
                       A second signal stops bb at once (exit code 1)
   --ready-interval S  from the first GET /readyz on, ask Bitbucket one cheap read every S seconds
-                      (default: 10); /healthz and /readyz need no token and cost no Bitbucket request
+                      (1 to 3600; default: 10); /healthz and /readyz need no token and cost no Bitbucket request
   --write-timeout S   close a connection whose client reads nothing of an answer for S seconds
                       (1 to 3600; default: 30); until written, answers count against --memory-budget
 ";
@@ -232,10 +245,8 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
             }
             Long("rate-limit") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--rate-limit")?;
-                if value.trim() != "off" && crate::config::RateLimit::parse(&value).is_none() {
-                    return Err(format!(
-                        "--rate-limit `{value}` is not SIZE/RATE (a bucket of SIZE requests refilled at RATE a second, such as 60/5) or off"
-                    ));
+                if value.trim() != "off" {
+                    crate::config::RateLimit::parse(&value)?;
                 }
                 connection.rate_limit = Some(value);
                 seen_options.push("--rate-limit");
@@ -245,15 +256,15 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 let d = crate::config::parse_duration(&value)
                     .filter(|d| *d <= std::time::Duration::from_secs(60))
                     .ok_or_else(|| {
-                        format!("--highlight-deadline `{value}` is not a duration of at most 60 s, such as 150ms or 1s")
+                        format!("--highlight-deadline `{value}` is not a duration from 1 ms to at most 60 s, such as 150ms or 1s")
                     })?;
                 highlight_deadline = Some(d);
                 seen_options.push("--highlight-deadline");
             }
             Long("memory-budget") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--memory-budget")?;
-                let bytes = parse_size(&value).filter(|b| *b >= 16 << 20).ok_or_else(|| {
-                    format!("--memory-budget `{value}` is not a size of at least 16MiB, such as 256MiB or 1GiB")
+                let bytes = parse_size(&value).filter(|b| MEMORY_BUDGET.contains(b)).ok_or_else(|| {
+                    format!("--memory-budget `{value}` is not a size of at least 16MiB and at most 1TiB, such as 256MiB or 1GiB")
                 })?;
                 memory_budget = Some(bytes);
                 seen_options.push("--memory-budget");
@@ -314,31 +325,22 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
             }
             Long("grace") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--grace")?;
-                http_flags.grace_s = value
-                    .parse::<u64>()
-                    .map_err(|_| format!("--grace `{value}` is not a number of seconds, such as 20"))?;
+                http_flags.grace_s = seconds(&value, "--grace", GRACE_S)?;
                 seen_options.push("--grace");
             }
             Long("ready-interval") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--ready-interval")?;
-                let n = value.parse::<u64>().ok().filter(|n| *n > 0);
-                http_flags.ready_interval_s =
-                    Some(n.ok_or_else(|| format!("--ready-interval `{value}` is not a positive number of seconds"))?);
+                http_flags.ready_interval_s = Some(seconds(&value, "--ready-interval", READY_INTERVAL_S)?);
                 seen_options.push("--ready-interval");
             }
             Long("write-timeout") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--write-timeout")?;
-                let n = value.parse::<u64>().ok().filter(|n| (1..=3600).contains(n));
-                http_flags.write_timeout_s = Some(n.ok_or_else(|| {
-                    format!("--write-timeout `{value}` is not a number of seconds from 1 to 3600, such as 30")
-                })?);
+                http_flags.write_timeout_s = Some(seconds(&value, "--write-timeout", WRITE_TIMEOUT_S)?);
                 seen_options.push("--write-timeout");
             }
             Long("session-idle") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--session-idle")?;
-                let n = value.parse::<u64>().ok().filter(|n| *n > 0);
-                http_flags.session_idle_s =
-                    Some(n.ok_or_else(|| format!("--session-idle `{value}` is not a positive number of seconds"))?);
+                http_flags.session_idle_s = Some(seconds(&value, "--session-idle", SESSION_IDLE_S)?);
                 seen_options.push("--session-idle");
             }
             other => {
@@ -425,6 +427,13 @@ fn split_names(list: OsString, flag: &str) -> Result<Vec<String>, String> {
 
 /// A size as the operator writes it: a number of bytes, or with `KiB`, `MiB`, `GiB` (or `K`, `M`, `G`,
 /// `KB`, `MB`, `GB`, read as the binary units).
+/// A whole number of seconds in `range` for `flag`, or a sentence naming the flag and the range.
+fn seconds(value: &str, flag: &str, range: RangeInclusive<u64>) -> Result<u64, String> {
+    value.trim().parse::<u64>().ok().filter(|s| range.contains(s)).ok_or_else(|| {
+        format!("{flag} `{value}` is not a whole number of seconds from {} to {}", range.start(), range.end())
+    })
+}
+
 fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
@@ -593,8 +602,57 @@ mod tests {
         assert_eq!(o.connection.rate_limit.as_deref(), Some("120/10"));
         let Command::Serve(o) = p(&["ai", "mcp", "serve", "--rate-limit", "off"]).unwrap() else { panic!() };
         assert_eq!(o.connection.rate_limit.as_deref(), Some("off"));
-        for bad in ["60", "0/5", "fast"] {
+        for bad in ["60", "fast", ""] {
             assert!(p(&["ai", "mcp", "serve", "--rate-limit", bad]).unwrap_err().contains("SIZE/RATE"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_duration_size_and_rate_flag_refuses_the_extremes_naming_itself_and_its_range() {
+        let extremes = ["0", "-1", "NaN", "inf", "1e-300", "1e300", "18446744073709551615", "18446744073709551616", ""];
+        let refused = |flag: &str, value: &str, range: &str| {
+            let e = p(&["ai", "mcp", "serve", flag, value]).unwrap_err();
+            assert!(e.contains(flag) && e.contains(range), "{flag} {value}: {e}");
+        };
+        for x in extremes {
+            let (rate, bucket) = if x.is_empty() {
+                ("is not SIZE/RATE", "is not SIZE/RATE")
+            } else {
+                ("from 0.001 to 10,000 requests a second", "from 1 to 1,000,000")
+            };
+            refused("--rate-limit", &format!("2/{x}"), rate);
+            refused("--rate-limit", &format!("{x}/5"), bucket);
+            refused("--highlight-deadline", x, "at most 60 s");
+            refused("--memory-budget", x, "at least 16MiB and at most 1TiB");
+            if x != "0" {
+                refused("--grace", x, "from 0 to 3600");
+            }
+            refused("--session-idle", x, "from 1 to 604800");
+            refused("--ready-interval", x, "from 1 to 3600");
+            refused("--write-timeout", x, "from 1 to 3600");
+        }
+        refused("--rate-limit", "2/1e-300", "from 0.001 to 10,000");
+        refused("--memory-budget", "2TiB", "at most 1TiB");
+        refused("--memory-budget", "1025GiB", "at most 1TiB");
+        refused("--grace", "3601", "from 0 to 3600");
+        refused("--session-idle", "604801", "from 1 to 604800");
+        refused("--ready-interval", "3601", "from 1 to 3600");
+        refused("--write-timeout", "3601", "from 1 to 3600");
+        // The ends of each range are taken.
+        for (flag, value) in [
+            ("--rate-limit", "1/0.001"),
+            ("--rate-limit", "1000000/10000"),
+            ("--grace", "0"),
+            ("--grace", "3600"),
+            ("--session-idle", "604800"),
+            ("--ready-interval", "3600"),
+            ("--memory-budget", "1024GiB"),
+            ("--memory-budget", "16MiB"),
+            ("--highlight-deadline", "60s"),
+            ("--highlight-deadline", "1ms"),
+        ] {
+            let r = p(&["ai", "mcp", "serve", "--http", "127.0.0.1:0", flag, value]);
+            assert!(r.is_ok(), "{flag} {value}: {r:?}");
         }
     }
 

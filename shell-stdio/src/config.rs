@@ -7,7 +7,7 @@
 //! | `BITBUCKET_USER` + `BITBUCKET_PASSWORD` | basic authentication, when no token is given |
 //! | `BB_CA_FILE` | PEM certificates trusted in addition to the built-in roots |
 //! | `BB_CLIENT_CERT` + `BB_CLIENT_KEY` | a PEM client certificate (chain) and its private key |
-//! | `BB_REQUEST_TIMEOUT` | per attempt: `30s`, `500ms`, `2m` or plain seconds (default 30 s) |
+//! | `BB_REQUEST_TIMEOUT` | per attempt: `30s`, `500ms`, `2m` or plain seconds, from 100 ms to 1 h (default 30 s) |
 //! | `BB_RETRY_COUNT` | retries after the first attempt, 0–10 (default 3) |
 //! | `HTTPS_PROXY` (`HTTP_PROXY` for an http URL), `NO_PROXY` | a proxy, and hosts that bypass it (either case) |
 //!
@@ -30,6 +30,8 @@ pub const MAX_IN_FLIGHT: usize = bb_core::limits::BITBUCKET_CONNECTIONS;
 pub const MAX_BODY_BYTES: u64 = bb_core::limits::MAX_ANSWER_BYTES;
 /// The default per-attempt timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The per-attempt timeouts `BB_REQUEST_TIMEOUT` may ask for.
+pub const REQUEST_TIMEOUT: std::ops::RangeInclusive<Duration> = Duration::from_millis(100)..=Duration::from_secs(3600);
 /// The most retries `BB_RETRY_COUNT` may ask for.
 pub const MAX_RETRY_COUNT: u32 = 10;
 
@@ -128,13 +130,33 @@ impl RateLimit {
     /// Atlassian's defaults on the rate-limiting admin page: a bucket of 60, refilled at 5 a second.
     pub const BITBUCKET_DEFAULT: RateLimit = RateLimit { capacity: 60.0, refill_per_s: 5.0 };
 
-    /// Reads `SIZE/RATE` (`60/5`, `120/2.5`); `None` for anything else.
-    pub fn parse(s: &str) -> Option<RateLimit> {
-        let (size, rate) = s.trim().split_once('/')?;
-        let capacity: f64 = size.trim().parse().ok()?;
-        let refill_per_s: f64 = rate.trim().parse().ok()?;
-        let sane = |v: f64| v.is_finite() && v > 0.0 && v <= 1_000_000.0;
-        (sane(capacity) && capacity >= 1.0 && sane(refill_per_s)).then_some(RateLimit { capacity, refill_per_s })
+    /// The bucket sizes `--rate-limit` takes: a burst of at least one request, at most a million.
+    pub const BUCKET: std::ops::RangeInclusive<f64> = 1.0..=1_000_000.0;
+    /// The refills `--rate-limit` takes, a second: from one request in about 17 minutes to 10,000 a
+    /// second (a bucket's waits are then at most 1,000 s, and never smaller than a clock can keep).
+    pub const REFILL: std::ops::RangeInclusive<f64> = 0.001..=10_000.0;
+
+    /// Reads `SIZE/RATE` (`60/5`, `120/2.5`): a whole SIZE in [`RateLimit::BUCKET`], a RATE in
+    /// [`RateLimit::REFILL`]; anything else is a sentence naming `--rate-limit` and the range.
+    pub fn parse(s: &str) -> Result<RateLimit, String> {
+        let s = s.trim();
+        let form = || {
+            format!(
+                "--rate-limit `{s}` is not SIZE/RATE (a bucket of SIZE requests refilled at RATE a second, such as 60/5) or off"
+            )
+        };
+        let (size, rate) = s.split_once('/').ok_or_else(form)?;
+        let capacity: f64 = size.trim().parse().map_err(|_| form())?;
+        let refill_per_s: f64 = rate.trim().parse().map_err(|_| form())?;
+        if !(Self::BUCKET.contains(&capacity) && capacity.fract() == 0.0) {
+            return Err(format!(
+                "--rate-limit `{s}`: the bucket SIZE must be a whole number of requests from 1 to 1,000,000"
+            ));
+        }
+        if !Self::REFILL.contains(&refill_per_s) {
+            return Err(format!("--rate-limit `{s}`: the refill RATE must be from 0.001 to 10,000 requests a second"));
+        }
+        Ok(RateLimit { capacity, refill_per_s })
     }
 }
 
@@ -269,8 +291,9 @@ pub fn load(flags: &ConnectionFlags, env: &dyn Fn(&str) -> Option<String>) -> Re
         (None, None) => None,
     };
     if let Some(t) = get("BB_REQUEST_TIMEOUT") {
-        config.timeout = parse_duration(&t)
-            .ok_or_else(|| format!("BB_REQUEST_TIMEOUT `{t}` is not a duration: use e.g. 30s, 500ms, 2m or 30"))?;
+        config.timeout = parse_duration(&t).filter(|d| REQUEST_TIMEOUT.contains(d)).ok_or_else(|| {
+            format!("BB_REQUEST_TIMEOUT `{t}` is not a duration from 100ms to 1h: use e.g. 30s, 500ms, 2m or 30")
+        })?;
     }
     if let Some(n) = get("BB_RETRY_COUNT") {
         config.retry.retries = n
@@ -283,9 +306,7 @@ pub fn load(flags: &ConnectionFlags, env: &dyn Fn(&str) -> Option<String>) -> Re
     if let Some(r) = &flags.rate_limit {
         config.rate_limit = match r.trim() {
             "off" => None,
-            setting => Some(RateLimit::parse(setting).ok_or_else(|| {
-                format!("--rate-limit `{setting}` is not SIZE/RATE (a bucket of SIZE requests refilled at RATE a second, such as 60/5) or off")
-            })?),
+            setting => Some(RateLimit::parse(setting)?),
         };
     }
     Ok(Some(config))
@@ -318,7 +339,8 @@ fn normalise_url(raw: &str, what: &str) -> Result<String, String> {
     }
 }
 
-/// `30s`, `500ms`, `2m`, `1.5s` or a plain number of seconds; never zero.
+/// `30s`, `500ms`, `2m`, `1.5s` or a plain number of seconds, from 1 ms to 24 h; `None` for anything
+/// else (zero, negative, NaN, infinite, empty).
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let t = text.trim();
     let (number, unit_ms) = if let Some(n) = t.strip_suffix("ms") {

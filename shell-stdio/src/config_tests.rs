@@ -148,9 +148,9 @@ fn timeouts_take_units_or_plain_seconds() {
     assert_eq!(t("7"), Duration::from_secs(7));
     assert_eq!(t("1.5s"), Duration::from_millis(1500));
     assert_eq!(ok(&[("BITBUCKET_URL", "https://h")]).timeout, DEFAULT_TIMEOUT);
-    for bad in ["0", "fast", "-3s", "10h"] {
+    for bad in ["0", "fast", "-3s", "10h", "50ms", "2h", "1e300", "-1e-300", "NaN", "inf", "18446744073709551615"] {
         let e = err(&[("BITBUCKET_URL", "https://h"), ("BB_REQUEST_TIMEOUT", bad)]);
-        assert!(e.contains("BB_REQUEST_TIMEOUT") && e.contains("not a duration"), "{bad}: {e}");
+        assert!(e.contains("BB_REQUEST_TIMEOUT") && e.contains("not a duration from 100ms to 1h"), "{bad}: {e}");
     }
 }
 
@@ -158,8 +158,9 @@ fn timeouts_take_units_or_plain_seconds() {
 fn the_retry_count_is_bounded() {
     assert_eq!(ok(&[("BITBUCKET_URL", "https://h"), ("BB_RETRY_COUNT", "0")]).retry.retries, 0);
     assert_eq!(ok(&[("BITBUCKET_URL", "https://h")]).retry.retries, RetryPolicy::default().retries);
-    for bad in ["11", "-1", "many"] {
-        assert!(err(&[("BITBUCKET_URL", "https://h"), ("BB_RETRY_COUNT", bad)]).contains("BB_RETRY_COUNT"), "{bad}");
+    for bad in ["11", "-1", "many", "NaN", "inf", "1e300", "1e-300", "18446744073709551615", "18446744073709551616"] {
+        let e = err(&[("BITBUCKET_URL", "https://h"), ("BB_RETRY_COUNT", bad)]);
+        assert!(e.contains("BB_RETRY_COUNT") && e.contains("from 0 to 10"), "{bad}: {e}");
     }
 }
 
@@ -219,9 +220,26 @@ fn the_rate_limit_is_bitbuckets_default_unless_set_and_off_spends_nothing() {
 
 #[test]
 fn the_setting_reads_size_slash_rate() {
-    assert_eq!(RateLimit::parse("60/5"), Some(RateLimit::BITBUCKET_DEFAULT));
-    assert_eq!(RateLimit::parse(" 120 / 2.5 "), Some(RateLimit { capacity: 120.0, refill_per_s: 2.5 }));
-    for bad in ["60", "/5", "0/5", "60/0", "-1/5", "60/-1", "nan/5", "60/inf", "a/b", "0.5/1"] {
-        assert_eq!(RateLimit::parse(bad), None, "{bad}");
+    assert_eq!(RateLimit::parse("60/5"), Ok(RateLimit::BITBUCKET_DEFAULT));
+    assert_eq!(RateLimit::parse(" 120 / 2.5 "), Ok(RateLimit { capacity: 120.0, refill_per_s: 2.5 }));
+    assert_eq!(RateLimit::parse("1/0.001"), Ok(RateLimit { capacity: 1.0, refill_per_s: 0.001 }));
+    assert_eq!(RateLimit::parse("1000000/10000"), Ok(RateLimit { capacity: 1e6, refill_per_s: 1e4 }));
+    for bad in ["60", "/5", "a/b", "", "/", "60/", "60/5/5"] {
+        assert!(RateLimit::parse(bad).unwrap_err().contains("is not SIZE/RATE"), "{bad}");
+    }
+}
+
+#[test]
+fn a_rate_outside_its_sane_range_is_refused_with_the_range() {
+    // `2/1e-300` was accepted, and bb aborted on its third request (a wait of 1e300 s).
+    for bad in
+        ["2/1e-300", "60/0", "60/-1", "60/nan", "60/NaN", "60/inf", "60/-inf", "60/1e300", "60/0.0009", "60/10001"]
+    {
+        let e = RateLimit::parse(bad).unwrap_err();
+        assert!(e.contains("--rate-limit") && e.contains("from 0.001 to 10,000 requests a second"), "{bad}: {e}");
+    }
+    for bad in ["0/5", "-1/5", "nan/5", "inf/5", "0.5/1", "1.5/1", "1000001/5", "1e300/5", "18446744073709551615/5"] {
+        let e = RateLimit::parse(bad).unwrap_err();
+        assert!(e.contains("--rate-limit") && e.contains("from 1 to 1,000,000"), "{bad}: {e}");
     }
 }

@@ -1,6 +1,9 @@
 //! How Bitbucket's data is written for the model: dates, statuses in Bitbucket's words, and cuts that
-//! always say what was cut. Text from Bitbucket passes through as it is (no escaping, no stripping);
-//! only a line in a list has its line breaks shown as `⏎` so one item stays one line.
+//! always say what was cut. Text from Bitbucket passes through as it is (no escaping, no stripping),
+//! but for what could hide or reorder it: [`visible`] writes every control character (but a line break
+//! and a tab) and every bidirectional control as a `⟨U+202E⟩` mark, in every text a tool answers the
+//! model with (`ToolResult` passes its text through it on the way out). A line in a list also has its
+//! line breaks shown as `⏎` so one item stays one line.
 //!
 //! What several tools write alike has a module here: [`builds`] (a commit's totals, required builds),
 //! [`diff`] (a changed file, a file's diff within a budget) and [`pull_request`] (what changed meanwhile).
@@ -10,7 +13,35 @@ pub mod diff;
 pub mod insights;
 pub mod pull_request;
 
+use std::borrow::Cow;
+
 use crate::bitbucket::model::Commit;
+
+/// Whether `c` would hide or reorder what the model reads: a control character (C0, DEL, C1) other
+/// than `\n` and `\t`, or a bidirectional control: the embeddings and overrides U+202A–U+202E, the
+/// isolates U+2066–U+2069, the marks U+200E, U+200F and the Arabic letter mark U+061C.
+pub fn hides(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// `s` with each character that [`hides`] written as a visible mark, `⟨U+001B⟩` for ESC and
+/// `⟨U+202E⟩` for a right-to-left override, as the view page draws them: the one function every tool's
+/// text passes through before the model reads it. Borrowed when there is nothing to mark.
+pub fn visible(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(hides) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if hides(c) {
+            out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
 
 /// `s` when it has at most `max` characters; otherwise its first `max` characters and a marker that says
 /// how much of it is shown and, with `how`, how to get the rest.
@@ -124,6 +155,21 @@ mod tests {
         assert_eq!(cap("abcdef", 3, "title", ""), "abc… [title cut: 3 of 6 characters shown]");
         assert_eq!(cap("abc", 3, "title", ""), "abc");
         assert_eq!(short("a\nbcdef", 3), "a⏎b…");
+    }
+
+    #[test]
+    fn control_and_bidi_characters_are_made_visible_and_nothing_else() {
+        assert_eq!(visible("a\u{1b}[31mred"), "a⟨U+001B⟩[31mred");
+        assert_eq!(visible("gnp\u{202e}.exe"), "gnp⟨U+202E⟩.exe");
+        for c in [
+            '\u{202a}', '\u{202d}', '\u{2066}', '\u{2069}', '\u{200e}', '\u{200f}', '\u{061c}', '\0', '\r', '\u{7f}',
+            '\u{85}',
+        ] {
+            let shown = visible(&format!("x{c}y")).into_owned();
+            assert!(!shown.contains(c) && shown.starts_with("x⟨U+") && shown.ends_with("⟩y"), "{c:?}: {shown}");
+        }
+        let plain = "line one\n\tindented — ünïcode ✓ ⏎ עברית";
+        assert!(matches!(visible(plain), Cow::Borrowed(p) if p == plain));
     }
 
     #[test]

@@ -158,11 +158,37 @@ fn apply_schema() -> Value {
     )
 }
 
+/// The longest commit message `apply_pr_suggestion` sends, in bytes: 64 KiB. [assumed: neither the
+/// reference nor Atlassian's docs give Bitbucket's own limit; git has none, and a squash commit of a
+/// million lines made Bitbucket answer 500 on its history (BCLOUD-15569), so bb stays far below.]
+pub const MAX_COMMIT_MESSAGE_BYTES: usize = 64 * 1024;
+
+/// Why `message` cannot be a commit message, before anything is sent: a control character other than
+/// a line break or a tab (a NUL ends a C string in git's tools; an ESC rewrites a terminal), or past
+/// [`MAX_COMMIT_MESSAGE_BYTES`].
+fn commit_message_problem(message: &str) -> Option<String> {
+    if let Some(c) = message.chars().find(|c| c.is_control() && !matches!(c, '\n' | '\t')) {
+        return Some(format!(
+            "`message` holds the control character U+{:04X}: a commit message may hold line breaks and tabs, no other control character. Nothing was sent.",
+            u32::from(c)
+        ));
+    }
+    (message.len() > MAX_COMMIT_MESSAGE_BYTES).then(|| {
+        format!(
+            "`message` is {} bytes: bb sends a commit message of at most {MAX_COMMIT_MESSAGE_BYTES} bytes (64 KiB); shorten it. Nothing was sent.",
+            message.len()
+        )
+    })
+}
+
 fn start_apply(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     let comment = number(args, "comment_id").unwrap_or(0);
     let index = number(args, "index").unwrap_or(0);
     let message = string(args, "message").map(str::to_owned);
+    if let Some(problem) = message.as_deref().and_then(commit_message_problem) {
+        return Step::Done(ToolResult::error(problem));
+    }
     let first = vec![
         (ApplyRead::PullRequest, pull_request::request(&project, &repo, id)),
         (ApplyRead::Comment, pull_request::comment_request(&project, &repo, id, comment)),

@@ -18,6 +18,7 @@ use crate::bitbucket::model::Commit;
 use crate::bitbucket::window::LineShare;
 use crate::errors;
 use crate::fetch::FetchOutcome;
+use crate::glob::Glob;
 use crate::limits;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::files::{self, Blame, Browsed, Place};
@@ -248,7 +249,7 @@ fn start_list(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let recursive = flag(args, "recursive").unwrap_or(false);
     let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(100));
     let request = if recursive { place.files_request(start, limit) } else { place.browse_request(start, limit) };
-    let glob = string(args, "glob").map(str::to_owned);
+    let glob = string(args, "glob").map(|g| (g.to_owned(), PathGlob::new(g)));
     Step::wait(ListFiles { place, recursive, glob }, vec![((), request)])
 }
 
@@ -256,7 +257,8 @@ fn start_list(args: &Map<String, Value>, _: &Call<'_>) -> Step {
 struct ListFiles {
     place: Place,
     recursive: bool,
-    glob: Option<String>,
+    /// The glob as the model wrote it, and compiled.
+    glob: Option<(String, PathGlob)>,
 }
 
 impl Plan for ListFiles {
@@ -307,12 +309,12 @@ impl Plan for ListFiles {
         let on_page = entries.len();
         let shown: Vec<&str> = entries
             .iter()
-            .filter(|(n, _)| self.glob.as_deref().is_none_or(|g| glob_match(g, n)))
+            .filter(|(n, _)| self.glob.as_ref().is_none_or(|(_, g)| g.matches(n)))
             .map(|(_, line)| line.as_str())
             .collect();
         let what = if self.recursive { "Every file under" } else { "Entries of" };
         let mut head = format!("{what} {name}, from start={start}: {on_page} on this page");
-        if let Some(g) = &self.glob {
+        if let Some((g, _)) = &self.glob {
             head.push_str(&format!(", {} of them match {}", shown.len(), short(&one_line(g), 100)));
         }
         head.push('.');
@@ -323,54 +325,34 @@ impl Plan for ListFiles {
     }
 }
 
+/// A `list_files` glob, compiled once for a page of paths.
+#[derive(Debug)]
+struct PathGlob {
+    glob: Glob,
+    /// A glob without `/` is matched against the path's last component too.
+    last_too: bool,
+}
+
+impl PathGlob {
+    fn new(glob: &str) -> PathGlob {
+        PathGlob { glob: Glob::bytes(glob), last_too: !glob.contains('/') }
+    }
+
+    fn matches(&self, path: &str) -> bool {
+        let last = path.rsplit('/').next().unwrap_or(path);
+        // A glob that nothing of can match `/` never matches a path with one: only its last component is run.
+        let whole = self.glob.crosses_slash() || !path.contains('/');
+        (whole && self.glob.matches_bytes(path))
+            || (self.last_too && last.len() < path.len() && self.glob.matches_bytes(last))
+    }
+}
+
 /// Whether `path` matches `glob`: `*` any run of characters but `/`, `**` any run at all, `?` one character
 /// but `/`. A glob without `/` is matched against the path's last component too (`*.rs` finds `src/a.rs`).
+/// Linear in the path whatever the glob ([`crate::glob`]).
+#[cfg(any(test, feature = "testing"))]
 pub fn glob_match(glob: &str, path: &str) -> bool {
-    fn go(g: &[u8], p: &[u8]) -> bool {
-        // One backtrack point for the last `*` and one for the last `**`: linear-ish on hostile globs.
-        let (mut gi, mut pi) = (0, 0);
-        let mut shallow: Option<(usize, usize)> = None;
-        let mut deep: Option<(usize, usize)> = None;
-        while pi < p.len() {
-            if gi < g.len() && g[gi] == b'*' {
-                if g.get(gi + 1) == Some(&b'*') {
-                    let mut next = gi + 2;
-                    // `**/` also matches no folder at all.
-                    if g.get(next) == Some(&b'/') {
-                        next += 1;
-                    }
-                    deep = Some((next, pi));
-                    shallow = None;
-                    gi = next;
-                } else {
-                    shallow = Some((gi + 1, pi));
-                    gi += 1;
-                }
-                continue;
-            }
-            if gi < g.len() && (g[gi] == p[pi] || (g[gi] == b'?' && p[pi] != b'/')) {
-                gi += 1;
-                pi += 1;
-                continue;
-            }
-            if let Some((next, at)) = shallow.filter(|&(_, at)| p[at] != b'/') {
-                shallow = Some((next, at + 1));
-                (gi, pi) = (next, at + 1);
-            } else if let Some((next, at)) = deep {
-                deep = Some((next, at + 1));
-                shallow = None;
-                (gi, pi) = (next, at + 1);
-            } else {
-                return false;
-            }
-        }
-        while gi < g.len() && g[gi] == b'*' {
-            gi += 1;
-        }
-        gi == g.len()
-    }
-    let last = path.rsplit('/').next().unwrap_or(path);
-    go(glob.as_bytes(), path.as_bytes()) || (!glob.contains('/') && go(glob.as_bytes(), last.as_bytes()))
+    PathGlob::new(glob).matches(path)
 }
 
 fn start_blame(args: &Map<String, Value>, _: &Call<'_>) -> Step {
@@ -512,6 +494,22 @@ impl BlameFile {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_glob_costs_at_most_its_length_times_the_paths_in_steps() {
+        // A long segment and a `/` (where a one-segment star stops and a backtracking `**` starts again).
+        let ends_b = format!("{}/xb", "a".repeat(3_800));
+        let ends_slash = format!("{}/", "a".repeat(3_800));
+        let cases = [("***b", &ends_b, true), ("**/*b", &ends_b, true), ("***b", &ends_slash, false)];
+        let hostile = "**a*".repeat(70);
+        for (glob, path, matches) in cases.into_iter().chain([(hostile.as_str(), &ends_b, false)]) {
+            let before = crate::glob::steps();
+            assert_eq!(glob_match(glob, path), matches, "{glob}");
+            let spent = crate::glob::steps() - before;
+            let bound = 2 * (glob.len() as u64 + 1) * (path.len() as u64 + 1);
+            assert!(spent <= bound, "{glob}: {spent} steps, more than {bound}");
+        }
+    }
 
     #[test]
     fn globs_match_as_a_shell_and_a_gitignore_do() {

@@ -60,6 +60,21 @@ enum Decided {
     Held(Duration),
 }
 
+/// The longest any wait of a bucket is said to be: a day. `--rate-limit` keeps its waits far below
+/// (at most 1,000 s for a token); this bounds a [`RateLimit`] made any other way, whose arithmetic
+/// must never panic.
+pub const LONGEST_WAIT: Duration = Duration::from_secs(86_400);
+
+/// How long until `tokens` more come back at `limit`'s refill: never negative, never past
+/// [`LONGEST_WAIT`], whatever the numbers (NaN, infinite, a refill of 1e-300) — no panic.
+pub fn wait_for(tokens: f64, limit: RateLimit) -> Duration {
+    let seconds = tokens / limit.refill_per_s;
+    if seconds.is_nan() {
+        return LONGEST_WAIT;
+    }
+    Duration::try_from_secs_f64(seconds.max(0.0)).map_or(LONGEST_WAIT, |d| d.min(LONGEST_WAIT))
+}
+
 /// How many batches a bucket remembers: far more than are in flight at once.
 const BATCHES_REMEMBERED: usize = 256;
 
@@ -105,7 +120,7 @@ impl Bucket {
             self.remember(batch.id, Decided::Sent(batch.reads.saturating_sub(1)));
             return Ok(());
         }
-        let wait = Duration::from_secs_f64(((floor + need - self.tokens) / limit.refill_per_s).max(0.0));
+        let wait = wait_for(floor + need - self.tokens, limit);
         self.remember(batch.id, Decided::Held(wait));
         Err(wait)
     }
@@ -124,7 +139,7 @@ impl Bucket {
             self.tokens -= 1.0;
             return Ok(());
         }
-        Err(Duration::from_secs_f64(((1.0 - self.tokens) / limit.refill_per_s).max(0.0)))
+        Err(wait_for(1.0 - self.tokens, limit))
     }
 
     /// Whether the first read of batch `id` has decided it.
@@ -149,7 +164,7 @@ impl Bucket {
     pub fn limited(&mut self, limit: RateLimit, now: Instant, retry_after: Duration) {
         self.refill(limit, now);
         self.tokens = self.tokens.min(0.0);
-        let until = now + retry_after;
+        let until = now.checked_add(retry_after.min(LONGEST_WAIT)).unwrap_or(now);
         self.paused_until = Some(self.paused_until.map_or(until, |u| u.max(until)));
     }
 
@@ -275,7 +290,7 @@ impl Rate {
             let models_wait = state.lines.get(&who).is_some_and(|l| !l.turns.is_empty());
             let Some(bucket) = state.buckets.get_mut(&who) else { return Entry::Go };
             if models_wait && !bucket.decided(batch.id) {
-                let wait = Duration::from_secs_f64(f64::from(batch.reads.max(1)) / limit.refill_per_s);
+                let wait = wait_for(f64::from(batch.reads.max(1)), limit);
                 bucket.remember(batch.id, Decided::Held(wait));
             }
             return match bucket.take_batch(limit, now, batch) {
@@ -504,5 +519,65 @@ mod tests {
         // Spent past empty: the next one waits for a full bucket again (21 s at 1 a second).
         assert_eq!(b.take_batch(small, t0, diff(2)), Err(ms(21_000)));
         assert_eq!(b.take_batch(small, t0 + ms(21_000), diff(3)), Ok(()));
+    }
+
+    #[test]
+    fn the_third_request_at_a_refill_of_1e_minus_300_waits_rather_than_aborting_bb() {
+        // `--rate-limit 2/1e-300` is refused at start now; a limit made any other way still cannot panic.
+        let rate = Rate::new(Some(RateLimit { capacity: 2.0, refill_per_s: 1e-300 }));
+        assert_eq!(rate.enter(0, 1, None, &Cancel::new()), Entry::Go);
+        assert_eq!(rate.enter(0, 1, None, &Cancel::new()), Entry::Go);
+        let cancel = Cancel::new();
+        cancel.cancel();
+        assert_eq!(rate.enter(0, 1, None, &cancel), Entry::Cancelled);
+        assert_eq!(rate.enter(0, 1, Some(one_read(9)), &Cancel::new()), Entry::Defer(LONGEST_WAIT));
+    }
+
+    #[test]
+    fn no_limit_however_extreme_makes_a_bucket_panic_or_wait_past_a_day() {
+        let t0 = Instant::now();
+        let extremes = [
+            0.0,
+            -1.0,
+            -0.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e-300,
+            1e300,
+            f64::MIN_POSITIVE,
+            u64::MAX as f64,
+        ];
+        let bounded = |r: Result<(), Duration>| r.err().is_none_or(|w| w <= LONGEST_WAIT);
+        for capacity in extremes.into_iter().chain([1.0, 2.0, 60.0]) {
+            for refill_per_s in extremes.into_iter().chain([0.001, 5.0]) {
+                let l = RateLimit { capacity, refill_per_s };
+                let mut b = Bucket::full(l, t0);
+                for i in 0..4 {
+                    assert!(bounded(b.try_take(l, t0 + ms(i))), "{l:?}");
+                }
+                for (id, reads) in [(1, 1), (2, u32::MAX), (3, 0)] {
+                    assert!(bounded(b.take_batch(l, t0, Batch { id, reads })), "{l:?}");
+                }
+                b.give_back(l);
+                b.limited(l, t0, Duration::MAX);
+                assert!(bounded(b.try_take(l, t0)), "{l:?}");
+                let _ = b.idle(l, t0 + Duration::from_secs(u64::from(u32::MAX)));
+            }
+        }
+    }
+
+    #[test]
+    fn a_wait_is_never_negative_nor_past_a_day() {
+        let l = |refill_per_s| RateLimit { capacity: 1.0, refill_per_s };
+        assert_eq!(wait_for(1.0, l(1e-300)), LONGEST_WAIT);
+        assert_eq!(wait_for(1.0, l(0.0)), LONGEST_WAIT);
+        assert_eq!(wait_for(0.0, l(0.0)), LONGEST_WAIT);
+        assert_eq!(wait_for(1.0, l(f64::NAN)), LONGEST_WAIT);
+        assert_eq!(wait_for(f64::INFINITY, l(5.0)), LONGEST_WAIT);
+        assert_eq!(wait_for(-3.0, l(5.0)), Duration::ZERO);
+        assert_eq!(wait_for(1.0, l(-5.0)), Duration::ZERO);
+        assert_eq!(wait_for(1.0, l(f64::INFINITY)), Duration::ZERO);
+        assert_eq!(wait_for(1.0, l(0.5)), Duration::from_secs(2));
     }
 }
