@@ -7,8 +7,8 @@ use serde_json::Value;
 
 pub use crate::bitbucket::budget::Share;
 use crate::bitbucket::model::DiffSet;
+use crate::bitbucket::window::BrowseJson;
 pub use crate::bitbucket::window::LineShare;
-use crate::reads::files::BrowseJson;
 
 /// An HTTP method bb uses against Bitbucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

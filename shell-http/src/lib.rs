@@ -25,7 +25,8 @@
 //! accepts a person's token, per-person mode), `sessions` (which waiting POST each message goes to,
 //! the drivers, which idle session makes room), `census` (how many sessions each peer and person
 //! holds), `registry` (which ids live), `sessionless` (2026-07-28: which POSTs need no session, their
-//! headers against their bodies, their statuses), `reply` (JSON, SSE and error bodies), `server` (sockets,
+//! headers against their bodies, their statuses), `reply` (JSON, SSE and error bodies), `unsent` (what an
+//! answer holds of the memory budget until written), `server` (sockets,
 //! threads), `connections` (which connections are held: waiting, admitted, per peer), `peer` (who
 //! a client is, for fairness), `throttle` (how often a repeated warning is logged), `drain` (a
 //! graceful stop: what is refused, what finishes, what is cut, which Bitbucket writes are held),
@@ -53,6 +54,7 @@ mod server;
 mod sessionless;
 mod sessions;
 mod throttle;
+mod unsent;
 
 pub use bb_drive::PersonalToken;
 pub use drain::Stopped;

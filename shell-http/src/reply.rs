@@ -1,10 +1,8 @@
 //! What goes back on the wire: a whole JSON body, an SSE stream that ends after the answer, or
 //! nothing; and the JSON-RPC error bodies of the transport's own refusals.
 //!
-//! A large message's bytes are held against the process's memory budget from the moment the session
-//! hands it over until the last of it is written ([`charged`]): hyper writes the very bytes (never a
-//! copy, nor an SSE event copied around them), and the charge ends when they are dropped, written or
-//! abandoned with their connection (the write timeout, `server`).
+//! A large message's bytes are held against the process's memory budget until the last of them is
+//! written (`unsent`): hyper writes those very bytes, never a copy, nor an SSE event copied around them.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -21,31 +19,7 @@ use smol::stream::Stream;
 
 use crate::observe::Timing;
 use crate::sessions::{Part, WaiterGuard};
-
-/// Messages at least this large are held against the memory budget until written; smaller ones cost
-/// less than the lock would (a tool list, a card's answer), and the connection cap bounds them.
-const CHARGED_FROM: usize = 64 * 1024;
-
-/// A message's bytes for the wire, held against the process's memory budget until they are dropped.
-pub(crate) fn charged(message: Vec<u8>) -> Bytes {
-    if message.len() < CHARGED_FROM {
-        return Bytes::from(message);
-    }
-    let unsent = bb_drive::Room::process().hold(message.len() as u64);
-    Bytes::from_owner(Charged { message, _unsent: unsent })
-}
-
-/// A message and its hold on the memory budget, given back when hyper drops the last of its bytes.
-struct Charged {
-    message: Vec<u8>,
-    _unsent: bb_drive::Unsent,
-}
-
-impl AsRef<[u8]> for Charged {
-    fn as_ref(&self) -> &[u8] {
-        &self.message
-    }
-}
+use crate::unsent::CHARGED_FROM;
 
 /// The JSON-RPC error code of a transport-level refusal (as the reference SDK uses it).
 const TRANSPORT_ERROR: i64 = -32000;

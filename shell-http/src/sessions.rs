@@ -27,7 +27,7 @@ use smol::channel::{Receiver, Sender};
 
 use crate::census::{Bound, Census, Owner, Seat};
 use crate::registry::Registry;
-use crate::reply::charged;
+use crate::unsent::charged;
 
 /// One part of a POST's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,6 +16,8 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 
+use super::RawPage;
+
 /// The most of a file's window one decode keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LineShare {
@@ -48,6 +50,24 @@ pub struct Kept {
     pub cut: BTreeMap<usize, usize>,
     /// Lines of the page past the share's bytes: skipped unread, never held.
     pub dropped: u64,
+}
+
+/// A browse answer as Bitbucket sends it (`…/browse/{path}`: a page of a file's lines, a folder's
+/// children, or `{binary: true}`; reference "Files, blame, search"), its lines kept as the decode's
+/// share allows.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct BrowseJson {
+    /// The page's lines, when it is a text file's.
+    pub lines: Option<Kept>,
+    /// The folder's page of children, when it is a folder.
+    pub children: Option<RawPage>,
+    /// `true` for a binary file [assumed].
+    pub binary: Option<bool>,
+    /// The 0-based index of the page's first line.
+    pub start: Option<u64>,
+    /// Whether the file ends with this page.
+    pub is_last_page: Option<bool>,
 }
 
 #[derive(Deserialize)]

@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::bitbucket::model::Path;
-use crate::bitbucket::window::{self, Kept, LineShare};
+use crate::bitbucket::window::{self, BrowseJson, LineShare};
 use crate::bitbucket::{Page, RawPage, file_path, repo_path};
 use crate::errors::{self, Subject};
 use crate::fetch::{Decoded, FetchOutcome, FetchRequest};
@@ -141,17 +141,6 @@ impl Child {
     pub fn name(&self) -> &str {
         self.path.as_ref().and_then(|p| p.whole.as_deref()).unwrap_or("?")
     }
-}
-
-/// A browse answer as Bitbucket sends it, its lines kept as the decode's share allows.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct BrowseJson {
-    pub(crate) lines: Option<Kept>,
-    children: Option<RawPage>,
-    binary: Option<bool>,
-    start: Option<u64>,
-    is_last_page: Option<bool>,
 }
 
 /// What a browse answered, or the sentence that says why it could not be read; every line kept whole.
