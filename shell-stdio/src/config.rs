@@ -10,6 +10,8 @@
 //! | `BB_REQUEST_TIMEOUT` | per attempt: `30s`, `500ms`, `2m` or plain seconds (default 30 s) |
 //! | `BB_RETRY_COUNT` | retries after the first attempt, 0–10 (default 3) |
 //! | `HTTPS_PROXY` (`HTTP_PROXY` for an http URL), `NO_PROXY` | a proxy, and hosts that bypass it (either case) |
+//! | `--rate-store URL`, `BB_RATE_STORE_PASSWORD` | Valkey or Redis holding the rate budget replicas share |
+//! | `--replicas N` | how many replicas share the budget (each keeps 1/N when the store does not answer) |
 //!
 //! Flags win over the environment. Every mistake is an error that names the variable and what to fix; files are
 //! read and checked here, so a wrong CA file or a key that does not match its certificate stops bb at start rather
@@ -64,6 +66,19 @@ pub struct ConnectionFlags {
     pub token: Option<Secret>,
     /// `--rate-limit SIZE/RATE` or `off`, checked by [`load`].
     pub rate_limit: Option<String>,
+    /// `--rate-store URL`, checked by [`load`].
+    pub rate_store: Option<Secret>,
+    /// `--replicas N` (1 unless set).
+    pub replicas: Option<u32>,
+}
+
+/// Where the replicas' shared rate budget lives (`--rate-store`), and how many share it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateStore {
+    /// `redis://` or `rediss://host[:port][/db]`, perhaps with a password in it.
+    pub url: Secret,
+    /// `BB_RATE_STORE_PASSWORD`, which wins over a password in the URL.
+    pub password: Option<Secret>,
 }
 
 /// How bb authenticates.
@@ -183,6 +198,10 @@ pub struct BitbucketConfig {
     /// bb's own budget of the user's Bitbucket rate limit (`--rate-limit`): Atlassian's defaults unless
     /// set; `None` spends nothing (`--rate-limit off`).
     pub rate_limit: Option<RateLimit>,
+    /// The store the replicas share that budget in (`--rate-store`); `None`: each process keeps its own.
+    pub rate_store: Option<RateStore>,
+    /// How many replicas share the budget (`--replicas`): without an answering store each keeps 1/N of it.
+    pub replicas: u32,
 }
 
 impl fmt::Debug for BitbucketConfig {
@@ -199,6 +218,8 @@ impl fmt::Debug for BitbucketConfig {
             .field("max_in_flight", &self.max_in_flight)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("rate_limit", &self.rate_limit)
+            .field("rate_store", &self.rate_store)
+            .field("replicas", &self.replicas)
             .finish()
     }
 }
@@ -218,6 +239,8 @@ impl BitbucketConfig {
             max_in_flight: MAX_IN_FLIGHT,
             max_body_bytes: MAX_BODY_BYTES,
             rate_limit: Some(RateLimit::BITBUCKET_DEFAULT),
+            rate_store: None,
+            replicas: 1,
         })
     }
 
@@ -287,6 +310,14 @@ pub fn load(flags: &ConnectionFlags, env: &dyn Fn(&str) -> Option<String>) -> Re
                 format!("--rate-limit `{setting}` is not SIZE/RATE (a bucket of SIZE requests refilled at RATE a second, such as 60/5) or off")
             })?),
         };
+    }
+    config.replicas = flags.replicas.unwrap_or(1);
+    if let Some(url) = &flags.rate_store {
+        let password = env("BB_RATE_STORE_PASSWORD").filter(|p| !p.is_empty()).map(Secret);
+        let store = RateStore { url: url.clone(), password };
+        // Checked now (no connection made): a wrong URL stops bb at start.
+        crate::client::store_client(&store, config.ca_file.as_deref())?;
+        config.rate_store = Some(store);
     }
     Ok(Some(config))
 }
