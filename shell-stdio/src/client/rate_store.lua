@@ -2,8 +2,9 @@
 -- one atomic step per call, the same arithmetic as client/rate.rs's Bucket.
 -- KEYS[1]  the identity's bucket, a hash: t (tokens, below zero after a large batch or a 429), at (ms of the
 --          last refill), p (ms until which Bitbucket's Retry-After pauses the identity).
--- ARGV     op (take, batch, give or pause), capacity, refill per second, n (tokens; for a pause, its ms), and
---          now in ms ("" for the server's clock, so replicas' clocks never disagree).
+-- ARGV     op (take, batch, give or pause), capacity, refill per second, n (tokens; for a pause, its ms),
+--          now in ms ("" for the server's clock, so replicas' clocks never disagree), and the tokens of a
+--          bucket the store does not hold ("" for a full one).
 -- Returns  0 (taken, done) or the milliseconds until there is room.
 local op, cap, rate, n = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = tonumber(ARGV[5])
@@ -12,7 +13,7 @@ if not now then
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local s = redis.call('HMGET', KEYS[1], 't', 'at', 'p')
-local tokens = tonumber(s[1]) or cap
+local tokens = tonumber(s[1]) or tonumber(ARGV[6]) or cap
 local at = tonumber(s[2]) or now
 local paused = tonumber(s[3]) or 0
 if now > at then

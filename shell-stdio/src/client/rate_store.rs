@@ -18,7 +18,9 @@
 //! when the store does not answer (down, slow, refusing the password), [`Store::run`] says so and the
 //! caller decides from its own bucket at 1/N of the rate (`--replicas N`), the log says it once, the
 //! metrics count it, and the store is asked again after [`PROBE_EVERY`]; its first answer ends the
-//! fallback (said once too).
+//! fallback (said once too). A store that comes back may have lost its keys (a restart without
+//! persistence): for the time a bucket takes to fill after that, a bucket it does not hold starts
+//! empty rather than full, since Bitbucket's own bucket was being spent meanwhile.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -48,6 +50,15 @@ pub enum Step {
     Give,
     /// A 429 asked for this pause.
     Pause(Duration),
+}
+
+/// What a bucket the store does not hold counts as.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Absent {
+    /// Full: nobody spent it lately (it expired full, or the store is new).
+    Full,
+    /// Empty: the store came back from an outage and may have lost what was spent.
+    Empty,
 }
 
 /// The key of an identity's bucket: no token in it, the same on every replica.
@@ -109,6 +120,8 @@ pub struct Store {
     connection: Option<redis::Connection>,
     /// Not answering: bb decides alone until then, then asks the store again.
     alone_until: Option<Instant>,
+    /// When the store answered again after not answering.
+    back_at: Option<Instant>,
     /// The URL without its password, for the log.
     shown: String,
     log: Option<Logger>,
@@ -128,6 +141,7 @@ impl Store {
             script: redis::Script::new(SCRIPT),
             connection: None,
             alone_until: None,
+            back_at: None,
             shown: redact_userinfo(store.url.expose()),
             log: None,
         })
@@ -150,9 +164,13 @@ impl Store {
         if self.alone_until.is_some_and(|t| now < t) {
             return None;
         }
-        match self.eval(key, limit, step, None) {
+        let fill = Duration::from_secs_f64((limit.capacity / limit.refill_per_s).clamp(0.0, 86_400.0));
+        let back_lately = self.back_at.is_some_and(|t| now.saturating_duration_since(t) < fill);
+        let absent = if self.alone_until.is_some() || back_lately { Absent::Empty } else { Absent::Full };
+        match self.eval(key, limit, step, None, absent) {
             Ok(wait) => {
                 if self.alone_until.take().is_some() {
+                    self.back_at = Some(now);
                     bb_drive::metrics::Metrics::global().rate_store_answering(true);
                     self.say(
                         Level::Notice,
@@ -192,13 +210,15 @@ impl Store {
         }
     }
 
-    /// One run of the script at `now_ms` (`None`: the store's clock); the wait in ms, 0 for go.
+    /// One run of the script at `now_ms` (`None`: the store's clock), a bucket the store does not
+    /// hold counted as `absent`; the wait in ms, 0 for go.
     pub(crate) fn eval(
         &mut self,
         key: &str,
         limit: RateLimit,
         step: Step,
         now_ms: Option<u64>,
+        absent: Absent,
     ) -> Result<i64, StoreError> {
         if self.connection.is_none() {
             let c = self.client.get_connection_with_timeout(STORE_TIMEOUT).map_err(StoreError)?;
@@ -221,6 +241,10 @@ impl Store {
             .arg(limit.refill_per_s)
             .arg(n)
             .arg(now)
+            .arg(match absent {
+                Absent::Full => "",
+                Absent::Empty => "0",
+            })
             .invoke::<i64>(connection)
             .map_err(StoreError)
     }
