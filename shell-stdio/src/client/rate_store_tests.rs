@@ -34,6 +34,11 @@ impl Redis {
     }
 
     fn start_on(port: u16, what: &str) -> Option<Redis> {
+        Redis::start_with(port, &["--port", &port.to_string()], what, &format!("redis://127.0.0.1:{port}"), None)
+    }
+
+    /// `redis-server ARGS`, once a client of `url` (trusting `ca`) has its PING answered.
+    fn start_with(port: u16, args: &[&str], what: &str, url: &str, ca: Option<&Path>) -> Option<Redis> {
         let found = Command::new("sh").args(["-c", "command -v redis-server"]).output().ok();
         if !found.is_some_and(|o| o.status.success()) {
             assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI must have redis-server (.ci/run installs it)");
@@ -41,13 +46,14 @@ impl Redis {
             return None;
         }
         let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(args)
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let redis = Redis { child, port };
-        let client = redis::Client::open(redis.url()).unwrap();
+        let client = store_client(&RateStore { url: Secret::new(url), password: None }, ca).unwrap();
         let started = Instant::now();
         loop {
             let pong = client
@@ -167,6 +173,34 @@ fn a_bucket_the_store_lost_in_an_outage_starts_empty() {
     let mut s = redis.store();
     assert_eq!(s.eval("k", L, Step::Take, Some(T0), Absent::Empty).unwrap(), 200);
     assert_eq!(s.eval("k", L, Step::Batch(1), Some(T0 + 6200), Absent::Empty).unwrap(), 0, "past half after 6.2 s");
+}
+
+#[test]
+fn a_rediss_store_is_reached_over_tls_trusting_bb_ca_file() {
+    let certs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/stack/certs");
+    let (cert, key, ca) = (certs.join("server.pem"), certs.join("server.key"), certs.join("ca.pem"));
+    let port = free_port();
+    let url = format!("rediss://127.0.0.1:{port}");
+    let args = [
+        "--port",
+        "0",
+        "--tls-port",
+        &port.to_string(),
+        "--tls-auth-clients",
+        "no",
+        "--tls-cert-file",
+        cert.to_str().unwrap(),
+        "--tls-key-file",
+        key.to_str().unwrap(),
+        "--tls-ca-cert-file",
+        ca.to_str().unwrap(),
+    ];
+    let Some(_redis) = Redis::start_with(port, &args, "the TLS store", &url, Some(&ca)) else { return };
+    let mut s = Store::new(&RateStore { url: Secret::new(&url), password: None }, Some(&ca)).unwrap();
+    assert_eq!(s.run("k", L, Step::Take), Some(Ok(())), "taken over TLS");
+    // Without the CA the stand-in's certificate is trusted by nothing: the store does not answer.
+    let mut untrusted = Store::new(&RateStore { url: Secret::new(&url), password: None }, None).unwrap();
+    assert_eq!(untrusted.run("k", L, Step::Take), None);
 }
 
 #[test]
