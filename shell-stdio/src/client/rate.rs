@@ -57,6 +57,8 @@ pub struct Bucket {
     paused_until: Option<Instant>,
     /// The latest refreshes' batches, as their first read decided them.
     batches: VecDeque<(u64, Decided)>,
+    /// When the shared store said its next token comes: it is not asked again before.
+    store_next: Option<Instant>,
 }
 
 /// What the first read of a refresh's batch decided for the rest of it.
@@ -74,7 +76,7 @@ const BATCHES_REMEMBERED: usize = 256;
 impl Bucket {
     /// A full bucket at `now`.
     pub fn full(limit: RateLimit, now: Instant) -> Bucket {
-        Bucket { tokens: limit.capacity, at: now, paused_until: None, batches: VecDeque::new() }
+        Bucket { tokens: limit.capacity, at: now, paused_until: None, batches: VecDeque::new(), store_next: None }
     }
 
     fn refill(&mut self, limit: RateLimit, now: Instant) {
@@ -251,9 +253,17 @@ impl Source<'_> {
         decided
     }
 
+    /// A token for one of the model's requests. Waiting requests look every few ms; the store is
+    /// asked again only once the wait it gave has passed.
     fn take(&mut self, bucket: &mut Bucket, now: Instant) -> Result<(), Duration> {
+        if let Some(next) = bucket.store_next.filter(|t| *t > now && self.store.is_some()) {
+            return Err(next - now);
+        }
         match self.shared(bucket, now, Step::Take) {
-            Some(decided) => decided,
+            Some(decided) => {
+                bucket.store_next = decided.err().map(|wait| now + wait);
+                decided
+            }
             None => bucket.try_take(self.own, now),
         }
     }
@@ -432,6 +442,7 @@ impl Rate {
         let State { buckets, store, .. } = &mut *state;
         if let Some(b) = buckets.get_mut(&who.local) {
             let mut source = Source { store, key: who.key, limit, own };
+            b.store_next = None;
             if source.shared(b, now, Step::Give).is_none() {
                 b.give_back(own);
             }

@@ -204,6 +204,26 @@ fn a_rediss_store_is_reached_over_tls_trusting_bb_ca_file() {
 }
 
 #[test]
+fn a_waiting_call_asks_the_store_again_only_when_its_token_is_due() {
+    let Some(redis) = Redis::start("the store's load") else { return };
+    let store = redis.store();
+    // One token, one a second (0.9 at bb's share): the second call waits about 1.1 s.
+    let rate = Rate::shared(Some(RateLimit { capacity: 1.0, refill_per_s: 1.0 }), 1, Some(store));
+    let who = Identity { local: 0, key: "bb:rate:load-test" };
+    let mut c = redis::Client::open(redis.url()).unwrap().get_connection().unwrap();
+    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(&mut c).unwrap();
+    assert_eq!(rate.enter(who, 0, None, &Cancel::new()), Entry::Go);
+    assert_eq!(rate.enter(who, 0, None, &Cancel::new()), Entry::Go);
+    let info: String = redis::cmd("INFO").arg("commandstats").query(&mut c).unwrap();
+    let calls: u64 = ["cmdstat_evalsha:calls=", "cmdstat_eval:calls="]
+        .iter()
+        .filter_map(|p| info.split(p).nth(1))
+        .filter_map(|rest| rest.split(',').next()?.parse::<u64>().ok())
+        .sum();
+    assert!((3..=6).contains(&calls), "a token, a wait, the token when due (not one ask per 20 ms): {calls}\n{info}");
+}
+
+#[test]
 fn an_identitys_key_is_the_same_for_the_same_credentials_and_names_no_token() {
     let a = identity_key("https://bb.example", "Bearer s3cret-token");
     assert_eq!(a, identity_key("https://bb.example", "Bearer s3cret-token"));
