@@ -130,6 +130,48 @@ impl fmt::Debug for ClientIdentity {
     }
 }
 
+impl RateStore {
+    /// What the client needs to connect, with the password set: a URL that is not `redis://` or
+    /// `rediss://`, or that the client cannot read, is an error that says what to write and shows
+    /// no password.
+    pub fn connection_info(&self) -> Result<redis::ConnectionInfo, String> {
+        use redis::IntoConnectionInfo;
+        let url = self.url.expose();
+        let shown = redact_userinfo(url);
+        let fix = "use redis://host:port[/db] or rediss://host:port[/db]";
+        if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+            return Err(format!("--rate-store `{shown}` is not a Valkey or Redis URL: {fix}"));
+        }
+        let info = url
+            .into_connection_info()
+            .map_err(|e| self.scrub(format!("--rate-store `{shown}` cannot be used ({e}): {fix}")))?;
+        Ok(match &self.password {
+            Some(p) => info.clone().set_redis_settings(info.redis_settings().clone().set_password(p.expose())),
+            None => info,
+        })
+    }
+
+    /// `text` without the store's passwords.
+    pub fn scrub(&self, text: String) -> String {
+        let from_url = url_password(self.url.expose());
+        let mut text = text;
+        for p in [from_url.as_deref(), self.password.as_ref().map(Secret::expose)].into_iter().flatten() {
+            if !p.is_empty() {
+                text = text.replace(p, "<redacted>");
+            }
+        }
+        text
+    }
+}
+
+/// The password in a URL's authority, if any.
+fn url_password(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (info, _) = authority.rsplit_once('@')?;
+    Some(info.split_once(':').map_or(info, |(_, p)| p).to_owned())
+}
+
 /// A bucket's size and refill, as `--rate-limit SIZE/RATE` sets them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimit {
@@ -316,7 +358,7 @@ pub fn load(flags: &ConnectionFlags, env: &dyn Fn(&str) -> Option<String>) -> Re
         let password = env("BB_RATE_STORE_PASSWORD").filter(|p| !p.is_empty()).map(Secret);
         let store = RateStore { url: url.clone(), password };
         // Checked now (no connection made): a wrong URL stops bb at start.
-        crate::client::store_client(&store, config.ca_file.as_deref())?;
+        store.connection_info()?;
         config.rate_store = Some(store);
     }
     Ok(Some(config))

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use bb_core::Level;
 use bb_drive::Logger;
-use redis::{ConnectionAddr, IntoConnectionInfo};
+use redis::ConnectionAddr;
 
 use crate::config::{RateLimit, RateStore, redact_userinfo};
 
@@ -73,25 +73,12 @@ pub fn identity_key(base_url: &str, authorization: &str) -> String {
     format!("bb:rate:{hex}")
 }
 
-/// The store's client for `store` (no connection made): a URL that is not `redis://` or `rediss://`,
-/// or that the client cannot read, is an error that says what to write. `ca_file` (`BB_CA_FILE`) is
-/// what a `rediss://` store's certificate must chain to, when set; else the system's roots.
+/// The store's client for `store` (no connection made; the URL checked by
+/// [`RateStore::connection_info`]). `ca_file` (`BB_CA_FILE`) is what a `rediss://` store's
+/// certificate must chain to, when set; else the system's roots.
 pub fn store_client(store: &RateStore, ca_file: Option<&Path>) -> Result<redis::Client, String> {
-    let url = store.url.expose();
-    let shown = redact_userinfo(url);
-    let scrub = |text: String| match userinfo_password(url) {
-        Some(p) if !p.is_empty() => text.replace(&p, "<redacted>"),
-        _ => text,
-    };
-    let fix = "use redis://host:port[/db] or rediss://host:port[/db]";
-    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-        return Err(format!("--rate-store `{shown}` is not a Valkey or Redis URL: {fix}"));
-    }
-    let mut info =
-        url.into_connection_info().map_err(|e| scrub(format!("--rate-store `{shown}` cannot be used ({e}): {fix}")))?;
-    if let Some(p) = &store.password {
-        info = info.clone().set_redis_settings(info.redis_settings().clone().set_password(p.expose()));
-    }
+    let info = store.connection_info()?;
+    let shown = redact_userinfo(store.url.expose());
     let tls = matches!(info.addr(), ConnectionAddr::TcpTls { .. });
     let client = match ca_file.filter(|_| tls) {
         Some(file) => {
@@ -101,15 +88,7 @@ pub fn store_client(store: &RateStore, ca_file: Option<&Path>) -> Result<redis::
         }
         None => redis::Client::open(info),
     };
-    client.map_err(|e| scrub(format!("--rate-store `{shown}` cannot be used ({e}): {fix}")))
-}
-
-/// The password in a URL's authority, if any.
-fn userinfo_password(url: &str) -> Option<String> {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let (info, _) = authority.rsplit_once('@')?;
-    Some(info.split_once(':').map_or(info, |(_, p)| p).to_owned())
+    client.map_err(|e| store.scrub(format!("--rate-store `{shown}` cannot be used ({e})")))
 }
 
 /// The shared store as one process sees it: a connection made when first needed and again after a
