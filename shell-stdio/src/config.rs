@@ -303,6 +303,14 @@ impl BitbucketConfig {
 /// `Ok(None)` when no Bitbucket URL is given: bb still starts, and its tools say that Bitbucket is not configured.
 pub fn load(flags: &ConnectionFlags, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<BitbucketConfig>, String> {
     let get = |name: &str| env(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let rate_store = flags.rate_store.as_ref().map(|url| {
+        let password = env("BB_RATE_STORE_PASSWORD").filter(|p| !p.is_empty()).map(Secret);
+        RateStore { url: url.clone(), password }
+    });
+    if let Some(store) = &rate_store {
+        // Checked now (no connection made): a wrong URL stops bb at start, configured or not.
+        store.connection_info()?;
+    }
     let url = match (&flags.host, get("BITBUCKET_URL")) {
         (Some(host), _) => normalise_url(host, "--host")?,
         (None, Some(url)) => normalise_url(&url, "BITBUCKET_URL")?,
@@ -354,13 +362,7 @@ pub fn load(flags: &ConnectionFlags, env: &dyn Fn(&str) -> Option<String>) -> Re
         };
     }
     config.replicas = flags.replicas.unwrap_or(1);
-    if let Some(url) = &flags.rate_store {
-        let password = env("BB_RATE_STORE_PASSWORD").filter(|p| !p.is_empty()).map(Secret);
-        let store = RateStore { url: url.clone(), password };
-        // Checked now (no connection made): a wrong URL stops bb at start.
-        store.connection_info()?;
-        config.rate_store = Some(store);
-    }
+    config.rate_store = rate_store;
     Ok(Some(config))
 }
 

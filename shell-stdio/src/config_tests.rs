@@ -252,6 +252,8 @@ fn a_rate_store_is_a_redis_url_checked_at_start_and_its_password_a_secret() {
     assert!(!scrubbed.contains("url-pw") && !scrubbed.contains("env-pw"), "{scrubbed}");
     let e = load(&flags("valkey.internal:6379"), &env).unwrap_err();
     assert!(e.starts_with("--rate-store `valkey.internal:6379` is not a Valkey or Redis URL"), "{e}");
+    let unconfigured = ConnectionFlags { host: None, ..flags("valkey.internal:6379") };
+    assert!(load(&unconfigured, &env).is_err(), "checked whether Bitbucket is configured or not");
     assert_eq!(
         load(&ConnectionFlags { host: Some("https://h".into()), ..Default::default() }, &env)
             .unwrap()
