@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test bb has: the Rust workspace (unit, property, end-to-end against the local stack)
 # and the end-to-end tests with real MCP clients from the npm registry.
-# Needs: cargo, node, npm, Debian chromium (browser tests) and haproxy (the scale-out test). Installs the npm packages from the committed lockfiles.
+# Needs: cargo, node, npm, Debian chromium (browser tests), haproxy (the scale-out test) and redis-server (the shared rate budget). Installs the npm packages from the committed lockfiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +23,8 @@ need npm npm
 need chromium chromium
 # The scale-out test puts two bb processes behind a real load balancer.
 need haproxy haproxy
+# The replicas' shared rate budget (--rate-store) is tested against a real Redis.
+need redis-server redis-server
 
 # Property tests run with a pinned seed unless one is given.
 export BB_PROPTEST_SEED="${BB_PROPTEST_SEED:-187}"

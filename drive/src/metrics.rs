@@ -27,6 +27,12 @@ pub struct Call {
     pub tool: &'static str,
 }
 
+/// Who decided a rate budget's take: the shared store, or the process alone (no store answering).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ViaLabel {
+    via: &'static str,
+}
+
 /// An MCP method.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct MethodLabel {
@@ -118,6 +124,9 @@ pub struct Metrics {
     connections_open: Gauge,
     refresh_unchanged: Counter,
     highlight_past_deadline: Counter,
+    rate_store_decisions: Family<ViaLabel, Counter>,
+    rate_store_outages: Counter,
+    rate_store_answering: Gauge,
     resident_bytes: Gauge,
 }
 
@@ -139,9 +148,13 @@ impl Metrics {
             connections_open: Gauge::default(),
             refresh_unchanged: Counter::default(),
             highlight_past_deadline: Counter::default(),
+            rate_store_decisions: Family::default(),
+            rate_store_outages: Counter::default(),
+            rate_store_answering: Gauge::default(),
             resident_bytes: Gauge::default(),
             registry: Registry::default(),
         };
+        m.rate_store_answering.set(1);
         let r = &mut registry;
         r.register("mcp_requests", "MCP requests by method and, for tools/call, tool", m.mcp_requests.clone());
         r.register("mcp_request_duration_seconds", "Time from an MCP request to its answer", m.mcp_duration.clone());
@@ -172,6 +185,21 @@ impl Metrics {
             "highlight_past_deadline",
             "Highlighting work stopped at its deadline (the rest went out plain)",
             m.highlight_past_deadline.clone(),
+        );
+        r.register(
+            "rate_store_decisions",
+            "Rate budget takes decided by the shared store (via=store) or by this replica alone (via=local)",
+            m.rate_store_decisions.clone(),
+        );
+        r.register(
+            "rate_store_outages",
+            "Times the shared rate store stopped answering and this replica fell back to its own share",
+            m.rate_store_outages.clone(),
+        );
+        r.register(
+            "rate_store_answering",
+            "1 while the shared rate store answers (or none is set), 0 while this replica decides alone",
+            m.rate_store_answering.clone(),
         );
         r.register("resident_memory_bytes", "The process's resident memory", m.resident_bytes.clone());
         Metrics { registry, ..m }
@@ -249,6 +277,21 @@ impl Metrics {
     /// Highlighting reached its deadline.
     pub fn highlight_past_deadline(&self) {
         self.highlight_past_deadline.inc();
+    }
+
+    /// A take of a rate budget was decided by the shared store (`true`) or by this replica alone.
+    pub fn rate_store_decision(&self, by_store: bool) {
+        self.rate_store_decisions.get_or_create(&ViaLabel { via: if by_store { "store" } else { "local" } }).inc();
+    }
+
+    /// The shared rate store stopped answering: this replica decides alone.
+    pub fn rate_store_outage(&self) {
+        self.rate_store_outages.inc();
+    }
+
+    /// Whether the shared rate store answers now.
+    pub fn rate_store_answering(&self, answering: bool) {
+        self.rate_store_answering.set(i64::from(answering));
     }
 
     /// The transport's open sessions and connections, as of now.

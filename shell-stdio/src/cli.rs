@@ -116,6 +116,10 @@ Options:
                       SIZE a whole number from 1 to 1,000,000, RATE from 0.001 to 10,000.
                       The model's calls spend it first; live views refresh with the upper half
                       only, and wait out a 429's Retry-After
+  --rate-store URL    keep that budget in Valkey or Redis (redis://host:port[/db] or rediss://),
+                      shared by every replica; password in the URL or BB_RATE_STORE_PASSWORD.
+                      When it does not answer, each replica keeps 1/N of the budget itself
+  --replicas N        how many replicas share the budget (1 to 1024; default: 1)
   --highlight-deadline D
                       how long highlighting a diff may hold its view back, e.g. 150ms (the
                       default) or 1s, at most 60s; past it the rest of the code goes out plain
@@ -250,6 +254,20 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 }
                 connection.rate_limit = Some(value);
                 seen_options.push("--rate-limit");
+            }
+            Long("rate-store") => {
+                connection.rate_store = Some(crate::config::Secret::new(plain(
+                    parser.value().map_err(|e| e.to_string())?,
+                    "--rate-store",
+                )?));
+                seen_options.push("--rate-store");
+            }
+            Long("replicas") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--replicas")?;
+                let n = value.trim().parse::<u32>().ok().filter(|n| (1..=1024).contains(n));
+                connection.replicas =
+                    Some(n.ok_or_else(|| format!("--replicas `{value}` is not a number from 1 to 1024"))?);
+                seen_options.push("--replicas");
             }
             Long("highlight-deadline") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--highlight-deadline")?;
@@ -653,6 +671,18 @@ mod tests {
         ] {
             let r = p(&["ai", "mcp", "serve", "--http", "127.0.0.1:0", flag, value]);
             assert!(r.is_ok(), "{flag} {value}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn the_rate_store_is_kept_as_a_secret_and_replicas_are_1_to_1024() {
+        let args = ["ai", "mcp", "serve", "--rate-store", "redis://:pw@h:6379", "--replicas", "3"];
+        let Command::Serve(o) = p(&args).unwrap() else { panic!() };
+        assert_eq!(o.connection.rate_store.as_ref().map(crate::config::Secret::expose), Some("redis://:pw@h:6379"));
+        assert_eq!(o.connection.replicas, Some(3));
+        assert!(!format!("{o:?}").contains("pw@"));
+        for bad in ["0", "1025", "x"] {
+            assert!(p(&["ai", "mcp", "serve", "--replicas", bad]).unwrap_err().contains("1 to 1024"), "{bad}");
         }
     }
 

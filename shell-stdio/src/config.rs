@@ -10,6 +10,8 @@
 //! | `BB_REQUEST_TIMEOUT` | per attempt: `30s`, `500ms`, `2m` or plain seconds, from 100 ms to 1 h (default 30 s) |
 //! | `BB_RETRY_COUNT` | retries after the first attempt, 0–10 (default 3) |
 //! | `HTTPS_PROXY` (`HTTP_PROXY` for an http URL), `NO_PROXY` | a proxy, and hosts that bypass it (either case) |
+//! | `--rate-store URL`, `BB_RATE_STORE_PASSWORD` | Valkey or Redis holding the rate budget replicas share |
+//! | `--replicas N` | how many replicas share the budget (each keeps 1/N when the store does not answer) |
 //!
 //! Flags win over the environment. Every mistake is an error that names the variable and what to fix; files are
 //! read and checked here, so a wrong CA file or a key that does not match its certificate stops bb at start rather
@@ -66,6 +68,19 @@ pub struct ConnectionFlags {
     pub token: Option<Secret>,
     /// `--rate-limit SIZE/RATE` or `off`, checked by [`load`].
     pub rate_limit: Option<String>,
+    /// `--rate-store URL`, checked by [`load`].
+    pub rate_store: Option<Secret>,
+    /// `--replicas N` (1 unless set).
+    pub replicas: Option<u32>,
+}
+
+/// Where the replicas' shared rate budget lives (`--rate-store`), and how many share it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateStore {
+    /// `redis://` or `rediss://host[:port][/db]`, perhaps with a password in it.
+    pub url: Secret,
+    /// `BB_RATE_STORE_PASSWORD`, which wins over a password in the URL.
+    pub password: Option<Secret>,
 }
 
 /// How bb authenticates.
@@ -115,6 +130,48 @@ impl fmt::Debug for ClientIdentity {
             .field("key", &"<redacted>")
             .finish()
     }
+}
+
+impl RateStore {
+    /// What the client needs to connect, with the password set: a URL that is not `redis://` or
+    /// `rediss://`, or that the client cannot read, is an error that says what to write and shows
+    /// no password.
+    pub fn connection_info(&self) -> Result<redis::ConnectionInfo, String> {
+        use redis::IntoConnectionInfo;
+        let url = self.url.expose();
+        let shown = redact_userinfo(url);
+        let fix = "use redis://host:port[/db] or rediss://host:port[/db]";
+        if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+            return Err(format!("--rate-store `{shown}` is not a Valkey or Redis URL: {fix}"));
+        }
+        let info = url
+            .into_connection_info()
+            .map_err(|e| self.scrub(format!("--rate-store `{shown}` cannot be used ({e}): {fix}")))?;
+        Ok(match &self.password {
+            Some(p) => info.clone().set_redis_settings(info.redis_settings().clone().set_password(p.expose())),
+            None => info,
+        })
+    }
+
+    /// `text` without the store's passwords.
+    pub fn scrub(&self, text: String) -> String {
+        let from_url = url_password(self.url.expose());
+        let mut text = text;
+        for p in [from_url.as_deref(), self.password.as_ref().map(Secret::expose)].into_iter().flatten() {
+            if !p.is_empty() {
+                text = text.replace(p, "<redacted>");
+            }
+        }
+        text
+    }
+}
+
+/// The password in a URL's authority, if any.
+fn url_password(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (info, _) = authority.rsplit_once('@')?;
+    Some(info.split_once(':').map_or(info, |(_, p)| p).to_owned())
 }
 
 /// A bucket's size and refill, as `--rate-limit SIZE/RATE` sets them.
@@ -205,6 +262,10 @@ pub struct BitbucketConfig {
     /// bb's own budget of the user's Bitbucket rate limit (`--rate-limit`): Atlassian's defaults unless
     /// set; `None` spends nothing (`--rate-limit off`).
     pub rate_limit: Option<RateLimit>,
+    /// The store the replicas share that budget in (`--rate-store`); `None`: each process keeps its own.
+    pub rate_store: Option<RateStore>,
+    /// How many replicas share the budget (`--replicas`): without an answering store each keeps 1/N of it.
+    pub replicas: u32,
 }
 
 impl fmt::Debug for BitbucketConfig {
@@ -221,6 +282,8 @@ impl fmt::Debug for BitbucketConfig {
             .field("max_in_flight", &self.max_in_flight)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("rate_limit", &self.rate_limit)
+            .field("rate_store", &self.rate_store)
+            .field("replicas", &self.replicas)
             .finish()
     }
 }
@@ -240,6 +303,8 @@ impl BitbucketConfig {
             max_in_flight: MAX_IN_FLIGHT,
             max_body_bytes: MAX_BODY_BYTES,
             rate_limit: Some(RateLimit::BITBUCKET_DEFAULT),
+            rate_store: None,
+            replicas: 1,
         })
     }
 
@@ -260,6 +325,14 @@ impl BitbucketConfig {
 /// `Ok(None)` when no Bitbucket URL is given: bb still starts, and its tools say that Bitbucket is not configured.
 pub fn load(flags: &ConnectionFlags, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<BitbucketConfig>, String> {
     let get = |name: &str| env(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let rate_store = flags.rate_store.as_ref().map(|url| {
+        let password = env("BB_RATE_STORE_PASSWORD").filter(|p| !p.is_empty()).map(Secret);
+        RateStore { url: url.clone(), password }
+    });
+    if let Some(store) = &rate_store {
+        // Checked now (no connection made): a wrong URL stops bb at start, configured or not.
+        store.connection_info()?;
+    }
     let url = match (&flags.host, get("BITBUCKET_URL")) {
         (Some(host), _) => normalise_url(host, "--host")?,
         (None, Some(url)) => normalise_url(&url, "BITBUCKET_URL")?,
@@ -309,6 +382,8 @@ pub fn load(flags: &ConnectionFlags, env: &dyn Fn(&str) -> Option<String>) -> Re
             setting => Some(RateLimit::parse(setting)?),
         };
     }
+    config.replicas = flags.replicas.unwrap_or(1);
+    config.rate_store = rate_store;
     Ok(Some(config))
 }
 

@@ -37,6 +37,7 @@ fn flags_win_over_the_environment() {
         host: Some("https://flag.example/".into()),
         token: Some(Secret::new("flag-token")),
         rate_limit: None,
+        ..Default::default()
     };
     let c = load_with(
         &flags,
@@ -46,7 +47,8 @@ fn flags_win_over_the_environment() {
     .unwrap();
     assert_eq!(c.base_url, "https://flag.example");
     assert_eq!(c.auth, Auth::Token(Secret::new("flag-token")));
-    let only_host = ConnectionFlags { host: Some("http://h".into()), token: None, rate_limit: None };
+    let only_host =
+        ConnectionFlags { host: Some("http://h".into()), token: None, rate_limit: None, ..Default::default() };
     let c = load_with(&only_host, &[("BITBUCKET_TOKEN", "env-token")]).unwrap().unwrap();
     assert_eq!(c.auth, Auth::Token(Secret::new("env-token")));
 }
@@ -87,7 +89,12 @@ fn no_secret_appears_in_debug_output() {
     assert!(!shown.contains("hunter2-password"), "{shown}");
     assert!(!shown.contains("proxy-secret"), "{shown}");
     assert!(shown.contains("alice") && shown.contains("<redacted>"), "{shown}");
-    let flags = ConnectionFlags { host: None, token: Some(Secret::new("flag-token-value")), rate_limit: None };
+    let flags = ConnectionFlags {
+        host: None,
+        token: Some(Secret::new("flag-token-value")),
+        rate_limit: None,
+        ..Default::default()
+    };
     assert!(!format!("{flags:?}").contains("flag-token-value"));
     let t = ok(&[("BITBUCKET_URL", "https://h"), ("BITBUCKET_TOKEN", "tok-123456")]);
     assert!(!format!("{t:?}").contains("tok-123456"));
@@ -104,7 +111,7 @@ fn a_url_that_is_not_http_is_refused_with_what_to_fix() {
     assert!(err(&[("BITBUCKET_URL", "https://h/x?y=1")]).contains("query"));
     assert!(err(&[("BITBUCKET_URL", "https:///bitbucket")]).contains("not a valid URL"));
     assert!(err(&[("BITBUCKET_URL", "https://")]).contains("BITBUCKET_URL"));
-    let flags = ConnectionFlags { host: Some("nope".into()), token: None, rate_limit: None };
+    let flags = ConnectionFlags { host: Some("nope".into()), token: None, rate_limit: None, ..Default::default() };
     assert!(load_with(&flags, &[]).unwrap_err().starts_with("--host"));
 }
 
@@ -242,4 +249,34 @@ fn a_rate_outside_its_sane_range_is_refused_with_the_range() {
         let e = RateLimit::parse(bad).unwrap_err();
         assert!(e.contains("--rate-limit") && e.contains("from 1 to 1,000,000"), "{bad}: {e}");
     }
+}
+
+#[test]
+fn a_rate_store_is_a_redis_url_checked_at_start_and_its_password_a_secret() {
+    let flags = |url: &str| ConnectionFlags {
+        host: Some("https://h".into()),
+        rate_store: Some(Secret::new(url)),
+        replicas: Some(3),
+        ..Default::default()
+    };
+    let env = |name: &str| (name == "BB_RATE_STORE_PASSWORD").then(|| "env-pw".to_owned());
+    let c = load(&flags("redis://:url-pw@127.0.0.1:6379/1"), &env).unwrap().unwrap();
+    assert_eq!(c.replicas, 3);
+    let store = c.rate_store.as_ref().unwrap();
+    assert_eq!(store.password.as_ref().map(Secret::expose), Some("env-pw"));
+    let debug = format!("{c:?}");
+    assert!(!debug.contains("url-pw") && !debug.contains("env-pw"), "{debug}");
+    let scrubbed = crate::client::secrets(&c).scrub("a url-pw b env-pw").into_owned();
+    assert!(!scrubbed.contains("url-pw") && !scrubbed.contains("env-pw"), "{scrubbed}");
+    let e = load(&flags("valkey.internal:6379"), &env).unwrap_err();
+    assert!(e.starts_with("--rate-store `valkey.internal:6379` is not a Valkey or Redis URL"), "{e}");
+    let unconfigured = ConnectionFlags { host: None, ..flags("valkey.internal:6379") };
+    assert!(load(&unconfigured, &env).is_err(), "checked whether Bitbucket is configured or not");
+    assert_eq!(
+        load(&ConnectionFlags { host: Some("https://h".into()), ..Default::default() }, &env)
+            .unwrap()
+            .unwrap()
+            .replicas,
+        1
+    );
 }

@@ -60,7 +60,7 @@ pub fn serve_http(
         }
         None => None,
     };
-    let bitbucket = per_session(operator, bitbucket, per_user)?;
+    let bitbucket = per_session(operator, bitbucket, per_user, &logger)?;
     let mut signals = Signals::listen()?;
     let mut server = HttpServer::bind(flags.addr, options, config, bitbucket, logger.clone())
         .map_err(|e| format!("cannot listen on {}: {e}", flags.addr))?;
@@ -186,10 +186,13 @@ fn per_session(
     operator: Arc<dyn Bitbucket>,
     bitbucket: Option<BitbucketConfig>,
     per_user: bool,
+    log: &Logger,
 ) -> Result<Arc<dyn Bitbucket>, String> {
     let Some(mut base) = bitbucket.filter(|_| per_user) else { return Ok(operator) };
     base.auth = Auth::Anonymous;
-    Ok(Arc::new(PerPerson(Client::new(base)?)))
+    let client = Client::new(base)?;
+    client.set_log(log.clone());
+    Ok(Arc::new(PerPerson(client)))
 }
 
 /// One client with none of the operator's credentials, acting with each person's own token; each
@@ -232,7 +235,7 @@ mod tests {
 
     #[test]
     fn without_per_user_mode_every_session_uses_the_operators_client() {
-        let f = per_session(operator(), None, false).unwrap();
+        let f = per_session(operator(), None, false, &Logger::new(None)).unwrap();
         assert_eq!(call(&f, get(), None), FetchOutcome::response(200, "operator"));
         assert_eq!(call(&f, get(), Some(&PersonalToken::new("t"))), FetchOutcome::response(200, "operator"));
     }
@@ -240,7 +243,7 @@ mod tests {
     #[test]
     fn in_per_user_mode_a_session_without_a_token_never_gets_the_operators_credentials() {
         let base = BitbucketConfig::new("http://127.0.0.1:9", Auth::Token(Secret::new("operator-secret"))).unwrap();
-        let f = per_session(operator(), Some(base), true).unwrap();
+        let f = per_session(operator(), Some(base), true, &Logger::new(None)).unwrap();
         let FetchOutcome::Failed(e) = call(&f, get(), None) else { panic!("expected a failure") };
         assert_eq!(e.kind, FetchErrorKind::NotConfigured);
         assert!(!e.detail.contains("operator-secret"));
@@ -251,7 +254,7 @@ mod tests {
         let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
         // The operator's token is the stack's valid one: a person with a wrong token must not borrow it.
         let base = BitbucketConfig::new(&stack.base_url, Auth::Token(Secret::new(&stack.token))).unwrap();
-        let f = per_session(operator(), Some(base), true).unwrap();
+        let f = per_session(operator(), Some(base), true, &Logger::new(None)).unwrap();
         let me = FetchRequest::get("/rest/api/latest/projects", vec![]);
         let FetchOutcome::Response(wrong) = call(&f, me.clone(), Some(&PersonalToken::new("not-a-token"))) else {
             panic!("expected Bitbucket's answer")
@@ -268,7 +271,7 @@ mod tests {
     #[test]
     fn a_persons_token_is_scrubbed_from_failure_details() {
         let base = BitbucketConfig::new("http://127.0.0.1:9", Auth::Anonymous).unwrap();
-        let f = per_session(operator(), Some(base), true).unwrap();
+        let f = per_session(operator(), Some(base), true, &Logger::new(None)).unwrap();
         let FetchOutcome::Failed(e) = call(&f, get(), Some(&PersonalToken::new("sekrit-person-token"))) else {
             panic!("port 9 answers nothing")
         };

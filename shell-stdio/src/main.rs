@@ -59,7 +59,7 @@ fn run() -> Result<(), String> {
             }
             // No line of the log may carry the operator's credentials, whatever echoed them.
             let logger = logger.scrubbing(config.as_ref().map(bb::client::secrets).unwrap_or_default());
-            let bitbucket = bb::client::for_config(config.clone())?;
+            let bitbucket = bb::client::for_config(config.clone(), &logger)?;
             // The grammars of the languages pull requests carry most compile once per process; compiled here, on a
             // thread of their own, the first diff of a session is not the one that pays for them.
             // Said at debug level, with how long it took: tests/first_diff.rs waits for it.

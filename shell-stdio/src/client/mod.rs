@@ -25,10 +25,12 @@ mod abandon;
 mod failure;
 mod in_flight;
 mod rate;
+pub mod rate_store;
 mod tls;
 
 pub use in_flight::InFlight;
-pub use rate::{Bucket, Entry, REFILL_SHARE, Rate, RateLimit};
+pub use rate::{Bucket, Entry, Identity, REFILL_SHARE, Rate, RateLimit};
+pub use rate_store::store_client;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -46,10 +48,14 @@ use crate::config::{Auth, BitbucketConfig};
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The process's Bitbucket: a [`Client`] for `config`, or [`Unconfigured`] when no server is configured
-/// (bb still starts; its tools say what to set).
-pub fn for_config(config: Option<BitbucketConfig>) -> Result<Arc<dyn Bitbucket>, String> {
+/// (bb still starts; its tools say what to set). `log` hears of the rate store's coming and going.
+pub fn for_config(config: Option<BitbucketConfig>, log: &bb_drive::Logger) -> Result<Arc<dyn Bitbucket>, String> {
     Ok(match config {
-        Some(c) => Arc::new(Client::new(c)?),
+        Some(c) => {
+            let client = Client::new(c)?;
+            client.set_log(log.clone());
+            Arc::new(client)
+        }
         None => Arc::new(Unconfigured),
     })
 }
@@ -70,11 +76,11 @@ impl Bitbucket for Unconfigured {
 /// Whom a request is for: the queue it waits in for a slot, and the Bitbucket user whose rate
 /// budget it spends (0: the configured credentials; in per-person mode, the person's queue).
 #[derive(Debug, Clone, Copy)]
-struct Who {
+struct Who<'a> {
     queue: u64,
     /// `None` without credentials: Bitbucket limits only requests with basic or bearer authentication
     /// (reference/bitbucket-dc.md "Rate limiting").
-    identity: Option<u64>,
+    identity: Option<Identity<'a>>,
 }
 
 /// A refresh held back for the rate limit: there is room for it again after `wait`.
@@ -105,6 +111,8 @@ pub struct Client {
     secrets: Secrets,
     in_flight: InFlight,
     rate: Rate,
+    /// The configured credentials' key in the shared rate store ([`rate_store::identity_key`]).
+    identity_key: String,
 }
 
 impl std::fmt::Debug for Client {
@@ -131,7 +139,12 @@ impl Client {
             Auth::Anonymous => None,
         };
         let in_flight = InFlight::new(config.max_in_flight);
-        let rate = Rate::new(config.rate_limit);
+        let store = match &config.rate_store {
+            Some(s) => Some(rate_store::Store::new(s, config.ca_file.as_deref())?),
+            None => None,
+        };
+        let rate = Rate::shared(config.rate_limit, config.replicas, store);
+        let identity_key = rate_store::identity_key(&config.base_url, authorization.as_deref().unwrap_or(""));
         Ok(Client {
             agent: std::sync::OnceLock::new(),
             proxy,
@@ -140,7 +153,18 @@ impl Client {
             authorization,
             in_flight,
             rate,
+            identity_key,
         })
+    }
+
+    /// Where this client says that the shared rate store stopped or started answering.
+    pub fn set_log(&self, log: bb_drive::Logger) {
+        self.rate.set_log(log);
+    }
+
+    /// Whether the shared rate store answered when last asked (`true` without one).
+    pub fn rate_store_answering(&self) -> bool {
+        self.rate.store_answering()
     }
 
     /// bb's agent, made when first needed.
@@ -177,8 +201,10 @@ impl Client {
         let token = person.secret();
         let mut secrets = self.secrets.clone();
         secrets.add_token(token);
-        let who = Who { queue, identity: Some(queue) };
-        self.run(request, Some(&format!("Bearer {token}")), &secrets, who, cancel)
+        let authorization = format!("Bearer {token}");
+        let key = rate_store::identity_key(&self.config.base_url, &authorization);
+        let who = Who { queue, identity: Some(Identity { local: queue, key: &key }) };
+        self.run(request, Some(&authorization), &secrets, who, cancel)
     }
 
     /// Makes `request` with retries, authorized by `authorization`, waiting for each attempt's slot in
@@ -188,7 +214,7 @@ impl Client {
         request: FetchRequest,
         authorization: Option<&str>,
         secrets: &Secrets,
-        who: Who,
+        who: Who<'_>,
         cancel: &Cancel,
     ) -> FetchOutcome {
         let url = format!("{}{}", self.config.base_url, request.path);
@@ -251,7 +277,7 @@ impl Client {
         url: &str,
         body: Option<&[u8]>,
         authorization: Option<&str>,
-        who: Who,
+        who: Who<'_>,
         cancel: &Cancel,
     ) -> Option<FetchOutcome> {
         // The token first (a wait for it holds no connection), then the slot.
@@ -349,6 +375,13 @@ impl Client {
     }
 }
 
+impl Client {
+    /// The configured credentials' identity: one Bitbucket user, whichever session asks.
+    fn identity(&self) -> Option<Identity<'_>> {
+        self.authorization.is_some().then_some(Identity { local: 0, key: &self.identity_key })
+    }
+}
+
 fn with_authorization<B>(rb: RequestBuilder<B>, authorization: Option<&str>) -> RequestBuilder<B> {
     match authorization {
         Some(a) => rb.header("Authorization", a),
@@ -359,13 +392,13 @@ fn with_authorization<B>(rb: RequestBuilder<B>, authorization: Option<&str>) -> 
 impl Bitbucket for Client {
     /// A request in the shared queue 0.
     fn fetch(&self, request: FetchRequest, _: Option<&PersonalToken>, cancel: &Cancel) -> FetchOutcome {
-        let who = Who { queue: 0, identity: self.authorization.is_some().then_some(0) };
+        let who = Who { queue: 0, identity: self.identity() };
         self.run(request, self.authorization.as_deref(), &self.secrets, who, cancel)
     }
 
     /// The configured credentials are one Bitbucket user: one rate budget, whichever session asks.
     fn fetch_for(&self, request: FetchRequest, requester: Requester<'_>, cancel: &Cancel) -> FetchOutcome {
-        let who = Who { queue: requester.queue, identity: self.authorization.is_some().then_some(0) };
+        let who = Who { queue: requester.queue, identity: self.identity() };
         self.run(request, self.authorization.as_deref(), &self.secrets, who, cancel)
     }
 }
@@ -407,6 +440,15 @@ pub fn secrets(config: &BitbucketConfig) -> Secrets {
         secrets.add_token(&password);
         let decoded = (percent_decode(&user), percent_decode(&password));
         secrets.add_basic(&decoded.0, &decoded.1);
+    }
+    if let Some(store) = &config.rate_store {
+        if let Some((_, password)) = userinfo(store.url.expose()).filter(|(_, p)| !p.is_empty()) {
+            secrets.add_token(&password);
+            secrets.add_token(&percent_decode(&password));
+        }
+        if let Some(p) = &store.password {
+            secrets.add_token(p.expose());
+        }
     }
     secrets
 }

@@ -29,6 +29,12 @@
 //! `Retry-After` it gave, so every view of that identity slows down at once.
 //!
 //! The arithmetic is [`Bucket`], driven with explicit times so it is tested without a clock.
+//!
+//! Replicas behind a load balancer share one budget per user through Valkey or Redis (`--rate-store`,
+//! [`super::rate_store`]): the tokens, a batch's decision and a 429's pause come from the store's
+//! bucket, in one atomic step each; the order in which this process's waiting requests get them stays
+//! here. When the store does not answer, each replica decides from its own [`Bucket`] at 1/N of the
+//! limit (`--replicas N`), kept empty while the store answers so a fallback never starts with a burst.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -36,6 +42,8 @@ use bb_core::Batch;
 use std::sync::{Condvar, Mutex};
 
 use bb_drive::Cancel;
+
+use super::rate_store::{Step, Store};
 use std::time::{Duration, Instant};
 
 pub use crate::config::RateLimit;
@@ -49,6 +57,8 @@ pub struct Bucket {
     paused_until: Option<Instant>,
     /// The latest refreshes' batches, as their first read decided them.
     batches: VecDeque<(u64, Decided)>,
+    /// When the shared store said its next token comes: it is not asked again before.
+    store_next: Option<Instant>,
 }
 
 /// What the first read of a refresh's batch decided for the rest of it.
@@ -81,7 +91,7 @@ const BATCHES_REMEMBERED: usize = 256;
 impl Bucket {
     /// A full bucket at `now`.
     pub fn full(limit: RateLimit, now: Instant) -> Bucket {
-        Bucket { tokens: limit.capacity, at: now, paused_until: None, batches: VecDeque::new() }
+        Bucket { tokens: limit.capacity, at: now, paused_until: None, batches: VecDeque::new(), store_next: None }
     }
 
     fn refill(&mut self, limit: RateLimit, now: Instant) {
@@ -94,19 +104,39 @@ impl Bucket {
     /// the bucket has room for its batch again. The batch's first read decides for all of it.
     pub fn take_batch(&mut self, limit: RateLimit, now: Instant, batch: Batch) -> Result<(), Duration> {
         self.refill(limit, now);
-        if let Some(at) = self.batches.iter().position(|(id, _)| *id == batch.id) {
-            match &mut self.batches[at].1 {
-                Decided::Sent(prepaid) if *prepaid > 0 => {
-                    *prepaid -= 1;
-                    return Ok(());
-                }
-                Decided::Held(wait) => return Err(*wait),
-                // More reads than the batch said: each decides for itself, as below.
-                Decided::Sent(_) => {}
-            }
+        if let Some(decided) = self.prepaid(batch.id) {
+            return decided;
         }
+        let decided = self.decide_batch(limit, now, batch);
+        self.record(batch, decided)
+    }
+
+    /// What the first read of batch `id` decided for this one, if it decided.
+    fn prepaid(&mut self, id: u64) -> Option<Result<(), Duration>> {
+        let at = self.batches.iter().position(|(b, _)| *b == id)?;
+        match &mut self.batches[at].1 {
+            Decided::Sent(prepaid) if *prepaid > 0 => {
+                *prepaid -= 1;
+                Some(Ok(()))
+            }
+            Decided::Held(wait) => Some(Err(*wait)),
+            // More reads than the batch said: each decides for itself.
+            Decided::Sent(_) => None,
+        }
+    }
+
+    /// Remembers what the first read of `batch` decided for the rest of it.
+    fn record(&mut self, batch: Batch, decided: Result<(), Duration>) -> Result<(), Duration> {
+        match decided {
+            Ok(()) => self.remember(batch.id, Decided::Sent(batch.reads.saturating_sub(1))),
+            Err(wait) => self.remember(batch.id, Decided::Held(wait)),
+        }
+        decided
+    }
+
+    /// Takes `batch`'s tokens from the upper half, or says how long until they fit (the bucket refilled).
+    fn decide_batch(&mut self, limit: RateLimit, now: Instant, batch: Batch) -> Result<(), Duration> {
         if let Some(until) = self.paused_until.filter(|u| *u > now) {
-            self.remember(batch.id, Decided::Held(until - now));
             return Err(until - now);
         }
         // Half the bucket stays for the model's calls; the batch goes whole or not at all. A batch
@@ -117,12 +147,16 @@ impl Bucket {
         let need = reads.min(limit.capacity - floor);
         if self.tokens - need >= floor {
             self.tokens -= reads;
-            self.remember(batch.id, Decided::Sent(batch.reads.saturating_sub(1)));
             return Ok(());
         }
-        let wait = wait_for(floor + need - self.tokens, limit);
-        self.remember(batch.id, Decided::Held(wait));
-        Err(wait)
+        Err(wait_for(floor + need - self.tokens, limit))
+    }
+
+    /// Spends what the bucket holds: while the shared store decides, this process's own bucket stays
+    /// empty, so falling back to it starts from nothing rather than with a burst on a spent budget.
+    fn drain(&mut self, now: Instant) {
+        self.tokens = self.tokens.min(0.0);
+        self.at = self.at.max(now);
     }
 
     /// For one of the model's requests: takes a token if the bucket holds one (and Bitbucket asked for
@@ -182,9 +216,12 @@ const MAX_BUCKETS: usize = 1024;
 /// model's requests waiting for a token: served in turn over their queues (sessions, or persons in
 /// per-person mode), oldest first within a queue, as the connections are ([`super::InFlight`]); one
 /// session's burst of reads cannot keep another session of the same Bitbucket user waiting behind it.
+/// With a shared store the tokens come from it, and the order stays here.
 #[derive(Debug)]
 pub struct Rate {
     limit: Option<RateLimit>,
+    /// This process's share of `limit` when it decides alone: 1/N of it (`--replicas N`).
+    own: Option<RateLimit>,
     state: Mutex<State>,
     granted: Condvar,
 }
@@ -195,6 +232,56 @@ struct State {
     /// The model's requests waiting for a token, by identity.
     lines: BTreeMap<u64, Line>,
     next_waiter: u64,
+    /// The replicas' shared buckets (`--rate-store`). Asked under this state's lock: one step at a
+    /// time per process, each bounded by the store's timeout.
+    store: Option<Store>,
+}
+
+/// Whose budget a request spends: this process's name for the identity, and the store's.
+#[derive(Debug, Clone, Copy)]
+pub struct Identity<'a> {
+    /// The identity's number in this process (0: the configured credentials; else the person's queue).
+    pub local: u64,
+    /// Its key in the shared store ([`super::rate_store::identity_key`]).
+    pub key: &'a str,
+}
+
+/// Where a take's tokens come from: the shared store while it answers, else the process's own bucket
+/// at its share of the limit.
+struct Source<'a> {
+    store: &'a mut Option<Store>,
+    key: &'a str,
+    limit: RateLimit,
+    own: RateLimit,
+}
+
+impl Source<'_> {
+    /// Runs `step` in the store; `None` when there is none or it does not answer (then the caller
+    /// decides from `bucket` alone). While the store decides, `bucket` is kept empty.
+    fn shared(&mut self, bucket: &mut Bucket, now: Instant, step: Step) -> Option<Result<(), Duration>> {
+        let store = self.store.as_mut()?;
+        let decided = store.run(self.key, self.limit, step);
+        bb_drive::metrics::Metrics::global().rate_store_decision(decided.is_some());
+        if decided.is_some() {
+            bucket.drain(now);
+        }
+        decided
+    }
+
+    /// A token for one of the model's requests. Waiting requests look every few ms; the store is
+    /// asked again only once the wait it gave has passed.
+    fn take(&mut self, bucket: &mut Bucket, now: Instant) -> Result<(), Duration> {
+        if let Some(next) = bucket.store_next.filter(|t| *t > now && self.store.is_some()) {
+            return Err(next - now);
+        }
+        match self.shared(bucket, now, Step::Take) {
+            Some(decided) => {
+                bucket.store_next = decided.err().map(|wait| now + wait);
+                decided
+            }
+            None => bucket.try_take(self.own, now),
+        }
+    }
 }
 
 /// One identity's waiting requests.
@@ -216,10 +303,10 @@ impl Line {
         }
     }
 
-    /// Hands the bucket's tokens to the waiters whose turn it is; how long until the next one.
-    fn grant(&mut self, bucket: &mut Bucket, limit: RateLimit, now: Instant) -> Option<Duration> {
+    /// Hands the tokens `take` gives to the waiters whose turn it is; how long until the next one.
+    fn grant(&mut self, mut take: impl FnMut() -> Result<(), Duration>) -> Option<Duration> {
         while let Some(&queue) = self.turns.front() {
-            if let Err(wait) = bucket.try_take(limit, now) {
+            if let Err(wait) = take() {
                 return Some(wait);
             }
             self.turns.pop_front();
@@ -262,14 +349,30 @@ impl Rate {
     /// Buckets of `limit`, refilled at [`REFILL_SHARE`] of its rate; `None` spends nothing and never
     /// defers (`--rate-limit off`).
     pub fn new(limit: Option<RateLimit>) -> Rate {
+        Rate::shared(limit, 1, None)
+    }
+
+    /// [`Rate::new`] for one of `replicas` processes: the buckets live in `store` while it answers,
+    /// and this process keeps 1/`replicas` of the limit when it does not (or when there is none).
+    pub fn shared(limit: Option<RateLimit>, replicas: u32, store: Option<Store>) -> Rate {
         let limit = limit.map(|l| RateLimit { refill_per_s: l.refill_per_s * REFILL_SHARE, ..l });
-        Rate { limit, state: Mutex::new(State::default()), granted: Condvar::new() }
+        let n = f64::from(replicas.max(1));
+        let own = limit.map(|l| RateLimit { capacity: (l.capacity / n).max(1.0), refill_per_s: l.refill_per_s / n });
+        Rate { limit, own, state: Mutex::new(State { store, ..State::default() }), granted: Condvar::new() }
+    }
+
+    /// Where the store's coming and going is said.
+    pub fn set_log(&self, log: bb_drive::Logger) {
+        if let Some(store) = self.lock().store.as_mut() {
+            store.set_log(log);
+        }
     }
 
     /// Waits for a token of identity `who` in `queue`'s turn (the model's requests), or decides at
     /// once (a refresh's batch: sent whole from the upper half of the bucket, or held back).
-    pub fn enter(&self, who: u64, queue: u64, refresh: Option<Batch>, cancel: &Cancel) -> Entry {
-        let Some(limit) = self.limit else { return Entry::Go };
+    pub fn enter(&self, who: Identity<'_>, queue: u64, refresh: Option<Batch>, cancel: &Cancel) -> Entry {
+        let (Some(limit), Some(own)) = (self.limit, self.own) else { return Entry::Go };
+        let id = who.local;
         let mut state = self.lock();
         let now = Instant::now();
         if state.buckets.len() >= MAX_BUCKETS {
@@ -277,30 +380,43 @@ impl Rate {
             let idle: Vec<u64> = state
                 .buckets
                 .iter()
-                .filter(|(id, b)| b.idle(limit, now) && !lines.contains_key(id))
+                .filter(|(id, b)| b.idle(own, now) && !lines.contains_key(id))
                 .map(|(id, _)| *id)
                 .collect();
             for id in idle {
                 state.buckets.remove(&id);
             }
         }
-        state.buckets.entry(who).or_insert_with(|| Bucket::full(limit, now));
+        state.buckets.entry(id).or_insert_with(|| Bucket::full(own, now));
         if let Some(batch) = refresh {
             // The model's requests come first: while any waits, no refresh goes.
-            let models_wait = state.lines.get(&who).is_some_and(|l| !l.turns.is_empty());
-            let Some(bucket) = state.buckets.get_mut(&who) else { return Entry::Go };
+            let models_wait = state.lines.get(&id).is_some_and(|l| !l.turns.is_empty());
+            let State { buckets, store, .. } = &mut *state;
+            let Some(bucket) = buckets.get_mut(&id) else { return Entry::Go };
             if models_wait && !bucket.decided(batch.id) {
                 let wait = wait_for(f64::from(batch.reads.max(1)), limit);
                 bucket.remember(batch.id, Decided::Held(wait));
             }
-            return match bucket.take_batch(limit, now, batch) {
+            bucket.refill(own, now);
+            let decided = match bucket.prepaid(batch.id) {
+                Some(decided) => decided,
+                None => {
+                    let mut source = Source { store, key: who.key, limit, own };
+                    let decided = match source.shared(bucket, now, Step::Batch(batch.reads)) {
+                        Some(decided) => decided,
+                        None => bucket.decide_batch(own, now, batch),
+                    };
+                    bucket.record(batch, decided)
+                }
+            };
+            return match decided {
                 Ok(()) => Entry::Go,
                 Err(wait) => Entry::Defer(wait),
             };
         }
         let waiter = state.next_waiter;
         state.next_waiter += 1;
-        let line = state.lines.entry(who).or_default();
+        let line = state.lines.entry(id).or_default();
         let first = !line.queues.contains_key(&queue);
         line.queues.entry(queue).or_default().push_back(waiter);
         if first {
@@ -308,22 +424,23 @@ impl Rate {
         }
         loop {
             let now = Instant::now();
-            let State { buckets, lines, .. } = &mut *state;
-            let (Some(bucket), Some(line)) = (buckets.get_mut(&who), lines.get_mut(&who)) else { return Entry::Go };
-            let next = line.grant(bucket, limit, now);
+            let State { buckets, lines, store, .. } = &mut *state;
+            let (Some(bucket), Some(line)) = (buckets.get_mut(&id), lines.get_mut(&id)) else { return Entry::Go };
+            let mut source = Source { store, key: who.key, limit, own };
+            let next = line.grant(|| source.take(bucket, now));
             if !line.granted.is_empty() {
                 self.granted.notify_all();
             }
             if line.granted.remove(&waiter) {
                 if line.turns.is_empty() && line.granted.is_empty() {
-                    lines.remove(&who);
+                    lines.remove(&id);
                 }
                 return Entry::Go;
             }
             if cancel.is_cancelled() {
                 line.forget(queue, waiter);
                 if line.turns.is_empty() && line.granted.is_empty() {
-                    lines.remove(&who);
+                    lines.remove(&id);
                 }
                 return Entry::Cancelled;
             }
@@ -333,24 +450,43 @@ impl Rate {
     }
 
     /// Gives back the token of a request of `who` that was not sent.
-    pub fn give_back(&self, who: u64) {
-        let Some(limit) = self.limit else { return };
-        if let Some(b) = self.lock().buckets.get_mut(&who) {
-            b.give_back(limit);
+    pub fn give_back(&self, who: Identity<'_>) {
+        let (Some(limit), Some(own)) = (self.limit, self.own) else { return };
+        let mut state = self.lock();
+        let now = Instant::now();
+        let State { buckets, store, .. } = &mut *state;
+        if let Some(b) = buckets.get_mut(&who.local) {
+            let mut source = Source { store, key: who.key, limit, own };
+            b.store_next = None;
+            if source.shared(b, now, Step::Give).is_none() {
+                b.give_back(own);
+            }
         }
+        drop(state);
         self.granted.notify_all();
     }
 
-    /// Bitbucket answered a request of `who` with 429 and `Retry-After` (1 s when it gave none).
-    pub fn limited(&self, who: u64, retry_after: Duration) {
-        let Some(limit) = self.limit else { return };
+    /// Bitbucket answered a request of `who` with 429 and `Retry-After` (1 s when it gave none): the
+    /// identity pauses here, and on every replica through the store.
+    pub fn limited(&self, who: Identity<'_>, retry_after: Duration) {
+        let (Some(limit), Some(own)) = (self.limit, self.own) else { return };
         let now = Instant::now();
-        self.lock().buckets.entry(who).or_insert_with(|| Bucket::full(limit, now)).limited(limit, now, retry_after);
+        let mut state = self.lock();
+        let State { buckets, store, .. } = &mut *state;
+        let bucket = buckets.entry(who.local).or_insert_with(|| Bucket::full(own, now));
+        let mut source = Source { store, key: who.key, limit, own };
+        let _ = source.shared(bucket, now, Step::Pause(retry_after));
+        bucket.limited(own, now, retry_after);
     }
 
     /// How many of `who`'s requests wait for a token now.
     pub fn waiting(&self, who: u64) -> usize {
         self.lock().lines.get(&who).map_or(0, |l| l.queues.values().map(VecDeque::len).sum())
+    }
+
+    /// Whether the shared store answered when last asked (`true` without a store).
+    pub fn store_answering(&self) -> bool {
+        self.lock().store.as_ref().is_none_or(Store::answering)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -364,6 +500,7 @@ mod tests {
     use super::*;
 
     const L: RateLimit = RateLimit::BITBUCKET_DEFAULT;
+    const K0: Identity<'static> = Identity { local: 0, key: "bb:rate:test" };
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
@@ -458,8 +595,8 @@ mod tests {
     fn off_spends_nothing() {
         let r = Rate::new(None);
         for id in 0..1000 {
-            assert_eq!(r.enter(0, 0, Some(one_read(id)), &Cancel::new()), Entry::Go);
-            assert_eq!(r.enter(0, 0, None, &Cancel::new()), Entry::Go);
+            assert_eq!(r.enter(K0, 0, Some(one_read(id)), &Cancel::new()), Entry::Go);
+            assert_eq!(r.enter(K0, 0, None, &Cancel::new()), Entry::Go);
         }
     }
 
@@ -468,12 +605,12 @@ mod tests {
         use std::sync::{Arc, Mutex as M};
         // One token at a time, 50 a second (45 at bb's share).
         let rate = Arc::new(Rate::new(Some(RateLimit { capacity: 1.0, refill_per_s: 50.0 })));
-        assert_eq!(rate.enter(0, 1, None, &Cancel::new()), Entry::Go, "the bucket's one token");
+        assert_eq!(rate.enter(K0, 1, None, &Cancel::new()), Entry::Go, "the bucket's one token");
         let order = Arc::new(M::new(Vec::new()));
         let wait_in = |queue: u64, label: &'static str| {
             let (rate, order) = (Arc::clone(&rate), Arc::clone(&order));
             std::thread::spawn(move || {
-                assert_eq!(rate.enter(0, queue, None, &Cancel::new()), Entry::Go);
+                assert_eq!(rate.enter(K0, queue, None, &Cancel::new()), Entry::Go);
                 order.lock().unwrap().push(label);
             })
         };
@@ -500,10 +637,10 @@ mod tests {
     #[test]
     fn a_cancelled_wait_takes_no_token_and_leaves_the_line() {
         let rate = Rate::new(Some(RateLimit { capacity: 1.0, refill_per_s: 0.001 }));
-        assert_eq!(rate.enter(0, 1, None, &Cancel::new()), Entry::Go);
+        assert_eq!(rate.enter(K0, 1, None, &Cancel::new()), Entry::Go);
         let cancel = Cancel::new();
         cancel.cancel();
-        assert_eq!(rate.enter(0, 1, None, &cancel), Entry::Cancelled);
+        assert_eq!(rate.enter(K0, 1, None, &cancel), Entry::Cancelled);
         assert_eq!(rate.waiting(0), 0);
     }
 
@@ -525,12 +662,12 @@ mod tests {
     fn the_third_request_at_a_refill_of_1e_minus_300_waits_rather_than_aborting_bb() {
         // `--rate-limit 2/1e-300` is refused at start now; a limit made any other way still cannot panic.
         let rate = Rate::new(Some(RateLimit { capacity: 2.0, refill_per_s: 1e-300 }));
-        assert_eq!(rate.enter(0, 1, None, &Cancel::new()), Entry::Go);
-        assert_eq!(rate.enter(0, 1, None, &Cancel::new()), Entry::Go);
+        assert_eq!(rate.enter(K0, 1, None, &Cancel::new()), Entry::Go);
+        assert_eq!(rate.enter(K0, 1, None, &Cancel::new()), Entry::Go);
         let cancel = Cancel::new();
         cancel.cancel();
-        assert_eq!(rate.enter(0, 1, None, &cancel), Entry::Cancelled);
-        assert_eq!(rate.enter(0, 1, Some(one_read(9)), &Cancel::new()), Entry::Defer(LONGEST_WAIT));
+        assert_eq!(rate.enter(K0, 1, None, &cancel), Entry::Cancelled);
+        assert_eq!(rate.enter(K0, 1, Some(one_read(9)), &Cancel::new()), Entry::Defer(LONGEST_WAIT));
     }
 
     #[test]

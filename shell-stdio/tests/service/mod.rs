@@ -138,6 +138,35 @@ pub fn start_haproxy(haproxy: &str, config: &Path, port: u16) -> Killed {
     lb
 }
 
+/// Debian's redis-server, or None after saying the test did not run (`what`); under `CI=true` its absence fails.
+pub fn redis_server(what: &str) -> Option<String> {
+    let found = Command::new("sh").args(["-c", "command -v redis-server"]).output().ok();
+    let path = found.filter(|f| f.status.success()).map(|f| String::from_utf8_lossy(&f.stdout).trim().to_owned());
+    if path.is_none() {
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI must have redis-server (.ci/run installs it)");
+        eprintln!("SKIPPED: redis-server is not installed (apt-get install redis-server); {what} did not run");
+    }
+    path
+}
+
+/// redis-server on 127.0.0.1:`port`, nothing saved, once it answers PING.
+pub fn start_redis(redis_server: &str, port: u16) -> Killed {
+    let child = Command::new(redis_server)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let redis = Killed(child.unwrap());
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
+    until("redis-server answers PING", || {
+        client
+            .get_connection_with_timeout(Duration::from_secs(1))
+            .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c))
+            .is_ok()
+    });
+    redis
+}
+
 /// One raw request; the status, the headers (lowercased names) and the body.
 pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
