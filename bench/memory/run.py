@@ -161,8 +161,8 @@ def main():
         direct = []
 
         def stand_in():
-            # The stand-in's own time for the pull request get_pull_request reads first: it serves one
-            # request at a time (its world behind one lock), so the diffs it makes hold this one up.
+            # The stand-in's own time for the pull request get_pull_request reads first: it serves reads
+            # at once (its world behind a shared lock), but the diffs it makes share the cores with it.
             hostport = STAND_IN["base"].split("//")[1].split("/")[0]
             h, p = hostport.rsplit(":", 1)
             conn = http.client.HTTPConnection(h, int(p), timeout=600)
