@@ -73,17 +73,47 @@ pub struct BrowseJson {
 #[derive(Deserialize)]
 struct LineJson {
     #[serde(default)]
-    text: String,
+    text: CutText,
 }
 
-/// `text` cut to `chars` characters: the kept part and, when cut, the whole length in characters.
-pub fn cut(mut text: String, chars: usize) -> (String, Option<usize>) {
+/// A line's text as it is read: cut to the scope's characters while it is still the reader's (a line
+/// of 15 KB costs the kept part, never a 15 KB string), with its whole length when cut.
+#[derive(Default)]
+struct CutText {
+    text: String,
+    whole: Option<usize>,
+}
+
+impl<'de> Deserialize<'de> for CutText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CutText, D::Error> {
+        struct Text(Option<usize>);
+        impl Visitor<'_> for Text {
+            type Value = CutText;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a line's text")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CutText, E> {
+                let at = self.0.and_then(|chars| v.char_indices().nth(chars).map(|(at, _)| (chars, at)));
+                Ok(match at {
+                    None => CutText { text: v.to_owned(), whole: None },
+                    Some((chars, at)) => {
+                        CutText { text: v[..at].to_owned(), whole: Some(chars + v[at..].chars().count()) }
+                    }
+                })
+            }
+        }
+        d.deserialize_str(Text(SCOPE.with(Cell::get).map(|s| s.line_chars)))
+    }
+}
+
+/// `text` cut to `chars` characters: the kept part and, when cut, the whole length in characters. A cut
+/// line is a new string of its kept part: the whole one's memory goes (a truncated string keeps it).
+pub fn cut(text: String, chars: usize) -> (String, Option<usize>) {
     match text.char_indices().nth(chars) {
         None => (text, None),
         Some((at, _)) => {
             let whole = chars + text[at..].chars().count();
-            text.truncate(at);
-            (text, Some(whole))
+            (text[..at].to_owned(), Some(whole))
         }
     }
 }
@@ -104,11 +134,7 @@ impl<'de> Deserialize<'de> for Kept {
                     if left > 0 {
                         // A line without `text` (null, or another object) is an empty line.
                         let Some(line) = seq.next_element::<Option<LineJson>>()? else { break };
-                        let text = line.map(|l| l.text).unwrap_or_default();
-                        let (text, whole) = match share {
-                            Some(s) => cut(text, s.line_chars),
-                            None => (text, None),
-                        };
+                        let CutText { text, whole } = line.map(|l| l.text).unwrap_or_default();
                         if let Some(whole) = whole {
                             kept.cut.insert(kept.lines.len(), whole);
                         }
@@ -159,6 +185,13 @@ mod tests {
         let k = read(Some(LineShare { bytes: 1000, line_chars: 3 }), r#"{"lines":[{"text":"ééééé"},{"text":"ab"}]}"#);
         assert_eq!(k.lines, ["ééé", "ab"]);
         assert_eq!(k.cut, BTreeMap::from([(0, 5)]));
+    }
+
+    #[test]
+    fn a_cut_line_holds_only_the_memory_of_what_it_keeps() {
+        let (kept, whole) = cut("x".repeat(15_000), 500);
+        assert_eq!((kept.len(), whole), (500, Some(15_000)));
+        assert!(kept.capacity() < 1_000, "a cut line of 500 bytes holds {} bytes", kept.capacity());
     }
 
     #[test]
