@@ -11,6 +11,14 @@ use std::process::ExitCode;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// jemalloc rather than glibc's malloc, its freed pages purged by a background thread within a second
+/// (`.cargo/config.toml`): glibc kept memory that answers had freed resident (236 MiB 40 s after three
+/// unread batches were given back, while bb's heap held about 20 MiB; bench/share part 2, massif), so
+/// what `--memory-budget` bounds was not what the process held.
+#[cfg(all(target_os = "linux", not(target_env = "musl")))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
