@@ -5,9 +5,11 @@ use hyper::rt::{Sleep, Timer};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
+
+use crate::instant::AtomicInstant;
 
 /// hyper's header-read timeout for one connection, without a timer per request.
 ///
@@ -19,14 +21,7 @@ use std::time::{Duration, Instant};
 /// once per timeout while requests keep coming. A sleep never wakes hyper itself; hyper's own
 /// answer to the timeout would be to close the connection, which the watch does.
 #[derive(Debug, Clone)]
-pub struct HeadClock(Arc<ClockState>);
-
-#[derive(Debug)]
-struct ClockState {
-    base: Instant,
-    // The deadline of the sleep hyper holds, as nanoseconds after `base` plus one; 0 for none.
-    deadline: AtomicU64,
-}
+pub struct HeadClock(Arc<AtomicInstant>);
 
 impl Default for HeadClock {
     fn default() -> Self {
@@ -37,19 +32,17 @@ impl Default for HeadClock {
 impl HeadClock {
     /// A clock with no deadline.
     pub fn new() -> HeadClock {
-        HeadClock(Arc::new(ClockState { base: Instant::now(), deadline: AtomicU64::new(0) }))
+        // The deadline of the sleep hyper holds, if it holds one.
+        HeadClock(Arc::new(AtomicInstant::none()))
     }
 
     fn encode(&self, at: Instant) -> u64 {
-        u64::try_from(at.saturating_duration_since(self.0.base).as_nanos()).unwrap_or(u64::MAX - 1).saturating_add(1)
+        self.0.mark(at)
     }
 
     /// The deadline of the head hyper waits for, if it waits for one.
     pub fn deadline(&self) -> Option<Instant> {
-        match self.0.deadline.load(Ordering::Acquire) {
-            0 => None,
-            n => Some(self.0.base + Duration::from_nanos(n - 1)),
-        }
+        self.0.instant(self.0.word().load(Ordering::Acquire))
     }
 
     /// Returns once hyper has waited for a request head past its deadline; `idle` is how long to
@@ -83,7 +76,7 @@ impl Sleep for HeadSleep {}
 impl Drop for HeadSleep {
     fn drop(&mut self) {
         // The head arrived (or hyper replaced the sleep): no deadline, unless a newer sleep set one.
-        let _ = self.clock.0.deadline.compare_exchange(self.mark, 0, Ordering::AcqRel, Ordering::Relaxed);
+        let _ = self.clock.0.word().compare_exchange(self.mark, 0, Ordering::AcqRel, Ordering::Relaxed);
     }
 }
 
@@ -95,10 +88,10 @@ impl Timer for HeadClock {
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn Sleep>> {
         let mut mark = self.encode(deadline);
         // Never the mark of the sleep this one replaces, whose drop must not clear it.
-        if self.0.deadline.load(Ordering::Acquire) == mark {
+        if self.0.word().load(Ordering::Acquire) == mark {
             mark += 1;
         }
-        self.0.deadline.store(mark, Ordering::Release);
+        self.0.word().store(mark, Ordering::Release);
         Box::pin(HeadSleep { clock: self.clone(), mark })
     }
 

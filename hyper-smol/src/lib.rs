@@ -11,13 +11,15 @@
 //! timer: [`SmolTimer`]), `head_clock` (when a connection that waits too long for a request head
 //! ends, with one timer per connection rather than one per request: [`HeadClock`]), `write_clock`
 //! (when a connection whose client stopped reading ends: [`WriteClock`], [`Watched`]). The four
-//! import none of each other.
+//! import none of each other; the two clocks keep their instant in `instant` (an optional instant
+//! threads share without a lock).
 //!
 //! The repository's map, with where this crate sits among the others, is `docs/ARCHITECTURE.md`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod head_clock;
+mod instant;
 mod io;
 mod timer;
 mod write_clock;

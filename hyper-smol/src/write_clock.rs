@@ -11,22 +11,17 @@
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use hyper::rt::ReadBufCursor;
 
+use crate::instant::AtomicInstant;
+
 /// Whether, and since when, a connection's writes wait for its client to read.
 #[derive(Debug, Clone)]
-pub struct WriteClock(Arc<ClockState>);
-
-#[derive(Debug)]
-struct ClockState {
-    base: Instant,
-    /// Nanoseconds after `base` plus one since which writes wait; 0 when they do not.
-    stalled: AtomicU64,
-}
+pub struct WriteClock(Arc<AtomicInstant>);
 
 impl Default for WriteClock {
     fn default() -> Self {
@@ -37,28 +32,22 @@ impl Default for WriteClock {
 impl WriteClock {
     /// A clock of a connection that has written nothing yet.
     pub fn new() -> WriteClock {
-        WriteClock(Arc::new(ClockState { base: Instant::now(), stalled: AtomicU64::new(0) }))
-    }
-
-    fn mark(&self, at: Instant) -> u64 {
-        u64::try_from(at.saturating_duration_since(self.0.base).as_nanos()).unwrap_or(u64::MAX - 1).saturating_add(1)
+        // Since when writes wait for the client, if they do.
+        WriteClock(Arc::new(AtomicInstant::none()))
     }
 
     /// Since when writes wait for the client, if they do.
     pub fn stalled_since(&self) -> Option<Instant> {
-        match self.0.stalled.load(Ordering::Acquire) {
-            0 => None,
-            n => Some(self.0.base + Duration::from_nanos(n - 1)),
-        }
+        self.0.instant(self.0.word().load(Ordering::Acquire))
     }
 
     fn stall(&self) {
-        let now = self.mark(Instant::now());
-        let _ = self.0.stalled.compare_exchange(0, now, Ordering::AcqRel, Ordering::Relaxed);
+        let now = self.0.mark(Instant::now());
+        let _ = self.0.word().compare_exchange(0, now, Ordering::AcqRel, Ordering::Relaxed);
     }
 
     fn progress(&self) {
-        self.0.stalled.store(0, Ordering::Release);
+        self.0.word().store(0, Ordering::Release);
     }
 
     /// Returns once a write has waited `timeout` without progress. One timer per connection, which
