@@ -27,4 +27,4 @@ mod write_clock;
 pub use head_clock::HeadClock;
 pub use io::SmolIo;
 pub use timer::SmolTimer;
-pub use write_clock::{Watched, WriteClock};
+pub use write_clock::{PROGRESS, Watched, WriteClock};

@@ -1,17 +1,19 @@
 //! When a connection whose client stopped reading ends: a write that makes no progress for the write
 //! timeout. hyper has a timeout for reading a head, none for writing an answer; an answer the client
 //! never reads would otherwise hold its bytes (and its connection) for as long as the socket stays open.
+//! Progress is [`PROGRESS`] bytes taken by the client, or everything written: a client that reads a
+//! byte now and then to keep a large answer in memory is as stalled as one that reads nothing.
 //!
 //! ```text
-//!   poll_write / poll_flush ── Pending ──▶ stalled since now (unless stalled already)
-//!                           └─ progress ─▶ not stalled
+//!   poll_write / poll_flush ── Pending ──────────────────────────────▶ stalled since now (unless already)
+//!                           └─ PROGRESS bytes written since, or flushed ─▶ not stalled
 //!   WriteClock::watch(timeout) ── stalled for `timeout` ──▶ returns: the caller drops the connection
 //! ```
 
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -19,9 +21,20 @@ use hyper::rt::ReadBufCursor;
 
 use crate::instant::AtomicInstant;
 
+/// The bytes a stalled connection's client must take to count as reading again.
+pub const PROGRESS: u64 = 64 * 1024;
+
 /// Whether, and since when, a connection's writes wait for its client to read.
 #[derive(Debug, Clone)]
-pub struct WriteClock(Arc<AtomicInstant>);
+pub struct WriteClock(Arc<State>);
+
+#[derive(Debug)]
+struct State {
+    /// Since when writes wait for the client, if they do.
+    stalled: AtomicInstant,
+    /// Bytes written since the stall began.
+    taken: AtomicU64,
+}
 
 impl Default for WriteClock {
     fn default() -> Self {
@@ -32,22 +45,33 @@ impl Default for WriteClock {
 impl WriteClock {
     /// A clock of a connection that has written nothing yet.
     pub fn new() -> WriteClock {
-        // Since when writes wait for the client, if they do.
-        WriteClock(Arc::new(AtomicInstant::none()))
+        WriteClock(Arc::new(State { stalled: AtomicInstant::none(), taken: AtomicU64::new(0) }))
     }
 
     /// Since when writes wait for the client, if they do.
     pub fn stalled_since(&self) -> Option<Instant> {
-        self.0.instant(self.0.word().load(Ordering::Acquire))
+        let s = &self.0.stalled;
+        s.instant(s.word().load(Ordering::Acquire))
     }
 
     fn stall(&self) {
-        let now = self.0.mark(Instant::now());
-        let _ = self.0.word().compare_exchange(0, now, Ordering::AcqRel, Ordering::Relaxed);
+        let s = &self.0.stalled;
+        if s.word().compare_exchange(0, s.mark(Instant::now()), Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            self.0.taken.store(0, Ordering::Release);
+        }
     }
 
-    fn progress(&self) {
-        self.0.word().store(0, Ordering::Release);
+    /// `bytes` were written: the stall ends once the client has taken [`PROGRESS`] bytes since it began.
+    fn wrote(&self, bytes: u64) {
+        if self.0.taken.fetch_add(bytes, Ordering::AcqRel).saturating_add(bytes) >= PROGRESS {
+            self.done();
+        }
+    }
+
+    /// Everything was written: nothing waits.
+    fn done(&self) {
+        self.0.stalled.word().store(0, Ordering::Release);
+        self.0.taken.store(0, Ordering::Release);
     }
 
     /// Returns once a write has waited `timeout` without progress. One timer per connection, which
@@ -76,11 +100,20 @@ impl<T> Watched<T> {
         Watched { io, clock }
     }
 
-    fn seen<R>(&self, polled: Poll<io::Result<R>>, progress: impl Fn(&R) -> bool) -> Poll<io::Result<R>> {
+    fn seen_write(&self, polled: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
         match &polled {
             Poll::Pending => self.clock.stall(),
-            Poll::Ready(Ok(r)) if progress(r) => self.clock.progress(),
-            Poll::Ready(_) => {}
+            Poll::Ready(Ok(n)) => self.clock.wrote(*n as u64),
+            Poll::Ready(Err(_)) => {}
+        }
+        polled
+    }
+
+    fn seen_flush(&self, polled: Poll<io::Result<()>>) -> Poll<io::Result<()>> {
+        match &polled {
+            Poll::Pending => self.clock.stall(),
+            Poll::Ready(Ok(())) => self.clock.done(),
+            Poll::Ready(Err(_)) => {}
         }
         polled
     }
@@ -95,7 +128,7 @@ impl<T: hyper::rt::Read + Unpin> hyper::rt::Read for Watched<T> {
 impl<T: hyper::rt::Write + Unpin> hyper::rt::Write for Watched<T> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let polled = Pin::new(&mut self.io).poll_write(cx, buf);
-        self.seen(polled, |n| *n > 0)
+        self.seen_write(polled)
     }
 
     fn poll_write_vectored(
@@ -104,7 +137,7 @@ impl<T: hyper::rt::Write + Unpin> hyper::rt::Write for Watched<T> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
-        self.seen(polled, |n| *n > 0)
+        self.seen_write(polled)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -113,12 +146,12 @@ impl<T: hyper::rt::Write + Unpin> hyper::rt::Write for Watched<T> {
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let polled = Pin::new(&mut self.io).poll_flush(cx);
-        self.seen(polled, |_| true)
+        self.seen_flush(polled)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let polled = Pin::new(&mut self.io).poll_shutdown(cx);
-        self.seen(polled, |_| true)
+        self.seen_flush(polled)
     }
 }
 
@@ -136,8 +169,24 @@ mod tests {
         std::thread::sleep(Duration::from_millis(2));
         clock.stall();
         assert_eq!(clock.stalled_since(), first, "a longer stall keeps its start");
-        clock.progress();
+        clock.done();
         assert_eq!(clock.stalled_since(), None);
+    }
+
+    #[test]
+    fn a_client_that_takes_a_few_bytes_now_and_then_is_still_stalled() {
+        let clock = WriteClock::new();
+        clock.stall();
+        let since = clock.stalled_since();
+        for _ in 0..100 {
+            clock.wrote(1);
+            clock.stall();
+        }
+        assert_eq!(clock.stalled_since(), since, "a hundred bytes are no progress");
+        clock.wrote(PROGRESS);
+        assert_eq!(clock.stalled_since(), None, "64 KiB taken is");
+        clock.stall();
+        assert!(clock.stalled_since().is_some_and(|s| Some(s) != since), "a new stall starts anew");
     }
 
     #[test]

@@ -34,8 +34,8 @@ pub struct Limits {
     pub header_timeout: Duration,
     /// How long a client may take to send a request body; then 408 and the connection is closed.
     pub body_timeout: Duration,
-    /// How long an answer may wait to be written while the client reads none of it; then the
-    /// connection is closed and the answer's bytes are given back. An answer's bytes count against
+    /// How long an answer may wait to be written while the client reads less than 64 KiB of it
+    /// (`bb_hyper_smol::PROGRESS`); then the connection is closed and the answer's bytes are given back. An answer's bytes count against
     /// the process's memory budget (`--memory-budget`) until written.
     pub write_timeout: Duration,
     /// Connections admitted at once (a connection is admitted by its first request that passes the

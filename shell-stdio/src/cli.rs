@@ -155,7 +155,7 @@ Streamable HTTP (instead of stdio):
                       A second signal stops bb at once (exit code 1)
   --ready-interval S  from the first GET /readyz on, ask Bitbucket one cheap read every S seconds
                       (1 to 3600; default: 10); /healthz and /readyz need no token and cost no Bitbucket request
-  --write-timeout S   close a connection whose client reads nothing of an answer for S seconds
+  --write-timeout S   close a connection whose client reads less than 64 KB of an answer in S seconds
                       (1 to 3600; default: 30); until written, answers count against --memory-budget
 ";
 
