@@ -85,11 +85,6 @@ impl MadeOnce {
         }
     }
 
-    /// The result as a value, for a batch (2025-03-26), which answers with values.
-    pub(crate) fn value(&self, which: Made) -> Value {
-        serde_json::from_slice(self.made(which)).unwrap_or(Value::Null)
-    }
-
     /// The whole JSON-RPC answer to request `id`: `{"id":…,"jsonrpc":"2.0","result":…}`, its keys in
     /// the order serde_json's sorted maps write every other answer.
     pub(crate) fn message(&self, id: &Id, which: Made) -> Vec<u8> {
@@ -134,7 +129,10 @@ mod tests {
         clone.tools_page_size = 3;
         let paged = clone.made_once();
         assert!(!Arc::ptr_eq(&first, &paged));
-        assert_eq!(paged.value(Made::ToolsList)["tools"].as_array().map(Vec::len), Some(3));
+        assert_eq!(
+            serde_json::from_slice::<Value>(paged.made(Made::ToolsList)).unwrap()["tools"].as_array().map(Vec::len),
+            Some(3)
+        );
         let other = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
         let mut another = config.clone();
         another.exposed = other;

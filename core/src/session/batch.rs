@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use super::{Reply, Session};
+use crate::contract::Output;
 use crate::jsonrpc::{ErrorReply, INVALID_REQUEST, Message};
 use crate::limits::{BATCH_ANSWER_BYTES, MAX_BATCH};
 use crate::protocol::ProtocolVersion;
@@ -20,51 +21,64 @@ pub(super) struct Batch {
     pub(super) tag: u64,
     /// How many of its requests still wait on Bitbucket.
     waiting: usize,
-    answers: Vec<Value>,
-    /// The bytes its answers take, encoded.
+    /// Its answers so far, each encoded once, as it came.
+    answers: Vec<Vec<u8>>,
+    /// The bytes they take.
     bytes: usize,
 }
 
 impl Batch {
-    /// Adds `answer`, or, when it would take the batch's answers past [`BATCH_ANSWER_BYTES`], the
-    /// sentence that says it was left out.
-    fn add(&mut self, answer: Value) {
-        let size = encoded_len(&answer);
-        let answer =
-            if self.bytes.saturating_add(size) > BATCH_ANSWER_BYTES { left_out(&answer, size) } else { answer };
-        self.bytes = self.bytes.saturating_add(encoded_len(&answer));
+    /// Adds an encoded answer, or, when it would take the batch's answers past [`BATCH_ANSWER_BYTES`],
+    /// the sentence that says it was left out.
+    fn add(&mut self, answer: Vec<u8>) {
+        let answer = if self.bytes.saturating_add(answer.len()) > BATCH_ANSWER_BYTES {
+            serde_json::to_vec(&left_out(&answer)).unwrap_or_default()
+        } else {
+            answer
+        };
+        self.bytes = self.bytes.saturating_add(answer.len());
         self.answers.push(answer);
     }
-}
 
-/// The length of `value` as JSON, counted without keeping the text.
-fn encoded_len(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
+    /// The batch's answer: its answers in one JSON array.
+    fn message(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.bytes + self.answers.len() + 1);
+        out.push(b'[');
+        for (i, a) in self.answers.into_iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&a);
         }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+        out.push(b']');
+        out
     }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
 }
 
 /// What a request whose answer did not fit in its batch is answered with: a tool call's result that
-/// says so (the model reads it), or for any other request a JSON-RPC error.
-fn left_out(answer: &Value, size: usize) -> Value {
-    let id = answer.get("id").cloned().unwrap_or(Value::Null);
+/// says so (the model reads it), or for any other request a JSON-RPC error. Only the answer's id and
+/// whether it is a tool's result are read of it.
+fn left_out(answer: &[u8]) -> Value {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        id: Value,
+        result: Option<ProbeResult>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ProbeResult {
+        content: Option<serde::de::IgnoredAny>,
+    }
+    let probe = serde_json::from_slice::<Probe>(answer).ok();
+    let tool = probe.as_ref().and_then(|p| p.result.as_ref()).is_some_and(|r| r.content.is_some());
+    let id = probe.map_or(Value::Null, |p| p.id);
     let cap = BATCH_ANSWER_BYTES >> 20;
-    let mb = ((size + (1 << 19)) >> 20).max(1);
+    let mb = ((answer.len() + (1 << 19)) >> 20).max(1);
     let words = format!(
         "This answer (about {mb} MB) was left out: the answers of one batch may take at most {cap} MB together, and the \
          others took that. Ask for it again on its own, or in a smaller batch."
     );
-    if answer.pointer("/result/content").is_some() {
+    if tool {
         json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": words}], "isError": true}})
     } else {
         json!({"jsonrpc": "2.0", "id": id, "error": {"code": ANSWER_LEFT_OUT, "message": words}})
@@ -103,12 +117,11 @@ impl Session {
         for item in items {
             let answer = match item {
                 Ok(message) => match self.dispatch(message, tag, Some(batch_id), sh) {
-                    Some(Reply::Value(v)) => Some(v),
-                    // A batch's answers are values: only a single request gets a message made once.
-                    Some(Reply::Bytes(bytes)) => serde_json::from_slice(&bytes).ok(),
+                    Some(Reply::Value(v)) => serde_json::to_vec(&v).ok(),
+                    Some(Reply::Bytes(bytes)) => Some(bytes),
                     None => None,
                 },
-                Err(reply) => Some(reply.to_value()),
+                Err(reply) => serde_json::to_vec(&reply.to_value()).ok(),
             };
             if let Some(answer) = answer
                 && let Some(b) = self.batches.get_mut(&batch_id)
@@ -130,7 +143,9 @@ impl Session {
     pub(super) fn batch_answered(&mut self, batch: u64, answer: Value, sh: &mut Shared) {
         if let Some(b) = self.batches.get_mut(&batch) {
             b.waiting = b.waiting.saturating_sub(1);
-            b.add(answer);
+            if let Ok(answer) = serde_json::to_vec(&answer) {
+                b.add(answer);
+            }
         }
         self.finish_batch_if_done(batch, sh);
     }
@@ -149,7 +164,8 @@ impl Session {
         {
             // A batch of notifications only is answered with nothing at all (JSON-RPC 2.0 §6).
             if !b.answers.is_empty() {
-                self.send(Value::Array(b.answers), Some(b.tag), sh);
+                let tag = b.tag;
+                sh.out.push_back(Output::Send { session: self.id, tag: Some(tag), message: b.message() });
             }
         }
     }

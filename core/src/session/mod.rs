@@ -169,8 +169,7 @@ impl Session {
                 match answer {
                     Answer::Now(Ok(result)) => Some(Reply::Value(jsonrpc::result_value(&id, result))),
                     Answer::Now(Err(reply)) => Some(Reply::Value(reply.to_value())),
-                    Answer::Made(made) if batch.is_none() => Some(Reply::Bytes(sh.made.message(&id, made))),
-                    Answer::Made(made) => Some(Reply::Value(jsonrpc::result_value(&id, sh.made.value(made)))),
+                    Answer::Made(made) => Some(Reply::Bytes(sh.made.message(&id, made))),
                     Answer::Later => None,
                 }
             }
