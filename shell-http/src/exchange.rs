@@ -501,15 +501,6 @@ fn refused(endpoint: &Endpoint, why: Refusal) -> Response<Reply> {
         endpoint.logger.log(Level::Notice, &format!("refused a request: {why:?}{}", and_more(held)));
     }
     match why {
-        Refusal::Host => {
-            refusal(StatusCode::FORBIDDEN, None, "Forbidden: this Host is not one bb answers to (see --allow-host).")
-        }
-        Refusal::Origin => {
-            refusal(StatusCode::FORBIDDEN, None, "Forbidden: this Origin is not allowed (see --allow-origin).")
-        }
-        Refusal::Ambiguous(name) => {
-            refusal(StatusCode::BAD_REQUEST, None, &format!("Bad request: send exactly one {name} header."))
-        }
         Refusal::Target => refusal(
             StatusCode::BAD_REQUEST,
             None,
@@ -529,6 +520,9 @@ fn refused(endpoint: &Endpoint, why: Refusal) -> Response<Reply> {
             r.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
             r
         }
+        // Host, Origin, two of either: answered as every listener answers them.
+        other => reply::from_elsewhere(&other)
+            .unwrap_or_else(|| refusal(StatusCode::BAD_REQUEST, None, "Bad request: the gate refused it.")),
     }
 }
 

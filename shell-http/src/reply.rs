@@ -17,6 +17,7 @@ use hyper::{Response, StatusCode};
 use serde_json::{Value, json};
 use smol::stream::Stream;
 
+use crate::gate::Refusal;
 use crate::observe::Timing;
 use crate::sessions::{Part, WaiterGuard};
 use crate::unsent::CHARGED_FROM;
@@ -206,6 +207,23 @@ pub(crate) fn refusal(status: StatusCode, id: Option<Value>, message: &str) -> R
     let mut r = json(body.to_string().into_bytes());
     *r.status_mut() = status;
     r
+}
+
+/// The answer to a request the gate refused for where it came from (its Host, its Origin, or two of
+/// either), the same on every listener; `None` for the refusals each listener words itself.
+pub(crate) fn from_elsewhere(why: &Refusal) -> Option<Response<Reply>> {
+    Some(match why {
+        Refusal::Host => {
+            refusal(StatusCode::FORBIDDEN, None, "Forbidden: this Host is not one bb answers to (see --allow-host).")
+        }
+        Refusal::Origin => {
+            refusal(StatusCode::FORBIDDEN, None, "Forbidden: this Origin is not allowed (see --allow-origin).")
+        }
+        Refusal::Ambiguous(name) => {
+            refusal(StatusCode::BAD_REQUEST, None, &format!("Bad request: send exactly one {name} header."))
+        }
+        Refusal::Target | Refusal::NoToken | Refusal::WrongToken => return None,
+    })
 }
 
 /// A body that is no JSON-RPC message at all: 400 with the JSON-RPC parse error (-32700).

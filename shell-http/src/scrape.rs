@@ -33,7 +33,7 @@ use smol::net::{TcpListener, TcpStream};
 
 use crate::gate::{Gate, Refusal};
 use crate::options::HttpOptions;
-use crate::reply::{Reply, empty, json, refusal};
+use crate::reply::{Reply, empty, from_elsewhere, json, refusal};
 
 /// How long the accept loop waits after an accept failed.
 pub(crate) const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
@@ -191,20 +191,7 @@ fn answer(req: &hyper::Request<hyper::body::Incoming>, scrape: &Scrape) -> Respo
 
 /// The answer to a request the gate refused, as the MCP listener gives it.
 fn refused(why: Refusal) -> Response<Reply> {
-    match why {
-        Refusal::Host => {
-            refusal(StatusCode::FORBIDDEN, None, "Forbidden: this Host is not one bb answers to (see --allow-host).")
-        }
-        Refusal::Origin => {
-            refusal(StatusCode::FORBIDDEN, None, "Forbidden: this Origin is not allowed (see --allow-origin).")
-        }
-        Refusal::Ambiguous(name) => {
-            refusal(StatusCode::BAD_REQUEST, None, &format!("Bad request: send exactly one {name} header."))
-        }
-        Refusal::Target | Refusal::NoToken | Refusal::WrongToken => {
-            refusal(StatusCode::BAD_REQUEST, None, "Bad request: send `GET /metrics`.")
-        }
-    }
+    from_elsewhere(&why).unwrap_or_else(|| refusal(StatusCode::BAD_REQUEST, None, "Bad request: send `GET /metrics`."))
 }
 
 #[cfg(test)]

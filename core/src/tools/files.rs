@@ -197,11 +197,9 @@ pub fn numbered(name: &str, page: &files::Lines, first: u64, asked: u64) -> Stri
     let mut cut_lines = 0;
     for (i, text) in page.lines.iter().enumerate() {
         let n = start + i as u64;
-        // Cut as it was read (the whole length kept), or here when the lines came whole.
-        let (kept, whole) = match page.cut.get(&i) {
-            Some(&whole) => (crate::bitbucket::window::cut(text.clone(), LINE_CHARS).0, Some(whole)),
-            None => crate::bitbucket::window::cut(text.clone(), LINE_CHARS),
-        };
+        // Cut as it was read (its whole length kept), or here when the lines came whole.
+        let (kept, here) = crate::bitbucket::window::cut(text.clone(), LINE_CHARS);
+        let whole = page.cut.get(&i).copied().or(here);
         let line = match whole {
             None => format!("{n:>width$}\t{kept}\n"),
             Some(total) => format!("{n:>width$}\t{kept}… [line cut: {LINE_CHARS} of {total} characters shown]\n"),

@@ -489,6 +489,12 @@ impl Rate {
         self.lock().store.as_ref().is_none_or(Store::answering)
     }
 
+    /// When the shared store, which did not answer, is asked again.
+    #[cfg(test)]
+    pub(crate) fn store_asked_again_at(&self) -> Option<Instant> {
+        self.lock().store.as_ref().and_then(Store::asked_again_at)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -136,6 +136,12 @@ impl Store {
         self.alone_until.is_none()
     }
 
+    /// When a store that did not answer is asked again, if it did not.
+    #[cfg(test)]
+    pub(crate) fn asked_again_at(&self) -> Option<Instant> {
+        self.alone_until
+    }
+
     /// Runs `step` on `key`'s bucket of `limit`: `Some` with what the store decided (`Err`: the wait
     /// until there is room), or `None` when the store does not answer and bb must decide alone.
     pub fn run(&mut self, key: &str, limit: RateLimit, step: Step) -> Option<Result<(), Duration>> {

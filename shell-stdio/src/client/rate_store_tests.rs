@@ -289,7 +289,12 @@ fn a_store_that_does_not_answer_leaves_each_replica_its_share_said_once_and_is_u
 
     // The store comes up: after the probe's pause the shared bucket (full: 30 above the half) decides.
     let Some(_redis) = Redis::start_on(port, "the store's return") else { return };
-    std::thread::sleep(PROBE_EVERY + Duration::from_millis(100));
+    // The store is asked again once its pause is over: wait for that moment itself.
+    let again = rate.store_asked_again_at().expect("a store that did not answer has a time to be asked again");
+    assert!(again <= Instant::now() + PROBE_EVERY, "asked again within the probe's pause");
+    while Instant::now() < again {
+        std::thread::sleep(again.saturating_duration_since(Instant::now()));
+    }
     // The store lost the bucket in its restart: it starts empty (Bitbucket's was spent meanwhile).
     assert_eq!(refreshes_that_go(&rate, who, 1000), 0, "a lost bucket starts empty");
     assert!(rate.store_answering());
