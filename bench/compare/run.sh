@@ -245,7 +245,9 @@ for request in list show; do
             rcpu=$(median "${V[$r|cpu]:-}")
             ratio=$(awk -v a="$brps" -v b="$rrps" 'BEGIN { if (a == "NA" || b == "NA" || b == 0) print "NA"; else printf "%.2f×", a / b }')
             echo "| $label | $mlabel | $conns | $(f0 "$brps") | $(f0 "$rrps") | $ratio | $(f0 "$bp50") | $(f0 "$bp99") | $(f0 "$rp50") | $(f0 "$rp99") | $(f1 "$bcpu") / $(f1 "$rcpu") |"
-            ge "$brps" "$rrps" || MISS[rps$conns]+="${MISS[rps$conns]:+, }$label $mode"
+            # At 16 and 64 connections bb is to answer at least 1.5x rmcp's rate (issue 39), at 1 at least rmcp's.
+            want=$(awk -v r="$rrps" -v c="$conns" 'BEGIN { if (r == "NA") print "NA"; else print (c >= 16 ? 1.5 : 1) * r }')
+            ge "$brps" "$want" || MISS[rps$conns]+="${MISS[rps$conns]:+, }$label $mode"
             ge "$rp99" "$bp99" || MISS[p99]+="${MISS[p99]:+, }$label $mode $conns"
             if [ "$conns" -ge 16 ]; then
                 ge "$(awk -v a="$bp50" 'BEGIN { print (a == "NA") ? "NA" : 2 * a }')" "$bp99" ||
@@ -277,7 +279,7 @@ mark() { [ -z "${MISS[$1]:-}" ] && echo "met" || echo "not met (${MISS[$1]})"; }
 echo "Targets:"
 echo
 for conns in $CONNS; do
-    echo "- bb ≥ 1.0× rmcp req/s at $conns connection(s): $(mark "rps$conns")"
+    echo "- bb ≥ $([ "$conns" -ge 16 ] && echo 1.5 || echo 1.0)× rmcp req/s at $conns connection(s): $(mark "rps$conns")"
 done
 echo "- p99 bb ≤ p99 rmcp: $(mark p99)"
 echo "- p99 bb ≤ 2× p50 bb at 16 and 64 connections: $(mark tail)"

@@ -86,6 +86,40 @@ pub enum Input<'a> {
     },
 }
 
+/// What a sent message says, for a shell's metrics and log: the core knows it when it writes the
+/// message, so no shell parses a message back to learn it (the HTTP shell once parsed every answer,
+/// which made a 25 KB `tools/list` cost three times the CPU it needs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Said {
+    /// A result, a notification, or a batch's answers.
+    #[default]
+    Result,
+    /// A tool's result that is an error (`isError`).
+    ToolError,
+    /// A JSON-RPC error with this code.
+    Error(i64),
+    /// A `refresh_view` result that says the view is unchanged.
+    Unchanged,
+}
+
+impl Said {
+    /// What `message`, about to be written, says.
+    pub(crate) fn of(message: &serde_json::Value) -> Said {
+        if let Some(code) = message.pointer("/error/code") {
+            return Said::Error(code.as_i64().unwrap_or(0));
+        }
+        let Some(result) = message.get("result") else { return Said::Result };
+        if result.get("isError") == Some(&serde_json::Value::Bool(true)) {
+            return Said::ToolError;
+        }
+        let unchanged = result
+            .get("_meta")
+            .and_then(serde_json::Value::as_object)
+            .is_some_and(|meta| meta.values().any(|d| d.get("unchanged") == Some(&serde_json::Value::Bool(true))));
+        if unchanged { Said::Unchanged } else { Said::Result }
+    }
+}
+
 /// Something the shell must do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {
@@ -97,6 +131,8 @@ pub enum Output {
         tag: Option<u64>,
         /// The JSON-RPC message as UTF-8 JSON text, without a trailing newline.
         message: Vec<u8>,
+        /// What the message says, as the core knew when it wrote it.
+        said: Said,
     },
     /// The input tagged `tag` is complete: every message that answers it has been sent (possibly none:
     /// a notification, a cancelled call).
@@ -159,4 +195,20 @@ pub enum Output {
         /// The text; never holds a secret.
         message: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Said;
+    use serde_json::json;
+
+    #[test]
+    fn what_a_message_says_is_read_from_the_value_it_is_written_from() {
+        assert_eq!(Said::of(&json!({"id": 1, "error": {"code": -32602, "message": "x"}})), Said::Error(-32602));
+        assert_eq!(Said::of(&json!({"id": 1, "result": {"content": [], "isError": true}})), Said::ToolError);
+        assert_eq!(Said::of(&json!({"id": 1, "result": {"content": [], "isError": false}})), Said::Result);
+        assert_eq!(Said::of(&json!({"id": 1, "result": {"_meta": {"bb/view": {"unchanged": true}}}})), Said::Unchanged);
+        assert_eq!(Said::of(&json!({"id": 1, "result": {"_meta": {"bb/view": {"fingerprint": "x"}}}})), Said::Result);
+        assert_eq!(Said::of(&json!({"method": "notifications/message", "params": {}})), Said::Result);
+    }
 }

@@ -5,7 +5,7 @@
 //! and drains [`Server::poll_output`] after every call, carrying out each [`Output`]:
 //!
 //! ```
-//! use bb_core::{Catalogue, ExposureOptions, Input, Output, Server, ServerConfig};
+//! use bb_core::{Catalogue, ExposureOptions, Input, Output, Said, Server, ServerConfig};
 //!
 //! let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
 //! let mut server = Server::new(ServerConfig::new(exposed, "0.0.0"));
@@ -17,7 +17,7 @@
 //!     outputs.push(out);
 //! }
 //! assert_eq!(outputs, [
-//!     Output::Send { session, tag: Some(7), message: br#"{"id":1,"jsonrpc":"2.0","result":{}}"#.to_vec() },
+//!     Output::Send { session, tag: Some(7), message: br#"{"id":1,"jsonrpc":"2.0","result":{}}"#.to_vec(), said: Said::Result },
 //!     Output::Done { session, tag: 7 },
 //! ]);
 //! ```
@@ -108,7 +108,7 @@ pub mod testing;
 
 // The drive contract: what a shell feeds the core, and what it carries out for it.
 pub use config::ServerConfig;
-pub use contract::{Input, Output, SessionId};
+pub use contract::{Input, Output, Said, SessionId};
 pub use fetch::{
     Batch, Decoded, DiffAnswer, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Keep, LineShare,
     LinesAnswer, Method, Share, Ticket, decode,

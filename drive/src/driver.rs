@@ -13,7 +13,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bb_core::{FetchOutcome, FetchRequest, Input, Level, Output, Server, ServerConfig, SessionId, Ticket, limits};
+use bb_core::{
+    FetchOutcome, FetchRequest, Input, Level, Output, Said, Server, ServerConfig, SessionId, Ticket, limits,
+};
 use bb_core::{HighlightJob, Highlighted};
 use bb_core::{Joined, Method, ReadKey};
 
@@ -41,6 +43,8 @@ pub enum Delivery {
         tag: Option<u64>,
         /// The message as JSON text.
         message: Vec<u8>,
+        /// What it says (an error, a tool's error, an unchanged view), as the core wrote it.
+        said: Said,
     },
     /// Every message answering the input tagged `tag` has been delivered (possibly none).
     Done {
@@ -335,7 +339,9 @@ impl Driver {
             while let Some(out) = self.server.poll_output() {
                 match out {
                     Output::Compute { session, ticket, job } => self.compute(session, ticket, job),
-                    Output::Send { session, tag, message } => deliver(Delivery::Send { session, tag, message }),
+                    Output::Send { session, tag, message, said } => {
+                        deliver(Delivery::Send { session, tag, message, said })
+                    }
                     Output::Done { session, tag } => deliver(Delivery::Done { session, tag }),
                     Output::Fetch { session, ticket, request } => self.start(session, ticket, request),
                     Output::Work { ticket, .. } => {

@@ -465,10 +465,10 @@ async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8], once: bo
         }
         match got.as_slice() {
             [Part::Unanswered] => return empty(StatusCode::ACCEPTED),
-            [Part::Final(_)] => {
-                if let Some(Part::Final(m)) = got.pop() {
+            [Part::Final(..)] => {
+                if let Some(Part::Final(m, said)) = got.pop() {
                     if let Some(t) = timing.take() {
-                        t.answered(&m);
+                        t.answered(said);
                     }
                     let status = if once { sessionless::status_of(&m) } else { StatusCode::OK };
                     let mut r = reply::json(m);

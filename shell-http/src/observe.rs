@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use bb_core::Level;
+use bb_core::{Level, Said};
 use bb_drive::Logger;
 use bb_drive::metrics::{self, Call, Metrics};
 use serde_json::{Value, json};
@@ -52,11 +52,11 @@ impl Timing {
         self.logger.event(Level::Info, "call answered", &fields);
     }
 
-    /// The answer `message` went out.
-    pub(crate) fn answered(self, message: &[u8]) {
-        let kind = serde_json::from_slice::<Value>(message).ok().map_or(Some("unreadable"), |v| error_kind(&v));
+    /// The answer went out, saying `said` (the core says what it wrote: no answer is parsed back here).
+    pub(crate) fn answered(self, said: Said) {
+        let kind = error_kind(said);
         let m = Metrics::global();
-        if self.call.tool == "refresh_view" && kind.is_none() && unchanged(message) {
+        if self.call.tool == "refresh_view" && said == Said::Unchanged {
             m.refresh_unchanged();
         }
         let seconds = self.started.elapsed().as_secs_f64();
@@ -73,9 +73,11 @@ impl Timing {
 }
 
 /// The kind of error an answer carries, if any: JSON-RPC's by code, or a tool's (`isError`).
-fn error_kind(v: &Value) -> Option<&'static str> {
-    if let Some(code) = v.pointer("/error/code").and_then(Value::as_i64) {
-        return Some(match code {
+fn error_kind(said: Said) -> Option<&'static str> {
+    match said {
+        Said::Result | Said::Unchanged => None,
+        Said::ToolError => Some("tool"),
+        Said::Error(code) => Some(match code {
             -32700 => "parse_error",
             -32600 => "invalid_request",
             -32601 => "method_not_found",
@@ -83,17 +85,8 @@ fn error_kind(v: &Value) -> Option<&'static str> {
             -32603 => "internal_error",
             -32099..=-32000 => "server_error",
             _ => "other",
-        });
+        }),
     }
-    (v.pointer("/result/isError") == Some(&Value::Bool(true))).then_some("tool")
-}
-
-/// Whether a `refresh_view` answer says the view is unchanged (its `_meta` view data).
-fn unchanged(message: &[u8]) -> bool {
-    let Ok(v) = serde_json::from_slice::<Value>(message) else { return false };
-    v.pointer("/result/_meta")
-        .and_then(Value::as_object)
-        .is_some_and(|meta| meta.values().any(|d| d.get("unchanged") == Some(&Value::Bool(true))))
 }
 
 #[cfg(test)]
@@ -108,10 +101,10 @@ mod tests {
         assert_eq!((t.call.method, t.call.tool), ("tools/call", "other"));
         let t = Timing::start(&json!({"method": "weird/SECRET"}), &[], &log);
         assert_eq!((t.call.method, t.call.tool), ("other", ""));
-        assert_eq!(error_kind(&json!({"error": {"code": -32602}})), Some("invalid_params"));
-        assert_eq!(error_kind(&json!({"result": {"isError": true}})), Some("tool"));
-        assert_eq!(error_kind(&json!({"result": {}})), None);
-        assert!(unchanged(br#"{"result":{"_meta":{"bb/view":{"unchanged":true}}}}"#));
-        assert!(!unchanged(br#"{"result":{"_meta":{"bb/view":{"fingerprint":"x"}}}}"#));
+        assert_eq!(error_kind(Said::Error(-32602)), Some("invalid_params"));
+        assert_eq!(error_kind(Said::Error(-32001)), Some("server_error"));
+        assert_eq!(error_kind(Said::ToolError), Some("tool"));
+        assert_eq!(error_kind(Said::Result), None);
+        assert_eq!(error_kind(Said::Unchanged), None);
     }
 }

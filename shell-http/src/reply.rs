@@ -92,9 +92,9 @@ impl SseStream {
         for d in already {
             match d {
                 Part::Interim(m) => queued.extend(event(m)),
-                Part::Final(m) => {
+                Part::Final(m, said) => {
                     if let Some(t) = timing.take() {
-                        t.answered(&m);
+                        t.answered(said);
                     }
                     queued.extend(event(m));
                     done = true;
@@ -127,9 +127,9 @@ impl SseStream {
                 self.queued.extend(event(m));
                 return Poll::Ready(self.queued.pop_front());
             }
-            Poll::Ready(Some(Part::Final(m))) => {
+            Poll::Ready(Some(Part::Final(m, said))) => {
                 if let Some(t) = self.timing.take() {
-                    t.answered(&m);
+                    t.answered(said);
                 }
                 self.done = true;
                 self.queued.extend(event(m));

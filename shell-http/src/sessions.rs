@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use bb_core::{FetchOutcome, Input, ServerConfig, SessionId, Ticket};
+use bb_core::{FetchOutcome, Input, Said, ServerConfig, SessionId, Ticket};
 use bb_drive::{Bitbucket, Delivery, Driver, Logger, PersonalToken, SharedReads, Wake, now_ms};
 use hyper::body::Bytes;
 use smol::channel::{Receiver, Sender};
@@ -34,8 +34,8 @@ use crate::unsent::charged;
 pub(crate) enum Part {
     /// A message that is not the answer (a progress or log notification).
     Interim(Bytes),
-    /// The answer; nothing follows.
-    Final(Bytes),
+    /// The answer, and what it says (for the metrics and the log); nothing follows.
+    Final(Bytes, Said),
     /// No answer will come.
     Unanswered,
 }
@@ -330,14 +330,14 @@ impl State {
     /// Hands what the driver delivered to the waiters. Messages of one input are held until the
     /// end of the drain, when it is known whether the input is done and so which is the answer.
     fn route(&mut self, out: Vec<Delivery>) {
-        let mut sent: BTreeMap<(SessionId, u64), Vec<Vec<u8>>> = BTreeMap::new();
+        let mut sent: BTreeMap<(SessionId, u64), Vec<(Vec<u8>, Said)>> = BTreeMap::new();
         let mut done: BTreeSet<(SessionId, u64)> = BTreeSet::new();
         for d in out {
             match d {
-                Delivery::Send { session, tag: Some(tag), message } => {
-                    sent.entry((session, tag)).or_default().push(message)
+                Delivery::Send { session, tag: Some(tag), message, said } => {
+                    sent.entry((session, tag)).or_default().push((message, said))
                 }
-                Delivery::Send { session, tag: None, message } => {
+                Delivery::Send { session, tag: None, message, .. } => {
                     let mut open = self.waiters.range((session, 0)..=(session, u64::MAX)).filter(|(_, w)| w.streaming);
                     if let Some((_, w)) = open.next() {
                         let _ = w.tx.try_send(Part::Interim(charged(message)));
@@ -353,7 +353,7 @@ impl State {
                 continue;
             }
             if let Some(w) = self.waiters.get(key) {
-                for m in messages.drain(..) {
+                for (m, _) in messages.drain(..) {
                     let _ = w.tx.try_send(Part::Interim(charged(m)));
                 }
             }
@@ -363,10 +363,10 @@ impl State {
             let Some(w) = self.waiters.remove(&key) else { continue };
             let mut messages = sent.remove(&key).unwrap_or_default();
             let last = messages.pop();
-            for m in messages {
+            for (m, _) in messages {
                 let _ = w.tx.try_send(Part::Interim(charged(m)));
             }
-            let _ = w.tx.try_send(last.map_or(Part::Unanswered, |m| Part::Final(charged(m))));
+            let _ = w.tx.try_send(last.map_or(Part::Unanswered, |(m, said)| Part::Final(charged(m), said)));
         }
     }
 }

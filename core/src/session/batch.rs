@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use super::{Reply, Session};
-use crate::contract::Output;
+use crate::contract::{Output, Said};
 use crate::jsonrpc::{ErrorReply, INVALID_REQUEST, Message};
 use crate::limits::{BATCH_ANSWER_BYTES, MAX_BATCH};
 use crate::protocol::ProtocolVersion;
@@ -165,7 +165,12 @@ impl Session {
             // A batch of notifications only is answered with nothing at all (JSON-RPC 2.0 §6).
             if !b.answers.is_empty() {
                 let tag = b.tag;
-                sh.out.push_back(Output::Send { session: self.id, tag: Some(tag), message: b.message() });
+                sh.out.push_back(Output::Send {
+                    session: self.id,
+                    tag: Some(tag),
+                    message: b.message(),
+                    said: Said::Result,
+                });
             }
         }
     }

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use crate::contract::{Output, SessionId};
+use crate::contract::{Output, Said, SessionId};
 use crate::jsonrpc::{self, Decoded, ErrorReply, INVALID_REQUEST, Id, Message};
 use crate::logging::Level;
 use crate::made::Made;
@@ -137,7 +137,8 @@ impl Session {
             Decoded::Single(message) => match self.dispatch(message, tag, None, sh) {
                 Some(Reply::Value(answer)) => self.send(answer, Some(tag), sh),
                 Some(Reply::Bytes(message)) => {
-                    sh.out.push_back(Output::Send { session: self.id, tag: Some(tag), message })
+                    // A made answer (the tool list, the page) is never an error.
+                    sh.out.push_back(Output::Send { session: self.id, tag: Some(tag), message, said: Said::Result })
                 }
                 None => {}
             },
@@ -203,7 +204,7 @@ impl Session {
 
     fn send(&mut self, value: Value, tag: Option<u64>, sh: &mut Shared) {
         match serde_json::to_vec(&value) {
-            Ok(message) => sh.out.push_back(Output::Send { session: self.id, tag, message }),
+            Ok(message) => sh.out.push_back(Output::Send { session: self.id, tag, message, said: Said::of(&value) }),
             Err(e) => sh
                 .out
                 .push_back(Output::Log { level: Level::Error, message: format!("could not encode an answer: {e}") }),
