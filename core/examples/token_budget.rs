@@ -8,7 +8,7 @@
 #[path = "../tests/stack_harness/mod.rs"]
 mod stack_harness;
 
-use bb_core::{Catalogue, ExposureOptions};
+use bb_core::{Catalogue, Exposed, ExposureOptions, Toolsets};
 use serde_json::{Value, json};
 use stack_harness::StackHarness;
 
@@ -20,7 +20,7 @@ fn main() {
     let mut d = StackHarness::new();
     let mut missed = Vec::new();
     // Tools offered to views only (`_meta.ui.visibility: ["app"]`) are kept from the model by the host.
-    let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+    let e = Catalogue::standard().expose(&ExposureOptions::everything()).unwrap();
     let for_model: Vec<Value> =
         e.listed().iter().filter(|t| t["_meta"]["ui"]["visibility"] != json!(["app"])).cloned().collect();
     let bytes = Value::Array(for_model.clone()).to_string().len();
@@ -31,6 +31,7 @@ fn main() {
     if bytes > TOOL_LIST_BUDGET {
         missed.push(format!("tools/list: {bytes} > {TOOL_LIST_BUDGET} bytes"));
     }
+    toolsets_table();
     println!("{:<28} {:<34} {:>9} {:>11} {:>6}", "tool", "arguments", "answer B", "Bitbucket B", "ratio");
     let row = |d: &mut StackHarness, tool: &str, label: &str, args: serde_json::Value| -> (usize, String) {
         let a = d.call(tool, args);
@@ -106,5 +107,33 @@ fn main() {
             println!("MISSED: {m}");
         }
         std::process::exit(1);
+    }
+}
+
+/// The tool list the model sees for each toolset choice: alone, the default (without a session, and as a
+/// session sees it, with `enable_toolset`), every group, and every group with `writes` (README "Toolsets").
+fn toolsets_table() {
+    let for_model = |e: &Exposed| -> (usize, usize) {
+        let listed: Vec<Value> =
+            e.listed().into_iter().filter(|t| t["_meta"]["ui"]["visibility"] != json!(["app"])).collect();
+        (listed.len(), Value::Array(listed).to_string().len())
+    };
+    let catalogue = Catalogue::standard();
+    let with = |list: &str| ExposureOptions {
+        toolsets: Some(Toolsets::parse_list(list).unwrap()),
+        ..ExposureOptions::default()
+    };
+    println!("{:<44} {:>6} {:>8}", "--toolsets", "tools", "bytes");
+    let mut rows: Vec<(String, ExposureOptions, bool)> =
+        bb_core::GROUPS.iter().map(|g| (g.name().to_owned(), with(g.name()), false)).collect();
+    rows.push(("default (no session: 2026-07-28)".into(), ExposureOptions::default(), false));
+    rows.push(("default (a session: with enable_toolset)".into(), ExposureOptions::default(), true));
+    rows.push(("all".into(), with("all"), false));
+    rows.push(("all,writes".into(), with("all,writes"), false));
+    for (label, options, session) in rows {
+        let e = catalogue.expose(&options).unwrap();
+        let e = if session { std::sync::Arc::new(e.session_sees(Toolsets::NONE).unwrap()) } else { e };
+        let (tools, bytes) = for_model(&e);
+        println!("{label:<44} {tools:>6} {bytes:>8}");
     }
 }

@@ -5,7 +5,7 @@
 use bb_core::{Catalogue, ExposureOptions};
 
 fn main() {
-    let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+    let e = Catalogue::standard().expose(&ExposureOptions::everything()).unwrap();
     let arg = std::env::args().nth(1);
     if arg.as_deref() == Some("--json") {
         println!("{}", serde_json::Value::Array(e.listed().to_vec()));

@@ -1,14 +1,19 @@
 //! The registry: every tool and view kind bb has, and which of them a server exposes. It imports the
 //! tools and the views; none of them imports it.
 //!
-//! [`Catalogue::expose`] applies the operator's `--tools`, `--exclude` and `--allow-writes` with the
-//! rules of the views decision record (ADR-101):
+//! [`Catalogue::expose`] applies the operator's `--toolsets`, `--tools`, `--exclude` and
+//! `--allow-writes` with the rules of the views decision record (ADR-101):
 //!
-//! - a data tool is exposed when `--tools` is absent or names it, and `--exclude` does not;
-//!   an unsafe write (merge) additionally needs `--allow-writes` or to be named in `--tools`;
-//! - `show` is exposed when `--tools` is absent or names it, `--exclude` does not, and at least
+//! - a data tool is exposed when its group is on (`--toolsets`, else the default groups; none when
+//!   `--tools` alone names tools) or `--tools` names it, and `--exclude` does not; an unsafe write
+//!   (merge) additionally needs `writes` (`--toolsets writes` or `--allow-writes`) or to be named
+//!   in `--tools`;
+//! - `show` is exposed when groups are on or `--tools` names it, `--exclude` does not, and at least
 //!   one of its kinds is offered; a kind is offered only while the data tool whose answer it
 //!   shows is exposed;
+//! - in a session, while a group is off that it may turn on, `enable_toolset` turns it on for that
+//!   session (never `writes`, which only the operator gives); not when `--tools` alone names the tools,
+//!   nor with `--dynamic-toolsets off`;
 //! - the view companions (`refresh_view`, `suggest_form_values`) go with `show` whatever
 //!   `--tools` names, and are withheld only by `--exclude`; a companion of one kind (the form's
 //!   suggestions) goes only where that kind is offered.
@@ -16,17 +21,54 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate::tool::{Access, Exposed, KindSpec, Role, ToolSpec};
+use serde_json::{Map, Value, json};
 
-/// The operator's choice of tools: `--tools`, `--exclude`, `--allow-writes`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+use crate::plan::{Step, ToolResult};
+use crate::tool::{Access, Annotations, Call, Exposed, KindSpec, Role, ToolSpec, Widen};
+use crate::toolsets::{GROUPS, Toolsets};
+
+/// The operator's choice of tools: `--toolsets`, `--tools`, `--exclude`, `--allow-writes`, `--dynamic-toolsets`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExposureOptions {
-    /// `--tools a,b`: only these (plus `show`'s companions); `None` = every tool.
+    /// `--toolsets a,b` (or `BB_TOOLSETS`): these groups; `None` = [`Toolsets::DEFAULT`], or none
+    /// when `--tools` names tools alone.
+    pub toolsets: Option<Toolsets>,
+    /// `--tools a,b`: these too (plus `show`'s companions); alone, only these.
     pub tools: Option<BTreeSet<String>>,
     /// `--exclude a,b`: never these.
     pub exclude: BTreeSet<String>,
-    /// `--allow-writes`: expose unsafe writes too.
+    /// `--allow-writes`: `writes` (the tools that cannot be undone, with their groups).
     pub allow_writes: bool,
+    /// Whether a session may turn more groups on (`enable_toolset`); not when `--tools` alone names the tools.
+    pub dynamic: bool,
+}
+
+impl Default for ExposureOptions {
+    /// bb's defaults: the default groups, and sessions may turn the others on.
+    fn default() -> ExposureOptions {
+        ExposureOptions { toolsets: None, tools: None, exclude: BTreeSet::new(), allow_writes: false, dynamic: true }
+    }
+}
+
+impl ExposureOptions {
+    /// Every group, and `writes`: every tool bb has (tests and benches that reach every tool).
+    pub fn everything() -> ExposureOptions {
+        ExposureOptions { toolsets: Some(Toolsets::ALL), allow_writes: true, ..ExposureOptions::default() }
+    }
+
+    /// The groups on from the start (and whether `writes` is given).
+    pub fn toolsets_on(&self) -> Toolsets {
+        let on = self.toolsets.unwrap_or(if self.tools.is_some() { Toolsets::NONE } else { Toolsets::DEFAULT });
+        if self.allow_writes { on.with_writes() } else { on }
+    }
+
+    /// Whether a session may turn groups on: not when the operator named the tools alone, turned it
+    /// off, or excluded `enable_toolset`.
+    fn widens(&self) -> bool {
+        self.dynamic
+            && !(self.tools.is_some() && self.toolsets.is_none())
+            && !self.exclude.contains(ENABLE_TOOLSET.name)
+    }
 }
 
 /// Every tool bb has, in the order `tools/list` shows them, and the kinds of `show`.
@@ -36,18 +78,42 @@ pub struct Catalogue {
     kinds: Vec<KindSpec>,
 }
 
+/// `enable_toolset`: the session answers it ([`Role::Session`]); its schema offers the groups still off.
+pub const ENABLE_TOOLSET: ToolSpec = ToolSpec {
+    name: "enable_toolset",
+    title: "Enable toolset",
+    description: "Turn on a group of bb's tools for this session when the task needs tools you do not have. Your tool list then has them.",
+    input_schema: no_schema,
+    // It changes what this session lists, nothing in Bitbucket: read-only, idempotent, a closed world.
+    annotations: Annotations { read_only: true, destructive: false, idempotent: true, open_world: false },
+    access: Access::Read,
+    role: Role::Session,
+    start: answered_by_the_session,
+};
+
+fn no_schema() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+fn answered_by_the_session(_: &Map<String, Value>, _: &Call<'_>) -> Step {
+    // Never reached: the session answers a Role::Session tool before any start.
+    Step::Done(ToolResult::error("enable_toolset is answered by the session."))
+}
+
 impl Catalogue {
     /// A catalogue of these tools and view kinds. Names must be unique.
     pub fn new(tools: Vec<ToolSpec>, kinds: Vec<KindSpec>) -> Catalogue {
         Catalogue { tools, kinds }
     }
 
-    /// bb's own tools: the pull request data tools, `show` and the kinds of [`crate::views::KINDS`].
+    /// bb's own tools: the pull request data tools, `show` and the kinds of [`crate::views::KINDS`],
+    /// and `enable_toolset`.
     pub fn standard() -> Catalogue {
         let mut tools = crate::tools::all();
         tools.push(crate::views::SHOW);
         tools.push(crate::views::refresh::REFRESH_VIEW);
         tools.push(crate::views::suggest::SUGGEST_FORM_VALUES);
+        tools.push(ENABLE_TOOLSET);
         Catalogue::new(tools, crate::views::KINDS.to_vec())
     }
 
@@ -56,8 +122,15 @@ impl Catalogue {
         self.tools.iter().map(|t| t.name)
     }
 
-    /// Applies the operator's options. Naming a tool the catalogue does not have is an error
-    /// that lists the tools it has.
+    /// The data tools of each group, in catalogue order (help, README, the token budget).
+    pub fn groups(&self) -> Vec<(crate::toolsets::Toolset, Vec<&ToolSpec>)> {
+        GROUPS.into_iter().map(|g| (g, self.tools.iter().filter(|t| t.role == Role::Data(g)).collect())).collect()
+    }
+
+    /// Applies the operator's options: what a server exposes from the start, as `tools/list` lists it
+    /// for a request without a session (2026-07-28). A session (2025-11-25) sees the same and, while
+    /// groups are off that it may turn on, `enable_toolset` ([`Exposed::widen`]). Naming a tool the
+    /// catalogue does not have is an error that lists the tools it has.
     pub fn expose(&self, options: &ExposureOptions) -> Result<Arc<Exposed>, String> {
         // Built only when a flag names tools: a start without one reads no tool's name.
         let known: BTreeSet<&str> = if options.tools.is_some() || !options.exclude.is_empty() {
@@ -75,15 +148,37 @@ impl Catalogue {
                 return Err(format!("{flag} names `{unknown}`, which is not a bb tool. bb's tools: {list}."));
             }
         }
-        let named = |name: &str| options.tools.as_ref().is_none_or(|t| t.contains(name));
+        let mut exposed = self.exposure(options, Toolsets::NONE, false);
+        if options.widens() && !self.offerable(options, Toolsets::NONE).is_empty() {
+            let (catalogue, options) = (self.clone(), options.clone());
+            exposed.widen = Some(Widen::new(move |extra| catalogue.exposure(&options, extra, true)));
+        }
+        Ok(Arc::new(exposed))
+    }
+
+    /// The groups off that a session could turn on to some effect (a group whose every tool is excluded
+    /// would add nothing).
+    fn offerable(&self, options: &ExposureOptions, extra: Toolsets) -> Toolsets {
+        let on = options.toolsets_on().union(extra);
+        on.missing()
+            .groups()
+            .filter(|g| self.tools.iter().any(|t| t.role == Role::Data(*g) && !options.exclude.contains(t.name)))
+            .fold(Toolsets::NONE, Toolsets::with)
+    }
+
+    /// What `options` expose with the groups of `extra` turned on too; `session`: as a session sees it.
+    fn exposure(&self, options: &ExposureOptions, extra: Toolsets, session: bool) -> Exposed {
+        let on = options.toolsets_on().union(extra);
         let excluded = |name: &str| options.exclude.contains(name);
         let named_explicitly = |name: &str| options.tools.as_ref().is_some_and(|t| t.contains(name));
 
-        let data_exposed = |t: &ToolSpec| {
-            t.role == Role::Data
-                && named(t.name)
-                && !excluded(t.name)
-                && (t.access != Access::UnsafeWrite || options.allow_writes || named_explicitly(t.name))
+        let data_exposed = |t: &ToolSpec| match t.role {
+            Role::Data(group) => {
+                !excluded(t.name)
+                    && (named_explicitly(t.name)
+                        || (on.contains(group) && (t.access != Access::UnsafeWrite || on.writes())))
+            }
+            _ => false,
         };
         let mut kinds: Vec<KindSpec> = self
             .kinds
@@ -91,24 +186,29 @@ impl Catalogue {
             .filter(|k| self.tools.iter().any(|t| t.name == k.tool && data_exposed(t)))
             .copied()
             .collect();
-        let show_exposed =
-            !kinds.is_empty() && self.tools.iter().any(|t| t.role == Role::Show && named(t.name) && !excluded(t.name));
+        // `show` comes with the groups whose kinds it draws; with `--tools` alone, only when named.
+        let show_wanted = |name: &str| {
+            !excluded(name) && (options.tools.is_none() || options.toolsets.is_some() || named_explicitly(name))
+        };
+        let show_exposed = !kinds.is_empty() && self.tools.iter().any(|t| t.role == Role::Show && show_wanted(t.name));
+        let offerable = if session && options.widens() { self.offerable(options, extra) } else { Toolsets::NONE };
         let tools: Vec<ToolSpec> = self
             .tools
             .iter()
             .filter(|t| match t.role {
-                Role::Data => data_exposed(t),
+                Role::Data(_) => data_exposed(t),
                 Role::Show => show_exposed,
                 Role::ViewCompanion { kind } => {
                     show_exposed && !excluded(t.name) && kind.is_none_or(|k| kinds.iter().any(|o| o.name == k))
                 }
+                Role::Session => !offerable.is_empty() && !excluded(t.name),
             })
             .copied()
             .collect();
         if !show_exposed {
             kinds.clear();
         }
-        Ok(Arc::new(Exposed::new(tools, kinds)))
+        Exposed::offering(tools, kinds, offerable)
     }
 }
 
@@ -125,6 +225,7 @@ mod tests {
             tools: tools.map(|t| t.iter().map(|s| s.to_string()).collect()),
             exclude: exclude.iter().map(|s| s.to_string()).collect(),
             allow_writes,
+            ..ExposureOptions::default()
         };
         test_catalogue().expose(&options).unwrap().tools().iter().map(|t| t.name).collect()
     }
@@ -202,7 +303,7 @@ mod tests {
     fn a_kind_whose_tool_is_an_unexposed_unsafe_write_is_not_offered() {
         let e = test_catalogue().expose(&ExposureOptions::default()).unwrap();
         assert!(!e.kinds().iter().any(|k| k.name == "merge_form"));
-        let e = test_catalogue().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+        let e = test_catalogue().expose(&ExposureOptions::everything()).unwrap();
         assert!(e.kinds().iter().any(|k| k.name == "merge_form"));
     }
 
@@ -233,7 +334,7 @@ mod tests {
 
     #[test]
     fn every_listed_tool_has_a_valid_name_a_description_and_an_object_schema() {
-        let e = test_catalogue().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+        let e = test_catalogue().expose(&ExposureOptions::everything()).unwrap();
         for t in e.listed() {
             let name = t["name"].as_str().unwrap();
             assert!(name.len() <= 128 && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)));
@@ -260,10 +361,148 @@ mod tests {
             }
         }
         for cat in [Catalogue::standard(), test_catalogue()] {
-            let e = cat.expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+            let e = cat.expose(&ExposureOptions::everything()).unwrap();
             for t in e.tools() {
                 walk(&e.input_schema(t), t.name);
             }
         }
+    }
+
+    fn standard(options: &ExposureOptions) -> Arc<Exposed> {
+        Catalogue::standard().expose(options).unwrap()
+    }
+
+    fn names(e: &Exposed) -> Vec<&'static str> {
+        e.tools().iter().map(|t| t.name).collect()
+    }
+
+    fn with_toolsets(list: &str) -> ExposureOptions {
+        ExposureOptions { toolsets: Some(Toolsets::parse_list(list).unwrap()), ..ExposureOptions::default() }
+    }
+
+    #[test]
+    fn every_data_tool_is_in_a_group_and_the_groups_are_what_the_readme_says() {
+        let c = Catalogue::standard();
+        let groups = c.groups();
+        let total: usize = groups.iter().map(|(_, tools)| tools.len()).sum();
+        assert_eq!(total, crate::tools::all().len());
+        let names = |g: usize| groups[g].1.iter().map(|t| t.name).collect::<Vec<_>>();
+        assert_eq!(
+            names(1),
+            ["get_commit", "list_commits", "compare_refs", "get_file", "list_files", "blame_file", "search_code"]
+        );
+        assert_eq!(names(2), ["get_build_status", "set_build_status", "list_required_builds", "get_code_insights"]);
+        assert_eq!(
+            names(3),
+            [
+                "list_branches",
+                "resolve_ref",
+                "search_repositories",
+                "get_repository_clone_info",
+                "list_tags",
+                "create_tag"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_default_is_a_reviewers_whole_job_without_repositories_or_what_cannot_be_undone() {
+        let e = standard(&ExposureOptions::default());
+        let tools = names(&e);
+        for t in [
+            "get_pull_request",
+            "get_pull_request_diff",
+            "add_pr_comment",
+            "submit_pr_review",
+            "get_file",
+            "blame_file",
+        ] {
+            assert!(tools.contains(&t), "{t}");
+        }
+        for t in ["get_build_status", "get_code_insights", "list_required_builds", "show", "refresh_view"] {
+            assert!(tools.contains(&t), "{t}");
+        }
+        for t in ["list_branches", "list_tags", "merge_pull_request", "set_build_status", "enable_toolset"] {
+            assert!(!tools.contains(&t), "{t} is not in the default list (enable_toolset only in a session)");
+        }
+        assert!(e.widen.is_some(), "a session may turn repositories on");
+        assert_eq!(e.offerable(), Toolsets::NONE, "the list without a session offers nothing to turn on");
+    }
+
+    #[test]
+    fn a_group_brings_show_with_only_the_kinds_it_draws() {
+        let e = standard(&with_toolsets("code"));
+        let kinds: Vec<&str> = e.kinds().iter().map(|k| k.name).collect();
+        assert_eq!(kinds, ["compare", "file"]);
+        assert!(names(&e).contains(&"show") && !names(&e).contains(&"suggest_form_values"));
+        assert!(!names(&e).contains(&"get_pull_request"));
+        let e = standard(&with_toolsets("builds"));
+        assert!(!names(&e).contains(&"show"), "no kind draws a build: {:?}", names(&e));
+        assert_eq!(names(&e), ["get_build_status", "list_required_builds", "get_code_insights"]);
+    }
+
+    #[test]
+    fn writes_comes_only_from_the_operator_and_only_with_its_group() {
+        let e = standard(&with_toolsets("all"));
+        assert!(!names(&e).contains(&"merge_pull_request"), "all does not give writes");
+        let e = standard(&with_toolsets("pull_requests,writes"));
+        assert!(names(&e).contains(&"merge_pull_request") && names(&e).contains(&"apply_pr_suggestion"));
+        assert!(!names(&e).contains(&"set_build_status"), "builds is off");
+        let e = standard(&ExposureOptions { allow_writes: true, ..ExposureOptions::default() });
+        assert!(names(&e).contains(&"set_build_status") && !names(&e).contains(&"list_branches"));
+        let e = standard(&ExposureOptions::everything());
+        assert_eq!(names(&e).len(), Catalogue::standard().names().count() - 1, "all but enable_toolset");
+    }
+
+    #[test]
+    fn tools_add_to_toolsets_alone_they_are_the_list_and_exclude_wins() {
+        let e =
+            standard(&ExposureOptions { tools: Some(["list_branches".to_string()].into()), ..with_toolsets("code") });
+        assert!(names(&e).contains(&"list_branches") && names(&e).contains(&"get_file"));
+        let alone = ExposureOptions { tools: Some(["get_file".to_string()].into()), ..ExposureOptions::default() };
+        let e = standard(&alone);
+        assert_eq!(names(&e), ["get_file"]);
+        assert!(e.widen.is_none(), "tools named alone are a fixed list");
+        let e = standard(&ExposureOptions { exclude: ["get_file".to_string()].into(), ..with_toolsets("code") });
+        assert!(!names(&e).contains(&"get_file") && !e.kinds().iter().any(|k| k.name == "file"));
+    }
+
+    #[test]
+    fn a_session_sees_enable_toolset_while_a_group_is_off_and_each_group_it_turns_on() {
+        let e = standard(&with_toolsets("pull_requests"));
+        let widen = e.widen.as_ref().unwrap();
+        let mine = widen.exposure(Toolsets::NONE);
+        assert!(names(&mine).contains(&"enable_toolset"));
+        assert_eq!(mine.offerable().names(), ["code", "builds", "repositories"]);
+        let schema = mine.input_schema(mine.get("enable_toolset").unwrap());
+        assert_eq!(schema["properties"]["toolset"]["enum"], json!(["code", "builds", "repositories"]));
+        let wider = widen.exposure(Toolsets::NONE.with(crate::toolsets::Toolset::Code));
+        assert!(names(&wider).contains(&"get_file") && wider.kinds().iter().any(|k| k.name == "file"));
+        assert_eq!(wider.offerable().names(), ["builds", "repositories"]);
+        let all = widen.exposure(Toolsets::ALL);
+        assert!(!names(&all).contains(&"enable_toolset"), "nothing left to turn on");
+        assert!(!names(&all).contains(&"merge_pull_request"), "never writes");
+    }
+
+    #[test]
+    fn no_session_may_turn_groups_on_when_the_operator_says_so_or_none_is_left() {
+        assert!(standard(&ExposureOptions { dynamic: false, ..ExposureOptions::default() }).widen.is_none());
+        assert!(standard(&with_toolsets("all")).widen.is_none());
+        let every_repo_tool_excluded = ExposureOptions {
+            exclude: [
+                "list_branches",
+                "resolve_ref",
+                "search_repositories",
+                "get_repository_clone_info",
+                "list_tags",
+                "create_tag",
+            ]
+            .map(String::from)
+            .into(),
+            ..ExposureOptions::default()
+        };
+        assert!(standard(&every_repo_tool_excluded).widen.is_none(), "repositories would add nothing");
+        let excluded = ExposureOptions { exclude: ["enable_toolset".to_string()].into(), ..ExposureOptions::default() };
+        assert!(standard(&excluded).widen.is_none(), "--exclude enable_toolset: a fixed list");
     }
 }

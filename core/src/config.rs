@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::avatar_cache::AvatarCache;
 use crate::made::MadeOnce;
 use crate::tool::Exposed;
+use crate::toolsets::Toolsets;
 
 /// The server's identity and exposure, fixed at start.
 #[derive(Debug, Clone)]
@@ -36,7 +37,13 @@ pub struct ServerConfig {
     avatars: Arc<std::sync::OnceLock<Arc<std::sync::Mutex<AvatarCache>>>>,
     /// Numbers refreshes' batches of reads ([`crate::Batch`]), shared by the clones.
     batches: Arc<std::sync::atomic::AtomicU64>,
+    /// What sessions see, by the groups they turned on (`enable_toolset`), each made when a session
+    /// first needs it and shared by the clones; with the address of the exposure it widens.
+    widened: Arc<[Widened; 16]>,
 }
+
+/// The answers of sessions that turned one set of groups on, with the address of the exposure they widen.
+type Widened = std::sync::OnceLock<(usize, Arc<MadeOnce>)>;
 
 impl ServerConfig {
     /// The answers that never change for this configuration, made once across its clones.
@@ -44,6 +51,24 @@ impl ServerConfig {
         let fresh = || Arc::new(MadeOnce::new(Arc::clone(&self.exposed), self.version, self.tools_page_size));
         let made = self.made.get_or_init(fresh);
         if made.made_for(&self.exposed, self.version, self.tools_page_size) { Arc::clone(made) } else { fresh() }
+    }
+
+    /// What a session that turned the groups of `extra` on sees, and its answers made once: the
+    /// exposure with `enable_toolset` while groups are left to turn on. `None` when sessions see
+    /// what requests without one see ([`ServerConfig::made_once`]): no group can be turned on.
+    pub(crate) fn session_made(&self, extra: Toolsets) -> Option<Arc<MadeOnce>> {
+        let widen = self.exposed.widen.as_ref()?;
+        let base = Arc::as_ptr(&self.exposed) as usize;
+        let fresh = || {
+            let exposed = Arc::new(widen.exposure(extra));
+            (base, Arc::new(MadeOnce::new(exposed, self.version, self.tools_page_size)))
+        };
+        let (made_base, made) = self.widened[extra.index()].get_or_init(fresh);
+        if *made_base == base && made.made_with(self.version, self.tools_page_size) {
+            Some(Arc::clone(made))
+        } else {
+            Some(fresh().1)
+        }
     }
 
     /// The avatar cache shared by every server made from this configuration and its clones.
@@ -70,6 +95,7 @@ impl ServerConfig {
             made: Arc::default(),
             avatars: Arc::default(),
             batches: Arc::default(),
+            widened: Arc::new(std::array::from_fn(|_| std::sync::OnceLock::new())),
         }
     }
 }

@@ -41,6 +41,14 @@ pub fn for_exposed(exposed: &Exposed) -> String {
             );
         }
     }
+    if exposed.get("enable_toolset").is_some() {
+        let groups: Vec<String> =
+            exposed.offerable().groups().map(|g| format!("{} ({})", g.name(), g.about())).collect();
+        text.push_str(&format!(
+            "\n\nSome of bb's tools are off until a task needs them: enable_toolset turns on {} for this conversation.",
+            groups.join("; ")
+        ));
+    }
     if exposed.tools().iter().any(|t| t.access != Access::Read) {
         text.push_str(
             "\n\nTools that write change Bitbucket for everyone: call them only when the person asked for the change.",

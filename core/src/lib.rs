@@ -97,6 +97,7 @@ mod stateless;
 mod text;
 mod tool;
 mod tools;
+mod toolsets;
 mod views;
 mod work;
 mod writes;
@@ -122,6 +123,7 @@ pub use session::Session;
 // The catalogue and what the operator exposes of it.
 pub use catalogue::{Catalogue, ExposureOptions};
 pub use tool::{Access, Exposed, Role, ToolSpec, VIEW_URI};
+pub use toolsets::{GROUPS, Toolset, Toolsets};
 
 // Identical reads shared between drivers; base64 for avatars and the secrets scrubbed from logs.
 pub use coalesce::{Coalesce, Flight, Joined, Left, ReadKey};

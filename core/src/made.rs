@@ -63,6 +63,16 @@ impl MadeOnce {
         Arc::ptr_eq(mine, exposed) && *my_version == version && *my_page == page_size
     }
 
+    /// Whether these answers were made for this version and page size (whatever the exposure).
+    pub(crate) fn made_with(&self, version: &str, page_size: usize) -> bool {
+        self.made_from.1 == version && self.made_from.2 == page_size
+    }
+
+    /// The exposure these answers were made from.
+    pub(crate) fn exposed(&self) -> &Arc<Exposed> {
+        &self.made_from.0
+    }
+
     /// The instructions given at initialize and by `server/discover`, from the exposure.
     pub(crate) fn instructions(&self) -> &str {
         self.instructions.get_or_init(|| crate::instructions::for_exposed(&self.made_from.0))

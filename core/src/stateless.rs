@@ -90,12 +90,12 @@ pub(crate) fn server_info(version: &str) -> Value {
     json!({"name": "bb", "title": "bb for Bitbucket Data Center", "version": version})
 }
 
-/// The capabilities bb declares: tools and resources whose lists never change, per-request logging,
-/// and the MCP Apps extension (bb has a view; whether a request's client renders it is that
-/// request's own capability).
-pub(crate) fn capabilities() -> Value {
+/// The capabilities bb declares: tools and resources, per-request logging, and the MCP Apps extension
+/// (bb has a view; whether a request's client renders it is that request's own capability). The tool
+/// list changes only in a session that may turn toolsets on (`enable_toolset`), which is told so.
+pub(crate) fn capabilities(tools_change: bool) -> Value {
     json!({
-        "tools": {"listChanged": false},
+        "tools": {"listChanged": tools_change},
         "resources": {"listChanged": false},
         "logging": {},
         "extensions": {UI_EXTENSION: {}},
@@ -106,7 +106,7 @@ pub(crate) fn capabilities() -> Value {
 pub(crate) fn discover(version: &str, instructions: &str) -> Value {
     let result = json!({
         "supportedVersions": supported_versions(),
-        "capabilities": capabilities(),
+        "capabilities": capabilities(false),
         "instructions": instructions,
     });
     cacheable(complete(result, version), LIST_TTL_MS)

@@ -49,7 +49,7 @@ use serde_json::{Map, Value, json};
 use crate::catalogue::Catalogue;
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::tool::{Access, Annotations, Call, KindSpec, Role, StartFn, ToolSpec};
+use crate::tool::{Access, Annotations, Call, KindSpec, Role, StartFn, ToolSpec, Toolset};
 
 const READ: Annotations = Annotations { read_only: true, destructive: false, idempotent: true, open_world: true };
 const WRITE: Annotations = Annotations { read_only: false, destructive: false, idempotent: false, open_world: true };
@@ -81,17 +81,18 @@ fn spec(name: &'static str, access: Access, role: Role, input_schema: fn() -> Va
 /// The test catalogue, in `tools/list` order:
 /// `echo`, `get_thing` (kind `thing`, one fetch), `list_things` (kind `things`), `add_note` (a write),
 /// `merge_thing` (an unsafe write, kind `merge_form`), `fetch_twice` (two fetches in parallel),
-/// `show`, `refresh_view`, `suggest_form_values`.
+/// `show`, `refresh_view`, `suggest_form_values`. Its tools are in the default groups (pull requests,
+/// code, builds), so no session can turn a group on and none sees `enable_toolset`.
 pub fn test_catalogue() -> Catalogue {
     let kind = |name, tool| KindSpec { name, tool, start: start_show, page: "test.js" };
     Catalogue::new(
         vec![
-            spec("echo", Access::Read, Role::Data, text_schema, start_echo),
-            spec("get_thing", Access::Read, Role::Data, id_schema, start_get_thing),
-            spec("list_things", Access::Read, Role::Data, no_args, start_list),
-            spec("add_note", Access::Write, Role::Data, text_schema, start_echo),
-            spec("merge_thing", Access::UnsafeWrite, Role::Data, id_schema, start_list),
-            spec("fetch_twice", Access::Read, Role::Data, no_args, start_fetch_twice),
+            spec("echo", Access::Read, Role::Data(Toolset::PullRequests), text_schema, start_echo),
+            spec("get_thing", Access::Read, Role::Data(Toolset::PullRequests), id_schema, start_get_thing),
+            spec("list_things", Access::Read, Role::Data(Toolset::Code), no_args, start_list),
+            spec("add_note", Access::Write, Role::Data(Toolset::PullRequests), text_schema, start_echo),
+            spec("merge_thing", Access::UnsafeWrite, Role::Data(Toolset::PullRequests), id_schema, start_list),
+            spec("fetch_twice", Access::Read, Role::Data(Toolset::Builds), no_args, start_fetch_twice),
             spec("show", Access::Read, Role::Show, no_args, start_show),
             spec("refresh_view", Access::Read, Role::ViewCompanion { kind: None }, no_args, start_list),
             spec("suggest_form_values", Access::Read, Role::ViewCompanion { kind: None }, no_args, start_list),

@@ -5,6 +5,8 @@ use serde_json::{Map, Value, json};
 
 use crate::plan::Step;
 use crate::protocol::ClientProfile;
+pub use crate::toolsets::Toolset;
+use crate::toolsets::Toolsets;
 
 /// The URI of bb's one view page.
 pub const VIEW_URI: &str = "ui://bb/view";
@@ -12,8 +14,8 @@ pub const VIEW_URI: &str = "ui://bb/view";
 /// What part a tool plays in the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
-    /// A tool that answers the model; the kinds table says which view kind (if any) draws its answer.
-    Data,
+    /// A tool that answers the model, in its group; the kinds table says which view kind (if any) draws its answer.
+    Data(Toolset),
     /// The one view tool; which kinds it offers follows from the kinds table and the exposed tools.
     Show,
     /// A tool only views call (`refresh_view`, `suggest_form_values`); goes with `show`, and with
@@ -22,6 +24,8 @@ pub enum Role {
         /// The one kind it serves, if it serves one.
         kind: Option<&'static str>,
     },
+    /// A tool that acts on the session itself, which answers it rather than a plan (`enable_toolset`).
+    Session,
 }
 
 /// Whether a tool changes anything in Bitbucket.
@@ -158,12 +162,52 @@ pub struct KindSpec {
 pub struct Exposed {
     tools: Vec<ToolSpec>,
     kinds: Vec<KindSpec>,
+    /// The groups `enable_toolset` offers (those off, which a session may turn on).
+    offerable: Toolsets,
+    /// What a session sees, from the groups it turned on: present while a session may turn one on.
+    pub(crate) widen: Option<Widen>,
+}
+
+/// Makes the exposure of a session that turned groups on (the catalogue's, with the operator's options).
+#[derive(Clone)]
+pub(crate) struct Widen(std::sync::Arc<dyn Fn(Toolsets) -> Exposed + Send + Sync>);
+
+impl Widen {
+    pub(crate) fn new(f: impl Fn(Toolsets) -> Exposed + Send + Sync + 'static) -> Widen {
+        Widen(std::sync::Arc::new(f))
+    }
+
+    /// What a session that turned `extra` on sees.
+    pub(crate) fn exposure(&self, extra: Toolsets) -> Exposed {
+        (self.0)(extra)
+    }
+}
+
+impl std::fmt::Debug for Widen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Widen")
+    }
 }
 
 impl Exposed {
     /// Exposes `tools`, with `kinds` offered by `show` (each kind's tool among `tools`).
     pub fn new(tools: Vec<ToolSpec>, kinds: Vec<KindSpec>) -> Exposed {
-        Exposed { tools, kinds }
+        Exposed { tools, kinds, offerable: Toolsets::NONE, widen: None }
+    }
+
+    /// Exposes `tools` and `kinds`, with `enable_toolset` (if among `tools`) offering `offerable`.
+    pub(crate) fn offering(tools: Vec<ToolSpec>, kinds: Vec<KindSpec>, offerable: Toolsets) -> Exposed {
+        Exposed { tools, kinds, offerable, widen: None }
+    }
+
+    /// The groups a session may still turn on.
+    pub fn offerable(&self) -> Toolsets {
+        self.offerable
+    }
+
+    /// What a session that turned the groups of `extra` on sees, when a session may turn groups on.
+    pub fn session_sees(&self, extra: Toolsets) -> Option<Exposed> {
+        self.widen.as_ref().map(|w| w.exposure(extra))
     }
 
     /// The exposed tools, in `tools/list` order.
@@ -195,6 +239,7 @@ impl Exposed {
     pub fn input_schema(&self, tool: &ToolSpec) -> Value {
         match tool.role {
             Role::Show => self.show_schema(),
+            Role::Session => self.toolset_schema(),
             _ => (tool.input_schema)(),
         }
     }
@@ -209,6 +254,14 @@ impl Exposed {
                "properties": {"kind": {"type": "string", "enum": kinds,
                    "description": format!("The view. Also pass the arguments of its tool ({}).", pairs.join(", "))}},
                "required": ["kind"]})
+    }
+
+    /// The schema of an `enable_toolset` call: one of the groups still off.
+    fn toolset_schema(&self) -> Value {
+        let names: Vec<&str> = self.offerable.groups().map(Toolset::name).collect();
+        json!({"type": "object",
+               "properties": {"toolset": {"type": "string", "enum": names}},
+               "required": ["toolset"], "additionalProperties": false})
     }
 
     /// One `tools/list` entry.
@@ -228,7 +281,7 @@ impl Exposed {
             Role::ViewCompanion { .. } => {
                 entry.insert("_meta".into(), json!({"ui": {"visibility": ["app"]}}));
             }
-            Role::Data => {}
+            Role::Data(_) | Role::Session => {}
         }
         Value::Object(entry)
     }

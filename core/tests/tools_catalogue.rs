@@ -6,7 +6,7 @@ use serde_json::Value;
 
 #[test]
 fn every_tool_definition_the_model_sees_together_is_at_most_26260_bytes_of_json() {
-    let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+    let e = Catalogue::standard().expose(&ExposureOptions::everything()).unwrap();
     // Tools offered to views only (`_meta.ui.visibility: ["app"]`) are kept from the model by the host
     // (MCP Apps: "app" visibility hides a tool from the agent), so they are not in the model's budget.
     let for_model: Vec<Value> =
@@ -39,21 +39,24 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
     assert!(e.get("set_build_status").is_none(), "a write that cannot be undone needs --allow-writes");
     assert!(e.get("enable_auto_merge").is_none(), "auto-merge may merge at once, as merge_pull_request does");
     assert!(e.get("apply_pr_suggestion").is_none(), "a commit on someone's branch needs --allow-writes, as merge does");
-    // Writes a person can undo are exposed by default.
+    // Writes a person can undo are exposed with their group (create_tag with repositories, not on by default).
+    let all = Catalogue::standard()
+        .expose(&ExposureOptions { toolsets: Some(bb_core::Toolsets::ALL), ..ExposureOptions::default() })
+        .unwrap();
+    assert!(e.get("create_tag").is_none() && all.get("create_tag").is_some());
     for name in [
         "add_pr_comment",
         "update_pr_comment",
         "update_pull_request",
         "decline_pull_request",
         "reopen_pull_request",
-        "create_tag",
         "disable_auto_merge",
         "delete_pr_comment",
         "discard_pr_review",
     ] {
         assert!(e.get(name).is_some(), "{name}");
     }
-    let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+    let e = Catalogue::standard().expose(&ExposureOptions::everything()).unwrap();
     // Merging cannot be undone; an edit replaces text Bitbucket keeps no copy of (and a removed reviewer's
     // verdict). A decline is not destructive: reopen_pull_request undoes it.
     // A build result replaces the one under its key, and nothing takes it back. Auto-merge merges at once when the
@@ -116,7 +119,7 @@ fn hint(tool: &Value, key: &str) -> bool {
 
 #[test]
 fn a_hint_equal_to_mcps_default_or_moot_is_left_out_and_every_other_is_stated() {
-    let e = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+    let e = Catalogue::standard().expose(&ExposureOptions::everything()).unwrap();
     // A reader says only that it reads: its destructive and idempotent hints mean nothing (MCP's schema).
     let get = e.listed().into_iter().find(|t| t["name"] == "get_pull_request").unwrap();
     assert_eq!(get["annotations"], serde_json::json!({"readOnlyHint": true}));
@@ -139,4 +142,28 @@ fn the_forms_suggestions_are_offered_only_where_the_form_is() {
     assert!(form.get("suggest_form_values").is_some());
     let everything = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
     assert!(everything.get("suggest_form_values").is_some());
+}
+
+#[test]
+fn the_default_toolsets_cost_the_model_a_fifth_less_than_every_tool() {
+    let for_model = |e: &bb_core::Exposed| {
+        let listed: Vec<Value> =
+            e.listed().into_iter().filter(|t| t["_meta"]["ui"]["visibility"] != serde_json::json!(["app"])).collect();
+        (listed.len(), Value::Array(listed).to_string().len())
+    };
+    let default = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+    let session = default.session_sees(bb_core::Toolsets::NONE).unwrap();
+    let everything = Catalogue::standard().expose(&ExposureOptions::everything()).unwrap();
+    let (tools, bytes) = for_model(&session);
+    let (all_tools, all_bytes) = for_model(&everything);
+    println!("default in a session: {tools} tools, {bytes} bytes; everything: {all_tools} tools, {all_bytes} bytes");
+    // 28 tools and 20,814 bytes when the toolsets came (#39): a reviewer's whole job, and enable_toolset for the rest.
+    assert!(tools <= 28 && bytes <= 20_900, "{tools} tools, {bytes} bytes");
+    assert!(bytes * 5 <= all_bytes * 4, "{bytes} of {all_bytes}");
+    let enable = session.listed().into_iter().find(|t| t["name"] == "enable_toolset").unwrap();
+    assert_eq!(
+        enable["annotations"],
+        serde_json::json!({"readOnlyHint": true, "openWorldHint": false}),
+        "it changes this session's list, nothing in Bitbucket"
+    );
 }

@@ -74,7 +74,7 @@ struct Shards {
 impl Shards {
     /// One driver per entry of `persons`, each opening a session for that person (or the operator).
     fn new(catalogue: Catalogue, bitbucket: impl bb_drive::Bitbucket, persons: &[Option<&str>]) -> Shards {
-        let options = ExposureOptions { allow_writes: true, ..Default::default() };
+        let options = ExposureOptions::everything();
         let exposed = catalogue.expose(&options).unwrap();
         let bitbucket: Arc<dyn bb_drive::Bitbucket> = Arc::new(bitbucket);
         let (tx, fetched) = mpsc::channel();

@@ -284,9 +284,27 @@ fn arguments(exposed: &Exposed, tool: &str, choices: &[(u8, u8)], complete: bool
 fn exposed() -> &'static Arc<Exposed> {
     static EXPOSED: OnceLock<Arc<Exposed>> = OnceLock::new();
     EXPOSED.get_or_init(|| {
+        // The default groups and writes: the repositories' tools come only through enable_toolset, so
+        // a session that turns groups on is fuzzed too.
         Catalogue::standard()
-            .expose(&ExposureOptions { allow_writes: true, ..Default::default() })
+            .expose(&ExposureOptions { allow_writes: true, ..ExposureOptions::default() })
             .expect("the standard catalogue exposes")
+    })
+}
+
+/// Every tool a session can come to see: the default groups' and, through enable_toolset, the rest.
+fn widest() -> &'static Exposed {
+    static WIDEST: OnceLock<Exposed> = OnceLock::new();
+    WIDEST.get_or_init(|| {
+        let mut all = exposed().session_sees(bb_core::Toolsets::ALL).expect("sessions may turn groups on");
+        if all.get("enable_toolset").is_none() {
+            // Everything turned on leaves nothing to offer; the tool is still picked, and its arguments.
+            let first = exposed().session_sees(bb_core::Toolsets::NONE).expect("sessions may turn groups on");
+            let mut tools = all.tools().to_vec();
+            tools.extend(first.tools().iter().filter(|t| t.name == "enable_toolset").copied());
+            all = Exposed::new(tools, all.kinds().to_vec());
+        }
+        all
     })
 }
 
@@ -419,9 +437,10 @@ fn hides(c: char) -> bool {
 }
 
 fn call_message(ledger: &mut Ledger, session: SessionId, tool: u8, kind: u8, choices: &[(u8, u8)]) -> Value {
-    let exposed = exposed();
+    let exposed = widest();
     let tools = exposed.tools();
-    // One pick in sixteen names a tool bb does not have.
+    // One pick in sixteen names a tool bb does not have; a tool of a group the session has not turned on
+    // is refused until enable_toolset turns it on.
     let name = if tool % 16 == 15 { "no_such_tool" } else { tools[tool as usize % tools.len()].name };
     let mut args;
     if name == "show" {
@@ -434,6 +453,10 @@ fn call_message(ledger: &mut Ledger, session: SessionId, tool: u8, kind: u8, cho
         let data_tool = exposed.kind(kind_name).map(|k| k.tool).unwrap_or("get_pull_request");
         args = arguments(exposed, data_tool, choices, kind.is_multiple_of(2));
         args.insert("kind".into(), json!(kind_name));
+    } else if name == "enable_toolset" {
+        let toolsets = ["code", "builds", "repositories", "pull_requests", "writes", "nope"];
+        args = Map::new();
+        args.insert("toolset".into(), json!(toolsets[kind as usize % toolsets.len()]));
     } else {
         args = arguments(exposed, name, choices, kind.is_multiple_of(2));
     }

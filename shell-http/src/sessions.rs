@@ -330,7 +330,9 @@ impl State {
     /// Hands what the driver delivered to the waiters. Messages of one input are held until the
     /// end of the drain, when it is known whether the input is done and so which is the answer.
     fn route(&mut self, out: Vec<Delivery>) {
-        let mut sent: BTreeMap<(SessionId, u64), Vec<(Vec<u8>, Said)>> = BTreeMap::new();
+        // Each input's messages, with what each says (the last is the answer).
+        type Written = (Vec<u8>, Said);
+        let mut sent: BTreeMap<(SessionId, u64), Vec<Written>> = BTreeMap::new();
         let mut done: BTreeSet<(SessionId, u64)> = BTreeSet::new();
         for d in out {
             match d {

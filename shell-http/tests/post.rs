@@ -9,7 +9,7 @@ use std::time::Duration;
 use bb_core::FetchOutcome;
 use bb_drive::{Bitbucket, Cancel};
 use bb_http::{HttpOptions, Limits, PersonalToken};
-use common::{Req, initialize, request, start, start_default};
+use common::{Req, initialize, request, start, start_default, start_standard};
 use serde_json::json;
 
 #[test]
@@ -171,4 +171,34 @@ fn an_empty_body_on_a_live_session_gets_a_json_rpc_parse_error_with_400() {
         assert_eq!(a.json()["id"], serde_json::Value::Null);
     }
     assert_eq!(Req::post(request("ping", json!({}))).session(&id).send(s.addr).status, 200);
+}
+
+#[test]
+fn enable_toolset_is_answered_as_an_event_stream_the_list_change_first_then_the_answer() {
+    let s = start_standard();
+    let id = initialize(s.addr);
+    let listed = |s: &common::TestServer| {
+        let a = Req::post(request("tools/list", json!({}))).session(&id).send(s.addr);
+        a.json()["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert!(!listed(&s).contains(&"list_tags".to_string()));
+    let a =
+        Req::post(request("tools/call", json!({"name": "enable_toolset", "arguments": {"toolset": "repositories"}})))
+            .session(&id)
+            .send(s.addr);
+    assert_eq!((a.status, a.header("content-type")), (200, Some("text/event-stream")), "{}", a.body);
+    let events = a.events();
+    assert_eq!(events.len(), 2, "{}", a.body);
+    assert_eq!(events[0]["method"], "notifications/tools/list_changed");
+    assert!(events[1]["result"]["content"][0]["text"].as_str().unwrap().starts_with("Turned on repositories"));
+    assert!(listed(&s).contains(&"list_tags".to_string()), "the session's list has them");
+    // Another session of the same server does not.
+    let other = initialize(s.addr);
+    let a = Req::post(request("tools/list", json!({}))).session(&other).send(s.addr);
+    assert!(!a.body.contains("\"list_tags\""));
 }

@@ -252,7 +252,7 @@ fn write_after_reads(tool: &str) -> Option<(Method, String)> {
 
 /// Every tool of the standard catalogue (writes allowed) and every `show` kind.
 pub fn subjects() -> Vec<Subject> {
-    let exposed = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+    let exposed = Catalogue::standard().expose(&ExposureOptions::everything()).unwrap();
     let mut out = Vec::new();
     for t in exposed.tools() {
         let names: Vec<String> = if t.name == "show" {
@@ -394,7 +394,7 @@ struct Session {
 fn session(config: BitbucketConfig, bitbucket: Arc<dyn Bitbucket>, tool: &str, args: &Value) -> Session {
     let (mut to_bb, bb_in) = UnixStream::pair().unwrap();
     let (bb_out, from_bb) = UnixStream::pair().unwrap();
-    let exposed = Catalogue::standard().expose(&ExposureOptions { allow_writes: true, ..Default::default() }).unwrap();
+    let exposed = Catalogue::standard().expose(&ExposureOptions::everything()).unwrap();
     let mut server_config = ServerConfig::new(exposed, "fault-matrix");
     server_config.base_url = Some(config.base_url.clone());
     let log = Arc::new(Mutex::new(String::new()));

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::ops::RangeInclusive;
 
-use bb_core::{ExposureOptions, Level};
+use bb_core::{ExposureOptions, Level, Toolsets};
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,9 +101,20 @@ bb stops when stdin closes. With --http ADDR, serve Streamable HTTP instead.
 Usage: bb ai mcp serve [OPTIONS]
 
 Options:
-  --tools A,B         expose only these tools (show's view companions come with show)
-  --exclude A,B       never expose these tools (wins over --tools)
-  --allow-writes      also expose tools that cannot be undone (merge_pull_request)
+  --toolsets A,B      expose these groups of tools (or BB_TOOLSETS): pull_requests, code,
+                      builds, repositories, writes; all (every group but writes) or default
+                      (pull_requests,code,builds: a reviewer's whole job; the default). show
+                      comes with the groups whose views it draws. writes adds, to each group
+                      that is on, its tools that cannot be undone (merge, auto-merge, applying
+                      a suggestion, setting a build status)
+  --dynamic-toolsets on|off
+                      on (the default): a session may turn on a group that is off with the
+                      enable_toolset tool, and its client is told its tool list changed (never
+                      writes); off: every session sees the same list
+  --tools A,B         also expose these tools; without --toolsets, only these (show's view
+                      companions come with show)
+  --exclude A,B       never expose these tools (wins over everything)
+  --allow-writes      the same as adding writes to --toolsets
   --log-level LEVEL   log to stderr at LEVEL and above: debug, info, notice, warning,
                       error, critical, alert, emergency, or off (default: warning)
   --log-format F      text (the default) or json: one JSON object per line on stderr (time,
@@ -163,7 +174,10 @@ Streamable HTTP (instead of stdio):
 pub const TOOLS_HELP: &str = "\
 Print the tools `bb ai mcp serve` would expose with the same options, one line each.
 
-Usage: bb ai mcp tools [--tools A,B] [--exclude A,B] [--allow-writes]
+Usage: bb ai mcp tools [--toolsets A,B] [--dynamic-toolsets on|off] [--tools A,B] [--exclude A,B] [--allow-writes]
+
+Each line: the tool, its group, whether it reads or writes, its title. Then the groups a session
+may turn on with enable_toolset, and their tools. BB_TOOLSETS is read as serve reads it.
 ";
 
 /// Parses the command line (without the program name).
@@ -214,6 +228,21 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
             Long("allow-writes") => {
                 exposure.allow_writes = true;
                 seen_options.push("--allow-writes");
+            }
+            Long("toolsets") => {
+                let list = plain(parser.value().map_err(|e| e.to_string())?, "--toolsets")?;
+                let named = Toolsets::parse_list(&list).map_err(|e| format!("--toolsets {e}"))?;
+                exposure.toolsets = Some(exposure.toolsets.unwrap_or_default().union(named));
+                seen_options.push("--toolsets");
+            }
+            Long("dynamic-toolsets") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--dynamic-toolsets")?;
+                exposure.dynamic = match value.to_ascii_lowercase().as_str() {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(format!("--dynamic-toolsets `{value}` is not on or off")),
+                };
+                seen_options.push("--dynamic-toolsets");
             }
             Long("log-format") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--log-format")?;
@@ -434,6 +463,17 @@ fn parse_listen_addr(value: &str) -> Result<std::net::SocketAddr, String> {
     })
 }
 
+/// `BB_TOOLSETS`, read when `--toolsets` is not given (the flag wins, as `--host` over `BITBUCKET_URL`).
+pub fn toolsets_from_env(exposure: &mut ExposureOptions, env: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+    if exposure.toolsets.is_some() {
+        return Ok(());
+    }
+    if let Some(list) = env("BB_TOOLSETS").filter(|l| !l.trim().is_empty()) {
+        exposure.toolsets = Some(Toolsets::parse_list(&list).map_err(|e| format!("BB_TOOLSETS {e}"))?);
+    }
+    Ok(())
+}
+
 fn split_names(list: OsString, flag: &str) -> Result<Vec<String>, String> {
     let list = list.into_string().map_err(|_| format!("{flag} takes tool names in plain text"))?;
     let names: Vec<String> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
@@ -473,6 +513,39 @@ mod tests {
 
     fn p(args: &[&str]) -> Result<Command, String> {
         parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn toolsets_come_from_the_flag_repeated_or_else_from_bb_toolsets() {
+        let Command::Serve(o) = p(&["ai", "mcp", "serve", "--toolsets", "code", "--toolsets=builds,writes"]).unwrap()
+        else {
+            panic!()
+        };
+        let mut exposure = o.exposure;
+        assert_eq!(exposure.toolsets.unwrap().names(), ["code", "builds", "writes"]);
+        let env = |k: &str| (k == "BB_TOOLSETS").then(|| "repositories".to_string());
+        toolsets_from_env(&mut exposure, &env).unwrap();
+        assert_eq!(exposure.toolsets.unwrap().names(), ["code", "builds", "writes"], "the flag wins");
+        let mut none = ExposureOptions::default();
+        toolsets_from_env(&mut none, &env).unwrap();
+        assert_eq!(none.toolsets.unwrap().names(), ["repositories"]);
+        let bad = |k: &str| (k == "BB_TOOLSETS").then(|| "code,issues".to_string());
+        let e = toolsets_from_env(&mut ExposureOptions::default(), &bad).unwrap_err();
+        assert!(e.starts_with("BB_TOOLSETS `issues` is not a toolset."), "{e}");
+        let e = p(&["ai", "mcp", "serve", "--toolsets", "everything"]).unwrap_err();
+        assert!(e.starts_with("--toolsets `everything` is not a toolset."), "{e}");
+        assert!(p(&["ai", "mcp", "serve", "--toolsets", ","]).unwrap_err().contains("names no toolset"));
+    }
+
+    #[test]
+    fn dynamic_toolsets_is_on_or_off() {
+        let Command::Serve(o) = p(&["ai", "mcp", "serve"]).unwrap() else { panic!() };
+        assert!(o.exposure.dynamic);
+        let Command::Serve(o) = p(&["ai", "mcp", "serve", "--dynamic-toolsets", "off"]).unwrap() else { panic!() };
+        assert!(!o.exposure.dynamic);
+        let Command::Tools(e) = p(&["ai", "mcp", "tools", "--dynamic-toolsets", "ON"]).unwrap() else { panic!() };
+        assert!(e.dynamic);
+        assert!(p(&["ai", "mcp", "serve", "--dynamic-toolsets", "maybe"]).unwrap_err().contains("is not on or off"));
     }
 
     #[test]

@@ -33,24 +33,36 @@ fn run() -> Result<(), String> {
     match cli::parse(std::env::args_os().skip(1))? {
         Command::Help(text) => print(text),
         Command::Version => print(&format!("bb {VERSION} (commit {})\n", env!("BB_COMMIT"))),
-        Command::Tools(exposure) => {
-            let exposed = Catalogue::standard().expose(&exposure)?;
+        Command::Tools(mut exposure) => {
+            cli::toolsets_from_env(&mut exposure, &|name| std::env::var(name).ok())?;
+            let catalogue = Catalogue::standard();
+            let exposed = catalogue.expose(&exposure)?;
             if exposed.tools().is_empty() {
                 let _ = writeln!(std::io::stderr(), "bb: these options expose no tools");
             }
-            let mut out = String::new();
-            for t in exposed.tools() {
+            let line = |t: &bb_core::ToolSpec| {
                 let access = match (t.role, t.access) {
                     (Role::ViewCompanion { .. }, _) => "views only",
                     (_, Access::Read) => "read",
                     (_, Access::Write) => "write",
                     (_, Access::UnsafeWrite) => "unsafe write",
                 };
-                out.push_str(&format!("{:<22} {:<13} {}\n", t.name, access, t.title));
+                let group = match t.role {
+                    Role::Data(g) => g.name(),
+                    _ => "",
+                };
+                format!("{:<26} {:<14} {:<13} {}\n", t.name, group, access, t.title)
+            };
+            let mut out: String = exposed.tools().iter().map(line).collect();
+            let offer = exposure_offer(&catalogue, &exposed);
+            if !offer.is_empty() {
+                out.push_str("\nIn a session, enable_toolset can turn on:\n");
+                out.push_str(&offer);
             }
             print(&out)
         }
-        Command::Serve(options) => {
+        Command::Serve(mut options) => {
+            cli::toolsets_from_env(&mut options.exposure, &|name| std::env::var(name).ok())?;
             let logger = Logger::new(options.log_level);
             let logger = if options.log_json { logger.json() } else { logger };
             let exposed = Catalogue::standard().expose(&options.exposure)?;
@@ -93,4 +105,24 @@ fn run() -> Result<(), String> {
 fn print(text: &str) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| format!("writing to stdout failed: {e}"))
+}
+
+/// The groups a session may turn on, with the tools each adds, for `bb ai mcp tools`.
+fn exposure_offer(catalogue: &Catalogue, exposed: &bb_core::Exposed) -> String {
+    let Some(first) = exposed.session_sees(bb_core::Toolsets::NONE) else { return String::new() };
+    let mut out = String::new();
+    for (group, _) in catalogue.groups() {
+        if !first.offerable().contains(group) {
+            continue;
+        }
+        let Some(wider) = exposed.session_sees(bb_core::Toolsets::NONE.with(group)) else { continue };
+        let added: Vec<&str> = wider
+            .tools()
+            .iter()
+            .filter(|t| exposed.get(t.name).is_none() && t.role != Role::Session)
+            .map(|t| t.name)
+            .collect();
+        out.push_str(&format!("  {:<14} {}: {}\n", group.name(), group.about(), added.join(", ")));
+    }
+    out
 }

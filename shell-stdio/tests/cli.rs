@@ -50,10 +50,17 @@ fn tools_prints_one_line_per_exposed_tool() {
     let out = bb(&["ai", "mcp", "tools"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    for line in text.lines() {
+    let (tools, offer) = text.split_once("\n\nIn a session, enable_toolset can turn on:\n").unwrap();
+    for line in tools.lines() {
         let name = line.split_whitespace().next().unwrap();
         assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{line}");
     }
+    assert!(tools.lines().any(|l| l.split_whitespace().take(3).eq(["get_file", "code", "read"])), "{tools}");
+    assert!(!tools.contains("list_branches"), "repositories is off by default: {tools}");
+    assert!(offer.trim_start().starts_with("repositories ") && offer.contains("list_branches, resolve_ref"), "{offer}");
+    let every = bb(&["ai", "mcp", "tools", "--toolsets", "all"]);
+    let every = String::from_utf8(every.stdout).unwrap();
+    assert!(every.contains("list_branches") && !every.contains("enable_toolset can turn on"), "{every}");
 }
 
 #[test]

@@ -96,3 +96,31 @@ test("a foreign Origin is refused", async () => {
     await bb.stop();
   }
 });
+
+test("the reference client refreshes its tool list when enable_toolset turns a group on", async () => {
+  const bb = await startHttp([], { BITBUCKET_URL: "http://127.0.0.1:9", BITBUCKET_TOKEN: "unused" });
+  try {
+    let changed;
+    const refreshed = new Promise((resolve) => { changed = resolve; });
+    const transport = new StreamableHTTPClientTransport(bb.url);
+    const client = new Client(
+      { name: "bb-e2e-http", version: "1.0.0" },
+      { capabilities: {}, listChanged: { tools: { debounceMs: 0, onChanged: (error, tools) => changed({ error, tools }) } } },
+    );
+    await client.connect(transport);
+    assert.equal(client.getServerCapabilities().tools.listChanged, true);
+    const before = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(before.includes("enable_toolset") && !before.includes("list_branches"), before.join(", "));
+
+    const answer = await client.callTool({ name: "enable_toolset", arguments: { toolset: "repositories" } });
+    assert.match(answer.content[0].text, /^Turned on repositories for this session: list_branches/);
+    const { error, tools } = await refreshed;
+    assert.equal(error, null);
+    const after = tools.map((t) => t.name);
+    assert.ok(after.includes("list_branches") && after.includes("list_tags"), after.join(", "));
+    assert.ok(!after.includes("enable_toolset"), "nothing is left to turn on");
+    await client.close();
+  } finally {
+    await bb.stop();
+  }
+});

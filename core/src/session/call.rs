@@ -14,7 +14,7 @@ use crate::plan::{Issued, Step, ToolResult, Waiting};
 use crate::protocol::ClientProfile;
 use crate::shared::Shared;
 use crate::stateless;
-use crate::tool::Call;
+use crate::tool::{Call, Role};
 use crate::work::Kind;
 
 /// What a large call is answered when the process has no room for it.
@@ -58,7 +58,7 @@ impl Session {
                 "Invalid params: `tools/call` needs the tool's `name`.",
             )));
         };
-        let exposed = std::sync::Arc::clone(&sh.config.exposed);
+        let exposed = if is_stateless { std::sync::Arc::clone(&sh.config.exposed) } else { self.exposed(sh) };
         let Some(tool) = exposed.get(name) else {
             return Answer::Now(Err(ErrorReply::new(
                 Some(id.clone()),
@@ -67,6 +67,9 @@ impl Session {
             )));
         };
         let args = params.get("arguments");
+        if tool.role == Role::Session {
+            return finish(self.enable_toolset(args, tag, sh));
+        }
         if let Err(why) = crate::args::validate(args, &exposed.input_schema(tool)) {
             return finish(ToolResult::error(format!("Invalid arguments for {}: {why}", tool.name)));
         }

@@ -25,17 +25,21 @@
 mod batch;
 mod call;
 mod route;
+mod toolsets;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use crate::contract::{Output, Said, SessionId};
 use crate::jsonrpc::{self, Decoded, ErrorReply, INVALID_REQUEST, Id, Message};
 use crate::logging::Level;
-use crate::made::Made;
+use crate::made::{Made, MadeOnce};
 use crate::protocol::{ClientProfile, ProtocolVersion};
 use crate::shared::Shared;
+use crate::tool::Exposed;
+use crate::toolsets::Toolsets;
 
 use batch::Batch;
 use call::Pending;
@@ -56,6 +60,11 @@ pub struct Session {
     pending: BTreeMap<Id, Pending>,
     batches: BTreeMap<u64, Batch>,
     next_batch: u64,
+    /// The groups this session turned on (`enable_toolset`).
+    widened: Toolsets,
+    /// What this session sees and its answers made once, when it may turn groups on; `None`: what
+    /// a request without a session sees (the server's).
+    sees: Option<Arc<MadeOnce>>,
 }
 
 impl Session {
@@ -70,6 +79,8 @@ impl Session {
             pending: BTreeMap::new(),
             batches: BTreeMap::new(),
             next_batch: 0,
+            widened: Toolsets::NONE,
+            sees: None,
         }
     }
 
@@ -170,11 +181,25 @@ impl Session {
                 match answer {
                     Answer::Now(Ok(result)) => Some(Reply::Value(jsonrpc::result_value(&id, result))),
                     Answer::Now(Err(reply)) => Some(Reply::Value(reply.to_value())),
-                    Answer::Made(made) => Some(Reply::Bytes(sh.made.message(&id, made))),
+                    Answer::Made(made) => Some(Reply::Bytes(self.made(made, sh).message(&id, made))),
                     Answer::Later => None,
                 }
             }
         }
+    }
+
+    /// The answers made once that `which` is taken from: this session's for its own requests, the
+    /// server's for a request without a session.
+    fn made<'a>(&'a self, which: Made, sh: &'a Shared) -> &'a MadeOnce {
+        match (which, &self.sees) {
+            (Made::ToolsList | Made::View, Some(mine)) => mine,
+            _ => &sh.made,
+        }
+    }
+
+    /// What this session's own calls see.
+    fn exposed(&self, sh: &Shared) -> Arc<Exposed> {
+        Arc::clone(self.sees.as_ref().map_or(&sh.config.exposed, |m| m.exposed()))
     }
 
     fn notification(&mut self, method: &str, params: Option<&Value>, sh: &mut Shared) {

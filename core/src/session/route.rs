@@ -96,10 +96,13 @@ impl Session {
                 Answer::Now(Ok(stateless::discover(version, sh.made.instructions())))
             }
             ("tools/list", _) if no_cursor => Answer::Made(if alone { Made::StatelessToolsList } else { Made::ToolsList }),
-            ("tools/list", _) => match listing::page_for(&sh.config.exposed, sh.config.tools_page_size, params) {
-                Ok(v) => done(v, Some(stateless::LIST_TTL_MS)),
-                Err(m) => err(INVALID_PARAMS, m),
-            },
+            ("tools/list", _) => {
+                let exposed = if alone { std::sync::Arc::clone(&sh.config.exposed) } else { self.exposed(sh) };
+                match listing::page_for(&exposed, sh.config.tools_page_size, params) {
+                    Ok(v) => done(v, Some(stateless::LIST_TTL_MS)),
+                    Err(m) => err(INVALID_PARAMS, m),
+                }
+            }
             ("tools/call", Terms::Alone(meta)) => self.tools_call(id, params, Some(meta.client), tag, batch, sh),
             ("tools/call", Terms::Session) => self.tools_call(id, params, None, tag, batch, sh),
             ("resources/list", _) => done(json!({"resources": []}), Some(stateless::LIST_TTL_MS)),
@@ -149,6 +152,9 @@ impl Session {
         };
         let version = ProtocolVersion::negotiate(Some(requested));
         self.version = Some(version);
+        // A session may turn groups on while some are off: it sees `enable_toolset`, and bb says its
+        // tool list can change.
+        self.sees = sh.config.session_made(self.widened);
         self.client = ClientProfile::from_initialize(params);
         self.log(
             Level::Info,
@@ -163,9 +169,9 @@ impl Session {
         );
         Answer::Now(Ok(json!({
             "protocolVersion": version.as_str(),
-            "capabilities": stateless::capabilities(),
+            "capabilities": stateless::capabilities(self.sees.is_some()),
             "serverInfo": stateless::server_info(sh.config.version),
-            "instructions": sh.made.instructions(),
+            "instructions": self.made(Made::ToolsList, sh).instructions(),
         })))
     }
 }

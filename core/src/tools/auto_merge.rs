@@ -25,7 +25,7 @@ use crate::errors::{self, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{pull_request, server};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// The release that brought auto-merge.
@@ -38,7 +38,7 @@ pub const ENABLE_SPEC: ToolSpec = ToolSpec {
     description: "Have Bitbucket (8.15+) merge a pull request once its checks pass; at once if they do.",
     input_schema: schema,
     access: Access::UnsafeWrite,
-    role: Role::Data,
+    role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::IRREVERSIBLE,
     start: start_enable,
 };
@@ -50,7 +50,7 @@ pub const DISABLE_SPEC: ToolSpec = ToolSpec {
     description: "Cancel a pull request's auto-merge; it stays open.",
     input_schema: schema,
     access: Access::Write,
-    role: Role::Data,
+    role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: false, idempotent: true, open_world: true },
     start: start_disable,
 };

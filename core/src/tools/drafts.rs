@@ -23,7 +23,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::{cap, one_line, short};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes::comments;
 
 /// `delete_pr_comment`, for the catalogue. Destructive (the text is gone); idempotent (a second call finds no
@@ -35,7 +35,7 @@ pub const DELETE_SPEC: ToolSpec = ToolSpec {
     description: "Delete a comment or draft without replies.",
     input_schema: delete_schema,
     access: Access::Write,
-    role: Role::Data,
+    role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: true, idempotent: true, open_world: true },
     start: start_delete,
 };
@@ -143,7 +143,7 @@ pub const APPLY_SPEC: ToolSpec = ToolSpec {
     description: "Commit a comment's suggestion to the source branch.",
     input_schema: apply_schema,
     access: Access::UnsafeWrite,
-    role: Role::Data,
+    role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: false, idempotent: false, open_world: true },
     start: start_apply,
 };

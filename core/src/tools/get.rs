@@ -20,7 +20,7 @@ use crate::reads::insights::{InsightsRead, InsightsReader};
 use crate::reads::pull_request;
 use crate::text::builds::stats_line;
 use crate::text::{cap, one_line, review_status, short_commit, when};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
 
 /// `get_pull_request`, for the catalogue: reads only; its kind is the card.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -29,7 +29,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "A pull request: state, branches, reviewers, merge outcome, counts, builds and description.",
     input_schema: schema,
     access: Access::Read,
-    role: Role::Data,
+    role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::READ,
     start,
 };

@@ -15,7 +15,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::pull_request::stale;
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// Not destructive: a decline changes only the state, and reopen_pull_request sets it back (reviewers, comments
@@ -31,7 +31,7 @@ pub const DECLINE_SPEC: ToolSpec = ToolSpec {
     description: "Decline an open pull request (reopen_pull_request undoes it).",
     input_schema: schema,
     access: Access::Write,
-    role: Role::Data,
+    role: Role::Data(Toolset::PullRequests),
     annotations: TOGGLE,
     start: start_decline,
 };
@@ -43,7 +43,7 @@ pub const REOPEN_SPEC: ToolSpec = ToolSpec {
     description: "Reopen a declined pull request.",
     input_schema: schema,
     access: Access::Write,
-    role: Role::Data,
+    role: Role::Data(Toolset::PullRequests),
     annotations: TOGGLE,
     start: start_reopen,
 };

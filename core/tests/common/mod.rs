@@ -26,7 +26,12 @@ impl Harness {
     }
 
     pub fn with(options: ExposureOptions, page: usize) -> Harness {
-        let exposed = test_catalogue().expose(&options).unwrap();
+        Harness::of(&test_catalogue(), options, page)
+    }
+
+    /// A server with one session over `catalogue`.
+    pub fn of(catalogue: &bb_core::Catalogue, options: ExposureOptions, page: usize) -> Harness {
+        let exposed = catalogue.expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.tools_page_size = page;
         let mut server = Server::new(config);
@@ -51,7 +56,12 @@ impl Harness {
 
     /// A session initialized under `version`, with or without the UI extension.
     pub fn initialized(version: &str, views: bool) -> Harness {
-        let mut h = Harness::new();
+        Harness::new().initialize(version, views)
+    }
+
+    /// This harness's session, initialized under `version`, with or without the UI extension.
+    pub fn initialize(self, version: &str, views: bool) -> Harness {
+        let mut h = self;
         let caps = if views {
             json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}})
         } else {

@@ -81,7 +81,7 @@ impl StackHarness {
     }
 
     fn with_config(world: World, capabilities: Value, templates: bool) -> StackHarness {
-        let options = ExposureOptions { allow_writes: true, ..Default::default() };
+        let options = ExposureOptions::everything();
         let exposed = Catalogue::standard().expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.base_url = Some("http://stack.test/bitbucket".into());

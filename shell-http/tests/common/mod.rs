@@ -27,8 +27,17 @@ pub fn plain_fetch() -> Arc<dyn Bitbucket> {
 
 /// A server over the test catalogue with every tool exposed.
 pub fn start(options: HttpOptions, fetch: Arc<dyn Bitbucket>) -> TestServer {
-    let exposure = ExposureOptions { allow_writes: true, ..ExposureOptions::default() };
-    let exposed = bb_core::testing::test_catalogue().expose(&exposure).unwrap();
+    let exposed = bb_core::testing::test_catalogue().expose(&ExposureOptions::everything()).unwrap();
+    start_exposing(exposed, options, fetch)
+}
+
+/// A server over bb's own catalogue with its default toolsets, as `bb ai mcp serve --http` starts.
+pub fn start_standard() -> TestServer {
+    let exposed = bb_core::Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+    start_exposing(exposed, HttpOptions::default(), plain_fetch())
+}
+
+fn start_exposing(exposed: Arc<bb_core::Exposed>, options: HttpOptions, fetch: Arc<dyn Bitbucket>) -> TestServer {
     let config = ServerConfig::new(exposed, "0.0.0-test");
     let logs = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&logs);
