@@ -21,7 +21,7 @@ WRITE=0
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-BASELINE=$HERE/baseline.txt
+BASELINE=${BASELINE:-$HERE/baseline.txt}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bb-check.XXXXXX")
 PIDS=()
 cleanup() {

@@ -505,4 +505,16 @@ mod tests {
         let excluded = ExposureOptions { exclude: ["enable_toolset".to_string()].into(), ..ExposureOptions::default() };
         assert!(standard(&excluded).widen.is_none(), "--exclude enable_toolset: a fixed list");
     }
+
+    #[test]
+    fn a_tools_schema_is_made_once_per_exposure_and_is_the_one_listed() {
+        let e = standard(&ExposureOptions::default());
+        let show = *e.get("show").unwrap();
+        let first = e.checked_schema(&show);
+        assert!(matches!(first, std::borrow::Cow::Borrowed(_)));
+        assert!(std::ptr::eq(first.as_ref(), e.checked_schema(&show).as_ref()), "the same value, not made again");
+        assert_eq!(first.as_ref(), &e.input_schema(&show));
+        let listed = e.listed().into_iter().find(|t| t["name"] == "get_file").unwrap();
+        assert_eq!(&listed["inputSchema"], e.checked_schema(e.get("get_file").unwrap()).as_ref());
+    }
 }

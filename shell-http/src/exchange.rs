@@ -194,7 +194,7 @@ async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> 
         return parse_error("Parse error: the body is empty; POST one JSON-RPC message.");
     }
     match existing {
-        Some(session) => proven(answer(endpoint, session, &bytes, false).await),
+        Some(session) => proven(answer(endpoint, session, &bytes, false, None).await),
         None => match serde_json::from_slice::<Value>(&bytes) {
             Ok(body) if sessionless::is_stateless(h, &body) => once(endpoint, peer, h, &bytes, &body).await,
             _ => initialize(endpoint, peer, h, &bytes).await,
@@ -220,7 +220,7 @@ async fn once(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8], body
     }
     let vouched = person.is_some();
     let session = endpoint.sessions.open_once(person);
-    let r = answer(endpoint, session, bytes, true).await;
+    let r = answer(endpoint, session, bytes, true, Some(body)).await;
     if vouched { proven(r) } else { r }
 }
 
@@ -308,7 +308,7 @@ async fn initialize(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8]
     };
     let session = endpoint.sessions.open(&session_id, person);
     let opening = Opening { sessions: &endpoint.sessions, session, kept: false };
-    let mut response = answer(endpoint, opening.session, bytes, false).await;
+    let mut response = answer(endpoint, opening.session, bytes, false, None).await;
     if !endpoint.sessions.initialized(opening.session) {
         // A failed initialize starts no session (the opening closes it; the seat is given back).
         return response;
@@ -416,7 +416,14 @@ fn limit_reached(endpoint: &Endpoint, bound: Bound, peer: Peer) -> String {
 /// Hands a body to the session and answers: 202 when nothing answers it, JSON when the answer is
 /// ready within `sse_after` (and no progress was asked for), SSE otherwise. A `once` session (one
 /// 2026-07-28 request) closes when the answer is sent or dropped, and its modern errors are 400.
-async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8], once: bool) -> Response<Reply> {
+/// `parsed`: the body, when the caller has parsed it already (a 2026-07-28 request has).
+async fn answer(
+    endpoint: &Endpoint,
+    session: SessionRef,
+    bytes: &[u8],
+    once: bool,
+    parsed: Option<&Value>,
+) -> Response<Reply> {
     let wants_progress = asks_for_progress(bytes);
     let (tag, rx) = endpoint.sessions.submit(session, bytes, wants_progress);
     let guard = if once {
@@ -428,12 +435,12 @@ async fn answer(endpoint: &Endpoint, session: SessionRef, bytes: &[u8], once: bo
     while let Ok(d) = rx.try_recv() {
         got.push(d);
     }
-    let parsed = serde_json::from_slice::<Value>(bytes).ok();
+    let parsed_here = if parsed.is_none() { serde_json::from_slice::<Value>(bytes).ok() } else { None };
+    let parsed = parsed.or(parsed_here.as_ref());
     // What a call still running at the end of the stop's grace period is answered with.
-    let id = parsed.as_ref().and_then(|v| v.get("id").cloned()).unwrap_or(Value::Null);
+    let id = parsed.and_then(|v| v.get("id").cloned()).unwrap_or(Value::Null);
     // A request (not a notification, nor a batch) is timed to its answer for the metrics.
     let mut timing = parsed
-        .as_ref()
         .filter(|v| v.get("id").is_some() && v.get("method").is_some())
         .map(|v| Timing::start(v, &endpoint.tools, &endpoint.logger));
     if !wants_progress {

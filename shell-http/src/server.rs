@@ -85,7 +85,13 @@ impl HttpServer {
         let writes_held: Arc<dyn Bitbucket> =
             Arc::new(NoNewWrites { inner: Arc::clone(&bitbucket), drain: Arc::clone(&drain) });
         let probe = Arc::clone(&bitbucket);
-        let tools = config.exposed.tools().iter().map(|t| t.name).collect();
+        // Counted by name: the tools exposed, and those a session may come to see (enable_toolset's groups).
+        let mut tools: Vec<&'static str> = config.exposed.tools().iter().map(|t| t.name).collect();
+        for extra in [bb_core::Toolsets::NONE, bb_core::Toolsets::ALL] {
+            tools.extend(config.exposed.session_sees(extra).iter().flat_map(|e| e.tools().iter().map(|t| t.name)));
+        }
+        tools.sort_unstable();
+        tools.dedup();
         let endpoint = Arc::new(Endpoint {
             gate: Gate::new(&options, addr),
             sessions: Sessions::new(config, writes_held, logger.clone(), census),

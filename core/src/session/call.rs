@@ -70,7 +70,7 @@ impl Session {
         if tool.role == Role::Session {
             return finish(self.enable_toolset(args, tag, sh));
         }
-        if let Err(why) = crate::args::validate(args, &exposed.input_schema(tool)) {
+        if let Err(why) = crate::args::validate(args, &exposed.checked_schema(tool)) {
             return finish(ToolResult::error(format!("Invalid arguments for {}: {why}", tool.name)));
         }
         let empty = Map::new();

@@ -78,13 +78,13 @@ fn show_kind(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     // The kind's arguments are its data tool's: check them against that tool's schema.
     let mut rest = args.clone();
     rest.remove("kind");
-    let mut schema = (tool.input_schema)();
+    let mut schema = call.exposed.checked_schema(tool);
     if kind.name == form::KIND {
         // A draft: the model fills what it knows, the person the rest.
-        schema["required"] = json!(form::REQUIRED);
+        schema.to_mut()["required"] = json!(form::REQUIRED);
     }
     if kind.name == file::KIND {
-        file::extend_schema(&mut schema);
+        file::extend_schema(schema.to_mut());
     }
     // The same checks as a call's own arguments get: `refresh_view` carries these nested.
     let checked =
