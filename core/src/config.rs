@@ -1,9 +1,10 @@
 //! What a server is made with, fixed at start: the exposed tools, bb's version, Bitbucket's base URL,
-//! the caches' sizes and the highlighting options the operator chose.
+//! the caches' sizes and the highlighting options the operator chose; the caches its clones share.
 
 use std::sync::Arc;
 
 use crate::avatar_cache::AvatarCache;
+use crate::commit_cache::CommitCache;
 use crate::made::MadeOnce;
 use crate::tool::Exposed;
 
@@ -36,6 +37,8 @@ pub struct ServerConfig {
     avatars: Arc<std::sync::OnceLock<Arc<std::sync::Mutex<AvatarCache>>>>,
     /// Numbers refreshes' batches of reads ([`crate::Batch`]), shared by the clones.
     batches: Arc<std::sync::atomic::AtomicU64>,
+    /// The source commit each pull request was last seen at, shared by the clones.
+    commits: Arc<std::sync::Mutex<CommitCache>>,
 }
 
 impl ServerConfig {
@@ -50,6 +53,12 @@ impl ServerConfig {
     pub(crate) fn avatars(&self) -> Arc<std::sync::Mutex<AvatarCache>> {
         let fresh = || Arc::new(std::sync::Mutex::new(AvatarCache::with_cap(self.avatar_cache_bytes)));
         Arc::clone(self.avatars.get_or_init(fresh))
+    }
+
+    /// The source commits pull requests were last seen at, shared by every server made from this
+    /// configuration and its clones.
+    pub(crate) fn commits(&self) -> Arc<std::sync::Mutex<CommitCache>> {
+        Arc::clone(&self.commits)
     }
 
     /// The counter refreshes' batches are numbered from, shared by the clones.
@@ -70,6 +79,7 @@ impl ServerConfig {
             made: Arc::default(),
             avatars: Arc::default(),
             batches: Arc::default(),
+            commits: Arc::default(),
         }
     }
 }
@@ -81,7 +91,7 @@ mod tests {
     use crate::{Catalogue, ExposureOptions};
 
     #[test]
-    fn servers_made_from_clones_of_one_configuration_share_one_avatar_cache_of_its_size() {
+    fn servers_made_from_clones_of_one_configuration_share_one_avatar_cache_of_its_size_and_the_commits_seen() {
         let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.avatar_cache_bytes = 1 << 20;
@@ -89,5 +99,7 @@ mod tests {
         assert!(Arc::ptr_eq(&config.avatars(), &shard.avatars()), "the HTTP shell's shards share it");
         let other = ServerConfig::new(Arc::clone(&config.exposed), "0.0.0-test");
         assert!(!Arc::ptr_eq(&config.avatars(), &other.avatars()), "another configuration has its own");
+        assert!(Arc::ptr_eq(&config.commits(), &shard.commits()), "and the source commits they saw");
+        assert!(!Arc::ptr_eq(&config.commits(), &other.commits()));
     }
 }
