@@ -39,9 +39,11 @@ pub const BATCH_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 /// and then up to five avatars and its Code Insights, a diff view up to 20 files. 48 was chosen when a
 /// warm card read six things at once: eight people's cards went out together in one round
 /// (bench/roundtrip: with 24, the slowest of eight took two rounds, 2.0–2.1x its time alone); at nine,
-/// eight warm cards together are 72 reads, and the last of them wait for a slot. What bounds bb's load
-/// on Bitbucket is each user's rate limit, which bb keeps to (`--rate-limit`: a burst of 60 at most),
-/// not a count of connections.
+/// eight warm cards together are 72 reads, and the last of them wait for a slot: the slowest of eight
+/// takes two rounds, as every warm card did before it read its Code Insights in the first (at 50 ms a
+/// request, 112 ms, where a warm card alone takes 56). What bounds bb's load on Bitbucket is each
+/// user's rate limit, which bb keeps to (`--rate-limit`: a burst of 60 at most), not a count of
+/// connections.
 pub const BITBUCKET_CONNECTIONS: usize = 48;
 
 /// The most threads Bitbucket requests block on: every connection in use, and as many more requests
