@@ -1,9 +1,10 @@
 //! What a server is made with, fixed at start: the exposed tools, bb's version, Bitbucket's base URL,
-//! the caches' sizes and the highlighting options the operator chose.
+//! the caches' sizes and the highlighting options the operator chose; the caches its clones share.
 
 use std::sync::Arc;
 
 use crate::avatar_cache::AvatarCache;
+use crate::commit_cache::CommitCache;
 use crate::made::MadeOnce;
 use crate::tool::Exposed;
 use crate::toolsets::Toolsets;
@@ -40,6 +41,8 @@ pub struct ServerConfig {
     /// What sessions see, by the groups they turned on (`enable_toolset`), each made when a session
     /// first needs it and shared by the clones; with the address of the exposure it widens.
     widened: Arc<[Widened; 16]>,
+    /// The source commit each pull request was last seen at, shared by the clones.
+    commits: Arc<std::sync::Mutex<CommitCache>>,
 }
 
 /// The answers of sessions that turned one set of groups on, with the address of the exposure they widen.
@@ -77,6 +80,12 @@ impl ServerConfig {
         Arc::clone(self.avatars.get_or_init(fresh))
     }
 
+    /// The source commits pull requests were last seen at, shared by every server made from this
+    /// configuration and its clones.
+    pub(crate) fn commits(&self) -> Arc<std::sync::Mutex<CommitCache>> {
+        Arc::clone(&self.commits)
+    }
+
     /// The counter refreshes' batches are numbered from, shared by the clones.
     pub(crate) fn batches(&self) -> &std::sync::atomic::AtomicU64 {
         &self.batches
@@ -96,6 +105,7 @@ impl ServerConfig {
             avatars: Arc::default(),
             batches: Arc::default(),
             widened: Arc::new(std::array::from_fn(|_| std::sync::OnceLock::new())),
+            commits: Arc::default(),
         }
     }
 }
@@ -107,7 +117,7 @@ mod tests {
     use crate::{Catalogue, ExposureOptions};
 
     #[test]
-    fn servers_made_from_clones_of_one_configuration_share_one_avatar_cache_of_its_size() {
+    fn servers_made_from_clones_of_one_configuration_share_one_avatar_cache_of_its_size_and_the_commits_seen() {
         let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.avatar_cache_bytes = 1 << 20;
@@ -115,5 +125,7 @@ mod tests {
         assert!(Arc::ptr_eq(&config.avatars(), &shard.avatars()), "the HTTP shell's shards share it");
         let other = ServerConfig::new(Arc::clone(&config.exposed), "0.0.0-test");
         assert!(!Arc::ptr_eq(&config.avatars(), &other.avatars()), "another configuration has its own");
+        assert!(Arc::ptr_eq(&config.commits(), &shard.commits()), "and the source commits they saw");
+        assert!(!Arc::ptr_eq(&config.commits(), &other.commits()));
     }
 }

@@ -54,7 +54,7 @@
 //!                                                         configuration, the drive contract, the bounds
 //!   errors        how a Bitbucket answer becomes its body or one sentence the model can act on
 //!   bitbucket/ jsonrpc protocol stateless args fetch retry coalesce markdown highlight highlight_cache
-//!   requirements instructions avatar_cache logging encoding                                    leaves
+//!   requirements instructions avatar_cache commit_cache logging encoding                       leaves
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -70,6 +70,7 @@ mod avatar_cache;
 mod bitbucket;
 mod catalogue;
 mod coalesce;
+mod commit_cache;
 mod config;
 mod contract;
 mod encoding;

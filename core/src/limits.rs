@@ -14,13 +14,14 @@
 //!
 //! The operator's HTTP admission limits (connections, sessions, per-peer and per-person shares, body
 //! sizes, timeouts) are options, not constants: `bb_http::Limits`, set by `bb ai mcp serve`'s flags.
-//! The caches' sizes live with them: `avatar_cache::MAX_CACHE_BYTES`, `highlight_cache::MAX_CACHE_BYTES`.
+//! The caches' sizes live with them: `avatar_cache::MAX_CACHE_BYTES`, `highlight_cache::MAX_CACHE_BYTES`,
+//! `commit_cache::MAX_ENTRIES`.
 
 /// The most Bitbucket reads one session has handed to the shell at once; the rest wait in the
 /// session, in order ([`crate::work`]). All the connections but one ([`BITBUCKET_CONNECTIONS`]): a
-/// session alone sends a view's independent reads in one round (a cold card's first stage is six,
-/// and its avatars go as soon as the pull request names the people), while another session's call
-/// always finds the last connection free (the client keeps it, per queue, as well).
+/// session alone sends a view's independent reads in one round (a cold card's first stage is seven, a
+/// warm one's nine, and its avatars go as soon as the pull request names the people), while another
+/// session's call always finds the last connection free (the client keeps it, per queue, as well).
 pub const READS_PER_SESSION: usize = BITBUCKET_CONNECTIONS - 1;
 
 /// The most messages one JSON-RPC batch may hold (2025-03-26 only); a larger batch is refused whole.
@@ -34,10 +35,14 @@ pub const BATCH_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 
 /// The most Bitbucket requests one bb process has on the wire at once (the client's slots, served
 /// round robin per session, or per person in per-person mode; one queue holds all but one of them).
-/// A warm card reads six things at once, a cold one six and then up to five avatars, a diff view up to
-/// 20 files: 48 lets eight people's cards go out together in one round (bench/roundtrip: with 24, the
-/// slowest of eight took two rounds, 2.0–2.1x its time alone). What bounds bb's load on Bitbucket is
-/// each user's rate limit, which bb keeps to (`--rate-limit`: a burst of 60 at most), not a count of
+/// A warm card reads nine things at once (its commit's Code Insights with the rest), a cold one seven
+/// and then up to five avatars and its Code Insights, a diff view up to 20 files. 48 was chosen when a
+/// warm card read six things at once: eight people's cards went out together in one round
+/// (bench/roundtrip: with 24, the slowest of eight took two rounds, 2.0–2.1x its time alone); at nine,
+/// eight warm cards together are 72 reads, and the last of them wait for a slot: the slowest of eight
+/// takes two rounds, as every warm card did before it read its Code Insights in the first (at 50 ms a
+/// request, 112 ms, where a warm card alone takes 56). What bounds bb's load on Bitbucket is each
+/// user's rate limit, which bb keeps to (`--rate-limit`: a burst of 60 at most), not a count of
 /// connections.
 pub const BITBUCKET_CONNECTIONS: usize = 48;
 

@@ -4,6 +4,7 @@
 //! ```text
 //!   start(args, call) ──▶ Step::Done(result)                     answered at once
 //!                     └─▶ Step::wait(plan, first reads)           the session emits Output::Fetch for each
+//!   plan.begin(fetches)                                           with them, reads from what the server remembers
 //!   plan.on(read, outcome, fetches) ──▶ None                      still waiting (may ask for more reads)
 //!                                   └─▶ Some(result)              answered; the plan and its open reads are dropped
 //! ```
@@ -18,6 +19,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use crate::avatar_cache::AvatarCache;
+use crate::commit_cache::CommitCache;
 use crate::fetch::{FetchOutcome, FetchRequest, Ticket};
 use crate::highlight::{HighlightJob, Highlighted};
 use crate::highlight_cache::HighlightCache;
@@ -86,6 +88,13 @@ pub trait Plan: Send + std::fmt::Debug + 'static {
     /// Names what each read is for; an outcome comes back under the name its request was filed with.
     type Read: Copy + std::fmt::Debug + Send + 'static;
 
+    /// Asks for reads beside the first that what the server remembers makes worth sending now (a
+    /// card's Code Insights for the commit its pull request was last seen at); called once, when the
+    /// first reads are filed. Asks for nothing by default.
+    fn begin(&mut self, fetches: &mut Fetches<'_, '_, Self::Read>) {
+        let _ = fetches;
+    }
+
     /// Takes the outcome of the read filed as `read`; may ask for more. `Some` answers the call.
     fn on(
         &mut self,
@@ -135,13 +144,15 @@ impl Step {
     }
 }
 
-/// What the session hands a plan: where its requests go, and the server's avatar cache.
+/// What the session hands a plan: where its requests go, and the server's caches.
 #[derive(Debug)]
 pub struct Desk<'a> {
     pub(crate) issued: Vec<(Ticket, FetchRequest)>,
     pub(crate) next_ticket: &'a mut u64,
     /// Avatars every session of every server made from one configuration shares.
     pub avatars: &'a std::sync::Mutex<AvatarCache>,
+    /// The source commit each pull request was last seen at, shared as the avatars are.
+    pub(crate) commits: &'a std::sync::Mutex<CommitCache>,
     /// Files highlighted whole, every session's.
     pub highlights: &'a mut HighlightCache,
     /// Jobs asked for by this step.
@@ -231,6 +242,12 @@ impl<R> Fetches<'_, '_, R> {
         self.desk.avatars.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The source commit each pull request was last seen at, shared as the avatars are: locked for as
+    /// long as the guard lives, so use it within one statement.
+    pub fn commits(&mut self) -> std::sync::MutexGuard<'_, CommitCache> {
+        self.desk.commits.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// The server's cache of highlighted files.
     pub fn highlights(&mut self) -> &mut HighlightCache {
         self.desk.highlights
@@ -244,7 +261,7 @@ impl<R> Fetches<'_, '_, R> {
 
 /// A started plan as the session holds it, whatever its read type.
 pub trait Waiting: Send + std::fmt::Debug {
-    /// Files the plan's first reads.
+    /// Files the plan's first reads, and those it adds from what the server remembers ([`Plan::begin`]).
     fn begin(&mut self, desk: &mut Desk<'_>);
     /// Takes the outcome of `ticket`; `Some` answers the call.
     fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, desk: &mut Desk<'_>) -> Option<ToolResult>;
@@ -274,6 +291,8 @@ impl<P: Plan> Waiting for Running<P> {
             let ticket = desk.issue(request);
             self.pending.insert(ticket, read);
         }
+        let mut fetches = Fetches { desk, pending: &mut self.pending, wants_work: &mut self.wants_work };
+        self.plan.begin(&mut fetches);
     }
 
     fn resume(&mut self, ticket: Ticket, outcome: FetchOutcome, desk: &mut Desk<'_>) -> Option<ToolResult> {
@@ -346,10 +365,12 @@ mod tests {
             unreachable!()
         };
         let (mut next, avatars, mut highlights) = (0, std::sync::Mutex::default(), HighlightCache::default());
+        let commits = std::sync::Mutex::default();
         let mut desk = Desk {
             issued: vec![],
             next_ticket: &mut next,
             avatars: &avatars,
+            commits: &commits,
             highlights: &mut highlights,
             computes: vec![],
             now_ms: 0,

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::avatar_cache::AvatarCache;
+use crate::commit_cache::CommitCache;
 use crate::config::ServerConfig;
 use crate::contract::Output;
 use crate::highlight_cache::HighlightCache;
@@ -19,6 +20,8 @@ pub(crate) struct Shared {
     pub(crate) config: ServerConfig,
     /// Shared with every server made from a clone of the same configuration.
     pub(crate) avatars: Arc<std::sync::Mutex<AvatarCache>>,
+    /// The source commit each pull request was last seen at, shared as the avatars are.
+    pub(crate) commits: Arc<std::sync::Mutex<CommitCache>>,
     /// Files highlighted whole, for the next read of the same lines.
     pub(crate) highlights: HighlightCache,
     /// Every ticket in flight: whose it is and what it waits on.
@@ -34,6 +37,7 @@ impl Shared {
         Shared {
             made: config.made_once(),
             avatars: config.avatars(),
+            commits: config.commits(),
             highlights: HighlightCache::default(),
             config,
             work: Work::default(),
@@ -42,12 +46,13 @@ impl Shared {
         }
     }
 
-    /// Where a plan files its reads, with the avatar and highlight caches.
+    /// Where a plan files its reads, with the caches.
     pub(crate) fn desk(&mut self) -> Desk<'_> {
         Desk {
             issued: Vec::new(),
             next_ticket: self.work.numbering(),
             avatars: &self.avatars,
+            commits: &self.commits,
             highlights: &mut self.highlights,
             computes: Vec::new(),
             now_ms: self.now_ms,

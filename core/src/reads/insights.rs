@@ -245,6 +245,11 @@ impl InsightsReader {
         }
     }
 
+    /// The commit whose insights it reads.
+    pub fn commit(&self) -> &str {
+        &self.commit
+    }
+
     /// The reports in the order bb shows them: failed, pending, passed; Bitbucket's order within each.
     pub fn ordered(&self) -> Vec<&Report> {
         let mut list: Vec<&Report> = self.reports.iter().flatten().collect();

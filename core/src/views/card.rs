@@ -4,13 +4,22 @@
 //! Requests, in stages, each read sent as soon as what it needs is known (a view's time is its
 //! dependency depth times Bitbucket's round trip):
 //! 1. in parallel: the pull request, the pull request page's build listing, the activity, the
-//!    required-build conditions with the branching model, and the merge check (asked before the pull
+//!    required-build conditions with the branching model, the merge check (asked before the pull
 //!    request says whether it is open, and the model before the conditions say whether one needs it:
-//!    a request spent where it turns out unneeded, a round trip saved where it is);
+//!    a request spent where it turns out unneeded, a round trip saved where it is), the person's drafts,
+//!    and the Code Insights (reports and annotations) of the source commit a card, a diff view or a
+//!    refresh of either last saw the pull request at ([`crate::commit_cache`]), if one did;
 //! 2. when the pull request has come: the avatars of its author and reviewers not cached yet, and when
-//!    the activity has come, of everyone it names; when the build listing is missing (404) or
-//!    incomplete: the source commit's legacy listing and/or its build stats (reference "Builds"); once
-//!    everything is read, the avatars of anyone else the card names.
+//!    the activity has come, of everyone it names; the Code Insights of the source commit it names,
+//!    unless they went out in stage 1 (Code Insights are read per commit: no pull request path serves
+//!    them, reference "Code Insights"); when the build listing is missing (404) or incomplete: the
+//!    source commit's legacy listing and/or its build stats (reference "Builds"); once everything is
+//!    read, the avatars of anyone else the card names.
+//!
+//! So a card shown again, or refreshed, of a pull request nobody pushed to since takes one round trip
+//! (its avatars cached). The stage-1 Code Insights are a guess: drawn only when the pull request names
+//! the same commit; when it names another (pushed to since), what they answer is not drawn, before or
+//! after the named commit's go out ([`InsightsFor`]), and the card takes two.
 //!
 //! Counts are Bitbucket's own: comment and task counts from the pull request's properties, build
 //! counts from the whole listing when it was read completely, else from the build stats.
@@ -42,8 +51,9 @@ pub enum CardRead {
     Builds(BuildsRead),
     /// Its activity, newest first.
     Activity,
-    /// The source commit's Code Insights, once the pull request names it.
-    Insights(InsightsRead),
+    /// The source commit's Code Insights: of the commit the pull request was last seen at, read with the
+    /// pull request, or of the commit it names.
+    Insights(InsightsFor, InsightsRead),
     /// Bitbucket's merge check, for an open pull request.
     MergeCheck,
     /// The person's pending review: their drafts (7.7+).
@@ -52,6 +62,16 @@ pub enum CardRead {
     Conditions(ConditionsRead),
     /// An avatar of someone the card shows.
     Avatar(Avatar),
+}
+
+/// Which commit a card's Code Insights read was sent for: the answers of a guess the pull request
+/// proved wrong are not drawn, even those that come after the right commit's reads went out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsightsFor {
+    /// The commit a card or diff view last saw the pull request at, read beside the pull request.
+    Remembered,
+    /// The commit the pull request names, read once it has come.
+    Named,
 }
 
 /// Activities read for the card: about one screen of them, and the card says when more exist.
@@ -125,8 +145,9 @@ struct Card {
     you: Option<String>,
     builds: BuildsReader,
     required: ConditionsReader,
-    /// The source commit's Code Insights, asked for once the pull request names the commit.
-    insights: Option<InsightsReader>,
+    /// The source commit's Code Insights, and which commit they were asked for: the one remembered,
+    /// asked for at once, kept when the pull request names it too; else the one it names.
+    insights: Option<(InsightsFor, InsightsReader)>,
     /// The activity as the card draws it, drawn when it came.
     activity: Option<Value>,
     /// Asked with the pull request: used (and its failure said) only when the pull request is open.
@@ -142,6 +163,15 @@ struct Card {
 impl Plan for Card {
     type Read = CardRead;
 
+    fn begin(&mut self, f: &mut Fetches<'_, '_, CardRead>) {
+        // The commit the pull request was last seen at: its insights go out now, a guess the pull request
+        // settles when it comes.
+        let remembered = f.commits().get(&self.project, &self.repo, self.id).map(str::to_owned);
+        if let Some(commit) = remembered {
+            self.read_insights(InsightsFor::Remembered, &commit, f);
+        }
+    }
+
     fn on(&mut self, read: CardRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, CardRead>) -> Option<ToolResult> {
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
         match read {
@@ -156,12 +186,15 @@ impl Plan for Card {
                     self.builds.source_commit(commit, &mut |r, q| f.fetch(CardRead::Builds(r), q));
                     self.note_builds_failure(None);
                     if let Some(c) = commit {
-                        let (reader, first) =
-                            InsightsReader::new((&self.project, &self.repo, c), Some(&Filter::default()));
-                        for (r, q) in first {
-                            f.fetch(CardRead::Insights(r), q);
-                        }
-                        self.insights = Some(reader);
+                        f.commits().remember(&self.project, &self.repo, self.id, c);
+                    }
+                    match (commit, &self.insights) {
+                        // The commit remembered is the one: its reads, out since the start, stand.
+                        (Some(c), Some((_, reader))) if reader.commit() == c => {}
+                        // Moved (or never seen): the named commit's, in place of the guess, whose answers are
+                        // then not drawn.
+                        (Some(c), _) => self.read_insights(InsightsFor::Named, c, f),
+                        (None, _) => self.insights = None,
                     }
                     // The people the card certainly draws: their avatars go now, beside the reads under way.
                     if let Some(a) = &pr.author {
@@ -183,9 +216,11 @@ impl Plan for Card {
                 self.builds.on(r, &outcome, &mut |r, q| f.fetch(CardRead::Builds(r), q));
                 self.note_builds_failure(Some(r));
             }
-            CardRead::Insights(r) => {
-                if let Some(reader) = self.insights.as_mut() {
-                    reader.on(r, &outcome, &mut |r, q| f.fetch(CardRead::Insights(r), q));
+            // Drawn only from the reader of the commit it was asked for; a dropped guess's answers are not.
+            CardRead::Insights(of, r) => {
+                if let Some((current, reader)) = self.insights.as_mut().filter(|(current, _)| *current == of) {
+                    let current = *current;
+                    reader.on(r, &outcome, &mut |r, q| f.fetch(CardRead::Insights(current, r), q));
                 }
             }
             CardRead::MergeCheck => self.merge_check = Some(errors::json::<MergeCheck>(&outcome, about, None)),
@@ -213,7 +248,7 @@ impl Plan for Card {
             } else if let Some(Err(e)) = &self.merge_check {
                 self.missing.push(format!("Merge check: not read — {e}"));
             }
-            if let Some(reader) = &self.insights {
+            if let Some((_, reader)) = &self.insights {
                 if let Some(e) = &reader.error {
                     self.missing.push(format!("Code Insights: not read — {e}"));
                 } else if let Some(e) = reader.annotations_error.as_ref().filter(|_| !reader.absent) {
@@ -244,6 +279,16 @@ impl Card {
             .filter_map(|a| activity_item(a, &mut seen, &mut self.people, self.base_url.as_deref()))
             .collect();
         json!({"items": items, "more": page.next.is_some()})
+    }
+
+    /// Reads `commit`'s Code Insights, for `of`: in place of any reader before, whose answers are then
+    /// not drawn.
+    fn read_insights(&mut self, of: InsightsFor, commit: &str, f: &mut Fetches<'_, '_, CardRead>) {
+        let (reader, first) = InsightsReader::new((&self.project, &self.repo, commit), Some(&Filter::default()));
+        for (r, q) in first {
+            f.fetch(CardRead::Insights(of, r), q);
+        }
+        self.insights = Some((of, reader));
     }
 
     /// Notes a builds read that failed as one line of what the card could not read.
@@ -338,7 +383,7 @@ impl Card {
             "closed": pr.closed_date,
             "description": description,
             "builds": self.builds_view(pr),
-            "insights": self.insights.as_ref().map_or(Value::Null, super::insights::card),
+            "insights": self.insights.as_ref().map_or(Value::Null, |(_, reader)| super::insights::card(reader)),
             "activity": activity,
         })
     }

@@ -186,8 +186,10 @@ impl Plan for DiffView {
                         return Some(self.error(e, &outcome));
                     }
                     if let Some(c) = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref())
-                        && self.id().is_some()
+                        && let Some(id) = self.id()
                     {
+                        // For the next card of this pull request, which reads these insights with the pull request.
+                        f.commits().remember(&self.project, &self.repo, id, c);
                         let (reader, first) =
                             InsightsReader::new((&self.project, &self.repo, c), Some(&Filter::default()));
                         for (r, q) in first {

@@ -53,8 +53,10 @@
 //!
 //! Why these numbers: a card costs nine Bitbucket GETs a read (the pull request, its merge check,
 //! activity, the build listing, the required-build conditions, the branching model, the person's drafts,
-//! and the source commit's Code Insights reports and annotations; avatars are cached). A build that
-//! finishes is seen within 4–9 s, which is what a person watching it expects.
+//! and the source commit's Code Insights reports and annotations, all in one round trip; avatars are
+//! cached), eleven in two when the source branch was pushed to since the last read (the last commit's
+//! Code Insights go out before the pull request names the new one). A build that finishes is seen
+//! within 4–9 s, which is what a person watching it expects.
 //! A card left open on a quiet pull request costs 39 requests in its first minute, 18 a minute until
 //! minute 3, 9 a minute until minute 10 and 4.5 a minute after (`cargo run -p bb-core --example
 //! refresh_load` prints the figures), against the tens of requests a minute one person's browser

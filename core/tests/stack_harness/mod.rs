@@ -24,6 +24,9 @@ pub type Before = Box<dyn FnMut(&FetchRequest, &mut World)>;
 /// A change to the stack's JSON answer before bb reads it (an older server's shape).
 pub type Rewrite = Box<dyn FnMut(&FetchRequest, &mut Value)>;
 
+/// The requests whose answers come last.
+pub type Last = Box<dyn Fn(&FetchRequest) -> bool>;
+
 /// A server with one session, the stack's world, and the Bitbucket requests made so far.
 pub struct StackHarness {
     pub server: Server,
@@ -38,6 +41,8 @@ pub struct StackHarness {
     overrides: Vec<Override>,
     befores: Vec<Before>,
     rewrites: Vec<Rewrite>,
+    /// Requests served only once nothing else is asked for (an answer that comes last).
+    last: Vec<Last>,
     /// How many work steps a call gets before its next one is its last (`None`: as many as it asks for).
     pub work_steps: Option<usize>,
     /// The process has no room for large calls: their rooms are refused.
@@ -98,6 +103,7 @@ impl StackHarness {
             overrides: vec![],
             befores: vec![],
             rewrites: vec![],
+            last: vec![],
             work_steps: None,
             no_room: false,
             now: 1_000,
@@ -157,6 +163,12 @@ impl StackHarness {
     /// Rewrites every JSON answer of the stack with `f` before bb reads it, e.g. into an older server's shape.
     pub fn rewrite_answers(&mut self, f: impl FnMut(&FetchRequest, &mut Value) + 'static) {
         self.rewrites.push(Box::new(f));
+    }
+
+    /// Serves the requests `f` matches only when no other request is waiting: their answers come after
+    /// those of everything asked for with them, and of what those answers ask for in turn.
+    pub fn answer_last(&mut self, f: impl Fn(&FetchRequest) -> bool + 'static) {
+        self.last.push(Box::new(f));
     }
 
     /// Queues a stack fault: the next `count` requests whose path starts with `prefix` get `status`.
@@ -248,7 +260,8 @@ impl StackHarness {
                 self.server.handle(Input::Work { ticket, last }, self.now);
                 continue;
             }
-            let Some((ticket, request)) = queue.pop_front() else { panic!("{name} stopped without an answer") };
+            let next = queue.iter().position(|(_, r)| !self.last.iter().any(|l| l(r))).unwrap_or(0);
+            let Some((ticket, request)) = queue.remove(next) else { panic!("{name} stopped without an answer") };
             let outcome = self.serve(&request);
             self.now += 1;
             self.server.handle(Input::Fetched { ticket, outcome }, self.now);
