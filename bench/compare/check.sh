@@ -47,29 +47,10 @@ cargo build --release -q --locked --manifest-path "$HERE/Cargo.toml" --target-di
 LOAD=$HERE/target/release/mcp-load
 RMCP=$HERE/target/release/rmcp-ref
 
-# The first line FILE gets that names http://…/mcp (bounded wait).
-wait_url() {
-    local file=$1 pid=$2 i line
-    for i in $(seq 1 400); do
-        line=$(grep -m1 -o 'http://[0-9.:]*/mcp' "$file" 2>/dev/null || true)
-        [ -n "$line" ] && { echo "$line"; return 0; }
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    die "no address from the server (log: $(head -c 500 "$file"))"
-}
+# shellcheck source=common.sh
+source "$HERE/common.sh"
 
-"$STACK" --port 0 </dev/null >"$WORK/stack.out" 2>/dev/null &
-STACK_PID=$!
-PIDS+=("$STACK_PID")
-for i in $(seq 1 400); do
-    [ "$(wc -l <"$WORK/stack.out")" -ge 2 ] && break
-    kill -0 "$STACK_PID" 2>/dev/null || die "the stand-in did not start"
-    sleep 0.05
-done
-BASE_URL=$(sed -n 1p "$WORK/stack.out")
-TOKEN=$(sed -n 2p "$WORK/stack.out")
-[ -n "$TOKEN" ] || die "the stand-in printed no base URL and token"
+start_stack
 
 env -u BITBUCKET_USER -u BITBUCKET_PASSWORD -u BB_HTTP_TOKEN -u BB_TOOLSETS BITBUCKET_URL="$BASE_URL" BITBUCKET_TOKEN="$TOKEN" \
     "$BB" ai mcp serve --http 127.0.0.1:0 </dev/null >/dev/null 2>"$WORK/bb.err" &

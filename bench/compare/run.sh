@@ -74,32 +74,13 @@ RMCP=$HERE/target/release/rmcp-ref
 RAW=$HERE/target/last-run.txt
 : >"$RAW"
 
-# The first line a server writes to FILE that names http://…/mcp (bounded wait).
-wait_url() {
-    local file=$1 pid=$2 i line
-    for i in $(seq 1 200); do
-        line=$(grep -m1 -o 'http://[0-9.:]*/mcp' "$file" 2>/dev/null || true)
-        [ -n "$line" ] && { echo "$line"; return 0; }
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    die "no address from the server (log: $(head -c 500 "$file"))"
-}
+# shellcheck source=common.sh
+source "$HERE/common.sh"
 
 kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 # --- the stand-in, bb, and bb's catalogue --------------------------------------------------------
-"$STACK" --port 0 </dev/null >"$WORK/stack.out" 2>/dev/null &
-PIDS+=($!)
-STACK_PID=$!
-for i in $(seq 1 200); do
-    [ "$(wc -l <"$WORK/stack.out")" -ge 2 ] && break
-    kill -0 "$STACK_PID" 2>/dev/null || die "the stand-in did not start"
-    sleep 0.05
-done
-BASE_URL=$(sed -n 1p "$WORK/stack.out")
-TOKEN=$(sed -n 2p "$WORK/stack.out")
-[ -n "$TOKEN" ] || die "the stand-in printed no base URL and token"
+start_stack
 
 # start_bb / start_rmcp LOG: start one server; its pid in SPID, its URL in SURL.
 start_bb() {
