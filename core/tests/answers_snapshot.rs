@@ -40,6 +40,37 @@ fn conditions_forbidden(d: &mut StackHarness) {
     });
 }
 
+/// BB/api #1 with one reviewer in each state Bitbucket shows: approved, needs work, reviewed up to the head
+/// without a verdict, reviewed an older commit without one, not reviewed (no `lastReviewedCommit`).
+fn every_reviewer_state(d: &mut StackHarness) {
+    d.rewrite_answers(|r, v| {
+        let one = r.path.ends_with("/projects/BB/repos/api/pull-requests/1");
+        let listed = r.path.ends_with("/projects/BB/repos/api/pull-requests");
+        let prs: Vec<&mut Value> = if one {
+            vec![v]
+        } else if listed {
+            v["values"].as_array_mut().map(|a| a.iter_mut().filter(|p| p["id"] == 1).collect()).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        for pr in prs {
+            let head = pr["fromRef"]["latestCommit"].clone();
+            let user = |slug: &str, name: &str| json!({"name": slug, "slug": slug, "displayName": name});
+            pr["reviewers"] = json!([
+                {"user": user("bob", "Bob Baker"), "role": "REVIEWER", "approved": true, "status": "APPROVED",
+                 "lastReviewedCommit": head},
+                {"user": user("carol", "Carol Chen"), "role": "REVIEWER", "approved": false, "status": "NEEDS_WORK",
+                 "lastReviewedCommit": head},
+                {"user": user("dave", "Dave Diaz"), "role": "REVIEWER", "approved": false, "status": "UNAPPROVED",
+                 "lastReviewedCommit": head},
+                {"user": user("frank", "Frank Fischer"), "role": "REVIEWER", "approved": false, "status": "UNAPPROVED",
+                 "lastReviewedCommit": "0badc0ffee0badc0ffee0badc0ffee0badc0ffee"},
+                {"user": user("grace", "Grace Gallagher"), "role": "REVIEWER", "approved": false, "status": "UNAPPROVED"},
+            ]);
+        }
+    });
+}
+
 fn cases() -> Vec<Case> {
     let c = |name, tool, args| Case { name, views: false, prepare: none, tool, args };
     let v = |name, args| Case { name, views: true, prepare: none, tool: "show", args };
@@ -55,6 +86,20 @@ fn cases() -> Vec<Case> {
             prepare: no_ui_build_listing,
             tool: "get_pull_request",
             args: json!({"project": "BB", "repo": "api", "pr_id": 1}),
+        },
+        Case {
+            name: "get every reviewer state",
+            views: false,
+            prepare: every_reviewer_state,
+            tool: "get_pull_request",
+            args: json!({"project": "BB", "repo": "api", "pr_id": 1}),
+        },
+        Case {
+            name: "list every reviewer state",
+            views: false,
+            prepare: every_reviewer_state,
+            tool: "list_pull_requests",
+            args: json!({"project": "BB", "repo": "api"}),
         },
         c("list open", "list_pull_requests", json!({"project": "BB", "repo": "api"})),
         c("list all", "list_pull_requests", json!({"project": "BB", "repo": "api", "state": "ALL", "limit": 100})),
@@ -186,6 +231,13 @@ fn cases() -> Vec<Case> {
         v("card site", json!({"kind": "pull_request", "project": "WEB", "repo": "site", "pr_id": 1})),
         v("card missing", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 999})),
         v("card bad args", json!({"kind": "pull_request", "project": "BB", "repo": "api"})),
+        Case {
+            name: "card every reviewer state",
+            views: true,
+            prepare: every_reviewer_state,
+            tool: "show",
+            args: json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}),
+        },
         v("card unknown kind", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 1})),
         Case {
             name: "card legacy builds",

@@ -36,7 +36,7 @@ fn an_open_pull_request_reads_in_four_requests_with_bitbuckets_counts_builds_rep
     assert!(a.text.starts_with("PR #1 · OPEN · Add retry with backoff to the HTTP client"));
     assert!(a.text.contains("feature/retry → main"));
     assert!(a.text.contains("Bob Baker (bob) approved"));
-    assert!(a.text.contains("Carol Chen (carol) requested changes"));
+    assert!(a.text.contains("Carol Chen (carol) needs work"));
     assert!(a.text.contains("Builds ("));
     assert!(a.text.contains("Retries idempotent requests on 429/502/503."));
 }

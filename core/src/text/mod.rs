@@ -12,6 +12,7 @@ pub mod builds;
 pub mod diff;
 pub mod insights;
 pub mod pull_request;
+pub mod review;
 
 use std::borrow::Cow;
 
@@ -91,16 +92,6 @@ pub(crate) fn civil(days: i64) -> (i64, i64, i64) {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-/// A reviewer status in Bitbucket's words: NEEDS_WORK is "requested changes" from 8.10 on
-/// ("Needs work" before). [reference "Pull requests": spec]
-pub fn review_status(status: Option<&str>) -> &'static str {
-    match status {
-        Some("APPROVED") => "approved",
-        Some("NEEDS_WORK") => "requested changes",
-        _ => "not reviewed yet",
-    }
 }
 
 /// A build state as a word.

@@ -19,7 +19,8 @@ use crate::reads::builds::{BuildsRead, BuildsReader, Fallback};
 use crate::reads::insights::{InsightsRead, InsightsReader};
 use crate::reads::pull_request;
 use crate::text::builds::stats_line;
-use crate::text::{cap, one_line, review_status, short_commit, when};
+use crate::text::review::reviewer_states;
+use crate::text::{cap, one_line, short_commit, when};
 use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
 
 /// `get_pull_request`, for the catalogue: reads only; its kind is the card.
@@ -294,7 +295,7 @@ fn render(pr: &PullRequest, builds: &str, merge_check: Option<&str>, description
         out.push("Reviewers: none".into());
     } else {
         let list: Vec<String> =
-            pr.reviewers.iter().map(|r| format!("{} {}", person(r), review_status(r.status.as_deref()))).collect();
+            reviewer_states(pr).map(|(r, state)| format!("{} {}", person(r), state.words())).collect();
         out.push(format!("Reviewers ({}): {}", pr.reviewers.len(), list.join("; ")));
     }
     if !pr.participants.is_empty() {

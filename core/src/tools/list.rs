@@ -160,13 +160,7 @@ fn pr_line(pr: &PullRequest, across: bool) -> (String, bool) {
     };
     let draft = if pr.draft == Some(true) { " draft" } else { "" };
     let author = pr.author.as_ref().map(|a| a.user.handle()).unwrap_or("?");
-    let total = pr.reviewers.len();
-    let approved = pr.reviewers.iter().filter(|r| r.status.as_deref() == Some("APPROVED")).count();
-    let changes = pr.reviewers.iter().filter(|r| r.status.as_deref() == Some("NEEDS_WORK")).count();
-    let mut reviews = format!("{approved}/{total} approved");
-    if changes > 0 {
-        reviews.push_str(&format!(", {changes} requested changes"));
-    }
+    let reviews = crate::text::review::tally(pr);
     let state = pr.state.as_deref().unwrap_or("?");
     (format!("{id} {state}{draft} {src}→{tgt} by {author}, {reviews} · {t}"), cut)
 }

@@ -315,14 +315,13 @@ impl Card {
             (Some(s), _) => s.to_lowercase(),
             _ => "?".into(),
         };
-        let approved = pr.reviewers.iter().filter(|r| r.status.as_deref() == Some("APPROVED")).count();
         format!(
-            "Showing PR #{} \"{}\" in {}/{} to the person ({state}, {approved} of {} reviewers approved).",
+            "Showing PR #{} \"{}\" in {}/{} to the person ({state}; reviewers: {}).",
             self.id,
             short(pr.title.as_deref().unwrap_or(""), 80),
             self.project,
             self.repo,
-            pr.reviewers.len()
+            crate::text::review::tally(pr)
         )
     }
 
