@@ -49,10 +49,43 @@ const changes = (() => {
     return out.length ? out : [[`${pr} changed`, ".bb-title"]];
   }
 
+  // Every comment and reply a diff draws, by id: its author and its file.
+  function diffComments(d) {
+    const out = new Map();
+    const stack = [];
+    for (const f of arr(obj(d).diffs)) {
+      for (const c of arr(f.fileComments)) stack.push([c, f.path]);
+      for (const h of arr(f.hunks)) for (const l of arr(h.lines)) for (const c of arr(l.c)) stack.push([c, f.path]);
+    }
+    for (let guard = 0; stack.length && guard < 100000; guard++) {
+      const [c, path] = stack.pop();
+      if (Number.isInteger(c.id)) out.set(c.id, { author: c.author, path: String(path ?? "") });
+      for (const r of arr(c.replies)) stack.push([r, path]);
+    }
+    return out;
+  }
+
+  // [words, selector, file] for each change of a pull request's diff: who commented where (Bitbucket's page
+  // names them too), new commits, else that it changed.
+  function diff(o, n, users) {
+    const out = [];
+    if (o.head && n.head && o.head !== n.head) out.push([`New commits on ${String(obj(n.source).branch || "the source branch").slice(0, 200)}`]);
+    const before = diffComments(o);
+    const seen = new Set();
+    for (const [id, c] of diffComments(n)) {
+      const key = `${c.author}\u0000${c.path}`;
+      if (before.has(id) || seen.has(key)) continue;
+      seen.add(key);
+      out.push([`${person(users, c.author).name} commented on ${c.path.slice(0, 300)}`, at("data-comment-id", id), c.path]);
+    }
+    return out.length ? out : [[`The diff of PR #${n.id} changed`]];
+  }
+
   // The changes from `old` to `neu`: their words for the model, and each with where it is drawn.
   function describe(old, neu) {
     let parts;
     if (neu.kind === "pull_request" && old.kind === "pull_request") parts = card(obj(old.pullRequest), obj(neu.pullRequest), obj(neu.users));
+    else if (neu.kind === "diff" && old.kind === "diff") parts = diff(obj(old.diff), obj(neu.diff), obj(neu.users));
     else if (neu.kind === "diff") parts = [[`The diff of PR #${obj(neu.diff).id} changed`]];
     else if (neu.kind === "file") parts = [[`${String(obj(neu.file).path).slice(0, 300)} at ${String(obj(neu.file).atLabel || "the default branch").slice(0, 200)} changed`]];
     else if (neu.kind === "compare") parts = [[`The diff of ${obj(obj(neu.diff).compare).from} against ${obj(obj(neu.diff).compare).to} changed`]];
@@ -76,13 +109,22 @@ const changes = (() => {
     go.hidden = true;
     line.classList.remove("bb-told-on");
   }
-  go.addEventListener("click", () => {
-    const found = target ? root.querySelector(target) : null;
-    clear();
-    if (!found) return;
+  // Scrolls to what `selector` names and gives it focus, opening the collapsed threads around it.
+  function reveal(selector) {
+    const found = selector ? root.querySelector(selector) : null;
+    if (!found) return false;
+    for (let d = found.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
     if (!found.hasAttribute("tabindex")) found.tabIndex = -1;
-    found.scrollIntoView({ block: "nearest" });
+    // Inline, the view's clip grows to what has focus (grow.js) and the host sizes the frame to it: scrolling
+    // the frame's own document there would leave it scrolled once the frame has grown. Elsewhere, scroll to it.
     found.focus({ preventScroll: true });
+    if (!found.closest(".bb-clip")) found.scrollIntoView({ block: "nearest" });
+    return true;
+  }
+  go.addEventListener("click", () => {
+    const t = target;
+    clear();
+    reveal(t);
   });
 
   function tell(text) {
@@ -102,5 +144,10 @@ const changes = (() => {
       timer = setTimeout(clear, SHOWN_MS);
     }, 50);
   }
-  return { describe, tell, show, line };
+  // The first change of `change` drawn in the view now: focus goes there.
+  function goTo(change) {
+    for (const p of change.parts) if (p[1] && reveal(p[1])) return true;
+    return false;
+  }
+  return { describe, tell, show, goTo, line };
 })();

@@ -661,7 +661,12 @@ const diffView = (() => {
       list.length ? (ctx.inline ? inline(d, ctx, pr, list) : full(d, ctx, pr, list, finish))
         : el("p", { class: "bb-muted bb-no-files" }, since ? "No unreviewed changes" : "No files changed."));
   }
-  return { draw };
+  // The file full screen opens on when `data` is next drawn (a change offered and taken goes to its comment).
+  function open(data, path) {
+    const d = obj(obj(data).diff);
+    if (d.id !== undefined || d.compare) remember(d, { path: String(path) });
+  }
+  return { draw, open };
 })();
 
 registerKind("diff", diffView.draw);

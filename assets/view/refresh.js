@@ -106,8 +106,12 @@ const refresh = (() => {
     // The same text: drawn in place, unless that would take away lines the person appended.
     if (diffs && text(data) === text(page.data)) { if (data.kind !== "file" || obj(page.data.file).end === end) swap(result, data); }
     else if (diffs) {
-      s.offer = { result, data };
-      say([data.kind === "file" ? "This file has changed " : "This diff has changed ", el("button", { type: "button", class: "bb-button bb-offer", onclick: take }, "Show the new version")]);
+      // Named as the card names a change (who commented, on which file), with Show going there.
+      const change = changes.describe(page.data, data);
+      const named = change.parts.some((p) => p[1]);
+      s.offer = { result, data, change };
+      say(named ? [`New: ${change.parts.map((p) => p[0]).join(" · ")} `, el("button", { type: "button", class: "bb-button bb-offer", onclick: take }, "Show")]
+        : [data.kind === "file" ? "This file has changed " : "This diff has changed ", el("button", { type: "button", class: "bb-button bb-offer", onclick: take }, "Show the new version")]);
     } else if (document.activeElement && root.contains(document.activeElement) && document.activeElement.isContentEditable) {
       // Not under the person's caret: drawn once focus leaves the view.
       if (!s.held) root.addEventListener("focusout", release);
@@ -144,7 +148,12 @@ const refresh = (() => {
     if (!o || page.gone) return;
     s.offer = null;
     say(null);
-    told(swap(o.result, o.data));
+    // The file of the first new comment is the one full screen opens on, and the view goes to the comment.
+    const file = (o.change.parts.find((p) => p[2]) || [])[2];
+    if (file && typeof diffView === "object" && diffView.open) diffView.open(o.data, file);
+    const change = swap(o.result, o.data);
+    changes.tell(change.text);
+    setTimeout(() => { if (!page.gone && !changes.goTo(change)) changes.show(change); }, 0);
   }
   return { start, stop, say, note, due: () => s.due };
 })();

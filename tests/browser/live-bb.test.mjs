@@ -94,14 +94,16 @@ test("from bb: the card's Diff tab opens the diff in place, a comment on it is o
     anchor: { path, line: n, lineType: (await line.getAttribute("class")).includes("bb-dl-A") ? "ADDED" : "CONTEXT", fileType: "TO" } });
   await v.frame.locator(".bb-offer").waitFor({ timeout: 20000 });
   assert.equal(await v.frame.locator(".bb-diffview").textContent(), before, "the diff being read is not swapped");
+  assert.equal(await v.frame.locator(".bb-live").textContent(), `New: Bob Baker commented on ${path} Show`);
   await shot(v.page, "live-bb-diff-offered-inline");
-  await v.frame.getByRole("button", { name: "Show the new version" }).click();
+  await v.frame.getByRole("button", { name: "Show", exact: true }).click();
   await v.frame.locator(".bb-diffview", { hasText: "A line comment, live." }).waitFor({ timeout: 5000 });
+  await until("focus on the new comment", async () => v.frame.locator("body").evaluate(() => document.activeElement?.closest?.(".bb-comment")?.textContent.includes("A line comment, live.") === true));
   await v.frame.getByRole("button", { name: "← Back" }).click();
   await v.frame.locator(".bb-card").waitFor();
   // Back on the card, its next refresh finds the comment the diff showed, and says so.
   await until("the card's own change", async () => (await told(v.log)).length === 4);
-  assert.deepEqual(await told(v.log), ["The person opened the diff of PR #3 in BB/api", "The diff of PR #3 changed", "The person went back to PR #3 in BB/api", "Bob Baker commented"]);
+  assert.deepEqual(await told(v.log), ["The person opened the diff of PR #3 in BB/api", `Bob Baker commented on ${path}`, "The person went back to PR #3 in BB/api", "Bob Baker commented"]);
   assert.deepEqual(realErrors(v.errors), []);
 });
 

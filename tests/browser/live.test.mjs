@@ -128,6 +128,38 @@ test("a changed diff is offered, not swapped, until the person asks for it", asy
   assert.equal((await v.log()).context[0].content[0].text, "The diff of PR #1 changed");
 });
 
+// A comment by bob on the second file's line 2: what another person adds while the diff is open.
+function commented(d) {
+  d.fingerprint = "f2";
+  const line = d.diff.diffs[1].hunks[0].lines[1];
+  line.c = [{ id: 4242, author: "bob", at: 1764936000000, edited: false, state: "OPEN", task: false, replies: [],
+    anchor: { line: 2, lineType: "ADDED", path: d.diff.diffs[1].path }, text: [{ t: "p", c: ["Should this back off on 503 as well?"] }] }];
+  return d;
+}
+
+for (const [mode, theme] of [["inline", "light"], ["fullscreen", "dark"]]) {
+  test(`a new comment on an open diff is named with its file, and Show goes to it (${mode}, ${theme})`, async () => {
+    const data = live("diff-view");
+    const changed = live("diff-view", commented);
+    const path = changed.diff.diffs[1].path;
+    let asked = 0; // bob's comment once; after that bb finds the state the page holds
+    const v = await mount(data, () => (asked++ === 0 ? result(changed) : unchanged("f2")), mode === "inline" ? { width: 700, theme } : { displayMode: "fullscreen", theme }, ".bb-diffview");
+    await v.frame.locator(".bb-offer").waitFor({ timeout: 8000 });
+    assert.equal(await v.frame.locator(".bb-live").textContent(), `New: Bob Baker commented on ${path} Show`);
+    assert.equal(await v.frame.locator("[data-comment-id='4242']").count(), 0, "not swapped under the person's reading");
+    await shot(v.page, `live-diff-comment-offered-${mode === "inline" ? "700" : "fullscreen"}-${theme}`);
+    await v.frame.getByRole("button", { name: "Show", exact: true }).click();
+    // The new version is drawn (full screen on the comment's file) and focus is on the comment.
+    await until("focus on the new comment", async () => v.frame.locator("body").evaluate(() => document.activeElement?.dataset?.commentId === "4242"));
+    assert.equal(await v.frame.locator(".bb-offer").count(), 0);
+    if (mode === "fullscreen") assert.equal(await v.frame.locator(".bb-pane").getAttribute("data-path"), path);
+    await until("told", async () => (await v.log()).context.length === 1);
+    assert.equal((await v.log()).context[0].content[0].text, `Bob Baker commented on ${path}`);
+    await shot(v.page, `live-diff-comment-shown-${mode === "inline" ? "700" : "fullscreen"}-${theme}`);
+    assert.deepEqual(v.errors, []);
+  });
+}
+
 test("classes that come after the answer (a template lexer, a deadline) are drawn in place: nothing offered, nothing told", async () => {
   // One read's times for both: two fixtures moved to "now" a millisecond apart would differ in text.
   const coloured = live("diff-view", (d) => { d.fingerprint = "f2"; return d; });

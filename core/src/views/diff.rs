@@ -541,6 +541,7 @@ impl DiffView {
             "title": pr.title.as_deref().unwrap_or(""),
             "url": pr.links.as_ref().and_then(|l| l.href()),
             "state": pr.state.as_deref().unwrap_or("OPEN"),
+            "updated": pr.updated_date,
             "project": self.project,
             "repo": self.repo,
             "source": super::card::branch(pr.from_ref.as_ref(), base.as_deref()),

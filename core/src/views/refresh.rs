@@ -36,7 +36,7 @@
 //! | state of what it draws                                        | interval |
 //! |---------------------------------------------------------------|----------|
 //! | in motion: a build in progress, a merge check not yet computed | 5 s      |
-//! | updated, or commented on, in the last 5 minutes               | 15 s     |
+//! | updated, or commented on, in the last 5 minutes (a card, and a pull request's diff by its newest comment) | 15 s |
 //! | quiet for under 1 minute                                      | 15 s     |
 //! | quiet for 1 to 3 minutes                                      | 30 s     |
 //! | quiet for 3 to 10 minutes                                     | 60 s     |
@@ -358,8 +358,31 @@ pub fn motion(data: &Map<String, Value>) -> Motion {
         }
         // Two refs' diff changes only when a branch moves.
         m.settled = diff.get("compare").is_some_and(Value::is_object);
+        // A pull request's diff moves at the card's pace: updated, or commented on, in the last 5 minutes is
+        // read every 15 s, as the card of the same pull request is (issue 40: a comment reached an open card
+        // in 7 s and the diff in 17).
+        m.last_change = latest(diff.get("updated").and_then(Value::as_u64), newest_comment(diff));
     }
     m
+}
+
+/// The newest comment or reply a diff draws (`at`, epoch ms): on its files, its lines, and in replies.
+fn newest_comment(diff: &Map<String, Value>) -> Option<u64> {
+    let mut stack: Vec<&Value> = Vec::new();
+    for d in diff.get("diffs").and_then(Value::as_array).into_iter().flatten() {
+        stack.extend(d.get("fileComments").and_then(Value::as_array).into_iter().flatten());
+        for hunk in d.get("hunks").and_then(Value::as_array).into_iter().flatten() {
+            for line in hunk.get("lines").and_then(Value::as_array).into_iter().flatten() {
+                stack.extend(line.get("c").and_then(Value::as_array).into_iter().flatten());
+            }
+        }
+    }
+    let mut newest = None;
+    while let Some(c) = stack.pop() {
+        newest = newest.max(c.get("at").and_then(Value::as_u64));
+        stack.extend(c.get("replies").and_then(Value::as_array).into_iter().flatten());
+    }
+    newest
 }
 
 /// The interval for what a view draws, unchanged for `quiet_ms`; `None` = do not ask again.
@@ -569,6 +592,25 @@ mod tests {
         assert_eq!(interval_ms(m, 10 * 60_000, now), Some(120_000), "quiet longer: as any quiet view");
         let pr = json!({"v": 1, "kind": "diff", "diff": {"state": "OPEN", "files": []}});
         assert!(!motion(pr.as_object().unwrap()).settled, "a pull request's diff is under review");
+    }
+
+    #[test]
+    fn a_pull_requests_diff_commented_on_lately_is_read_as_often_as_its_card() {
+        let now = 10_000_000_000;
+        let reply = json!({"id": 9, "at": now - 60_000, "replies": []});
+        let data = json!({"v": 1, "kind": "diff", "diff": {"state": "OPEN", "updated": now - 3_600_000, "files": [],
+            "diffs": [{"path": "a", "fileComments": [], "hunks": [{"lines": [
+                {"n": 1, "s": "x"},
+                {"n": 2, "s": "y", "c": [{"id": 7, "at": now - 600_000, "replies": [reply]}]}]}]}]}});
+        let m = motion(data.as_object().unwrap());
+        assert_eq!(m.last_change, Some(now - 60_000), "the newest reply, under a line");
+        // Quiet for 4 minutes by its fingerprint, but the reply is a minute old: every 15 s, as the card.
+        assert_eq!(interval_ms(m, 4 * 60_000, now), Some(RECENT_INTERVAL_MS));
+        let card = json!({"v": 1, "kind": "pull_request", "pullRequest": {"state": "OPEN", "updated": now - 3_600_000,
+            "activity": {"items": [{"id": 9, "at": now - 60_000}]}}});
+        assert_eq!(interval_ms(m, 4 * 60_000, now), interval_ms(motion(card.as_object().unwrap()), 4 * 60_000, now));
+        // An hour after the last comment: as quiet as its fingerprint says.
+        assert_eq!(interval_ms(m, 4 * 60_000, now + 3_600_000), Some(60_000));
     }
 
     #[test]
