@@ -104,6 +104,9 @@ pub struct Store {
     /// The URL without its password, for the log.
     shown: String,
     log: Option<Logger>,
+    /// How long connecting and each answer may take: [`STORE_TIMEOUT`] (tests of the script's arithmetic
+    /// allow a loaded machine more).
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for Store {
@@ -123,7 +126,16 @@ impl Store {
             back_at: None,
             shown: redact_userinfo(store.url.expose()),
             log: None,
+            timeout: STORE_TIMEOUT,
         })
+    }
+
+    /// The same store, waiting up to `timeout` for each answer (tests on a loaded machine, where 200 ms
+    /// is not a store that stopped answering).
+    #[cfg(test)]
+    pub(crate) fn patient(mut self, timeout: Duration) -> Store {
+        self.timeout = timeout;
+        self
     }
 
     /// Where the store's coming and going is said.
@@ -207,9 +219,9 @@ impl Store {
         absent: Absent,
     ) -> Result<i64, StoreError> {
         if self.connection.is_none() {
-            let c = self.client.get_connection_with_timeout(STORE_TIMEOUT).map_err(StoreError)?;
-            c.set_read_timeout(Some(STORE_TIMEOUT)).map_err(StoreError)?;
-            c.set_write_timeout(Some(STORE_TIMEOUT)).map_err(StoreError)?;
+            let c = self.client.get_connection_with_timeout(self.timeout).map_err(StoreError)?;
+            c.set_read_timeout(Some(self.timeout)).map_err(StoreError)?;
+            c.set_write_timeout(Some(self.timeout)).map_err(StoreError)?;
             self.connection = Some(c);
         }
         let Some(connection) = self.connection.as_mut() else { return Err(StoreError::lost()) };

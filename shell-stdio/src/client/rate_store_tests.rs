@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 
 const L: RateLimit = RateLimit::BITBUCKET_DEFAULT;
 const T0: u64 = 1_767_225_600_000;
+/// How long the tests of the script's arithmetic wait for Redis's answer.
+const PATIENT: Duration = Duration::from_secs(10);
 
 /// `redis-server` on a loopback port of its own, killed when dropped.
 struct Redis {
@@ -71,8 +73,10 @@ impl Redis {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
+    /// A store of this Redis that waits for its answers: these tests are of the script, not of a store that
+    /// stops answering (a loaded machine took over 200 ms once).
     fn store(&self) -> Store {
-        Store::new(&RateStore { url: Secret::new(self.url()), password: None }, None).unwrap()
+        Store::new(&RateStore { url: Secret::new(self.url()), password: None }, None).unwrap().patient(PATIENT)
     }
 }
 
@@ -196,7 +200,7 @@ fn a_rediss_store_is_reached_over_tls_trusting_bb_ca_file() {
         ca.to_str().unwrap(),
     ];
     let Some(_redis) = Redis::start_with(port, &args, "the TLS store", &url, Some(&ca)) else { return };
-    let mut s = Store::new(&RateStore { url: Secret::new(&url), password: None }, Some(&ca)).unwrap();
+    let mut s = Store::new(&RateStore { url: Secret::new(&url), password: None }, Some(&ca)).unwrap().patient(PATIENT);
     assert_eq!(s.run("k", L, Step::Take), Some(Ok(())), "taken over TLS");
     // Without the CA the stand-in's certificate is trusted by nothing: the store does not answer.
     let mut untrusted = Store::new(&RateStore { url: Secret::new(&url), password: None }, None).unwrap();
@@ -268,7 +272,9 @@ fn a_store_that_does_not_answer_leaves_each_replica_its_share_said_once_and_is_u
     let port = free_port();
     let (log, lines) = kept_log();
     let url = format!("redis://127.0.0.1:{port}");
-    let store = Store::new(&RateStore { url: Secret::new(&url), password: None }, None).unwrap();
+    // Patient: a port nobody listens on refuses at once, and the store back must not count as down on a
+    // loaded machine.
+    let store = Store::new(&RateStore { url: Secret::new(&url), password: None }, None).unwrap().patient(PATIENT);
     // Three replicas of a bucket of 60: alone, this one keeps 20 (10 of them above the half).
     let rate = Rate::shared(Some(L), 3, Some(store));
     rate.set_log(log);
@@ -311,8 +317,11 @@ fn a_store_refusing_the_password_is_not_answering_and_says_so_without_the_passwo
     let _: () = redis::cmd("CONFIG").arg("SET").arg("requirepass").arg("right-one").query(&mut c).unwrap();
     let (log, lines) = kept_log();
     let url = format!("redis://:wr0ng-pw@127.0.0.1:{}", redis.port);
-    let rate =
-        Rate::shared(Some(L), 2, Some(Store::new(&RateStore { url: Secret::new(url), password: None }, None).unwrap()));
+    let rate = Rate::shared(
+        Some(L),
+        2,
+        Some(Store::new(&RateStore { url: Secret::new(url), password: None }, None).unwrap().patient(PATIENT)),
+    );
     rate.set_log(log);
     let who = Identity { local: 0, key: "bb:rate:auth-test" };
     let alone = refreshes_that_go(&rate, who, 0);
