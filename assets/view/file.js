@@ -4,8 +4,9 @@
 // range), its row `id="L12"`; the page never navigates. "Show more" reads the next window with
 // refresh_view and appends its lines under those the person reads (and to the view data, so a redraw
 // draws them again). In full screen, Blame (Bitbucket's word) adds a column grouped by commit: the
-// author, the short commit id, the date, the subject as its title; read with refresh_view when the
-// data has none. Inline there is no blame column. A binary file and an empty one are one line each.
+// author's avatar and name, the short commit id, the date, the subject in its title; read with refresh_view
+// when the data has none. A call with `blame: true` opens with it; inline (where Blame is offered only when the
+// data has it) the column is the avatar and the date. A binary file and an empty one are one line each.
 const fileView = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
   const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);
@@ -58,23 +59,30 @@ const fileView = (() => {
     for (const b of arr(f.blame)) for (let n = pos(b.from); n !== null && n <= b.to && n - b.from < 100000; n++) if (!by.has(n)) by.set(n, b);
     return by;
   }
-  function blameCell(b, users, first) {
+  // A blame group's first cell: the author's avatar (as the card draws them) and name, the short commit and the
+  // date, the name giving way first so the date is never cut; compact (inline) it is the avatar and the date,
+  // the rest in its title.
+  function blameCell(b, users, first, compact) {
     if (!b || !first) return el("td", { class: "bb-blame" });
     const p = person(users, b.author);
     if (!Object.hasOwn(obj(users), str(b.author)) && str(b.name)) p.name = b.name;
-    return el("td", { class: "bb-blame bb-blame-first", title: str(b.subject).slice(0, 1000) || null },
-      avatar(p, "sm"), " ", el("bdi", { class: "bb-blame-name" }, p.name.slice(0, 200)), " ",
-      el("code", { class: "bb-blame-commit" }, str(b.commit).slice(0, 11)), " ", fmt.time(b.at));
+    const commit = str(b.commit).slice(0, 11);
+    const title = [p.name.slice(0, 200), commit, str(b.subject).slice(0, 1000)].filter(Boolean).join(" · ");
+    return el("td", { class: "bb-blame bb-blame-first", title: (compact ? title : str(b.subject).slice(0, 1000)) || null },
+      el("div", { class: "bb-blame-in" }, avatar(p, "sm"),
+        compact ? null : el("bdi", { class: "bb-blame-name", title: p.name.slice(0, 200) }, p.name.slice(0, 200)),
+        compact ? null : el("code", { class: "bb-blame-commit" }, commit),
+        fmt.time(b.at)));
   }
   // Line `line`'s row; a blame group goes on while the commit is the one of the row above (`prev`).
-  function row(line, blame, users, prev, select) {
+  function row(line, blame, users, prev, select, compact) {
     const n = pos(line.n);
     const b = blame ? blame.get(n) || null : null;
     const first = !b || !prev || (prev !== b && (!str(b.commit) || str(prev.commit) !== str(b.commit)));
     const long = str(line.s).length > LONG && Array.from(str(line.s)).length > LONG;
     const code = codeLine.draw(line);
     const tr = el("tr", { class: `bb-sl${blame && first ? " bb-blame-start" : ""}`, id: n !== null ? `L${n}` : null, "data-line": n },
-      blame ? blameCell(b, users, first) : null,
+      blame ? blameCell(b, users, first, compact) : null,
       el("td", { class: "bb-ln" }, n === null ? "" : el("button", { type: "button", class: "bb-lnum", "aria-label": `Line ${n}`, onclick: (e) => select(n, e.shiftKey) }, String(n))),
       el("td", { class: "bb-dcode bb-scode" }, long ? capped("div", { class: "bb-longline" }, code, { lines: 4, what: "line" }) : code));
     return { tr, b };
@@ -85,7 +93,9 @@ const fileView = (() => {
     if (!f || typeof f !== "object" || Array.isArray(f)) throw new TypeError("the view data has no file");
     const seen = remember(f, {});
     const lines = arr(f.lines);
-    const blameShown = !ctx.inline && seen.blame === true && Array.isArray(f.blame);
+    // Blame as the call asked (show's `blame: true`) until the person turns it off or on; inline, compact.
+    const blameShown = f.binary !== true && Array.isArray(f.blame) && (typeof seen.blame === "boolean" ? seen.blame : obj(data.call).blame === true);
+    const compact = Boolean(ctx.inline);
     const count = el("span", { class: "bb-muted", "data-count": "lines" }, linesWords(f));
     const problem = el("span", { class: "bb-fproblem", role: "status", hidden: "" });
     const body = el("tbody", {});
@@ -106,7 +116,7 @@ const fileView = (() => {
     }
     let prev = null;
     const append = (list, blame) => list.map((line) => {
-      const r = row(line, blame, ctx.users, prev, select);
+      const r = row(line, blame, ctx.users, prev, select, compact);
       prev = r.b;
       body.append(r.tr);
       return r.tr;
@@ -114,7 +124,7 @@ const fileView = (() => {
     append(lines, blameShown ? blameOf(f) : null);
     const width = () => `width: ${String(Math.max(pos(f.end) || 0, pos(f.total) || 0, 99)).length + 3}ch`;
     const lnCol = el("col", { style: width() });
-    const table = el("table", { class: "bb-diff bb-source", "data-blame": blameShown ? "shown" : null },
+    const table = el("table", { class: "bb-diff bb-source", "data-blame": blameShown ? (compact ? "compact" : "shown") : null },
       el("colgroup", {}, blameShown ? el("col", { class: "bb-col-blame" }) : null, lnCol, el("col", {})), body);
     mark();
 
@@ -146,7 +156,7 @@ const fileView = (() => {
 
     // Blame, in full screen: from the data, else read once (every line drawn) with refresh_view.
     let blame = null;
-    if (!ctx.inline && f.binary !== true && lines.length && (Array.isArray(f.blame) || navigate.can(data, "file"))) {
+    if (f.binary !== true && lines.length && (Array.isArray(f.blame) || (!ctx.inline && navigate.can(data, "file")))) {
       blame = el("button", { type: "button", class: "bb-segbtn bb-blame-btn", "aria-pressed": String(blameShown) }, "Blame");
       blame.addEventListener("click", () => {
         if (Array.isArray(f.blame)) { remember(f, { blame: !blameShown }); redraw(); return; }

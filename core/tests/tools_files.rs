@@ -285,6 +285,13 @@ fn the_lines_the_diff_expands_are_the_files_lines_at_the_pull_requests_commit() 
     let blamed = d.call("show", api(json!({"kind": "file", "path": "src/client.rs", "at": new, "blame": true})));
     let blame = blamed.raw["_meta"]["bb/view"]["file"]["blame"].as_array().unwrap().clone();
     assert!(blame.iter().any(|b| b["from"] == 11 && b["commit"] == json!(pr1_commits(&d)[0])), "{blame:?}");
+    // Each blame author is among the view's users with the avatar the card draws (read beside the lines, or
+    // cached from the diff above).
+    let users = &blamed.raw["_meta"]["bb/view"]["users"];
+    for b in &blame {
+        let slug = b["author"].as_str().unwrap();
+        assert!(users[slug]["avatar"].as_str().is_some_and(|a| a.starts_with("data:image/")), "{slug}: {users}");
+    }
     // `blame` is the view's own argument: the model's get_file has none.
     let refused = d.call("get_file", api(json!({"path": "src/client.rs", "blame": true})));
     assert!(refused.is_error, "{}", refused.text);

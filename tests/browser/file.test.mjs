@@ -163,13 +163,48 @@ test("Blame in full screen: read with refresh_view, drawn as a column grouped by
     await frame.getByRole("button", { name: "Blame" }).click();
     await until("the column back", async () => (await frame.locator("td.bb-blame").count()) === 40);
     assert.equal((await calls(v)).length, 1);
-    // Inline: no blame column, whatever was chosen in full screen.
+    // Inline: the column as chosen in full screen, compact (the avatar and the date), and Blame to turn it off.
     await page.evaluate(() => window.bbHost.setContext({ displayMode: "inline" }));
     await until("inline", async () => (await frame.locator(".bb-clip").count()) === 1);
-    assert.equal(await frame.locator(".bb-blame, .bb-blame-btn").count(), 0);
+    assert.equal(await frame.locator('table[data-blame="compact"] td.bb-blame').count(), 40);
+    assert.equal(await frame.locator(".bb-blame-name, .bb-blame-commit").count(), 0, "name and commit in the title");
+    assert.equal(await frame.locator("tr#L11 td.bb-blame-first").getAttribute("title"), "Bob Baker · 1e9c72b20d1 · Retry requests with backoff");
+    assert.equal(await frame.getByRole("button", { name: "Blame" }).getAttribute("aria-pressed"), "true");
     assert.deepEqual(v.errors, []);
     await page.close();
   }
+});
+
+// Every blame group's date (and, in full screen, its commit) whole, inside its cell: the name gives way first.
+const blameCut = (frame) => frame.locator("td.bb-blame-first").evaluateAll((cells) => cells.filter((c) => {
+  const box = c.getBoundingClientRect();
+  return [...c.querySelectorAll("time, .bb-blame-commit")].some((t) => t.getBoundingClientRect().right > box.right + 0.5 || t.scrollWidth > t.clientWidth + 0.5);
+}).map((c) => c.parentElement.dataset.line));
+
+test("show with blame: true opens with the blame column: avatars as the card's, the date never cut, at 700 px and full screen", async () => {
+  for (const theme of ["light", "dark"]) {
+    for (const mode of ["inline", "fullscreen"]) {
+      const blamed = fixture("file-blame");
+      assert.equal(blamed.call.blame, true);
+      const v = await open(browser, { colorScheme: theme, mount: { input: blamed.call, result: result(blamed), ...(mode === "inline" ? { width: 700 } : { displayMode: "fullscreen" }) } });
+      const { frame, page } = v;
+      await frame.locator(".bb-fileview").waitFor({ timeout: 10000 });
+      assert.equal(await frame.locator(`table[data-blame="${mode === "inline" ? "compact" : "shown"}"] td.bb-blame`).count(), 40, `${mode}: the column, as asked`);
+      assert.equal(await frame.getByRole("button", { name: "Blame" }).getAttribute("aria-pressed"), "true");
+      assert.equal(await frame.locator("td.bb-blame-first .bb-avatar img").count(), 5, "the avatars bb sent, not initials");
+      assert.deepEqual(await blameCut(frame), [], `${mode} ${theme}: no date cut`);
+      await shot(page, `file-blame-opened-${mode === "inline" ? "700" : "fullscreen"}-${theme}`);
+      assert.deepEqual(v.errors, []);
+      await page.close();
+    }
+  }
+  // A wide frame (1,342 px, where the date was cut): the whole name, commit and date.
+  const blamed = fixture("file-blame");
+  const v = await open(browser, { mount: { input: blamed.call, result: result(blamed), displayMode: "fullscreen" } });
+  await v.page.setViewportSize({ width: 1342, height: 800 });
+  await v.frame.locator('table[data-blame="shown"]').waitFor({ timeout: 10000 });
+  assert.deepEqual(await blameCut(v.frame), []);
+  await v.page.close();
 });
 
 test("a binary file and an empty one: one line each, in Bitbucket's words", async () => {

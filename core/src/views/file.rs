@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::Header;
 use crate::args::{flag, number};
+use crate::bitbucket::model::User;
 use crate::bitbucket::segment;
 use crate::bitbucket::window::{self, LineShare};
 use crate::fetch::FetchOutcome;
@@ -20,6 +21,7 @@ use crate::highlight::{HighlightJob, Highlighted, Language, Mark, Plain};
 use crate::highlight_cache::HighlightCache;
 use crate::limits;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
+use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::files::{self, Blame, Browsed, Lines, Place};
 use crate::reads::pull_request;
 use crate::tool::Call;
@@ -43,6 +45,8 @@ pub enum FileRead {
     Blame,
     /// The highlighting of the lines.
     Highlight,
+    /// An avatar of a blame entry's author (the card draws the same people with theirs).
+    Avatar(Avatar),
 }
 
 /// The argument only the view takes (the page asks for it): blame beside the lines.
@@ -81,6 +85,9 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         blame: None,
         built: None,
         awaited: false,
+        people: People::default(),
+        avatars: AvatarStage::default(),
+        users: json!({}),
     };
     Step::wait(view, first)
 }
@@ -98,6 +105,11 @@ struct FileView {
     blame: Option<Result<Vec<Blame>, String>>,
     built: Option<Value>,
     awaited: bool,
+    /// The blame's authors: their avatars are read beside the lines once the blame names them.
+    people: People,
+    avatars: AvatarStage,
+    /// The view's `users`, made when the view is built.
+    users: Value,
 }
 
 impl Plan for FileView {
@@ -122,12 +134,31 @@ impl Plan for FileView {
                 }
                 Err(e) => return Some(self.error(e)),
             },
-            FileRead::Blame => self.blame = Some(files::blame(&outcome, &self.place).map(|(b, _)| b)),
+            FileRead::Blame => {
+                self.blame = Some(files::blame(&outcome, &self.place).map(|(b, _)| b));
+                if let Some(Ok(entries)) = &self.blame {
+                    for b in entries {
+                        if let Some(slug) = b.user.as_deref().filter(|u| !u.is_empty()) {
+                            let user = User {
+                                name: Some(slug.to_owned()),
+                                slug: Some(slug.to_owned()),
+                                display_name: Some(b.author.clone()).filter(|a| !a.trim().is_empty()),
+                                kind: None,
+                            };
+                            self.people.note(&user);
+                        }
+                    }
+                    self.avatars.early(&self.people, f, FileRead::Avatar);
+                }
+            }
+            FileRead::Avatar(a) => self.avatars.on(a, &outcome, f),
             FileRead::Highlight => {}
         }
-        if f.waiting() > 0 {
+        if f.waiting() > 0 || self.built.is_some() {
             return None;
         }
+        let now = f.now_ms();
+        self.users = self.people.to_value(&f.avatars(), now, self.base_url.as_deref());
         let (view, job) = self.view(f.highlights());
         self.built = Some(view);
         match job {
@@ -304,6 +335,6 @@ impl FileView {
             String::new()
         };
         let text = format!("Showing {} to the person: {which}.{cut}", self.place.name());
-        self.header.result(text, json!({}), missing, ("file", view))
+        self.header.result(text, std::mem::take(&mut self.users), missing, ("file", view))
     }
 }
