@@ -65,11 +65,27 @@ fn two_refs_show_the_files_and_highlighted_hunks_of_what_from_has_with_no_commen
 }
 
 #[test]
-fn the_reads_are_compare_refs_own_one_page_of_changes_then_a_diff_per_file() {
+fn the_reads_are_compare_refs_own_one_page_of_changes_and_of_commits_then_a_diff_per_file() {
     let mut d = StackHarness::with_views();
     let view = shown(&mut d, "feature/retry", "main");
     let files = view["diff"]["diffs"].as_array().unwrap().len();
     assert_eq!(d.count("GET", "/compare/changes?from=feature/retry&to=main&start=0&limit=100"), 1, "{:?}", d.requests);
+    // The Commits tab's page, beside the changes: what compare_refs lists, newest first, each linked.
+    assert_eq!(d.count("GET", "/compare/commits?from=feature/retry&to=main&start=0&limit=25"), 1, "{:?}", d.requests);
+    let listed =
+        d.call("compare_refs", json!({"project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main"}));
+    let commits = view["diff"]["commits"]["items"].as_array().unwrap();
+    assert!(commits.len() >= 2, "{commits:?}");
+    for c in commits {
+        assert!(listed.text.contains(c["short"].as_str().unwrap()), "{c} not in compare_refs' answer: {}", listed.text);
+        assert!(
+            c["url"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("/projects/BB/repos/api/commits/{}", c["id"].as_str().unwrap()))
+        );
+    }
+    assert_eq!(view["diff"]["commits"]["more"], false);
     assert_eq!(d.count("GET", "/compare/diff/"), files);
     assert_eq!(d.count("GET", "contextLines=3"), files);
     assert_eq!(d.count("GET", "/pull-requests"), 0, "no pull request is read: {:?}", d.requests);

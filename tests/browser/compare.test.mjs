@@ -35,7 +35,7 @@ async function show(args, mount = {}, wait = ".bb-diffview") {
 
 // Nothing of a pull request's: no comments, no comment marks, no Reply or Resolve, no Overview tab.
 async function noPullRequestParts(frame) {
-  for (const sel of ["[data-comment-id]", ".bb-threads", ".bb-dmark-comments", ".bb-comment-actions", ".bb-act-reply", ".bb-tabs", ".bb-id", ".bb-meta .bb-loz"]) {
+  for (const sel of ["[data-comment-id]", ".bb-threads", ".bb-dmark-comments", ".bb-comment-actions", ".bb-act-reply", ".bb-tabs:not(.bb-cmp-tabs)", ".bb-id", ".bb-meta .bb-loz"]) {
     assert.equal(await frame.locator(sel).count(), 0, `${sel} is not drawn`);
   }
 }
@@ -63,7 +63,7 @@ test("inline at 700 px: Compare, source → destination, each file once with its
     const { frame, page, data, errors } = await show(COMPARE, { width: 700, theme });
     const d = data.diff;
     assert.equal(data.kind, "compare");
-    assert.equal(await frame.locator(".bb-dtitle").textContent(), "Compare · Diff");
+    assert.equal(await frame.locator(".bb-dtitle").textContent(), "Compare", "the tabs below say Diff");
     assert.equal(await frame.locator(".bb-dtitle a").getAttribute("href"), d.compare.url);
     assert.deepEqual(await texts(frame.locator(".bb-meta .bb-branch bdi")), ["feature/retry", "main"]);
     assert.deepEqual(await texts(frame.locator(".bb-meta .bb-branch .bb-sr")), ["source ref:", "target ref:"], "a short name is a ref: Bitbucket takes a branch, else a tag");
@@ -105,6 +105,32 @@ test("fullscreen: the file tree beside one file, previous and next, unified and 
     await frame.locator('.bb-segbtn[data-focus="unified"]').click();
     await frame.locator(".bb-next").click();
     assert.notEqual(await frame.locator(".bb-pane").getAttribute("data-path"), "src/client.rs", "Next file");
+    assert.deepEqual(realErrors(errors), []);
+    await page.close();
+  }
+});
+
+test("the Commits tab: the commits the source has that the destination lacks, newest first, linked to Bitbucket; Diff again", async () => {
+  for (const [mode, theme] of [["inline", "light"], ["fullscreen", "dark"]]) {
+    const { frame, page, data, errors, log } = await show(COMPARE, mode === "inline" ? { width: 700, theme } : { displayMode: "fullscreen", width: 1000, theme }, mode === "inline" ? ".bb-diffview" : ".bb-pane");
+    const c = data.diff.commits;
+    assert.ok(c.items.length >= 2, "the stand-in's feature/retry has commits main lacks");
+    const tabs = frame.locator(".bb-cmp-tabs .bb-tab");
+    assert.deepEqual(await texts(tabs), ["Diff", `Commits ${c.items.length}`]);
+    assert.equal(await frame.locator('.bb-cmp-tabs [aria-current="page"]').textContent(), "Diff", "the diff first, as compare_refs was asked for");
+    await frame.getByRole("button", { name: /^Commits/ }).click();
+    await frame.locator(".bb-cmt").first().waitFor();
+    assert.equal(await frame.locator(".bb-file, .bb-pane").count(), 0, "the diff gives way to the list");
+    assert.deepEqual(await texts(frame.locator(".bb-cmt-msg")), c.items.map((x) => x.message), "every commit, in Bitbucket's order");
+    assert.deepEqual(await texts(frame.locator(".bb-cmt .bb-hash")), c.items.map((x) => x.short));
+    assert.equal(await frame.locator(".bb-meta .bb-branch").count(), 2, "source → destination stays above the tabs");
+    await frame.locator(".bb-cmt .bb-hash").first().click();
+    assert.deepEqual((await log()).links, [c.items[0].url], "a commit opens in Bitbucket, through the host");
+    assert.match(c.items[0].url, /\/projects\/BB\/repos\/api\/commits\/[0-9a-f]{40}$/);
+    await shot(page, `compare-commits-${mode === "inline" ? "700" : "fullscreen"}-${theme}`);
+    await frame.getByRole("button", { name: "Diff", exact: true }).click();
+    await frame.locator(mode === "inline" ? ".bb-file" : ".bb-pane").first().waitFor();
+    assert.equal(await frame.locator(".bb-cmt").count(), 0);
     assert.deepEqual(realErrors(errors), []);
     await page.close();
   }

@@ -9,8 +9,9 @@
 //! one diff module (`assets/view/diff.js`; `compare.js` only registers it), and the core builds both with
 //! the one plan ([`super::diff`]): the same file list, hunks, highlighting jobs, deadline and cache.
 //!
-//! Requests: the first page of `GET …/compare/changes?from&to` (1), then `GET …/compare/diff/{path}?from&to
-//! &contextLines=3` for the first [`super::diff::MAX_FILES`] files (what compare_refs reads, from
+//! Requests: the first page of `GET …/compare/changes?from&to` and of `GET …/compare/commits?from&to` (its Commits
+//! tab; 2, in one round), then `GET …/compare/diff/{path}?from&to&contextLines=3` for the first
+//! [`super::diff::MAX_FILES`] files (what compare_refs reads, from
 //! [`crate::reads::compare`]). A ref that does not resolve is Bitbucket's 404, said with what the refs must
 //! be, in the view's error state. `max_bytes`, `start`, `limit` and `paths` shape the model's answer; the view
 //! carries Bitbucket's first page of changed files, as the pull request's diff does.
@@ -31,6 +32,8 @@ use crate::tool::Call;
 pub const KIND: &str = "compare";
 /// Lines of context around each change (what compare_refs asks for).
 pub const CONTEXT_LINES: u64 = 3;
+/// Commits the Commits tab lists: Bitbucket's page shows the first 25 and loads more as one scrolls [assumed].
+pub const COMMITS_LIMIT: u64 = 25;
 /// How the diff plan asks for this kind's files and words it.
 static WORDS: RefsKind = RefsKind { context_lines: CONTEXT_LINES, part, text };
 
@@ -43,7 +46,11 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         from: string(args, "from_ref").unwrap_or("").to_owned(),
         to: string(args, "to_ref").unwrap_or("").to_owned(),
     };
-    let first = vec![(DiffRead::Changes, refs.changes_request(Some(0), FILES_LIMIT))];
+    // The Commits tab's first page beside the files: one round, as before.
+    let first = vec![
+        (DiffRead::Changes, refs.changes_request(Some(0), FILES_LIMIT)),
+        (DiffRead::Commits, refs.commits_request(Some(0), COMMITS_LIMIT)),
+    ];
     let (project, repo) = (refs.project.clone(), refs.repo.clone());
     diff::open(Header::new(KIND, args, call), call, project, repo, Of::Refs(refs, &WORDS), first)
 }

@@ -61,6 +61,8 @@ pub enum DiffRead {
     Drafts,
     /// The source commit's Code Insights (a pull request's diff only), for the annotations on its lines.
     Insights(InsightsRead),
+    /// The first page of the commits one ref has that the other lacks (two refs' diff only: its Commits tab).
+    Commits,
 }
 
 /// What a diff view shows the changes of.
@@ -129,6 +131,7 @@ pub(super) fn open(
         review: Value::Null,
         drafts: Value::Null,
         insights: None,
+        commits: Value::Null,
     };
     Step::wait(view, first)
 }
@@ -167,6 +170,8 @@ struct DiffView {
     drafts: Value,
     /// The source commit's Code Insights, asked for once the pull request names the commit.
     insights: Option<InsightsReader>,
+    /// Two refs' commits (`commits` in VIEW_DATA.md, kind "compare"); null when not read.
+    commits: Value,
 }
 
 impl Plan for DiffView {
@@ -231,6 +236,14 @@ impl Plan for DiffView {
                     reader.on(r, &outcome, &mut |r, q| f.fetch(DiffRead::Insights(r), q));
                 }
             }
+            DiffRead::Commits => match crate::reads::refs::commits(&outcome, about) {
+                Ok(page) => {
+                    let repo_url =
+                        self.base_url.as_deref().map(|b| pull_request::repo_url(b, &self.project, &self.repo));
+                    self.commits = commits_value(&page, repo_url.as_deref());
+                }
+                Err(e) => self.missing.push(format!("Commits: not read — {e}")),
+            },
         }
         let read_all = self.changes.is_some() && (self.pr.is_some() || matches!(self.of, Of::Refs(..)));
         if f.waiting() > 0 || !read_all {
@@ -361,6 +374,24 @@ fn mark_plain(view: &mut Value, index: usize, why: Plain) {
             line["p"] = json!(why.as_str());
         }
     }
+}
+
+/// A page of commits as the Commits tab lists them (the form's shape): newest first, each with its short id, the
+/// first line of its message, its author's name, when it was written and its page in Bitbucket (under `repo_url`);
+/// `more` when Bitbucket has more.
+fn commits_value(page: &Page<crate::bitbucket::model::Commit>, repo_url: Option<&str>) -> Value {
+    let items: Vec<Value> = page
+        .values
+        .iter()
+        .map(|c| {
+            json!({"id": c.id, "short": c.display_id,
+                   "message": c.message.as_deref().map(|m| crate::text::one_line(m.lines().next().unwrap_or(""))),
+                   "author": c.author.as_ref().and_then(|a| a.display_name.clone().or(a.name.clone())),
+                   "at": c.author_timestamp,
+                   "url": repo_url.zip(c.id.as_deref()).map(|(r, id)| format!("{r}/commits/{}", crate::bitbucket::segment(id)))})
+        })
+        .collect();
+    json!({"items": items, "more": page.next.is_some()})
 }
 
 impl DiffView {
@@ -534,6 +565,7 @@ impl DiffView {
             part.insert("filesMore".into(), json!(files_more));
             part.insert("diffs".into(), json!(diffs));
             part.insert("notCarried".into(), json!(listed.saturating_sub(MAX_FILES)));
+            part.insert("commits".into(), self.commits.clone());
             return Value::Object(part);
         }
         json!({
