@@ -13,6 +13,7 @@ const fileView = (() => {
   const str = (x) => (typeof x === "string" ? x : "");
   const pos = (x) => (Number.isInteger(x) && x >= 0 ? x : null);
   const LONG = 500; // code points past which a line is cut at four rows, the whole a click away
+  const EARLIER = 200; // lines Show earlier reads at once (a window, as bb's default)
   const memory = new Map(); // per file at a ref: { blame: shown, selected: [first, last] }
   const grown = new WeakSet(); // files Show more appended lines to since bb sent them
   const remember = (f, part) => {
@@ -154,6 +155,30 @@ const fileView = (() => {
       });
     });
 
+    // Show earlier lines: a window opened past line 1 (the model showed lines 200–240) reads the lines before it,
+    // up to a window's worth, and draws them above; focus goes to the first of them.
+    const first = pos(f.start) || 1;
+    const earlier = el("button", { type: "button", class: "bb-more bb-file-earlier", hidden: first <= 1 || !lines.length ? "" : null },
+      `Show lines ${fmt.num(Math.max(1, first - EARLIER))}–${fmt.num(first - 1)}`);
+    earlier.addEventListener("click", () => {
+      if (earlier.disabled || page.gone) return;
+      const from = Math.max(1, first - EARLIER);
+      const call = Object.assign({}, obj(data.call), { start_line: from, line_count: first - from }, Array.isArray(f.blame) ? { blame: true } : {});
+      ask(call, earlier, problem, "earlier lines").then((got) => {
+        if (!got) return;
+        const next = got.data.file;
+        const before = arr(next.lines).filter((l) => pos(l.n) !== null && l.n >= from && l.n < first);
+        if (!before.length) { earlier.hidden = true; return; }
+        f.lines = before.concat(arr(f.lines));
+        f.start = before[0].n;
+        if (Array.isArray(f.blame) && Array.isArray(next.blame)) f.blame = next.blame.filter((b) => pos(b.from) !== null && b.from < first).concat(f.blame);
+        grown.add(f);
+        redraw();
+        const line = root.querySelector(`tr#L${before[0].n} .bb-lnum`);
+        if (line) line.focus({ preventScroll: true });
+      });
+    });
+
     // Blame, in full screen: from the data, else read once (every line drawn) with refresh_view.
     let blame = null;
     if (f.binary !== true && lines.length && (Array.isArray(f.blame) || (!ctx.inline && navigate.can(data, "file")))) {
@@ -181,7 +206,7 @@ const fileView = (() => {
         el("div", { class: "bb-fvbar" }, count, str(f.language) ? el("span", { class: "bb-muted" }, str(f.language).slice(0, 40)) : null,
           blame ? el("span", { class: "bb-seg" }, blame) : null, link(f.url, { class: "bb-link bb-open-file" }, "Open in Bitbucket"), problem)),
       f.binary === true ? note("This file can't be viewed in your browser. ", link(f.url, { class: "bb-link" }, "Open it in Bitbucket"), ".")
-        : lines.length ? [el("div", { class: "bb-fwrap" }, table), more]
+        : lines.length ? [earlier, el("div", { class: "bb-fwrap" }, table), more]
           : note(start <= 1 && (f.last === true || total === 0) ? "This file is empty."
             : total !== null ? `This file has ${fmt.count(total, "line", "lines")}: none from line ${fmt.num(start)}.` : `No lines from line ${fmt.num(start)}.`));
   }

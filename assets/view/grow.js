@@ -113,7 +113,10 @@ const shape = (() => {
   }
   function snap(limit) {
     let h = Math.floor(limit);
-    for (let i = 0, at; i < 40 && (at = crossing(h)) !== null; i++) h = Math.max(0, Math.floor(at) - 1);
+    // To the crossing thing's top, rounded: within half a pixel nothing above it crosses the edge either. (A pixel
+    // above it, as before, fell inside the row above when rows sit at fractional offsets, and the edge walked up
+    // forty rows: an inline source view showed a line or two.)
+    for (let i = 0, at; i < 40 && (at = crossing(h)) !== null; i++) h = Math.max(0, Math.min(h - 1, Math.round(at)));
     return h;
   }
   function layout() {

@@ -97,14 +97,15 @@ const refresh = (() => {
       return;
     }
     // Only the classes that came later (the same text): drawn in place, nothing offered or told.
-    // A file's lines as far as the answer's window goes: those Show more appended below it are not the answer's.
-    const end = obj(data.file).end;
-    const text = (d) => JSON.stringify(d.kind === "file" ? [obj(d.file).path, obj(d.file).at, (obj(d.file).lines || []).filter((l) => l && l.n <= end)] : d.diff,
+    // A file's lines within the answer's window: those Show more appended below it, or Show earlier above, are not
+    // the answer's.
+    const { start, end } = obj(data.file);
+    const text = (d) => JSON.stringify(d.kind === "file" ? [obj(d.file).path, obj(d.file).at, (obj(d.file).lines || []).filter((l) => l && l.n >= start && l.n <= end)] : d.diff,
       (k, v) => (k === "r" || k === "p" ? undefined : v));
     // A diff (a pull request's or two refs') or a file that changed is offered, never swapped under the person's reading.
     const diffs = DIFFS.has(data.kind) && data.kind === page.data.kind;
     // The same text: drawn in place, unless that would take away lines the person appended.
-    if (diffs && text(data) === text(page.data)) { if (data.kind !== "file" || obj(page.data.file).end === end) swap(result, data); }
+    if (diffs && text(data) === text(page.data)) { if (data.kind !== "file" || (obj(page.data.file).end === end && obj(page.data.file).start === start)) swap(result, data); }
     else if (diffs) {
       // Named as the card names a change (who commented, on which file), with Show going there.
       const change = changes.describe(page.data, data);

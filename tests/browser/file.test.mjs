@@ -207,6 +207,49 @@ test("show with blame: true opens with the blame column: avatars as the card's, 
   await v.page.close();
 });
 
+test("a window opened past line 1 offers the lines before it: read with refresh_view, drawn above, kept by a refresh of the same text", async () => {
+  for (const [mode, theme] of [["inline", "light"], ["fullscreen", "dark"]]) {
+    // The model showed lines 30–74 (the file's end): Show lines 1–29 reads them.
+    const opened = JSON.parse(JSON.stringify(windowOf({ ...fixture("file-view").call, start_line: 30, line_count: 60 })));
+    const data = opened._meta["bb/view"];
+    Object.assign(data, { fingerprint: "f1", next: 600 });
+    const same = JSON.parse(JSON.stringify(data));
+    same.fingerprint = "f2";
+    let refreshes = 0;
+    const v = await open(browser, { colorScheme: theme, mount: { input: data.call, result: opened, ...(mode === "inline" ? { width: 700 } : { displayMode: "fullscreen" }) },
+      answer: (p) => (p.arguments.fingerprint ? (refreshes++, result(same)) : windowOf(p.arguments.show)) });
+    const { frame } = v;
+    await frame.locator(".bb-fileview").waitFor({ timeout: 10000 });
+    assert.equal(await frame.locator('[data-count="lines"]').textContent(), "Lines 30–74 of 74");
+    const earlier = frame.locator(".bb-file-earlier");
+    assert.equal(await earlier.textContent(), "Show lines 1–29");
+    if (mode === "inline") {
+      // About a screen of code in the frame (the edge walked up to a line or two of it once).
+      const seen = await frame.locator("body").evaluate(() => {
+        const edge = document.querySelector(".bb-clip").getBoundingClientRect().bottom;
+        return [...document.querySelectorAll("tr.bb-sl")].filter((r) => r.getBoundingClientRect().bottom <= edge + 0.5).length;
+      });
+      assert.ok(seen >= 20, `${seen} lines in the inline frame`);
+    }
+    await earlier.click();
+    await frame.locator("tr#L1").waitFor({ timeout: 10000 });
+    assert.deepEqual((await calls(v)).filter((a) => !a.fingerprint), [{ show: { ...data.call, start_line: 1, line_count: 29 } }]);
+    assert.deepEqual(await frame.locator("tr.bb-sl").evaluateAll((rows) => rows.map((r) => Number(r.dataset.line))), Array.from({ length: 74 }, (_, i) => i + 1), "every line once, in order");
+    assert.equal(await frame.locator('[data-count="lines"]').textContent(), "Lines 1–74 of 74");
+    assert.equal(await earlier.count(), 1);
+    assert.equal(await frame.locator(".bb-file-earlier").isHidden(), true, "line 1 is drawn: nothing earlier");
+    assert.equal(await frame.locator("tr#L1 .bb-lnum").evaluate((b) => b === document.activeElement), true, "focus on the first new line");
+    // bb's next read of the window (lines 30–74, the same text): the earlier lines stay, nothing is offered.
+    const seen = refreshes;
+    await until("a refresh", async () => refreshes > seen + 1);
+    assert.equal(await frame.locator("tr.bb-sl").count(), 74);
+    assert.equal(await frame.locator(".bb-offer").count(), 0);
+    await shot(v.page, `file-earlier-${mode === "inline" ? "700" : "fullscreen"}-${theme}`);
+    assert.deepEqual(v.errors, []);
+    await v.page.close();
+  }
+});
+
 test("a binary file and an empty one: one line each, in Bitbucket's words", async () => {
   const bin = await show("file-binary", { width: 700 });
   assert.equal(await bin.frame.locator(".bb-fmsg").textContent(), "This file can't be viewed in your browser. Open it in Bitbucket.");
