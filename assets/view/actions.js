@@ -203,6 +203,9 @@ const actions = (() => {
       parts.splice(1, 0, b);
       parts.push(problem);
     }
+    // Ask the model about the thread (point.js), where the host takes messages.
+    const asked = point.threadAsk(data, c);
+    if (asked) parts.push(...asked);
     return parts.length ? el("div", { class: "bb-comment-actions" }, parts) : null;
   }
 

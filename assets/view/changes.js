@@ -127,9 +127,10 @@ const changes = (() => {
     reveal(t);
   });
 
+  // The model's context says the last change (context.js keeps it beside the person's selection).
   function tell(text) {
-    if (!text || page.gone || !obj(page.caps).updateModelContext) return;
-    bridge.request("ui/update-model-context", { content: [{ type: "text", text }] }).catch(() => {});
+    if (!text || page.gone) return;
+    modelContext.set("change", text, null, true);
   }
   // Shows the person a change (describe's) once the view is drawn again; null takes it away.
   function show(change) {

@@ -177,6 +177,16 @@ const prForm = (() => {
   function problem(data) {
     const p = state.problem;
     if (!p) return null;
+    // Created (where the card cannot open in place): Bitbucket's words, its link, and Done, which asks the host to
+    // close the form (MCP Apps draft ui/notifications/request-teardown, sent from a Done button as the spec's example
+    // does; a host that does not know it ignores a notification, and one that does answers with ui/resource-teardown).
+    const made = p.done ? /^Created PR #(\d+) /.exec(p.text) : null;
+    if (made) {
+      const home = str(obj(data.server).url).replace(/\/+$/, "");
+      const url = home ? `${home}/projects/${encodeURIComponent(state.project)}/repos/${encodeURIComponent(state.repo)}/pull-requests/${made[1]}` : null;
+      return el("div", { class: "bb-f-done", role: "status" }, el("p", {}, `Pull request #${made[1]} created. `, url ? link(url, { class: "bb-link bb-f-web" }, "Open it in Bitbucket") : null),
+        el("p", {}, el("button", { type: "button", class: "bb-button bb-f-doneclose", onclick: () => bridge.notify("ui/notifications/request-teardown", {}) }, "Done")));
+    }
     const dup = /already open: #(\d+)/.exec(p.text);
     const base = str(obj(data.server).url).replace(/\/+$/, "");
     const at = dup && base ? `${base}/projects/${encodeURIComponent(state.project)}/repos/${encodeURIComponent(state.repo)}/pull-requests/${dup[1]}` : null;
@@ -212,7 +222,7 @@ const prForm = (() => {
     // A pull request already open between the branches is said as soon as both are chosen, and Create waits.
     const dup = obj(state.existing);
     const open1 = Number.isInteger(dup.id) ? dup : null;
-    const create = el("button", { type: "button", class: "bb-button bb-primary bb-f-create", disabled: state.busy || open1 ? "" : null, "aria-busy": state.busy ? "true" : null,
+    const create = el("button", { type: "button", class: "bb-button bb-primary bb-f-create", disabled: state.busy || open1 || (state.problem && state.problem.done) ? "" : null, "aria-busy": state.busy ? "true" : null,
       onclick: () => submit(data) }, state.busy ? "Creating…" : "Create");
     return el("div", { class: "bb-form" },
       el("h2", { class: "bb-title" }, "Create pull request"),

@@ -93,7 +93,8 @@ const shape = (() => {
     const consider = (r, c) => {
       const a = Math.max(r.top, c.top);
       const b = Math.min(r.bottom, c.bottom);
-      if (b - a >= 1 && a < y - 0.5 && b > y + 0.5) best = best === null ? a : Math.min(best, a);
+      // A box whose bottom is within 2 px below the edge is not cut: a line box's leading is below its glyphs.
+      if (b - a >= 1 && a < y - 0.5 && b > y + 2) best = best === null ? a : Math.min(best, a);
     };
     const walker = document.createTreeWalker(s.flow, NodeFilter.SHOW_TEXT);
     const range = document.createRange();
@@ -113,10 +114,10 @@ const shape = (() => {
   }
   function snap(limit) {
     let h = Math.floor(limit);
-    // To the crossing thing's top, rounded: within half a pixel nothing above it crosses the edge either. (A pixel
-    // above it, as before, fell inside the row above when rows sit at fractional offsets, and the edge walked up
-    // forty rows: an inline source view showed a line or two.)
-    for (let i = 0, at; i < 40 && (at = crossing(h)) !== null; i++) h = Math.max(0, Math.min(h - 1, Math.round(at)));
+    // A pixel above the crossing thing's top: the box above it ends less than 2 px below that, which is not cut.
+    // (With half a pixel's tolerance, as before, the edge fell inside the row above when rows sit at fractional
+    // offsets, and walked up forty rows: an inline source view showed a line or two.)
+    for (let i = 0, at; i < 40 && (at = crossing(h)) !== null; i++) h = Math.max(0, Math.min(h - 1, Math.floor(at) - 1));
     return h;
   }
   function layout() {

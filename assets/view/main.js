@@ -3,7 +3,7 @@
 // view data is shown as its text, as text.
 const root = document.getElementById("view");
 const RESULT_WAIT_MS = 30000;
-const page = { context: {}, caps: {}, status: "starting", note: "", result: null, data: null, input: null, timers: [], observer: null, gone: false };
+const page = { context: {}, caps: {}, status: "starting", note: "", result: null, data: null, input: null, partial: null, timers: [], observer: null, gone: false };
 
 function later(fn, ms) { const t = setTimeout(fn, ms); page.timers.push(() => clearTimeout(t)); }
 function every(fn, ms) { const t = setInterval(fn, ms); page.timers.push(() => clearInterval(t)); }
@@ -158,6 +158,9 @@ function render() {
     place([el("pre", { class: "bb-text" }, text || "The answer has no text.")]);
     return;
   }
+  // A host that streamed the arguments sees their skeleton until the result (the whole input, once it came).
+  const shell = (page.status === "waiting-input" || page.status === "waiting") && page.partial ? skeleton(page.input || page.partial) : null;
+  if (shell) { place([status("Waiting for the result…"), shell]); return; }
   const words = {
     starting: "Connecting…",
     "waiting-input": "Waiting for the result…",
@@ -189,6 +192,36 @@ function applyContext(part) {
 }
 
 bridge.on("ui/notifications/host-context-changed", applyContext);
+// While the model is still writing show's arguments the host may send what it has so far (MCP Apps
+// ui/notifications/tool-input-partial): a skeleton of the kind asked for is drawn with what they already name,
+// then the view replaces it. Partial arguments are never acted on (the spec's MUST NOT), only drawn.
+bridge.on("ui/notifications/tool-input-partial", (params) => {
+  if (page.status === "result" || page.status === "cancelled" || page.input) return;
+  if (params && params.arguments && typeof params.arguments === "object" && !Array.isArray(params.arguments)) {
+    page.partial = params.arguments;
+    render();
+  }
+});
+// A view's outline before its data: the kind's shape, no taller than the view will be, with what the arguments
+// name (the repository, the pull request, the path), the rest grey bars. null for an unknown kind.
+function skeleton(args) {
+  const str = (x) => (typeof x === "string" ? x.slice(0, 200) : "");
+  const kind = str(args.kind);
+  const repo = str(args.project) && str(args.repo) ? `${str(args.project)}/${str(args.repo)}` : str(args.project);
+  const pr = Number.isInteger(args.pr_id) ? ` #${args.pr_id}` : "";
+  const bars = (n, cls = "") => Array.from({ length: n }, (_, i) => el("div", { class: `bb-skel-bar${cls}`, style: `width: ${[92, 78, 85, 64, 88, 70][i % 6]}%` }));
+  const head = (...words) => el("p", { class: "bb-skel-head" }, ...words.filter(Boolean));
+  const shapes = {
+    pull_request: () => [head(repo || "Pull request", pr), el("div", { class: "bb-skel-title" }), bars(3)],
+    diff: () => [head(repo || "Pull request", pr, " · Diff"), bars(2), el("div", { class: "bb-skel-code" }, bars(5, " bb-skel-mono"))],
+    compare: () => [head("Compare", repo ? ` · ${repo}` : "", str(args.from_ref) ? ` · ${str(args.from_ref)}` : "", str(args.to_ref) ? ` → ${str(args.to_ref)}` : ""), bars(2), el("div", { class: "bb-skel-code" }, bars(5, " bb-skel-mono"))],
+    file: () => [head(repo, str(args.path) ? ` · ${str(args.path)}` : "", str(args.at) ? ` at ${str(args.at)}` : ""), el("div", { class: "bb-skel-code" }, bars(6, " bb-skel-mono"))],
+    pull_requests: () => [head(repo ? `Pull requests · ${repo}` : "Pull requests"), bars(4)],
+    pull_request_form: () => [head("Create pull request", repo ? ` · ${repo}` : ""), bars(3)],
+  };
+  if (!Object.hasOwn(shapes, kind)) return null;
+  return el("div", { class: "bb-skel", "data-kind": kind, "aria-busy": "true", role: "status", "aria-label": "Loading the view" }, shapes[kind]());
+}
 bridge.on("ui/notifications/tool-input", (params) => {
   if (params && params.arguments && typeof params.arguments === "object") page.input = params.arguments;
   if (page.status !== "result" && page.status !== "cancelled") {

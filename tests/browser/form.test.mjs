@@ -167,3 +167,25 @@ test("a reviewer who cannot review and branches without changes are refused in B
   assert.match(await same.frame.locator(".bb-f-problem").textContent(), /There are no changes to merge from main to docs\/typo/);
   assert.equal(await posts(), before + 2, "each refused once, nothing created");
 });
+
+test("without refresh_view the created pull request is said with its link, and Done asks the host to close the form", async () => {
+  const own = await startBb({ bbArgs: ["--exclude", "refresh_view"] });
+  try {
+    const v = await open(browser, { bb: own.mcp, show: { ...DRAFT, from_ref: "docs/typo", title: "Fix typos, from a form that stays" }, mount: { width: 700 } });
+    const { frame, page } = v;
+    await frame.locator(".bb-form").waitFor({ timeout: 15000 });
+    await frame.locator(".bb-f-create").click();
+    await frame.locator(".bb-f-done").waitFor({ timeout: 15000 });
+    assert.match(await frame.locator(".bb-f-done").textContent(), /^Pull request #\d+ created\. Open it in Bitbucket/);
+    assert.match(await frame.locator(".bb-f-done .bb-f-web").getAttribute("href"), /\/projects\/BB\/repos\/api\/pull-requests\/\d+$/);
+    assert.equal(await frame.locator(".bb-f-create").isDisabled(), true, "created once: Create does not create another");
+    assert.equal((await v.log()).teardownRequests, 0, "nothing closes by itself");
+    await shot(page, "form-created-done-700-light");
+    await frame.getByRole("button", { name: "Done" }).click();
+    await until("the host asked to close the form", async () => (await v.log()).teardownRequests === 1);
+    assert.deepEqual(realErrors(v.errors), []);
+    await page.close();
+  } finally {
+    await own.stop();
+  }
+});

@@ -4,7 +4,7 @@
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
-const log = { links: [], sizes: [], modeRequests: [], pwned: [], calls: [], context: [], initialized: false };
+const log = { links: [], sizes: [], modeRequests: [], pwned: [], calls: [], context: [], messages: [], teardownRequests: 0, initialized: false };
 // Time compressed for tests: every `next` in a result the view gets is multiplied by this
 // (bb decides `next`; the host only makes a minute pass in a second).
 let timeScale = 1;
@@ -40,7 +40,11 @@ async function mount(html, opts = {}) {
     platform: "web",
   };
   if (opts.variables) context.styles = { variables: opts.variables };
-  bridge = new AppBridge(null, { name: "bb-test-host", version: "1.0.0" }, { openLinks: {}, logging: {}, serverTools: {}, updateModelContext: { text: {} } }, { hostContext: context });
+  // `caps`: host capabilities besides these (e.g. message, to take ui/message); `noContext`: none for context updates.
+  const caps = Object.assign({ openLinks: {}, logging: {}, serverTools: {} }, opts.noContext ? {} : { updateModelContext: { text: {}, structuredContent: {} } }, opts.caps || {});
+  bridge = new AppBridge(null, { name: "bb-test-host", version: "1.0.0" }, caps, { hostContext: context });
+  bridge.onmessage = async (params) => { log.messages.push(JSON.parse(JSON.stringify(params))); return {}; };
+  bridge.onrequestteardown = () => { log.teardownRequests++; };
   if (typeof opts.timeScale === "number") timeScale = opts.timeScale;
   // What the view tells the model, in order (a real host keeps only the latest).
   bridge.onupdatemodelcontext = async (params) => { log.context.push(params); return {}; };
@@ -67,6 +71,10 @@ async function mount(html, opts = {}) {
   iframe.srcdoc = html; // the test host only; the page never uses srcdoc
   await initialized;
   log.initialized = true;
+  // `partials`: what a streaming host sends while the model writes the arguments; `hold`: input and result wait
+  // for the test (window.bbHost.sendInput / sendResult).
+  for (const partial of opts.partials || []) await bridge.sendToolInputPartial({ arguments: partial });
+  if (opts.hold) return;
   if (opts.input) await bridge.sendToolInput({ arguments: opts.input });
   if (typeof opts.cancel === "string") await bridge.sendToolCancelled({ reason: opts.cancel });
   if (opts.result) await bridge.sendToolResult(scaled(opts.result));
@@ -121,4 +129,6 @@ window.bbHost = {
   unhide: () => { iframe.style.display = "block"; iframe.style.marginTop = "0"; window.scrollTo(0, 0); },
   app: () => ({ capabilities: bridge.getAppCapabilities(), version: bridge.getAppVersion() }),
   sendResult: (result) => bridge.sendToolResult(result),
+  sendInput: (args) => bridge.sendToolInput({ arguments: args }),
+  sendPartial: (args) => bridge.sendToolInputPartial({ arguments: args }),
 };

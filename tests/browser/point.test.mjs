@@ -1,0 +1,170 @@
+// The person points at code and the model sees it (issue 41), through the reference AppBridge host: lines
+// selected in a diff or a source view go into the model's context in one ui/update-model-context naming the
+// place; "Ask about this" sends one ui/message naming it; a streaming host's partial arguments draw a skeleton,
+// then the view; a host without `message` shows no ask. 700 px and full screen, light and dark.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { fixture, launch, open, result, shot, until } from "./harness.mjs";
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+const HEAD = "1e9c72b20d1f3e5a7c9b1d3f5e7a9c0b2d4f6e8a";
+const OLD = "8d2f0c1a9b3e5d7f9a1c3e5b7d9f1a3c5e7b9d1f";
+function diffData() {
+  const data = fixture("diff-view");
+  Object.assign(data.diff, { head: HEAD, expand: { new: HEAD, old: OLD } });
+  return data;
+}
+// Selects, in the view, from the start of `from`'s code to the end of `to`'s (CSS selectors of cells).
+function select(frame, from, to) {
+  return frame.locator("body").evaluate((b, [a, z]) => {
+    const start = document.querySelector(a);
+    const end = document.querySelector(z);
+    const r = document.createRange();
+    r.setStart(start, 0);
+    r.setEnd(end, end.childNodes.length);
+    const sel = document.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(r);
+  }, [from, to]);
+}
+const clear = (frame) => frame.locator("body").evaluate(() => document.getSelection().removeAllRanges());
+const contexts = async (v) => (await v.log()).context;
+
+for (const [mode, theme] of [["inline", "light"], ["fullscreen", "dark"]]) {
+  test(`selected lines of a diff's new side go into the model's context once, and Ask about this names them (${mode}, ${theme})`, async () => {
+    const data = diffData();
+    const v = await open(browser, { colorScheme: theme, mount: { input: data.call, result: result(data), caps: { message: { text: {} } }, ...(mode === "inline" ? { width: 700 } : { displayMode: "fullscreen" }) } });
+    const { frame } = v;
+    await frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+    // src/client.rs, new lines 11–13 (two added, one context): from line 11's code to line 13's.
+    await select(frame, 'tr.bb-dl[data-path="src/client.rs"][data-new="11"] .bb-dcode', 'tr.bb-dl[data-path="src/client.rs"][data-new="13"] .bb-dcode');
+    await until("the context", async () => (await contexts(v)).length === 1);
+    const [sent] = await contexts(v);
+    assert.deepEqual(sent.structuredContent.selection, { project: "BB", repo: "api", pullRequest: 1, compare: null, ref: null,
+      path: "src/client.rs", side: "new", from: 11, to: 13, commit: HEAD, linesLeftOut: 0 });
+    assert.equal(sent.content[0].text, "The person selected these lines in the view. In BB/api #1, src/client.rs lines 11–13 of the new file at 1e9c72b:\n"
+      + "        let req = Request::get(url);\n        self.send_with_retry(req, 3)\n    }");
+    // The bar on the selection: Ask about this sends one message naming the place exactly.
+    const bar = frame.locator(".bb-point");
+    await bar.waitFor({ state: "visible" });
+    assert.equal(await bar.locator(".bb-point-where").textContent(), "client.rs lines 11–13");
+    await shot(v.page, `point-diff-selected-${mode === "inline" ? "700" : "fullscreen"}-${theme}`);
+    await bar.getByRole("button", { name: "Ask about this" }).click();
+    await until("the message", async () => (await v.log()).messages.length === 1);
+    const [asked] = (await v.log()).messages;
+    assert.equal(asked.role, "user");
+    assert.match(asked.content[0].text, /^In BB\/api #1, src\/client\.rs lines 11–13 of the new file at 1e9c72b:\n```\n {8}let req = Request::get\(url\);\n/);
+    assert.equal((await contexts(v)).length, 1, "a click on the bar keeps the selection: nothing more is sent");
+    // Cleared: the context is cleared, once.
+    await clear(frame);
+    await until("cleared", async () => (await contexts(v)).length === 2);
+    assert.deepEqual((await contexts(v))[1], { content: [] });
+    await until("the bar gone", async () => bar.isHidden());
+    assert.deepEqual(v.errors, []);
+    await v.page.close();
+  });
+}
+
+test("the old side, in side-by-side: removed lines are named by their old numbers and the target's commit", async () => {
+  const data = diffData();
+  const v = await open(browser, { mount: { input: data.call, result: result(data), displayMode: "fullscreen" } });
+  const { frame } = v;
+  await frame.locator(".bb-pane").waitFor({ timeout: 10000 });
+  await frame.locator('.bb-segbtn[data-focus="sbs"]').click();
+  await frame.locator('.bb-pane[data-layout="side-by-side"]').waitFor();
+  // Row of old line 11 (removed), its left code cell (the second cell).
+  await select(frame, 'tr.bb-dl[data-old="11"] td:nth-child(2)', 'tr.bb-dl[data-old="12"] td:nth-child(2)');
+  await until("the context", async () => (await contexts(v)).length === 1);
+  const s = (await contexts(v))[0].structuredContent.selection;
+  assert.deepEqual([s.side, s.from, s.to, s.commit], ["old", 11, 12, OLD]);
+  assert.match((await contexts(v))[0].content[0].text, /src\/client\.rs lines 11–12 of the old file at 8d2f0c1:\n {8}self\.send\(Request::get\(url\)\)\n {4}}$/);
+  assert.equal(await frame.locator(".bb-point").count(), 0, "no bar: this host takes no messages");
+  await v.page.close();
+});
+
+test("a source view's lines 20–23, and a long selection cut at the byte cap with the rest said", async () => {
+  const data = fixture("file-view");
+  // Lines 30–40 long (450 characters each): a selection of them all is past the 4,000-byte cap.
+  for (const l of data.file.lines) if (l.n >= 30) { l.s = `// ${String(l.n).padStart(3, "0")} ${"x".repeat(443)}`; delete l.r; }
+  const v = await open(browser, { mount: { input: data.call, result: result(data), width: 700, caps: { message: { text: {} } } } });
+  const { frame } = v;
+  await frame.locator(".bb-fileview").waitFor({ timeout: 10000 });
+  await select(frame, "tr#L20 .bb-dcode", "tr#L23 .bb-dcode");
+  await until("the context", async () => (await contexts(v)).length === 1);
+  const s = (await contexts(v))[0].structuredContent.selection;
+  assert.deepEqual([s.path, s.side, s.from, s.to, s.ref], ["src/client.rs", "new", 20, 23, "feature/retry"]);
+  assert.match((await contexts(v))[0].content[0].text, /^The person selected these lines in the view\. In BB\/api, src\/client\.rs lines 20–23 at feature\/retry:\n/);
+  assert.equal(await frame.locator(".bb-point").getByRole("button", { name: "Draft a comment here" }).count(), 0, "a file is no pull request");
+  // Lines 1–40 hold a 12,000-character line (8): past the cap, whole lines are kept and the rest said.
+  await select(frame, "tr#L1 .bb-dcode", "tr#L40 .bb-dcode");
+  await until("the second context", async () => (await contexts(v)).length === 2);
+  const big = (await contexts(v))[1];
+  assert.ok(new TextEncoder().encode(big.content[0].text).length < 4400, "within the cap");
+  assert.ok(big.structuredContent.selection.linesLeftOut > 0);
+  assert.match(big.content[0].text, /\n\(… \d+ more lines selected, not carried here\)$/);
+  await v.page.close();
+});
+
+test("a pull request's diff offers Draft a comment here; a comment thread has Ask about this; a host without message shows neither", async () => {
+  const data = diffData();
+  data.server.tools = [...data.server.tools, "add_pr_comment"];
+  const v = await open(browser, { mount: { input: data.call, result: result(data), width: 700, caps: { message: { text: {} } } } });
+  const { frame } = v;
+  await frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+  await select(frame, 'tr.bb-dl[data-new="11"] .bb-dcode', 'tr.bb-dl[data-new="12"] .bb-dcode');
+  await frame.locator(".bb-point").waitFor({ state: "visible" });
+  await frame.getByRole("button", { name: "Draft a comment here" }).click();
+  await until("the message", async () => (await v.log()).messages.length === 1);
+  assert.match((await v.log()).messages[0].content[0].text, /add_pr_comment \(project BB, repo api, pr_id 1, path src\/client\.rs, line 12, from_line 11, line_type ADDED, pending true\)/);
+  await clear(frame);
+  const ask = frame.locator('[data-comment-id="1006"] .bb-act-ask');
+  assert.equal(await ask.count(), 1, "on the thread's first comment, not on each reply");
+  await ask.focus();
+  await v.page.keyboard.press("Enter");
+  await until("the thread's message", async () => (await v.log()).messages.length === 2);
+  assert.match((await v.log()).messages[1].content[0].text, /^In BB\/api #1, about the comment thread #1006 by [^\n]+ on src\/client\.rs line 12:\n> /);
+  await shot(v.page, "point-thread-ask-700-light");
+  await v.page.close();
+  // No message capability: no bar, no thread action; the context still goes.
+  const plain = await open(browser, { mount: { input: data.call, result: result(data), width: 700 } });
+  await plain.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+  assert.equal(await plain.frame.locator(".bb-act-ask").count(), 0);
+  await select(plain.frame, 'tr.bb-dl[data-new="11"] .bb-dcode', 'tr.bb-dl[data-new="12"] .bb-dcode');
+  await until("the context", async () => (await contexts(plain)).length === 1);
+  assert.equal(await plain.frame.locator(".bb-point:not([hidden])").count(), 0);
+  await plain.page.close();
+  // No context capability either: nothing is sent.
+  const none = await open(browser, { mount: { input: data.call, result: result(data), width: 700, noContext: true } });
+  await none.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+  await select(none.frame, 'tr.bb-dl[data-new="11"] .bb-dcode', 'tr.bb-dl[data-new="12"] .bb-dcode');
+  await none.page.waitForTimeout(600);
+  assert.deepEqual(await contexts(none), []);
+  await none.page.close();
+});
+
+for (const theme of ["light", "dark"]) {
+  test(`a streaming host's partial arguments draw the kind's skeleton, no taller than the view, then the view (${theme})`, async () => {
+    const data = fixture("pr-open");
+    const v = await open(browser, { colorScheme: theme, mount: { width: 700, theme, hold: true, partials: [{ kind: "pull_request" }, { kind: "pull_request", project: "BB", repo: "api" }] } });
+    const { frame } = v;
+    await frame.locator('.bb-skel[data-kind="pull_request"]').waitFor({ timeout: 10000 });
+    await until("the repository named", async () => (await frame.locator(".bb-skel-head").textContent()) === "BB/api");
+    await v.page.evaluate(() => window.bbHost.sendPartial({ kind: "pull_request", project: "BB", repo: "api", pr_id: 1 }));
+    await until("the id named", async () => (await frame.locator(".bb-skel-head").textContent()) === "BB/api #1");
+    await shot(v.page, `point-skeleton-700-${theme}`);
+    const skeletonHeight = await frame.locator("main").evaluate((m) => m.getBoundingClientRect().height);
+    await v.page.evaluate((args) => window.bbHost.sendInput(JSON.parse(args)), JSON.stringify(data.call));
+    assert.equal(await frame.locator(".bb-skel").count(), 1, "still drawn until the result");
+    await v.page.evaluate((r) => window.bbHost.sendResult(JSON.parse(r)), JSON.stringify(result(data)));
+    await frame.locator(".bb-card").waitFor({ timeout: 10000 });
+    assert.equal(await frame.locator(".bb-skel").count(), 0);
+    const viewHeight = await frame.locator("main").evaluate((m) => m.getBoundingClientRect().height);
+    assert.ok(skeletonHeight <= viewHeight, `the skeleton (${skeletonHeight} px) is no taller than the view (${viewHeight} px)`);
+    assert.deepEqual((await v.log()).calls, [], "partial arguments are never acted on");
+    assert.deepEqual(v.errors, []);
+    await v.page.close();
+  });
+}
