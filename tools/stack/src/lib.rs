@@ -79,6 +79,7 @@ pub mod control;
 pub mod errors;
 pub mod exchange;
 pub mod model;
+pub mod oauth;
 pub mod paging;
 pub mod patches;
 pub mod rate_limit;
