@@ -26,7 +26,7 @@ mod failure;
 mod in_flight;
 mod rate;
 pub mod rate_store;
-mod tls;
+pub(crate) mod tls;
 
 pub use in_flight::InFlight;
 pub use rate::{Bucket, Entry, Identity, REFILL_SHARE, Rate, RateLimit};
