@@ -10,8 +10,8 @@ use bb_drive::{Bitbucket, Logger, PersonalToken, now_ms};
 use hyper::body::Incoming;
 use hyper::header::{
     ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
-    ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ALLOW, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue,
-    AUTHORIZATION, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
+    ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CONTENT_LENGTH, HeaderMap, HeaderName,
+    HeaderValue, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
 };
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
@@ -148,7 +148,8 @@ async fn route(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) ->
     let login = match &endpoint.oauth {
         None => None,
         Some(authority) => {
-            let bearer = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer).map(str::to_owned);
+            let bearer =
+                parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer).map(str::to_owned);
             let a = Arc::clone(authority);
             match smol::unblock(move || a.authenticate(bearer.as_deref(), now_ms())).await {
                 Ok(person) => Some(person),

@@ -438,7 +438,10 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                         (true, Some(url)) => Some(url),
                         (true, None) if addr.ip().is_loopback() && addr.port() != 0 => Some(format!("http://{addr}")),
                         (true, None) => {
-                            return Err("--oauth needs --public-url URL: the address people's browsers and clients reach bb at".into());
+                            return Err(
+                                "--oauth needs --public-url URL: the address people's browsers and clients reach bb at"
+                                    .into(),
+                            );
                         }
                     };
                     Some(HttpServe { addr, oauth, ..http_flags })

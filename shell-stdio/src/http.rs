@@ -33,12 +33,19 @@ pub fn serve_http(
         (Some(_), None) => return Err("--oauth needs Bitbucket: set BITBUCKET_URL (or --host)".into()),
         (Some(public_url), Some(bb)) => {
             if std::env::var("BB_HTTP_TOKEN").is_ok_and(|t| !t.trim().is_empty()) {
-                return Err("--oauth and BB_HTTP_TOKEN do not go together: with --oauth every person logs in with Bitbucket".into());
+                return Err(
+                    "--oauth and BB_HTTP_TOKEN do not go together: with --oauth every person logs in with Bitbucket"
+                        .into(),
+                );
             }
             // Writes need Bitbucket's write scope; a server that exposes none asks to read only. [doc: scopes]
             let writes = config.exposed.tools().iter().any(|t| !matches!(t.access, bb_core::Access::Read))
                 || [bb_core::Toolsets::ALL].iter().any(|extra| {
-                    config.exposed.session_sees(*extra).iter().any(|e| e.tools().iter().any(|t| !matches!(t.access, bb_core::Access::Read)))
+                    config
+                        .exposed
+                        .session_sees(*extra)
+                        .iter()
+                        .any(|e| e.tools().iter().any(|t| !matches!(t.access, bb_core::Access::Read)))
                 });
             let scope = if writes { "REPO_WRITE" } else { "REPO_READ" };
             Some(crate::oauth::options(bb, public_url, scope, &|n| std::env::var(n).ok())?)

@@ -39,7 +39,8 @@ pub fn options(
     let public_url = OAuthOptions::check_public_url(public_url)?;
     let var = |name: &str| env(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
     let what = "create an incoming application link for bb in Bitbucket (Administration › Application links) and set";
-    let client_id = var("BB_OAUTH_CLIENT_ID").ok_or_else(|| format!("--oauth needs BB_OAUTH_CLIENT_ID: {what} it to the link's client ID"))?;
+    let client_id = var("BB_OAUTH_CLIENT_ID")
+        .ok_or_else(|| format!("--oauth needs BB_OAUTH_CLIENT_ID: {what} it to the link's client ID"))?;
     let secret = var("BB_OAUTH_CLIENT_SECRET")
         .map(Secret::new)
         .ok_or_else(|| format!("--oauth needs BB_OAUTH_CLIENT_SECRET: {what} it to the link's client secret"))?;
@@ -129,7 +130,8 @@ impl BitbucketProvider {
         let _ = answer.body_mut().as_reader().take(MAX_ANSWER).read_to_end(&mut body);
         let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
         if !(200..300).contains(&status) {
-            let error = json.get("error").and_then(|e| e.as_str()).unwrap_or("no error code").chars().take(60).collect();
+            let error =
+                json.get("error").and_then(|e| e.as_str()).unwrap_or("no error code").chars().take(60).collect();
             let error: String = error;
             return Err(if (400..500).contains(&status) {
                 ProviderError::Refused(format!("{status} {error}"))
@@ -170,7 +172,8 @@ impl Provider for BitbucketProvider {
         if name.is_empty() || name == "localhost" || name.parse::<std::net::IpAddr>().is_ok() || name.starts_with('[') {
             return Err(format!("a client id must name a host, not `{}`", name.chars().take(60).collect::<String>()));
         }
-        let mut answer = self.metadata_agent.get(url).header("Accept", "application/json").call().map_err(|e| e.to_string())?;
+        let mut answer =
+            self.metadata_agent.get(url).header("Accept", "application/json").call().map_err(|e| e.to_string())?;
         if answer.status().as_u16() != 200 {
             return Err(format!("the document answered {}", answer.status().as_u16()));
         }
@@ -195,11 +198,17 @@ const STORE_TIMEOUT: Duration = Duration::from_millis(500);
 
 impl SharedStore {
     fn new(client: redis::Client, hex_key: &str) -> Result<SharedStore, String> {
-        let bytes = decode_hex(hex_key)
-            .filter(|b| b.len() == 32)
-            .ok_or("BB_OAUTH_STORE_KEY must be 64 hex digits (32 bytes), such as the output of `openssl rand -hex 32`")?;
-        let key = UnboundKey::new(&CHACHA20_POLY1305, &bytes).map_err(|_| "BB_OAUTH_STORE_KEY cannot be used".to_owned())?;
-        Ok(SharedStore { client, connection: Mutex::new(None), key: LessSafeKey::new(key), random: SystemRandom::new() })
+        let bytes = decode_hex(hex_key).filter(|b| b.len() == 32).ok_or(
+            "BB_OAUTH_STORE_KEY must be 64 hex digits (32 bytes), such as the output of `openssl rand -hex 32`",
+        )?;
+        let key =
+            UnboundKey::new(&CHACHA20_POLY1305, &bytes).map_err(|_| "BB_OAUTH_STORE_KEY cannot be used".to_owned())?;
+        Ok(SharedStore {
+            client,
+            connection: Mutex::new(None),
+            key: LessSafeKey::new(key),
+            random: SystemRandom::new(),
+        })
     }
 
     fn name(kind: Kind, key: &str) -> String {
@@ -231,7 +240,10 @@ impl SharedStore {
     fn with<T>(&self, f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>) -> Result<T, String> {
         let mut held = self.connection.lock().unwrap_or_else(|p| p.into_inner());
         if held.is_none() {
-            let c = self.client.get_connection_with_timeout(STORE_TIMEOUT).map_err(|e| format!("no connection: {}", e.kind_name()))?;
+            let c = self
+                .client
+                .get_connection_with_timeout(STORE_TIMEOUT)
+                .map_err(|e| format!("no connection: {}", e.kind_name()))?;
             let _ = c.set_read_timeout(Some(STORE_TIMEOUT));
             let _ = c.set_write_timeout(Some(STORE_TIMEOUT));
             *held = Some(c);
@@ -282,7 +294,7 @@ impl Store for SharedStore {
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len()).step_by(2).map(|i| s.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect()

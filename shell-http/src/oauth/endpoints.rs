@@ -97,7 +97,11 @@ async fn body_of(body: Incoming, max: usize, timeout: Duration) -> Result<Vec<u8
             BodyError::Slow => "the body did not arrive in time",
             BodyError::Broken => "the body could not be read",
         };
-        reply::closing(oauth_error(&OAuthError { status: 400, error: "invalid_request", description: format!("Bad request: {why}.") }))
+        reply::closing(oauth_error(&OAuthError {
+            status: 400,
+            error: "invalid_request",
+            description: format!("Bad request: {why}."),
+        }))
     })
 }
 

@@ -282,7 +282,13 @@ impl Authority {
         self.options.store.put(kind, key, &bytes, ttl_ms, now_ms).map_err(|e| self.store_failed(&e))
     }
 
-    fn read<T: for<'de> Deserialize<'de>>(&self, kind: Kind, key: &str, now_ms: u64, take: bool) -> Result<Option<T>, OAuthError> {
+    fn read<T: for<'de> Deserialize<'de>>(
+        &self,
+        kind: Kind,
+        key: &str,
+        now_ms: u64,
+        take: bool,
+    ) -> Result<Option<T>, OAuthError> {
         let store = &self.options.store;
         let got = if take { store.take(kind, key, now_ms) } else { store.get(kind, key, now_ms) };
         match got.map_err(|e| self.store_failed(&e))? {
@@ -302,11 +308,11 @@ impl Authority {
         let meta: Value = serde_json::from_slice(body)
             .map_err(|_| refuse("invalid_client_metadata", "The registration must be a JSON object."))?;
         let uris: Vec<String> = match meta.get("redirect_uris").and_then(Value::as_array) {
-            Some(a) if !a.is_empty() && a.len() <= 10 => {
-                a.iter().map(|u| u.as_str().map(str::to_owned)).collect::<Option<_>>().ok_or_else(|| {
-                    refuse("invalid_redirect_uri", "redirect_uris must be strings.")
-                })?
-            }
+            Some(a) if !a.is_empty() && a.len() <= 10 => a
+                .iter()
+                .map(|u| u.as_str().map(str::to_owned))
+                .collect::<Option<_>>()
+                .ok_or_else(|| refuse("invalid_redirect_uri", "redirect_uris must be strings."))?,
             _ => return Err(refuse("invalid_redirect_uri", "redirect_uris must list 1 to 10 redirect URIs.")),
         };
         if let Some(bad) = uris.iter().find(|u| !redirect_uri_allowed(u)) {
@@ -321,11 +327,20 @@ impl Authority {
         if let Some(method) = meta.get("token_endpoint_auth_method").and_then(Value::as_str)
             && method != "none"
         {
-            return Err(refuse("invalid_client_metadata", "bb registers public clients only: token_endpoint_auth_method none."));
+            return Err(refuse(
+                "invalid_client_metadata",
+                "bb registers public clients only: token_endpoint_auth_method none.",
+            ));
         }
         let name = meta.get("client_name").and_then(Value::as_str).map(|n| n.chars().take(100).collect::<String>());
         let id = pkce::fresh().map_err(unavailable)?;
-        self.put(Kind::Client, &id, &ClientRecord { redirect_uris: uris.clone(), name: name.clone() }, GRANT_TTL_MS, now_ms)?;
+        self.put(
+            Kind::Client,
+            &id,
+            &ClientRecord { redirect_uris: uris.clone(), name: name.clone() },
+            GRANT_TTL_MS,
+            now_ms,
+        )?;
         let mut answer = json!({
             "client_id": id,
             "client_id_issued_at": now_ms / 1000,
@@ -364,7 +379,9 @@ impl Authority {
         let uris: Vec<String> = doc
             .get("redirect_uris")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).filter(|u| redirect_uri_allowed(u)).map(str::to_owned).collect())
+            .map(|a| {
+                a.iter().filter_map(Value::as_str).filter(|u| redirect_uri_allowed(u)).map(str::to_owned).collect()
+            })
             .unwrap_or_default();
         let name = doc.get("client_name").and_then(Value::as_str).map(|n| n.chars().take(100).collect());
         let record = ClientRecord { redirect_uris: uris, name };
@@ -381,23 +398,33 @@ impl Authority {
         };
         let redirect_uri = get("redirect_uri").unwrap_or_default();
         if !client.redirect_uris.iter().any(|u| u == redirect_uri) {
-            return Ok(Next::Page(400, "The redirect URI is not one this client registered; bb does not send you there.".into()));
+            return Ok(Next::Page(
+                400,
+                "The redirect URI is not one this client registered; bb does not send you there.".into(),
+            ));
         }
         let state = get("state").map(str::to_owned);
         let back = |error: &str, description: &str| {
-            Next::Redirect(with_query(redirect_uri, &[
-                ("error", error),
-                ("error_description", description),
-                ("state", state.as_deref().unwrap_or_default()),
-                ("iss", self.issuer()),
-            ], state.is_none()))
+            Next::Redirect(with_query(
+                redirect_uri,
+                &[
+                    ("error", error),
+                    ("error_description", description),
+                    ("state", state.as_deref().unwrap_or_default()),
+                    ("iss", self.issuer()),
+                ],
+                state.is_none(),
+            ))
         };
         if get("response_type") != Some("code") {
             return Ok(back("unsupported_response_type", "bb supports response_type=code only."));
         }
         let challenge = get("code_challenge").unwrap_or_default();
         if get("code_challenge_method") != Some("S256") || !pkce::is_challenge(challenge) {
-            return Ok(back("invalid_request", "PKCE is required: send code_challenge with code_challenge_method=S256."));
+            return Ok(back(
+                "invalid_request",
+                "PKCE is required: send code_challenge with code_challenge_method=S256.",
+            ));
         }
         let resource = match get("resource") {
             None => self.resource(),
@@ -456,7 +483,10 @@ impl Authority {
             Ok(t) => t,
             Err(ProviderError::Refused(why) | ProviderError::Unavailable(why)) => {
                 self.logger.log(bb_core::Level::Warning, &format!("Bitbucket gave no tokens for a login: {why}"));
-                return Ok(back(&[("error", "server_error"), ("error_description", "Bitbucket did not give bb a token.")]));
+                return Ok(back(&[
+                    ("error", "server_error"),
+                    ("error_description", "Bitbucket did not give bb a token."),
+                ]));
             }
         };
         self.logger.hide(&tokens.access);
@@ -464,7 +494,10 @@ impl Authority {
             self.logger.hide(r);
         }
         let Some(user) = self.user_of(&tokens.access) else {
-            return Ok(back(&[("error", "server_error"), ("error_description", "Bitbucket did not say who logged in.")]));
+            return Ok(back(&[
+                ("error", "server_error"),
+                ("error_description", "Bitbucket did not say who logged in."),
+            ]));
         };
         let grant = pkce::fresh().map_err(unavailable)?;
         let record = GrantRecord {
@@ -527,7 +560,9 @@ impl Authority {
                 }
                 (r.grant, r.resource)
             }
-            Some(_) => return Err(refuse("unsupported_grant_type", "bb accepts authorization_code and refresh_token.")),
+            Some(_) => {
+                return Err(refuse("unsupported_grant_type", "bb accepts authorization_code and refresh_token."));
+            }
             None => return Err(refuse("invalid_request", "grant_type is required.")),
         };
         if let Some(r) = get("resource")
@@ -552,7 +587,11 @@ impl Authority {
 
     /// The person a request to `/mcp` acts for, from bb's access token in its `Authorization`
     /// (blocking: it may refresh the person's Bitbucket token).
-    pub(crate) fn authenticate(self: &Arc<Self>, bearer: Option<&str>, now_ms: u64) -> Result<PersonalToken, Unauthorized> {
+    pub(crate) fn authenticate(
+        self: &Arc<Self>,
+        bearer: Option<&str>,
+        now_ms: u64,
+    ) -> Result<PersonalToken, Unauthorized> {
         let invalid = |description: &str| Unauthorized {
             error: Some("invalid_token"),
             description: description.to_owned(),
@@ -560,9 +599,14 @@ impl Authority {
         };
         let failed = |e: OAuthError| Unauthorized { error: None, description: e.description, status: 503 };
         let Some(token) = bearer else {
-            return Err(Unauthorized { error: None, description: "Log in with Bitbucket: this server needs a bearer token.".into(), status: 401 });
+            return Err(Unauthorized {
+                error: None,
+                description: "Log in with Bitbucket: this server needs a bearer token.".into(),
+                status: 401,
+            });
         };
-        let Some(t) = self.read::<TokenRecord>(Kind::Access, &pkce::key_of(token), now_ms, false).map_err(failed)? else {
+        let Some(t) = self.read::<TokenRecord>(Kind::Access, &pkce::key_of(token), now_ms, false).map_err(failed)?
+        else {
             return Err(invalid("The access token is unknown or expired."));
         };
         if t.resource != self.resource() {
@@ -596,7 +640,8 @@ impl Authority {
             Arc::clone(all.entry(id.to_owned()).or_default())
         };
         let _turn = lock.lock().unwrap_or_else(|p| p.into_inner());
-        let read = |s: &Self| s.read::<GrantRecord>(Kind::Grant, id, now_ms, false).map_err(|e| Ended::Unknown(e.description));
+        let read =
+            |s: &Self| s.read::<GrantRecord>(Kind::Grant, id, now_ms, false).map_err(|e| Ended::Unknown(e.description));
         let Some(grant) = read(self)? else { return Err(Ended::Ended) };
         let still_good = match refused {
             Some(secret) => grant.access != secret,
@@ -630,7 +675,10 @@ impl Authority {
                 }
                 self.logger.log(
                     bb_core::Level::Notice,
-                    &format!("{}'s Bitbucket grant ended (Bitbucket refused its refresh: {why}); they must log in again", grant.user),
+                    &format!(
+                        "{}'s Bitbucket grant ended (Bitbucket refused its refresh: {why}); they must log in again",
+                        grant.user
+                    ),
                 );
                 let _ = self.options.store.delete(Kind::Grant, id);
                 Err(Ended::Ended)

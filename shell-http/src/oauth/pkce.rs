@@ -75,12 +75,17 @@ mod tests {
         assert!(!verifies("the-verifier-of-a-test-0123456789-abcdefghijklmnoq", CHALLENGE), "another verifier");
         assert!(!verifies(CHALLENGE, CHALLENGE), "the challenge is not its own verifier");
         assert!(!verifies("short", &challenge_of("short")), "a verifier under 43 characters is refused");
-        assert!(!verifies(&format!("{VERIFIER} "), &challenge_of(&format!("{VERIFIER} "))), "characters outside the set");
+        assert!(
+            !verifies(&format!("{VERIFIER} "), &challenge_of(&format!("{VERIFIER} "))),
+            "characters outside the set"
+        );
     }
 
     #[test]
     fn base64url_matches_rfc_4648s_vectors_without_padding() {
-        for (raw, enc) in [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE")] {
+        for (raw, enc) in
+            [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE")]
+        {
             assert_eq!(base64url(raw.as_bytes()), enc);
         }
         assert_eq!(base64url(&[0xfb, 0xff]), "-_8");

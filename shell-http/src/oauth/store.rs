@@ -57,10 +57,13 @@ pub trait Store: Send + Sync + 'static {
 /// soonest.
 pub const MAX_RECORDS: usize = 100_000;
 
+/// Records by kind and key: each value with the time it expires at.
+type Records = HashMap<(Kind, String), (Vec<u8>, u64)>;
+
 /// Records in the process.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    records: Mutex<HashMap<(Kind, String), (Vec<u8>, u64)>>,
+    records: Mutex<Records>,
 }
 
 impl MemoryStore {
@@ -69,7 +72,7 @@ impl MemoryStore {
         MemoryStore::default()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Kind, String), (Vec<u8>, u64)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Records> {
         self.records.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -176,7 +176,11 @@ fn a_code_is_exchanged_once_with_the_right_verifier_and_never_again() {
     let wrong = w.exchange(&client, &code, "the-verifier-of-a-test-0123456789-abcdefghijklmnoq", 10).unwrap_err();
     assert_eq!(wrong.error, "invalid_grant");
     assert!(wrong.description.contains("PKCE"), "{}", wrong.description);
-    assert_eq!(w.exchange(&client, &code, VERIFIER, 10).unwrap_err().error, "invalid_grant", "a failed try spends the code");
+    assert_eq!(
+        w.exchange(&client, &code, VERIFIER, 10).unwrap_err().error,
+        "invalid_grant",
+        "a failed try spends the code"
+    );
 
     let code = param(&w.code(&client, 0), "code").unwrap();
     let tokens = w.exchange(&client, &code, VERIFIER, 10).unwrap();

@@ -311,6 +311,17 @@ fn set_rate_limit(c: &mut Control, body: &Value) -> Response {
     }
 }
 
+/// `POST /_stack/oauth/links`: an incoming application link, as an administrator creates one.
+fn add_link(world: &mut World, body: &Value) -> Response {
+    let field = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_owned);
+    let (Some(id), Some(secret), Some(redirect_uri)) = (field("clientId"), field("clientSecret"), field("redirectUri"))
+    else {
+        return errors::bad_request("clientId, clientSecret and redirectUri are required");
+    };
+    world.model.oauth.links.insert(id.clone(), crate::oauth::Link { secret, redirect_uri });
+    Response::json(200, &json!({ "clientId": id }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,15 +414,4 @@ mod tests {
         }
         assert!(c.rate_limiter.limit.is_none(), "a refused setting changes nothing");
     }
-}
-
-/// `POST /_stack/oauth/links`: an incoming application link, as an administrator creates one.
-fn add_link(world: &mut World, body: &Value) -> Response {
-    let field = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_owned);
-    let (Some(id), Some(secret), Some(redirect_uri)) = (field("clientId"), field("clientSecret"), field("redirectUri"))
-    else {
-        return errors::bad_request("clientId, clientSecret and redirectUri are required");
-    };
-    world.model.oauth.links.insert(id.clone(), crate::oauth::Link { secret, redirect_uri });
-    Response::json(200, &json!({ "clientId": id }))
 }

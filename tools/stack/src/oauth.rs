@@ -29,7 +29,8 @@ use crate::exchange::{Request, Response, parse_query};
 use crate::model::Model;
 
 /// The scopes an incoming link may grant, weakest first. [doc]
-pub const SCOPES: [&str; 6] = ["PUBLIC_REPOS", "ACCOUNT_WRITE", "REPO_READ", "REPO_WRITE", "REPO_ADMIN", "PROJECT_ADMIN"];
+pub const SCOPES: [&str; 6] =
+    ["PUBLIC_REPOS", "ACCOUNT_WRITE", "REPO_READ", "REPO_WRITE", "REPO_ADMIN", "PROJECT_ADMIN"];
 
 /// How long an access token lives, in seconds, as Bitbucket's default says (`expires_in`). [doc]
 pub const ACCESS_TOKEN_SECONDS: u64 = 3600;
@@ -278,9 +279,10 @@ fn token(m: &mut Model, req: &Request) -> Response {
         }
         Some("refresh_token") => {
             let given = get("refresh_token").unwrap_or_default();
-            let found = m.oauth.grants.iter().find(|(_, g)| {
-                !g.revoked && g.client_id == client_id && g.refresh.as_deref() == Some(given.as_str())
-            });
+            let found =
+                m.oauth.grants.iter().find(|(_, g)| {
+                    !g.revoked && g.client_id == client_id && g.refresh.as_deref() == Some(given.as_str())
+                });
             let Some((&grant, _)) = found else {
                 return oauth_error(400, "invalid_grant", "The refresh token is invalid, expired or revoked.");
             };

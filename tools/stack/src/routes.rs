@@ -8,8 +8,8 @@ use crate::api::{
 };
 use crate::auth::{self, Caller};
 use crate::errors;
-use crate::oauth;
 use crate::exchange::{Request, Response};
+use crate::oauth;
 use crate::world::World;
 
 /// Serves one Bitbucket request (`path` already without the context path); no faults or latency here.
