@@ -318,7 +318,7 @@ fn add_link(world: &mut World, body: &Value) -> Response {
     else {
         return errors::bad_request("clientId, clientSecret and redirectUri are required");
     };
-    world.model.oauth.links.insert(id.clone(), crate::oauth::Link { secret, redirect_uri });
+    world.model.oauth.links.insert(id.clone(), crate::grants::Link { secret, redirect_uri });
     Response::json(200, &json!({ "clientId": id }))
 }
 

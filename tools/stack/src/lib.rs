@@ -78,6 +78,7 @@ pub mod avatar_png;
 pub mod control;
 pub mod errors;
 pub mod exchange;
+pub mod grants;
 pub mod model;
 pub mod oauth;
 pub mod paging;
