@@ -663,6 +663,27 @@ mod tests {
     }
 
     #[test]
+    fn oauth_takes_a_public_url_or_the_loopback_address_bb_listens_on() {
+        let serve = |args: &[&str]| match p(args) {
+            Ok(Command::Serve(o)) => Ok(o.http.and_then(|h| h.oauth)),
+            Ok(_) => Err("not serve".to_owned()),
+            Err(e) => Err(e),
+        };
+        let base = ["ai", "mcp", "serve", "--http"];
+        let with = |rest: &[&'static str]| base.iter().chain(rest).copied().collect::<Vec<_>>();
+        assert_eq!(
+            serve(&with(&["0.0.0.0:8080", "--oauth", "--public-url", "https://bb.example.com"])).unwrap().as_deref(),
+            Some("https://bb.example.com")
+        );
+        assert_eq!(serve(&with(&["127.0.0.1:8080", "--oauth"])).unwrap().as_deref(), Some("http://127.0.0.1:8080"));
+        assert!(serve(&with(&["0.0.0.0:8080", "--oauth"])).unwrap_err().contains("--oauth needs --public-url"));
+        assert!(serve(&with(&["127.0.0.1:0", "--public-url", "https://x"])).unwrap_err().contains("add --oauth"));
+        let both = with(&["127.0.0.1:8080", "--oauth", "--per-user-token-header", "X-Bitbucket-Token"]);
+        assert!(serve(&both).unwrap_err().contains("do not go together"));
+        assert!(p(&["ai", "mcp", "serve", "--oauth"]).unwrap_err().contains("--oauth applies to the HTTP server"));
+    }
+
+    #[test]
     fn serve_takes_http_flags_only_with_http() {
         let Command::Serve(o) = p(&[
             "ai",
