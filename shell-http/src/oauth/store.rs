@@ -53,8 +53,8 @@ pub trait Store: Send + Sync + 'static {
     fn delete(&self, kind: Kind, key: &str) -> Result<(), String>;
 }
 
-/// The most records the memory store holds; beyond it the expired go, then the ones that expire
-/// soonest.
+/// The most records the memory store holds; beyond it the expired go, then the one of the new
+/// record's kind that expires soonest.
 pub const MAX_RECORDS: usize = 100_000;
 
 /// Records by kind and key: each value with the time it expires at.
@@ -80,13 +80,16 @@ impl MemoryStore {
 impl Store for MemoryStore {
     fn put(&self, kind: Kind, key: &str, value: &[u8], ttl_ms: u64, now_ms: u64) -> Result<(), String> {
         let mut records = self.lock();
-        if records.len() >= MAX_RECORDS {
+        if records.len() >= MAX_RECORDS && !records.contains_key(&(kind, key.to_owned())) {
             records.retain(|_, (_, until)| now_ms < *until);
-            while records.len() >= MAX_RECORDS {
-                let Some(soonest) = records.iter().min_by_key(|(_, (_, until))| *until).map(|(k, _)| k.clone()) else {
-                    break;
-                };
-                records.remove(&soonest);
+            // Still full: a record of the same kind goes (the one that expires soonest), so a flood of
+            // registrations or of logins begun never pushes out anyone's grant or tokens.
+            let same = records.iter().filter(|((k, _), _)| *k == kind).min_by_key(|(_, (_, until))| *until);
+            let any = || records.iter().min_by_key(|(_, (_, until))| *until);
+            if records.len() >= MAX_RECORDS
+                && let Some(gone) = same.or_else(any).map(|(k, _)| k.clone())
+            {
+                records.remove(&gone);
             }
         }
         records.insert((kind, key.to_owned()), (value.to_vec(), now_ms.saturating_add(ttl_ms)));
@@ -121,6 +124,18 @@ mod tests {
         assert_eq!(s.get(Kind::Access, "k", 5_999).unwrap().as_deref(), Some(&b"v"[..]));
         assert_eq!(s.get(Kind::Access, "k", 6_000).unwrap(), None);
         assert_eq!(s.get(Kind::Refresh, "k", 5_000).unwrap(), None, "kinds are apart");
+    }
+
+    #[test]
+    fn a_full_store_makes_room_within_the_new_records_kind() {
+        let s = MemoryStore::new();
+        s.put(Kind::Grant, "g", b"grant", 1_000_000, 0).unwrap();
+        for i in 0..MAX_RECORDS {
+            s.put(Kind::Client, &i.to_string(), b"c", 10 + i as u64, 0).unwrap();
+        }
+        assert_eq!(s.lock().len(), MAX_RECORDS);
+        assert!(s.get(Kind::Grant, "g", 1).unwrap().is_some(), "registrations never push out a grant");
+        assert_eq!(s.get(Kind::Client, "0", 1).unwrap(), None, "the registration expiring soonest went");
     }
 
     #[test]
