@@ -233,6 +233,18 @@ impl Driver {
         session
     }
 
+    /// Gives `session` its person's token as it is now (a login's token after Bitbucket renewed it):
+    /// reads started from now on carry it. Reads in flight keep the token they started with.
+    pub fn set_person(&mut self, session: SessionId, person: PersonalToken) {
+        if let Some(old) = self.persons.get(&session)
+            && *old != person
+        {
+            self.logger.unhide(old.secret());
+            self.logger.hide(person.secret());
+            self.persons.insert(session, person);
+        }
+    }
+
     /// Hands `input` to the server at the current time, then carries out everything it asks for.
     /// The outcome of a read cancelled meanwhile is dropped unseen.
     pub fn feed(&mut self, input: Input<'_>, deliver: &mut dyn FnMut(Delivery)) {

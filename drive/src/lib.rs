@@ -50,7 +50,7 @@ pub use cancel::Cancel;
 pub use driver::{Delivery, Driver, Wake, now_ms};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};
-pub use reach::{Bitbucket, PersonalToken, Requester};
+pub use reach::{Bitbucket, Grant, PersonalToken, Requester};
 pub use room::{Room, Unsent};
 pub use secrets::Secrets;
 pub use shared_reads::SharedReads;

@@ -1,5 +1,7 @@
 //! What a shell gives the driver to reach Bitbucket, and the person a request acts for.
 
+use std::sync::Arc;
+
 use bb_core::{FetchOutcome, FetchRequest};
 
 use crate::cancel::Cancel;
@@ -43,28 +45,78 @@ where
     }
 }
 
-/// A person's own Bitbucket token, as their client sent it on `initialize`.
+/// A person's own Bitbucket token: as their client sent it on `initialize` (per-person mode), or
+/// the token of their Bitbucket login (`--oauth`), which names the Bitbucket user it acts for and
+/// the grant that renews it.
 ///
 /// It is used for that session's Bitbucket requests only; its `Debug` form hides it, and bb never
 /// logs or echoes it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct PersonalToken(String);
+#[derive(Clone)]
+pub struct PersonalToken {
+    secret: String,
+    user: Option<String>,
+    grant: Option<Arc<dyn Grant>>,
+}
+
+/// A person's Bitbucket grant behind a login (`--oauth`): what to do when Bitbucket refuses its token.
+pub trait Grant: Send + Sync + 'static {
+    /// Bitbucket answered 401 to a request made with `secret` (blocking; called on a read thread).
+    /// `Ok` with the token to send again (a refreshed one; `secret` itself when it is still good and
+    /// the refusal was about permission), or `Err` with a sentence for the person when the grant has
+    /// ended (revoked in Bitbucket, or expired): they must log in again.
+    fn refused(&self, secret: &str) -> Result<String, String>;
+}
 
 impl PersonalToken {
     /// Keeps `token` as the client sent it, unchecked: Bitbucket's answers are what judge it.
     pub fn new(token: impl Into<String>) -> PersonalToken {
-        PersonalToken(token.into())
+        PersonalToken { secret: token.into(), user: None, grant: None }
+    }
+
+    /// The Bitbucket token of `user`'s login, renewed through `grant`.
+    pub fn of_login(token: impl Into<String>, user: impl Into<String>, grant: Arc<dyn Grant>) -> PersonalToken {
+        PersonalToken { secret: token.into(), user: Some(user.into()), grant: Some(grant) }
     }
 
     /// The token itself, for the `Authorization` header of a Bitbucket request. Never log it.
     pub fn secret(&self) -> &str {
-        &self.0
+        &self.secret
+    }
+
+    /// The Bitbucket user a login acts for (`None` for a token a client sent).
+    pub fn user(&self) -> Option<&str> {
+        self.user.as_deref()
+    }
+
+    /// What the person is counted and kept apart by: the user of a login (whatever token it holds
+    /// now), else the token. Hash it; never log it.
+    pub fn identity(&self) -> (u8, &str) {
+        match &self.user {
+            Some(u) => (1, u),
+            None => (0, &self.secret),
+        }
+    }
+
+    /// The grant behind a login.
+    pub fn grant(&self) -> Option<&Arc<dyn Grant>> {
+        self.grant.as_ref()
     }
 }
 
+impl PartialEq for PersonalToken {
+    fn eq(&self, other: &PersonalToken) -> bool {
+        self.secret == other.secret && self.user == other.user
+    }
+}
+
+impl Eq for PersonalToken {}
+
 impl std::fmt::Debug for PersonalToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PersonalToken(<hidden>)")
+        match &self.user {
+            Some(u) => write!(f, "PersonalToken(<hidden>, login of {u})"),
+            None => f.write_str("PersonalToken(<hidden>)"),
+        }
     }
 }
 

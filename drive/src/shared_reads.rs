@@ -86,12 +86,13 @@ impl SharedReads {
 }
 
 /// The credentials a read is made with, as an opaque key: 0 for the operator's, else a hash of the
-/// person's token (top bit set). Stable for a token; never the token itself.
+/// person's identity (top bit set): their token, or the user of their login. Stable for a
+/// person; never the token itself.
 pub(crate) fn credential(person: Option<&PersonalToken>) -> u64 {
     match person {
         Some(p) => {
             let mut h = DefaultHasher::new();
-            p.secret().hash(&mut h);
+            p.identity().hash(&mut h);
             h.finish() | (1 << 63)
         }
         None => 0,

@@ -10,8 +10,8 @@ use bb_drive::{Bitbucket, Logger, PersonalToken, now_ms};
 use hyper::body::Incoming;
 use hyper::header::{
     ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
-    ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ALLOW, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue,
-    RETRY_AFTER, VARY, WWW_AUTHENTICATE,
+    ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CONTENT_LENGTH, HeaderMap, HeaderName,
+    HeaderValue, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
 };
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
@@ -19,8 +19,9 @@ use serde_json::Value;
 
 use crate::census::{Bound, Owner};
 use crate::drain::{self, Drain};
-use crate::gate::{Gate, Refusal, same_secret};
+use crate::gate::{Gate, Refusal, bearer, same_secret};
 use crate::health::{self, Readiness};
+use crate::oauth::{self, Authority};
 use crate::observe::Timing;
 use crate::options::HttpOptions;
 use crate::peer::Peer;
@@ -63,6 +64,8 @@ pub(crate) struct Endpoint {
     pub(crate) readiness: Arc<Readiness>,
     /// The exposed tools' names: the only tool names the metrics carry.
     pub(crate) tools: Vec<&'static str>,
+    /// Logging in with Bitbucket (`--oauth`): who each request's token is.
+    pub(crate) oauth: Option<Arc<Authority>>,
 }
 
 /// Marks an answer as work for a verified session or person: an `initialize` that started a
@@ -131,12 +134,32 @@ fn health_check(parts: &Parts) -> Option<fn(&Endpoint) -> Response<Reply>> {
 }
 
 async fn route(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> Response<Reply> {
+    if let Some(authority) = &endpoint.oauth
+        && oauth::is_oauth_path(parts.uri.path())
+    {
+        let limits = &endpoint.options.limits;
+        let r = oauth::serve(authority, &parts, body, limits.max_body.min(64 * 1024), limits.body_timeout).await;
+        return unread(r, &parts);
+    }
     if parts.uri.path() != ENDPOINT {
         return unread(refusal(StatusCode::NOT_FOUND, None, "Not found: bb serves MCP at /mcp."), &parts);
     }
+    // With logins, every request to /mcp names its person by bb's access token.
+    let login = match &endpoint.oauth {
+        None => None,
+        Some(authority) => {
+            let bearer =
+                parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer).map(str::to_owned);
+            let a = Arc::clone(authority);
+            match smol::unblock(move || a.authenticate(bearer.as_deref(), now_ms())).await {
+                Ok(person) => Some(person),
+                Err(why) => return unread(oauth::challenge(authority, &why), &parts),
+            }
+        }
+    };
     match parts.method {
-        Method::POST => post(endpoint, peer, parts, body).await,
-        Method::DELETE => delete(endpoint, &parts),
+        Method::POST => post(endpoint, peer, parts, body, login).await,
+        Method::DELETE => delete(endpoint, &parts, login.as_ref()),
         _ => {
             let mut r = refusal(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -149,7 +172,13 @@ async fn route(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) ->
     }
 }
 
-async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> Response<Reply> {
+async fn post(
+    endpoint: &Endpoint,
+    peer: Peer,
+    parts: Parts,
+    body: Incoming,
+    login: Option<PersonalToken>,
+) -> Response<Reply> {
     let h = &parts.headers;
     if endpoint.drain.begun() {
         let mut r = closing(refusal(StatusCode::SERVICE_UNAVAILABLE, None, drain::REFUSED));
@@ -174,7 +203,7 @@ async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> 
     let existing = match h.get(SESSION_ID) {
         Some(_) if modern => None,
         None => None,
-        Some(id) => match session_for(endpoint, h, id) {
+        Some(id) => match session_for(endpoint, h, id, login.as_ref()) {
             Ok(session) => Some(session),
             Err(r) => return unread(*r, &parts),
         },
@@ -196,24 +225,31 @@ async fn post(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) -> 
     match existing {
         Some(session) => proven(answer(endpoint, session, &bytes, false, None).await),
         None => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(body) if sessionless::is_stateless(h, &body) => once(endpoint, peer, h, &bytes, &body).await,
-            _ => initialize(endpoint, peer, h, &bytes).await,
+            Ok(body) if sessionless::is_stateless(h, &body) => once(endpoint, peer, h, &bytes, &body, login).await,
+            _ => initialize(endpoint, peer, h, &bytes, login).await,
         },
     }
 }
 
 /// A 2026-07-28 request: its headers checked against its body, the person's token vouched for,
 /// then answered by a session of its own that closes with the answer.
-async fn once(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8], body: &Value) -> Response<Reply> {
+async fn once(
+    endpoint: &Endpoint,
+    peer: Peer,
+    h: &HeaderMap,
+    bytes: &[u8],
+    body: &Value,
+    login: Option<PersonalToken>,
+) -> Response<Reply> {
     let id = body.get("id").cloned().unwrap_or(Value::Null);
     if let Err(why) = sessionless::check_headers(h, body) {
         return sessionless::mismatch(Some(&id), &why);
     }
-    let person = match person_of(endpoint, h, &id) {
+    let person = match person_of(endpoint, h, &id, login) {
         Ok(p) => p,
         Err(r) => return *r,
     };
-    if let Some(token) = &person
+    if let Some(token) = person.as_ref().filter(|p| p.user().is_none())
         && let Err(r) = vouch(endpoint, peer, token, &id).await
     {
         return *r;
@@ -224,9 +260,17 @@ async fn once(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8], body
     if vouched { proven(r) } else { r }
 }
 
-/// The person's token a request carries, in per-person mode (`None` otherwise); the refusal when
-/// it carries none.
-fn person_of(endpoint: &Endpoint, h: &HeaderMap, id: &Value) -> Result<Option<PersonalToken>, Box<Response<Reply>>> {
+/// The person's token a request carries, in per-person mode (`None` otherwise), or their login's;
+/// the refusal when it carries none.
+fn person_of(
+    endpoint: &Endpoint,
+    h: &HeaderMap,
+    id: &Value,
+    login: Option<PersonalToken>,
+) -> Result<Option<PersonalToken>, Box<Response<Reply>>> {
+    if login.is_some() {
+        return Ok(login);
+    }
     let Some(header) = &endpoint.per_user_header else { return Ok(None) };
     match h.get(header).and_then(|v| v.to_str().ok()).map(str::trim).filter(|t| !t.is_empty()) {
         Some(token) => Ok(Some(PersonalToken::new(token))),
@@ -240,8 +284,14 @@ fn person_of(endpoint: &Endpoint, h: &HeaderMap, id: &Value) -> Result<Option<Pe
     }
 }
 
-/// The live session a request names, after checking its protocol version and person.
-fn session_for(endpoint: &Endpoint, h: &HeaderMap, id: &HeaderValue) -> Result<SessionRef, Box<Response<Reply>>> {
+/// The live session a request names, after checking its protocol version and person (with logins:
+/// the same Bitbucket user, whose token as it is now the session takes).
+fn session_for(
+    endpoint: &Endpoint,
+    h: &HeaderMap,
+    id: &HeaderValue,
+    login: Option<&PersonalToken>,
+) -> Result<SessionRef, Box<Response<Reply>>> {
     let (session, person) = id.to_str().ok().and_then(|id| endpoint.sessions.find(id)).ok_or_else(|| {
         let message = "Session not found: it ended or never existed. Send `initialize` without Mcp-Session-Id to start a new one.";
         Box::new(refusal(StatusCode::NOT_FOUND, None, message))
@@ -256,6 +306,14 @@ fn session_for(endpoint: &Endpoint, h: &HeaderMap, id: &HeaderValue) -> Result<S
             );
             return Err(Box::new(refusal(StatusCode::BAD_REQUEST, None, &message)));
         }
+    }
+    if let Some(login) = login {
+        if person.as_ref().and_then(PersonalToken::user) != login.user() {
+            let message = "Forbidden: this session belongs to another person; send `initialize` to start your own.";
+            return Err(Box::new(refusal(StatusCode::FORBIDDEN, None, message)));
+        }
+        endpoint.sessions.set_person(session, login.clone());
+        return Ok(session);
     }
     if let (Some(header), Some(expected)) = (&endpoint.per_user_header, &person) {
         let name = endpoint.options.per_user_token_header.as_deref().unwrap_or_default();
@@ -272,16 +330,22 @@ fn session_for(endpoint: &Endpoint, h: &HeaderMap, id: &HeaderValue) -> Result<S
 /// A POST without a session: it must be `initialize`, which starts one. In per-person mode the
 /// person's token is first put to Bitbucket; then the session takes a seat (ending the session idle
 /// longest under a cap that is reached), and keeps it only if its `initialize` succeeds.
-async fn initialize(endpoint: &Endpoint, peer: Peer, h: &HeaderMap, bytes: &[u8]) -> Response<Reply> {
+async fn initialize(
+    endpoint: &Endpoint,
+    peer: Peer,
+    h: &HeaderMap,
+    bytes: &[u8],
+    login: Option<PersonalToken>,
+) -> Response<Reply> {
     let Some(id) = initialize_id(bytes) else {
         let message = "Bad request: Mcp-Session-Id header is required. Send `initialize` first to get one.";
         return refusal(StatusCode::BAD_REQUEST, None, message);
     };
-    let person = match person_of(endpoint, h, &id) {
+    let person = match person_of(endpoint, h, &id, login) {
         Ok(p) => p,
         Err(r) => return *r,
     };
-    if let Some(token) = &person
+    if let Some(token) = person.as_ref().filter(|p| p.user().is_none())
         && let Err(r) = vouch(endpoint, peer, token, &id).await
     {
         return *r;
@@ -491,12 +555,12 @@ async fn answer(
     reply::sse(SseStream::new(got, rx, endpoint.options.limits.sse_keepalive, guard, cut, timing))
 }
 
-fn delete(endpoint: &Endpoint, parts: &Parts) -> Response<Reply> {
+fn delete(endpoint: &Endpoint, parts: &Parts, login: Option<&PersonalToken>) -> Response<Reply> {
     let Some(id) = parts.headers.get(SESSION_ID) else {
         let message = "Bad request: Mcp-Session-Id header is required to end a session.";
         return unread(refusal(StatusCode::BAD_REQUEST, None, message), parts);
     };
-    if let Err(r) = session_for(endpoint, &parts.headers, id) {
+    if let Err(r) = session_for(endpoint, &parts.headers, id, login) {
         return unread(*r, parts);
     }
     endpoint.sessions.end(id.to_str().unwrap_or_default());

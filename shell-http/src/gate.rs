@@ -143,7 +143,8 @@ fn normalize_origin(origin: &str) -> String {
     origin.trim().trim_end_matches('/').to_ascii_lowercase()
 }
 
-fn bearer(header: &str) -> Option<&str> {
+/// The token of an `Authorization: Bearer …` header's value.
+pub(crate) fn bearer(header: &str) -> Option<&str> {
     let (scheme, token) = header.trim().split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }

@@ -12,6 +12,7 @@
 //!     └─▶ connections (waiting,      ├─▶ gate (Host, Origin, bearer, CORS)
 //!         admitted, per peer)        ├─▶ reply (JSON, SSE, refusals)
 //!                                    ├─▶ persons (does Bitbucket accept this person's token?)
+//!                                    ├─▶ oauth (log in with Bitbucket: metadata, authorize, token, who a token is)
 //!                                    └─▶ sessions: 8 × Mutex<Driver> ─▶ parts of answers to the waiting POSTs
 //!                                          ├─▶ census (seats per peer and person; the caps)
 //!                                          └─▶ registry (ids, owners, last use, expiry, idle longest)
@@ -22,7 +23,8 @@
 //! Module by what it decides: [`options`] (limits and who may call), `gate` (whether a request
 //! is admitted), `exchange` (what each method and header combination answers), `request` (what a
 //! request says: Accept, media type, initialize, progress, its body), `persons` (whether Bitbucket
-//! accepts a person's token, per-person mode), `sessions` (which waiting POST each message goes to,
+//! accepts a person's token, per-person mode), `oauth` (logging in with Bitbucket: bb as the
+//! resource server and an authorization server facade, `--oauth`), `sessions` (which waiting POST each message goes to,
 //! the drivers, which idle session makes room), `census` (how many sessions each peer and person
 //! holds), `registry` (which ids live), `sessionless` (2026-07-28: which POSTs need no session, their
 //! headers against their bodies, their statuses), `reply` (JSON, SSE and error bodies), `unsent` (what an
@@ -42,6 +44,7 @@ mod drain;
 mod exchange;
 mod gate;
 mod health;
+mod oauth;
 mod observe;
 pub mod options;
 mod peer;
@@ -56,8 +59,10 @@ mod sessions;
 mod throttle;
 mod unsent;
 
-pub use bb_drive::PersonalToken;
+pub use bb_drive::{Grant, PersonalToken};
 pub use drain::Stopped;
+pub use oauth::store::{Kind, MemoryStore, Store};
+pub use oauth::{LOG_IN_AGAIN, OAuthOptions, Provider, ProviderError, Tokens};
 pub use options::{BearerToken, HttpOptions, Limits};
 pub use scrape::MetricsServer;
 pub use server::{FLUSH, HttpServer, Running};

@@ -1,5 +1,5 @@
 //! What the operator decides: who may call (origins, hosts, the bearer token, per-person
-//! Bitbucket tokens) and the limits that keep one client from exhausting the server.
+//! Bitbucket tokens, logins with Bitbucket) and the limits that keep one client from exhausting the server.
 
 use std::time::Duration;
 
@@ -20,6 +20,9 @@ pub struct HttpOptions {
     pub per_user_token_header: Option<String>,
     /// Sizes, timeouts and counts of connections and sessions, per peer, per person and in all.
     pub limits: Limits,
+    /// When set, people log in with Bitbucket (`--oauth`): every request to `/mcp` carries bb's own
+    /// access token, and each session acts with its person's Bitbucket grant.
+    pub oauth: Option<crate::oauth::OAuthOptions>,
 }
 
 /// Bounds on what one client can make the server hold.

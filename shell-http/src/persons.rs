@@ -108,9 +108,9 @@ impl Persons {
         }
     }
 
-    /// The key `token`'s person is counted by.
+    /// The key `token`'s person is counted by: their token, or the Bitbucket user of their login.
     pub(crate) fn key(&self, token: &PersonalToken) -> PersonKey {
-        let t = token.secret().as_bytes();
+        let t = token.identity();
         PersonKey(self.hashers.0.hash_one(t), self.hashers.1.hash_one(t))
     }
 

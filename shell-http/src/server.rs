@@ -92,6 +92,8 @@ impl HttpServer {
         }
         tools.sort_unstable();
         tools.dedup();
+        let oauth =
+            options.oauth.clone().map(|o| crate::oauth::Authority::new(o, Arc::clone(&bitbucket), logger.clone()));
         let endpoint = Arc::new(Endpoint {
             gate: Gate::new(&options, addr),
             sessions: Sessions::new(config, writes_held, logger.clone(), census),
@@ -105,6 +107,7 @@ impl HttpServer {
             drain,
             readiness,
             tools,
+            oauth,
         });
         Ok(HttpServer { listener, addr, endpoint, executor, probe })
     }

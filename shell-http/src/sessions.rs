@@ -155,6 +155,11 @@ impl Sessions {
         Some((SessionRef { shard, id: session }, state.driver.person(session).cloned()))
     }
 
+    /// Gives `session` its person's token as it is now (a login's, renewed).
+    pub(crate) fn set_person(&self, session: SessionRef, person: PersonalToken) {
+        self.lock(session.shard).driver.set_person(session.id, person);
+    }
+
     /// Hands one POST body to `session`. The receiver yields the parts of its answer; `stream`
     /// says the answer is an SSE stream from the start (so log notifications may join it).
     pub(crate) fn submit(&self, session: SessionRef, body: &[u8], stream: bool) -> (u64, Receiver<Part>) {

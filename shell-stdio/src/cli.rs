@@ -55,6 +55,9 @@ pub struct HttpServe {
     pub allow_hosts: Vec<String>,
     /// `--per-user-token-header NAME`.
     pub per_user_token_header: Option<String>,
+    /// `--oauth`: people log in with Bitbucket; bb's public URL (`--public-url`, or the loopback
+    /// address bb listens on).
+    pub oauth: Option<String>,
     /// `--max-sessions N`.
     pub max_sessions: Option<usize>,
     /// `--session-idle SECONDS`.
@@ -157,6 +160,14 @@ Streamable HTTP (instead of stdio):
   --per-user-token-header NAME
                       each session sends its own Bitbucket token in header NAME and bb acts
                       with it for that session only (default: the configured credentials)
+  --oauth             people log in with Bitbucket (MCP authorization): each session acts
+                      with its person's own Bitbucket grant, never the configured credentials.
+                      Needs an incoming application link in Bitbucket: BB_OAUTH_CLIENT_ID and
+                      BB_OAUTH_CLIENT_SECRET; with --rate-store, logins are shared by replicas,
+                      encrypted with BB_OAUTH_STORE_KEY (64 hex digits)
+  --public-url URL    bb's URL as people's browsers and clients reach it, e.g.
+                      https://bb.example.com (https unless loopback; default with --oauth: the
+                      loopback address bb listens on)
   --max-sessions N    sessions alive at once (default: 4096)
   --session-idle S    end a session unused for S seconds, 1 to 604800 (default: 1800)
   --grace S           on SIGTERM or Ctrl-C, stop taking connections, answer /readyz with 503,
@@ -199,6 +210,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
         allow_origins: Vec::new(),
         allow_hosts: Vec::new(),
         per_user_token_header: None,
+        oauth: None,
         max_sessions: None,
         session_idle_s: None,
         grace_s: DEFAULT_GRACE_S,
@@ -207,6 +219,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
     };
     let mut help = false;
     let mut seen_options: Vec<&'static str> = Vec::new();
+    let (mut oauth, mut public_url) = (false, None::<String>);
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
             Value(word) => {
@@ -354,6 +367,14 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 http_flags.per_user_token_header = Some(name);
                 seen_options.push("--per-user-token-header");
             }
+            Long("oauth") => {
+                oauth = true;
+                seen_options.push("--oauth");
+            }
+            Long("public-url") => {
+                public_url = Some(plain(parser.value().map_err(|e| e.to_string())?, "--public-url")?);
+                seen_options.push("--public-url");
+            }
             Long("max-sessions") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--max-sessions")?;
                 let n = value.parse::<usize>().ok().filter(|n| *n > 0);
@@ -404,8 +425,27 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
         ["ai", "mcp", "serve"] if help => Ok(Command::Help(SERVE_HELP)),
         ["ai", "mcp", "tools"] if help => Ok(Command::Help(TOOLS_HELP)),
         ["ai", "mcp", "serve"] => {
+            if public_url.is_some() && !oauth {
+                return Err("--public-url applies to --oauth: add --oauth".into());
+            }
+            if oauth && http_flags.per_user_token_header.is_some() {
+                return Err("--oauth and --per-user-token-header do not go together: pick one way for people to bring their Bitbucket identity".into());
+            }
             let http = match http {
-                Some(addr) => Some(HttpServe { addr, ..http_flags }),
+                Some(addr) => {
+                    let oauth = match (oauth, public_url) {
+                        (false, _) => None,
+                        (true, Some(url)) => Some(url),
+                        (true, None) if addr.ip().is_loopback() && addr.port() != 0 => Some(format!("http://{addr}")),
+                        (true, None) => {
+                            return Err(
+                                "--oauth needs --public-url URL: the address people's browsers and clients reach bb at"
+                                    .into(),
+                            );
+                        }
+                    };
+                    Some(HttpServe { addr, oauth, ..http_flags })
+                }
                 None => {
                     if let Some(flag) = seen_options.iter().find(|f| HTTP_ONLY.contains(f)) {
                         return Err(format!("{flag} applies to the HTTP server: add --http ADDR"));
@@ -439,7 +479,9 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
 }
 
 /// The flags that only mean something with `--http`.
-const HTTP_ONLY: [&str; 8] = [
+const HTTP_ONLY: [&str; 10] = [
+    "--oauth",
+    "--public-url",
     "--allow-origin",
     "--allow-host",
     "--per-user-token-header",
@@ -618,6 +660,27 @@ mod tests {
         assert_eq!(o.connection.token.as_ref().map(|t| t.expose()), Some("s3cret-tok"));
         assert!(!format!("{o:?}").contains("s3cret-tok"));
         assert!(p(&["ai", "mcp", "tools", "--token", "t"]).unwrap_err().contains("--token is not an option"));
+    }
+
+    #[test]
+    fn oauth_takes_a_public_url_or_the_loopback_address_bb_listens_on() {
+        let serve = |args: &[&str]| match p(args) {
+            Ok(Command::Serve(o)) => Ok(o.http.and_then(|h| h.oauth)),
+            Ok(_) => Err("not serve".to_owned()),
+            Err(e) => Err(e),
+        };
+        let base = ["ai", "mcp", "serve", "--http"];
+        let with = |rest: &[&'static str]| base.iter().chain(rest).copied().collect::<Vec<_>>();
+        assert_eq!(
+            serve(&with(&["0.0.0.0:8080", "--oauth", "--public-url", "https://bb.example.com"])).unwrap().as_deref(),
+            Some("https://bb.example.com")
+        );
+        assert_eq!(serve(&with(&["127.0.0.1:8080", "--oauth"])).unwrap().as_deref(), Some("http://127.0.0.1:8080"));
+        assert!(serve(&with(&["0.0.0.0:8080", "--oauth"])).unwrap_err().contains("--oauth needs --public-url"));
+        assert!(serve(&with(&["127.0.0.1:0", "--public-url", "https://x"])).unwrap_err().contains("add --oauth"));
+        let both = with(&["127.0.0.1:8080", "--oauth", "--per-user-token-header", "X-Bitbucket-Token"]);
+        assert!(serve(&both).unwrap_err().contains("do not go together"));
+        assert!(p(&["ai", "mcp", "serve", "--oauth"]).unwrap_err().contains("--oauth applies to the HTTP server"));
     }
 
     #[test]

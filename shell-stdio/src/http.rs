@@ -28,8 +28,35 @@ pub fn serve_http(
     logger: Logger,
 ) -> Result<(), String> {
     let loopback = flags.addr.ip().is_loopback();
-    let token = BearerToken::resolve(std::env::var("BB_HTTP_TOKEN").ok(), loopback)
-        .map_err(|e| format!("could not make a bearer token: {e}"))?;
+    let oauth = match (&flags.oauth, &bitbucket) {
+        (None, _) => None,
+        (Some(_), None) => return Err("--oauth needs Bitbucket: set BITBUCKET_URL (or --host)".into()),
+        (Some(public_url), Some(bb)) => {
+            if std::env::var("BB_HTTP_TOKEN").is_ok_and(|t| !t.trim().is_empty()) {
+                return Err(
+                    "--oauth and BB_HTTP_TOKEN do not go together: with --oauth every person logs in with Bitbucket"
+                        .into(),
+                );
+            }
+            // Writes need Bitbucket's write scope; a server that exposes none asks to read only. [doc: scopes]
+            let writes = config.exposed.tools().iter().any(|t| !matches!(t.access, bb_core::Access::Read))
+                || [bb_core::Toolsets::ALL].iter().any(|extra| {
+                    config
+                        .exposed
+                        .session_sees(*extra)
+                        .iter()
+                        .any(|e| e.tools().iter().any(|t| !matches!(t.access, bb_core::Access::Read)))
+                });
+            let scope = if writes { "REPO_WRITE" } else { "REPO_READ" };
+            Some(crate::oauth::options(bb, public_url, scope, &|n| std::env::var(n).ok())?)
+        }
+    };
+    let token = if oauth.is_some() {
+        BearerToken::None
+    } else {
+        BearerToken::resolve(std::env::var("BB_HTTP_TOKEN").ok(), loopback)
+            .map_err(|e| format!("could not make a bearer token: {e}"))?
+    };
     let mut limits = Limits::default();
     if let Some(n) = flags.max_sessions {
         limits.max_sessions = n;
@@ -43,14 +70,20 @@ pub fn serve_http(
     if let Some(s) = flags.write_timeout_s {
         limits.write_timeout = Duration::from_secs(s);
     }
-    let options = HttpOptions {
+    let mut options = HttpOptions {
         allow_origins: flags.allow_origins.clone(),
         allow_hosts: flags.allow_hosts.clone(),
         token: token.token().map(str::to_owned),
         per_user_token_header: flags.per_user_token_header.clone(),
         limits,
+        oauth,
     };
-    let per_user = flags.per_user_token_header.is_some();
+    if let Some(o) = &options.oauth {
+        // People's browsers and clients reach bb by its public URL's host.
+        let authority = o.public_url.split_once("://").map_or("", |(_, r)| r).split('/').next().unwrap_or_default();
+        options.allow_hosts.push(authority.to_owned());
+    }
+    let per_user = flags.per_user_token_header.is_some() || options.oauth.is_some();
     // In per-person mode the sessions' Bitbucket refuses a request without a person; `/readyz`'s
     // probe asks anonymously (application-properties answers anyone).
     let probe = match bitbucket.clone().filter(|_| per_user) {
@@ -206,7 +239,21 @@ impl Bitbucket for PerPerson {
 
     fn fetch_for(&self, request: FetchRequest, requester: Requester<'_>, cancel: &Cancel) -> FetchOutcome {
         match requester.person {
-            Some(person) => self.0.fetch_as(request, person, requester.queue, cancel),
+            Some(person) => {
+                let outcome = self.0.fetch_as(request.clone(), person, requester.queue, cancel);
+                // A login's token Bitbucket refused: renewed (or found still good) and sent once more,
+                // or the person is told their login ended.
+                let refused = matches!(&outcome, FetchOutcome::Response(r) if r.status == 401);
+                let (Some(grant), Some(user), true) = (person.grant(), person.user(), refused) else { return outcome };
+                match grant.refused(person.secret()) {
+                    Ok(token) if token != person.secret() && !cancel.is_cancelled() => {
+                        let renewed = PersonalToken::of_login(token, user, Arc::clone(grant));
+                        self.0.fetch_as(request, &renewed, requester.queue, cancel)
+                    }
+                    Ok(_) => outcome,
+                    Err(sentence) => FetchOutcome::failed(FetchErrorKind::NotConfigured, sentence),
+                }
+            }
             None => FetchOutcome::failed(
                 FetchErrorKind::NotConfigured,
                 "this server acts with each person's own Bitbucket token, and this session has none",

@@ -5,8 +5,9 @@
 //!
 //! Modules: [`cli`] (the command line), [`config`] (where Bitbucket is and how bb talks to it: flags,
 //! environment, TLS, proxy), [`client`] (the Bitbucket client on ureq: slots, retries, failures, TLS),
-//! [`stdio`] (the stdio transport) with [`lines`] (its bounded framing), and [`http`] (starting the
-//! Streamable HTTP server of bb-http with this crate's client and log).
+//! [`stdio`] (the stdio transport) with [`lines`] (its bounded framing), [`http`] (starting the
+//! Streamable HTTP server of bb-http with this crate's client and log), and [`oauth`] (`--oauth`:
+//! the incoming link's credentials, Bitbucket's token endpoint, where logins live).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -15,4 +16,5 @@ pub mod client;
 pub mod config;
 pub mod http;
 pub mod lines;
+pub mod oauth;
 pub mod stdio;

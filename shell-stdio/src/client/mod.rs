@@ -26,7 +26,7 @@ mod failure;
 mod in_flight;
 mod rate;
 pub mod rate_store;
-mod tls;
+pub(crate) mod tls;
 
 pub use in_flight::InFlight;
 pub use rate::{Bucket, Entry, Identity, REFILL_SHARE, Rate, RateLimit};
@@ -196,13 +196,18 @@ impl Client {
     /// transport's per-person mode): the same connections, the same bound on requests in flight,
     /// and the person's token is scrubbed from every answer and detail like the configured ones.
     /// It waits for a slot in `queue` (the person's: [`Requester::queue`]), and spends the person's
-    /// own rate budget (their queue names them).
+    /// own rate budget (their queue names them; a login's, their Bitbucket user's).
     pub fn fetch_as(&self, request: FetchRequest, person: &PersonalToken, queue: u64, cancel: &Cancel) -> FetchOutcome {
         let token = person.secret();
         let mut secrets = self.secrets.clone();
         secrets.add_token(token);
         let authorization = format!("Bearer {token}");
-        let key = rate_store::identity_key(&self.config.base_url, &authorization);
+        // A login's budget is its Bitbucket user's, whichever of their tokens it carries (Bitbucket's
+        // limiter counts per user, and a refresh or a second client must not make a new bucket).
+        let key = match person.user() {
+            Some(user) => rate_store::identity_key(&self.config.base_url, &format!("user {user}")),
+            None => rate_store::identity_key(&self.config.base_url, &authorization),
+        };
         let who = Who { queue, identity: Some(Identity { local: queue, key: &key }) };
         self.run(request, Some(&authorization), &secrets, who, cancel)
     }

@@ -1,5 +1,5 @@
 //! Who is asking: a personal access token as `Authorization: Bearer <token>`, or basic `user:password`
-//! (a token also works as the password), or nobody.
+//! (a token also works as the password), an access token the OAuth 2.0 provider gave (`crate::oauth`), or nobody.
 //!
 //! Source: reference "Conventions" [rec]: personal access tokens as Bearer, or basic auth user:password;
 //! 401 for "not logged in" and "not permitted" alike, with Bitbucket's error JSON.
@@ -24,7 +24,12 @@ pub fn caller(m: &Model, req: &Request) -> Result<Caller, Response> {
     };
     let (scheme, value) = header.trim().split_once(' ').unwrap_or((header, ""));
     let found = match scheme.to_ascii_lowercase().as_str() {
-        "bearer" => m.users.values().find(|u| u.token == value.trim()).map(|u| u.slug.clone()),
+        "bearer" => m
+            .users
+            .values()
+            .find(|u| u.token == value.trim())
+            .map(|u| u.slug.clone())
+            .or_else(|| m.oauth.user_of(value.trim()).map(str::to_owned)),
         "basic" => decode_base64(value.trim()).and_then(|raw| String::from_utf8(raw).ok()).and_then(|pair| {
             let (name, secret) = pair.split_once(':')?;
             let u = m.users.get(name)?;

@@ -38,6 +38,12 @@
 //!   (`7.6.0` → `7006000`) unless given; `displayName` and `buildDate` may be given too. Reset goes back to the
 //!   seed's. Answers the application properties.
 //!
+//! - `GET /_stack/oauth`: the OAuth 2.0 provider's links, grants (`{user, clientId, scope, revoked}`) and counts
+//!   (`tokenRequests`, `refreshes`). `POST /_stack/oauth/links` `{clientId, clientSecret, redirectUri}` creates an
+//!   incoming link as an administrator does; `POST /_stack/oauth/revoke` `{user}` is the person revoking every
+//!   application in their profile (access and refresh tokens die); `POST /_stack/oauth/expire` `{user}` ends their
+//!   access tokens as their hour would (refresh tokens still work). Reset clears all of it.
+//!
 //! This module reads the requests and answers them; what they set, and what it does to each Bitbucket request, is
 //! `admission`'s [`Control`], which the world holds.
 
@@ -111,6 +117,16 @@ pub fn handle(world: &mut World, req: &Request, rest: &[&str]) -> Response {
                 Response::json(200, &json!({ "enabled": on }))
             }
             _ => errors::field_error("enabled", "enabled must be true or false"),
+        },
+        ("GET", ["oauth"]) => Response::json(200, &world.model.oauth.json()),
+        ("POST", ["oauth", "links"]) => add_link(world, &body),
+        ("POST", ["oauth", "revoke"]) => match body.get("user").and_then(Value::as_str) {
+            Some(user) => Response::json(200, &json!({ "revoked": world.model.oauth.revoke(user) })),
+            None => errors::field_error("user", "user must name the person who revokes"),
+        },
+        ("POST", ["oauth", "expire"]) => match body.get("user").and_then(Value::as_str) {
+            Some(user) => Response::json(200, &json!({ "expired": world.model.oauth.expire(user) })),
+            None => errors::field_error("user", "user must name the person whose access tokens expire"),
         },
         ("GET", ["insights"]) => Response::json(200, &json!({ "enabled": !world.model.insights_off })),
         ("POST" | "PUT", ["insights"]) => match body.get("enabled") {
@@ -293,6 +309,17 @@ fn set_rate_limit(c: &mut Control, body: &Value) -> Response {
         }
         Err(e) => errors::field_error(if capacity == 0 { "capacity" } else { "refill" }, &e),
     }
+}
+
+/// `POST /_stack/oauth/links`: an incoming application link, as an administrator creates one.
+fn add_link(world: &mut World, body: &Value) -> Response {
+    let field = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_owned);
+    let (Some(id), Some(secret), Some(redirect_uri)) = (field("clientId"), field("clientSecret"), field("redirectUri"))
+    else {
+        return errors::bad_request("clientId, clientSecret and redirectUri are required");
+    };
+    world.model.oauth.links.insert(id.clone(), crate::grants::Link { secret, redirect_uri });
+    Response::json(200, &json!({ "clientId": id }))
 }
 
 #[cfg(test)]

@@ -78,6 +78,8 @@ pub struct Model {
     pub annotations: Vec<Annotation>,
     /// The insights paths answer 404, as a server without Code Insights (before 5.15) does (`/_stack/insights`).
     pub insights_off: bool,
+    /// The OAuth 2.0 provider: incoming links, consents, codes and grants ([`crate::grants`]).
+    pub oauth: crate::grants::Provider,
 }
 
 /// A Code Insights report on a commit. [reference "Code Insights": spec]

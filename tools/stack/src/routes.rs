@@ -9,6 +9,7 @@ use crate::api::{
 use crate::auth::{self, Caller};
 use crate::errors;
 use crate::exchange::{Request, Response};
+use crate::oauth;
 use crate::world::World;
 
 /// Serves one Bitbucket request (`path` already without the context path); no faults or latency here.
@@ -24,6 +25,10 @@ pub fn serve(world: &mut World, req: &Request) -> Response {
 pub fn serve_read(world: &World, req: &Request) -> Option<Response> {
     let segs_owned = req.segments();
     let segs = api_segments(&segs_owned);
+    if oauth::is_provider_path(&segs) {
+        // The provider's answers change its state: they are served as writes.
+        return None;
+    }
     let caller = match auth::caller(&world.model, req) {
         Ok(c) => c,
         Err(r) => return Some(r),
@@ -56,6 +61,10 @@ pub fn serve_read(world: &World, req: &Request) -> Option<Response> {
 pub fn serve_write(world: &mut World, req: &Request) -> Response {
     let segs_owned = req.segments();
     let segs = api_segments(&segs_owned);
+    if oauth::is_provider_path(&segs) {
+        let context_path = world.context_path.clone();
+        return oauth::serve(&mut world.model, req, &segs, &context_path);
+    }
     let me = match auth::caller(&world.model, req) {
         Ok(Caller::User(slug)) => slug,
         Ok(Caller::Anonymous) => return auth::not_logged_in(),

@@ -1,0 +1,796 @@
+//! Log in with Bitbucket (`--oauth`): bb is the MCP resource server and, for MCP clients, an
+//! authorization server facade whose identity and grant is Bitbucket Data Center's own OAuth 2.0
+//! provider (reference/bitbucket-dc.md "Log in with Bitbucket"; reference/mcp.md "Authorization").
+//!
+//! ```text
+//!  client ── GET /mcp (no token) ─────────────▶ 401 WWW-Authenticate: Bearer resource_metadata=…
+//!         ── GET /.well-known/oauth-protected-resource/mcp, /.well-known/oauth-authorization-server
+//!         ── POST /oauth/register (RFC 7591), or a Client ID Metadata Document URL as client_id
+//!  person ── GET /oauth/authorize?…&code_challenge&resource ─▶ 302 Bitbucket's /rest/oauth2/latest/authorize
+//!                                  (bb's own state and PKCE towards Bitbucket: a Pending record)
+//!         ── Bitbucket's consent ─▶ GET /oauth/callback?code&state: bb exchanges Bitbucket's code, asks who
+//!            the person is, keeps the Grant, ─▶ 302 client's redirect_uri?code&state&iss  (a Code, 60 s, once)
+//!  client ── POST /oauth/token (code + verifier) ─▶ bb's own access token (1 h) and refresh token (30 d)
+//!         ── POST /mcp, Bearer bb's token ─▶ the person's session, acting with the grant's Bitbucket token
+//! ```
+//!
+//! bb never passes a client's token to Bitbucket and never gives a client a Bitbucket token. It
+//! refreshes a grant's Bitbucket token itself (ahead of its expiry at a request, or when Bitbucket
+//! refuses it); when Bitbucket refuses the refresh, the grant has ended (the person revoked bb in
+//! their Bitbucket profile, or it expired): every token bb gave for it is refused from then on with a
+//! sentence that tells the person to log in again.
+//!
+//! Every method takes the time; the store ([`store`]) is where replicas meet; the HTTP answers are
+//! `endpoints`. Secrets (codes, tokens, Bitbucket's tokens, bb's client secret) never reach a log, an
+//! answer's text or an error.
+
+mod endpoints;
+mod pkce;
+pub mod store;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bb_core::{FetchOutcome, FetchRequest};
+use bb_drive::{Bitbucket, Cancel, Grant, Logger, PersonalToken};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub(crate) use endpoints::{challenge, is_oauth_path, serve};
+use store::{Kind, Store};
+
+/// How long a code bb gives a client may wait to be exchanged.
+pub const CODE_TTL_MS: u64 = 60_000;
+/// How long an access token bb gives a client lives.
+pub const ACCESS_TTL_MS: u64 = 60 * 60_000;
+/// How long a refresh token bb gives a client lives (each use gives a new one).
+pub const REFRESH_TTL_MS: u64 = 30 * 24 * 60 * 60_000;
+/// How long a person may take at Bitbucket's consent.
+pub const PENDING_TTL_MS: u64 = 10 * 60_000;
+/// How long a grant and a registered client are kept unused (the store's time to live).
+pub const GRANT_TTL_MS: u64 = 90 * 24 * 60 * 60_000;
+/// A grant's Bitbucket token is refreshed when it has less than this left.
+pub const REFRESH_AHEAD_MS: u64 = 5 * 60_000;
+
+/// The sentence a person whose Bitbucket grant ended reads.
+pub const LOG_IN_AGAIN: &str = "Your Bitbucket login for bb has ended (it was revoked in Bitbucket or it expired). \
+                                Log in to bb again from your MCP client.";
+
+/// What Bitbucket's token endpoint gave.
+#[derive(Clone)]
+pub struct Tokens {
+    /// The access token.
+    pub access: String,
+    /// The refresh token, if Bitbucket gave one.
+    pub refresh: Option<String>,
+    /// Seconds the access token lives.
+    pub expires_in_s: u64,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tokens(<hidden>, expires in {} s)", self.expires_in_s)
+    }
+}
+
+/// Why Bitbucket's token endpoint gave no tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProviderError {
+    /// It refused (`invalid_grant` and the like): the code or grant is no good.
+    Refused(String),
+    /// It did not answer usefully; try again later.
+    Unavailable(String),
+}
+
+/// Bitbucket's OAuth 2.0 provider as bb's client of it: the application makes these requests with
+/// the incoming link's client id and secret (which bb-http never holds). Calls block.
+pub trait Provider: Send + Sync + 'static {
+    /// Exchanges Bitbucket's `code` (with bb's PKCE `verifier`) for tokens.
+    fn exchange(&self, code: &str, verifier: &str, redirect_uri: &str) -> Result<Tokens, ProviderError>;
+    /// Refreshes a grant's tokens.
+    fn refresh(&self, refresh_token: &str) -> Result<Tokens, ProviderError>;
+    /// The Client ID Metadata Document at `url` (an `https` URL), its bytes; `Err` says why not.
+    fn client_metadata(&self, url: &str) -> Result<Vec<u8>, String>;
+}
+
+/// What the operator set for `--oauth`.
+#[derive(Clone)]
+pub struct OAuthOptions {
+    /// bb's public URL as people's browsers and clients reach it (`--public-url`), without a
+    /// trailing slash: the issuer; the resource is it plus `/mcp`.
+    pub public_url: String,
+    /// Bitbucket's base URL as people's browsers reach it (for its consent page).
+    pub bitbucket_url: String,
+    /// The incoming link's client id (`BB_OAUTH_CLIENT_ID`).
+    pub client_id: String,
+    /// The scopes bb asks Bitbucket for, space-separated (`REPO_READ`, or `REPO_WRITE` with writes).
+    pub scope: String,
+    /// Bitbucket's token endpoint, through the application.
+    pub provider: Arc<dyn Provider>,
+    /// Where logins live.
+    pub store: Arc<dyn Store>,
+}
+
+impl std::fmt::Debug for OAuthOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthOptions")
+            .field("public_url", &self.public_url)
+            .field("bitbucket_url", &self.bitbucket_url)
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthOptions {
+    /// Checks and normalizes the public URL: absolute, `https` unless the host is loopback, no
+    /// query or fragment; the trailing slash dropped.
+    pub fn check_public_url(url: &str) -> Result<String, String> {
+        let url = url.trim().trim_end_matches('/');
+        let rest = url
+            .strip_prefix("https://")
+            .or_else(|| url.strip_prefix("http://").filter(|r| is_loopback_authority(r)))
+            .ok_or_else(|| {
+                format!("--public-url `{url}` must be an https:// URL (http:// only for 127.0.0.1 or localhost)")
+            })?;
+        if rest.is_empty() || rest.contains(['?', '#', ' ']) {
+            return Err(format!("--public-url `{url}` must be a plain URL such as https://bb.example.com"));
+        }
+        Ok(url.to_owned())
+    }
+}
+
+fn is_loopback_authority(rest: &str) -> bool {
+    let host = rest.split('/').next().unwrap_or_default();
+    let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
+    matches!(name, "127.0.0.1" | "localhost" | "[::1]")
+}
+
+/// A registered client.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ClientRecord {
+    redirect_uris: Vec<String>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// A login sent to Bitbucket, keyed by bb's state towards Bitbucket.
+#[derive(Serialize, Deserialize)]
+struct PendingRecord {
+    client_id: String,
+    redirect_uri: String,
+    state: Option<String>,
+    challenge: String,
+    resource: String,
+    /// bb's own PKCE verifier towards Bitbucket.
+    verifier: String,
+}
+
+/// A code bb gave a client.
+#[derive(Serialize, Deserialize)]
+struct CodeRecord {
+    grant: String,
+    client_id: String,
+    redirect_uri: String,
+    challenge: String,
+    resource: String,
+}
+
+/// An access or refresh token bb gave a client.
+#[derive(Serialize, Deserialize)]
+struct TokenRecord {
+    grant: String,
+    client_id: String,
+    resource: String,
+}
+
+/// A person's Bitbucket grant.
+#[derive(Clone, Serialize, Deserialize)]
+struct GrantRecord {
+    user: String,
+    access: String,
+    refresh: Option<String>,
+    expires_at_ms: u64,
+}
+
+/// An OAuth error for a client (RFC 6749 §5.2): the status, the code, a sentence naming no secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OAuthError {
+    pub(crate) status: u16,
+    pub(crate) error: &'static str,
+    pub(crate) description: String,
+}
+
+fn refuse(error: &'static str, description: impl Into<String>) -> OAuthError {
+    OAuthError { status: 400, error, description: description.into() }
+}
+
+fn unavailable(description: impl Into<String>) -> OAuthError {
+    OAuthError { status: 503, error: "temporarily_unavailable", description: description.into() }
+}
+
+/// What an `/oauth/authorize` or `/oauth/callback` leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// A redirect to this URL.
+    Redirect(String),
+    /// A page for the person, with its status: nothing is trusted enough to redirect to.
+    Page(u16, String),
+}
+
+/// Why a request to `/mcp` is not let in (a 401, or a 503 when the store or Bitbucket failed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unauthorized {
+    /// `invalid_token` for a token that is no good; `None` when none was sent.
+    pub(crate) error: Option<&'static str>,
+    pub(crate) description: String,
+    pub(crate) status: u16,
+}
+
+/// bb's authorization server and resource server: the options, the store, the grants being refreshed.
+pub(crate) struct Authority {
+    options: OAuthOptions,
+    /// Bitbucket, asked who a new grant's token names and whether a refused token still lives.
+    bitbucket: Arc<dyn Bitbucket>,
+    logger: Logger,
+    /// One lock per grant being refreshed here, so two requests do not spend one refresh token.
+    refreshing: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+}
+
+impl Authority {
+    pub(crate) fn new(options: OAuthOptions, bitbucket: Arc<dyn Bitbucket>, logger: Logger) -> Arc<Authority> {
+        Arc::new(Authority { options, bitbucket, logger, refreshing: Mutex::default() })
+    }
+
+    pub(crate) fn issuer(&self) -> &str {
+        &self.options.public_url
+    }
+
+    /// The resource bb's tokens are for: the MCP endpoint's public URL.
+    pub(crate) fn resource(&self) -> String {
+        format!("{}/mcp", self.options.public_url)
+    }
+
+    /// Protected Resource Metadata (RFC 9728 §2).
+    pub(crate) fn resource_metadata(&self) -> Value {
+        json!({
+            "resource": self.resource(),
+            "authorization_servers": [self.issuer()],
+            "bearer_methods_supported": ["header"],
+            "resource_name": "bb (Bitbucket Data Center)",
+        })
+    }
+
+    /// Authorization Server Metadata (RFC 8414 §2).
+    pub(crate) fn server_metadata(&self) -> Value {
+        let i = self.issuer();
+        json!({
+            "issuer": i,
+            "authorization_endpoint": format!("{i}/oauth/authorize"),
+            "token_endpoint": format!("{i}/oauth/token"),
+            "registration_endpoint": format!("{i}/oauth/register"),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none"],
+            "client_id_metadata_document_supported": true,
+            "authorization_response_iss_parameter_supported": true,
+        })
+    }
+
+    fn put<T: Serialize>(&self, kind: Kind, key: &str, record: &T, ttl_ms: u64, now_ms: u64) -> Result<(), OAuthError> {
+        let bytes = serde_json::to_vec(record).map_err(|e| unavailable(format!("bb could not keep a record: {e}")))?;
+        self.options.store.put(kind, key, &bytes, ttl_ms, now_ms).map_err(|e| self.store_failed(&e))
+    }
+
+    fn read<T: for<'de> Deserialize<'de>>(
+        &self,
+        kind: Kind,
+        key: &str,
+        now_ms: u64,
+        take: bool,
+    ) -> Result<Option<T>, OAuthError> {
+        let store = &self.options.store;
+        let got = if take { store.take(kind, key, now_ms) } else { store.get(kind, key, now_ms) };
+        match got.map_err(|e| self.store_failed(&e))? {
+            None => Ok(None),
+            // A record that does not read is as good as none (another version wrote it, or it was damaged).
+            Some(bytes) => Ok(serde_json::from_slice(&bytes).ok()),
+        }
+    }
+
+    fn store_failed(&self, why: &str) -> OAuthError {
+        self.logger.log(bb_core::Level::Warning, &format!("the login store failed: {why}"));
+        unavailable("bb's login store did not answer; try again shortly.")
+    }
+
+    /// Dynamic client registration (RFC 7591 §3): `body` is the client's metadata.
+    pub(crate) fn register(&self, body: &[u8], now_ms: u64) -> Result<Value, OAuthError> {
+        let meta: Value = serde_json::from_slice(body)
+            .map_err(|_| refuse("invalid_client_metadata", "The registration must be a JSON object."))?;
+        let uris: Vec<String> = match meta.get("redirect_uris").and_then(Value::as_array) {
+            Some(a) if !a.is_empty() && a.len() <= 10 => a
+                .iter()
+                .map(|u| u.as_str().map(str::to_owned))
+                .collect::<Option<_>>()
+                .ok_or_else(|| refuse("invalid_redirect_uri", "redirect_uris must be strings."))?,
+            _ => return Err(refuse("invalid_redirect_uri", "redirect_uris must list 1 to 10 redirect URIs.")),
+        };
+        if let Some(bad) = uris.iter().find(|u| !redirect_uri_allowed(u)) {
+            return Err(refuse(
+                "invalid_redirect_uri",
+                format!(
+                    "The redirect URI `{}` is not allowed: use https, http on a loopback address, or an app's own scheme, without a fragment.",
+                    clip(bad)
+                ),
+            ));
+        }
+        if let Some(method) = meta.get("token_endpoint_auth_method").and_then(Value::as_str)
+            && method != "none"
+        {
+            return Err(refuse(
+                "invalid_client_metadata",
+                "bb registers public clients only: token_endpoint_auth_method none.",
+            ));
+        }
+        let name = meta.get("client_name").and_then(Value::as_str).map(|n| n.chars().take(100).collect::<String>());
+        let id = pkce::fresh().map_err(unavailable)?;
+        self.put(
+            Kind::Client,
+            &id,
+            &ClientRecord { redirect_uris: uris.clone(), name: name.clone() },
+            GRANT_TTL_MS,
+            now_ms,
+        )?;
+        let mut answer = json!({
+            "client_id": id,
+            "client_id_issued_at": now_ms / 1000,
+            "redirect_uris": uris,
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+        });
+        if let Some(n) = name {
+            answer["client_name"] = Value::String(n);
+        }
+        Ok(answer)
+    }
+
+    /// The client `client_id` names: a registered one, or the Client ID Metadata Document at that
+    /// `https` URL (fetched, held to name itself, and kept for an hour).
+    fn client(&self, client_id: &str, now_ms: u64) -> Result<Option<ClientRecord>, OAuthError> {
+        if !client_id.starts_with("https://") {
+            return self.read(Kind::Client, client_id, now_ms, false);
+        }
+        let key = pkce::key_of(client_id);
+        if let Some(c) = self.read(Kind::Client, &key, now_ms, false)? {
+            return Ok(Some(c));
+        }
+        let bytes = match self.options.provider.client_metadata(client_id) {
+            Ok(b) => b,
+            Err(why) => {
+                self.logger.log(bb_core::Level::Notice, &format!("could not read a client's metadata document: {why}"));
+                return Ok(None);
+            }
+        };
+        let Ok(doc) = serde_json::from_slice::<Value>(&bytes) else { return Ok(None) };
+        if doc.get("client_id").and_then(Value::as_str) != Some(client_id) {
+            return Ok(None);
+        }
+        let uris: Vec<String> = doc
+            .get("redirect_uris")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter().filter_map(Value::as_str).filter(|u| redirect_uri_allowed(u)).map(str::to_owned).collect()
+            })
+            .unwrap_or_default();
+        let name = doc.get("client_name").and_then(Value::as_str).map(|n| n.chars().take(100).collect());
+        let record = ClientRecord { redirect_uris: uris, name };
+        self.put(Kind::Client, &key, &record, 60 * 60_000, now_ms)?;
+        Ok(Some(record))
+    }
+
+    /// `GET /oauth/authorize`: the client's request checked, then the person sent to Bitbucket.
+    pub(crate) fn authorize(&self, q: &[(String, String)], now_ms: u64) -> Result<Next, OAuthError> {
+        let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let client_id = get("client_id").unwrap_or_default();
+        let Some(client) = self.client(client_id, now_ms)? else {
+            return Ok(Next::Page(400, "Unknown client: register it with bb first (its client_id is unknown).".into()));
+        };
+        let redirect_uri = get("redirect_uri").unwrap_or_default();
+        if !client.redirect_uris.iter().any(|u| u == redirect_uri) {
+            return Ok(Next::Page(
+                400,
+                "The redirect URI is not one this client registered; bb does not send you there.".into(),
+            ));
+        }
+        let state = get("state").map(str::to_owned);
+        let back = |error: &str, description: &str| {
+            Next::Redirect(with_query(
+                redirect_uri,
+                &[
+                    ("error", error),
+                    ("error_description", description),
+                    ("state", state.as_deref().unwrap_or_default()),
+                    ("iss", self.issuer()),
+                ],
+                state.is_none(),
+            ))
+        };
+        if get("response_type") != Some("code") {
+            return Ok(back("unsupported_response_type", "bb supports response_type=code only."));
+        }
+        let challenge = get("code_challenge").unwrap_or_default();
+        if get("code_challenge_method") != Some("S256") || !pkce::is_challenge(challenge) {
+            return Ok(back(
+                "invalid_request",
+                "PKCE is required: send code_challenge with code_challenge_method=S256.",
+            ));
+        }
+        let resource = match get("resource") {
+            None => self.resource(),
+            Some(r) if same_resource(r, &self.resource()) => self.resource(),
+            Some(_) => return Ok(back("invalid_target", "bb's tokens are for its own MCP endpoint only.")),
+        };
+        let ours = pkce::fresh().map_err(unavailable)?;
+        let verifier = pkce::fresh().map_err(unavailable)?;
+        let pending = PendingRecord {
+            client_id: client_id.to_owned(),
+            redirect_uri: redirect_uri.to_owned(),
+            state,
+            challenge: challenge.to_owned(),
+            resource,
+            verifier: verifier.clone(),
+        };
+        self.put(Kind::Pending, &pkce::key_of(&ours), &pending, PENDING_TTL_MS, now_ms)?;
+        let o = &self.options;
+        let callback = format!("{}/oauth/callback", o.public_url);
+        Ok(Next::Redirect(with_query(
+            &format!("{}/rest/oauth2/latest/authorize", o.bitbucket_url),
+            &[
+                ("client_id", &o.client_id),
+                ("redirect_uri", &callback),
+                ("response_type", "code"),
+                ("scope", &o.scope),
+                ("state", &ours),
+                ("code_challenge", &pkce::challenge_of(&verifier)),
+                ("code_challenge_method", "S256"),
+            ],
+            false,
+        )))
+    }
+
+    /// `GET /oauth/callback`: Bitbucket sent the person back; bb takes the grant and gives the
+    /// client a code (blocking: it asks Bitbucket).
+    pub(crate) fn callback(&self, q: &[(String, String)], now_ms: u64) -> Result<Next, OAuthError> {
+        let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let stale = "This login is unknown, was finished already or took too long. Start again from your MCP client.";
+        let Some(state) = get("state") else { return Ok(Next::Page(400, stale.into())) };
+        let Some(p) = self.read::<PendingRecord>(Kind::Pending, &pkce::key_of(state), now_ms, true)? else {
+            return Ok(Next::Page(400, stale.into()));
+        };
+        let back = |pairs: &[(&str, &str)]| {
+            let mut all: Vec<(&str, &str)> = pairs.to_vec();
+            all.push(("state", p.state.as_deref().unwrap_or_default()));
+            all.push(("iss", self.issuer()));
+            Next::Redirect(with_query(&p.redirect_uri, &all, p.state.is_none()))
+        };
+        let Some(code) = get("code") else {
+            let error = if get("error") == Some("access_denied") { "access_denied" } else { "server_error" };
+            return Ok(back(&[("error", error), ("error_description", "Bitbucket did not grant bb access.")]));
+        };
+        let callback = format!("{}/oauth/callback", self.options.public_url);
+        let tokens = match self.options.provider.exchange(code, &p.verifier, &callback) {
+            Ok(t) => t,
+            Err(ProviderError::Refused(why) | ProviderError::Unavailable(why)) => {
+                self.logger.log(bb_core::Level::Warning, &format!("Bitbucket gave no tokens for a login: {why}"));
+                return Ok(back(&[
+                    ("error", "server_error"),
+                    ("error_description", "Bitbucket did not give bb a token."),
+                ]));
+            }
+        };
+        self.logger.hide(&tokens.access);
+        if let Some(r) = &tokens.refresh {
+            self.logger.hide(r);
+        }
+        let Some(user) = self.user_of(&tokens.access) else {
+            return Ok(back(&[
+                ("error", "server_error"),
+                ("error_description", "Bitbucket did not say who logged in."),
+            ]));
+        };
+        let grant = pkce::fresh().map_err(unavailable)?;
+        let record = GrantRecord {
+            user: user.clone(),
+            access: tokens.access,
+            refresh: tokens.refresh,
+            expires_at_ms: now_ms.saturating_add(tokens.expires_in_s.saturating_mul(1000)),
+        };
+        self.put(Kind::Grant, &grant, &record, GRANT_TTL_MS, now_ms)?;
+        let ours = pkce::fresh().map_err(unavailable)?;
+        let code_record = CodeRecord {
+            grant,
+            client_id: p.client_id.clone(),
+            redirect_uri: p.redirect_uri.clone(),
+            challenge: p.challenge.clone(),
+            resource: p.resource.clone(),
+        };
+        self.put(Kind::Code, &pkce::key_of(&ours), &code_record, CODE_TTL_MS, now_ms)?;
+        self.logger.log(bb_core::Level::Info, &format!("{user} logged in with Bitbucket"));
+        Ok(back(&[("code", &ours)]))
+    }
+
+    /// The Bitbucket user `token` names (the `X-AUSERNAME` of a cheap authenticated read).
+    fn user_of(&self, token: &str) -> Option<String> {
+        let request = FetchRequest::get("/rest/api/latest/users", vec![("limit".into(), "1".into())]);
+        match self.bitbucket.fetch(request, Some(&PersonalToken::new(token)), &Cancel::new()) {
+            FetchOutcome::Response(r) if (200..300).contains(&r.status) => r.user.filter(|u| !u.is_empty()),
+            _ => None,
+        }
+    }
+
+    /// `POST /oauth/token`: a code or a refresh token for bb's own tokens.
+    pub(crate) fn token(&self, form: &[(String, String)], now_ms: u64) -> Result<Value, OAuthError> {
+        let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let client_id = get("client_id").unwrap_or_default();
+        let (grant, resource) = match get("grant_type") {
+            Some("authorization_code") => {
+                let code = get("code").unwrap_or_default();
+                let Some(c) = self.read::<CodeRecord>(Kind::Code, &pkce::key_of(code), now_ms, true)? else {
+                    return Err(refuse("invalid_grant", "The code is unknown, expired or used already."));
+                };
+                if c.client_id != client_id {
+                    return Err(refuse("invalid_grant", "The code was given to another client."));
+                }
+                if get("redirect_uri") != Some(c.redirect_uri.as_str()) {
+                    return Err(refuse("invalid_grant", "redirect_uri is not the one the code was given for."));
+                }
+                if !pkce::verifies(get("code_verifier").unwrap_or_default(), &c.challenge) {
+                    return Err(refuse("invalid_grant", "PKCE verification failed: the code_verifier does not match."));
+                }
+                (c.grant, c.resource)
+            }
+            Some("refresh_token") => {
+                let given = get("refresh_token").unwrap_or_default();
+                let Some(r) = self.read::<TokenRecord>(Kind::Refresh, &pkce::key_of(given), now_ms, true)? else {
+                    return Err(refuse("invalid_grant", "The refresh token is unknown, expired or used already."));
+                };
+                if r.client_id != client_id {
+                    return Err(refuse("invalid_grant", "The refresh token was given to another client."));
+                }
+                (r.grant, r.resource)
+            }
+            Some(_) => {
+                return Err(refuse("unsupported_grant_type", "bb accepts authorization_code and refresh_token."));
+            }
+            None => return Err(refuse("invalid_request", "grant_type is required.")),
+        };
+        if let Some(r) = get("resource")
+            && !same_resource(r, &resource)
+        {
+            return Err(refuse("invalid_target", "bb's tokens are for its own MCP endpoint only."));
+        }
+        if self.read::<GrantRecord>(Kind::Grant, &grant, now_ms, false)?.is_none() {
+            return Err(refuse("invalid_grant", LOG_IN_AGAIN));
+        }
+        let (access, refresh) = (pkce::fresh().map_err(unavailable)?, pkce::fresh().map_err(unavailable)?);
+        let record = TokenRecord { grant, client_id: client_id.to_owned(), resource };
+        self.put(Kind::Access, &pkce::key_of(&access), &record, ACCESS_TTL_MS, now_ms)?;
+        self.put(Kind::Refresh, &pkce::key_of(&refresh), &record, REFRESH_TTL_MS, now_ms)?;
+        Ok(json!({
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": ACCESS_TTL_MS / 1000,
+            "refresh_token": refresh,
+        }))
+    }
+
+    /// The person a request to `/mcp` acts for, from bb's access token in its `Authorization`
+    /// (blocking: it may refresh the person's Bitbucket token).
+    pub(crate) fn authenticate(
+        self: &Arc<Self>,
+        bearer: Option<&str>,
+        now_ms: u64,
+    ) -> Result<PersonalToken, Unauthorized> {
+        let invalid = |description: &str| Unauthorized {
+            error: Some("invalid_token"),
+            description: description.to_owned(),
+            status: 401,
+        };
+        let failed = |e: OAuthError| Unauthorized { error: None, description: e.description, status: 503 };
+        let Some(token) = bearer else {
+            return Err(Unauthorized {
+                error: None,
+                description: "Log in with Bitbucket: this server needs a bearer token.".into(),
+                status: 401,
+            });
+        };
+        let Some(t) = self.read::<TokenRecord>(Kind::Access, &pkce::key_of(token), now_ms, false).map_err(failed)?
+        else {
+            return Err(invalid("The access token is unknown or expired."));
+        };
+        if t.resource != self.resource() {
+            return Err(invalid("The access token was issued for another resource."));
+        }
+        let Some(grant) = self.read::<GrantRecord>(Kind::Grant, &t.grant, now_ms, false).map_err(failed)? else {
+            return Err(invalid(LOG_IN_AGAIN));
+        };
+        let grant = if grant.expires_at_ms <= now_ms.saturating_add(REFRESH_AHEAD_MS) {
+            match self.refresh(&t.grant, None, now_ms) {
+                Ok(g) => g,
+                Err(Ended::Ended) => return Err(invalid(LOG_IN_AGAIN)),
+                Err(Ended::Unknown(why)) => return Err(Unauthorized { error: None, description: why, status: 503 }),
+            }
+        } else {
+            grant
+        };
+        let handle: Arc<dyn Grant> = Arc::new(Login { grant: t.grant, authority: Arc::clone(self) });
+        Ok(PersonalToken::of_login(grant.access, grant.user, handle))
+    }
+
+    /// Refreshes grant `id`'s Bitbucket token, one refresh at a time per grant in this process:
+    /// after waiting its turn, a grant another request refreshed meanwhile (here or on another
+    /// replica) is taken as it is. `refused`: the token Bitbucket just refused, if that is why.
+    fn refresh(&self, id: &str, refused: Option<&str>, now_ms: u64) -> Result<GrantRecord, Ended> {
+        let lock = {
+            let mut all = self.refreshing.lock().unwrap_or_else(|p| p.into_inner());
+            if all.len() > 10_000 {
+                all.retain(|_, l| Arc::strong_count(l) > 1);
+            }
+            Arc::clone(all.entry(id.to_owned()).or_default())
+        };
+        let _turn = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let read =
+            |s: &Self| s.read::<GrantRecord>(Kind::Grant, id, now_ms, false).map_err(|e| Ended::Unknown(e.description));
+        let Some(grant) = read(self)? else { return Err(Ended::Ended) };
+        let still_good = match refused {
+            Some(secret) => grant.access != secret,
+            None => grant.expires_at_ms > now_ms.saturating_add(REFRESH_AHEAD_MS),
+        };
+        if still_good {
+            return Ok(grant);
+        }
+        let Some(refresh) = grant.refresh.clone() else {
+            let _ = self.options.store.delete(Kind::Grant, id);
+            return Err(Ended::Ended);
+        };
+        match self.options.provider.refresh(&refresh) {
+            Ok(tokens) => {
+                self.logger.hide(&tokens.access);
+                let renewed = GrantRecord {
+                    user: grant.user,
+                    access: tokens.access,
+                    refresh: tokens.refresh.or(Some(refresh)),
+                    expires_at_ms: now_ms.saturating_add(tokens.expires_in_s.saturating_mul(1000)),
+                };
+                self.put(Kind::Grant, id, &renewed, GRANT_TTL_MS, now_ms).map_err(|e| Ended::Unknown(e.description))?;
+                Ok(renewed)
+            }
+            Err(ProviderError::Refused(why)) => {
+                // Another replica may have spent this refresh token and kept its successor.
+                if let Some(now) = read(self)?
+                    && now.refresh.as_deref() != Some(refresh.as_str())
+                {
+                    return Ok(now);
+                }
+                self.logger.log(
+                    bb_core::Level::Notice,
+                    &format!(
+                        "{}'s Bitbucket grant ended (Bitbucket refused its refresh: {why}); they must log in again",
+                        grant.user
+                    ),
+                );
+                let _ = self.options.store.delete(Kind::Grant, id);
+                Err(Ended::Ended)
+            }
+            Err(ProviderError::Unavailable(why)) => {
+                Err(Ended::Unknown(format!("bb could not renew your Bitbucket login ({why}); try again shortly.")))
+            }
+        }
+    }
+
+    /// Bitbucket refused `secret`, grant `id`'s token: the token to send again, or the end of the grant.
+    fn renew(&self, id: &str, secret: &str, now_ms: u64) -> Result<String, String> {
+        // Refused for want of permission (Bitbucket says 401 for that too) while the token lives: as it is.
+        let alive = {
+            let request = FetchRequest::get("/rest/api/latest/users", vec![("limit".into(), "1".into())]);
+            match self.bitbucket.fetch(request, Some(&PersonalToken::new(secret)), &Cancel::new()) {
+                FetchOutcome::Response(r) => r.status != 401,
+                FetchOutcome::Failed(_) => true,
+            }
+        };
+        if alive {
+            return Ok(secret.to_owned());
+        }
+        match self.refresh(id, Some(secret), now_ms) {
+            Ok(g) => Ok(g.access),
+            Err(Ended::Ended) => Err(LOG_IN_AGAIN.to_owned()),
+            Err(Ended::Unknown(_)) => Ok(secret.to_owned()),
+        }
+    }
+}
+
+/// Why a grant gave no token.
+enum Ended {
+    /// Bitbucket refused its refresh, or it is gone: the person must log in again.
+    Ended,
+    /// The store or Bitbucket did not answer; nothing is decided.
+    Unknown(String),
+}
+
+/// One grant, as the reads of its person's sessions hold it.
+struct Login {
+    grant: String,
+    authority: Arc<Authority>,
+}
+
+impl Grant for Login {
+    fn refused(&self, secret: &str) -> Result<String, String> {
+        self.authority.renew(&self.grant, secret, bb_drive::now_ms())
+    }
+}
+
+/// Whether a client may register `uri` as a redirect URI: `https`, `http` on a loopback host, or an
+/// application's own scheme (`cursor://`, `vscode://`), never with a fragment, at most 2,000 bytes.
+fn redirect_uri_allowed(uri: &str) -> bool {
+    if uri.len() > 2000 || uri.contains('#') || uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return false;
+    }
+    if let Some(rest) = uri.strip_prefix("https://") {
+        return !rest.is_empty();
+    }
+    if let Some(rest) = uri.strip_prefix("http://") {
+        return is_loopback_authority(rest);
+    }
+    match uri.split_once(':') {
+        Some((scheme, rest)) => {
+            !rest.is_empty()
+                && scheme.len() > 1
+                && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+                && !matches!(scheme.to_ascii_lowercase().as_str(), "javascript" | "data" | "file" | "http" | "https")
+        }
+        None => false,
+    }
+}
+
+/// Whether two resource indicators name the same resource (a trailing slash aside).
+fn same_resource(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+/// `base` with `pairs` added to its query, percent-encoded; `skip_state` leaves out an empty `state`.
+fn with_query(base: &str, pairs: &[(&str, &str)], skip_state: bool) -> String {
+    let mut out = base.to_owned();
+    let mut sep = if base.contains('?') { '&' } else { '?' };
+    for (k, v) in pairs {
+        if *k == "state" && skip_state {
+            continue;
+        }
+        out.push(sep);
+        out.push_str(k);
+        out.push('=');
+        out.push_str(&encode(v));
+        sep = '&';
+    }
+    out
+}
+
+/// Percent-encodes a query value (RFC 3986 unreserved characters pass).
+pub(crate) fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(80).collect()
+}
+
+#[cfg(test)]
+mod tests;
