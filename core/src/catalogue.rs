@@ -112,6 +112,7 @@ impl Catalogue {
         let mut tools = crate::tools::all();
         tools.push(crate::views::SHOW);
         tools.push(crate::views::refresh::REFRESH_VIEW);
+        tools.push(crate::views::download::DOWNLOAD_FILE);
         tools.push(crate::views::suggest::SUGGEST_FORM_VALUES);
         tools.push(ENABLE_TOOLSET);
         Catalogue::new(tools, crate::views::KINDS.to_vec())

@@ -90,6 +90,7 @@ fn merge_is_exposed_only_when_asked_for_and_the_destructive_tools_are_those_that
             || [
                 "show",
                 "refresh_view",
+                "download_file",
                 "suggest_form_values",
                 "resolve_ref",
                 "compare_refs",

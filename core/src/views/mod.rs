@@ -13,6 +13,7 @@ pub mod file;
 pub mod form;
 pub mod insights;
 pub mod list;
+pub mod download;
 pub mod refresh;
 pub mod suggest;
 

@@ -188,6 +188,9 @@ fn repo_read(cx: &ReadCx, req: &Request, key: &str, rest: &[&str]) -> Option<api
         [slug, "tags"] => projects::tags(cx, req, key, slug),
         [slug, "tags", name @ ..] if !name.is_empty() => projects::one_tag(cx, key, slug, &name.join("/")),
         [slug, "pull-requests"] => pull_requests::list(cx, req, key, slug),
+        [slug, "pull-requests", patch] if patch.ends_with(".patch") => {
+            diffs::patch(cx, req, key, slug, patch.trim_end_matches(".patch"))
+        }
         [slug, "pull-requests", id] => pull_requests::one(cx, key, slug, id),
         [slug, "pull-requests", id, "merge"] => pull_requests::merge_check(cx, key, slug, id),
         [slug, "pull-requests", id, "auto-merge"] => auto_merge::get(cx, req, key, slug, id),
