@@ -103,8 +103,12 @@ impl Plan for Download {
             Err(e) => return Some(ToolResult::error(e)),
         };
         let (name, mime, what) = match &self.what {
-            What::Patch { id, name } => (name.clone(), "text/x-diff", format!("the patch of PR #{id} in {}/{}", self.project, self.repo)),
-            What::File { path, name } => (name.clone(), "application/octet-stream", format!("{path} in {}/{}", self.project, self.repo)),
+            What::Patch { id, name } => {
+                (name.clone(), "text/x-diff", format!("the patch of PR #{id} in {}/{}", self.project, self.repo))
+            }
+            What::File { path, name } => {
+                (name.clone(), "application/octet-stream", format!("{path} in {}/{}", self.project, self.repo))
+            }
         };
         if bytes.len() > MAX_BYTES {
             return Some(ToolResult::error(format!(

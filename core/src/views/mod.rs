@@ -9,11 +9,11 @@
 pub mod card;
 pub mod compare;
 pub mod diff;
+pub mod download;
 pub mod file;
 pub mod form;
 pub mod insights;
 pub mod list;
-pub mod download;
 pub mod refresh;
 pub mod suggest;
 
