@@ -91,6 +91,25 @@ const diffView = (() => {
   // A gutter cell; `span`: the line is in a multi-line comment's range (a bar, as Bitbucket marks one).
   // `an`: the line's annotations (insights.js), marked by the most severe.
   const num = (n, span, an) => el("td", { class: span ? "bb-ln bb-lspan" : "bb-ln", "aria-hidden": n === null ? "true" : null }, insights.marker(an), n === null ? "" : String(n));
+  // The gutter is as wide as the file's largest line number, as Bitbucket sizes it: the table says how many
+  // digits (data-digits, 3 at least; diff.css widens the line-number columns to fit), from the hunks'
+  // headers and every row drawn, Show more's lines too (`fit` again after each read).
+  function widest(entry) {
+    let max = 0;
+    for (const h of arr(obj(entry.diff).hunks)) {
+      for (const side of [h.old, h.new]) {
+        const [first, lines] = Array.isArray(side) ? side.map(lineNo) : [];
+        if (first !== null && lines) max = Math.max(max, first + lines - 1);
+      }
+    }
+    return max;
+  }
+  function fit(table, entry) {
+    let max = widest(entry);
+    for (const r of table.querySelectorAll("tr[data-old], tr[data-new]")) max = Math.max(max, Number(r.dataset.old) || 0, Number(r.dataset.new) || 0);
+    table.dataset.digits = String(Math.min(7, Math.max(3, String(max).length)));
+    return table;
+  }
 
   // ---- comments ---------------------------------------------------------------------------
   function body(tree, ctx, pre) {
@@ -205,8 +224,8 @@ const diffView = (() => {
     // Below the last hunk only where the whole file is drawn.
     if (entry.plan && drawn >= countLines(entry.diff)) rows.push(...gapRows(entry, entry.plan.after, "unified"));
     const table = el("table", { class: "bb-diff bb-unified", "data-layout": "unified" },
-      el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-ln" }), el("col", {})), el("tbody", {}, rows));
-    return { table, drawn };
+      el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-ln bb-col-ln-new" }), el("col", {})), el("tbody", {}, rows));
+    return { table: fit(table, entry), drawn };
   }
 
   // Which side of a side-by-side diff a thread on a context line was written on: Bitbucket's
@@ -263,9 +282,9 @@ const diffView = (() => {
       if (cut) rows.push(cut);
     });
     if (entry.plan) rows.push(...gapRows(entry, entry.plan.after, "side-by-side"));
-    return el("table", { class: "bb-diff bb-sbs", "data-layout": "side-by-side" },
-      el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" }), el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" })),
-      el("tbody", {}, rows));
+    return fit(el("table", { class: "bb-diff bb-sbs", "data-layout": "side-by-side" },
+      el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" }), el("col", { class: "bb-col-ln bb-col-ln-new" }), el("col", { class: "bb-col-half" })),
+      el("tbody", {}, rows)), entry);
   }
 
   // ---- Show more: the unchanged lines between hunks (expand.js decides what; here, the rows) -----
@@ -298,7 +317,7 @@ const diffView = (() => {
       const group = [...body.children].filter((r) => r.dataset.gap === gap.id);
       const anchor = gap.up ? group[group.length - 1].nextElementSibling : group[0].previousElementSibling;
       const fresh = gapRows(entry, gap, layout);
-      keepPlace(anchor, () => { group[0].before(...fresh); for (const r of group) r.remove(); });
+      keepPlace(anchor, () => { group[0].before(...fresh); for (const r of group) r.remove(); fit(body.closest("table"), entry); });
       const again = fresh.find((r) => r.classList.contains("bb-expand"));
       if (again && had) again.querySelector("button").focus({ preventScroll: true });
     }, (err) => {
