@@ -89,8 +89,10 @@ const diffView = (() => {
     return el("td", { class: `bb-dcode${cls}` }, long ? capped("div", { class: "bb-longline" }, parts, { lines: 4, what: "line" }) : parts);
   }
   // A gutter cell; `span`: the line is in a multi-line comment's range (a bar, as Bitbucket marks one).
-  // `an`: the line's annotations (insights.js), marked by the most severe.
-  const num = (n, span, an) => el("td", { class: span ? "bb-ln bb-lspan" : "bb-ln", "aria-hidden": n === null ? "true" : null }, insights.marker(an), n === null ? "" : String(n));
+  // `mark`: the button of the line's annotations (insights.js), on the new side.
+  const num = (n, span, mark) => el("td", { class: span ? "bb-ln bb-lspan" : "bb-ln", "aria-hidden": n === null ? "true" : null }, mark || null, n === null ? "" : String(n));
+  // The annotations of the line numbered `n` on the new side: its gutter's button and the row it opens.
+  const noteOf = (entry, n, layout) => (n === null || !entry.an || !entry.an.at.has(n) ? null : insights.line(entry.an.at.get(n), entry.path, n, layout));
   // The gutter is as wide as the file's largest line number, as Bitbucket sizes it: the table says how many
   // digits (data-digits, 3 at least; diff.css widens the line-number columns to fit), from the hunks'
   // headers and every row drawn, Show more's lines too (`fit` again after each read).
@@ -108,6 +110,8 @@ const diffView = (() => {
     let max = widest(entry);
     for (const r of table.querySelectorAll("tr[data-old], tr[data-new]")) max = Math.max(max, Number(r.dataset.old) || 0, Number(r.dataset.new) || 0);
     table.dataset.digits = String(Math.min(7, Math.max(3, String(max).length)));
+    // Room in the new side's gutter for the annotations' buttons.
+    table.toggleAttribute("data-marks", Boolean(table.querySelector(".bb-an-mark")));
     return table;
   }
 
@@ -154,21 +158,35 @@ const diffView = (() => {
     const n = lineNo(lines) ?? 0;
     return n === 1 ? `${f}` : `${f},${n}`;
   }
+  // The header as git and Bitbucket write it, with plain numbers: a thousands separator would read as the comma
+  // between a hunk's first line and its count ("+1,12,000"). Its title says the same in words, numbers
+  // formatted as every other count of the page.
   function hunkHead(h, cols) {
     const old = Array.isArray(h.old) ? h.old : [];
     const neu = Array.isArray(h.new) ? h.new : [];
+    const words = (side, [first, n]) => {
+      const f = lineNo(first) ?? 0;
+      const c = lineNo(n) ?? 0;
+      return !c ? null : c === 1 ? `${side} line ${fmt.num(f)}` : `${side} lines ${fmt.num(f)}–${fmt.num(f + c - 1)}`;
+    };
+    const title = [words("old", old), words("new", neu)].filter(Boolean).join(", ");
     return el("tr", { class: "bb-hunk" }, el("td", { colspan: String(cols) },
-      el("span", { class: "bb-hunk-range" }, `@@ -${span(old)} +${span(neu)} @@`), str(h.context) ? [" ", el("span", { class: "bb-hunk-context" }, text(str(h.context)))] : null));
+      el("span", { class: "bb-hunk-range", title: title ? title[0].toUpperCase() + title.slice(1) : null }, `@@ -${span(old)} +${span(neu)} @@`),
+      str(h.context) ? [" ", el("span", { class: "bb-hunk-context" }, text(str(h.context)))] : null));
   }
-  // Bitbucket cut the hunk: what it covers, by its own counts, and how much of it is here.
-  function hunkCut(h, lines, cols) {
-    if (h.truncated !== true) return null;
+  // A hunk with fewer lines here than its header counts (Bitbucket truncated it, or the view's share of the file
+  // ends in it): how many of its lines on each side it has are shown, a side it has none on left unsaid.
+  function hunkCut(h, lines, cols, leftOut) {
     const oldSpan = lineNo((h.old || [])[1]) ?? 0;
     const newSpan = lineNo((h.new || [])[1]) ?? 0;
     const oldHere = lines.filter((l) => lineNo(l.o) !== null).length;
     const newHere = lines.filter((l) => lineNo(l.n) !== null).length;
+    if (h.truncated !== true && oldHere >= oldSpan && newHere >= newSpan) return null;
+    const of = (here, n, side) => `${fmt.num(here)} of its ${fmt.count(n, `${side}line`, `${side}lines`)}`;
+    const sides = newSpan && oldSpan ? `${of(newHere, newSpan, "new ")} and ${of(oldHere, oldSpan, "old ")}`
+      : newSpan ? of(newHere, newSpan, "") : of(oldHere, oldSpan, "");
     return el("tr", { class: "bb-hunk-cut" }, el("td", { colspan: String(cols) },
-      `Bitbucket truncated this hunk: ${fmt.num(newHere)} of its ${fmt.count(newSpan, "new line", "new lines")} and ${fmt.num(oldHere)} of its ${fmt.count(oldSpan, "old line", "old lines")} are shown.`));
+      `${h.truncated === true && !leftOut ? "Bitbucket truncated this hunk" : "This hunk is cut"}: ${sides} are shown.`));
   }
   const rowAttrs = (path, kind, o, n, span = []) => ({ class: `bb-dl bb-dl-${kind}`, "data-path": path, "data-old": o, "data-new": n, "data-span": span.join(" ") || null });
   // The lines multi-line comments cover (Bitbucket's multilineMarker: anchor.from to anchor.line), each
@@ -203,6 +221,8 @@ const diffView = (() => {
     hunks.forEach((h, i) => {
       if (drawn >= limit) return;
       const lines = arr(h.lines);
+      // A hunk none of whose lines the view carries is not drawn: the file's message counts them.
+      if (!lines.length && (lineNo(entry.diff.leftOut) || entry.diff.truncated === true)) return;
       if (entry.plan) rows.push(...gapRows(entry, entry.plan.before[i], "unified"));
       rows.push(hunkHead(h, 3));
       for (const line of lines) {
@@ -212,13 +232,13 @@ const diffView = (() => {
         const o = lineNo(line.o);
         const n = lineNo(line.n);
         const span = sides(line);
-        const an = n === null || !entry.an ? null : entry.an.at.get(n);
-        rows.push(el("tr", rowAttrs(entry.path, t, o, n, span), num(o, span.includes("old")), num(n, span.includes("new"), an), codeCell(line)));
+        const note = noteOf(entry, n, "unified");
+        rows.push(el("tr", rowAttrs(entry.path, t, o, n, span), num(o, span.includes("old")), num(n, span.includes("new"), note && note.mark), codeCell(line)));
         const c = threads(line.c, ctx);
         if (c) rows.push(el("tr", { class: "bb-dc" }, el("td", { colspan: "3" }, c)));
-        if (an) rows.push(insights.rows(an, 3));
+        if (note) rows.push(note.row);
       }
-      const cut = hunkCut(h, lines, 3);
+      const cut = hunkCut(h, lines, 3, lineNo(entry.diff.leftOut));
       if (cut && drawn < limit) rows.push(cut);
     });
     // Below the last hunk only where the whole file is drawn.
@@ -237,10 +257,10 @@ const diffView = (() => {
     return lineNo(a.line) !== null && a.line === lineNo(line.o) && a.line !== lineNo(line.n) ? "old" : "new";
   }
   // Side-by-side: removed lines on the left beside the added lines that replace them, context on both.
-  function half(line, side, span, an) {
+  function half(line, side, span, mark) {
     if (!line) return [el("td", { class: "bb-ln bb-none", "aria-hidden": "true" }), el("td", { class: "bb-dcode bb-none" })];
     const t = SIGN[line.t] ? line.t : "C";
-    return [num(lineNo(side === "old" ? line.o : line.n), span && span.includes(side), side === "new" && an ? an.at.get(lineNo(line.n)) : null), codeCell(line, ` bb-side-${t}`)];
+    return [num(lineNo(side === "old" ? line.o : line.n), span && span.includes(side), mark), codeCell(line, ` bb-side-${t}`)];
   }
   function sideBySide(entry, ctx) {
     const rows = [];
@@ -250,7 +270,8 @@ const diffView = (() => {
       const n = right ? lineNo(right.n) : null;
       const kind = left && right && left === right ? "C" : "X";
       const span = [...sides(left).filter((s) => s === "old"), ...sides(right).filter((s) => s === "new")];
-      rows.push(el("tr", rowAttrs(entry.path, kind, o, n, span), half(left, "old", span), half(right, "new", span, entry.an)));
+      const note = noteOf(entry, n, "side-by-side");
+      rows.push(el("tr", rowAttrs(entry.path, kind, o, n, span), half(left, "old", span), half(right, "new", span, note && note.mark)));
       const l = [];
       const r = [];
       for (const line of left === right ? [left] : [left, right]) {
@@ -260,10 +281,11 @@ const diffView = (() => {
       if (l.length || r.length) {
         rows.push(el("tr", { class: "bb-dc" }, el("td", { colspan: "2", class: "bb-dc-old" }, threads(l, ctx)), el("td", { colspan: "2", class: "bb-dc-new" }, threads(r, ctx))));
       }
-      if (n !== null && entry.an && entry.an.at.has(n)) rows.push(insights.rows(entry.an.at.get(n), 4));
+      if (note) rows.push(note.row);
     };
     arr(entry.diff.hunks).forEach((h, i) => {
       const lines = arr(h.lines);
+      if (!lines.length && (lineNo(entry.diff.leftOut) || entry.diff.truncated === true)) return;
       if (entry.plan) rows.push(...gapRows(entry, entry.plan.before[i], "side-by-side"));
       rows.push(hunkHead(h, 4));
       let removed = [];
@@ -278,7 +300,7 @@ const diffView = (() => {
         else { flush(); emit(line, line); }
       }
       flush();
-      const cut = hunkCut(h, lines, 4);
+      const cut = hunkCut(h, lines, 4, lineNo(entry.diff.leftOut));
       if (cut) rows.push(cut);
     });
     if (entry.plan) rows.push(...gapRows(entry, entry.plan.after, "side-by-side"));
@@ -352,8 +374,17 @@ const diffView = (() => {
   function message(cls, title, ...more) {
     return el("div", { class: `bb-dmsg ${cls}`, role: "note" }, el("strong", {}, title), more.length ? el("div", { class: "bb-dmsg-more" }, more) : null);
   }
-  // What Bitbucket says instead of, or above, the lines of a file.
-  function messages(entry, pr) {
+  // How many lines the file's diff has: exact where Bitbucket sent them all (those carried and those the view's
+  // share left out), or an added or deleted file's one hunk (its header counts them); else null.
+  function fileLines(d) {
+    if (d.truncated !== true) return countLines(d) + (lineNo(d.leftOut) || 0);
+    const hunks = arr(d.hunks);
+    if (hunks.length !== 1) return null;
+    const [o, n] = [lineNo((hunks[0].old || [])[1]) ?? 0, lineNo((hunks[0].new || [])[1]) ?? 0];
+    return !o || !n ? o + n : null;
+  }
+  // What Bitbucket says instead of, or above, the lines of a file; `drawn`: the lines this block draws.
+  function messages(entry, pr, drawn) {
     const d = entry.diff;
     const out = [];
     const open = link(diffUrl(pr, entry.path), { class: "bb-link" }, "Open it in Bitbucket");
@@ -371,10 +402,14 @@ const diffView = (() => {
     if (d.binary === true) out.push(message("bb-dmsg-info", "Binary file", "This file can't be viewed in your browser. ", open, "."));
     else if (d.truncated === true && !hunks.length) out.push(message("bb-dmsg-warn", "The diff for this file is too large to render", open, "."));
     else if (d.truncated === true || lineNo(d.leftOut)) {
-      // Bitbucket's cut (`truncated`), bb's (`leftOut`: lines past the view's share, skipped as read), or both.
-      const left = lineNo(d.leftOut);
-      const shown = `${fmt.count(countLines(d), "line is", "lines are")} shown${left ? `, ${fmt.num(left)} more are in Bitbucket` : ""}. `;
-      out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", d.truncated === true ? `Bitbucket truncated it: ${shown}` : shown, open, "."));
+      // Bitbucket's cut (`truncated`), the view's (`leftOut`: lines past its share, skipped as read), or both: what
+      // is drawn of the file's lines (all of them counted where known), and, inline, what full screen draws.
+      const carried = countLines(d);
+      const total = fileLines(d);
+      const of = total !== null && total > drawn ? ` of its ${fmt.num(total)} lines are` : drawn === 1 ? " line is" : " lines are";
+      const here = drawn < carried ? ` shown here${fullscreenOffered() ? `; full screen shows ${fmt.num(carried)}` : ""}. ` : " shown. ";
+      const by = d.truncated === true && !lineNo(d.leftOut) ? "Bitbucket truncated it: " : "";
+      out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", `${by}${fmt.num(drawn)}${of}${here}`, open, "."));
     }
     else if (!hunks.length) {
       const c = change(entry);
@@ -409,8 +444,8 @@ const diffView = (() => {
   }
   function fileBlock(entry, ctx, pr, layout, limit) {
     const d = entry.diff;
-    const parts = [fileHead(entry), messages(entry, pr)];
-    let drawn = 0;
+    const parts = [fileHead(entry), null];
+    let drawn = d ? countLines(d) : 0;
     // Annotations on the lines this block draws go under them; the others are listed at the file's top.
     const drawnNew = new Set();
     let budget = layout === "side-by-side" ? Infinity : limit;
@@ -430,6 +465,7 @@ const diffView = (() => {
         if (rest > 0) parts.push(el("p", { class: "bb-dnote bb-rest", "data-note": "rest" }, `${fmt.count(rest, "more line", "more lines")} of this file ${rest === 1 ? "is" : "are"} not drawn here.`));
       }
     } else if (d) parts.push(threads(d.fileComments, ctx, " bb-fcomments"));
+    parts[1] = messages(entry, pr, drawn);
     return { node: el("section", { class: "bb-file", "data-file": entry.path, "aria-label": entry.path.slice(0, 300), tabindex: "-1" }, parts), drawn };
   }
 

@@ -113,3 +113,130 @@ test("the source view's line numbers up to five digits sit on one line, inline a
     await v.page.close();
   }
 });
+
+// ---- 6. Show more only where lines are hidden --------------------------------------------------
+// bb's answer to a read of lines [start_line, start_line + line_count) of src/client.rs (74 lines).
+function fileWindow(show) {
+  const data = fixture("file-client");
+  const lines = data.file.lines.filter((l) => l.n >= show.start_line && l.n < show.start_line + show.line_count);
+  const end = lines.length ? lines[lines.length - 1].n : show.start_line - 1;
+  Object.assign(data.file, { at: show.at, start: show.start_line, lines, end, last: end >= 74, total: end >= 74 ? 74 : null });
+  data.call = show;
+  return result(data);
+}
+// diff-expand with two short files changed at their ends, as a diff with 10 lines of context draws them: a
+// 17-line file whose last line changed (old 16 lines), and a 16-line one whose hunk ends 4 lines after its change.
+function shortFiles() {
+  const data = fixture("diff-expand");
+  const ctx = (from, to, by = 0) => Array.from({ length: to - from + 1 }, (_, i) => ({ o: from + i, n: from + i + by, s: `let v${from + i} = ${from + i};` }));
+  const files = [
+    { path: "src/seventeen.rs", hunks: [{ context: null, old: [6, 11], new: [6, 12], truncated: false,
+      lines: [...ctx(6, 15), { t: "R", o: 16, s: "}" }, { t: "A", n: 16, s: "    done();" }, { t: "A", n: 17, s: "}" }] }] },
+    { path: "src/sixteen.rs", hunks: [{ context: null, old: [2, 15], new: [2, 15], truncated: false,
+      lines: [...ctx(2, 11), { t: "R", o: 12, s: "old();" }, { t: "A", n: 12, s: "new();" }, ...ctx(13, 16)] }] },
+  ];
+  for (const f of files) {
+    data.diff.files.unshift({ path: f.path, srcPath: null, type: "MODIFY", comments: 0, conflicted: false });
+    data.diff.diffs.unshift({ path: f.path, srcPath: f.path, binary: false, truncated: false, language: "Rust", fileComments: [], outdatedComments: 0, contextLines: 10, hunks: f.hunks });
+  }
+  // src/client.rs with 3 lines of context (as compare reads it): 3 after its last change, so the file may go on.
+  data.diff.diffs.find((d) => d.path === "src/client.rs").contextLines = 3;
+  return data;
+}
+const expandRows = (frame, path) => frame.locator(`.bb-file[data-file="${path}"] tr.bb-expand`).evaluateAll((rows) => rows.map((r) => `${r.dataset.gap}:${r.dataset.from}-${r.dataset.to || ""}`));
+
+test("Show more is not offered below a last hunk where the file ends, and is where it may go on: inline at 700 px and fullscreen", async () => {
+  for (const mode of [{ width: 700, maxHeight: 3000 }, { displayMode: "fullscreen", theme: "dark" }]) {
+    const v = await mountDiff(shortFiles(), mode, (p) => fileWindow(p.arguments.show));
+    const { frame } = v;
+    for (const layout of mode.displayMode ? ["unified", "side-by-side"] : ["unified"]) {
+      if (mode.displayMode) await frame.locator('.bb-tbtn[data-path="src/seventeen.rs"]').click();
+      if (layout === "side-by-side") await frame.getByRole("button", { name: "Side-by-side diff" }).click();
+      // The 17-line file: above its hunk lines 1–5, nothing below (its last line changed).
+      assert.deepEqual(await expandRows(frame, "src/seventeen.rs"), ["0:1-5"], layout);
+      if (mode.displayMode) await frame.locator('.bb-tbtn[data-path="src/sixteen.rs"]').click();
+      // The 16-line file: line 1 above, nothing below (4 lines after its change, of 10 that would be drawn).
+      assert.deepEqual(await expandRows(frame, "src/sixteen.rs"), ["0:1-1"], layout);
+      if (mode.displayMode) await frame.locator('.bb-tbtn[data-path="src/client.rs"]').click();
+      assert.deepEqual(await expandRows(frame, "src/client.rs"), ["0:1-9", "1:18-44", "end:50-"], `${layout}: the file may go on below`);
+    }
+    if (!mode.displayMode) await v.frame.locator('.bb-file[data-file="src/sixteen.rs"]').scrollIntoViewIfNeeded();
+    await shot(v.page, `diffpage-show-more-end-${mode.displayMode || "700"}`);
+    assert.deepEqual(v.errors, []);
+    await v.page.close();
+  }
+});
+
+// ---- 4. a cut file's counts agree with what is drawn and with each other -----------------------
+// A 12,000-line added file Bitbucket cut at 10,000 lines, of which the view's share kept 4,000 (6,000 left out);
+// and a changed file whose share ended inside its first hunk (1,000 of its 1,500 lines) and before its second.
+function cutFiles() {
+  const data = fixture("diff-view");
+  const added = Array.from({ length: 4000 }, (_, i) => ({ t: "A", n: i + 1, s: `row(${i + 1});` }));
+  const context = Array.from({ length: 1000 }, (_, i) => ({ o: i + 1, n: i + 1, s: `keep(${i + 1});` }));
+  data.diff.files.unshift({ path: "data/big.rs", srcPath: null, type: "ADD", comments: 0, conflicted: false },
+    { path: "data/long.rs", srcPath: "data/long.rs", type: "MODIFY", comments: 0, conflicted: false });
+  data.diff.diffs.unshift(
+    { path: "data/big.rs", srcPath: null, binary: false, truncated: true, leftOut: 6000, language: "Rust", fileComments: [], outdatedComments: 0,
+      hunks: [{ context: null, old: [0, 0], new: [1, 12000], truncated: true, lines: added }] },
+    { path: "data/long.rs", srcPath: "data/long.rs", binary: false, truncated: false, leftOut: 521, language: "Rust", fileComments: [], outdatedComments: 0,
+      hunks: [{ context: null, old: [1, 1500], new: [1, 1500], truncated: false, lines: context },
+        { context: "fn tail()", old: [2000, 10], new: [2000, 11], truncated: false, lines: [] }] });
+  return data;
+}
+const said = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.replace(/\s+/g, " ").trim()));
+// No sentence of the file counts lines without the separator, nor a side the hunk does not have.
+async function countsAlike(frame, path) {
+  const sentences = await said(frame.locator(`.bb-file[data-file="${path}"] :is(.bb-dmsg, .bb-hunk-cut, .bb-dnote)`));
+  for (const s of sentences) {
+    assert.doesNotMatch(s, /\d{4}/, `"${s}": counts with a thousands separator`);
+    assert.doesNotMatch(s, /\b0 of its 0\b/, `"${s}"`);
+  }
+  return sentences;
+}
+
+test("a cut 12,000-line file: every count agrees with the lines drawn and with the others, fullscreen at 1000 and 700 px", async () => {
+  for (const width of [1000, 700]) {
+    // A host's full-screen pane: the frame as high as the screen, the view scrolling inside it.
+    const v = await mountDiff(cutFiles(), { displayMode: "fullscreen", width, frameHeight: 640, theme: width === 700 ? "dark" : "light" });
+    const { frame } = v;
+    await frame.locator('.bb-tbtn[data-path="data/big.rs"]').click();
+    await shot(v.page, `diffpage-counts-fullscreen-${width}-top`);
+    const big = frame.locator('.bb-file[data-file="data/big.rs"]');
+    assert.equal(await big.locator("tr.bb-dl").count(), 4000);
+    assert.equal(await big.locator(".bb-dmsg-warn").textContent(), "The diff for this file is too large to render in full4,000 of its 12,000 lines are shown. Open it in Bitbucket.");
+    assert.equal(await big.locator(".bb-hunk-range").textContent(), "@@ -0,0 +1,12000 @@");
+    assert.equal(await big.locator(".bb-hunk-range").getAttribute("title"), "New lines 1–12,000");
+    assert.deepEqual(await said(big.locator(".bb-hunk-cut")), ["This hunk is cut: 4,000 of its 12,000 lines are shown."]);
+    await countsAlike(frame, "data/big.rs");
+    assert.deepEqual(await gutterFaults(frame), []);
+    await big.locator(".bb-hunk-cut").evaluate((r) => r.scrollIntoView({ block: "center" }));
+    await shot(v.page, `diffpage-counts-fullscreen-${width}-end`);
+    await frame.locator('.bb-tbtn[data-path="data/long.rs"]').click();
+    const long = frame.locator('.bb-file[data-file="data/long.rs"]');
+    assert.equal(await long.locator("tr.bb-dl").count(), 1000);
+    assert.match(await long.locator(".bb-dmsg-warn").textContent(), /1,000 of its 1,521 lines are shown\./);
+    // The hunk the share ended in says so by its own counts; the one it carries no line of is not drawn.
+    assert.deepEqual(await said(long.locator(".bb-hunk-cut")), ["This hunk is cut: 1,000 of its 1,500 new lines and 1,000 of its 1,500 old lines are shown."]);
+    assert.deepEqual(await said(long.locator(".bb-hunk-range")), ["@@ -1,1500 +1,1500 @@"]);
+    await countsAlike(frame, "data/long.rs");
+    assert.deepEqual(v.errors, []);
+    await v.page.close();
+  }
+});
+
+test("a cut 12,000-line file inline at 700 px: what is drawn here, what full screen draws and what is left, all agreeing", async () => {
+  for (const theme of ["light", "dark"]) {
+    const v = await mountDiff(cutFiles(), { width: 700, theme });
+    const { frame } = v;
+    const big = frame.locator('.bb-file[data-file="data/big.rs"]');
+    const drawn = await big.locator("tr.bb-dl").count();
+    assert.equal(drawn, 120);
+    assert.equal(await big.locator(".bb-dmsg-warn .bb-dmsg-more").textContent(), "120 of its 12,000 lines are shown here; full screen shows 4,000. Open it in Bitbucket.");
+    assert.equal(await big.locator('[data-note="rest"]').textContent(), "3,880 more lines of this file are not drawn here.");
+    await countsAlike(frame, "data/big.rs");
+    assert.deepEqual(v.errors, []);
+    await shot(v.page, `diffpage-counts-700-${theme}`);
+    await v.page.close();
+  }
+});
