@@ -82,9 +82,37 @@ const diffView = (() => {
   const SIGN = { A: "+", R: "-", C: " " };
   const SAID = { A: "added: ", R: "removed: ", C: "" };
   const LONG = 500; // code points past which a line is cut at four rows, the whole a click away
+  // Code wraps where it must between identifiers, never inside one: a break opportunity (wbr) before each word
+  // that follows punctuation ("self.|send(|Request::|get(url)"); diff.css breaks inside a word only when the
+  // word alone is wider than its column.
+  const WORD = /[\p{L}\p{N}_]/u;
+  function breakable(nodes) {
+    let prev = " ";
+    const split = (t) => {
+      const pieces = [];
+      let from = 0;
+      for (let i = 0; i < t.length; i++) {
+        if (WORD.test(t[i]) && !WORD.test(prev) && prev.trim()) {
+          if (i > from) pieces.push(t.slice(from, i));
+          pieces.push(el("wbr", {}));
+          from = i;
+        }
+        prev = t[i];
+      }
+      pieces.push(t.slice(from));
+      return pieces;
+    };
+    return nodes.flat(Infinity).flatMap((n) => {
+      if (typeof n === "string") return split(n);
+      if (!n || n.nodeType !== 1) return [];
+      if (!n.childElementCount) n.replaceChildren(...split(n.textContent));
+      else prev = n.textContent.slice(-1) || prev;
+      return [n];
+    });
+  }
   function codeCell(line, cls = "") {
     const t = SIGN[line.t] ? line.t : "C";
-    const parts = [el("span", { class: "bb-sign", "aria-hidden": "true" }, SIGN[t]), SAID[t] ? sr(SAID[t]) : null, code(line)];
+    const parts = [el("span", { class: "bb-sign", "aria-hidden": "true" }, SIGN[t]), SAID[t] ? sr(SAID[t]) : null, breakable([code(line)])];
     const long = str(line.s).length > LONG && Array.from(str(line.s)).length > LONG;
     return el("td", { class: `bb-dcode${cls}` }, long ? capped("div", { class: "bb-longline" }, parts, { lines: 4, what: "line" }) : parts);
   }
@@ -642,6 +670,24 @@ const diffView = (() => {
     memory.set(key, Object.assign({}, memory.get(key), part));
     return memory.get(key);
   }
+  // Side-by-side where each half holds MIN_HALF columns of code, else unified (Bitbucket draws side-by-side at any
+  // width; at 700 px its halves would hold 20-odd columns). Measured from the pane's width and the mono font's.
+  const MIN_HALF = 40;
+  let chWidth = 0;
+  function halfColumns(width, entry) {
+    if (!chWidth) {
+      const probe = el("span", { class: "bb-diff bb-ch-probe", "aria-hidden": "true" }, "0".repeat(20));
+      document.body.append(probe);
+      chWidth = probe.getBoundingClientRect().width / 20;
+      probe.remove();
+    }
+    if (!(chWidth > 0)) return Infinity;
+    const gutter = Math.max(3, String(widest(entry)).length) * chWidth + 12;
+    const marks = arr(obj(entry.diff).annotations).length ? 26 : 0;
+    return ((width - 2 * gutter - marks - 2) / 2 - 10) / chWidth - 1.5;
+  }
+  let onResize = null; // the full screen view's check of its layout when the window's width changes
+  window.addEventListener("resize", () => { if (onResize) onResize(); });
   function full(d, ctx, pr, list, finish) {
     const seen = remember(pr, {});
     const order = [];
@@ -650,7 +696,18 @@ const diffView = (() => {
     let layout = seen.layout === "side-by-side" ? "side-by-side" : "unified";
     let hidden = seen.hidden === true;
     const pane = el("section", { class: "bb-pane", "aria-label": "The selected file" });
-    const treeBox = el("nav", { class: "bb-tree", "aria-label": "Files" }, filesHeading(list, d), el("ul", { class: "bb-tlist", role: "list" }, treeNodes(tree(list), (i) => select(order.indexOf(i)), order)));
+    const treeBox = el("nav", { class: "bb-tree", id: "bb-file-tree", "aria-label": "Files" }, filesHeading(list, d), el("ul", { class: "bb-tlist", role: "list" }, treeNodes(tree(list), (i) => select(order.indexOf(i)), order)));
+    // Bitbucket's Hide file tree / Show file tree: the person's choice is kept; until they choose, the tree is
+    // hidden where it would take more than a third of the width.
+    const narrow = () => document.documentElement.clientWidth < 720;
+    const treeHidden = () => (typeof seen.tree === "boolean" ? !seen.tree : narrow());
+    const box = el("div", { class: "bb-dlayout" }, treeBox, el("div", { class: "bb-dcol" }, finish, pane));
+    const placeTree = () => box.classList.toggle("bb-tree-hidden", treeHidden());
+    placeTree();
+    // The pane's width: measured once it is on the page, else what the page leaves it.
+    const paneWidth = () => (pane.isConnected && pane.clientWidth ? pane.clientWidth
+      : document.documentElement.clientWidth - 32 - (treeHidden() ? 0 : 252));
+    let fitted = null;
     list.forEach((_, i) => { if (!order.includes(i)) order.push(i); });
     // Full screen opens where the inline view starts, the first file listed (or the one the person last chose);
     // previous and next follow the tree.
@@ -668,7 +725,8 @@ const diffView = (() => {
     function draw() {
       const e = list[index];
       const type = str(e.file.type);
-      const sbsOffered = type !== "ADD" && type !== "DELETE" && e.diff && !e.diff.error && arr(e.diff.hunks).length > 0;
+      fitted = halfColumns(paneWidth(), e) >= MIN_HALF;
+      const sbsOffered = type !== "ADD" && type !== "DELETE" && e.diff && !e.diff.error && arr(e.diff.hunks).length > 0 && fitted;
       const shown = sbsOffered ? layout : "unified";
       const choose = (which) => () => { layout = which; remember(pr, { layout }); draw(); };
       // Bitbucket's Diff options: the layout where it offers side-by-side, and Hide comments.
@@ -679,7 +737,10 @@ const diffView = (() => {
           el("button", { type: "button", class: "bb-segbtn", "data-focus": "unified", "aria-pressed": String(shown === "unified"), onclick: choose("unified") }, "Unified diff"),
           el("button", { type: "button", class: "bb-segbtn", "data-focus": "sbs", "aria-pressed": String(shown === "side-by-side"), onclick: choose("side-by-side") }, "Side-by-side diff")] : null,
         commented ? el("button", { type: "button", class: "bb-segbtn bb-hide-btn", "data-focus": "hide", "aria-pressed": String(hidden), onclick: toggle }, "Hide comments") : null) : null;
-      const nav = el("div", { class: "bb-fnav" },
+      const shownTree = !treeHidden();
+      const treeToggle = el("button", { type: "button", class: "bb-more bb-tree-toggle", "data-focus": "tree", "aria-controls": "bb-file-tree", "aria-expanded": String(shownTree),
+        onclick: () => { remember(pr, { tree: !shownTree }); seen.tree = !shownTree; placeTree(); draw(); } }, shownTree ? "Hide file tree" : "Show file tree");
+      const nav = el("div", { class: "bb-fnav" }, treeToggle,
         el("button", { type: "button", class: "bb-more bb-prev", "data-focus": "prev", disabled: list.length < 2 ? "" : null, onclick: () => select(pos - 1), title: "Previous file" }, "← Previous file"),
         el("span", { class: "bb-muted bb-fpos" }, `${fmt.num(pos + 1)} of ${fmt.num(list.length)}`),
         el("button", { type: "button", class: "bb-more bb-next", "data-focus": "next", disabled: list.length < 2 ? "" : null, onclick: () => select(pos + 1), title: "Next file" }, "Next file →"),
@@ -692,12 +753,19 @@ const diffView = (() => {
       pane.dataset.path = e.path;
       pane.dataset.layout = shown;
       pane.classList.toggle("bb-hide-comments", Boolean(hidden && commented));
-      requestAnimationFrame(() => checkCaps(pane));
+      requestAnimationFrame(() => { checkCaps(pane); refit(); });
     }
+    // Drawn again when the width it was fitted to no longer says the same (the pane first placed, a resize).
+    function refit() {
+      if (!pane.isConnected || !list.length) return;
+      placeTree();
+      if ((halfColumns(paneWidth(), list[index]) >= MIN_HALF) !== fitted || (typeof seen.tree !== "boolean" && pane.querySelector(".bb-tree-toggle").ariaExpanded !== String(!treeHidden()))) draw();
+    }
+    onResize = refit;
     pane.tabIndex = -1;
     if (list.length) select(pos);
     else pane.append(el("p", { class: "bb-muted" }, "No files changed."));
-    return [beyond(d, list, pr), el("div", { class: "bb-dlayout" }, treeBox, el("div", { class: "bb-dcol" }, finish, pane))];
+    return [beyond(d, list, pr), box];
   }
 
   function draw(data, ctx) {

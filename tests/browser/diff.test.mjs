@@ -12,7 +12,8 @@ after(async () => { await browser?.close(); });
 
 async function diff(name, mount = {}) {
   const data = fixture(name);
-  const v = await open(browser, { mount: { input: data.call, result: result(data), ...mount } });
+  // Full screen as a host draws it: 1000 px wide (side-by-side needs the room).
+  const v = await open(browser, { mount: { input: data.call, result: result(data), width: mount.displayMode ? 1000 : undefined, ...mount } });
   await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
   return { ...v, data };
 }
@@ -383,7 +384,7 @@ function fileWindow(show) {
 }
 async function expandable(mount = {}, answer = (p) => fileWindow(p.arguments.show), name = "diff-expand") {
   const data = fixture(name);
-  const v = await open(browser, { answer, colorScheme: mount.theme === "dark" ? "dark" : "light", mount: { input: data.call, result: result(data), ...mount } });
+  const v = await open(browser, { answer, colorScheme: mount.theme === "dark" ? "dark" : "light", mount: { input: data.call, result: result(data), width: mount.displayMode ? 1000 : undefined, ...mount } });
   await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
   if (!mount.displayMode) return { ...v, data };
   await v.frame.locator('.bb-tbtn[data-path="src/client.rs"]').click();

@@ -12,6 +12,11 @@ after(async () => { await browser?.close(); });
 
 const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 
+// Opens `path` from the file tree, shown first where it starts hidden (a narrow full screen).
+async function pick(frame, path) {
+  if (!(await frame.locator(".bb-tree").isVisible())) await frame.locator(".bb-tree-toggle").click();
+  await frame.locator(`.bb-tbtn[data-path="${path}"]`).click();
+}
 async function mountDiff(data, mount = {}, answer) {
   const v = await open(browser, { answer, colorScheme: mount.theme === "dark" ? "dark" : "light", mount: { input: data.call, result: result(data), ...mount } });
   await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
@@ -83,7 +88,7 @@ test("line numbers up to five digits sit on one line: inline at 700 px, light an
 test("line numbers up to five digits sit on one line: fullscreen, unified and side-by-side, at 1000 and 700 px", async () => {
   for (const width of [1000, 700]) {
     const v = await mountDiff(longFile(), { displayMode: "fullscreen", width, theme: width === 700 ? "dark" : "light" });
-    await v.frame.locator('.bb-tbtn[data-path="src/client.rs"]').click();
+    await pick(v.frame, "src/client.rs");
     assert.deepEqual(await gutterFaults(v.frame), [], `${width}: unified`);
     const sbs = v.frame.getByRole("button", { name: "Side-by-side diff" });
     if (await sbs.count()) {
@@ -92,7 +97,7 @@ test("line numbers up to five digits sit on one line: fullscreen, unified and si
       assert.deepEqual(await gutterFaults(v.frame), [], `${width}: side-by-side`);
     }
     await shot(v.page, `diffpage-gutter-fullscreen-${width}`);
-    await v.frame.locator('.bb-tbtn[data-path="docs/retry.md"]').click();
+    await pick(v.frame, "docs/retry.md");
     assert.deepEqual(await gutterFaults(v.frame), [], `${width}: the added file`);
     assert.deepEqual(v.errors, []);
     await v.page.close();
@@ -146,18 +151,18 @@ function shortFiles() {
 const expandRows = (frame, path) => frame.locator(`.bb-file[data-file="${path}"] tr.bb-expand`).evaluateAll((rows) => rows.map((r) => `${r.dataset.gap}:${r.dataset.from}-${r.dataset.to || ""}`));
 
 test("Show more is not offered below a last hunk where the file ends, and is where it may go on: inline at 700 px and fullscreen", async () => {
-  for (const mode of [{ width: 700, maxHeight: 3000 }, { displayMode: "fullscreen", theme: "dark" }]) {
+  for (const mode of [{ width: 700, maxHeight: 3000 }, { displayMode: "fullscreen", width: 1000, theme: "dark" }]) {
     const v = await mountDiff(shortFiles(), mode, (p) => fileWindow(p.arguments.show));
     const { frame } = v;
     for (const layout of mode.displayMode ? ["unified", "side-by-side"] : ["unified"]) {
-      if (mode.displayMode) await frame.locator('.bb-tbtn[data-path="src/seventeen.rs"]').click();
+      if (mode.displayMode) await pick(frame, "src/seventeen.rs");
       if (layout === "side-by-side") await frame.getByRole("button", { name: "Side-by-side diff" }).click();
       // The 17-line file: above its hunk lines 1–5, nothing below (its last line changed).
       assert.deepEqual(await expandRows(frame, "src/seventeen.rs"), ["0:1-5"], layout);
-      if (mode.displayMode) await frame.locator('.bb-tbtn[data-path="src/sixteen.rs"]').click();
+      if (mode.displayMode) await pick(frame, "src/sixteen.rs");
       // The 16-line file: line 1 above, nothing below (4 lines after its change, of 10 that would be drawn).
       assert.deepEqual(await expandRows(frame, "src/sixteen.rs"), ["0:1-1"], layout);
-      if (mode.displayMode) await frame.locator('.bb-tbtn[data-path="src/client.rs"]').click();
+      if (mode.displayMode) await pick(frame, "src/client.rs");
       assert.deepEqual(await expandRows(frame, "src/client.rs"), ["0:1-9", "1:18-44", "end:50-"], `${layout}: the file may go on below`);
     }
     if (!mode.displayMode) await v.frame.locator('.bb-file[data-file="src/sixteen.rs"]').scrollIntoViewIfNeeded();
@@ -200,7 +205,7 @@ test("a cut 12,000-line file: every count agrees with the lines drawn and with t
     // A host's full-screen pane: the frame as high as the screen, the view scrolling inside it.
     const v = await mountDiff(cutFiles(), { displayMode: "fullscreen", width, frameHeight: 640, theme: width === 700 ? "dark" : "light" });
     const { frame } = v;
-    await frame.locator('.bb-tbtn[data-path="data/big.rs"]').click();
+    await pick(frame, "data/big.rs");
     await shot(v.page, `diffpage-counts-fullscreen-${width}-top`);
     const big = frame.locator('.bb-file[data-file="data/big.rs"]');
     assert.equal(await big.locator("tr.bb-dl").count(), 4000);
@@ -212,7 +217,7 @@ test("a cut 12,000-line file: every count agrees with the lines drawn and with t
     assert.deepEqual(await gutterFaults(frame), []);
     await big.locator(".bb-hunk-cut").evaluate((r) => r.scrollIntoView({ block: "center" }));
     await shot(v.page, `diffpage-counts-fullscreen-${width}-end`);
-    await frame.locator('.bb-tbtn[data-path="data/long.rs"]').click();
+    await pick(frame, "data/long.rs");
     const long = frame.locator('.bb-file[data-file="data/long.rs"]');
     assert.equal(await long.locator("tr.bb-dl").count(), 1000);
     assert.match(await long.locator(".bb-dmsg-warn").textContent(), /1,000 of its 1,521 lines are shown\./);
@@ -239,4 +244,85 @@ test("a cut 12,000-line file inline at 700 px: what is drawn here, what full scr
     await shot(v.page, `diffpage-counts-700-${theme}`);
     await v.page.close();
   }
+});
+
+// ---- 9. full screen at 700 px: the file tree hides, side-by-side only where it fits --------------
+// Every place a code cell's text goes on to the next row between two characters of one identifier.
+function midWordBreaks(frame) {
+  return frame.locator(".bb-pane").evaluate((pane) => {
+    const faults = [];
+    const range = document.createRange();
+    for (const td of pane.querySelectorAll("td.bb-dcode")) {
+      let prev = null;
+      const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT, { acceptNode: (t) => (t.parentElement.closest(".bb-sr, .bb-sign") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT) });
+      for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+        for (let i = 0; i < t.data.length; i++) {
+          if (!t.data[i].trim()) { prev = null; continue; }
+          range.setStart(t, i);
+          range.setEnd(t, i + 1);
+          const top = Math.round(range.getBoundingClientRect().top);
+          if (prev && top > prev.top + 2 && /[\p{L}\p{N}_]/u.test(prev.ch) && /[\p{L}\p{N}_]/u.test(t.data[i])) faults.push(`${prev.ch}|${t.data[i]} in "${td.textContent.trim().slice(0, 60)}"`);
+          prev = { top, ch: t.data[i] };
+        }
+      }
+    }
+    return faults;
+  });
+}
+
+for (const theme of ["light", "dark"]) {
+  test(`${theme}, full screen at 700 px: Hide/Show file tree, unified where side-by-side does not fit, no identifier cut`, async () => {
+    const v = await mountDiff(fixture("diff-view"), { displayMode: "fullscreen", width: 700, theme });
+    const { frame, page } = v;
+    const toggle = frame.locator(".bb-tree-toggle");
+    // At 700 px the tree would take a third of the width: it starts hidden, a click away.
+    assert.equal(await toggle.textContent(), "Show file tree");
+    assert.equal(await toggle.getAttribute("aria-expanded"), "false");
+    assert.equal(await frame.locator(".bb-tree").isVisible(), false);
+    assert.equal(await frame.locator(".bb-pane").getAttribute("data-path"), "src/client.rs");
+    // Side-by-side is not offered (its halves would hold under 40 columns): the file is unified.
+    assert.equal(await frame.getByRole("button", { name: "Side-by-side diff" }).count(), 0);
+    assert.equal(await frame.locator(".bb-pane").getAttribute("data-layout"), "unified");
+    assert.deepEqual(await midWordBreaks(frame), []);
+    await shot(page, `diffpage-fullscreen-700-${theme}`);
+    await toggle.click();
+    assert.equal(await frame.locator(".bb-tree").isVisible(), true);
+    assert.equal(await frame.locator(".bb-tree-toggle").textContent(), "Hide file tree");
+    assert.equal(await frame.locator(".bb-tree-toggle").getAttribute("aria-expanded"), "true");
+    assert.equal(await frame.locator(".bb-tree-toggle").evaluate((b) => b === document.activeElement), true, "the toggle keeps the focus");
+    assert.equal(await frame.getByRole("button", { name: "Side-by-side diff" }).count(), 0);
+    assert.deepEqual(await midWordBreaks(frame), []);
+    await pick(frame, "src/retry.rs");
+    assert.equal(await frame.locator(".bb-pane").getAttribute("data-path"), "src/retry.rs");
+    await shot(page, `diffpage-fullscreen-700-tree-${theme}`);
+    await frame.locator(".bb-tree-toggle").click();
+    assert.equal(await frame.locator(".bb-tree").isVisible(), false);
+    assert.deepEqual(v.errors, []);
+    await page.close();
+  });
+}
+
+test("full screen at 1000 px: the tree shown and hidden on request, side-by-side offered, code cut only between identifiers; narrowed to 700 px, unified", async () => {
+  const v = await mountDiff(fixture("diff-view"), { displayMode: "fullscreen", width: 1000 });
+  const { frame, page } = v;
+  assert.equal(await frame.locator(".bb-tree").isVisible(), true);
+  assert.equal(await frame.locator(".bb-tree-toggle").textContent(), "Hide file tree");
+  await pick(frame, "src/client.rs");
+  await frame.getByRole("button", { name: "Side-by-side diff" }).click();
+  assert.equal(await frame.locator(".bb-pane").getAttribute("data-layout"), "side-by-side");
+  assert.deepEqual(await midWordBreaks(frame), []);
+  await shot(page, "diffpage-fullscreen-1000-sbs");
+  await frame.locator(".bb-tree-toggle").click();
+  assert.equal(await frame.locator(".bb-tree").isVisible(), false);
+  assert.equal(await frame.locator(".bb-pane").getAttribute("data-layout"), "side-by-side", "the layout chosen stays");
+  await frame.locator(".bb-tree-toggle").click();
+  // The host's pane narrows to 700 px: side-by-side no longer fits, and the file is unified until it does again.
+  await page.evaluate(() => { document.querySelector("iframe#view").style.width = "700px"; });
+  await until("unified at 700 px", async () => (await frame.locator(".bb-pane").getAttribute("data-layout")) === "unified");
+  assert.equal(await frame.getByRole("button", { name: "Side-by-side diff" }).count(), 0);
+  assert.deepEqual(await midWordBreaks(frame), []);
+  await page.evaluate(() => { document.querySelector("iframe#view").style.width = "1000px"; });
+  await until("side-by-side again", async () => (await frame.locator(".bb-pane").getAttribute("data-layout")) === "side-by-side");
+  assert.deepEqual(v.errors, []);
+  await page.close();
 });
