@@ -2,8 +2,11 @@
 // the colour of the name, a mark where a file has comments), then the first hunks of the first
 // files, unified, in the view's one shape; a count says what is not drawn here. Fullscreen:
 // Bitbucket's diff page, one file at a time with the file tree beside it (directories first,
-// chains of single-child directories in one node), previous and next file, unified and
-// side-by-side (not offered for added or deleted files, as Bitbucket). Code is drawn from each
+// chains of single-child directories in one node; Hide file tree / Show file tree), previous and
+// next file, unified and side-by-side (not offered for added or deleted files, as Bitbucket, nor
+// where a half would hold under 40 columns). The gutters fit the file's largest line number; code
+// wraps between identifiers, never inside one. Code Insights annotations are a marker in the new
+// side's gutter that opens them under the line (insights.js). Code is drawn from each
 // line's text split by bb's runs (codeLine, code.js), the class coloured from the theme (diff.css);
 // comments sit in the row right after their line, a multi-line comment's range marked in the gutter;
 // drafts, suggestions and the review bar ("Finish review") are review.js's. Where bb can read the file at the diff's commits,

@@ -86,7 +86,7 @@ const insights = (() => {
     if (!list || !list.length) return null;
     const key = `${path}\u0000${n}`;
     const s = SEVERITIES.find((x) => list.some((a) => sevOf(a) === x));
-    const boxes = list.map((a) => annotation(a, null));
+    const boxes = [...list].sort((a, b) => SEVERITIES.indexOf(sevOf(a)) - SEVERITIES.indexOf(sevOf(b))).map((a) => annotation(a, null));
     const id = `bb-an-${++rowIds}`;
     const row = el("tr", { class: "bb-an-row", id, "data-line": n, hidden: opened.has(key) ? null : "" },
       layout === "side-by-side" ? [el("td", { colspan: "2", class: "bb-an-old" }), el("td", { colspan: "2", class: "bb-an-new" }, boxes)]
