@@ -2,8 +2,11 @@
 // the colour of the name, a mark where a file has comments), then the first hunks of the first
 // files, unified, in the view's one shape; a count says what is not drawn here. Fullscreen:
 // Bitbucket's diff page, one file at a time with the file tree beside it (directories first,
-// chains of single-child directories in one node), previous and next file, unified and
-// side-by-side (not offered for added or deleted files, as Bitbucket). Code is drawn from each
+// chains of single-child directories in one node; Hide file tree / Show file tree), previous and
+// next file, unified and side-by-side (not offered for added or deleted files, as Bitbucket, nor
+// where a half would hold under 40 columns). The gutters fit the file's largest line number; code
+// wraps between identifiers, never inside one. Code Insights annotations are a marker in the new
+// side's gutter that opens them under the line (insights.js). Code is drawn from each
 // line's text split by bb's runs (codeLine, code.js), the class coloured from the theme (diff.css);
 // comments sit in the row right after their line, a multi-line comment's range marked in the gutter;
 // drafts, suggestions and the review bar ("Finish review") are review.js's. Where bb can read the file at the diff's commits,
@@ -82,15 +85,66 @@ const diffView = (() => {
   const SIGN = { A: "+", R: "-", C: " " };
   const SAID = { A: "added: ", R: "removed: ", C: "" };
   const LONG = 500; // code points past which a line is cut at four rows, the whole a click away
+  // Code wraps where it must between identifiers, never inside one: a break opportunity (wbr) before each word
+  // that follows punctuation ("self.|send(|Request::|get(url)"); diff.css breaks inside a word only when the
+  // word alone is wider than its column.
+  const WORD = /[\p{L}\p{N}_]/u;
+  function breakable(nodes) {
+    let prev = " ";
+    const split = (t) => {
+      const pieces = [];
+      let from = 0;
+      for (let i = 0; i < t.length; i++) {
+        if (WORD.test(t[i]) && !WORD.test(prev) && prev.trim()) {
+          if (i > from) pieces.push(t.slice(from, i));
+          pieces.push(el("wbr", {}));
+          from = i;
+        }
+        prev = t[i];
+      }
+      pieces.push(t.slice(from));
+      return pieces;
+    };
+    return nodes.flat(Infinity).flatMap((n) => {
+      if (typeof n === "string") return split(n);
+      if (!n || n.nodeType !== 1) return [];
+      if (!n.childElementCount) n.replaceChildren(...split(n.textContent));
+      else prev = n.textContent.slice(-1) || prev;
+      return [n];
+    });
+  }
   function codeCell(line, cls = "") {
     const t = SIGN[line.t] ? line.t : "C";
-    const parts = [el("span", { class: "bb-sign", "aria-hidden": "true" }, SIGN[t]), SAID[t] ? sr(SAID[t]) : null, code(line)];
+    const parts = [el("span", { class: "bb-sign", "aria-hidden": "true" }, SIGN[t]), SAID[t] ? sr(SAID[t]) : null, breakable([code(line)])];
     const long = str(line.s).length > LONG && Array.from(str(line.s)).length > LONG;
     return el("td", { class: `bb-dcode${cls}` }, long ? capped("div", { class: "bb-longline" }, parts, { lines: 4, what: "line" }) : parts);
   }
   // A gutter cell; `span`: the line is in a multi-line comment's range (a bar, as Bitbucket marks one).
-  // `an`: the line's annotations (insights.js), marked by the most severe.
-  const num = (n, span, an) => el("td", { class: span ? "bb-ln bb-lspan" : "bb-ln", "aria-hidden": n === null ? "true" : null }, insights.marker(an), n === null ? "" : String(n));
+  // `mark`: the button of the line's annotations (insights.js), on the new side.
+  const num = (n, span, mark) => el("td", { class: span ? "bb-ln bb-lspan" : "bb-ln", "aria-hidden": n === null ? "true" : null }, mark || null, n === null ? "" : String(n));
+  // The annotations of the line numbered `n` on the new side: its gutter's button and the row it opens.
+  const noteOf = (entry, n, layout) => (n === null || !entry.an || !entry.an.at.has(n) ? null : insights.line(entry.an.at.get(n), entry.path, n, layout));
+  // The gutter is as wide as the file's largest line number, as Bitbucket sizes it: the table says how many
+  // digits (data-digits, 3 at least; diff.css widens the line-number columns to fit), from the hunks'
+  // headers and every row drawn, Show more's lines too (`fit` again after each read).
+  function widest(entry) {
+    let max = 0;
+    for (const h of arr(obj(entry.diff).hunks)) {
+      for (const side of [h.old, h.new]) {
+        const [first, lines] = Array.isArray(side) ? side.map(lineNo) : [];
+        if (first !== null && lines) max = Math.max(max, first + lines - 1);
+      }
+    }
+    return max;
+  }
+  function fit(table, entry) {
+    let max = widest(entry);
+    for (const r of table.querySelectorAll("tr[data-old], tr[data-new]")) max = Math.max(max, Number(r.dataset.old) || 0, Number(r.dataset.new) || 0);
+    table.dataset.digits = String(Math.min(7, Math.max(3, String(max).length)));
+    // Room in the new side's gutter for the annotations' buttons.
+    table.toggleAttribute("data-marks", Boolean(table.querySelector(".bb-an-mark")));
+    return table;
+  }
 
   // ---- comments ---------------------------------------------------------------------------
   function body(tree, ctx, pre) {
@@ -135,21 +189,35 @@ const diffView = (() => {
     const n = lineNo(lines) ?? 0;
     return n === 1 ? `${f}` : `${f},${n}`;
   }
+  // The header as git and Bitbucket write it, with plain numbers: a thousands separator would read as the comma
+  // between a hunk's first line and its count ("+1,12,000"). Its title says the same in words, numbers
+  // formatted as every other count of the page.
   function hunkHead(h, cols) {
     const old = Array.isArray(h.old) ? h.old : [];
     const neu = Array.isArray(h.new) ? h.new : [];
+    const words = (side, [first, n]) => {
+      const f = lineNo(first) ?? 0;
+      const c = lineNo(n) ?? 0;
+      return !c ? null : c === 1 ? `${side} line ${fmt.num(f)}` : `${side} lines ${fmt.num(f)}–${fmt.num(f + c - 1)}`;
+    };
+    const title = [words("old", old), words("new", neu)].filter(Boolean).join(", ");
     return el("tr", { class: "bb-hunk" }, el("td", { colspan: String(cols) },
-      el("span", { class: "bb-hunk-range" }, `@@ -${span(old)} +${span(neu)} @@`), str(h.context) ? [" ", el("span", { class: "bb-hunk-context" }, text(str(h.context)))] : null));
+      el("span", { class: "bb-hunk-range", title: title ? title[0].toUpperCase() + title.slice(1) : null }, `@@ -${span(old)} +${span(neu)} @@`),
+      str(h.context) ? [" ", el("span", { class: "bb-hunk-context" }, text(str(h.context)))] : null));
   }
-  // Bitbucket cut the hunk: what it covers, by its own counts, and how much of it is here.
-  function hunkCut(h, lines, cols) {
-    if (h.truncated !== true) return null;
+  // A hunk with fewer lines here than its header counts (Bitbucket truncated it, or the view's share of the file
+  // ends in it): how many of its lines on each side it has are shown, a side it has none on left unsaid.
+  function hunkCut(h, lines, cols, leftOut) {
     const oldSpan = lineNo((h.old || [])[1]) ?? 0;
     const newSpan = lineNo((h.new || [])[1]) ?? 0;
     const oldHere = lines.filter((l) => lineNo(l.o) !== null).length;
     const newHere = lines.filter((l) => lineNo(l.n) !== null).length;
+    if (h.truncated !== true && oldHere >= oldSpan && newHere >= newSpan) return null;
+    const of = (here, n, side) => `${fmt.num(here)} of its ${fmt.count(n, `${side}line`, `${side}lines`)}`;
+    const sides = newSpan && oldSpan ? `${of(newHere, newSpan, "new ")} and ${of(oldHere, oldSpan, "old ")}`
+      : newSpan ? of(newHere, newSpan, "") : of(oldHere, oldSpan, "");
     return el("tr", { class: "bb-hunk-cut" }, el("td", { colspan: String(cols) },
-      `Bitbucket truncated this hunk: ${fmt.num(newHere)} of its ${fmt.count(newSpan, "new line", "new lines")} and ${fmt.num(oldHere)} of its ${fmt.count(oldSpan, "old line", "old lines")} are shown.`));
+      `${h.truncated === true && !leftOut ? "Bitbucket truncated this hunk" : "This hunk is cut"}: ${sides} are shown.`));
   }
   const rowAttrs = (path, kind, o, n, span = []) => ({ class: `bb-dl bb-dl-${kind}`, "data-path": path, "data-old": o, "data-new": n, "data-span": span.join(" ") || null });
   // The lines multi-line comments cover (Bitbucket's multilineMarker: anchor.from to anchor.line), each
@@ -184,6 +252,8 @@ const diffView = (() => {
     hunks.forEach((h, i) => {
       if (drawn >= limit) return;
       const lines = arr(h.lines);
+      // A hunk none of whose lines the view carries is not drawn: the file's message counts them.
+      if (!lines.length && (lineNo(entry.diff.leftOut) || entry.diff.truncated === true)) return;
       if (entry.plan) rows.push(...gapRows(entry, entry.plan.before[i], "unified"));
       rows.push(hunkHead(h, 3));
       for (const line of lines) {
@@ -193,20 +263,20 @@ const diffView = (() => {
         const o = lineNo(line.o);
         const n = lineNo(line.n);
         const span = sides(line);
-        const an = n === null || !entry.an ? null : entry.an.at.get(n);
-        rows.push(el("tr", rowAttrs(entry.path, t, o, n, span), num(o, span.includes("old")), num(n, span.includes("new"), an), codeCell(line)));
+        const note = noteOf(entry, n, "unified");
+        rows.push(el("tr", rowAttrs(entry.path, t, o, n, span), num(o, span.includes("old")), num(n, span.includes("new"), note && note.mark), codeCell(line)));
         const c = threads(line.c, ctx);
         if (c) rows.push(el("tr", { class: "bb-dc" }, el("td", { colspan: "3" }, c)));
-        if (an) rows.push(insights.rows(an, 3));
+        if (note) rows.push(note.row);
       }
-      const cut = hunkCut(h, lines, 3);
+      const cut = hunkCut(h, lines, 3, lineNo(entry.diff.leftOut));
       if (cut && drawn < limit) rows.push(cut);
     });
     // Below the last hunk only where the whole file is drawn.
     if (entry.plan && drawn >= countLines(entry.diff)) rows.push(...gapRows(entry, entry.plan.after, "unified"));
     const table = el("table", { class: "bb-diff bb-unified", "data-layout": "unified" },
-      el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-ln" }), el("col", {})), el("tbody", {}, rows));
-    return { table, drawn };
+      el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-ln bb-col-ln-new" }), el("col", {})), el("tbody", {}, rows));
+    return { table: fit(table, entry), drawn };
   }
 
   // Which side of a side-by-side diff a thread on a context line was written on: Bitbucket's
@@ -218,10 +288,10 @@ const diffView = (() => {
     return lineNo(a.line) !== null && a.line === lineNo(line.o) && a.line !== lineNo(line.n) ? "old" : "new";
   }
   // Side-by-side: removed lines on the left beside the added lines that replace them, context on both.
-  function half(line, side, span, an) {
+  function half(line, side, span, mark) {
     if (!line) return [el("td", { class: "bb-ln bb-none", "aria-hidden": "true" }), el("td", { class: "bb-dcode bb-none" })];
     const t = SIGN[line.t] ? line.t : "C";
-    return [num(lineNo(side === "old" ? line.o : line.n), span && span.includes(side), side === "new" && an ? an.at.get(lineNo(line.n)) : null), codeCell(line, ` bb-side-${t}`)];
+    return [num(lineNo(side === "old" ? line.o : line.n), span && span.includes(side), mark), codeCell(line, ` bb-side-${t}`)];
   }
   function sideBySide(entry, ctx) {
     const rows = [];
@@ -231,7 +301,8 @@ const diffView = (() => {
       const n = right ? lineNo(right.n) : null;
       const kind = left && right && left === right ? "C" : "X";
       const span = [...sides(left).filter((s) => s === "old"), ...sides(right).filter((s) => s === "new")];
-      rows.push(el("tr", rowAttrs(entry.path, kind, o, n, span), half(left, "old", span), half(right, "new", span, entry.an)));
+      const note = noteOf(entry, n, "side-by-side");
+      rows.push(el("tr", rowAttrs(entry.path, kind, o, n, span), half(left, "old", span), half(right, "new", span, note && note.mark)));
       const l = [];
       const r = [];
       for (const line of left === right ? [left] : [left, right]) {
@@ -241,10 +312,11 @@ const diffView = (() => {
       if (l.length || r.length) {
         rows.push(el("tr", { class: "bb-dc" }, el("td", { colspan: "2", class: "bb-dc-old" }, threads(l, ctx)), el("td", { colspan: "2", class: "bb-dc-new" }, threads(r, ctx))));
       }
-      if (n !== null && entry.an && entry.an.at.has(n)) rows.push(insights.rows(entry.an.at.get(n), 4));
+      if (note) rows.push(note.row);
     };
     arr(entry.diff.hunks).forEach((h, i) => {
       const lines = arr(h.lines);
+      if (!lines.length && (lineNo(entry.diff.leftOut) || entry.diff.truncated === true)) return;
       if (entry.plan) rows.push(...gapRows(entry, entry.plan.before[i], "side-by-side"));
       rows.push(hunkHead(h, 4));
       let removed = [];
@@ -259,13 +331,13 @@ const diffView = (() => {
         else { flush(); emit(line, line); }
       }
       flush();
-      const cut = hunkCut(h, lines, 4);
+      const cut = hunkCut(h, lines, 4, lineNo(entry.diff.leftOut));
       if (cut) rows.push(cut);
     });
     if (entry.plan) rows.push(...gapRows(entry, entry.plan.after, "side-by-side"));
-    return el("table", { class: "bb-diff bb-sbs", "data-layout": "side-by-side" },
-      el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" }), el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" })),
-      el("tbody", {}, rows));
+    return fit(el("table", { class: "bb-diff bb-sbs", "data-layout": "side-by-side" },
+      el("colgroup", {}, el("col", { class: "bb-col-ln" }), el("col", { class: "bb-col-half" }), el("col", { class: "bb-col-ln bb-col-ln-new" }), el("col", { class: "bb-col-half" })),
+      el("tbody", {}, rows)), entry);
   }
 
   // ---- Show more: the unchanged lines between hunks (expand.js decides what; here, the rows) -----
@@ -298,7 +370,7 @@ const diffView = (() => {
       const group = [...body.children].filter((r) => r.dataset.gap === gap.id);
       const anchor = gap.up ? group[group.length - 1].nextElementSibling : group[0].previousElementSibling;
       const fresh = gapRows(entry, gap, layout);
-      keepPlace(anchor, () => { group[0].before(...fresh); for (const r of group) r.remove(); });
+      keepPlace(anchor, () => { group[0].before(...fresh); for (const r of group) r.remove(); fit(body.closest("table"), entry); });
       const again = fresh.find((r) => r.classList.contains("bb-expand"));
       if (again && had) again.querySelector("button").focus({ preventScroll: true });
     }, (err) => {
@@ -333,8 +405,17 @@ const diffView = (() => {
   function message(cls, title, ...more) {
     return el("div", { class: `bb-dmsg ${cls}`, role: "note" }, el("strong", {}, title), more.length ? el("div", { class: "bb-dmsg-more" }, more) : null);
   }
-  // What Bitbucket says instead of, or above, the lines of a file.
-  function messages(entry, pr) {
+  // How many lines the file's diff has: exact where Bitbucket sent them all (those carried and those the view's
+  // share left out), or an added or deleted file's one hunk (its header counts them); else null.
+  function fileLines(d) {
+    if (d.truncated !== true) return countLines(d) + (lineNo(d.leftOut) || 0);
+    const hunks = arr(d.hunks);
+    if (hunks.length !== 1) return null;
+    const [o, n] = [lineNo((hunks[0].old || [])[1]) ?? 0, lineNo((hunks[0].new || [])[1]) ?? 0];
+    return !o || !n ? o + n : null;
+  }
+  // What Bitbucket says instead of, or above, the lines of a file; `drawn`: the lines this block draws.
+  function messages(entry, pr, drawn) {
     const d = entry.diff;
     const out = [];
     const open = link(diffUrl(pr, entry.path), { class: "bb-link" }, "Open it in Bitbucket");
@@ -352,10 +433,14 @@ const diffView = (() => {
     if (d.binary === true) out.push(message("bb-dmsg-info", "Binary file", "This file can't be viewed in your browser. ", open, "."));
     else if (d.truncated === true && !hunks.length) out.push(message("bb-dmsg-warn", "The diff for this file is too large to render", open, "."));
     else if (d.truncated === true || lineNo(d.leftOut)) {
-      // Bitbucket's cut (`truncated`), bb's (`leftOut`: lines past the view's share, skipped as read), or both.
-      const left = lineNo(d.leftOut);
-      const shown = `${fmt.count(countLines(d), "line is", "lines are")} shown${left ? `, ${fmt.num(left)} more are in Bitbucket` : ""}. `;
-      out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", d.truncated === true ? `Bitbucket truncated it: ${shown}` : shown, open, "."));
+      // Bitbucket's cut (`truncated`), the view's (`leftOut`: lines past its share, skipped as read), or both: what
+      // is drawn of the file's lines (all of them counted where known), and, inline, what full screen draws.
+      const carried = countLines(d);
+      const total = fileLines(d);
+      const of = total !== null && total > drawn ? ` of its ${fmt.num(total)} lines are` : drawn === 1 ? " line is" : " lines are";
+      const here = drawn < carried ? ` shown here${fullscreenOffered() ? `; full screen shows ${fmt.num(carried)}` : ""}. ` : " shown. ";
+      const by = d.truncated === true && !lineNo(d.leftOut) ? "Bitbucket truncated it: " : "";
+      out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", `${by}${fmt.num(drawn)}${of}${here}`, open, "."));
     }
     else if (!hunks.length) {
       const c = change(entry);
@@ -390,8 +475,8 @@ const diffView = (() => {
   }
   function fileBlock(entry, ctx, pr, layout, limit) {
     const d = entry.diff;
-    const parts = [fileHead(entry), messages(entry, pr)];
-    let drawn = 0;
+    const parts = [fileHead(entry), null];
+    let drawn = d ? countLines(d) : 0;
     // Annotations on the lines this block draws go under them; the others are listed at the file's top.
     const drawnNew = new Set();
     let budget = layout === "side-by-side" ? Infinity : limit;
@@ -411,6 +496,7 @@ const diffView = (() => {
         if (rest > 0) parts.push(el("p", { class: "bb-dnote bb-rest", "data-note": "rest" }, `${fmt.count(rest, "more line", "more lines")} of this file ${rest === 1 ? "is" : "are"} not drawn here.`));
       }
     } else if (d) parts.push(threads(d.fileComments, ctx, " bb-fcomments"));
+    parts[1] = messages(entry, pr, drawn);
     return { node: el("section", { class: "bb-file", "data-file": entry.path, "aria-label": entry.path.slice(0, 300), tabindex: "-1" }, parts), drawn };
   }
 
@@ -587,6 +673,24 @@ const diffView = (() => {
     memory.set(key, Object.assign({}, memory.get(key), part));
     return memory.get(key);
   }
+  // Side-by-side where each half holds MIN_HALF columns of code, else unified (Bitbucket draws side-by-side at any
+  // width; at 700 px its halves would hold 20-odd columns). Measured from the pane's width and the mono font's.
+  const MIN_HALF = 40;
+  let chWidth = 0;
+  function halfColumns(width, entry) {
+    if (!chWidth) {
+      const probe = el("span", { class: "bb-diff bb-ch-probe", "aria-hidden": "true" }, "0".repeat(20));
+      document.body.append(probe);
+      chWidth = probe.getBoundingClientRect().width / 20;
+      probe.remove();
+    }
+    if (!(chWidth > 0)) return Infinity;
+    const gutter = Math.max(3, String(widest(entry)).length) * chWidth + 12;
+    const marks = arr(obj(entry.diff).annotations).length ? 26 : 0;
+    return ((width - 2 * gutter - marks - 2) / 2 - 10) / chWidth - 1.5;
+  }
+  let onResize = null; // the full screen view's check of its layout when the window's width changes
+  window.addEventListener("resize", () => { if (onResize) onResize(); });
   function full(d, ctx, pr, list, finish) {
     const seen = remember(pr, {});
     const order = [];
@@ -595,7 +699,18 @@ const diffView = (() => {
     let layout = seen.layout === "side-by-side" ? "side-by-side" : "unified";
     let hidden = seen.hidden === true;
     const pane = el("section", { class: "bb-pane", "aria-label": "The selected file" });
-    const treeBox = el("nav", { class: "bb-tree", "aria-label": "Files" }, filesHeading(list, d), el("ul", { class: "bb-tlist", role: "list" }, treeNodes(tree(list), (i) => select(order.indexOf(i)), order)));
+    const treeBox = el("nav", { class: "bb-tree", id: "bb-file-tree", "aria-label": "Files" }, filesHeading(list, d), el("ul", { class: "bb-tlist", role: "list" }, treeNodes(tree(list), (i) => select(order.indexOf(i)), order)));
+    // Bitbucket's Hide file tree / Show file tree: the person's choice is kept; until they choose, the tree is
+    // hidden where it would take more than a third of the width.
+    const narrow = () => document.documentElement.clientWidth < 720;
+    const treeHidden = () => (typeof seen.tree === "boolean" ? !seen.tree : narrow());
+    const box = el("div", { class: "bb-dlayout" }, treeBox, el("div", { class: "bb-dcol" }, finish, pane));
+    const placeTree = () => box.classList.toggle("bb-tree-hidden", treeHidden());
+    placeTree();
+    // The pane's width: measured once it is on the page, else what the page leaves it.
+    const paneWidth = () => (pane.isConnected && pane.clientWidth ? pane.clientWidth
+      : document.documentElement.clientWidth - 32 - (treeHidden() ? 0 : 252));
+    let fitted = null;
     list.forEach((_, i) => { if (!order.includes(i)) order.push(i); });
     // Full screen opens where the inline view starts, the first file listed (or the one the person last chose);
     // previous and next follow the tree.
@@ -613,7 +728,8 @@ const diffView = (() => {
     function draw() {
       const e = list[index];
       const type = str(e.file.type);
-      const sbsOffered = type !== "ADD" && type !== "DELETE" && e.diff && !e.diff.error && arr(e.diff.hunks).length > 0;
+      fitted = halfColumns(paneWidth(), e) >= MIN_HALF;
+      const sbsOffered = type !== "ADD" && type !== "DELETE" && e.diff && !e.diff.error && arr(e.diff.hunks).length > 0 && fitted;
       const shown = sbsOffered ? layout : "unified";
       const choose = (which) => () => { layout = which; remember(pr, { layout }); draw(); };
       // Bitbucket's Diff options: the layout where it offers side-by-side, and Hide comments.
@@ -624,7 +740,10 @@ const diffView = (() => {
           el("button", { type: "button", class: "bb-segbtn", "data-focus": "unified", "aria-pressed": String(shown === "unified"), onclick: choose("unified") }, "Unified diff"),
           el("button", { type: "button", class: "bb-segbtn", "data-focus": "sbs", "aria-pressed": String(shown === "side-by-side"), onclick: choose("side-by-side") }, "Side-by-side diff")] : null,
         commented ? el("button", { type: "button", class: "bb-segbtn bb-hide-btn", "data-focus": "hide", "aria-pressed": String(hidden), onclick: toggle }, "Hide comments") : null) : null;
-      const nav = el("div", { class: "bb-fnav" },
+      const shownTree = !treeHidden();
+      const treeToggle = el("button", { type: "button", class: "bb-more bb-tree-toggle", "data-focus": "tree", "aria-controls": "bb-file-tree", "aria-expanded": String(shownTree),
+        onclick: () => { remember(pr, { tree: !shownTree }); seen.tree = !shownTree; placeTree(); draw(); } }, shownTree ? "Hide file tree" : "Show file tree");
+      const nav = el("div", { class: "bb-fnav" }, treeToggle,
         el("button", { type: "button", class: "bb-more bb-prev", "data-focus": "prev", disabled: list.length < 2 ? "" : null, onclick: () => select(pos - 1), title: "Previous file" }, "← Previous file"),
         el("span", { class: "bb-muted bb-fpos" }, `${fmt.num(pos + 1)} of ${fmt.num(list.length)}`),
         el("button", { type: "button", class: "bb-more bb-next", "data-focus": "next", disabled: list.length < 2 ? "" : null, onclick: () => select(pos + 1), title: "Next file" }, "Next file →"),
@@ -637,12 +756,19 @@ const diffView = (() => {
       pane.dataset.path = e.path;
       pane.dataset.layout = shown;
       pane.classList.toggle("bb-hide-comments", Boolean(hidden && commented));
-      requestAnimationFrame(() => checkCaps(pane));
+      requestAnimationFrame(() => { checkCaps(pane); refit(); });
     }
+    // Drawn again when the width it was fitted to no longer says the same (the pane first placed, a resize).
+    function refit() {
+      if (!pane.isConnected || !list.length) return;
+      placeTree();
+      if ((halfColumns(paneWidth(), list[index]) >= MIN_HALF) !== fitted || (typeof seen.tree !== "boolean" && pane.querySelector(".bb-tree-toggle").ariaExpanded !== String(!treeHidden()))) draw();
+    }
+    onResize = refit;
     pane.tabIndex = -1;
     if (list.length) select(pos);
     else pane.append(el("p", { class: "bb-muted" }, "No files changed."));
-    return [beyond(d, list, pr), el("div", { class: "bb-dlayout" }, treeBox, el("div", { class: "bb-dcol" }, finish, pane))];
+    return [beyond(d, list, pr), box];
   }
 
   function draw(data, ctx) {

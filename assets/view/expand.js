@@ -1,7 +1,9 @@
 // Context expansion in a diff, as Bitbucket's "Show more": above the first hunk (when it starts after
 // line 1), between hunks, and below the last (until a read says the file ends), the unchanged lines
-// the diff leaves out can be read and drawn in place as context. This module decides where the gaps
-// are, what a click reads and what is drawn of each gap; diff.js draws the rows.
+// the diff leaves out can be read and drawn in place as context. Below the last hunk only while the file
+// may go on: not where the hunk's context after its last change is shorter than the diff's `contextLines`.
+// This module decides where the gaps are, what a click reads and what is drawn of each gap; diff.js draws
+// the rows.
 //
 // A read is refresh_view with a show call of kind file (never a model call): the file's path at the
 // diff's new side (`expand.new`), or, for a deleted file, its old path at `expand.old`. Up to 20
@@ -45,11 +47,21 @@ const diffExpand = (() => {
       return start(b) - 1 >= from ? { id: String(i), from, to: start(b) - 1, offset: i ? all[i - 1].ne - all[i - 1].oe : b.ns - b.os, up: true } : null;
     });
     const last = all[all.length - 1];
-    // An added or deleted file's one hunk from line 1 is the whole file: nothing is below it.
+    // An added or deleted file's one hunk from line 1 is the whole file: nothing is below it. Nor is anything
+    // below a last hunk with fewer lines after its last change than the context Bitbucket puts around each
+    // change (the diff's `contextLines`): the file ends there.
     const whole = (entry.file.type === "ADD" || deleted) && all.length === 1 && start(last) <= 1;
+    const ends = pos(diff.contextLines) !== null && after(hunks[hunks.length - 1]) < diff.contextLines;
     return { key: `${project}/${repo}|${str(obj(d.expand).new)}|${str(obj(d.expand).old)}|${path}`, old: deleted,
       call: { kind: "file", project, repo, path, at }, before,
-      after: whole ? null : { id: "end", from: Math.max(1, end(last)), to: null, offset: last.ne - last.oe, up: false } };
+      after: whole || ends ? null : { id: "end", from: Math.max(1, end(last)), to: null, offset: last.ne - last.oe, up: false } };
+  }
+  // The context lines after a hunk's last change (Infinity when it has no change: nothing can be told).
+  function after(h) {
+    const lines = Array.isArray(obj(h).lines) ? h.lines : [];
+    let n = 0;
+    for (let i = lines.length - 1; i >= 0; i--, n++) if (obj(lines[i]).t === "A" || obj(lines[i]).t === "R") return n;
+    return Infinity;
   }
   const store = (p) => read.get(p.key) || read.set(p.key, { lines: new Map(), eof: null }).get(p.key);
 

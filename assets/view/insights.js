@@ -1,7 +1,9 @@
 // Code Insights as Bitbucket's pull request page draws them (since 5.15): on the card a "Reports" section, each report
 // with its result, its data fields (up to 6, formatted by bb) and a link through the host, failed first, and the
-// annotations counted by severity; in the diff, each annotation under its line with a severity marker in the gutter,
-// one on a line the view does not draw listed at the file's top, and the file list marking files that have some.
+// annotations counted by severity; in the diff, as Bitbucket's: a marker in the new side's gutter of each line that has
+// some (the most severe's colour, how many), the line's annotations opened under it on a click (or Enter) and closed
+// again (a click, or Escape), on the new half in side-by-side; one on a line the view does not draw listed at the
+// file's top, and the file list marking files that have some.
 // Wording: "Passed" / "Failed" as Bitbucket's report results; "Pending" for a report without a result [assumed].
 const insights = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
@@ -77,11 +79,31 @@ const insights = (() => {
       capped("span", { class: "bb-an-msg", dir: "auto" }, msg.slice(0, 2000), { lines: 3, what: "annotation" }),
       " ", el("span", { class: "bb-muted bb-an-from" }, "— ", link(a.url, {}, el("bdi", {}, (str(a.reportTitle) || str(a.report) || "Report").slice(0, 200)))));
   }
-  // The rows under a drawn line: its annotations, most severe first.
-  function rows(list, cols) {
+  // A drawn line's annotations: `mark`, the gutter's button, and `row`, the row under the line that holds them (most
+  // severe first), closed until the button opens it. What the person opened stays open across redraws.
+  let rowIds = 0;
+  function line(list, path, n, layout) {
     if (!list || !list.length) return null;
-    return el("tr", { class: "bb-an-row" }, el("td", { colspan: String(cols) }, list.map((a) => annotation(a, null))));
+    const key = `${path}\u0000${n}`;
+    const s = SEVERITIES.find((x) => list.some((a) => sevOf(a) === x));
+    const boxes = [...list].sort((a, b) => SEVERITIES.indexOf(sevOf(a)) - SEVERITIES.indexOf(sevOf(b))).map((a) => annotation(a, null));
+    const id = `bb-an-${++rowIds}`;
+    const row = el("tr", { class: "bb-an-row", id, "data-line": n, hidden: opened.has(key) ? null : "" },
+      layout === "side-by-side" ? [el("td", { colspan: "2", class: "bb-an-old" }), el("td", { colspan: "2", class: "bb-an-new" }, boxes)]
+        : el("td", { colspan: "3" }, boxes));
+    const words = `${fmt.count(list.length, "annotation", "annotations")} (${SEVERITY[s].toLowerCase()})`;
+    const mark = el("button", { type: "button", class: `bb-an-mark bb-sev-${s.toLowerCase()}`, "data-severity": s, title: words,
+      "aria-label": `${words} on line ${n}`, "aria-expanded": String(opened.has(key)), "aria-controls": id }, list.length > 9 ? "9+" : String(list.length));
+    const show = (on) => {
+      row.hidden = !on;
+      mark.ariaExpanded = String(on);
+      if (on) opened.add(key); else opened.delete(key);
+    };
+    mark.addEventListener("click", () => show(row.hidden));
+    row.addEventListener("keydown", (e) => { if (e.key === "Escape") { show(false); mark.focus(); } });
+    return { mark, row };
   }
+  const opened = new Set(); // path and line of each line whose annotations the person opened
   // The annotations no drawn line holds, at the file's top, each saying where it is; and what was left out.
   function top(list, more) {
     const extra = fmt.isCount(more) && more > 0 ? el("p", { class: "bb-muted" }, `${fmt.count(more, "more annotation", "more annotations")} on this file in Bitbucket.`) : null;
@@ -92,17 +114,11 @@ const insights = (() => {
       el("summary", { class: "bb-threads-sum" }, `${fmt.count(n, "annotation", "annotations")} not on the lines shown here`),
       list.map((a) => annotation(a, Number.isInteger(a.line) && a.line > 0 ? ` · line ${a.line}` : " · this file")), extra);
   }
-  // The gutter's marker of a line that has annotations: its most severe.
-  function marker(list) {
-    if (!list || !list.length) return null;
-    const s = SEVERITIES.find((x) => list.some((a) => sevOf(a) === x));
-    return el("span", { class: `bb-an-mark bb-sev-${s.toLowerCase()}`, title: `${fmt.count(list.length, "annotation", "annotations")} (${SEVERITY[s].toLowerCase()})` }, "●");
-  }
   // The file list's mark: how many annotations the file has (Bitbucket's count, else those carried).
   function fileMark(entry) {
     const n = fmt.isCount(entry.file.annotations) ? entry.file.annotations : arr(obj(entry.diff).annotations).length;
     return n > 0 ? el("span", { class: "bb-dmark bb-dmark-an", "data-mark": "annotations", title: `${fmt.count(n, "annotation", "annotations")}` },
       el("span", { "aria-hidden": "true" }, "●"), fmt.num(n), sr(n === 1 ? " annotation" : " annotations")) : null;
   }
-  return { section, place, rows, top, marker, fileMark };
+  return { section, place, line, top, fileMark };
 })();

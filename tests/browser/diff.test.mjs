@@ -12,7 +12,8 @@ after(async () => { await browser?.close(); });
 
 async function diff(name, mount = {}) {
   const data = fixture(name);
-  const v = await open(browser, { mount: { input: data.call, result: result(data), ...mount } });
+  // Full screen as a host draws it: 1000 px wide (side-by-side needs the room).
+  const v = await open(browser, { mount: { input: data.call, result: result(data), width: mount.displayMode ? 1000 : undefined, ...mount } });
   await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
   return { ...v, data };
 }
@@ -358,7 +359,13 @@ test("a file past the view's share says how many of its lines are only in Bitbuc
     await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
     const warn = v.frame.locator(".bb-dmsg-warn", { hasText: "too large to render in full" }).first();
     await warn.waitFor({ timeout: 10000 });
-    assert.match(await warn.textContent(), /lines are shown, 6,000 more are in Bitbucket\. Open it in Bitbucket\./);
+    // What is drawn of all the file's lines: those carried and the 6,000 left out, counted alike.
+    const [, drawn, all] = /(\d[\d,]*) of its (\d[\d,]*) lines are shown(?: here)?[.;]/.exec(await warn.textContent()) || [];
+    const n = (x) => Number(String(x).replace(/,/g, ""));
+    const file = warn.locator("xpath=ancestor::section[contains(@class, 'bb-file')]");
+    assert.equal(n(drawn), await file.locator("tr.bb-dl").count(), "the count drawn is the rows drawn");
+    assert.equal(n(all), n(drawn) + 6000 + (mode.displayMode ? 0 : n((/^(\d[\d,]*) more/.exec(await file.locator('[data-note="rest"]').textContent().catch(() => "0")) || [0, 0])[1])));
+    assert.match(await warn.textContent(), /Open it in Bitbucket\.$/);
     await shot(v.page, `diff-left-out-${mode.displayMode || "inline"}`);
   }
 });
@@ -377,7 +384,7 @@ function fileWindow(show) {
 }
 async function expandable(mount = {}, answer = (p) => fileWindow(p.arguments.show), name = "diff-expand") {
   const data = fixture(name);
-  const v = await open(browser, { answer, colorScheme: mount.theme === "dark" ? "dark" : "light", mount: { input: data.call, result: result(data), ...mount } });
+  const v = await open(browser, { answer, colorScheme: mount.theme === "dark" ? "dark" : "light", mount: { input: data.call, result: result(data), width: mount.displayMode ? 1000 : undefined, ...mount } });
   await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
   if (!mount.displayMode) return { ...v, data };
   await v.frame.locator('.bb-tbtn[data-path="src/client.rs"]').click();

@@ -96,21 +96,69 @@ test("a card without Code Insights draws no Reports section", async () => {
   assert.equal(await frame.locator(".bb-reports").count(), 0);
 });
 
+// Where each annotation button's count is drawn against its line number: every count whole inside its button, every
+// number clear of the button, both on one line.
+function markFaults(frame) {
+  return frame.locator("main").evaluate((main) => {
+    const faults = [];
+    const range = document.createRange();
+    for (const mark of main.querySelectorAll(".bb-an-mark")) {
+      if (mark.offsetParent === null) continue;
+      const box = mark.getBoundingClientRect();
+      range.selectNodeContents(mark);
+      const text = range.getBoundingClientRect();
+      if (text.left < box.left - 0.5 || text.right > box.right + 0.5 || text.height > box.height + 0.5) faults.push(`count ${mark.textContent} spills`);
+      const td = mark.closest("td");
+      const number = [...td.childNodes].find((n) => n.nodeType === 3 && n.data.trim());
+      range.selectNodeContents(number);
+      const rects = [...range.getClientRects()];
+      if (new Set(rects.map((r) => Math.round(r.top))).size > 1) faults.push(`${number.data} wraps`);
+      if (rects.some((r) => r.left < box.right - 0.5)) faults.push(`${number.data} runs into its button`);
+    }
+    return faults;
+  });
+}
+
 for (const theme of ["light", "dark"]) {
-  test(`${theme}: annotations under their line with a gutter marker, the others at the file's top, the file list counts them`, async () => {
+  test(`${theme}: a marker in the new side's gutter opens its line's annotations and closes them, by mouse and keyboard; the others at the file's top`, async () => {
     const { data, line } = withAnnotations();
     const { page, frame, errors, log } = await open(browser, { colorScheme: theme, mount: { theme, width: 700, input: data.call, result: result(data) } });
     await frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
     const row = frame.locator(`tr.bb-dl[data-path="src/client.rs"][data-new="${line}"]`);
     assert.equal(await row.count(), 1);
-    // The row right after the line (or after its comment threads) holds its annotations, the most severe first.
-    const under = await row.evaluate((r) => {
+    // The marker sits in the new side's gutter (the second), with the count, in the most severe's colour.
+    const mark = row.locator("td.bb-ln").nth(1).locator(".bb-an-mark");
+    assert.equal(await mark.textContent(), "2");
+    assert.equal(await mark.getAttribute("title"), "2 annotations (high)");
+    assert.equal(await mark.getAttribute("data-severity"), "HIGH");
+    assert.equal(await row.locator("td.bb-ln").first().locator(".bb-an-mark").count(), 0, "nothing on the old side");
+    // The row after the line (or after its comment threads) holds its annotations, most severe first, closed.
+    const under = frame.locator(`tr.bb-an-row[data-line="${line}"]`);
+    const follows = await row.evaluate((r, id) => {
       let next = r.nextElementSibling;
       while (next && next.classList.contains("bb-dc")) next = next.nextElementSibling;
-      return next && next.classList.contains("bb-an-row") ? [...next.querySelectorAll(".bb-an")].map((a) => a.dataset.severity) : null;
-    });
-    assert.deepEqual(under, ["HIGH", "LOW"]);
-    assert.equal(await row.locator(".bb-an-mark").getAttribute("title"), "2 annotations (high)");
+      return next && next.id === id;
+    }, await under.getAttribute("id"));
+    assert.equal(follows, true);
+    assert.equal(await under.isVisible(), false, "closed: the code is not buried");
+    assert.equal(await mark.getAttribute("aria-expanded"), "false");
+    await mark.click();
+    assert.equal(await under.isVisible(), true);
+    assert.equal(await mark.getAttribute("aria-expanded"), "true");
+    assert.deepEqual(await under.locator(".bb-an").evaluateAll((n) => n.map((a) => a.dataset.severity)), ["HIGH", "LOW"]);
+    await shot(page, `insights-diff-open-inline-${theme}`);
+    await mark.click();
+    assert.equal(await under.isVisible(), false, "a second click closes them");
+    // By keyboard: Enter opens, Escape inside closes and gives the focus back to the marker.
+    await mark.focus();
+    await page.keyboard.press("Enter");
+    assert.equal(await under.isVisible(), true);
+    await under.locator(".bb-an a").first().focus();
+    await page.keyboard.press("Escape");
+    assert.equal(await under.isVisible(), false);
+    assert.equal(await mark.evaluate((m) => m === document.activeElement), true);
+    assert.deepEqual(await markFaults(frame), []);
+    await mark.click();
     const top = frame.locator('[data-file="src/client.rs"] .bb-an-top');
     // 48 annotations are on lines not drawn: one closed line, so the code stays on the first screen.
     assert.equal(await top.locator("summary").textContent(), "48 annotations not on the lines shown here");
@@ -132,7 +180,47 @@ for (const theme of ["light", "dark"]) {
   });
 }
 
-test("fullscreen, side by side: the annotation is under the new side of its line", async () => {
+// Many annotations (as a 500-annotation report leaves on a file: the 50 carried, on every line drawn), two-digit
+// counts, five-digit line numbers: the code's rows stay together, each marker's count inside it.
+function crowded() {
+  const data = fixture("diff-view");
+  const d = data.diff.diffs[0];
+  for (const h of d.hunks) {
+    h.old[0] += 99970;
+    h.new[0] += 99970;
+    for (const l of h.lines) { if (Number.isInteger(l.o)) l.o += 99970; if (Number.isInteger(l.n)) l.n += 99970; }
+  }
+  const lines = d.hunks.flatMap((h) => h.lines).filter((l) => Number.isInteger(l.n)).map((l) => l.n);
+  d.annotations = Array.from({ length: 50 }, (_, i) => ({ line: lines[i < 12 ? 0 : 1 + (i % (lines.length - 1))], severity: ["LOW", "MEDIUM", "HIGH"][i % 3],
+    type: "CODE_SMELL", message: `Code smell ${i + 1}`, url: null, report: "sonar", reportTitle: "SonarQube" }));
+  d.annotationsMore = 450;
+  data.diff.files[0].annotations = 500;
+  return { data, first: lines[0] };
+}
+
+for (const mode of [{ width: 700 }, { displayMode: "fullscreen", width: 1000, frameHeight: 900, theme: "dark" }]) {
+  test(`${mode.displayMode || "inline at 700 px"}: 500 annotations leave the code readable, two-digit counts fit their marker`, async () => {
+    const { data, first } = crowded();
+    const { page, frame, errors } = await open(browser, { colorScheme: mode.theme || "light", mount: { ...mode, input: data.call, result: result(data) } });
+    await frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+    const file = frame.locator('.bb-file[data-file="src/client.rs"]');
+    assert.equal(await file.locator("tr.bb-an-row:not([hidden])").count(), 0, "every line's annotations closed");
+    const many = file.locator(`tr.bb-dl[data-new="${first}"] .bb-an-mark`);
+    assert.ok(["9+", "12"].includes(await many.textContent()));
+    assert.equal(await many.getAttribute("title"), "12 annotations (high)");
+    assert.deepEqual(await markFaults(frame), []);
+    // The code's rows follow each other with nothing between them but comment threads.
+    const between = await file.locator("tbody").evaluate((b) => [...b.children].filter((r) => r.offsetParent !== null && !/bb-dl|bb-dc|bb-hunk/.test(r.className)).length);
+    assert.equal(between, 0);
+    await many.click();
+    assert.deepEqual(await file.locator(`tr.bb-an-row[data-line="${first}"] .bb-an`).evaluateAll((n) => n.map((a) => a.dataset.severity)),
+      [...Array(4).fill("HIGH"), ...Array(4).fill("MEDIUM"), ...Array(4).fill("LOW")], "most severe first");
+    assert.deepEqual(errors, []);
+    await shot(page, `insights-diff-many-${mode.displayMode || "700"}`);
+  });
+}
+
+test("fullscreen, side by side: the marker is in the new half's gutter, and the annotations open on the new half only", async () => {
   const { data, line } = withAnnotations();
   const { page, frame, errors } = await open(browser, { mount: { displayMode: "fullscreen", frameHeight: 900, width: 1100, input: data.call, result: result(data) } });
   await frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
@@ -140,8 +228,17 @@ test("fullscreen, side by side: the annotation is under the new side of its line
   if (await sbs.count()) await sbs.click();
   await frame.locator("table.bb-sbs").waitFor({ timeout: 10000 });
   const row = frame.locator(`table.bb-sbs tr.bb-dl[data-new="${line}"]`);
-  assert.equal(await row.locator(".bb-an-mark").count(), 1);
-  assert.equal(await frame.locator("table.bb-sbs .bb-an-row .bb-an").count(), 2);
+  const gutters = row.locator("td.bb-ln");
+  assert.equal(await gutters.nth(0).locator(".bb-an-mark").count(), 0);
+  assert.equal(await gutters.nth(1).locator(".bb-an-mark").count(), 1);
+  await gutters.nth(1).locator(".bb-an-mark").click();
+  const under = frame.locator(`table.bb-sbs tr.bb-an-row[data-line="${line}"]`);
+  assert.equal(await under.locator(".bb-an").count(), 2);
+  assert.equal(await under.locator(".bb-an-old .bb-an").count(), 0);
+  // The annotations' cell starts where the new half does.
+  const [half, cell] = await Promise.all([gutters.nth(1).evaluate((td) => td.getBoundingClientRect().left), under.locator(".bb-an-new").evaluate((td) => td.getBoundingClientRect().left)]);
+  assert.ok(Math.abs(half - cell) < 1.5, `the new half (${half}) and the annotations (${cell})`);
+  assert.deepEqual(await markFaults(frame), []);
   assert.deepEqual(errors, []);
   await shot(page, "insights-diff-full-sbs-light");
 });

@@ -503,6 +503,10 @@ pub struct DiffSet {
     pub diffs: Vec<Diff>,
     /// Whether Bitbucket cut it.
     pub truncated: Option<bool>,
+    /// `contextLines`: the lines of context Bitbucket put around each change (any JSON: read as a count
+    /// only when it is one).
+    #[serde(rename = "contextLines")]
+    pub context_lines: Option<Value>,
 }
 
 /// One file's diff. [spec][rec]
@@ -526,6 +530,10 @@ pub struct Diff {
     /// Lines Bitbucket sent that bb did not keep: past the share of the call that read them.
     #[serde(skip)]
     pub left_out: usize,
+    /// The lines of context around each change, from the answer the diff came in (its `contextLines`)
+    /// when that is a count: a last hunk with fewer after its last change ends where the file ends.
+    #[serde(skip)]
+    pub context_lines: Option<u64>,
 }
 
 impl Diff {

@@ -142,23 +142,25 @@ pub fn file_within(outcome: &FetchOutcome, about: Subject<'_>, share: Share) -> 
 
 /// The set's first file, `truncated` when the set was, with the lines its share skipped.
 fn first_of(set: DiffSet, skipped: usize) -> Diff {
-    let mut d = set.diffs.into_iter().next().unwrap_or_default();
-    if set.truncated == Some(true) {
-        d.truncated = Some(true);
-    }
+    let mut d = first(set);
     d.left_out = skipped;
     d
 }
 
 /// One file's diff (truncated when the set it came in was), or why it could not be read.
 pub fn file(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Diff, String> {
-    errors::json::<DiffSet>(outcome, about, None).map(|set| {
-        let mut d = set.diffs.into_iter().next().unwrap_or_default();
-        if set.truncated == Some(true) {
-            d.truncated = Some(true);
-        }
-        d
-    })
+    errors::json::<DiffSet>(outcome, about, None).map(first)
+}
+
+/// The set's first file, `truncated` when the set was, with the set's context lines.
+fn first(set: DiffSet) -> Diff {
+    let context = set.context_lines.as_ref().and_then(serde_json::Value::as_u64);
+    let mut d = set.diffs.into_iter().next().unwrap_or_default();
+    if set.truncated == Some(true) {
+        d.truncated = Some(true);
+    }
+    d.context_lines = context;
+    d
 }
 
 #[cfg(test)]
@@ -191,6 +193,18 @@ mod tests {
             assert_eq!(texts, ["a", "b"]);
             assert_eq!((d.left_out, d.truncated), (1, Some(true)));
         }
+    }
+
+    #[test]
+    fn the_context_lines_of_the_answer_come_with_its_file_when_they_are_a_count() {
+        let share = Share { lines: 10, bytes: 1 << 20 };
+        let with = BODY.replacen('{', r#"{"contextLines":10,"#, 1);
+        for outcome in [decoded(share, &with), FetchOutcome::response(200, with.as_str())] {
+            assert_eq!(file_within(&outcome, ABOUT, share).unwrap().context_lines, Some(10));
+        }
+        let odd = BODY.replacen('{', r#"{"contextLines":-1,"#, 1);
+        assert_eq!(file(&FetchOutcome::response(200, odd.as_str()), ABOUT).unwrap().context_lines, None);
+        assert_eq!(file(&FetchOutcome::response(200, BODY), ABOUT).unwrap().context_lines, None);
     }
 
     #[test]

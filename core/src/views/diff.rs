@@ -725,6 +725,11 @@ impl DiffView {
             // Lines past the view's share of this file: skipped as they were read ([`share`]).
             value["leftOut"] = json!(d.left_out);
         }
+        if let Some(n) = d.context_lines {
+            // The page's Show more below the last hunk: fewer context lines after its last change than
+            // this, and the file ends there.
+            value["contextLines"] = json!(n);
+        }
         let job = match (language, key) {
             // Without --highlight-templates a template lexer's lines are plain: nothing to run.
             (Some(l), Some(key)) if cached.is_none() && (self.templates || !l.is_template()) => {
