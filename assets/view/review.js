@@ -77,7 +77,7 @@ const review = (() => {
     const summary = actions.editable(`summary ${key}`, "Summary (optional)", " bb-summary-box");
     const choose = (e) => { verdict = verdicts.set(key, e.currentTarget.dataset.verdict).get(key); for (const b of box.querySelectorAll(".bb-verdict")) b.ariaPressed = String(b === e.currentTarget); };
     const choices = d.state !== "OPEN" ? null : el("span", { class: "bb-seg", role: "group", "aria-label": "Your verdict" },
-      [["approve", "Approve"], ["request_changes", "Needs work"], ["comment", "Comment"]].map(([action, words]) =>
+      [["request_changes", "Needs work"], ["approve", "Approve"], ["comment", "Comment"]].map(([action, words]) =>
         button("bb-segbtn bb-verdict", words, choose, { "data-verdict": action, "aria-pressed": String(action === verdict) })));
     const publish = button("bb-button bb-primary bb-act-publish", "Publish", () => {
       const args = Object.assign(where(data), { action: verdict });

@@ -261,17 +261,17 @@ test("the review bar counts the drafts; Publish sends the verdict, the summary a
   const bar = frame.locator(".bb-finish");
   assert.equal(await bar.locator(".bb-finish-count").textContent(), "3 pending comments");
   assert.equal(await frame.locator(".bb-pane .bb-is-pending, .bb-tree .bb-is-pending").count(), 1, "docs/retry.md, the tree's first file, has the file draft");
-  assert.deepEqual(await texts(bar.locator(".bb-verdict")), ["Approve", "Needs work", "Comment"]);
+  assert.deepEqual(await texts(bar.locator(".bb-verdict")), ["Needs work", "Approve", "Comment"]);
   assert.deepEqual(await bar.locator(".bb-verdict").evaluateAll((b) => b.map((x) => x.getAttribute("aria-pressed"))), ["false", "false", "true"], "Comment (no verdict) until the person chooses");
   await bar.locator('.bb-verdict[data-verdict="approve"]').click();
-  assert.deepEqual(await bar.locator(".bb-verdict").evaluateAll((b) => b.map((x) => x.getAttribute("aria-pressed"))), ["true", "false", "false"]);
+  assert.deepEqual(await bar.locator(".bb-verdict").evaluateAll((b) => b.map((x) => x.getAttribute("aria-pressed"))), ["false", "true", "false"]);
   await bar.locator(".bb-summary-box").fill("Looks good once the cap is in.");
   await shot(page, "review-bar-fullscreen-light");
   await page.evaluate(() => { window.__marker = "same page"; });
   await bar.locator(".bb-act-publish").click();
   await until("the call", async () => (await calls(v, "submit_pr_review")).length === 1);
   assert.deepEqual(await bar.locator("button").evaluateAll((b) => b.filter((x) => x.offsetParent).map((x) => [x.textContent, x.disabled])),
-    [["Approve", true], ["Needs work", true], ["Comment", true], ["Publish", true], ["Discard", true]], "nothing can be pressed twice");
+    [["Needs work", true], ["Approve", true], ["Comment", true], ["Publish", true], ["Discard", true]], "nothing can be pressed twice");
   release();
   await until("the bar gone", async () => (await frame.locator(".bb-finish").count()) === 0);
   assert.deepEqual(await calls(v, "submit_pr_review"), [{ ...WHERE, action: "approve", comment: "Looks good once the cap is in.", commit: HEAD }]);
