@@ -217,7 +217,7 @@ test("a suggestion is a small diff of removed and added lines; Apply calls apply
   const note = frame.locator('[data-comment-id="3002"] .bb-said');
   await until("the redraw", async () => (await calls(v, "refresh_view")).length === 1);
   await note.waitFor({ state: "visible", timeout: 10000 });
-  assert.equal(await note.textContent(), "Applied the suggestion in commit 9f8e7d6c5b4a on feature/retry.", "what bb answered, kept across the redraw");
+  assert.equal(await note.textContent(), "Suggestion applied: committed to feature/retry.", "in the person's words, kept across the redraw");
   assert.deepEqual(await calls(v, "apply_pr_suggestion"), [{ ...WHERE, comment_id: 3002, index: 0 }]);
   await shot(page, "review-applied-fullscreen-light");
   // A draft's suggestion: no Apply.
