@@ -357,7 +357,7 @@ const card = (() => {
     const found = issues(pr);
     ctx = Object.assign({}, ctx, { data });
     return el("article", { class: "bb-card" },
-      header(pr, ctx, found), title(pr, ctx), actions.bar(data, mergeButton(pr, data, found)), review.line(data),
+      header(pr, ctx, found), title(pr, ctx), actions.draftNote(data), actions.bar(data, mergeButton(pr, data, found)), review.line(data),
       dates(pr), reviewers(pr, ctx), mergeIssues(found), summary(pr), tasks(pr, ctx),
       builds(pr, ctx), insights.section(pr, ctx), description(pr, ctx), activity(pr, ctx), pr.state === "OPEN" ? actions.newComment(data) : null);
   }

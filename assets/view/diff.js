@@ -318,18 +318,6 @@ const diffView = (() => {
   }
 
   // ---- a file -------------------------------------------------------------------------------
-  const PLAIN_WHY = {
-    deadline: (n) => `${fmt.count(n, "line", "lines")} (highlighting comes with the next update)`,
-    long: (n) => `${fmt.count(n, "line", "lines")} longer than 2,000 characters`,
-    template: (n) => `${fmt.count(n, "line", "lines")} of a template, which this server does not highlight`,
-  };
-  function plainNote(d) {
-    const counts = new Map();
-    for (const h of arr(d.hunks)) for (const l of arr(h.lines)) if (typeof l.p === "string") counts.set(l.p, (counts.get(l.p) || 0) + 1);
-    if (!counts.size) return null;
-    const parts = [...counts].map(([why, n]) => (PLAIN_WHY[why] ? PLAIN_WHY[why](n) : `${fmt.count(n, "line", "lines")} (${why.slice(0, 40)})`));
-    return el("p", { class: "bb-dnote bb-plain-note", "data-note": "plain" }, `Drawn without highlighting: ${parts.join("; ")}.`);
-  }
   function message(cls, title, ...more) {
     return el("div", { class: `bb-dmsg ${cls}`, role: "note" }, el("strong", {}, title), more.length ? el("div", { class: "bb-dmsg-more" }, more) : null);
   }
@@ -369,7 +357,6 @@ const diffView = (() => {
       out.push(el("p", { class: "bb-dnote", "data-note": "outdated" }, el("span", { class: "bb-loz bb-moved", title: "This diff has changed in more recent commits" }, "Outdated"), " ",
         outdated === 1 ? "1 outdated comment is in the activity" : `${fmt.num(outdated)} outdated comments are in the activity`));
     }
-    out.push(plainNote(d));
     return out;
   }
   function diffUrl(pr, path) {

@@ -72,6 +72,15 @@ const review = (() => {
     return branch ? `Suggestion applied: committed to ${branch}.` : "Suggestion applied: committed to the source branch.";
   };
 
+  // What the person reads once their review is published or discarded: Bitbucket's flags ("You approved this
+  // pull request") and its activity's words, never the tool's sentence for the model (bitbucket-ui.md).
+  const PUBLISHED = {
+    approve: "Your review is published. You approved this pull request.",
+    request_changes: "Your review is published. You marked this pull request as needs work.",
+    comment: "Your review is published.",
+  };
+  const DISCARDED = "Your pending comments were discarded.";
+
   // Bitbucket's Finish review, kept at the top of the diff (of its file pane in full screen) while the
   // person reads: the count, the verdict (Comment: publish without one), a summary, Publish, and Discard
   // after a confirm step; every button waits while one call is out. Where Bitbucket Data Center draws it
@@ -98,12 +107,13 @@ const review = (() => {
       if (text) args.comment = text;
       if (str(d.head)) args.commit = d.head;
       const how = { approve: "and approved it", request_changes: "and marked it as needing work" }[verdict] || "without a verdict";
+      const chosen = verdict;
       run("submit_pr_review", args, publish, problem, `The person published their review of ${id} ${how}.`,
-        { within: box, said: (t) => { actions.drafts.delete(`summary ${key}`); tell(note, key)(t); } });
+        { within: box, said: () => { actions.drafts.delete(`summary ${key}`); tell(note, key)(PUBLISHED[chosen] || PUBLISHED.comment); } });
     });
     const discard = offers(data, "discard_pr_review") ? actions.confirm(button("bb-button bb-act-discard", "Discard"), "Discard",
       `Discard ${count === 1 ? "your pending comment" : `all ${fmt.num(count)} pending comments`}? `,
-      (yes) => run("discard_pr_review", where(data), yes, problem, `The person discarded their pending review of ${id}.`, { within: box, said: tell(note, key) })) : null;
+      (yes) => run("discard_pr_review", where(data), yes, problem, `The person discarded their pending review of ${id}.`, { within: box, said: () => tell(note, key)(DISCARDED) })) : null;
     const box = el("section", { class: "bb-finish", "aria-label": "Finish review", "data-count": count },
       el("div", { class: "bb-finish-row" }, el("strong", {}, "Finish review"), el("span", { class: "bb-finish-count" }, fmt.count(count, "pending comment", "pending comments")), choices),
       el("div", { class: "bb-finish-row bb-finish-go" }, summary, publish, discard), problem, note);

@@ -74,3 +74,48 @@ test("an applied suggestion is marked Applied, with no Apply and no box of ident
     await c.page.close();
   }
 });
+
+test("a source branch that does not exist: the form marks Source and says so once, in words, not HTTP's; choosing another clears it", async () => {
+  for (const [mount, name] of [[{ width: 700 }, "700-light"], [{ displayMode: "fullscreen", width: 1000, theme: "dark" }, "fullscreen-dark"]]) {
+    const v = await show({ kind: "pull_request_form", project: "BB", repo: "api", from_ref: "nope", title: "Anything" }, mount, ".bb-form");
+    const { frame, page } = v;
+    const source = frame.locator("#bb-f-from");
+    assert.equal(await source.getAttribute("aria-invalid"), "true", "the Source field is marked");
+    const error = frame.locator("#bb-f-from-error");
+    assert.equal(await error.textContent(), 'Branch "nope" does not exist in BB/api.');
+    assert.equal(await source.getAttribute("aria-describedby"), "bb-f-from-error");
+    const all = await frame.locator("body").innerText();
+    assert.equal(all.split("does not exist").length - 1, 1, `said once: ${all}`);
+    assert.doesNotMatch(all, /404|found nothing|HTTP/, "no HTTP words");
+    assert.equal(await frame.locator(".bb-missing").count(), 0, "nothing listed as not read");
+    await shot(page, `parity-form-bad-source-${name}`);
+    await source.fill("docs/typo");
+    await until("the mark gone", async () => (await source.getAttribute("aria-invalid")) === null);
+    assert.equal(await error.count(), 0);
+    await until("the commits of the new pair", async () => (await frame.locator(".bb-f-commit").count()) > 0);
+    assert.deepEqual(realErrors(v.errors), []);
+    await page.close();
+  }
+});
+
+test("a file that does not exist is said in Bitbucket's words, not bb's HTTP ones", async () => {
+  for (const [mount, name] of [[{ width: 700 }, "700-light"], [{ displayMode: "fullscreen", width: 1000, theme: "dark" }, "fullscreen-dark"]]) {
+    const v = await show({ kind: "file", project: "BB", repo: "api", path: "src/nope.rs" }, mount, ".bb-problem");
+    const text = await v.frame.locator(".bb-problem").innerText();
+    assert.match(text, /The path "src\/nope\.rs" does not exist at revision/);
+    assert.doesNotMatch(text, /found nothing|404/);
+    assert.match(v.bb.result.content[0].text, /404|does not exist/, "the model's text keeps what it needs");
+    await shot(v.page, `parity-missing-file-${name}`);
+    await v.page.close();
+  }
+});
+
+test("a file shown at the default branch names the branch on its ref chip, not \"default branch\"", async () => {
+  for (const [mount, name] of [[{ width: 700 }, "700-light"], [{ displayMode: "fullscreen", width: 1000, theme: "dark" }, "fullscreen-dark"]]) {
+    const v = await show({ kind: "file", project: "BB", repo: "api", path: "src/paging.rs" }, mount, ".bb-fref");
+    assert.equal(await v.frame.locator(".bb-fref bdi").textContent(), "main");
+    assert.doesNotMatch(await v.frame.locator("body").innerText(), /default branch/);
+    await shot(v.page, `parity-file-ref-${name}`);
+    await v.page.close();
+  }
+});

@@ -71,3 +71,73 @@ test("one order of the verdicts, Bitbucket's, and a verdict given filled with it
     await v.page.close();
   }
 });
+
+test("the person reads Bitbucket's words, not the tools' sentences for the model: a published review, a discarded one, a plain file", async () => {
+  for (const [mode, m] of MODES) {
+    for (const theme of ["light", "dark"]) {
+      const published = (show) => { const d = fixture("diff-review"); d.diff.drafts = { count: 0, first: null }; d.call = show; return d; };
+      const v = await mount(fixture("diff-review"), { ...m, theme, wait: ".bb-finish",
+        answer: host({ submit_pr_review: () => said("Published 3 pending comments and approved PR #11 in BB/api as alice, with your summary comment.") }, published) });
+      await v.frame.locator('.bb-finish .bb-verdict[data-verdict="approve"]').click();
+      await v.frame.locator(".bb-act-publish").click();
+      const note = v.frame.locator(".bb-review-said");
+      await note.waitFor({ timeout: 10000 });
+      assert.equal(await note.textContent(), "Your review is published. You approved this pull request.");
+      const all = await v.frame.locator("body").innerText();
+      assert.doesNotMatch(all, /as alice|PR #11 in BB\/api|highlighting/, "none of bb's sentences for the model");
+      await shot(v.page, `parity-words-published-${mode}-${theme}`);
+      await v.page.close();
+    }
+  }
+  const gone = (show) => { const d = fixture("diff-review"); d.diff.drafts = { count: 0, first: null }; d.call = show; return d; };
+  const d = await mount(fixture("diff-review"), { wait: ".bb-finish", answer: host({ discard_pr_review: () => said("Discarded 3 pending comments of PR #1 in BB/api as alice.") }, gone) });
+  await d.frame.locator(".bb-act-discard").click();
+  await d.frame.locator(".bb-act-discard-yes").click();
+  await until("the words", async () => (await d.frame.locator(".bb-review-said").count()) === 1);
+  assert.equal(await d.frame.locator(".bb-review-said").textContent(), "Your pending comments were discarded.");
+  await d.page.close();
+});
+
+test("a draft pull request says so with Mark as ready, which is update_pull_request with draft false, and the card redraws as ready", async () => {
+  for (const [mode, m, theme] of [["700", { width: 700 }, "light"], ["fullscreen", { displayMode: "fullscreen" }, "dark"]]) {
+    const data = fixture("pr-draft");
+    data.server.tools.push("update_pull_request", "refresh_view");
+    const ready = (show) => { const d = fixture("pr-draft"); d.server.tools.push("update_pull_request", "refresh_view"); d.pullRequest.draft = false; d.call = show; return d; };
+    const v = await mount(data, { ...m, theme, answer: host({ update_pull_request: () => said("Marked PR #4 in BB/api as ready for review.") }, ready) });
+    const note = v.frame.locator(".bb-draft-note");
+    assert.match(await note.textContent(), /This pull request is a draft\./);
+    const button = note.locator(".bb-act-ready");
+    assert.equal(await button.textContent(), "Mark as ready");
+    await shot(v.page, `parity-draft-${mode}-${theme}`);
+    await button.click();
+    await until("the card redrawn as ready", async () => (await v.frame.locator(".bb-draft-note").count()) === 0);
+    assert.deepEqual(await calls(v, "update_pull_request"), [{ project: "BB", repo: "api", pr_id: 4, draft: false }]);
+    assert.equal(await v.frame.locator(".bb-meta .bb-loz").textContent(), "Open");
+    assert.ok((await v.log()).context.some((c) => JSON.stringify(c).includes("The person marked PR #4 as ready for review.")));
+    assert.deepEqual(v.errors, []);
+    await v.page.close();
+  }
+  // Not without the tool: the notice still says it is a draft.
+  const plain = await mount(fixture("pr-draft"));
+  assert.equal(await plain.frame.locator(".bb-draft-note .bb-act-ready").count(), 0);
+  assert.equal(await plain.frame.locator(".bb-draft-note").count(), 1);
+  await plain.page.close();
+});
+
+test("an empty filtered list says Bitbucket's \"No pull requests match\" and \"Try modifying your filter criteria\", with a way to all of them", async () => {
+  for (const [mode, m, theme] of [["700", { width: 700 }, "light"], ["fullscreen", { displayMode: "fullscreen" }, "dark"]]) {
+    const data = fixture("list-open");
+    data.list.items = [];
+    data.list.more = false;
+    data.server.tools.push("refresh_view");
+    const all = (show) => { const d = fixture("list-open"); d.call = show; d.list.filter = "ALL"; return d; };
+    const v = await mount(data, { ...m, theme, wait: ".bb-list", answer: host({}, all) });
+    assert.equal(await v.frame.locator(".bb-empty-head").textContent(), "No pull requests match");
+    assert.equal(await v.frame.locator(".bb-empty-hint").textContent(), "Try modifying your filter criteria or view all pull requests.");
+    await shot(v.page, `parity-list-empty-${mode}-${theme}`);
+    await v.frame.locator(".bb-view-all").click();
+    await until("all pull requests", async () => (await v.frame.locator(".bb-row").count()) > 0);
+    assert.equal((await calls(v, "refresh_view"))[0].show.state, "ALL");
+    await v.page.close();
+  }
+});

@@ -276,7 +276,7 @@ test("the review bar counts the drafts; Publish sends the verdict, the summary a
   await until("the bar gone", async () => (await frame.locator(".bb-finish").count()) === 0);
   assert.deepEqual(await calls(v, "submit_pr_review"), [{ ...WHERE, action: "approve", comment: "Looks good once the cap is in.", commit: HEAD }]);
   assert.deepEqual(await calls(v, "refresh_view"), [{ show: v.data.call }]);
-  assert.equal(await frame.locator(".bb-review-said").textContent(), "Published 3 comments and approved PR #1.", "what bb answered stays where the bar was");
+  assert.equal(await frame.locator(".bb-review-said").textContent(), "Your review is published. You approved this pull request.", "in Bitbucket's words, where the bar was");
   assert.equal(await frame.locator(".bb-pending").count(), 0, "nothing is pending any more");
   assert.equal(await page.evaluate(() => window.__marker), "same page");
   assert.ok((await v.log()).context.some((m) => JSON.stringify(m).includes("The person published their review of PR #1 and approved it.")));
@@ -341,7 +341,7 @@ test("Discard asks first, then calls discard_pr_review; no bar without drafts or
   await bar.locator(".bb-act-discard-yes").click();
   await until("the bar gone", async () => (await frame.locator(".bb-finish").count()) === 0);
   assert.deepEqual(await calls(v, "discard_pr_review"), [WHERE]);
-  assert.equal(await frame.locator(".bb-review-said").textContent(), "Discarded 3 pending comments.");
+  assert.equal(await frame.locator(".bb-review-said").textContent(), "Your pending comments were discarded.");
   const cases = [
     [(d) => { d.diff.drafts.count = 0; return d; }, 0, 0],
     [(d) => { d.diff.drafts = null; return d; }, 0, 0],

@@ -43,6 +43,8 @@ pub enum FileRead {
     Blame,
     /// The highlighting of the lines.
     Highlight,
+    /// The default branch, for the ref chip's name when the call names no ref.
+    Branch,
 }
 
 /// The argument only the view takes (the page asks for it): blame beside the lines.
@@ -70,12 +72,16 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     if blame {
         first.push((FileRead::Blame, place.blame_request(first_line - 1, count)));
     }
+    if place.at.is_none() {
+        first.push((FileRead::Branch, crate::reads::repository::default_branch_request(&place.project, &place.repo)));
+    }
     let view = FileView {
         header,
         base_url: call.base_url.map(str::to_owned),
         templates: call.highlight_templates,
         place,
         blame_asked: blame,
+        branch: None,
         lines: None,
         dropped: 0,
         blame: None,
@@ -92,6 +98,8 @@ struct FileView {
     templates: bool,
     place: Place,
     blame_asked: bool,
+    /// The default branch's name, when the call names no ref and Bitbucket said it.
+    branch: Option<String>,
     lines: Option<Lines>,
     /// Lines of the window past the view's bytes, not carried.
     dropped: u64,
@@ -120,10 +128,14 @@ impl Plan for FileView {
                         self.place.name()
                     )));
                 }
-                Err(e) => return Some(self.error(e)),
+                Err(e) => return Some(self.header.error_said(e, self.url(1), crate::errors::bitbucket_said(&outcome))),
             },
             FileRead::Blame => self.blame = Some(files::blame(&outcome, &self.place).map(|(b, _)| b)),
             FileRead::Highlight => {}
+            FileRead::Branch => {
+                let about = crate::errors::Subject { project: &self.place.project, repo: &self.place.repo, pr: None };
+                self.branch = crate::reads::repository::default_branch(&outcome, about).ok().and_then(|b| b.display_id);
+            }
         }
         if f.waiting() > 0 {
             return None;
@@ -195,7 +207,7 @@ impl FileView {
     fn part(&self) -> Value {
         let p = &self.place;
         json!({"project": p.project, "repo": p.repo, "path": p.path, "at": p.at,
-               "atLabel": p.at.as_deref().unwrap_or("default branch")})
+               "atLabel": p.at.as_deref().or(self.branch.as_deref()).unwrap_or("default branch")})
     }
 
     fn binary(&self) -> ToolResult {
