@@ -4,7 +4,7 @@
 // Bitbucket's page has that the card lacked; the layout of titles and threads.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot, until } from "./harness.mjs";
+import { RESULTS, fixture, launch, open, result, shot, until } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -139,5 +139,51 @@ test("an empty filtered list says Bitbucket's \"No pull requests match\" and \"T
     await until("all pull requests", async () => (await v.frame.locator(".bb-row").count()) > 0);
     assert.equal((await calls(v, "refresh_view"))[0].show.state, "ALL");
     await v.page.close();
+  }
+});
+
+test("layout as Bitbucket's: \"edited\" after the date on the activity's line; a multi-line comment grouped under a line says its lines; a collapsed thread stays collapsed when the view is drawn again", async () => {
+  for (const [mode, m, theme] of [["700", { width: 700 }, "light"], ["fullscreen", { displayMode: "fullscreen" }, "dark"]]) {
+    // Carol's comment on a file (activity 18 of pr-open), edited: her own, so the activity's line is its head.
+    const data = fixture("pr-open");
+    data.pullRequest.activity.items.find((i) => i.id === 18).comment.edited = true;
+    const v = await mount(data, { ...m, theme });
+    const item = v.frame.locator(".bb-act").filter({ has: v.frame.locator(".bb-edited") }).first();
+    await item.waitFor({ state: "attached", timeout: 10000 });
+    const edited = item.locator(":scope > .bb-line > .bb-edited");
+    assert.equal(await edited.textContent(), "edited", "on the activity's line");
+    const top = (l) => l.evaluate((n) => Math.round(n.getBoundingClientRect().top));
+    assert.ok(Math.abs((await top(edited)) - (await top(item.locator(":scope > .bb-line > .bb-time").last()))) <= 4, "beside the date, not on a line of its own");
+    assert.equal(await item.locator(".bb-comment .bb-chead", { hasText: "edited" }).count(), 0, "not again under it");
+    await v.page.close();
+
+    // diff-review: under src/client.rs line 12, Bob's one-line comment and Carol's on lines 11–12 (a suggestion).
+    const fresh = (show) => { const d = fixture("diff-review"); d.call = show; return d; };
+    const w = await mount(fixture("diff-review"), { ...m, theme, wait: ".bb-diffview",
+      answer: host({ add_pr_comment: () => said("Replied to comment #1005 on PR #1 in BB/api as alice.") }, fresh) });
+    const pick = w.frame.locator('.bb-tbtn[data-path="src/client.rs"]');
+    if (await pick.count()) await pick.click();
+    const carol = w.frame.locator('[data-comment-id="3003"]');
+    assert.equal(await carol.locator(":scope > .bb-cbody > .bb-chead .bb-crange").textContent(), "· lines 11–12");
+    assert.equal(await w.frame.locator('[data-comment-id="1006"] > .bb-cbody > .bb-chead .bb-crange').count(), 0, "a one-line comment says nothing more");
+    if (mode === "fullscreen") await carol.screenshot({ path: `${RESULTS}/parity-range-${mode}-${theme}.png` });
+    // Collapse the thread of line 12, then reply on another line: the redraw keeps it collapsed.
+    const group = w.frame.locator("details.bb-threads", { has: w.frame.locator('[data-comment-id="3003"]') });
+    // Inline, the diff is one shape that may hide these lines below its fold: pressed as a person's click would.
+    const press = (l) => l.evaluate((n) => n.click());
+    await press(group.locator(":scope > summary"));
+    assert.equal(await group.evaluate((d) => d.open), false);
+    const other = w.frame.locator('[data-comment-id="1005"]');
+    await press(other.locator(":scope > .bb-cbody > .bb-comment-actions .bb-act-reply"));
+    await other.locator(".bb-editor").evaluate((b) => { b.textContent = "Agreed."; b.dispatchEvent(new Event("input")); });
+    await press(other.locator('.bb-editor-buttons button:text-is("Reply")'));
+    await until("the redraw", async () => (await calls(w, "refresh_view")).length === 1);
+    await until("drawn again", async () => (await w.frame.locator('[data-comment-id="1005"] .bb-editor').count()) === 0);
+    const again = w.frame.locator("details.bb-threads", { has: w.frame.locator('[data-comment-id="3003"]') });
+    assert.equal(await again.evaluate((d) => d.open), false, "still collapsed after the redraw");
+    assert.equal(await w.frame.locator("details.bb-threads", { has: w.frame.locator('[data-comment-id="1005"]') }).evaluate((d) => d.open), true, "the others stay open");
+    await shot(w.page, `parity-collapsed-${mode}-${theme}`);
+    assert.deepEqual(w.errors, []);
+    await w.page.close();
   }
 });
