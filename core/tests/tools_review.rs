@@ -166,7 +166,9 @@ fn a_suggestion_is_applied_as_exactly_one_commit_with_the_message_said_and_a_sec
     let a = d.call("apply_pr_suggestion", with(pr11(), json!({"comment_id": 1019})));
     assert!(!a.is_error, "{}", a.text);
     assert!(
-        a.text.starts_with("Applied the suggestion of comment #1019 on PR #11 in BB/api: committed to hotfix/empty-pages as commit "),
+        a.text.starts_with(
+            "Applied the suggestion of comment #1019 on PR #11 in BB/api: committed to hotfix/empty-pages as commit "
+        ),
         "{}",
         a.text
     );

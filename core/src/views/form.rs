@@ -126,7 +126,10 @@ impl Form {
                 (Some(a), Some(b)) => format!(" from {a} into {b}"),
                 _ => String::new(),
             },
-            g.bad_source.as_ref().map(|m| format!(" {m} The form marks the source branch for the person to choose another.")).unwrap_or_default()
+            g.bad_source
+                .as_ref()
+                .map(|m| format!(" {m} The form marks the source branch for the person to choose another."))
+                .unwrap_or_default()
         );
         self.header.result(text, users, std::mem::take(&mut g.missing), ("form", part))
     }

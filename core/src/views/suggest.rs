@@ -287,7 +287,8 @@ impl Gather {
                 if errors::refusal(outcome).is_some_and(|r| r.status == 404) {
                     let name = self.from.as_deref().unwrap_or("");
                     let name = name.strip_prefix("refs/heads/").unwrap_or(name);
-                    self.bad_source = Some(format!("Branch \"{}\" does not exist in {project}/{repo}.", one_line(name)));
+                    self.bad_source =
+                        Some(format!("Branch \"{}\" does not exist in {project}/{repo}.", one_line(name)));
                 }
                 None
             }
