@@ -209,5 +209,21 @@ const actions = (() => {
     return parts.length ? el("div", { class: "bb-comment-actions" }, parts) : null;
   }
 
-  return { bar, canMerge, newComment, thread, offers, run, where, prOf, problemLine, button, confirm, editable, drafts };
+  // A draft pull request's notice, as Bitbucket's page has it (bitbucket-ui.md: an information note that you are
+  // viewing a draft, with Mark as ready [doc: D1]; its exact words are not public): Mark as ready is the model's
+  // update_pull_request with draft false, offered where the tool is.
+  function draftNote(data) {
+    const pr = prOf(data);
+    if (pr.state !== "OPEN" || pr.draft !== true) return null;
+    const problem = problemLine();
+    const id = `PR #${pr.id}`;
+    const ready = offers(data, "update_pull_request") && Number.isInteger(pr.id)
+      ? button("bb-button bb-act-ready", "Mark as ready", () => run("update_pull_request", Object.assign(where(data), { draft: false }), ready, problem,
+        `The person marked ${id} as ready for review.`)) : null;
+    return el("section", { class: "bb-draft-note", role: "note", "aria-label": "Draft" },
+      el("p", {}, el("strong", {}, "This pull request is a draft."), " It can't be merged until it is marked as ready for review."),
+      ready, problem);
+  }
+
+  return { bar, canMerge, newComment, thread, offers, run, where, prOf, problemLine, button, confirm, editable, drafts, draftNote };
 })();

@@ -255,8 +255,10 @@ const card = (() => {
     const edited = c.edited === true ? el("span", { class: "bb-muted" }, "edited") : null;
     // Pending beside the author: here, or in the activity's sentence that names them (activityItem).
     const draft = review.lozenge(c);
+    // Without its own head (the activity's line names the author and the time), "edited" goes on that line, after
+    // the time, as Bitbucket's (activityItem).
     const marks = head ? el("div", { class: "bb-chead" }, nameOf(p), " ", draft, " ", fmt.time(c.at), edited ? [" · ", edited] : null, " ", task)
-      : edited || task ? el("div", { class: "bb-chead" }, edited, " ", task) : null;
+      : task ? el("div", { class: "bb-chead" }, task) : null;
     return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}${draft ? " bb-is-pending" : ""}${head ? "" : " bb-lead"}`, "data-comment": Number.isInteger(c.id) ? c.id : null },
       head ? avatar(p, "sm") : null,
       el("div", { class: "bb-cbody" }, marks, anchor(c.anchor), body(c.text, ctx, "comment", ctx.data ? review.pre(ctx.data, c) : null), ctx.data ? actions.thread(ctx.data, c) : null, nested));
@@ -317,7 +319,8 @@ const card = (() => {
     const [words, below] = sentence(item, pr, ctx);
     const head = c && str(c.author) !== str(item.user);
     return el("li", { class: "bb-act", "data-action": str(item.action), "data-comment-action": str(item.commentAction) || null },
-      el("div", { class: "bb-line" }, avatar(p, "sm"), nameOf(p), c && !head ? review.lozenge(c) : null, " ", words, " ", fmt.time(item.at)),
+      el("div", { class: "bb-line" }, avatar(p, "sm"), nameOf(p), c && !head ? review.lozenge(c) : null, " ", words, " ", fmt.time(item.at),
+        c && !head && c.edited === true ? [" · ", el("span", { class: "bb-muted bb-edited" }, "edited")] : null),
       below || null,
       c ? comment(c, ctx, 0, head) : null);
   }
@@ -357,7 +360,7 @@ const card = (() => {
     const found = issues(pr);
     ctx = Object.assign({}, ctx, { data });
     return el("article", { class: "bb-card" },
-      header(pr, ctx, found), title(pr, ctx), actions.bar(data, mergeButton(pr, data, found)), review.line(data),
+      header(pr, ctx, found), title(pr, ctx), actions.draftNote(data), actions.bar(data, mergeButton(pr, data, found)), review.line(data),
       dates(pr), reviewers(pr, ctx), mergeIssues(found), summary(pr), tasks(pr, ctx),
       builds(pr, ctx), insights.section(pr, ctx), description(pr, ctx), activity(pr, ctx), pr.state === "OPEN" ? actions.newComment(data) : null);
   }

@@ -162,8 +162,14 @@ const diffView = (() => {
     return el("div", { class: `bb-comment${c.task === true ? " bb-is-task" : ""}${draft ? " bb-is-pending" : ""}`, "data-comment-id": Number.isInteger(c.id) ? c.id : null },
       avatar(p, "sm"),
       el("div", { class: "bb-cbody" },
-        el("div", { class: "bb-chead" }, nameOf(p), " ", draft, " ", fmt.time(c.at), c.edited === true ? [" · ", el("span", { class: "bb-muted" }, "edited")] : null, " ", task),
+        el("div", { class: "bb-chead" }, nameOf(p), " ", draft, " ", fmt.time(c.at), c.edited === true ? [" · ", el("span", { class: "bb-muted" }, "edited")] : null, " ", task, depth === 0 ? range(c) : null),
         body(c.text, ctx, ctx.data ? review.pre(ctx.data, c) : null), ctx.data ? actions.thread(ctx.data, c) : null, nested));
+  }
+  // A comment on several lines says which, beside its author (under its last line, grouped with others there).
+  function range(c) {
+    const a = c.anchor && typeof c.anchor === "object" ? c.anchor : {};
+    const line = Number.isInteger(a.line) ? a.line : null;
+    return line !== null && Number.isInteger(a.from) && a.from < line ? el("span", { class: "bb-muted bb-crange" }, `· ${review.lines(a.from, line)}`) : null;
   }
   function total(threads) {
     let n = 0;
@@ -171,6 +177,7 @@ const diffView = (() => {
     for (let guard = 0; stack.length && guard < 100000; guard++) { n++; stack.push(...arr(stack.pop().replies)); }
     return n;
   }
+  const folded = new Set(); // threads the person collapsed, by their root comments' ids
   // Threads under a line or atop a file, collapsible as Bitbucket's are: open, with a summary
   // that names who wrote and how many comments there are.
   function threads(list, ctx, cls = "") {
@@ -178,7 +185,9 @@ const diffView = (() => {
     if (!roots.length) return null;
     const n = total(roots);
     const who = [...new Set(roots.map((c) => str(c.author)))].slice(0, 4).map((slug) => avatar(person(ctx.users, slug), "sm"));
-    return el("details", { class: `bb-threads${cls}`, open: "" },
+    // Collapsed by the person, it stays so when the view is drawn again (a reply elsewhere, a refresh).
+    const key = roots.map((c) => c.id).join(" ");
+    return el("details", { class: `bb-threads${cls}`, open: folded.has(key) ? null : "", ontoggle: (e) => { if (e.currentTarget.open) folded.delete(key); else folded.add(key); } },
       el("summary", { class: "bb-threads-sum" }, el("span", { class: "bb-faces" }, who), " ", fmt.count(n, "comment", "comments")),
       roots.map((c) => comment(c, ctx, 0)));
   }
@@ -390,18 +399,6 @@ const diffView = (() => {
   }
 
   // ---- a file -------------------------------------------------------------------------------
-  const PLAIN_WHY = {
-    deadline: (n) => `${fmt.count(n, "line", "lines")} (highlighting comes with the next update)`,
-    long: (n) => `${fmt.count(n, "line", "lines")} longer than 2,000 characters`,
-    template: (n) => `${fmt.count(n, "line", "lines")} of a template, which this server does not highlight`,
-  };
-  function plainNote(d) {
-    const counts = new Map();
-    for (const h of arr(d.hunks)) for (const l of arr(h.lines)) if (typeof l.p === "string") counts.set(l.p, (counts.get(l.p) || 0) + 1);
-    if (!counts.size) return null;
-    const parts = [...counts].map(([why, n]) => (PLAIN_WHY[why] ? PLAIN_WHY[why](n) : `${fmt.count(n, "line", "lines")} (${why.slice(0, 40)})`));
-    return el("p", { class: "bb-dnote bb-plain-note", "data-note": "plain" }, `Drawn without highlighting: ${parts.join("; ")}.`);
-  }
   function message(cls, title, ...more) {
     return el("div", { class: `bb-dmsg ${cls}`, role: "note" }, el("strong", {}, title), more.length ? el("div", { class: "bb-dmsg-more" }, more) : null);
   }
@@ -454,7 +451,6 @@ const diffView = (() => {
       out.push(el("p", { class: "bb-dnote", "data-note": "outdated" }, el("span", { class: "bb-loz bb-moved", title: "This diff has changed in more recent commits" }, "Outdated"), " ",
         outdated === 1 ? "1 outdated comment is in the activity" : `${fmt.num(outdated)} outdated comments are in the activity`));
     }
-    out.push(plainNote(d));
     return out;
   }
   function diffUrl(pr, path) {

@@ -23,6 +23,8 @@ const prForm = (() => {
       draft: f.draft === true, reviewers: [...new Set([...given, ...defaults.map((r) => r.slug)])],
       defaults: new Set(defaults.map((r) => r.slug)), names, commits: f.commits, files: f.files, existing: f.existing,
       preview: null, tab: "write", busy: false, problem: null, options: {}, who: "",
+      // A field bb found wrong (a source branch that does not exist): marked, its words said once, under it.
+      invalid: str(obj(f.invalid).field) || null, fieldError: str(obj(f.invalid).message) || null,
     };
   }
 
@@ -90,8 +92,15 @@ const prForm = (() => {
   }
 
   function end(word, key) {
-    const [input, list] = suggesting(`bb-f-${key}`, "branches", state[key], `${word} branch`, (v) => { state[key] = v.trim(); pairChanged(); });
-    return el("div", { class: "bb-f-end" }, el("span", { class: "bb-f-label" }, word, el("span", { class: "bb-f-repo" }, ` · ${state.project}/${state.repo}`)), input, list);
+    const [input, list] = suggesting(`bb-f-${key}`, "branches", state[key], `${word} branch`, (v) => {
+      state[key] = v.trim();
+      // Another branch chosen: the mark and its words go, as on Bitbucket's form.
+      if (state.invalid === key) { state.invalid = null; state.fieldError = null; input.removeAttribute("aria-invalid"); input.removeAttribute("aria-describedby"); document.getElementById(`bb-f-${key}-error`)?.remove(); }
+      pairChanged();
+    });
+    const error = state.invalid === key && state.fieldError ? el("p", { class: "bb-f-error", id: `bb-f-${key}-error` }, state.fieldError) : null;
+    if (error) input.setAttribute("aria-describedby", error.id);
+    return el("div", { class: "bb-f-end" }, el("span", { class: "bb-f-label" }, word, el("span", { class: "bb-f-repo" }, ` · ${state.project}/${state.repo}`)), input, list, error);
   }
 
   function reviewers(data, users) {

@@ -60,6 +60,17 @@ const prList = (() => {
           fmt.isCount(counts.openTasks) && counts.openTasks > 0 ? el("span", { class: "bb-count bb-need", "data-count": "tasks" }, `☐ ${fmt.count(counts.openTasks, "open task", "open tasks")}`) : null)));
   }
 
+  // Bitbucket's empty list: "No pull requests", or, under a state filter, "No pull requests match" and "Try
+  // modifying your filter criteria or view all pull requests." (bitbucket-ui.md §3), "view all" opening All here.
+  function empty(data, filter) {
+    if (!filter || filter === "All") return el("div", { class: "bb-empty" }, el("p", { class: "bb-empty-head" }, "No pull requests"));
+    const c = obj(data.call);
+    const all = !c.inbox && typeof c.project === "string" && typeof c.repo === "string"
+      ? navigate.go(data, "bb-link-button bb-view-all", "view all pull requests", Object.assign({}, c, { state: "ALL", start: undefined })) : null;
+    return el("div", { class: "bb-empty" }, el("p", { class: "bb-empty-head" }, "No pull requests match"),
+      el("p", { class: "bb-empty-hint" }, "Try modifying your filter criteria", all ? [" or ", all] : null, "."));
+  }
+
   function draw(data, ctx) {
     const list = obj(data.list);
     const items = (Array.isArray(list.items) ? list.items : []).filter((i) => i && typeof i === "object");
@@ -81,7 +92,7 @@ const prList = (() => {
     // Every row is drawn; inline, the frame shows as many as fit and its Show more grows it (grow.js),
     // so the count is of the rows wholly on screen in the frame, as they come and go.
     const drawn = items.map((i) => row(i, lctx));
-    const rows = items.length ? el("ul", { class: "bb-rows" }, drawn) : el("p", { class: "bb-empty" }, filter && filter !== "All" ? "No pull requests match" : "No pull requests");
+    const rows = items.length ? el("ul", { class: "bb-rows" }, drawn) : empty(data, filter);
     if (io) io.disconnect();
     io = null;
     if (ctx.inline && typeof IntersectionObserver === "function" && drawn.length) {

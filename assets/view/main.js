@@ -69,7 +69,9 @@ function problem(result) {
       : Number.isInteger(input.pr_id) ? `/pull-requests/${input.pr_id}` : "/pull-requests";
     address = `${base}/projects/${seg(input.project)}/repos/${seg(input.repo)}${tail}`;
   }
-  const text = resultText(result) || "bb answered with an error and no words.";
+  // Bitbucket's own words for what went wrong, when bb has them (error.said), else bb's sentence.
+  const said = meta && typeof meta === "object" && meta.error && typeof meta.error === "object" && typeof meta.error.said === "string" ? meta.error.said : "";
+  const text = said || resultText(result) || "bb answered with an error and no words.";
   return el("section", { class: "bb-problem", role: "alert" },
     el("h2", { class: "bb-problem-title" }, `bb could not show ${what}`),
     text.split(/\n{2,}/).map((para) => el("p", { dir: "auto" }, linked(para.slice(0, 4000)))),

@@ -86,5 +86,8 @@ const navigate = (() => {
     return button("bb-row-link bb-open-here", title, { kind: "pull_request", project: item.project, repo: item.repo, pr_id: item.id });
   }
 
-  return { tabs, states, rowTitle, backButton, open, can, named, reset: () => { stack.length = 0; } };
+  // A button that opens `call` in place (its kind offered), else null.
+  const go = (data, cls, word, call) => (can(data, call.kind) ? button(cls, word, call, false) : null);
+
+  return { tabs, states, rowTitle, backButton, open, can, named, go, reset: () => { stack.length = 0; } };
 })();

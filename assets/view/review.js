@@ -34,30 +34,52 @@ const review = (() => {
     };
   }
   const cell = (n) => el("td", { class: "bb-ln" }, n === null ? "" : String(n));
+  const SIGNS = { A: ["+", "added: "], R: ["-", "removed: "], C: [" ", ""] };
   const row = (t, o, n, text) => el("tr", { class: `bb-dl-${t}` }, cell(o), cell(n),
-    el("td", { class: "bb-dcode" }, el("span", { class: "bb-sign", "aria-hidden": "true" }, t === "A" ? "+" : "-"), sr(t === "A" ? "added: " : "removed: "), codeLine.text(str(text))));
+    el("td", { class: "bb-dcode" }, el("span", { class: "bb-sign", "aria-hidden": "true" }, SIGNS[t][0]), SIGNS[t][1] ? sr(SIGNS[t][1]) : null, codeLine.text(str(text))));
   // A suggestion: the lines it replaces as removed lines, the lines it proposes as added ones, both
   // numbered from its first line; when bb did not see the old lines, which lines it replaces, in words.
-  // Apply only on a published comment of an open pull request: it commits to the source branch.
+  // Apply only on a published comment of an open pull request: it commits to the source branch. An applied
+  // one (s.applied) is marked Applied, as Bitbucket marks it, with no Apply: the lines it put there, as
+  // they now read, not a change whose two sides are the same.
   function suggestion(data, c, s, at) {
     const from = pos(s.from);
-    const old = Array.isArray(s.old) ? s.old : null;
+    const applied = s.applied === true;
+    const old = Array.isArray(s.old) && !applied ? s.old : null;
     const index = pos(s.index) ?? at;
     const key = `apply ${c.id} ${index}`;
     const pr = actions.prOf(data);
     const note = said(key);
     const problem = actions.problemLine();
-    const apply = offers(data, "apply_pr_suggestion") && c.state !== "PENDING" && pr.state === "OPEN" && Number.isInteger(c.id)
+    const apply = !applied && offers(data, "apply_pr_suggestion") && c.state !== "PENDING" && pr.state === "OPEN" && Number.isInteger(c.id)
       ? button("bb-button bb-act-apply", "Apply", () => run("apply_pr_suggestion", Object.assign(where(data), { comment_id: c.id, index }), apply, problem,
-        `The person applied a suggestion on PR #${pr.id}.`, { said: tell(note, key) }), { title: "Commit this change to the source branch" }) : null;
+        `The person applied a suggestion on PR #${pr.id}.`, { said: () => tell(note, key)(appliedWords(pr)) }), { title: "Commit this change to the source branch" }) : null;
     const n = (i) => (from === null ? null : from + i);
-    const rows = [...(old || []).map((t, i) => row("R", n(i), null, t)), ...s.new.map((t, i) => row("A", null, n(i), t))];
-    return el("div", { class: "bb-suggest", "data-index": index },
-      el("div", { class: "bb-suggest-head" }, el("strong", {}, old || from === null ? "Suggested change" : `Suggested change for ${lines(from, pos(s.to) ?? from)}`), apply),
+    const rows = applied ? s.new.map((t, i) => row("C", n(i), n(i), t))
+      : [...(old || []).map((t, i) => row("R", n(i), null, t)), ...s.new.map((t, i) => row("A", null, n(i), t))];
+    const range = from === null ? null : lines(from, pos(s.to) ?? from);
+    const head = applied ? [el("strong", {}, range ? `Suggested change for ${range}` : "Suggested change"), el("span", { class: "bb-loz bb-merged bb-applied" }, "Applied")]
+      : el("strong", {}, old || from === null ? "Suggested change" : `Suggested change for ${range}`);
+    return el("div", { class: `bb-suggest${applied ? " bb-suggest-applied" : ""}`, "data-index": index, "data-applied": applied ? "true" : null },
+      el("div", { class: "bb-suggest-head" }, head, apply),
       rows.length ? el("table", { class: "bb-diff" }, el("tbody", {}, rows))
-        : el("p", { class: "bb-muted" }, "Removes these lines."),
+        : el("p", { class: "bb-muted" }, applied ? "These lines were removed." : "Removes these lines."),
       note, problem);
   }
+  // What the person reads once Apply worked: where it went, in words, not the tool's sentence for the model.
+  const appliedWords = (pr) => {
+    const branch = str(obj(pr.source).branch);
+    return branch ? `Suggestion applied: committed to ${branch}.` : "Suggestion applied: committed to the source branch.";
+  };
+
+  // What the person reads once their review is published or discarded: Bitbucket's flags ("You approved this
+  // pull request") and its activity's words, never the tool's sentence for the model (bitbucket-ui.md).
+  const PUBLISHED = {
+    approve: "Your review is published. You approved this pull request.",
+    request_changes: "Your review is published. You marked this pull request as needs work.",
+    comment: "Your review is published.",
+  };
+  const DISCARDED = "Your pending comments were discarded.";
 
   // Bitbucket's Finish review, kept at the top of the diff (of its file pane in full screen) while the
   // person reads: the count, the verdict (Comment: publish without one), a summary, Publish, and Discard
@@ -77,7 +99,7 @@ const review = (() => {
     const summary = actions.editable(`summary ${key}`, "Summary (optional)", " bb-summary-box");
     const choose = (e) => { verdict = verdicts.set(key, e.currentTarget.dataset.verdict).get(key); for (const b of box.querySelectorAll(".bb-verdict")) b.ariaPressed = String(b === e.currentTarget); };
     const choices = d.state !== "OPEN" ? null : el("span", { class: "bb-seg", role: "group", "aria-label": "Your verdict" },
-      [["approve", "Approve"], ["request_changes", "Needs work"], ["comment", "Comment"]].map(([action, words]) =>
+      [["request_changes", "Needs work"], ["approve", "Approve"], ["comment", "Comment"]].map(([action, words]) =>
         button("bb-segbtn bb-verdict", words, choose, { "data-verdict": action, "aria-pressed": String(action === verdict) })));
     const publish = button("bb-button bb-primary bb-act-publish", "Publish", () => {
       const args = Object.assign(where(data), { action: verdict });
@@ -85,12 +107,13 @@ const review = (() => {
       if (text) args.comment = text;
       if (str(d.head)) args.commit = d.head;
       const how = { approve: "and approved it", request_changes: "and marked it as needing work" }[verdict] || "without a verdict";
+      const chosen = verdict;
       run("submit_pr_review", args, publish, problem, `The person published their review of ${id} ${how}.`,
-        { within: box, said: (t) => { actions.drafts.delete(`summary ${key}`); tell(note, key)(t); } });
+        { within: box, said: () => { actions.drafts.delete(`summary ${key}`); tell(note, key)(PUBLISHED[chosen] || PUBLISHED.comment); } });
     });
     const discard = offers(data, "discard_pr_review") ? actions.confirm(button("bb-button bb-act-discard", "Discard"), "Discard",
       `Discard ${count === 1 ? "your pending comment" : `all ${fmt.num(count)} pending comments`}? `,
-      (yes) => run("discard_pr_review", where(data), yes, problem, `The person discarded their pending review of ${id}.`, { within: box, said: tell(note, key) })) : null;
+      (yes) => run("discard_pr_review", where(data), yes, problem, `The person discarded their pending review of ${id}.`, { within: box, said: () => tell(note, key)(DISCARDED) })) : null;
     const box = el("section", { class: "bb-finish", "aria-label": "Finish review", "data-count": count },
       el("div", { class: "bb-finish-row" }, el("strong", {}, "Finish review"), el("span", { class: "bb-finish-count" }, fmt.count(count, "pending comment", "pending comments")), choices),
       el("div", { class: "bb-finish-row bb-finish-go" }, summary, publish, discard), problem, note);

@@ -111,6 +111,15 @@ pub fn refusal(outcome: &FetchOutcome) -> Option<Refusal> {
     })
 }
 
+/// Bitbucket's own words for a refusal the person should read as Bitbucket would say it (a missing path, a
+/// branch that does not exist, a request it refused), as a sentence; `None` when it gave none, or when bb's
+/// words serve the person better (credentials, rate limits, a server failure).
+pub fn bitbucket_said(outcome: &FetchOutcome) -> Option<String> {
+    refusal(outcome)
+        .filter(|r| matches!(r.status, 400 | 404 | 409) && !r.message.trim().is_empty())
+        .map(|r| sentence(r.message.trim()))
+}
+
 /// The longest stretch of Bitbucket's own words an error sentence quotes.
 const QUOTE_CHARS: usize = 300;
 

@@ -22,6 +22,18 @@ fn create(d: &mut StackHarness, args: Value) -> stack_harness::Answer {
 }
 
 #[test]
+fn a_source_branch_that_does_not_exist_marks_the_field_once_and_reads_nothing_of_the_pair() {
+    let mut d = StackHarness::with_views();
+    let a = d.call("show", json!({"kind": "pull_request_form", "project": "BB", "repo": "api", "from_ref": "nope"}));
+    assert!(!a.is_error, "{}", a.text);
+    let form = &a.raw["_meta"]["bb/view"]["form"];
+    assert_eq!(form["invalid"], json!({"field": "from", "message": "Branch \"nope\" does not exist in BB/api."}));
+    assert_eq!(a.raw["_meta"]["bb/view"]["missing"], json!([]), "not said again as reads that failed");
+    assert!(a.text.contains("Branch \"nope\" does not exist in BB/api."), "the model is told: {}", a.text);
+    assert!(!d.requests.iter().any(|r| r.contains("/compare/") || r.contains("default-reviewers")), "{:?}", d.requests);
+}
+
+#[test]
 fn the_form_carries_the_draft_the_default_branch_its_default_reviewers_and_commits_and_creates_nothing() {
     let mut d = StackHarness::with_views();
     let a = d.call(
@@ -34,8 +46,8 @@ fn the_form_carries_the_draft_the_default_branch_its_default_reviewers_and_commi
     assert_eq!(d.count("POST", ""), 0, "nothing is written: {:?}", d.requests);
     let reads = d.requests.iter().filter(|r| !r.contains("/avatar.png")).count();
     assert_eq!(
-        reads, 7,
-        "6 (the source's open pull requests among them), and one for the named reviewer: {:?}",
+        reads, 8,
+        "7 (the source branch's newest commit and the source's open pull requests among them), and one for the named reviewer: {:?}",
         d.requests
     );
     assert_eq!(

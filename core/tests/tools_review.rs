@@ -160,13 +160,15 @@ fn before_7_7_a_draft_is_refused_before_anything_is_posted_and_a_review_sets_the
 
 #[test]
 fn a_suggestion_is_applied_as_exactly_one_commit_with_the_message_said_and_a_second_apply_is_refused() {
-    let mut d = StackHarness::new();
+    let mut d = StackHarness::with_views();
     let pr11 = || json!({"project": "BB", "repo": "api", "pr_id": 11});
     let before = d.call("get_pull_request", pr11());
     let a = d.call("apply_pr_suggestion", with(pr11(), json!({"comment_id": 1019})));
     assert!(!a.is_error, "{}", a.text);
     assert!(
-        a.text.starts_with("Applied suggestion 0 of comment #1019 to PR #11 in BB/api: committed to "),
+        a.text.starts_with(
+            "Applied the suggestion of comment #1019 on PR #11 in BB/api: committed to hotfix/empty-pages as commit "
+        ),
         "{}",
         a.text
     );
@@ -186,6 +188,20 @@ fn a_suggestion_is_applied_as_exactly_one_commit_with_the_message_said_and_a_sec
     let again = d.call("apply_pr_suggestion", with(pr11(), json!({"comment_id": 1019})));
     assert!(again.is_error, "{}", again.text);
     assert!(again.text.contains("Nothing was committed"), "{}", again.text);
+    assert!(again.text.contains("already been applied"), "{}", again.text);
+
+    // The card draws it applied: Bitbucket records it on the comment, and Apply is not offered again.
+    let card = d.call("show", json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 11}));
+    let view = card.raw["_meta"]["bb/view"].clone();
+    let suggestions: Vec<&serde_json::Value> = view["pullRequest"]["activity"]["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["comment"]["id"] == 1019)
+        .flat_map(|i| i["comment"]["suggestions"].as_array().into_iter().flatten())
+        .collect();
+    assert_eq!(suggestions.len(), 1, "{view}");
+    assert_eq!(suggestions[0]["applied"], true, "{view}");
 }
 
 #[test]

@@ -217,7 +217,7 @@ test("a suggestion is a small diff of removed and added lines; Apply calls apply
   const note = frame.locator('[data-comment-id="3002"] .bb-said');
   await until("the redraw", async () => (await calls(v, "refresh_view")).length === 1);
   await note.waitFor({ state: "visible", timeout: 10000 });
-  assert.equal(await note.textContent(), "Applied the suggestion in commit 9f8e7d6c5b4a on feature/retry.", "what bb answered, kept across the redraw");
+  assert.equal(await note.textContent(), "Suggestion applied: committed to feature/retry.", "in the person's words, kept across the redraw");
   assert.deepEqual(await calls(v, "apply_pr_suggestion"), [{ ...WHERE, comment_id: 3002, index: 0 }]);
   await shot(page, "review-applied-fullscreen-light");
   // A draft's suggestion: no Apply.
@@ -261,22 +261,22 @@ test("the review bar counts the drafts; Publish sends the verdict, the summary a
   const bar = frame.locator(".bb-finish");
   assert.equal(await bar.locator(".bb-finish-count").textContent(), "3 pending comments");
   assert.equal(await frame.locator(".bb-pane .bb-is-pending, .bb-tree .bb-is-pending").count(), 1, "docs/retry.md, the tree's first file, has the file draft");
-  assert.deepEqual(await texts(bar.locator(".bb-verdict")), ["Approve", "Needs work", "Comment"]);
+  assert.deepEqual(await texts(bar.locator(".bb-verdict")), ["Needs work", "Approve", "Comment"]);
   assert.deepEqual(await bar.locator(".bb-verdict").evaluateAll((b) => b.map((x) => x.getAttribute("aria-pressed"))), ["false", "false", "true"], "Comment (no verdict) until the person chooses");
   await bar.locator('.bb-verdict[data-verdict="approve"]').click();
-  assert.deepEqual(await bar.locator(".bb-verdict").evaluateAll((b) => b.map((x) => x.getAttribute("aria-pressed"))), ["true", "false", "false"]);
+  assert.deepEqual(await bar.locator(".bb-verdict").evaluateAll((b) => b.map((x) => x.getAttribute("aria-pressed"))), ["false", "true", "false"]);
   await bar.locator(".bb-summary-box").fill("Looks good once the cap is in.");
   await shot(page, "review-bar-fullscreen-light");
   await page.evaluate(() => { window.__marker = "same page"; });
   await bar.locator(".bb-act-publish").click();
   await until("the call", async () => (await calls(v, "submit_pr_review")).length === 1);
   assert.deepEqual(await bar.locator("button").evaluateAll((b) => b.filter((x) => x.offsetParent).map((x) => [x.textContent, x.disabled])),
-    [["Approve", true], ["Needs work", true], ["Comment", true], ["Publish", true], ["Discard", true]], "nothing can be pressed twice");
+    [["Needs work", true], ["Approve", true], ["Comment", true], ["Publish", true], ["Discard", true]], "nothing can be pressed twice");
   release();
   await until("the bar gone", async () => (await frame.locator(".bb-finish").count()) === 0);
   assert.deepEqual(await calls(v, "submit_pr_review"), [{ ...WHERE, action: "approve", comment: "Looks good once the cap is in.", commit: HEAD }]);
   assert.deepEqual(await calls(v, "refresh_view"), [{ show: v.data.call }]);
-  assert.equal(await frame.locator(".bb-review-said").textContent(), "Published 3 comments and approved PR #1.", "what bb answered stays where the bar was");
+  assert.equal(await frame.locator(".bb-review-said").textContent(), "Your review is published. You approved this pull request.", "in Bitbucket's words, where the bar was");
   assert.equal(await frame.locator(".bb-pending").count(), 0, "nothing is pending any more");
   assert.equal(await page.evaluate(() => window.__marker), "same page");
   assert.ok((await v.log()).context.some((m) => JSON.stringify(m).includes("The person published their review of PR #1 and approved it.")));
@@ -341,7 +341,7 @@ test("Discard asks first, then calls discard_pr_review; no bar without drafts or
   await bar.locator(".bb-act-discard-yes").click();
   await until("the bar gone", async () => (await frame.locator(".bb-finish").count()) === 0);
   assert.deepEqual(await calls(v, "discard_pr_review"), [WHERE]);
-  assert.equal(await frame.locator(".bb-review-said").textContent(), "Discarded 3 pending comments.");
+  assert.equal(await frame.locator(".bb-review-said").textContent(), "Your pending comments were discarded.");
   const cases = [
     [(d) => { d.diff.drafts.count = 0; return d; }, 0, 0],
     [(d) => { d.diff.drafts = null; return d; }, 0, 0],

@@ -325,9 +325,26 @@ pub struct Comment {
     pub resolver: Option<User>,
     /// Its tasks, on a server before 7.0, where tasks were not comments. [reference "Older servers": rec]
     pub tasks: Vec<OldTask>,
+    /// Its `properties` (`repositoryId` [rec], the suggestions applied [assumed]).
+    pub properties: Option<CommentProperties>,
+}
+
+/// A comment's `properties`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct CommentProperties {
+    /// The indexes of its ```` ```suggestion ```` blocks that were applied. [assumed: Bitbucket's page marks an
+    /// applied suggestion and offers no Apply again, but where its REST answers record that is not public; bb and
+    /// the stand-in read it here, reference `bitbucket-dc.md` "Suggestions"]
+    pub applied_suggestions: Vec<u64>,
 }
 
 impl Comment {
+    /// Whether its suggestion `index` was applied (see [`CommentProperties::applied_suggestions`]).
+    pub fn applied(&self, index: u64) -> bool {
+        self.properties.as_ref().is_some_and(|p| p.applied_suggestions.contains(&index))
+    }
+
     /// Whether it is a draft of a review: `state: PENDING`, seen only by its author (7.7+). Comment reads carry
     /// no `pending` flag (a peer found none on 10.4.3); the state says it. [javadoc AddCommentRequest.isPending]
     pub fn is_pending(&self) -> bool {

@@ -193,7 +193,7 @@ fn start_apply(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         (ApplyRead::PullRequest, pull_request::request(&project, &repo, id)),
         (ApplyRead::Comment, pull_request::comment_request(&project, &repo, id, comment)),
     ];
-    Step::wait(Apply { project, repo, id, comment, index, message, pr: None, read: None, branch: None }, first)
+    Step::wait(Apply { project, repo, id, comment, index, message, pr: None, read: None, branch: None, of: 0 }, first)
 }
 
 /// The reads and the write of `apply_pr_suggestion`.
@@ -218,11 +218,24 @@ struct Apply {
     pr: Option<Result<PullRequest, String>>,
     read: Option<Result<Comment, String>>,
     branch: Option<String>,
+    /// How many suggestions the comment holds, once read.
+    of: usize,
 }
 
 impl Apply {
     fn name(&self) -> String {
         format!("PR #{} in {}/{}", self.id, self.project, self.repo)
+    }
+
+    /// The suggestion as a person names it: "the suggestion of comment #5", or "suggestion 2 of 3 (index 1) of
+    /// comment #5" when it holds several (the index is what the tool takes).
+    fn which(&self) -> String {
+        let (n, i) = (self.comment, self.index);
+        if self.of > 1 {
+            format!("suggestion {} of {} (index {i}) of comment #{n}", i + 1, self.of)
+        } else {
+            format!("the suggestion of comment #{n}")
+        }
     }
 }
 
@@ -239,7 +252,8 @@ impl Plan for Apply {
                 let message = self.message.clone().unwrap_or_default();
                 if let Some(r) = errors::refusal(&outcome).filter(|r| r.status < 500) {
                     return Some(ToolResult::error(format!(
-                        "Bitbucket did not apply suggestion {i} of comment #{n} on {}: \"{}\" (HTTP {}{}). Nothing was committed.",
+                        "Bitbucket did not apply {} on {}: \"{}\" (HTTP {}{}). Nothing was committed.",
+                        self.which(),
                         self.name(),
                         r.message,
                         r.status,
@@ -263,7 +277,8 @@ impl Plan for Apply {
                             })
                             .unwrap_or_default();
                         ToolResult::text(format!(
-                            "Applied suggestion {i} of comment #{n} to {}: committed to {}{commit} with the message \"{}\".",
+                            "Applied {} on {}: committed to {}{commit} with the message \"{}\".",
+                            self.which(),
                             self.name(),
                             self.branch.as_deref().unwrap_or("the source branch"),
                             one_line(&message)
@@ -304,6 +319,7 @@ impl Plan for Apply {
                 if blocks.len() == 1 { "" } else { "s" }
             )));
         }
+        self.of = blocks.len();
         let (Some(pr_version), Some(c_version)) = (pr.version, c.version) else {
             return Some(ToolResult::error(
                 "Bitbucket did not say the pull request's or the comment's version, which applying needs. Nothing was committed.",

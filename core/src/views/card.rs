@@ -548,7 +548,8 @@ pub fn comment(c: &Comment, orphaned: bool, people: &mut People, base_url: Optio
         .map(|(i, new)| {
             let (from, to) =
                 c.anchor.as_ref().and_then(|a| a.lines()).map_or((None, None), |(f, t)| (Some(f), Some(t)));
-            json!({"index": i, "from": from, "to": to, "old": null, "new": new})
+            let applied = u64::try_from(i).is_ok_and(|i| c.applied(i));
+            json!({"index": i, "from": from, "to": to, "old": null, "new": new, "applied": applied})
         })
         .collect();
     let mut replies = Vec::new();

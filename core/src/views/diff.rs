@@ -330,6 +330,13 @@ fn fill_suggestions(hunks: &mut [Value]) {
                 if let (Some(from), Some(to)) = (s["from"].as_u64(), s["to"].as_u64()) {
                     let old: Option<Vec<&String>> = (from..=to).map(|n| new_side.get(&n)).collect();
                     if let Some(old) = old {
+                        // The lines already read as it proposes: there is nothing left to apply, whoever changed them.
+                        if s["new"]
+                            .as_array()
+                            .is_some_and(|new| new.iter().map(Value::as_str).eq(old.iter().map(|o| Some(o.as_str()))))
+                        {
+                            s["applied"] = json!(true);
+                        }
                         s["old"] = json!(old);
                     }
                 }

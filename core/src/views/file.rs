@@ -47,6 +47,8 @@ pub enum FileRead {
     Highlight,
     /// An avatar of a blame entry's author (the card draws the same people with theirs).
     Avatar(Avatar),
+    /// The default branch, for the ref chip's name when the call names no ref.
+    Branch,
 }
 
 /// The argument only the view takes (the page asks for it): blame beside the lines.
@@ -74,12 +76,16 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     if blame {
         first.push((FileRead::Blame, place.blame_request(first_line - 1, count)));
     }
+    if place.at.is_none() {
+        first.push((FileRead::Branch, crate::reads::repository::default_branch_request(&place.project, &place.repo)));
+    }
     let view = FileView {
         header,
         base_url: call.base_url.map(str::to_owned),
         templates: call.highlight_templates,
         place,
         blame_asked: blame,
+        branch: None,
         lines: None,
         dropped: 0,
         blame: None,
@@ -99,6 +105,8 @@ struct FileView {
     templates: bool,
     place: Place,
     blame_asked: bool,
+    /// The default branch's name, when the call names no ref and Bitbucket said it.
+    branch: Option<String>,
     lines: Option<Lines>,
     /// Lines of the window past the view's bytes, not carried.
     dropped: u64,
@@ -132,7 +140,7 @@ impl Plan for FileView {
                         self.place.name()
                     )));
                 }
-                Err(e) => return Some(self.error(e)),
+                Err(e) => return Some(self.header.error_said(e, self.url(1), crate::errors::bitbucket_said(&outcome))),
             },
             FileRead::Blame => {
                 self.blame = Some(files::blame(&outcome, &self.place).map(|(b, _)| b));
@@ -153,6 +161,10 @@ impl Plan for FileView {
             }
             FileRead::Avatar(a) => self.avatars.on(a, &outcome, f),
             FileRead::Highlight => {}
+            FileRead::Branch => {
+                let about = crate::errors::Subject { project: &self.place.project, repo: &self.place.repo, pr: None };
+                self.branch = crate::reads::repository::default_branch(&outcome, about).ok().and_then(|b| b.display_id);
+            }
         }
         if f.waiting() > 0 || self.built.is_some() {
             return None;
@@ -226,7 +238,7 @@ impl FileView {
     fn part(&self) -> Value {
         let p = &self.place;
         json!({"project": p.project, "repo": p.repo, "path": p.path, "at": p.at,
-               "atLabel": p.at.as_deref().unwrap_or("default branch")})
+               "atLabel": p.at.as_deref().or(self.branch.as_deref()).unwrap_or("default branch")})
     }
 
     fn binary(&self) -> ToolResult {

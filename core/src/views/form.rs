@@ -3,10 +3,12 @@
 //! left out; the view is Bitbucket's "Create pull request" page filled with it. Nothing is created
 //! here: the page's Create button calls `create_pull_request` through the host.
 //!
-//! Requests, in stages: the repository (its id, for default reviewers) and, when the draft names no
-//! target, the default branch, in parallel; then, with both branches known, the default reviewers for
+//! Requests, in stages: the repository (its id, for default reviewers), the source branch's newest commit
+//! when the draft names one (a 404: the branch does not exist, the form marks the field and reads nothing of
+//! the pair) and, when the draft names no target, the default branch, in parallel; then, with both branches
+//! known, the default reviewers for
 //! the pair, the commits between them and the files they change, in parallel; with the first stage,
-//! each reviewer the draft names, for their name (5 requests and one per named reviewer, 10 at most);
+//! each reviewer the draft names, for their name (6 requests and one per named reviewer, 10 at most);
 //! then the avatars of the reviewers not cached yet. The same
 //! reads answer the page's `suggest_form_values` as the person changes the branches.
 //! A form is never read again by itself: the page does not call `refresh_view` for it.
@@ -38,6 +40,9 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     g.want_reviewers = flag(args, "default_reviewers") != Some(false);
     g.want_commits = true;
     let mut first = vec![(Read::Repo, g.repo_request())];
+    if let Some(from) = g.from.as_deref() {
+        first.push((Read::Source, crate::reads::refs::resolve_request(&g.project, &g.repo, from)));
+    }
     if g.to.is_none() {
         first.push((Read::DefaultBranch, g.default_branch_request()));
     }
@@ -109,17 +114,22 @@ impl Form {
             "commits": found("commits"),
             "files": found("files"),
             "existing": found("existing"),
+            "invalid": g.bad_source.as_ref().map(|m| json!({"field": "from", "message": m})),
         });
         let now = f.now_ms();
         let users = g.people.to_value(&f.avatars(), now, self.base_url.as_deref());
         let text = format!(
-            "The person sees the form to create a pull request in {}/{}{}; nothing is created unless they press Create, and you will be told if they do.",
+            "The person sees the form to create a pull request in {}/{}{}; nothing is created unless they press Create, and you will be told if they do.{}",
             g.project,
             g.repo,
             match (&from, &to) {
                 (Some(a), Some(b)) => format!(" from {a} into {b}"),
                 _ => String::new(),
-            }
+            },
+            g.bad_source
+                .as_ref()
+                .map(|m| format!(" {m} The form marks the source branch for the person to choose another."))
+                .unwrap_or_default()
         );
         self.header.result(text, users, std::mem::take(&mut g.missing), ("form", part))
     }

@@ -125,8 +125,18 @@ impl Header {
     /// The answer when the view could not be built: `message` for the model (an error it can act on),
     /// and for the person the same words with the address to open in Bitbucket, when bb knows it.
     pub fn error(&self, message: String, url: Option<String>) -> ToolResult {
+        self.error_said(message, url, None)
+    }
+
+    /// As [`Header::error`], and `said`: what the person reads instead of the model's sentence, in Bitbucket's
+    /// own words (its error message) when bb has them.
+    pub fn error_said(&self, message: String, url: Option<String>, said: Option<String>) -> ToolResult {
         let mut data = self.data();
-        data.insert("error".into(), json!({"message": message, "url": url}));
+        let mut error = json!({"message": message, "url": url});
+        if let Some(said) = said {
+            error["said"] = json!(said);
+        }
+        data.insert("error".into(), error);
         ToolResult { meta: Some(Header::meta(data)), ..ToolResult::error(message) }
     }
 

@@ -116,6 +116,8 @@ pub enum Read {
     Existing,
     /// One person the draft names, for their name.
     Person,
+    /// The draft's source branch, to tell whether it exists (its newest commit).
+    Source,
     /// An avatar of someone the form shows.
     Avatar(Avatar),
 }
@@ -141,6 +143,9 @@ pub struct Gather {
     pub(super) missing: Vec<String>,
     /// The first read failed: the repository cannot be read.
     pub(super) failed: Option<String>,
+    /// The draft's source branch does not exist: the form marks its field with these words, once, and reads
+    /// nothing of the pair.
+    pub(super) bad_source: Option<String>,
 }
 
 impl Gather {
@@ -157,6 +162,7 @@ impl Gather {
             people: People::default(),
             missing: Vec::new(),
             failed: None,
+            bad_source: None,
         }
     }
 
@@ -276,6 +282,16 @@ impl Gather {
                 // A name bb cannot find stays as given; Create says what Bitbucket makes of it.
                 Err(_) => None,
             },
+            // Only Bitbucket's 404 says the branch is not there; any other failure leaves it to the reads after.
+            Read::Source => {
+                if errors::refusal(outcome).is_some_and(|r| r.status == 404) {
+                    let name = self.from.as_deref().unwrap_or("");
+                    let name = name.strip_prefix("refs/heads/").unwrap_or(name);
+                    self.bad_source =
+                        Some(format!("Branch \"{}\" does not exist in {project}/{repo}.", one_line(name)));
+                }
+                None
+            }
             // The form takes its avatars itself.
             Read::Avatar(_) => None,
             Read::Changes => match errors::json::<RawPage>(outcome, about, None) {
@@ -307,7 +323,7 @@ impl Gather {
         if f.waiting() > 0 {
             return;
         }
-        let pair = self.from.is_some() && self.to.is_some();
+        let pair = self.from.is_some() && self.to.is_some() && self.bad_source.is_none();
         if self.want_reviewers
             && pair
             && let Some(id) = self.found.get("repoId").and_then(Value::as_u64)

@@ -452,6 +452,10 @@ pub struct Comment {
     pub resolved_date: Option<i64>,
     /// Deleted comments stay for their DELETED activity but are no longer shown.
     pub deleted: bool,
+    /// The indexes of its ```` ```suggestion ```` blocks applied (`api::suggestions`), in the order applied:
+    /// rendered as `properties.appliedSuggestions`. [assumed: where Bitbucket records an applied suggestion is
+    /// not public; reference `bitbucket-dc.md` "Suggestions"]
+    pub applied: Vec<u64>,
 }
 
 impl Comment {

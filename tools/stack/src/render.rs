@@ -235,6 +235,10 @@ pub fn comment(v: &View, m: &Model, pr: &PullRequest, c: &Comment) -> Value {
     out["state"] = json!(c.state);
     out["threadResolved"] = json!(c.thread_resolved);
     out["properties"] = json!({ "repositoryId": m.repos.get(&pr.to.repo).map(|r| r.id).unwrap_or(0) });
+    if !c.applied.is_empty() {
+        // [assumed] see `api::suggestions`: the suggestions of this comment that were applied.
+        out["properties"]["appliedSuggestions"] = json!(c.applied);
+    }
     out["permittedOperations"] = json!({ "editable": true, "transitionable": true, "deletable": true });
     if let Some(r) = &c.resolver {
         out["resolver"] = user_by_slug(v, m, r);

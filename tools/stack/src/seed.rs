@@ -852,6 +852,7 @@ fn add_thread(
             resolver: c.resolved.as_ref().filter(|_| !pending).map(|r| r.by.clone()),
             resolved_date: c.resolved.as_ref().filter(|_| !pending).map(|r| r.at),
             deleted: c.deleted_at.is_some(),
+            applied: Vec::new(),
         },
     );
     let mut push = |m: &mut Model, when: i64, what: &str| {

@@ -337,6 +337,14 @@ fn applying_a_suggestion_makes_one_commit_with_exactly_the_proposed_lines_and_re
         "com.atlassian.bitbucket.pull.PullRequestOutOfDateException"
     );
     assert_eq!(head(&stack), commit["id"].as_str().unwrap(), "nothing applied twice");
+
+    let read = ok(get(&stack, &format!("{PR11}/comments/{suggestion}")));
+    assert_eq!(read["properties"]["appliedSuggestions"], json!([0]), "the comment records the suggestion applied");
+    let fresh = json!({ "suggestionIndex": 0, "commentVersion": read["version"], "pullRequestVersion": version + 1, "message": "again" });
+    let twice = apply(&stack, "dave", suggestion, &fresh);
+    assert_eq!(twice.status, 409, "an applied suggestion is not applied again");
+    assert_eq!(twice.json()["errors"][0]["message"], "This suggestion has already been applied.");
+    assert_eq!(head(&stack), commit["id"].as_str().unwrap(), "nothing applied twice");
 }
 
 #[test]

@@ -74,6 +74,7 @@ pub fn add(m: &mut Model, v: &View, k: &(RepoKey, u64), author: &str, body: &Val
         resolver: None,
         resolved_date: None,
         deleted: false,
+        applied: Vec::new(),
     };
     let pr = m.prs.get_mut(k).ok_or_else(|| errors::no_such_resource("pull request"))?;
     pr.comments.insert(id, comment);

@@ -15,7 +15,9 @@
 //! they did at the anchor's `toHash`, else 409 (exception name null, the words the stand-in's); a suggestion that
 //! changes nothing is 400. On success a new commit by the caller with `message` holds the file with those lines
 //! replaced, the pull request is rescoped as a push rescopes it, and the answer is that commit as the commits
-//! endpoints render one.
+//! endpoints render one. The comment then records the suggestion as applied, in its `properties` as
+//! `appliedSuggestions` (the indexes applied) [assumed: Bitbucket's page marks an applied suggestion and offers
+//! no Apply again, but where its REST answers record it is not public]; applying it again is 409.
 
 use super::lifecycle::{check_version, not_open, push_to_source};
 use super::{Cx, Reply, anchors, comments, pr_key};
@@ -99,6 +101,9 @@ pub fn apply(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str, cid: &
             &format!("Comment {} has no suggestion at index {index}.", c.id),
         ));
     };
+    if c.applied.contains(&index) {
+        return Err(errors::error(409, None, "This suggestion has already been applied."));
+    }
     let path = anchor.get("path").and_then(Value::as_str).unwrap_or("").to_string();
     let made_on = anchor.get("toHash").and_then(Value::as_str).unwrap_or(&pr.from_commit).to_string();
     let repo = cx.m.repos.get(&pr.from.repo).ok_or_else(|| errors::no_such_resource(id))?;
@@ -127,7 +132,11 @@ pub fn apply(cx: &mut Cx, req: &Request, key: &str, slug: &str, id: &str, cid: &
     lines.extend_from_slice(&whole[range.end..]);
     let tree = trees::with(&head, &path, Some(Entry::text(lines)));
     let me = cx.me.clone();
+    let cid = c.id;
     let commit = push_to_source(cx.m, &cx.v, &k, &me, message, Some(tree))?;
+    if let Some(c) = cx.m.prs.get_mut(&k).and_then(|pr| pr.comments.get_mut(&cid)) {
+        c.applied.push(index);
+    }
     Ok(Response::json(200, &render::commit(&cx.v, cx.m, &commit)))
 }
 
