@@ -59,6 +59,7 @@ page![
     "context.js",
     "changes.js",
     "point.js",
+    "save.js",
     "refresh.js",
     "navigate.js",
     "actions.js",

@@ -518,7 +518,8 @@ const diffView = (() => {
         el("h2", { class: "bb-dtitle" }, link(url, { class: "bb-title-link", title: "Open in Bitbucket" }, "Compare"), el("span", { class: "bb-muted bb-dtab" }, " · Diff")));
     }
     return el("div", { class: "bb-dhead" },
-      el("div", { class: "bb-meta" }, stateLozenge({ state: pr.state }), Number.isInteger(pr.id) ? link(pr.url, { class: "bb-id", title: "Open in Bitbucket" }, `#${pr.id}`) : null, branches(pr.source, pr.target)),
+      el("div", { class: "bb-meta" }, stateLozenge({ state: pr.state }), Number.isInteger(pr.id) ? link(pr.url, { class: "bb-id", title: "Open in Bitbucket" }, `#${pr.id}`) : null, branches(pr.source, pr.target),
+        Number.isInteger(pr.id) ? save.button({ project: str(pr.project), repo: str(pr.repo), pr_id: pr.id }, "Download patch") : null),
       el("h2", { class: "bb-dtitle", dir: "auto" }, link(pr.url, { class: "bb-title-link" }, str(pr.title) || "Untitled pull request"), el("span", { class: "bb-muted bb-dtab" }, " · Diff")));
   }
   // Bitbucket's iterative review selector, where it puts its commit picker: all the pull request's

@@ -204,7 +204,8 @@ const fileView = (() => {
       // A binary file's one line opens it in Bitbucket: the bar would only say it again.
       el("div", { class: "bb-fvhead" }, crumbs(f), refChip(f), f.binary === true ? null :
         el("div", { class: "bb-fvbar" }, count, str(f.language) ? el("span", { class: "bb-muted" }, str(f.language).slice(0, 40)) : null,
-          blame ? el("span", { class: "bb-seg" }, blame) : null, link(f.url, { class: "bb-link bb-open-file" }, "Open in Bitbucket"), problem)),
+          blame ? el("span", { class: "bb-seg" }, blame) : null, link(f.url, { class: "bb-link bb-open-file" }, "Open in Bitbucket"),
+          save.button(Object.assign({ project: str(f.project), repo: str(f.repo), path: str(f.path) }, str(f.at) ? { at: str(f.at) } : {}), "Download"), problem)),
       f.binary === true ? note("This file can't be viewed in your browser. ", link(f.url, { class: "bb-link" }, "Open it in Bitbucket"), ".")
         : lines.length ? [earlier, el("div", { class: "bb-fwrap" }, table), more]
           : note(start <= 1 && (f.last === true || total === 0) ? "This file is empty."

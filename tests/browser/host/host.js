@@ -4,7 +4,7 @@
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
-const log = { links: [], sizes: [], modeRequests: [], pwned: [], calls: [], context: [], messages: [], teardownRequests: 0, initialized: false };
+const log = { links: [], sizes: [], modeRequests: [], pwned: [], calls: [], context: [], messages: [], downloads: [], teardownRequests: 0, initialized: false };
 // Time compressed for tests: every `next` in a result the view gets is multiplied by this
 // (bb decides `next`; the host only makes a minute pass in a second).
 let timeScale = 1;
@@ -45,6 +45,7 @@ async function mount(html, opts = {}) {
   bridge = new AppBridge(null, { name: "bb-test-host", version: "1.0.0" }, caps, { hostContext: context });
   bridge.onmessage = async (params) => { log.messages.push(JSON.parse(JSON.stringify(params))); return {}; };
   bridge.onrequestteardown = () => { log.teardownRequests++; };
+  bridge.ondownloadfile = async (params) => { log.downloads.push(JSON.parse(JSON.stringify(params))); return {}; };
   if (typeof opts.timeScale === "number") timeScale = opts.timeScale;
   // What the view tells the model, in order (a real host keeps only the latest).
   bridge.onupdatemodelcontext = async (params) => { log.context.push(params); return {}; };
