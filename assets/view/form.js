@@ -74,6 +74,8 @@ const prForm = (() => {
     const options = () => arr(state.options[id]).map((x) => el("option", { value: want === "branches" ? str(x.name) : str(x.slug), label: want === "people" ? str(x.name) : null }));
     const list = el("datalist", { id: `${id}-list` }, options());
     const input = el("input", { id, class: "bb-input", value, list: `${id}-list`, autocomplete: "off", "aria-label": label, "aria-invalid": state.invalid && id === `bb-f-${state.invalid}` ? "true" : null,
+      // The field's own error, said under it (end()), is its description.
+      "aria-describedby": state.invalid && id === `bb-f-${state.invalid}` && state.fieldError ? `${id}-error` : null,
       oninput: () => {
         onvalue(input.value);
         const text = input.value.trim();
@@ -99,7 +101,6 @@ const prForm = (() => {
       pairChanged();
     });
     const error = state.invalid === key && state.fieldError ? el("p", { class: "bb-f-error", id: `bb-f-${key}-error` }, state.fieldError) : null;
-    if (error) input.setAttribute("aria-describedby", error.id);
     return el("div", { class: "bb-f-end" }, el("span", { class: "bb-f-label" }, word, el("span", { class: "bb-f-repo" }, ` · ${state.project}/${state.repo}`)), input, list, error);
   }
 
