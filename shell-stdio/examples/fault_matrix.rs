@@ -138,7 +138,8 @@ fn args_for(tool: &str) -> Option<Value> {
         | "get_pull_request_diff"
         | "list_pr_comments"
         | "get_build_status"
-        | "get_code_insights" => pr(1),
+        | "get_code_insights"
+        | "download_file" => pr(1),
         "list_pull_requests" => json!({ "project": "BB", "repo": "api" }),
         "list_pr_tasks" => json!({ "project": "BB", "repo": "api", "pr_id": 1, "state": "OPEN" }),
         "add_pr_comment" => json!({ "project": "BB", "repo": "api", "pr_id": 3, "text": "from the fault matrix" }),
@@ -197,6 +198,7 @@ fn first_request(tool: &str) -> (Method, String) {
     match tool {
         "list_pull_requests" | "show pull_requests" => get(PR),
         "get_pull_request_diff" | "show diff" => get(&format!("{PR}/1/changes")),
+        "download_file" => get(&format!("{PR}/1.patch")),
         "list_pr_comments" => get(&format!("{PR}/1/activities")),
         "add_pr_comment" => (Method::Post, format!("{PR}/3/comments")),
         "submit_pr_review" => get(&format!("{PR}/10/review")),
