@@ -90,11 +90,16 @@ const shape = (() => {
       return c;
     };
     let best = null;
-    const consider = (r, c) => {
+    // Where the edge goes instead of through `r`: a text box's top rounded to the pixel (the box above it, whose
+    // bottom is that top, is then within half a pixel of the edge, not crossed, however fractional the offsets);
+    // a list's row just below its top, in its padding (`row`), so the row above is never cut.
+    const consider = (r, c, row = false) => {
       const a = Math.max(r.top, c.top);
       const b = Math.min(r.bottom, c.bottom);
-      // A box whose bottom is within 2 px below the edge is not cut: a line box's leading is below its glyphs.
-      if (b - a >= 1 && a < y - 0.5 && b > y + 2) best = best === null ? a : Math.min(best, a);
+      if (b - a >= 1 && a < y - 0.5 && b > y + 0.5) {
+        const to = row ? Math.floor(a - top + 2) - 1 : Math.round(a - top);
+        best = best === null ? to : Math.min(best, to);
+      }
     };
     const walker = document.createTreeWalker(s.flow, NodeFilter.SHOW_TEXT);
     const range = document.createRange();
@@ -108,16 +113,16 @@ const shape = (() => {
     for (const e of s.flow.querySelectorAll(ATOMS)) {
       const r = e.getBoundingClientRect();
       // A row is cut just below its top (padding), so the row above it is never cut by the edge.
-      if (r.top < y && r.bottom > y && r.height < limit / 2) consider(e.matches(".bb-row") ? { top: r.top + 2, bottom: r.bottom } : r, clipOf(e));
+      if (r.top < y && r.bottom > y && r.height < limit / 2) consider(r, clipOf(e), e.matches(".bb-row"));
     }
-    return best === null ? null : best - top;
+    return best;
   }
   function snap(limit) {
     let h = Math.floor(limit);
-    // A pixel above the crossing thing's top: the box above it ends less than 2 px below that, which is not cut.
-    // (With half a pixel's tolerance, as before, the edge fell inside the row above when rows sit at fractional
-    // offsets, and walked up forty rows: an inline source view showed a line or two.)
-    for (let i = 0, at; i < 40 && (at = crossing(h)) !== null; i++) h = Math.max(0, Math.min(h - 1, Math.floor(at) - 1));
+    // Up to where crossing() says the edge goes instead, always up. (A pixel above a box's floored top, as before,
+    // fell inside the box above it when rows sit at fractional offsets, and the edge walked up forty rows: an inline
+    // source view showed a line or two.)
+    for (let i = 0, at; i < 40 && (at = crossing(h)) !== null; i++) h = Math.max(0, Math.min(h - 1, at));
     return h;
   }
   function layout() {

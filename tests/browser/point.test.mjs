@@ -70,7 +70,7 @@ for (const [mode, theme] of [["inline", "light"], ["fullscreen", "dark"]]) {
 
 test("the old side, in side-by-side: removed lines are named by their old numbers and the target's commit", async () => {
   const data = diffData();
-  const v = await open(browser, { mount: { input: data.call, result: result(data), displayMode: "fullscreen" } });
+  const v = await open(browser, { mount: { input: data.call, result: result(data), displayMode: "fullscreen", width: 1000 } });
   const { frame } = v;
   await frame.locator(".bb-pane").waitFor({ timeout: 10000 });
   await frame.locator('.bb-segbtn[data-focus="sbs"]').click();
