@@ -182,7 +182,7 @@ impl Sim {
                 continue;
             }
             let Some(ticket) = work.pop_front() else { break };
-            self.server.handle(Input::Work { ticket, last: false }, self.now);
+            self.server.handle(Input::Work { ticket }, self.now);
         }
     }
 

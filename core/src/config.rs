@@ -27,7 +27,9 @@ pub struct ServerConfig {
     /// Highlight with lexers that embed other languages and cannot be stopped midway (`--highlight-templates`).
     pub highlight_templates: bool,
     /// How long a call's CPU work (highlighting) may take before its answer goes out with what is done,
-    /// in milliseconds (`--highlight-deadline`): the shell's clock decides it, so only the drive reads it.
+    /// in milliseconds (`--highlight-deadline`): the core fixes a call's deadline from it and the time of
+    /// the input that first asks for steps, and says it in [`crate::Output::Work`]; the shell's timer
+    /// only feeds the step due then.
     pub highlight_deadline_ms: u64,
     /// The answers made once, shared by every server made from this configuration or a clone of it
     /// (the HTTP shell runs eight): made by the first, reused by the rest while what they depend

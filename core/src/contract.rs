@@ -2,7 +2,9 @@
 //! [`Input`] with the current time to [`crate::Server::handle`], then drains
 //! [`crate::Server::poll_output`] until it returns `None`, carrying out each [`Output`] (str0m's
 //! rule: drain after *every* call). The core holds no clock, socket or thread; all it knows of time
-//! is the `now_ms` each input comes with.
+//! is the `now_ms` each input comes with. Every deadline is the core's: it says when it next wants
+//! an input ([`Output::Work`]'s `deadline_ms`, as str0m's `Output::Timeout`), and the shell only keeps
+//! the clock, feeding that input when the time comes.
 //!
 //! ```text
 //!   shell ─ Input::Message{session, bytes, tag} ─▶ core ─▶ Output::Send{tag}…, Output::Done{tag}
@@ -10,8 +12,9 @@
 //!         ─ Input::Fetched{ticket, outcome} ◀──────────────────────────────────────┘
 //!                                                      └─▶ Output::Compute{ticket}  ─┐ a job for a CPU thread
 //!         ─ Input::Computed{ticket, done}  ◀───────────────────────────────────────┘
-//!                                                      └─▶ Output::Work{ticket}     ─┐ steps of CPU work,
-//!         ─ Input::Work{ticket, last}      ◀───────────────────────────────────────┘ last at the deadline
+//!                                                      └─▶ Output::Work{ticket, deadline_ms} ─┐ steps of CPU work;
+//!         ─ Input::Work{ticket}            ◀────────────────────────────────────────────┘ one at deadline_ms,
+//!                                                                                          the core's last
 //!                                                      └─▶ Output::Admit{ticket}    ─┐ room in the process's
 //!         ─ Input::Admitted{ticket, granted} ◀─────────────────────────────────────┘ memory for a large call
 //!                                                      └─▶ Output::Cancel{ticket}      any of them, dropped
@@ -54,12 +57,12 @@ pub enum Input<'a> {
         /// The shell's tag for this input.
         tag: u64,
     },
-    /// A step of the CPU work asked for with [`Output::Work`]; `last` once the shell's deadline for it has passed.
+    /// A step of the CPU work asked for with [`Output::Work`]: at once, and once more when the time
+    /// reaches its `deadline_ms`. The core decides from the input's `now_ms` whether the step is the
+    /// last (the deadline has come: the call finishes with what is done).
     Work {
         /// The ticket of [`Output::Work`].
         ticket: Ticket,
-        /// The deadline has passed: finish with what is done.
-        last: bool,
     },
     /// The outcome of a job asked for with [`Output::Compute`]. It is kept in the highlight cache even
     /// when the call that asked for it has answered meanwhile (the next read of the file gets it).
@@ -151,14 +154,19 @@ pub enum Output {
         /// What to ask Bitbucket; the shell adds the base URL, credentials and timeouts.
         request: FetchRequest,
     },
-    /// A call has CPU work to do (highlighting): feed [`Input::Work`] with this ticket, `last: false`,
-    /// while the shell's deadline for the call has not passed, then once with `last: true`; the core asks
-    /// again with another `Work` after each step that leaves more to do. Each step is bounded.
+    /// A call has CPU work to do (highlighting): feed [`Input::Work`] with this ticket for a step, and
+    /// once more when the time reaches `deadline_ms` even if no step is asked for meanwhile (the call's
+    /// jobs run on the shell's threads); the core asks again with another `Work` after each step that
+    /// leaves more to do, always with the same deadline. Each step is bounded. The deadline is the
+    /// core's (the configuration's `highlight_deadline_ms` after the input that first asked), as
+    /// str0m's `Output::Timeout`: the shell keeps the clock, never the policy.
     Work {
         /// The session whose call it is.
         session: SessionId,
         /// Identifies the call's work and its deadline.
         ticket: Ticket,
+        /// When the call's last step is due, epoch milliseconds (the clock of `now_ms`).
+        deadline_ms: u64,
     },
     /// A file to highlight, which the shell may run on a thread of its own (a lexer cannot be
     /// stopped inside a line, so the core never runs one where it would hold up an answer): feed

@@ -87,10 +87,12 @@ impl Server {
             },
             // An outcome is routed by the table of calls' work; one the core no longer waits on (its
             // call answered or cancelled, its session closed) is dropped.
-            Input::Work { ticket, last } => {
-                if let Some((owner, call)) = self.shared.work.owner(ticket, Kind::Steps)
+            // A step is the call's last once the time has reached the deadline its steps were asked with.
+            Input::Work { ticket } => {
+                if let Some((owner, call, deadline_ms)) = self.shared.work.steps(ticket)
                     && let Some(s) = self.sessions.get_mut(&owner)
                 {
+                    let last = self.shared.now_ms >= deadline_ms;
                     s.worked(call, last, &mut self.shared);
                 }
             }

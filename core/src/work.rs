@@ -6,7 +6,7 @@
 //! |---|---|---|---|
 //! | [`Kind::Read`] | [`Output::Fetch`] | [`crate::Input::Fetched`] | queued in its session, then sent |
 //! | [`Kind::Job`] | [`Output::Compute`] | [`crate::Input::Computed`] | with the shell (a CPU thread) |
-//! | [`Kind::Steps`] | [`Output::Work`] | [`crate::Input::Work`], asked again per step | the call's deadline runs |
+//! | [`Kind::Steps`] | [`Output::Work`] (with the call's deadline) | [`crate::Input::Work`], asked again per step | the call's deadline runs |
 //! | [`Kind::Room`] | [`Output::Admit`] | [`crate::Input::Admitted`] | asked for, then held until the call ends |
 //!
 //! Whatever its kind, one [`Output::Cancel`] withdraws it ([`Work::cancel_call`] when its call is
@@ -51,6 +51,8 @@ struct Entry {
     kind: Kind,
     /// A read handed to the shell (not waiting in its session's queue).
     sent: bool,
+    /// A call's steps: the wall-clock time (epoch milliseconds) from which its next step is its last.
+    deadline_ms: u64,
 }
 
 /// Every ticket in flight, by session and call. See the module docs.
@@ -83,7 +85,7 @@ impl Work {
     }
 
     fn insert(&mut self, ticket: Ticket, session: SessionId, call: &Id, kind: Kind) {
-        self.entries.insert(ticket, Entry { session, call: call.clone(), kind, sent: false });
+        self.entries.insert(ticket, Entry { session, call: call.clone(), kind, sent: false, deadline_ms: u64::MAX });
         self.calls.entry((session, call.clone())).or_default().insert(ticket);
     }
 
@@ -114,18 +116,28 @@ impl Work {
         out.push_back(Output::Compute { session, ticket, job: Box::new(job) });
     }
 
-    /// Asks the shell for a step of `call`'s CPU work, under the call's one steps ticket (made now if
-    /// it has none), so that the shell keeps one deadline for the call.
-    pub(crate) fn ask_step(&mut self, session: SessionId, call: &Id, out: &mut VecDeque<Output>) {
-        let ticket = match self.ticket_of(session, call, Kind::Steps) {
-            Some(t) => t,
+    /// Asks the shell for a step of `call`'s CPU work, under the call's one steps ticket. The first
+    /// ask makes the ticket and fixes the call's deadline at `deadline_ms` (epoch milliseconds); every
+    /// ask repeats that deadline, so the shell keeps one timer for the call.
+    pub(crate) fn ask_step(&mut self, session: SessionId, call: &Id, deadline_ms: u64, out: &mut VecDeque<Output>) {
+        let (ticket, deadline_ms) = match self.ticket_of(session, call, Kind::Steps) {
+            Some(t) => (t, self.entries.get(&t).map_or(deadline_ms, |e| e.deadline_ms)),
             None => {
                 let t = self.new_ticket();
                 self.insert(t, session, call, Kind::Steps);
-                t
+                if let Some(e) = self.entries.get_mut(&t) {
+                    e.deadline_ms = deadline_ms;
+                }
+                (t, deadline_ms)
             }
         };
-        out.push_back(Output::Work { session, ticket });
+        out.push_back(Output::Work { session, ticket, deadline_ms });
+    }
+
+    /// Whose steps `ticket` are, and the call's deadline (epoch milliseconds); `None` when the core no
+    /// longer waits on them.
+    pub(crate) fn steps(&self, ticket: Ticket) -> Option<(SessionId, Id, u64)> {
+        self.entries.get(&ticket).filter(|e| e.kind == Kind::Steps).map(|e| (e.session, e.call.clone(), e.deadline_ms))
     }
 
     /// Asks the shell for `bytes` of room in the process's memory for `call`; its reads wait until
@@ -335,7 +347,7 @@ mod tests {
             HighlightJob::new(0, crate::highlight::Language::detect("a.rs", None).unwrap(), false, vec![]),
             &mut out,
         );
-        work.ask_step(s, &id(1), &mut out);
+        work.ask_step(s, &id(1), 150, &mut out);
         out.clear();
         work.cancel_call(s, &id(1), &mut out);
         let cancelled: Vec<Ticket> =

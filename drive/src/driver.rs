@@ -83,11 +83,11 @@ pub struct Driver {
     fetching: HashMap<Ticket, Fetching>,
     persons: HashMap<SessionId, PersonalToken>,
     queues: HashMap<SessionId, u64>,
-    /// CPU work the core asked for, by ticket, with the time past which its next step is its last.
-    work: HashMap<Ticket, Instant>,
+    /// CPU work the core asked for, by ticket, with the deadline the core gave it (epoch
+    /// milliseconds), until a step is fed at or past it.
+    work: HashMap<Ticket, u64>,
     /// Work to step, in the order asked.
     work_queue: VecDeque<Ticket>,
-    work_deadline: Duration,
     /// Where a job's outcome and a call's deadline go when the shell takes them ([`Driver::on_wake`]);
     /// without it, jobs run at once on the driver's thread.
     wake: Option<Arc<dyn Fn(Wake) + Send + Sync>>,
@@ -169,7 +169,6 @@ impl Driver {
         logger: Logger,
         on_fetched: impl Fn(Ticket, FetchOutcome) + Send + Sync + 'static,
     ) -> Driver {
-        let work_deadline = Duration::from_millis(config.highlight_deadline_ms);
         Driver {
             server: Server::new(config),
             bitbucket,
@@ -182,7 +181,6 @@ impl Driver {
             queues: HashMap::new(),
             work: HashMap::new(),
             work_queue: VecDeque::new(),
-            work_deadline,
             wake: None,
             jobs: VecDeque::new(),
             computing: HashMap::new(),
@@ -197,13 +195,6 @@ impl Driver {
     pub fn share_reads(mut self, reads: &SharedReads) -> Driver {
         self.reads = reads.clone();
         self
-    }
-
-    /// Sets how long a call's CPU work may take (the configuration's `highlight_deadline_ms` at first).
-    /// The work runs in bounded steps on the driver's own thread, so this also bounds how long it holds
-    /// the driver.
-    pub fn set_work_deadline(&mut self, deadline: Duration) {
-        self.work_deadline = deadline;
     }
 
     /// The core server, read-only: its sessions' negotiated versions, clients and calls in flight.
@@ -292,12 +283,12 @@ impl Driver {
             Wake::Admitted(ticket, granted) => self.server.handle(Input::Admitted { ticket, granted }, now_ms()),
             Wake::Deadline(ticket) => {
                 // A call answered before its deadline has had its work cancelled: nothing to do.
-                if self.work.remove(&ticket).is_none() {
-                    return;
-                }
+                let Some(deadline_ms) = self.work.remove(&ticket) else { return };
                 Metrics::global().highlight_past_deadline();
                 self.work_queue.retain(|t| *t != ticket);
-                self.server.handle(Input::Work { ticket, last: true }, now_ms());
+                // The timer kept the time on the monotonic clock: the deadline has come even if the
+                // wall clock says a moment less.
+                self.server.handle(Input::Work { ticket }, now_ms().max(deadline_ms));
             }
         }
         self.drain(deliver);
@@ -356,14 +347,14 @@ impl Driver {
                     }
                     Output::Done { session, tag } => deliver(Delivery::Done { session, tag }),
                     Output::Fetch { session, ticket, request } => self.start(session, ticket, request),
-                    Output::Work { ticket, .. } => {
-                        let deadline = Instant::now() + self.work_deadline;
+                    Output::Work { ticket, deadline_ms, .. } => {
                         if let std::collections::hash_map::Entry::Vacant(e) = self.work.entry(ticket) {
-                            e.insert(deadline);
+                            e.insert(deadline_ms);
                             // The deadline comes as a wake even when no step asks again (the work
-                            // runs on other threads).
+                            // runs on other threads): the core's time, kept on the monotonic clock.
                             if let Some(wake) = self.wake.clone() {
-                                crate::timer::at(deadline, move || wake(Wake::Deadline(ticket)));
+                                let at = Instant::now() + Duration::from_millis(deadline_ms.saturating_sub(now_ms()));
+                                crate::timer::at(at, move || wake(Wake::Deadline(ticket)));
                             }
                         }
                         self.work_queue.push_back(ticket);
@@ -383,16 +374,17 @@ impl Driver {
                 self.server.handle(Input::Computed { ticket, done }, now_ms());
                 continue;
             }
-            // A step of the work asked for; its last once its deadline has passed. Each step is
-            // bounded by the core, and a step may ask for the next.
+            // A step of the work asked for, at the time it is fed: the core decides from it whether
+            // the step is the last. Each step is bounded by the core, and a step may ask for the next.
             let Some(ticket) = self.work_queue.pop_front() else { break };
-            let Some(deadline) = self.work.get(&ticket).copied() else { continue };
-            let last = Instant::now() >= deadline;
-            if last {
+            let Some(deadline_ms) = self.work.get(&ticket).copied() else { continue };
+            let now = now_ms();
+            if now >= deadline_ms {
+                // Fed at the core's deadline: its timer is spent, and the step counted as one past it.
                 self.work.remove(&ticket);
                 Metrics::global().highlight_past_deadline();
             }
-            self.server.handle(Input::Work { ticket, last }, now_ms());
+            self.server.handle(Input::Work { ticket }, now);
         }
     }
 

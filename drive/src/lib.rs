@@ -25,7 +25,8 @@
 //!                                          │                  else Pool::reads().run(Bitbucket::fetch_for) ──▶ on_fetched
 //!                                          │                  (of every waiter, a shared read's followers too)
 //!                                          ├─ Compute ──────▶ the CPU pool (per person, dropped if cancelled first)
-//!                                          ├─ Work ─────────▶ a step now, the last at the deadline (timer)
+//!                                          ├─ Work ─────────▶ a step now; at the core's deadline_ms the timer
+//!                                          │                  feeds one more (the core decides it is the last)
 //!                                          ├─ Admit ────────▶ Room::process(): granted now, in turn, or refused
 //!                                          ├─ Cancel ───────▶ Cancel set (a read not started never starts),
 //!                                          │                  a job dropped, a deadline forgotten, a room given back

@@ -27,14 +27,14 @@ fn the_answer_goes_out_at_the_deadline_and_the_job_that_came_back_later_is_kept_
     let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
     let (tx, rx) = mpsc::channel();
     let (fetched, woken) = (Mutex::new(tx.clone()), Mutex::new(tx));
-    let mut driver =
-        Driver::new(ServerConfig::new(exposed, "test"), Arc::new(bitbucket), Logger::new(None), move |t, o| {
-            drop(fetched.lock().unwrap().send(Event::Fetched(t, o)))
-        })
-        .on_wake(move |w| drop(woken.lock().unwrap().send(Event::Wake(w))));
     // The deadline comes from the timer, never from a step (the diff's plan asks for one step only);
     // the test holds it until the job has run.
-    driver.set_work_deadline(Duration::from_millis(300));
+    let mut config = ServerConfig::new(exposed, "test");
+    config.highlight_deadline_ms = 300;
+    let mut driver = Driver::new(config, Arc::new(bitbucket), Logger::new(None), move |t, o| {
+        drop(fetched.lock().unwrap().send(Event::Fetched(t, o)))
+    })
+    .on_wake(move |w| drop(woken.lock().unwrap().send(Event::Wake(w))));
     let mut delivered = vec![];
     let session = driver.open(None, &mut |d| delivered.push(d));
     let send = |driver: &mut Driver, tag: u64, line: &str, delivered: &mut Vec<Delivery>| {

@@ -322,7 +322,8 @@ struct Ledger {
     /// What each outstanding diff or window read keeps.
     keeps: BTreeMap<Ticket, bb_core::Keep>,
     /// Work the server asked for and has not been given a step of yet.
-    work: Vec<Ticket>,
+    /// Steps asked for, each with the deadline the core gave it.
+    work: Vec<(Ticket, u64)>,
     /// Large calls' rooms asked for and not yet granted or refused.
     rooms: Vec<Ticket>,
     /// Highlighting jobs handed out and not yet run.
@@ -372,12 +373,12 @@ impl Ledger {
                         self.keeps.insert(ticket, share);
                     }
                 }
-                Output::Work { ticket, .. } => self.work.push(ticket),
+                Output::Work { ticket, deadline_ms, .. } => self.work.push((ticket, deadline_ms)),
                 Output::Compute { ticket, job, .. } => self.jobs.push((ticket, *job)),
                 Output::Admit { ticket, .. } => self.rooms.push(ticket),
                 Output::Cancel(t) => {
                     self.outstanding.retain(|o| *o != t);
-                    self.work.retain(|o| *o != t);
+                    self.work.retain(|(o, _)| *o != t);
                     self.rooms.retain(|o| *o != t);
                 }
                 Output::Send { tag, message, .. } => {
@@ -646,8 +647,9 @@ fuzz_target!(|run: Run| {
                     server.handle(Input::Computed { ticket, done: job.run() }, now);
                     ledger.drain(&mut server);
                 } else if !ledger.work.is_empty() {
-                    let ticket = ledger.work.remove(which as usize % ledger.work.len());
-                    server.handle(Input::Work { ticket, last }, now);
+                    // The last step is the one fed at the deadline the core gave.
+                    let (ticket, deadline_ms) = ledger.work.remove(which as usize % ledger.work.len());
+                    server.handle(Input::Work { ticket }, if last { now.max(deadline_ms) } else { now });
                     ledger.drain(&mut server);
                 }
             }
@@ -676,8 +678,9 @@ fuzz_target!(|run: Run| {
             ledger.drain(&mut server);
             continue;
         }
-        if let Some(ticket) = ledger.work.pop() {
-            server.handle(Input::Work { ticket, last: true }, now);
+        if let Some((ticket, deadline_ms)) = ledger.work.pop() {
+            now = now.max(deadline_ms);
+            server.handle(Input::Work { ticket }, now);
             ledger.drain(&mut server);
             continue;
         }

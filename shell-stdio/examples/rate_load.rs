@@ -218,7 +218,7 @@ impl Sim {
                 }
             }
             let Some(ticket) = work.pop() else { break };
-            self.server.handle(Input::Work { ticket, last: false }, self.now);
+            self.server.handle(Input::Work { ticket }, self.now);
         }
     }
 

@@ -186,7 +186,8 @@ impl Session {
         // While a call waits on jobs its steps ticket stays: it is the call's deadline.
         let on_jobs = sh.work.ticket_of(self.id, &id, Kind::Job).is_some();
         if answer.is_none() && pending.plan.wants_work() {
-            sh.work.ask_step(self.id, &id, &mut sh.out);
+            let deadline_ms = sh.now_ms.saturating_add(sh.config.highlight_deadline_ms);
+            sh.work.ask_step(self.id, &id, deadline_ms, &mut sh.out);
         } else if answer.is_some() || !on_jobs {
             sh.work.cancel_steps(self.id, &id, &mut sh.out);
         }

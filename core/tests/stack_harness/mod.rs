@@ -192,7 +192,7 @@ impl StackHarness {
         let session = self.session;
         self.server.handle(Input::Message { session, bytes: line.to_string().as_bytes(), tag: 1 }, self.now);
         let mut queue: VecDeque<(Ticket, FetchRequest)> = VecDeque::new();
-        let mut work: VecDeque<Ticket> = VecDeque::new();
+        let mut work: VecDeque<(Ticket, u64)> = VecDeque::new();
         let mut computes: VecDeque<(Ticket, bb_core::HighlightJob)> = VecDeque::new();
         let mut steps = 0usize;
         let mut answer = None;
@@ -207,7 +207,7 @@ impl StackHarness {
                         }
                     }
                     Output::Fetch { ticket, request, .. } => queue.push_back((ticket, request)),
-                    Output::Work { ticket, .. } => work.push_back(ticket),
+                    Output::Work { ticket, deadline_ms, .. } => work.push_back((ticket, deadline_ms)),
                     // A warm-up is nobody's step: run at once, as a spare CPU thread would.
                     Output::Compute { ticket, job, .. } if job.is_warm_up() => {
                         self.now += 1;
@@ -242,8 +242,9 @@ impl StackHarness {
                 self.now += 1;
                 if self.work_steps.is_some_and(|n| steps > n) {
                     computes.clear();
-                    if let Some(w) = work.pop_front() {
-                        self.server.handle(Input::Work { ticket: w, last: true }, self.now);
+                    if let Some((w, deadline_ms)) = work.pop_front() {
+                        self.now = self.now.max(deadline_ms);
+                        self.server.handle(Input::Work { ticket: w }, self.now);
                     }
                 } else {
                     self.server.handle(Input::Computed { ticket, done: job.run() }, self.now);
@@ -252,12 +253,13 @@ impl StackHarness {
             }
             // CPU work goes on until done, unless the test set a number of steps (its "deadline").
             if queue.is_empty()
-                && let Some(ticket) = work.pop_front()
+                && let Some((ticket, deadline_ms)) = work.pop_front()
             {
                 steps += 1;
+                // Past the test's number of steps, the time is the call's deadline: its last step.
                 let last = self.work_steps.is_some_and(|n| steps > n);
-                self.now += 1;
-                self.server.handle(Input::Work { ticket, last }, self.now);
+                self.now = if last { self.now.max(deadline_ms) } else { self.now + 1 };
+                self.server.handle(Input::Work { ticket }, self.now);
                 continue;
             }
             let next = queue.iter().position(|(_, r)| !self.last.iter().any(|l| l(r))).unwrap_or(0);
