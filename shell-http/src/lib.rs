@@ -53,6 +53,7 @@ mod registry;
 mod reply;
 mod request;
 mod scrape;
+mod secret;
 mod server;
 mod sessionless;
 mod sessions;

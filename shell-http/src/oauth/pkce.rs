@@ -14,7 +14,7 @@ pub(crate) fn challenge_of(verifier: &str) -> String {
 pub(crate) fn verifies(verifier: &str, challenge: &str) -> bool {
     let well_formed = VERIFIER_CHARS.contains(&verifier.len())
         && verifier.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b));
-    well_formed && crate::gate::same_secret(challenge_of(verifier).as_bytes(), challenge.as_bytes())
+    well_formed && crate::secret::same_secret(challenge_of(verifier).as_bytes(), challenge.as_bytes())
 }
 
 /// Whether `challenge` can be an S256 challenge: 43 characters of base64url.
