@@ -161,8 +161,8 @@ impl std::fmt::Debug for Driver {
 }
 
 impl Driver {
-    /// A driver over a new server for `config`, counting in and taking room of `process` (the
-    /// application's, shared with its other drivers). `on_fetched` is called on a read thread
+    /// A driver over a new server for `config` and `process`'s caches, counting in and taking room of
+    /// `process` (the application's, shared with its other drivers). `on_fetched` is called on a read thread
     /// with each read's outcome (never for a cancelled one); the shell feeds it back as
     /// [`Input::Fetched`] and must not call it while it holds the driver. Its reads are shared
     /// among its own sessions; [`Driver::share_reads`] shares them with other drivers.
@@ -174,7 +174,7 @@ impl Driver {
         on_fetched: impl Fn(Ticket, FetchOutcome) + Send + Sync + 'static,
     ) -> Driver {
         Driver {
-            server: Server::new(config),
+            server: Server::new(config, process.caches().clone()),
             process,
             bitbucket,
             logger,

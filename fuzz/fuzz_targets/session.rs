@@ -499,7 +499,7 @@ fn handshake(ledger: &mut Ledger, server: &mut Server, session: SessionId, ui: b
 }
 
 fuzz_target!(|run: Run| {
-    let mut server = Server::new(ServerConfig::new(Arc::clone(exposed()), "fuzz"));
+    let mut server = Server::new(ServerConfig::new(Arc::clone(exposed()), "fuzz"), bb_core::Caches::new());
     let mut ledger = Ledger::default();
     let mut now: u64 = 1_764_672_000_000;
     let first = server.open();
