@@ -321,8 +321,7 @@ struct Ledger {
     outstanding: Vec<Ticket>,
     /// What each outstanding diff or window read keeps.
     keeps: BTreeMap<Ticket, bb_core::Keep>,
-    /// Work the server asked for and has not been given a step of yet.
-    /// Steps asked for, each with the deadline the core gave it.
+    /// Work the server asked for and has not been given a step of yet, each with the deadline the core gave it.
     work: Vec<(Ticket, u64)>,
     /// Large calls' rooms asked for and not yet granted or refused.
     rooms: Vec<Ticket>,
