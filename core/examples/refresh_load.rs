@@ -72,7 +72,7 @@ impl Sim {
         let mut config = ServerConfig::new(exposed, "0.0.0-bench");
         config.base_url = Some("http://stack.test/bitbucket".into());
         let mut sim = Sim {
-            server: Server::new(config),
+            server: Server::new(config, bb_core::Caches::new()),
             now: START,
             events: BTreeMap::new(),
             seq: 0,

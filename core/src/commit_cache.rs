@@ -4,8 +4,8 @@
 //! everything else it reads; with the commit remembered, a card shown again reads its Code Insights
 //! beside the pull request, in one round trip.
 //!
-//! Shared like the avatar cache by every server made from one configuration (the HTTP shell's shards
-//! alike), keyed by project, repository and pull request id: a process talks to one Bitbucket.
+//! Shared like the avatar cache by every server given the same [`crate::Caches`] (the HTTP shell's
+//! shards alike), keyed by project, repository and pull request id: a process talks to one Bitbucket.
 //! Bounded at [`MAX_ENTRIES`]: past it the pull request seen longest ago goes.
 //!
 //! What it holds is a guess. The card's early reads go out with the caller's own credentials, and their

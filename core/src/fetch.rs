@@ -61,7 +61,7 @@ pub struct FetchRequest {
 /// The reads of one refresh asked for together: which batch, and how many reads it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Batch {
-    /// Unique among the batches of every server made from one configuration (the HTTP shell's shards).
+    /// Unique among the batches of every server given the same [`crate::Caches`] (the HTTP shell's shards).
     pub id: u64,
     /// How many reads the batch holds.
     pub reads: u32,

@@ -5,10 +5,10 @@
 //! and drains [`Server::poll_output`] after every call, carrying out each [`Output`]:
 //!
 //! ```
-//! use bb_core::{Catalogue, ExposureOptions, Input, Output, Said, Server, ServerConfig};
+//! use bb_core::{Caches, Catalogue, ExposureOptions, Input, Output, Said, Server, ServerConfig};
 //!
 //! let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
-//! let mut server = Server::new(ServerConfig::new(exposed, "0.0.0"));
+//! let mut server = Server::new(ServerConfig::new(exposed, "0.0.0"), Caches::new());
 //! let session = server.open();
 //! let line = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 //! server.handle(Input::Message { session, bytes: line, tag: 7 }, 0);
@@ -27,7 +27,7 @@
 //! # The public face
 //!
 //! What the shells use, and nothing else: the drive contract ([`Input`], [`Output`], [`Server`],
-//! [`Session`], [`ServerConfig`], the fetch types, the highlighting job a shell runs), the catalogue
+//! [`Session`], [`ServerConfig`], what servers share when given the same [`Caches`], the fetch types, the highlighting job a shell runs), the catalogue
 //! and its exposure ([`Catalogue`], [`Exposed`], [`ToolSpec`]), the table that shares identical reads
 //! between drivers ([`Coalesce`]), the retry policy a Bitbucket client applies ([`retry`]), base64 for
 //! the shells' avatars and secrets, and the bounds on work in flight ([`limits`]). Every module is
@@ -50,6 +50,7 @@
 //!   text/         how Bitbucket's data is written for the model, where several tools write it alike
 //!   tool          what every tool and kind is made of, and what a call sees
 //!   plan          how a call waits: the Plan a tool writes, the Desk its reads are filed on
+//!   caches        what servers given the same Caches share (avatars, commits seen, answers made once)
 //!   made listing config contract limits                   answers made once, tools/list pages, the
 //!                                                         configuration, the drive contract, the bounds
 //!   errors        how a Bitbucket answer becomes its body or one sentence the model can act on
@@ -68,6 +69,7 @@ compile_error!(
 mod args;
 mod avatar_cache;
 mod bitbucket;
+mod caches;
 mod catalogue;
 mod coalesce;
 mod commit_cache;
@@ -109,6 +111,7 @@ pub mod fuzzing;
 pub mod testing;
 
 // The drive contract: what a shell feeds the core, and what it carries out for it.
+pub use caches::Caches;
 pub use config::ServerConfig;
 pub use contract::{Input, Output, Said, SessionId};
 pub use fetch::{

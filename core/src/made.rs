@@ -1,6 +1,6 @@
 //! The answers that never change while a server runs, made once and kept as bytes: the first page of
 //! `tools/list` and the view page (`resources/read`), as each protocol era writes them, and the
-//! instructions. Servers made from one configuration (the HTTP shell runs eight) share them.
+//! instructions. Servers given the same [`crate::Caches`] (the HTTP shell runs eight) share them.
 
 use std::sync::Arc;
 
@@ -126,18 +126,20 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::config::ServerConfig;
-    use crate::{Catalogue, ExposureOptions};
+    use crate::{Caches, Catalogue, ExposureOptions};
 
     #[test]
-    fn servers_of_one_configuration_share_the_answers_made_once_unless_what_they_depend_on_differs() {
+    fn servers_given_one_caches_share_the_answers_made_once_unless_what_they_depend_on_differs() {
         let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
         let config = ServerConfig::new(exposed, "0.0.0-test");
-        let first = config.made_once();
+        let caches = Caches::new();
+        let first = caches.made_once(&config);
         let mut clone = config.clone();
         clone.avatar_cache_bytes /= 8;
-        assert!(Arc::ptr_eq(&first, &clone.made_once()), "a clone (the HTTP shell's shards) shares them");
+        let shard = caches.clone();
+        assert!(Arc::ptr_eq(&first, &shard.made_once(&clone)), "the HTTP shell's shards share them");
         clone.tools_page_size = 3;
-        let paged = clone.made_once();
+        let paged = shard.made_once(&clone);
         assert!(!Arc::ptr_eq(&first, &paged));
         assert_eq!(
             serde_json::from_slice::<Value>(paged.made(Made::ToolsList)).unwrap()["tools"].as_array().map(Vec::len),
@@ -146,13 +148,13 @@ mod tests {
         let other = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
         let mut another = config.clone();
         another.exposed = other;
-        assert!(!Arc::ptr_eq(&first, &another.made_once()), "another exposure makes its own");
+        assert!(!Arc::ptr_eq(&first, &caches.made_once(&another)), "another exposure makes its own");
     }
 
     #[test]
     fn the_answers_made_once_are_made_when_first_asked_for_and_then_kept() {
         let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
-        let made = ServerConfig::new(exposed, "0.0.0-test").made_once();
+        let made = Caches::new().made_once(&ServerConfig::new(exposed, "0.0.0-test"));
         // An idle server holds none of them (bench/compare's idle RSS counts on it).
         assert!(made.tools_list.get().is_none() && made.stateless_tools_list.get().is_none());
         assert!(made.instructions.get().is_none() && made.stateless_view.get().is_none());

@@ -149,7 +149,7 @@ impl Step {
 pub struct Desk<'a> {
     pub(crate) issued: Vec<(Ticket, FetchRequest)>,
     pub(crate) next_ticket: &'a mut u64,
-    /// Avatars every session of every server made from one configuration shares.
+    /// Avatars every session of every server given the same [`crate::Caches`] shares.
     pub avatars: &'a std::sync::Mutex<AvatarCache>,
     /// The source commit each pull request was last seen at, shared as the avatars are.
     pub(crate) commits: &'a std::sync::Mutex<CommitCache>,
@@ -159,7 +159,7 @@ pub struct Desk<'a> {
     pub(crate) computes: Vec<(Ticket, HighlightJob)>,
     /// The wall-clock time of the input being handled, epoch milliseconds.
     pub now_ms: u64,
-    /// Numbers refreshes' batches of reads, across every server made from one configuration.
+    /// Numbers refreshes' batches of reads, across every server given the same [`crate::Caches`].
     pub(crate) batches: &'a std::sync::atomic::AtomicU64,
 }
 
@@ -236,7 +236,7 @@ impl<R> Fetches<'_, '_, R> {
         *self.wants_work = true;
     }
 
-    /// The avatar cache every server made from one configuration shares (the HTTP shell's shards
+    /// The avatar cache every server given the same [`crate::Caches`] shares (the HTTP shell's shards
     /// alike), locked for as long as the guard lives: use it within one statement.
     pub fn avatars(&mut self) -> std::sync::MutexGuard<'_, AvatarCache> {
         self.desk.avatars.lock().unwrap_or_else(|p| p.into_inner())

@@ -20,6 +20,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::caches::Caches;
 use crate::config::ServerConfig;
 use crate::contract::{Input, Output, SessionId};
 use crate::session::Session;
@@ -37,9 +38,10 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server with no session yet.
-    pub fn new(config: ServerConfig) -> Server {
-        Server { shared: Shared::new(config), sessions: BTreeMap::new(), next_session: 0 }
+    /// A server with no session yet, sharing `caches` with every server given the same (or a clone):
+    /// whoever makes servers decides which share (the drive: all of one application's).
+    pub fn new(config: ServerConfig, caches: Caches) -> Server {
+        Server { shared: Shared::new(config, caches), sessions: BTreeMap::new(), next_session: 0 }
     }
 
     /// The server's configuration.

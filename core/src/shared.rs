@@ -1,11 +1,13 @@
-//! What the sessions of one server share while one of them runs: the configuration, the caches, the
-//! table of calls' work, the latest time seen and the outputs for the shell. The [`crate::Server`]
-//! owns it and lends it to the session it drives.
+//! What the sessions of one server share while one of them runs: the configuration, the caches (its
+//! own, and those it was given to share with other servers, [`Caches`]), the table of calls' work, the
+//! latest time seen and the outputs for the shell. The [`crate::Server`] owns it and lends it to the
+//! session it drives.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::avatar_cache::AvatarCache;
+use crate::caches::Caches;
 use crate::commit_cache::CommitCache;
 use crate::config::ServerConfig;
 use crate::contract::Output;
@@ -18,7 +20,10 @@ use crate::work::Work;
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) config: ServerConfig,
-    /// Shared with every server made from a clone of the same configuration.
+    /// What this server shares with the servers it was made beside (the answers made once, the
+    /// session exposures, the batch counter), as whoever made it decided.
+    pub(crate) caches: Caches,
+    /// People's avatars, from [`Caches`]: shared with every server given the same.
     pub(crate) avatars: Arc<std::sync::Mutex<AvatarCache>>,
     /// The source commit each pull request was last seen at, shared as the avatars are.
     pub(crate) commits: Arc<std::sync::Mutex<CommitCache>>,
@@ -33,11 +38,12 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(config: ServerConfig) -> Shared {
+    pub(crate) fn new(config: ServerConfig, caches: Caches) -> Shared {
         Shared {
-            made: config.made_once(),
-            avatars: config.avatars(),
-            commits: config.commits(),
+            made: caches.made_once(&config),
+            avatars: caches.avatars(&config),
+            commits: caches.commits(),
+            caches,
             highlights: HighlightCache::default(),
             config,
             work: Work::default(),
@@ -56,7 +62,7 @@ impl Shared {
             highlights: &mut self.highlights,
             computes: Vec::new(),
             now_ms: self.now_ms,
-            batches: self.config.batches(),
+            batches: self.caches.batches(),
         }
     }
 }

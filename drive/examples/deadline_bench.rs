@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bb_core::{Catalogue, ExposureOptions, FetchOutcome, FetchRequest, Input, ServerConfig, Ticket};
-use bb_drive::{Cancel, Delivery, Driver, Logger, PersonalToken, Wake};
+use bb_drive::{Cancel, Delivery, Driver, Logger, PersonalToken, Process, Wake};
 use serde_json::json;
 
 const FILES: usize = 4;
@@ -81,7 +81,7 @@ fn main() {
     let (fetched, woken) = (Mutex::new(tx.clone()), Mutex::new(tx));
     let mut config = ServerConfig::new(exposed, "bench");
     config.highlight_deadline_ms = deadline_ms;
-    let mut driver = Driver::new(config, Arc::new(bitbucket), Logger::new(None), move |t, o| {
+    let mut driver = Driver::new(config, Process::default(), Arc::new(bitbucket), Logger::new(None), move |t, o| {
         let _ = fetched.lock().map(|tx| tx.send(Event::Fetched(t, o)));
     })
     .on_wake(move |w| {

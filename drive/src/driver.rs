@@ -21,10 +21,10 @@ use bb_core::{Joined, Method, ReadKey};
 
 use crate::cancel::Cancel;
 use crate::log::Logger;
-use crate::metrics::Metrics;
 use crate::pool::Pool;
+use crate::process::Process;
 use crate::reach::{Bitbucket, PersonalToken, Requester};
-use crate::room::{Asked, Room};
+use crate::room::Asked;
 use crate::shared_reads::{OnFetched, SharedReads, credential, next_driver};
 
 /// The current wall-clock time in epoch milliseconds: the only clock bb-core ever sees.
@@ -74,6 +74,8 @@ enum Waits {
 /// ([`Driver::server`], [`Driver::person`]).
 pub struct Driver {
     server: Server,
+    /// The application's metrics and memory budget, shared with every driver it was handed to.
+    process: Process,
     bitbucket: Arc<dyn Bitbucket>,
     logger: Logger,
     on_fetched: OnFetched,
@@ -159,18 +161,21 @@ impl std::fmt::Debug for Driver {
 }
 
 impl Driver {
-    /// A driver over a new server for `config`. `on_fetched` is called on a read thread
+    /// A driver over a new server for `config` and `process`'s caches, counting in and taking room of
+    /// `process` (the application's, shared with its other drivers). `on_fetched` is called on a read thread
     /// with each read's outcome (never for a cancelled one); the shell feeds it back as
     /// [`Input::Fetched`] and must not call it while it holds the driver. Its reads are shared
     /// among its own sessions; [`Driver::share_reads`] shares them with other drivers.
     pub fn new(
         config: ServerConfig,
+        process: Process,
         bitbucket: Arc<dyn Bitbucket>,
         logger: Logger,
         on_fetched: impl Fn(Ticket, FetchOutcome) + Send + Sync + 'static,
     ) -> Driver {
         Driver {
-            server: Server::new(config),
+            server: Server::new(config, process.caches().clone()),
+            process,
             bitbucket,
             logger,
             on_fetched: Arc::new(on_fetched),
@@ -200,6 +205,11 @@ impl Driver {
     /// The core server, read-only: its sessions' negotiated versions, clients and calls in flight.
     pub fn server(&self) -> &Server {
         &self.server
+    }
+
+    /// The application's metrics and memory budget this driver counts in and takes room of.
+    pub fn process(&self) -> &Process {
+        &self.process
     }
 
     /// The person a session acts for, in per-person mode.
@@ -284,7 +294,7 @@ impl Driver {
             Wake::Deadline(ticket) => {
                 // A call answered before its deadline has had its work cancelled: nothing to do.
                 let Some(deadline_ms) = self.work.remove(&ticket) else { return };
-                Metrics::global().highlight_past_deadline();
+                self.process.metrics().highlight_past_deadline();
                 self.work_queue.retain(|t| *t != ticket);
                 // The timer kept the time on the monotonic clock: the deadline has come even if the
                 // wall clock says a moment less.
@@ -325,10 +335,11 @@ impl Driver {
         let cancel = Cancel::new();
         self.computing.insert(ticket, cancel.clone());
         QUEUED_JOBS.fetch_add(1, Ordering::Relaxed);
-        Metrics::global().cpu_job(1);
+        let metrics = Arc::clone(self.process.metrics());
+        metrics.cpu_job(1);
         compute_pool().run(queue, move || {
             QUEUED_JOBS.fetch_sub(1, Ordering::Relaxed);
-            Metrics::global().cpu_job(-1);
+            metrics.cpu_job(-1);
             if cancel.is_cancelled() {
                 return;
             }
@@ -382,7 +393,7 @@ impl Driver {
             if now >= deadline_ms {
                 // Fed at the core's deadline: its timer is spent, and the step counted as one past it.
                 self.work.remove(&ticket);
-                Metrics::global().highlight_past_deadline();
+                self.process.metrics().highlight_past_deadline();
             }
             self.server.handle(Input::Work { ticket }, now);
         }
@@ -399,7 +410,7 @@ impl Driver {
             Some(key) => match self.reads.join(key, (self.id, ticket), Arc::clone(&self.on_fetched), cancel.clone()) {
                 Joined::Lead(flight) => Some(flight),
                 Joined::Follow(_) => {
-                    Metrics::global().read_shared();
+                    self.process.metrics().read_shared();
                     self.fetching.insert(ticket, Fetching { session, waits: Waits::Shared });
                     return;
                 }
@@ -410,6 +421,7 @@ impl Driver {
         let on_fetched = Arc::clone(&self.on_fetched);
         let reads = self.reads.clone();
         let logger = self.logger.enabled(Level::Debug).then(|| self.logger.clone());
+        let metrics = Arc::clone(self.process.metrics());
         Pool::reads().run(queue, move || {
             if flag.is_cancelled() {
                 return;
@@ -418,9 +430,9 @@ impl Driver {
             let started = Instant::now();
             let endpoint = logger.as_ref().map(|_| crate::metrics::endpoint_class(&request.path));
             let method = request.method;
-            Metrics::global().read_in_flight(read);
+            metrics.read_in_flight(read);
             let outcome = bitbucket.fetch_for(request, Requester { queue, person: person.as_ref() }, &flag);
-            Metrics::global().read_in_flight(-read);
+            metrics.read_in_flight(-read);
             if let (Some(logger), Some(endpoint)) = (&logger, endpoint) {
                 let status = match &outcome {
                     FetchOutcome::Response(r) => serde_json::json!(r.status),
@@ -446,7 +458,7 @@ impl Driver {
         self.fetching.insert(ticket, Fetching { session, waits });
     }
 
-    /// Asks the process's [`Room`] for a large call's room, in the queue of the session's person (or
+    /// Asks the application's [`crate::Room`] for a large call's room, in the queue of the session's person (or
     /// the session). Without `wake` (tests) the room is granted at once and counted nowhere.
     fn admit(&mut self, session: SessionId, ticket: Ticket, bytes: u64) {
         let Some(wake) = self.wake.clone() else {
@@ -455,7 +467,7 @@ impl Driver {
         };
         let queue = self.queues.get(&session).copied().unwrap_or_default();
         let grant = Arc::new(move |t: Ticket, granted: bool| wake(Wake::Admitted(t, granted)));
-        match Room::process().ask((self.id, ticket), queue, bytes, grant) {
+        match self.process.room().ask((self.id, ticket), queue, bytes, grant) {
             Asked::Granted => {
                 self.rooms.insert(ticket);
                 self.admissions.push_back((ticket, true));
@@ -469,7 +481,7 @@ impl Driver {
 
     fn cancel(&mut self, ticket: Ticket) {
         if self.rooms.remove(&ticket) {
-            Room::process().give_back((self.id, ticket));
+            self.process.room().give_back((self.id, ticket));
         }
         if let Some(job) = self.computing.remove(&ticket) {
             job.cancel();
@@ -496,7 +508,7 @@ impl Drop for Driver {
     /// The shell has stopped: no read it started goes on, unless another driver still waits for it.
     fn drop(&mut self) {
         for ticket in std::mem::take(&mut self.rooms) {
-            Room::process().give_back((self.id, ticket));
+            self.process.room().give_back((self.id, ticket));
         }
         let fetching: Vec<(Ticket, Fetching)> = self.fetching.drain().collect();
         for (ticket, f) in fetching {
@@ -526,9 +538,14 @@ mod tests {
         };
         let (tx, woken) = mpsc::channel();
         let tx = Mutex::new(tx);
-        let mut driver =
-            Driver::new(ServerConfig::new(exposed, "test"), Arc::new(bitbucket), Logger::new(None), |_, _| {})
-                .on_wake(move |w| drop(tx.lock().unwrap().send(w)));
+        let mut driver = Driver::new(
+            ServerConfig::new(exposed, "test"),
+            Process::default(),
+            Arc::new(bitbucket),
+            Logger::new(None),
+            |_, _| {},
+        )
+        .on_wake(move |w| drop(tx.lock().unwrap().send(w)));
         let session = driver.open(None, &mut |_| {});
         // Every CPU thread is busy until released.
         let (release, held) = mpsc::channel::<()>();

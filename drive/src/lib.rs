@@ -11,7 +11,8 @@
 //! - `driver`: the drive loop ([`Driver`]): feeding the core, carrying out each output, jobs and deadlines, rooms.
 //! - `pool`: bounded thread pools ([`Pool`]): the reads', and the CPU work's (with stuck jobs).
 //! - `shared_reads`: identical GETs in flight shared between drivers ([`SharedReads`]).
-//! - `room`: the process's memory budget for large calls ([`Room`]).
+//! - `room`: the memory budget for large calls ([`Room`]).
+//! - `process`: what the application makes once and hands to every driver ([`Process`]: the metrics, the room, the core's caches).
 //! - `reach`: what a shell gives the driver to reach Bitbucket ([`Bitbucket`], [`Requester`], [`PersonalToken`]).
 //! - `cancel`: a request's cancel flag ([`Cancel`]).
 //! - `timer`: the one thread that runs deadlines and grants at their instant.
@@ -27,7 +28,7 @@
 //!                                          ├─ Compute ──────▶ the CPU pool (per person, dropped if cancelled first)
 //!                                          ├─ Work ─────────▶ a step now; at the core's deadline_ms the timer
 //!                                          │                  feeds one more (the core decides it is the last)
-//!                                          ├─ Admit ────────▶ Room::process(): granted now, in turn, or refused
+//!                                          ├─ Admit ────────▶ the Process's Room: granted now, in turn, or refused
 //!                                          ├─ Cancel ───────▶ Cancel set (a read not started never starts),
 //!                                          │                  a job dropped, a deadline forgotten, a room given back
 //!                                          └─ Log ──────────▶ Logger
@@ -41,6 +42,7 @@ mod driver;
 mod log;
 pub mod metrics;
 mod pool;
+mod process;
 mod reach;
 mod room;
 pub mod secrets;
@@ -51,6 +53,7 @@ pub use cancel::Cancel;
 pub use driver::{Delivery, Driver, Wake, now_ms};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};
+pub use process::Process;
 pub use reach::{Bitbucket, Grant, PersonalToken, Requester};
 pub use room::{Room, Unsent};
 pub use secrets::Secrets;

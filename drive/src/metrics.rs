@@ -1,13 +1,12 @@
 //! What `--metrics ADDR` serves: the process's counters in Prometheus' text format (OpenMetrics),
-//! kept by `prometheus-client`. One set per process ([`Metrics::global`]), since the drivers, the
-//! Bitbucket client and the HTTP transport all add to it.
+//! kept by `prometheus-client`. One set per application, made once ([`crate::Process`]) and handed to
+//! the drivers, the Bitbucket client and the HTTP transport, which all add to it.
 //!
 //! Every label value is one of a fixed set, chosen here or by the catalogue: an MCP method name bb
 //! knows (else `other`), an exposed tool's name (else `other`), a class of Bitbucket endpoint (the
 //! kind of resource, never a project, repository, pull request or person), an HTTP status or a
 //! failure kind. So the number of series is bounded whatever clients send.
 
-use std::sync::OnceLock;
 use std::sync::atomic::AtomicU64;
 
 use bb_core::{FetchErrorKind, FetchOutcome};
@@ -131,7 +130,9 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    fn new() -> Metrics {
+    /// A set of metrics at zero (the application makes one, [`crate::Process`]).
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Metrics {
         let mut registry = Registry::with_prefix("bb");
         let m = Metrics {
             mcp_requests: Family::default(),
@@ -203,12 +204,6 @@ impl Metrics {
         );
         r.register("resident_memory_bytes", "The process's resident memory", m.resident_bytes.clone());
         Metrics { registry, ..m }
-    }
-
-    /// The process's metrics.
-    pub fn global() -> &'static Metrics {
-        static METRICS: OnceLock<Metrics> = OnceLock::new();
-        METRICS.get_or_init(Metrics::new)
     }
 
     /// An MCP request answered after `seconds`, with an error of `error` kind if any.

@@ -19,7 +19,7 @@
 //! a client that stops reading cannot make bb hold more than the budget on its behalf.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use bb_core::{Ticket, limits};
 
@@ -35,7 +35,8 @@ struct Waiter {
     grant: Grant,
 }
 
-/// The process's room for large calls.
+/// The application's room for large calls, made once ([`crate::Process`]) and shared by every driver
+/// it is handed to.
 pub struct Room {
     state: Mutex<State>,
 }
@@ -64,14 +65,7 @@ pub(crate) enum Asked {
 }
 
 impl Room {
-    /// The room every driver in the process shares, [`limits::MEMORY_BUDGET`] unless
-    /// [`Room::set_budget`] said otherwise.
-    pub fn process() -> &'static Room {
-        static ROOM: OnceLock<Room> = OnceLock::new();
-        ROOM.get_or_init(|| Room::new(limits::MEMORY_BUDGET))
-    }
-
-    /// A room of `capacity` bytes (tests; the process has [`Room::process`]).
+    /// A room of `capacity` bytes (the application's is [`crate::Process::room`]).
     pub fn new(capacity: u64) -> Room {
         Room { state: Mutex::new(State { capacity, ..State::default() }) }
     }
@@ -99,11 +93,11 @@ impl Room {
 
     /// Sets `bytes` aside for an answer until it is written (the [`Unsent`] dropped): never refused nor
     /// waited for, but counted, so large calls wait while unread answers fill the budget.
-    pub fn hold(&'static self, bytes: u64) -> Unsent {
+    pub fn hold(self: &Arc<Self>, bytes: u64) -> Unsent {
         let mut s = self.lock();
         s.in_use += bytes;
         s.unsent += bytes;
-        Unsent { room: self, bytes }
+        Unsent { room: Arc::clone(self), bytes }
     }
 
     /// Asks for `bytes` for `key`, waiting in `queue`; `grant` is called when a waiter gets its room.
@@ -155,7 +149,7 @@ impl Room {
 
 /// An answer's bytes in the room until it is written; dropping it gives them back.
 pub struct Unsent {
-    room: &'static Room,
+    room: Arc<Room>,
     bytes: u64,
 }
 
@@ -281,7 +275,7 @@ mod tests {
 
     #[test]
     fn unsent_answers_hold_their_bytes_so_large_calls_wait_until_they_are_written() {
-        let room: &'static Room = Box::leak(Box::new(Room::new(100)));
+        let room = Arc::new(Room::new(100));
         let (got, grant) = recorder();
         let unread = room.hold(90);
         assert_eq!((room.usage(), room.unsent()), ((90, 0), 90));

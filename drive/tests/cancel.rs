@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bb_core::testing::test_catalogue;
 use bb_core::{ExposureOptions, FetchErrorKind, FetchOutcome, FetchRequest, Input, ServerConfig, SessionId, Ticket};
-use bb_drive::{Cancel, Delivery, Driver, Logger, PersonalToken};
+use bb_drive::{Cancel, Delivery, Driver, Logger, PersonalToken, Process};
 
 const LONG: Duration = Duration::from_secs(3600);
 
@@ -36,10 +36,15 @@ impl Harness {
         let exposed = test_catalogue().expose(&ExposureOptions::default()).unwrap();
         let (tx, fetched) = mpsc::channel();
         let tx = Mutex::new(tx);
-        let mut driver =
-            Driver::new(ServerConfig::new(exposed, "test"), Arc::new(bitbucket), Logger::new(None), move |t, o| {
+        let mut driver = Driver::new(
+            ServerConfig::new(exposed, "test"),
+            Process::default(),
+            Arc::new(bitbucket),
+            Logger::new(None),
+            move |t, o| {
                 let _ = tx.lock().unwrap().send((t, o));
-            });
+            },
+        );
         let mut delivered = Vec::new();
         let session = driver.open(None, &mut |d| delivered.push(d));
         let mut h = Harness { driver, session, delivered, fetched };

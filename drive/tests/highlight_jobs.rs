@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bb_core::{Catalogue, ExposureOptions, FetchOutcome, Input, ServerConfig, Ticket};
-use bb_drive::{Delivery, Driver, Logger, Wake};
+use bb_drive::{Delivery, Driver, Logger, Process, Wake};
 use common::bitbucket;
 use serde_json::Value;
 
@@ -31,7 +31,7 @@ fn the_answer_goes_out_at_the_deadline_and_the_job_that_came_back_later_is_kept_
     // the test holds it until the job has run.
     let mut config = ServerConfig::new(exposed, "test");
     config.highlight_deadline_ms = 300;
-    let mut driver = Driver::new(config, Arc::new(bitbucket), Logger::new(None), move |t, o| {
+    let mut driver = Driver::new(config, Process::default(), Arc::new(bitbucket), Logger::new(None), move |t, o| {
         drop(fetched.lock().unwrap().send(Event::Fetched(t, o)))
     })
     .on_wake(move |w| drop(woken.lock().unwrap().send(Event::Wake(w))));

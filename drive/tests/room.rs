@@ -1,4 +1,4 @@
-//! Large calls share the process's memory budget ([`bb_drive::Room`]): with room for one diff view at a
+//! Large calls share the application's memory budget ([`bb_drive::Room`], in its [`bb_drive::Process`]): with room for one diff view at a
 //! time, three views of three sessions run one after another and all answer. The driver sits behind
 //! one mutex, as an HTTP shard does, and its wake callback takes that mutex: a room given back while
 //! the driver is held must grant the next call without taking it again on the same thread (which
@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use bb_core::{Catalogue, ExposureOptions, Input, ServerConfig, SessionId, limits};
-use bb_drive::{Delivery, Driver, Logger, Room};
+use bb_drive::{Delivery, Driver, Logger, Process};
 use common::bitbucket;
 use serde_json::Value;
 
@@ -23,7 +23,7 @@ type Step<'a> = &'a dyn Fn(&mut Driver, &mut dyn FnMut(Delivery));
 
 #[test]
 fn with_room_for_one_view_three_sessions_views_run_in_turn_and_all_answer() {
-    Room::process().set_budget(limits::VIEW_ROOM);
+    let process = Process::new(limits::VIEW_ROOM);
     let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
     let (tx, answers) = mpsc::channel::<(SessionId, Value)>();
     let deliver = move |d: Delivery| {
@@ -51,6 +51,7 @@ fn with_room_for_one_view_three_sessions_views_run_in_turn_and_all_answer() {
     let (f1, f2) = (Arc::clone(&feed), Arc::clone(&feed));
     let driver = Driver::new(
         ServerConfig::new(exposed, "test"),
+        process.clone(),
         Arc::new(bitbucket),
         Logger::new(None),
         move |ticket, outcome| {
@@ -91,5 +92,5 @@ fn with_room_for_one_view_three_sessions_views_run_in_turn_and_all_answer() {
         .collect();
     answered.sort();
     assert_eq!(answered, sessions);
-    assert_eq!(Room::process().usage(), (0, 0), "every room was given back");
+    assert_eq!(process.room().usage(), (0, 0), "every room was given back");
 }

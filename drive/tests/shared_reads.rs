@@ -16,7 +16,7 @@ use bb_core::testing::test_catalogue;
 use bb_core::{
     Catalogue, ExposureOptions, FetchErrorKind, FetchOutcome, FetchRequest, Input, ServerConfig, SessionId, Ticket,
 };
-use bb_drive::{Cancel, Delivery, Driver, Logger, PersonalToken, SharedReads};
+use bb_drive::{Cancel, Delivery, Driver, Logger, PersonalToken, Process, SharedReads};
 
 /// A Bitbucket that counts requests, says when each starts, and holds it until released or cancelled.
 struct Held {
@@ -87,7 +87,8 @@ impl Shards {
             };
             let config = ServerConfig::new(Arc::clone(&exposed), "test");
             let mut driver =
-                Driver::new(config, Arc::clone(&bitbucket), Logger::new(None), on_fetched).share_reads(&shards.reads);
+                Driver::new(config, Process::default(), Arc::clone(&bitbucket), Logger::new(None), on_fetched)
+                    .share_reads(&shards.reads);
             let mut delivered = vec![];
             let session = driver.open(person.map(PersonalToken::new), &mut |d| delivered.push(d));
             shards.drivers.push(driver);

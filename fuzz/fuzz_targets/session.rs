@@ -321,8 +321,7 @@ struct Ledger {
     outstanding: Vec<Ticket>,
     /// What each outstanding diff or window read keeps.
     keeps: BTreeMap<Ticket, bb_core::Keep>,
-    /// Work the server asked for and has not been given a step of yet.
-    /// Steps asked for, each with the deadline the core gave it.
+    /// Work the server asked for and has not been given a step of yet, each with the deadline the core gave it.
     work: Vec<(Ticket, u64)>,
     /// Large calls' rooms asked for and not yet granted or refused.
     rooms: Vec<Ticket>,
@@ -499,7 +498,7 @@ fn handshake(ledger: &mut Ledger, server: &mut Server, session: SessionId, ui: b
 }
 
 fuzz_target!(|run: Run| {
-    let mut server = Server::new(ServerConfig::new(Arc::clone(exposed()), "fuzz"));
+    let mut server = Server::new(ServerConfig::new(Arc::clone(exposed()), "fuzz"), bb_core::Caches::new());
     let mut ledger = Ledger::default();
     let mut now: u64 = 1_764_672_000_000;
     let first = server.open();

@@ -188,9 +188,15 @@ fn main() {
     let config = ServerConfig::new(exposed, "bench");
     let bitbucket: Arc<dyn Bitbucket> =
         Arc::new(|_: FetchRequest, _: Option<&PersonalToken>, _: &Cancel| FetchOutcome::response(200, "{}"));
-    let server =
-        HttpServer::bind("127.0.0.1:0".parse().unwrap(), HttpOptions::default(), config, bitbucket, Logger::new(None))
-            .unwrap();
+    let server = HttpServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        HttpOptions::default(),
+        config,
+        &bb_drive::Process::default(),
+        bitbucket,
+        Logger::new(None),
+    )
+    .unwrap();
     let addr = server.local_addr();
     let threads = std::thread::available_parallelism().map_or(2, usize::from);
     let _running = server.spawn(threads);

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use bb_core::{Level, ProtocolVersion};
-use bb_drive::{Bitbucket, Logger, PersonalToken, now_ms};
+use bb_drive::{Bitbucket, Logger, PersonalToken, Process, now_ms};
 use hyper::body::Incoming;
 use hyper::header::{
     ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
@@ -44,6 +44,8 @@ pub(crate) struct Endpoint {
     pub(crate) gate: Gate,
     /// The live sessions and their driver.
     pub(crate) sessions: Arc<Sessions>,
+    /// The application's metrics and memory budget, which the sessions' drivers were given too.
+    pub(crate) process: Process,
     /// The operator's choices and limits.
     pub(crate) options: HttpOptions,
     /// `options.per_user_token_header`, parsed.
@@ -506,7 +508,7 @@ async fn answer(
     // A request (not a notification, nor a batch) is timed to its answer for the metrics.
     let mut timing = parsed
         .filter(|v| v.get("id").is_some() && v.get("method").is_some())
-        .map(|v| Timing::start(v, &endpoint.tools, &endpoint.logger));
+        .map(|v| Timing::start(v, &endpoint.tools, &endpoint.logger, endpoint.process.metrics()));
     if !wants_progress {
         if got.is_empty() {
             let wait = endpoint.options.limits.sse_after;

@@ -2,6 +2,7 @@
 //! method, tool, time to its answer and kind of error (an `info` line per call, `call answered`),
 //! and `refresh_view` calls answered unchanged.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -17,11 +18,13 @@ pub(crate) struct Timing {
     /// A number for this call, unique in the process, for the log.
     id: u64,
     logger: Logger,
+    metrics: Arc<Metrics>,
 }
 
 impl Timing {
-    /// Starts timing the request `body`; `tools` are the exposed tools (the only tool names counted by name).
-    pub(crate) fn start(body: &Value, tools: &[&'static str], logger: &Logger) -> Timing {
+    /// Starts timing the request `body`, to be counted in `metrics`; `tools` are the exposed tools (the
+    /// only tool names counted by name).
+    pub(crate) fn start(body: &Value, tools: &[&'static str], logger: &Logger, metrics: &Arc<Metrics>) -> Timing {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let method = metrics::method_label(body.get("method").and_then(Value::as_str).unwrap_or_default());
         let tool = if method == "tools/call" {
@@ -31,7 +34,13 @@ impl Timing {
             ""
         };
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
-        Timing { call: Call { method, tool }, started: Instant::now(), id, logger: logger.clone() }
+        Timing {
+            call: Call { method, tool },
+            started: Instant::now(),
+            id,
+            logger: logger.clone(),
+            metrics: Arc::clone(metrics),
+        }
     }
 
     fn log(&self, seconds: f64, error: Option<&'static str>) {
@@ -55,7 +64,7 @@ impl Timing {
     /// The answer went out, saying `said` (the core says what it wrote: no answer is parsed back here).
     pub(crate) fn answered(self, said: Said) {
         let kind = error_kind(said);
-        let m = Metrics::global();
+        let m = &self.metrics;
         if self.call.tool == "refresh_view" && said == Said::Unchanged {
             m.refresh_unchanged();
         }
@@ -68,7 +77,7 @@ impl Timing {
     pub(crate) fn cut(self) {
         let seconds = self.started.elapsed().as_secs_f64();
         self.log(seconds, Some("restarting"));
-        Metrics::global().mcp_request(self.call, seconds, Some("restarting"));
+        self.metrics.mcp_request(self.call, seconds, Some("restarting"));
     }
 }
 
@@ -95,11 +104,11 @@ mod tests {
 
     #[test]
     fn a_tool_not_exposed_is_counted_as_other_and_errors_by_kind() {
-        let log = Logger::new(None);
-        let t =
-            Timing::start(&json!({"method": "tools/call", "params": {"name": "secret_project"}}), &["get_file"], &log);
+        let (log, metrics) = (Logger::new(None), Arc::new(Metrics::new()));
+        let call = json!({"method": "tools/call", "params": {"name": "secret_project"}});
+        let t = Timing::start(&call, &["get_file"], &log, &metrics);
         assert_eq!((t.call.method, t.call.tool), ("tools/call", "other"));
-        let t = Timing::start(&json!({"method": "weird/SECRET"}), &[], &log);
+        let t = Timing::start(&json!({"method": "weird/SECRET"}), &[], &log, &metrics);
         assert_eq!((t.call.method, t.call.tool), ("other", ""));
         assert_eq!(error_kind(Said::Error(-32602)), Some("invalid_params"));
         assert_eq!(error_kind(Said::Error(-32001)), Some("server_error"));

@@ -64,16 +64,17 @@ impl MetricsServer {
     /// Binds `addr` and serves `GET /metrics` there to requests whose `Host` is a loopback name with
     /// the bound port, the bound address, or one of `allow_hosts` (as `--allow-host` names them);
     /// `before` runs before each scrape (to read the gauges that are counted elsewhere, such as open
-    /// sessions).
+    /// sessions); what it serves is `metrics`, the application's.
     pub fn serve(
         addr: SocketAddr,
         allow_hosts: &[String],
+        metrics: Arc<Metrics>,
         before: Arc<dyn Fn() + Send + Sync>,
     ) -> io::Result<MetricsServer> {
         let std_listener = StdListener::bind(addr)?;
         let addr = std_listener.local_addr()?;
         let listener = TcpListener::try_from(std_listener)?;
-        spawn(listener, Scrape::new(addr, allow_hosts, before, Bounds::default()))?;
+        spawn(listener, Scrape::new(addr, allow_hosts, metrics, before, Bounds::default()))?;
         Ok(MetricsServer { addr })
     }
 
@@ -86,14 +87,21 @@ impl MetricsServer {
 /// What every connection of the listener shares.
 struct Scrape {
     gate: Gate,
+    metrics: Arc<Metrics>,
     before: Arc<dyn Fn() + Send + Sync>,
     bounds: Bounds,
 }
 
 impl Scrape {
-    fn new(addr: SocketAddr, allow_hosts: &[String], before: Arc<dyn Fn() + Send + Sync>, bounds: Bounds) -> Scrape {
+    fn new(
+        addr: SocketAddr,
+        allow_hosts: &[String],
+        metrics: Arc<Metrics>,
+        before: Arc<dyn Fn() + Send + Sync>,
+        bounds: Bounds,
+    ) -> Scrape {
         let options = HttpOptions { allow_hosts: allow_hosts.to_vec(), ..HttpOptions::default() };
-        Scrape { gate: Gate::new(&options, addr), before, bounds }
+        Scrape { gate: Gate::new(&options, addr), metrics, before, bounds }
     }
 }
 
@@ -184,7 +192,7 @@ fn answer(req: &hyper::Request<hyper::body::Incoming>, scrape: &Scrape) -> Respo
         return empty(StatusCode::NOT_FOUND);
     }
     (scrape.before)();
-    let mut r = json(Metrics::global().encode().into_bytes());
+    let mut r = json(scrape.metrics.encode().into_bytes());
     r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(metrics::CONTENT_TYPE));
     r
 }
@@ -228,7 +236,7 @@ mod tests {
         let addr = std_listener.local_addr().unwrap();
         let listener = Failing { listener: TcpListener::try_from(std_listener).unwrap(), fails: Cell::new(fails) };
         let allowed = ["metrics.example".to_owned()];
-        spawn(listener, Scrape::new(addr, &allowed, Arc::new(|| {}), bounds)).unwrap();
+        spawn(listener, Scrape::new(addr, &allowed, Arc::new(Metrics::new()), Arc::new(|| {}), bounds)).unwrap();
         addr
     }
 

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bb_core::{Level, ServerConfig};
-use bb_drive::{Bitbucket, Logger, now_ms};
+use bb_drive::{Bitbucket, Logger, Process, now_ms};
 use bb_hyper_smol::{HeadClock, SmolIo, Watched, WriteClock};
 use hyper::body::{Body, Bytes, Frame, SizeHint};
 use hyper::header::HeaderName;
@@ -55,13 +55,15 @@ struct Door {
 }
 
 impl HttpServer {
-    /// Binds `addr` (use port 0 for any free port). Every session runs over `config`; Bitbucket
-    /// requests go through `bitbucket`, with the session's person in per-person mode. Off loopback,
-    /// a bearer token shorter than [`crate::options::MIN_TOKEN_CHARS`] is refused.
+    /// Binds `addr` (use port 0 for any free port). Every session runs over `config` and counts in,
+    /// and takes room of, `process` (the application's, made once); Bitbucket requests go through
+    /// `bitbucket`, with the session's person in per-person mode. Off loopback, a bearer token shorter
+    /// than [`crate::options::MIN_TOKEN_CHARS`] is refused.
     pub fn bind(
         addr: SocketAddr,
         options: HttpOptions,
         config: ServerConfig,
+        process: &Process,
         bitbucket: Arc<dyn Bitbucket>,
         logger: Logger,
     ) -> io::Result<HttpServer> {
@@ -96,7 +98,8 @@ impl HttpServer {
             options.oauth.clone().map(|o| crate::oauth::Authority::new(o, Arc::clone(&bitbucket), logger.clone()));
         let endpoint = Arc::new(Endpoint {
             gate: Gate::new(&options, addr),
-            sessions: Sessions::new(config, writes_held, logger.clone(), census),
+            sessions: Sessions::new(config, process, writes_held, logger.clone(), census),
+            process: process.clone(),
             persons: Persons::new(limits.token_verdict_ttl),
             bitbucket,
             crowded: Throttle::new(WARNING_PERIOD_MS),
@@ -221,7 +224,7 @@ impl Running {
     pub fn gauges(&self) -> Arc<dyn Fn() + Send + Sync> {
         let endpoint = Arc::clone(&self.endpoint);
         Arc::new(move || {
-            bb_drive::metrics::Metrics::global().set_open(endpoint.sessions.count(), endpoint.drain.open_now());
+            endpoint.process.metrics().set_open(endpoint.sessions.count(), endpoint.drain.open_now());
         })
     }
 

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use bb_core::{FetchOutcome, Input, Said, ServerConfig, SessionId, Ticket};
-use bb_drive::{Bitbucket, Delivery, Driver, Logger, PersonalToken, SharedReads, Wake, now_ms};
+use bb_drive::{Bitbucket, Delivery, Driver, Logger, PersonalToken, Process, SharedReads, Wake, now_ms};
 use hyper::body::Bytes;
 use smol::channel::{Receiver, Sender};
 
@@ -74,10 +74,11 @@ struct Waiter {
 }
 
 impl Sessions {
-    /// No session yet; sessions run over `config`, reach Bitbucket through `bitbucket`, log to
-    /// `logger`, and take their seats in `census`.
+    /// No session yet; sessions run over `config`, count in and take room of `process`, reach
+    /// Bitbucket through `bitbucket`, log to `logger`, and take their seats in `census`.
     pub(crate) fn new(
         config: ServerConfig,
+        process: &Process,
         bitbucket: Arc<dyn Bitbucket>,
         logger: Logger,
         census: Arc<Census>,
@@ -99,9 +100,10 @@ impl Sessions {
                         }
                     };
                     let config = config.clone();
-                    let driver = Driver::new(config, Arc::clone(&bitbucket), logger.clone(), on_fetched)
-                        .share_reads(&reads)
-                        .on_wake(on_wake);
+                    let driver =
+                        Driver::new(config, process.clone(), Arc::clone(&bitbucket), logger.clone(), on_fetched)
+                            .share_reads(&reads)
+                            .on_wake(on_wake);
                     Mutex::new(State { driver, registry: Registry::default(), waiters: BTreeMap::new(), next_tag: 0 })
                 })
                 .collect();
@@ -337,6 +339,7 @@ impl State {
     fn route(&mut self, out: Vec<Delivery>) {
         // Each input's messages, with what each says (the last is the answer).
         type Written = (Vec<u8>, Said);
+        let room = Arc::clone(self.driver.process().room());
         let mut sent: BTreeMap<(SessionId, u64), Vec<Written>> = BTreeMap::new();
         let mut done: BTreeSet<(SessionId, u64)> = BTreeSet::new();
         for d in out {
@@ -347,7 +350,7 @@ impl State {
                 Delivery::Send { session, tag: None, message, .. } => {
                     let mut open = self.waiters.range((session, 0)..=(session, u64::MAX)).filter(|(_, w)| w.streaming);
                     if let Some((_, w)) = open.next() {
-                        let _ = w.tx.try_send(Part::Interim(charged(message)));
+                        let _ = w.tx.try_send(Part::Interim(charged(message, &room)));
                     }
                 }
                 Delivery::Done { session, tag } => {
@@ -361,7 +364,7 @@ impl State {
             }
             if let Some(w) = self.waiters.get(key) {
                 for (m, _) in messages.drain(..) {
-                    let _ = w.tx.try_send(Part::Interim(charged(m)));
+                    let _ = w.tx.try_send(Part::Interim(charged(m, &room)));
                 }
             }
         }
@@ -371,9 +374,9 @@ impl State {
             let mut messages = sent.remove(&key).unwrap_or_default();
             let last = messages.pop();
             for (m, _) in messages {
-                let _ = w.tx.try_send(Part::Interim(charged(m)));
+                let _ = w.tx.try_send(Part::Interim(charged(m, &room)));
             }
-            let _ = w.tx.try_send(last.map_or(Part::Unanswered, |(m, said)| Part::Final(charged(m), said)));
+            let _ = w.tx.try_send(last.map_or(Part::Unanswered, |(m, said)| Part::Final(charged(m, &room), said)));
         }
     }
 }

@@ -1,7 +1,10 @@
 //! What an answer holds of the process's memory budget until it is written: from the moment the
 //! session hands a large message over until hyper drops the last of its bytes (written, or abandoned
-//! with their connection at the write timeout, `server`), they count in [`bb_drive::Room`], so clients
+//! with their connection at the write timeout, `server`), they count in the application's
+//! [`bb_drive::Room`] (its [`bb_drive::Process`]'s, which the sessions' drivers were given), so clients
 //! that read nothing cannot make bb hold more than the budget for them.
+
+use std::sync::Arc;
 
 use hyper::body::Bytes;
 
@@ -9,12 +12,12 @@ use hyper::body::Bytes;
 /// less than the lock would (a tool list, a card's answer), and the connection cap bounds them.
 pub(crate) const CHARGED_FROM: usize = 64 * 1024;
 
-/// A message's bytes for the wire, held against the process's memory budget until they are dropped.
-pub(crate) fn charged(message: Vec<u8>) -> Bytes {
+/// A message's bytes for the wire, held against `room` (the memory budget) until they are dropped.
+pub(crate) fn charged(message: Vec<u8>, room: &Arc<bb_drive::Room>) -> Bytes {
     if message.len() < CHARGED_FROM {
         return Bytes::from(message);
     }
-    let unsent = bb_drive::Room::process().hold(message.len() as u64);
+    let unsent = room.hold(message.len() as u64);
     Bytes::from_owner(Charged { message, _unsent: unsent })
 }
 

@@ -111,6 +111,7 @@ fn a_short_bearer_token_is_refused_off_loopback_and_the_error_says_what_to_set()
         "0.0.0.0:0".parse().unwrap(),
         options,
         config,
+        &bb_drive::Process::default(),
         common::plain_fetch(),
         bb_drive::Logger::new(None),
     );

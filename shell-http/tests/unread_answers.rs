@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bb_core::FetchOutcome;
-use bb_drive::{Bitbucket, Cancel, Room};
+use bb_drive::{Bitbucket, Cancel};
 use bb_http::{HttpOptions, Limits, PersonalToken};
 use common::{Req, TestServer, connect, initialize, start};
 
@@ -44,8 +44,6 @@ fn call(addr: SocketAddr, session: &str, id: u64) -> Vec<u8> {
 
 #[test]
 fn unread_answers_hold_the_memory_budget_until_the_write_timeout_closes_their_connections() {
-    let room = Room::process();
-
     // Three clients ask and read nothing, and the write timeout is far away: all three answers are
     // held at once, however slowly a loaded machine makes them. Going away gives them back.
     let patient = server(Duration::from_secs(600));
@@ -57,6 +55,7 @@ fn unread_answers_hold_the_memory_budget_until_the_write_timeout_closes_their_co
             c
         })
         .collect();
+    let room = patient.process.room();
     waits_for("the three answers held against the budget", || room.unsent() >= 3 * THING as u64);
     drop(unread);
     waits_for("the answers of the clients that went away given back", || room.unsent() == 0);
@@ -66,6 +65,7 @@ fn unread_answers_hold_the_memory_budget_until_the_write_timeout_closes_their_co
     // closed and the bytes go. (The timeout runs from the answer's first stalled write, after it is
     // held: seconds, for the wait below to see it held on a loaded machine.)
     let s = server(Duration::from_secs(3));
+    let room = s.process.room();
     let session = initialize(s.addr);
     let mut stalled = connect(s.addr);
     stalled.write_all(&call(s.addr, &session, 1)).unwrap();

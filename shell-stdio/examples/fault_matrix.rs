@@ -410,7 +410,15 @@ fn session(config: BitbucketConfig, bitbucket: Arc<dyn Bitbucket>, tool: &str, a
     let server = std::thread::spawn(move || {
         let input = smol::Async::new(bb_in).unwrap();
         let output = smol::Async::new(bb_out).unwrap();
-        smol::block_on(bb::stdio::serve(input, output, server_config, bitbucket, logger, bb::lines::MAX_LINE))
+        smol::block_on(bb::stdio::serve(
+            input,
+            output,
+            server_config,
+            bb_drive::Process::default(),
+            bitbucket,
+            logger,
+            bb::lines::MAX_LINE,
+        ))
     });
     from_bb.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     let mut from_bb = BufReader::new(from_bb);

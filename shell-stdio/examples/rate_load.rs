@@ -93,7 +93,7 @@ impl Sim {
         let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-bench");
         config.base_url = Some("http://stack.test/bitbucket".into());
-        let mut server = Server::new(config);
+        let mut server = Server::new(config, bb_core::Caches::new());
         let model = server.open();
         let origin = Instant::now();
         let ours = keep_to_the_limit.then(|| {

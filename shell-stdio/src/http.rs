@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, Level, ServerConfig};
-use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken, Requester};
+use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken, Process, Requester};
 use bb_http::{BearerToken, HttpOptions, HttpServer, Limits, MetricsServer};
 
 use crate::cli::HttpServe;
@@ -19,10 +19,12 @@ use crate::config::{Auth, BitbucketConfig};
 
 /// Binds, prints the URL as the first line on stderr (and a generated token, once), then serves
 /// until SIGTERM or SIGINT, then stops gracefully (see [`bb_http::Running::stop`]) and returns.
+/// Everything counts in, and takes room of, `process` (the application's).
 pub fn serve_http(
     flags: &HttpServe,
     metrics: Option<SocketAddr>,
     config: ServerConfig,
+    process: &Process,
     bitbucket: Option<BitbucketConfig>,
     operator: Arc<dyn Bitbucket>,
     logger: Logger,
@@ -89,13 +91,15 @@ pub fn serve_http(
     let probe = match bitbucket.clone().filter(|_| per_user) {
         Some(mut base) => {
             base.auth = Auth::Anonymous;
-            Some(Arc::new(Client::new(base)?) as Arc<dyn Bitbucket>)
+            let mut client = Client::new(base)?;
+            client.count_in(Arc::clone(process.metrics()));
+            Some(Arc::new(client) as Arc<dyn Bitbucket>)
         }
         None => None,
     };
-    let bitbucket = per_session(operator, bitbucket, per_user, &logger)?;
+    let bitbucket = per_session(operator, bitbucket, per_user, &logger, process)?;
     let mut signals = Signals::listen()?;
-    let mut server = HttpServer::bind(flags.addr, options, config, bitbucket, logger.clone())
+    let mut server = HttpServer::bind(flags.addr, options, config, process, bitbucket, logger.clone())
         .map_err(|e| format!("cannot listen on {}: {e}", flags.addr))?;
     if let Some(probe) = probe {
         server = server.probe_anonymously(probe);
@@ -104,7 +108,7 @@ pub fn serve_http(
     let cores = std::thread::available_parallelism().map_or(2, usize::from);
     let running = server.spawn(cores);
     if let Some(addr) = metrics {
-        serve_metrics(addr, &flags.allow_hosts, running.gauges(), &logger)?;
+        serve_metrics(addr, &flags.allow_hosts, process, running.gauges(), &logger)?;
     }
     let signal = signals.wait();
     // A second signal while stopping ends bb at once, as an operator pressing Ctrl-C again expects.
@@ -173,15 +177,17 @@ fn announce(logger: &Logger, server: &HttpServer, token: &BearerToken, name_host
 }
 
 /// Serves `--metrics` at `addr` (on a thread of its own, answering the `Host`s the MCP listener
-/// answers: loopback names, the bound address, `allow_hosts`) and says where on stderr.
+/// answers: loopback names, the bound address, `allow_hosts`) and says where on stderr: `process`'s
+/// metrics, with `gauges` read before each scrape.
 pub fn serve_metrics(
     addr: SocketAddr,
     allow_hosts: &[String],
+    process: &Process,
     gauges: Arc<dyn Fn() + Send + Sync>,
     logger: &Logger,
 ) -> Result<(), String> {
-    let server =
-        MetricsServer::serve(addr, allow_hosts, gauges).map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
+    let server = MetricsServer::serve(addr, allow_hosts, Arc::clone(process.metrics()), gauges)
+        .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
     let url = format!("http://{}/metrics", server.local_addr());
     if logger.is_json() {
         logger.announce(Level::Notice, "metrics", &[("url", serde_json::Value::String(url))]);
@@ -220,11 +226,13 @@ fn per_session(
     bitbucket: Option<BitbucketConfig>,
     per_user: bool,
     log: &Logger,
+    process: &Process,
 ) -> Result<Arc<dyn Bitbucket>, String> {
     let Some(mut base) = bitbucket.filter(|_| per_user) else { return Ok(operator) };
     base.auth = Auth::Anonymous;
-    let client = Client::new(base)?;
+    let mut client = Client::new(base)?;
     client.set_log(log.clone());
+    client.count_in(Arc::clone(process.metrics()));
     Ok(Arc::new(PerPerson(client)))
 }
 
@@ -282,7 +290,7 @@ mod tests {
 
     #[test]
     fn without_per_user_mode_every_session_uses_the_operators_client() {
-        let f = per_session(operator(), None, false, &Logger::new(None)).unwrap();
+        let f = per_session(operator(), None, false, &Logger::new(None), &Process::default()).unwrap();
         assert_eq!(call(&f, get(), None), FetchOutcome::response(200, "operator"));
         assert_eq!(call(&f, get(), Some(&PersonalToken::new("t"))), FetchOutcome::response(200, "operator"));
     }
@@ -290,7 +298,7 @@ mod tests {
     #[test]
     fn in_per_user_mode_a_session_without_a_token_never_gets_the_operators_credentials() {
         let base = BitbucketConfig::new("http://127.0.0.1:9", Auth::Token(Secret::new("operator-secret"))).unwrap();
-        let f = per_session(operator(), Some(base), true, &Logger::new(None)).unwrap();
+        let f = per_session(operator(), Some(base), true, &Logger::new(None), &Process::default()).unwrap();
         let FetchOutcome::Failed(e) = call(&f, get(), None) else { panic!("expected a failure") };
         assert_eq!(e.kind, FetchErrorKind::NotConfigured);
         assert!(!e.detail.contains("operator-secret"));
@@ -301,7 +309,7 @@ mod tests {
         let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
         // The operator's token is the stack's valid one: a person with a wrong token must not borrow it.
         let base = BitbucketConfig::new(&stack.base_url, Auth::Token(Secret::new(&stack.token))).unwrap();
-        let f = per_session(operator(), Some(base), true, &Logger::new(None)).unwrap();
+        let f = per_session(operator(), Some(base), true, &Logger::new(None), &Process::default()).unwrap();
         let me = FetchRequest::get("/rest/api/latest/projects", vec![]);
         let FetchOutcome::Response(wrong) = call(&f, me.clone(), Some(&PersonalToken::new("not-a-token"))) else {
             panic!("expected Bitbucket's answer")
@@ -318,7 +326,7 @@ mod tests {
     #[test]
     fn a_persons_token_is_scrubbed_from_failure_details() {
         let base = BitbucketConfig::new("http://127.0.0.1:9", Auth::Anonymous).unwrap();
-        let f = per_session(operator(), Some(base), true, &Logger::new(None)).unwrap();
+        let f = per_session(operator(), Some(base), true, &Logger::new(None), &Process::default()).unwrap();
         let FetchOutcome::Failed(e) = call(&f, get(), Some(&PersonalToken::new("sekrit-person-token"))) else {
             panic!("port 9 answers nothing")
         };

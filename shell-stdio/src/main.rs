@@ -71,15 +71,15 @@ fn run() -> Result<(), String> {
             let mut server_config = ServerConfig::new(exposed, VERSION);
             server_config.base_url = config.as_ref().map(|c| c.base_url.clone());
             server_config.highlight_templates = options.highlight_templates;
-            if let Some(bytes) = options.memory_budget {
-                bb_drive::Room::process().set_budget(bytes);
-            }
             if let Some(d) = options.highlight_deadline {
                 server_config.highlight_deadline_ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
             }
             // No line of the log may carry the operator's credentials, whatever echoed them.
             let logger = logger.scrubbing(config.as_ref().map(bb::client::secrets).unwrap_or_default());
-            let bitbucket = bb::client::for_config(config.clone(), &logger)?;
+            // What every driver, the client and the transport share, made once here: the metrics and the
+            // memory budget.
+            let process = bb_drive::Process::new(options.memory_budget.unwrap_or(bb_core::limits::MEMORY_BUDGET));
+            let bitbucket = bb::client::for_config(config.clone(), &logger, process.metrics())?;
             // The grammars of the languages pull requests carry most compile once per process; compiled here, on a
             // thread of their own, the first diff of a session is not the one that pays for them.
             // Said at debug level, with how long it took: tests/first_diff.rs waits for it.
@@ -91,12 +91,12 @@ fn run() -> Result<(), String> {
                 said.log(bb_core::Level::Debug, &format!("grammars of the common languages prepared in {ms} ms"));
             });
             if let Some(http) = &options.http {
-                return bb::http::serve_http(http, options.metrics, server_config, config, bitbucket, logger);
+                return bb::http::serve_http(http, options.metrics, server_config, &process, config, bitbucket, logger);
             }
             if let Some(addr) = options.metrics {
-                bb::http::serve_metrics(addr, &[], std::sync::Arc::new(|| {}), &logger)?;
+                bb::http::serve_metrics(addr, &[], &process, std::sync::Arc::new(|| {}), &logger)?;
             }
-            bb::stdio::serve_stdio(server_config, bitbucket, logger, MAX_LINE)
+            bb::stdio::serve_stdio(server_config, process, bitbucket, logger, MAX_LINE)
                 .map_err(|e| format!("writing to stdout failed: {e}"))
         }
     }

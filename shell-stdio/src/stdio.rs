@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bb_core::{FetchOutcome, Input, Level, ServerConfig, Ticket};
-use bb_drive::{Bitbucket, Delivery, Driver, Logger, Wake};
+use bb_drive::{Bitbucket, Delivery, Driver, Logger, Process, Wake};
 use smol::channel::{Receiver, Sender};
 use smol::io::{AssertAsync, AsyncRead, AsyncWrite, AsyncWriteExt};
 
@@ -33,13 +33,15 @@ enum Event {
     Wake(Wake),
 }
 
-/// Serves one session over `input` and `output` until `input` closes (or `output` fails).
+/// Serves one session over `input` and `output` until `input` closes (or `output` fails), counting
+/// in and taking room of `process` (the application's metrics and memory budget).
 ///
 /// Lines longer than `max_line` bytes are answered with an error and skipped.
 pub async fn serve<R, W>(
     input: R,
     output: W,
     config: ServerConfig,
+    process: Process,
     bitbucket: Arc<dyn Bitbucket>,
     logger: Logger,
     max_line: usize,
@@ -54,19 +56,26 @@ where
     // hand-off between threads.
     let local = smol::LocalExecutor::new();
     let reader = local.spawn(read_frames(input, tx.clone(), max_line));
-    let driver = driver(config, bitbucket, logger, tx);
+    let driver = driver(config, process, bitbucket, logger, tx);
     let result = local.run(pump(rx, output, driver, max_line)).await;
     drop(reader);
     result
 }
 
 /// A driver whose finished Bitbucket requests come back to the loop as [`Event::Fetched`].
-fn driver(config: ServerConfig, bitbucket: Arc<dyn Bitbucket>, logger: Logger, tx: Sender<Event>) -> Driver {
+fn driver(
+    config: ServerConfig,
+    process: Process,
+    bitbucket: Arc<dyn Bitbucket>,
+    logger: Logger,
+    tx: Sender<Event>,
+) -> Driver {
     // Called on a blocking-pool thread, where waiting for room in the channel is fine.
     let woken = tx.clone();
     let on_fetched = move |ticket, outcome| drop(tx.send_blocking(Event::Fetched(ticket, outcome)));
     // Called on a CPU thread or the timer's: a send that waits for room is fine there too.
-    Driver::new(config, bitbucket, logger, on_fetched).on_wake(move |w| drop(woken.send_blocking(Event::Wake(w))))
+    Driver::new(config, process, bitbucket, logger, on_fetched)
+        .on_wake(move |w| drop(woken.send_blocking(Event::Wake(w))))
 }
 
 /// The loop: takes events one at a time, feeds them to the driver, writes what it delivers. After
@@ -188,12 +197,13 @@ async fn read_frames<R: AsyncRead + Unpin>(input: R, tx: Sender<Event>, max_line
 /// cannot be polled), stdin is read by a thread of its own and stdout written directly.
 pub fn serve_stdio(
     config: ServerConfig,
+    process: Process,
     bitbucket: Arc<dyn Bitbucket>,
     logger: Logger,
     max_line: usize,
 ) -> std::io::Result<()> {
     if let Some((input, output)) = polled_stdio() {
-        return smol::block_on(serve(input, output, config, bitbucket, logger, max_line));
+        return smol::block_on(serve(input, output, config, process, bitbucket, logger, max_line));
     }
     let (tx, rx) = smol::channel::bounded::<Event>(64);
     let reader_tx = tx.clone();
@@ -201,7 +211,7 @@ pub fn serve_stdio(
         smol::block_on(read_frames(AssertAsync::new(std::io::stdin().lock()), reader_tx, max_line));
     })?;
     let stdout = AssertAsync::new(std::io::stdout().lock());
-    smol::block_on(pump(rx, stdout, driver(config, bitbucket, logger, tx), max_line))
+    smol::block_on(pump(rx, stdout, driver(config, process, bitbucket, logger, tx), max_line))
 }
 
 /// stdin and stdout as pollable, unbuffered files (duplicated descriptors), when both are pipes or

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bb_core::{Catalogue, ExposureOptions, Input, ServerConfig};
-use bb_drive::{Driver, Logger, Pool, READ_THREADS};
+use bb_drive::{Driver, Logger, Pool, Process, READ_THREADS};
 use io_support::*;
 use serde_json::json;
 
@@ -35,7 +35,8 @@ fn a_thousand_cancelled_slow_reads_run_on_a_bounded_pool_that_shrinks_afterwards
     Control::new(&ctl).latency(PR1, 2_000);
     let bb = Arc::new(client(&stack, |_| {}));
     let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
-    let mut driver = Driver::new(ServerConfig::new(exposed, "test"), bb, Logger::new(None), |_, _| {});
+    let mut driver =
+        Driver::new(ServerConfig::new(exposed, "test"), Process::default(), bb, Logger::new(None), |_, _| {});
     let (before, rss_before) = threads_and_rss();
     let mut tag = 0;
     let mut feed = |driver: &mut Driver, session, message: serde_json::Value| {

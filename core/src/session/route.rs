@@ -154,7 +154,7 @@ impl Session {
         self.version = Some(version);
         // A session may turn groups on while some are off: it sees `enable_toolset`, and bb says its
         // tool list can change.
-        self.sees = sh.config.session_made(self.widened);
+        self.sees = sh.caches.session_made(&sh.config, self.widened);
         self.client = ClientProfile::from_initialize(params);
         self.log(
             Level::Info,

@@ -1,5 +1,5 @@
 //! `enable_toolset`: a session turns a group of bb's tools on for itself. What it sees from then on is
-//! the exposure with that group ([`crate::config::ServerConfig::session_made`]: made once per set of
+//! the exposure with that group ([`crate::caches::Caches::session_made`]: made once per set of
 //! groups, its tool list kept as bytes like the server's), and its client is told with
 //! `notifications/tools/list_changed`, sent before the answer on the same input (over HTTP, the POST's
 //! event stream), so that a client that lists again finds the tools there by the time the model reads
@@ -41,7 +41,7 @@ impl Session {
             };
         }
         let widened = self.widened.with(group);
-        let Some(made) = sh.config.session_made(widened) else {
+        let Some(made) = sh.caches.session_made(&sh.config, widened) else {
             return ToolResult::error("This server's tool list is fixed: no toolset can be turned on.");
         };
         let after = std::sync::Arc::clone(made.exposed());

@@ -34,7 +34,7 @@ impl Harness {
         let exposed = catalogue.expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.tools_page_size = page;
-        let mut server = Server::new(config);
+        let mut server = Server::new(config, bb_core::Caches::new());
         let session = server.open();
         Harness {
             server,

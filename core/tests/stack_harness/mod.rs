@@ -91,7 +91,7 @@ impl StackHarness {
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.base_url = Some("http://stack.test/bitbucket".into());
         config.highlight_templates = templates;
-        let mut server = Server::new(config);
+        let mut server = Server::new(config, bb_core::Caches::new());
         let session = server.open();
         let mut d = StackHarness {
             server,

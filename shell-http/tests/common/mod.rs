@@ -8,14 +8,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bb_core::{ExposureOptions, FetchOutcome, Level, ServerConfig};
-use bb_drive::{Bitbucket, Cancel, Logger};
+use bb_drive::{Bitbucket, Cancel, Logger, Process};
 use bb_http::{HttpOptions, HttpServer, PersonalToken, Running};
 
-/// A running server and what it logged.
+/// A running server, what it logged, and its own metrics and memory budget.
 pub struct TestServer {
     pub running: Running,
     pub addr: SocketAddr,
     pub logs: Arc<Mutex<Vec<String>>>,
+    pub process: Process,
 }
 
 /// A Bitbucket that answers every request with 200 and `thing <path>`.
@@ -44,9 +45,10 @@ fn start_exposing(exposed: Arc<bb_core::Exposed>, options: HttpOptions, fetch: A
     let log = Logger::to(Some(Level::Debug), move |level: Level, line: &str| {
         sink.lock().unwrap().push(format!("{}: {line}", level.as_str()));
     });
-    let server = HttpServer::bind("127.0.0.1:0".parse().unwrap(), options, config, fetch, log).unwrap();
+    let process = Process::default();
+    let server = HttpServer::bind("127.0.0.1:0".parse().unwrap(), options, config, &process, fetch, log).unwrap();
     let addr = server.local_addr();
-    TestServer { running: server.spawn(2), addr, logs }
+    TestServer { running: server.spawn(2), addr, logs, process }
 }
 
 /// A server with default options and [`plain_fetch`].

@@ -37,6 +37,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bb_core::retry::{self, Decision};
 use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method};
+use bb_drive::metrics::Metrics;
 use bb_drive::{Bitbucket, Cancel, PersonalToken, Requester, Secrets};
 use ureq::unversioned::resolver::DefaultResolver;
 use ureq::unversioned::transport::{Connector, DefaultConnector};
@@ -48,12 +49,18 @@ use crate::config::{Auth, BitbucketConfig};
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The process's Bitbucket: a [`Client`] for `config`, or [`Unconfigured`] when no server is configured
-/// (bb still starts; its tools say what to set). `log` hears of the rate store's coming and going.
-pub fn for_config(config: Option<BitbucketConfig>, log: &bb_drive::Logger) -> Result<Arc<dyn Bitbucket>, String> {
+/// (bb still starts; its tools say what to set). `log` hears of the rate store's coming and going;
+/// the client counts in `metrics` (the application's).
+pub fn for_config(
+    config: Option<BitbucketConfig>,
+    log: &bb_drive::Logger,
+    metrics: &Arc<Metrics>,
+) -> Result<Arc<dyn Bitbucket>, String> {
     Ok(match config {
         Some(c) => {
-            let client = Client::new(c)?;
+            let mut client = Client::new(c)?;
             client.set_log(log.clone());
+            client.count_in(Arc::clone(metrics));
             Arc::new(client)
         }
         None => Arc::new(Unconfigured),
@@ -113,6 +120,9 @@ pub struct Client {
     rate: Rate,
     /// The configured credentials' key in the shared rate store ([`rate_store::identity_key`]).
     identity_key: String,
+    /// Where requests, retries and 429s are counted: the application's once [`Client::count_in`] is
+    /// called, until then a set of the client's own that nobody serves.
+    metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for Client {
@@ -154,12 +164,19 @@ impl Client {
             in_flight,
             rate,
             identity_key,
+            metrics: Arc::new(Metrics::new()),
         })
     }
 
     /// Where this client says that the shared rate store stopped or started answering.
     pub fn set_log(&self, log: bb_drive::Logger) {
         self.rate.set_log(log);
+    }
+
+    /// Counts this client's requests, retries, 429s and rate store in `metrics` (the application's).
+    pub fn count_in(&mut self, metrics: Arc<Metrics>) {
+        self.rate.count_in(Arc::clone(&metrics));
+        self.metrics = metrics;
     }
 
     /// Whether the shared rate store answered when last asked (`true` without one).
@@ -237,7 +254,7 @@ impl Client {
             let Some(outcome) = self.attempt(&request, &url, body.as_deref(), authorization, who, cancel) else {
                 return cancelled();
             };
-            let metrics = bb_drive::metrics::Metrics::global();
+            let metrics = &self.metrics;
             // An abandoned read failed because nobody waits for it: no retry.
             if cancel.is_cancelled() {
                 metrics.bitbucket_abandoned(&request.path);

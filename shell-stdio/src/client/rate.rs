@@ -261,7 +261,7 @@ impl Source<'_> {
     fn shared(&mut self, bucket: &mut Bucket, now: Instant, step: Step) -> Option<Result<(), Duration>> {
         let store = self.store.as_mut()?;
         let decided = store.run(self.key, self.limit, step);
-        bb_drive::metrics::Metrics::global().rate_store_decision(decided.is_some());
+        store.metrics().rate_store_decision(decided.is_some());
         if decided.is_some() {
             bucket.drain(now);
         }
@@ -365,6 +365,13 @@ impl Rate {
     pub fn set_log(&self, log: bb_drive::Logger) {
         if let Some(store) = self.lock().store.as_mut() {
             store.set_log(log);
+        }
+    }
+
+    /// Where the store's coming and going and its decisions are counted (the application's metrics).
+    pub fn count_in(&self, metrics: std::sync::Arc<bb_drive::metrics::Metrics>) {
+        if let Some(store) = self.lock().store.as_mut() {
+            store.count_in(metrics);
         }
     }
 

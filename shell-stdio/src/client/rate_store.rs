@@ -104,6 +104,9 @@ pub struct Store {
     /// The URL without its password, for the log.
     shown: String,
     log: Option<Logger>,
+    /// Where the store's coming and going and its decisions are counted (the application's, once
+    /// [`Store::count_in`] is called; until then a set of its own that nobody serves).
+    metrics: std::sync::Arc<bb_drive::metrics::Metrics>,
     /// How long connecting and each answer may take: [`STORE_TIMEOUT`] (tests of the script's arithmetic
     /// allow a loaded machine more).
     timeout: Duration,
@@ -126,6 +129,7 @@ impl Store {
             back_at: None,
             shown: redact_userinfo(store.url.expose()),
             log: None,
+            metrics: std::sync::Arc::new(bb_drive::metrics::Metrics::new()),
             timeout: STORE_TIMEOUT,
         })
     }
@@ -141,6 +145,16 @@ impl Store {
     /// Where the store's coming and going is said.
     pub fn set_log(&mut self, log: Logger) {
         self.log = Some(log);
+    }
+
+    /// Where the store's coming and going and its decisions are counted.
+    pub fn count_in(&mut self, metrics: std::sync::Arc<bb_drive::metrics::Metrics>) {
+        self.metrics = metrics;
+    }
+
+    /// What the store counts in.
+    pub(crate) fn metrics(&self) -> &bb_drive::metrics::Metrics {
+        &self.metrics
     }
 
     /// Whether the store answered last time (or has not been asked yet).
@@ -169,7 +183,7 @@ impl Store {
             Ok(wait) => {
                 if self.alone_until.take().is_some() {
                     self.back_at = Some(now);
-                    bb_drive::metrics::Metrics::global().rate_store_answering(true);
+                    self.metrics.rate_store_answering(true);
                     self.say(
                         Level::Notice,
                         &format!(
@@ -183,9 +197,8 @@ impl Store {
             Err(e) => {
                 self.connection = None;
                 if self.alone_until.is_none() {
-                    let metrics = bb_drive::metrics::Metrics::global();
-                    metrics.rate_store_outage();
-                    metrics.rate_store_answering(false);
+                    self.metrics.rate_store_outage();
+                    self.metrics.rate_store_answering(false);
                     self.say(
                         Level::Warning,
                         &format!(

@@ -278,6 +278,8 @@ fn a_store_that_does_not_answer_leaves_each_replica_its_share_said_once_and_is_u
     // Three replicas of a bucket of 60: alone, this one keeps 20 (10 of them above the half).
     let rate = Rate::shared(Some(L), 3, Some(store));
     rate.set_log(log);
+    let metrics = std::sync::Arc::new(bb_drive::metrics::Metrics::new());
+    rate.count_in(std::sync::Arc::clone(&metrics));
     let who = Identity { local: 0, key: "bb:rate:fallback-test" };
     let started = Instant::now();
     let alone = refreshes_that_go(&rate, who, 0);
@@ -289,9 +291,9 @@ fn a_store_that_does_not_answer_leaves_each_replica_its_share_said_once_and_is_u
     assert!(!rate.store_answering());
     let said = |words: &str| lines.lock().unwrap().iter().filter(|l| l.contains(words)).count();
     assert_eq!(said("does not answer"), 1, "said once, not per request: {:?}", lines.lock().unwrap());
-    let metrics = bb_drive::metrics::Metrics::global().encode();
-    assert!(metrics.contains("bb_rate_store_outages_total"), "{metrics}");
-    assert!(metrics.contains("bb_rate_store_decisions_total{via=\"local\"}"), "{metrics}");
+    let counted = metrics.encode();
+    assert!(counted.contains("bb_rate_store_outages_total"), "{counted}");
+    assert!(counted.contains("bb_rate_store_decisions_total{via=\"local\"}"), "{counted}");
 
     // The store comes up: after the probe's pause the shared bucket (full: 30 above the half) decides.
     let Some(_redis) = Redis::start_on(port, "the store's return") else { return };
