@@ -124,8 +124,8 @@ impl Header {
 
     /// The answer when the view could not be built: `message` for the model (an error it can act on),
     /// and for the person the same words with the address to open in Bitbucket, when bb knows it.
-    pub fn error(&self, message: String, url: Option<String>) -> ToolResult {
-        self.error_said(message, url, None)
+    pub fn error(&self, message: impl Into<String>, url: Option<String>) -> ToolResult {
+        self.error_said(message.into(), url, None)
     }
 
     /// As [`Header::error`], and `said`: what the person reads instead of the model's sentence, in Bitbucket's
