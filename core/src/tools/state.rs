@@ -151,14 +151,10 @@ impl Plan for Change {
         let about = Subject { project: &project, repo: &repo, pr: Some(self.id) };
         let (_, _, done) = self.action.states();
         match read {
-            StateRead::PullRequest => match versioned::read(&outcome, about, |pr| self.plan(pr)) {
-                Ok((pr, request)) => {
-                    self.read = Some(pr);
-                    f.fetch(StateRead::Act, request);
-                    None
-                }
-                Err(answer) => Some(answer),
-            },
+            StateRead::PullRequest => {
+                let read = versioned::read(&outcome, about, |pr| self.plan(pr), f, StateRead::Act);
+                read.map(|pr| self.read = Some(pr)).err()
+            }
             StateRead::Act => {
                 let effect = format!("the pull request was {done}");
                 let write = Write { effect: &effect, check: "read it with get_pull_request before trying again" };

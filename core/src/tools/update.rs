@@ -224,14 +224,10 @@ impl Plan for Update {
         let (project, repo) = (self.project.clone(), self.repo.clone());
         let about = Subject { project: &project, repo: &repo, pr: Some(self.id) };
         match read {
-            UpdateRead::PullRequest => match versioned::read(&outcome, about, |pr| self.plan(pr)) {
-                Ok((pr, request)) => {
-                    self.read = Some(pr);
-                    f.fetch(UpdateRead::Update, request);
-                    None
-                }
-                Err(answer) => Some(answer),
-            },
+            UpdateRead::PullRequest => {
+                let read = versioned::read(&outcome, about, |pr| self.plan(pr), f, UpdateRead::Update);
+                read.map(|pr| self.read = Some(pr)).err()
+            }
             UpdateRead::Update => {
                 let write = Write {
                     effect: "the pull request was updated",

@@ -181,14 +181,10 @@ impl Plan for Edit {
         let (project, repo) = (self.project.clone(), self.repo.clone());
         let about = Subject { project: &project, repo: &repo, pr: Some(self.id) };
         match read {
-            EditRead::Comment => match versioned::read(&outcome, about, |c| self.plan(c)) {
-                Ok((c, request)) => {
-                    self.read = Some(c);
-                    f.fetch(EditRead::Update, request);
-                    None
-                }
-                Err(answer) => Some(answer),
-            },
+            EditRead::Comment => {
+                let read = versioned::read(&outcome, about, |c| self.plan(c), f, EditRead::Update);
+                read.map(|c| self.read = Some(c)).err()
+            }
             EditRead::Update => {
                 let write = Write {
                     effect: "the comment was updated",

@@ -13,18 +13,20 @@ use serde::de::DeserializeOwned;
 use crate::bitbucket::model::PullRequest;
 use crate::errors::{self, BitbucketError, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
-use crate::plan::ToolResult;
+use crate::plan::{Fetches, ToolResult};
 
-/// The version read: the thing as Bitbucket sent it and the write `plan` makes of it; or the answer, when the
-/// read failed or `plan` finds nothing to write.
-pub(super) fn read<T: DeserializeOwned>(
+/// The version read: the write `plan` makes of the thing is asked for as `write`, and the thing comes back as
+/// Bitbucket sent it; or the answer, when the read failed or `plan` finds nothing to write.
+pub(super) fn read<T: DeserializeOwned, R>(
     outcome: &FetchOutcome,
     about: Subject<'_>,
     plan: impl FnOnce(&T) -> Result<FetchRequest, ToolResult>,
-) -> Result<(T, FetchRequest), ToolResult> {
+    f: &mut Fetches<'_, '_, R>,
+    write: R,
+) -> Result<T, ToolResult> {
     let read = errors::json::<T>(outcome, about, None).map_err(ToolResult::error)?;
-    let write = plan(&read)?;
-    Ok((read, write))
+    f.fetch(write, plan(&read)?);
+    Ok(read)
 }
 
 /// What a write made at a version bb read came to.
