@@ -28,9 +28,156 @@ pub const KNOWN_KEYWORDS: &[&str] = &[
     "default",
 ];
 
+/// Why a call's arguments do not fit: the rule broken, with the argument's name as the sentence says it
+/// (`` `pr_id` ``, `` `paths[0]` ``, "the arguments"). `Display` is the one sentence the model reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgError {
+    /// Not of the schema's `type`.
+    WrongType {
+        /// The argument.
+        name: String,
+        /// The type the schema names.
+        ty: String,
+        /// What was given, described (never a long string whole).
+        given: String,
+    },
+    /// Not one of the schema's `enum`.
+    NotOneOf {
+        /// The argument.
+        name: String,
+        /// The values allowed, as JSON.
+        choices: Vec<String>,
+        /// What was given, described.
+        given: String,
+    },
+    /// An empty string where a value is needed.
+    Empty {
+        /// The argument.
+        name: String,
+    },
+    /// Shorter than `minLength` (above 1).
+    TooShort {
+        /// The argument.
+        name: String,
+        /// The fewest characters.
+        min: u64,
+    },
+    /// Longer than `maxLength`.
+    TooLong {
+        /// The argument.
+        name: String,
+        /// The most characters.
+        max: u64,
+        /// How many it has.
+        chars: u64,
+    },
+    /// Below `minimum`.
+    BelowMinimum {
+        /// The argument.
+        name: String,
+        /// The least value.
+        min: f64,
+        /// The number given, as given.
+        given: String,
+    },
+    /// Above `maximum`.
+    AboveMaximum {
+        /// The argument.
+        name: String,
+        /// The greatest value.
+        max: f64,
+        /// The number given, as given.
+        given: String,
+    },
+    /// Fewer items than `minItems`.
+    TooFewItems {
+        /// The argument.
+        name: String,
+        /// The fewest items.
+        min: u64,
+    },
+    /// More items than `maxItems`.
+    TooManyItems {
+        /// The argument.
+        name: String,
+        /// The most items.
+        max: u64,
+        /// How many it has.
+        len: u64,
+    },
+    /// A `required` argument absent (or null).
+    Required {
+        /// Its path (`pr_id`, `show.kind`).
+        key: String,
+    },
+    /// An argument the tool does not take (`additionalProperties: false`).
+    Unknown {
+        /// Its path.
+        key: String,
+        /// The arguments the tool takes, sorted.
+        known: Vec<String>,
+    },
+    /// A place's name longer than any Bitbucket name ([`check_places`]).
+    PlaceTooLong {
+        /// The argument.
+        key: &'static str,
+        /// The most characters.
+        max: usize,
+    },
+    /// A place that is `.` or `..`, or a path with such a step.
+    DotStep {
+        /// The argument.
+        key: &'static str,
+    },
+    /// A ref or path with control characters.
+    Control {
+        /// The argument.
+        key: &'static str,
+    },
+}
+
+impl std::fmt::Display for ArgError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgError::WrongType { name, ty, given } => {
+                let article = if ty.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+                write!(f, "{name} must be {article} {ty}, not {given}.")
+            }
+            ArgError::NotOneOf { name, choices, given } => {
+                write!(f, "{name} must be one of {}, not {given}.", choices.join(", "))
+            }
+            ArgError::Empty { name } => write!(f, "{name} cannot be empty."),
+            ArgError::TooShort { name, min } => write!(f, "{name} must have at least {min} characters."),
+            ArgError::TooLong { name, max, chars } => {
+                write!(f, "{name} must have at most {max} characters (it has {chars}).")
+            }
+            ArgError::BelowMinimum { name, min, given } => write!(f, "{name} must be at least {min}, not {given}."),
+            ArgError::AboveMaximum { name, max, given } => write!(f, "{name} must be at most {max}, not {given}."),
+            ArgError::TooFewItems { name, min } => write!(f, "{name} must have at least {min} items."),
+            ArgError::TooManyItems { name, max, len } => {
+                write!(f, "{name} must have at most {max} items (it has {len}).")
+            }
+            ArgError::Required { key } => write!(f, "`{key}` is required."),
+            ArgError::Unknown { key, known } if known.is_empty() => {
+                write!(f, "`{key}` is not an argument of this tool; this tool takes no arguments.")
+            }
+            ArgError::Unknown { key, known } => {
+                write!(f, "`{key}` is not an argument of this tool; expected one of: {}.", known.join(", "))
+            }
+            ArgError::PlaceTooLong { key, max } => {
+                write!(f, "`{key}` is longer than {max} characters: no Bitbucket name is.")
+            }
+            ArgError::DotStep { key } => {
+                write!(f, "`{key}` cannot be `.` or `..` (or hold such a path step): Bitbucket names never are.")
+            }
+            ArgError::Control { key } => write!(f, "`{key}` holds control characters: no Bitbucket ref or path does."),
+        }
+    }
+}
+
 /// Checks `args` (the call's `arguments`, absent = `{}`) against `schema`.
 /// The error names the argument and says what was expected.
-pub fn validate(args: Option<&Value>, schema: &Value) -> Result<(), String> {
+pub fn validate(args: Option<&Value>, schema: &Value) -> Result<(), ArgError> {
     let empty = Value::Object(Map::new());
     let args = match args {
         None | Some(Value::Null) => &empty,
@@ -44,15 +191,14 @@ pub fn validate(args: Option<&Value>, schema: &Value) -> Result<(), String> {
 /// holds such a component; a project or a repository, when empty) — Bitbucket's keys, slugs and paths never are, and a proxy that normalises
 /// dot segments would send the request, with its credentials, to another endpoint — or when it is
 /// longer than any such name can be.
-pub fn check_places(args: &Map<String, Value>) -> Result<(), String> {
+pub fn check_places(args: &Map<String, Value>) -> Result<(), ArgError> {
     /// Longest project key or repository slug accepted. [assumed: Bitbucket's own limits are 128 for a
     /// key and a slug; 256 leaves room and still stops a 100,000-character key before it is sent]
     const NAME: usize = 256;
     /// Longest branch, ref, commit, user or file path accepted (git's refs and paths stay far below).
     const PATH: usize = 4096;
-    let too_long = |key: &str, max: usize| format!("`{key}` is longer than {max} characters: no Bitbucket name is.");
-    let dots =
-        |key: &str| format!("`{key}` cannot be `.` or `..` (or hold such a path step): Bitbucket names never are.");
+    let too_long = |key, max| ArgError::PlaceTooLong { key, max };
+    let dots = |key| ArgError::DotStep { key };
     for (key, max) in [("project", NAME), ("repo", NAME), ("project_key", NAME)] {
         if let Some(v) = string(args, key) {
             if v.chars().count() > max {
@@ -64,11 +210,11 @@ pub fn check_places(args: &Map<String, Value>) -> Result<(), String> {
             // Checked here rather than by a `minLength` in every tool's schema, which the model would read
             // in each tool definition to learn what it already knows.
             if v.is_empty() {
-                return Err(format!("`{key}` cannot be empty."));
+                return Err(ArgError::Empty { name: format!("`{key}`") });
             }
         }
     }
-    let control = |key: &str| format!("`{key}` holds control characters: no Bitbucket ref or path does.");
+    let control = |key| ArgError::Control { key };
     for key in ["from_ref", "to_ref", "source_branch", "target_branch", "commit_id", "user", "at", "since", "commit"] {
         if let Some(v) = string(args, key) {
             if v.chars().count() > PATH {
@@ -131,7 +277,7 @@ pub fn paging(start: u64, limit: u64) -> [(String, String); 2] {
     [("start".into(), start.to_string()), ("limit".into(), limit.to_string())]
 }
 
-fn check(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
+fn check(value: &Value, schema: &Value, at: &str) -> Result<(), ArgError> {
     let name = if at.is_empty() { "the arguments".to_owned() } else { format!("`{at}`") };
     if let Some(ty) = schema.get("type").and_then(Value::as_str) {
         let fits = match ty {
@@ -144,15 +290,14 @@ fn check(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
             _ => true,
         };
         if !fits {
-            let article = if ty.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
-            return Err(format!("{name} must be {article} {ty}, not {}.", describe(value)));
+            return Err(ArgError::WrongType { name, ty: ty.to_owned(), given: describe(value) });
         }
     }
     if let Some(choices) = schema.get("enum").and_then(Value::as_array)
         && !choices.contains(value)
     {
-        let list: Vec<String> = choices.iter().map(Value::to_string).collect();
-        return Err(format!("{name} must be one of {}, not {}.", list.join(", "), describe(value)));
+        let choices = choices.iter().map(Value::to_string).collect();
+        return Err(ArgError::NotOneOf { name, choices, given: describe(value) });
     }
     match value {
         Value::Object(map) => check_object(map, schema, at),
@@ -168,16 +313,12 @@ fn check(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
                 .and_then(Value::as_u64)
                 .unwrap_or(u64::from(!matches!(last, "description" | "text")));
             if chars < min {
-                return Err(if min == 1 {
-                    format!("{name} cannot be empty.")
-                } else {
-                    format!("{name} must have at least {min} characters.")
-                });
+                return Err(if min == 1 { ArgError::Empty { name } } else { ArgError::TooShort { name, min } });
             }
             if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
                 && chars > max
             {
-                return Err(format!("{name} must have at most {max} characters (it has {chars})."));
+                return Err(ArgError::TooLong { name, max, chars });
             }
             Ok(())
         }
@@ -186,12 +327,12 @@ fn check(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
             if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
                 && x < min
             {
-                return Err(format!("{name} must be at least {min}, not {n}."));
+                return Err(ArgError::BelowMinimum { name, min, given: n.to_string() });
             }
             if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
                 && x > max
             {
-                return Err(format!("{name} must be at most {max}, not {n}."));
+                return Err(ArgError::AboveMaximum { name, max, given: n.to_string() });
             }
             Ok(())
         }
@@ -200,12 +341,12 @@ fn check(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
             if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
                 && len < min
             {
-                return Err(format!("{name} must have at least {min} items."));
+                return Err(ArgError::TooFewItems { name, min });
             }
             if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
                 && len > max
             {
-                return Err(format!("{name} must have at most {max} items (it has {len})."));
+                return Err(ArgError::TooManyItems { name, max, len });
             }
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {
@@ -218,13 +359,13 @@ fn check(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
     }
 }
 
-fn check_object(map: &Map<String, Value>, schema: &Value, at: &str) -> Result<(), String> {
+fn check_object(map: &Map<String, Value>, schema: &Value, at: &str) -> Result<(), ArgError> {
     let properties = schema.get("properties").and_then(Value::as_object);
     let join = |key: &str| if at.is_empty() { key.to_owned() } else { format!("{at}.{key}") };
     if let Some(required) = schema.get("required").and_then(Value::as_array) {
         for key in required.iter().filter_map(Value::as_str) {
             if map.get(key).is_none_or(Value::is_null) {
-                return Err(format!("`{}` is required.", join(key)));
+                return Err(ArgError::Required { key: join(key) });
             }
         }
     }
@@ -235,15 +376,9 @@ fn check_object(map: &Map<String, Value>, schema: &Value, at: &str) -> Result<()
             Some(_) if value.is_null() => {}
             Some(sub) => check(value, sub, &join(key))?,
             None if closed => {
-                let mut known: Vec<&str> =
-                    properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+                let mut known: Vec<String> = properties.map(|p| p.keys().cloned().collect()).unwrap_or_default();
                 known.sort_unstable();
-                let expected = if known.is_empty() {
-                    "this tool takes no arguments".to_owned()
-                } else {
-                    format!("expected one of: {}", known.join(", "))
-                };
-                return Err(format!("`{}` is not an argument of this tool; {expected}.", join(key)));
+                return Err(ArgError::Unknown { key: join(key), known });
             }
             None => {}
         }
@@ -287,7 +422,7 @@ mod tests {
 
     fn err(args: Value) -> String {
         match validate(Some(&args), &schema()) {
-            Err(e) => e,
+            Err(e) => e.to_string(),
             Ok(()) => String::from("<accepted>"),
         }
     }
@@ -347,7 +482,7 @@ mod tests {
 
     #[test]
     fn a_dot_segment_is_refused_wherever_it_would_become_part_of_a_path() {
-        let refused = |v: Value| check_places(v.as_object().unwrap()).unwrap_err();
+        let refused = |v: Value| check_places(v.as_object().unwrap()).unwrap_err().to_string();
         assert!(refused(json!({"project": "..", "repo": "api"})).starts_with("`project` cannot be `.` or `..`"));
         assert!(refused(json!({"project": "BB", "repo": "."})).starts_with("`repo` cannot be"));
         assert!(refused(json!({"paths": ["src/ok.rs", "../../rest/api/latest/admin/users"]})).starts_with("`paths`"));
@@ -362,12 +497,12 @@ mod tests {
     fn an_absurdly_long_name_is_refused_before_it_is_sent() {
         let long = "K".repeat(100_000);
         let e = check_places(json!({"project": long, "repo": "api"}).as_object().unwrap()).unwrap_err();
-        assert_eq!(e, "`project` is longer than 256 characters: no Bitbucket name is.");
+        assert_eq!(e.to_string(), "`project` is longer than 256 characters: no Bitbucket name is.");
     }
 
     #[test]
     fn an_empty_project_or_repository_is_refused_before_it_is_sent() {
-        let refused = |v: Value| check_places(v.as_object().unwrap()).unwrap_err();
+        let refused = |v: Value| check_places(v.as_object().unwrap()).unwrap_err().to_string();
         assert_eq!(refused(json!({"project": "", "repo": "api"})), "`project` cannot be empty.");
         assert_eq!(refused(json!({"project": "BB", "repo": ""})), "`repo` cannot be empty.");
         assert!(check_places(json!({"name": ""}).as_object().unwrap()).is_ok(), "a search by no name is not a place");

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::bitbucket::model::{PullRequest, Veto};
-use crate::fetch::{FetchErrorKind, FetchOutcome};
+use crate::fetch::{FetchError, FetchErrorKind, FetchOutcome, FetchResponse};
 
 /// What a request was about, so a 404 can name what does not exist.
 #[derive(Debug, Clone, Copy)]
@@ -59,19 +59,81 @@ struct ReviewerError {
     message: Option<String>,
 }
 
-/// What a 409 for a stale version says: for a pull request, the pull request as it is now (when the
-/// answer carries it).
-#[derive(Debug, Default)]
-pub struct OutOfDate {
-    /// The pull request as it is now, from the 409's `pullRequest`; `None` for a comment, or when the answer
-    /// did not carry it.
-    pub pull_request: Option<PullRequest>,
+/// Why a Bitbucket answer is not the body a caller wanted: the cases callers tell apart, each with the one
+/// sentence the model reads (made here, once: [`BitbucketError::said`], `Display`).
+#[derive(Debug, Clone)]
+pub enum BitbucketError {
+    /// Bitbucket's 409 for a stale version (PullRequestOutOfDateException, CommentOutOfDateException): the write
+    /// did not happen, and the thing changed since bb read its version.
+    Stale {
+        /// The pull request as it is now, from the 409's `pullRequest`; `None` for a comment, or when the
+        /// answer did not carry it.
+        now: Option<Box<PullRequest>>,
+        /// Bitbucket's refusal as it wrote it.
+        refusal: Refusal,
+        /// The sentence.
+        said: String,
+    },
+    /// Any other refusal Bitbucket itself wrote (`{"errors": [...]}`, a status below 500): nothing was done.
+    Refused {
+        /// Its status, exception name and message, for a tool that says more than the general sentence
+        /// for one status (an existing tag, auto-merge turned off, a missing branch).
+        refusal: Refusal,
+        /// The sentence.
+        said: String,
+    },
+    /// Anything else: Bitbucket not reached or held back, a server failure, an answer not Bitbucket's own (a
+    /// write's outcome then unknown), or a body bb could not read.
+    Failed(String),
 }
 
-/// `Some` when the outcome is Bitbucket's 409 for a stale version (PullRequestOutOfDateException,
-/// CommentOutOfDateException): the write did not happen, and the thing changed since it was read.
-pub fn out_of_date(outcome: &FetchOutcome) -> Option<OutOfDate> {
-    let FetchOutcome::Response(r) = outcome else { return None };
+impl BitbucketError {
+    /// The sentence the model reads.
+    pub fn said(&self) -> &str {
+        match self {
+            BitbucketError::Stale { said, .. }
+            | BitbucketError::Refused { said, .. }
+            | BitbucketError::Failed(said) => said,
+        }
+    }
+
+    /// Bitbucket's own refusal, when it wrote one (a stale version's included).
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match self {
+            BitbucketError::Stale { refusal, .. } | BitbucketError::Refused { refusal, .. } => Some(refusal),
+            BitbucketError::Failed(_) => None,
+        }
+    }
+
+    /// Bitbucket's own words for a refusal the person should read as Bitbucket would say it (a missing path, a
+    /// branch that does not exist, a request it refused), as a sentence; `None` when it gave none, or when bb's
+    /// words serve the person better (credentials, rate limits, a server failure).
+    pub fn bitbucket_said(&self) -> Option<String> {
+        self.refusal()
+            .filter(|r| matches!(r.status, 400 | 404 | 409) && !r.message.trim().is_empty())
+            .map(|r| sentence(r.message.trim()))
+    }
+}
+
+impl std::fmt::Display for BitbucketError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.said())
+    }
+}
+
+impl From<BitbucketError> for String {
+    fn from(e: BitbucketError) -> String {
+        match e {
+            BitbucketError::Stale { said, .. }
+            | BitbucketError::Refused { said, .. }
+            | BitbucketError::Failed(said) => said,
+        }
+    }
+}
+
+/// What a 409's first error says of a stale version: `Some(the pull request as it is now, if carried)` when it
+/// is one.
+fn stale(r: &FetchResponse) -> Option<Option<Box<PullRequest>>> {
     if r.status != 409 {
         return None;
     }
@@ -81,7 +143,7 @@ pub fn out_of_date(outcome: &FetchOutcome) -> Option<OutOfDate> {
         .exception_name
         .as_deref()
         .is_some_and(|e| e.ends_with("OutOfDateException"))
-        .then_some(OutOfDate { pull_request: first.pull_request })
+        .then(|| first.pull_request.map(Box::new))
 }
 
 /// Bitbucket's own refusal of a request: its status, exception name and message (clipped).
@@ -95,9 +157,10 @@ pub struct Refusal {
     pub message: String,
 }
 
-/// `Some` when the outcome is an error answer Bitbucket itself wrote (`{"errors": [...]}`, a status below 500),
-/// for a tool that says more than the general sentence for one status (an existing tag, auto-merge turned off).
-pub fn refusal(outcome: &FetchOutcome) -> Option<Refusal> {
+/// `Some` when the outcome is an error answer Bitbucket itself wrote (`{"errors": [...]}`, a status below 500).
+/// A caller that reads the body gets it in [`BitbucketError::refusal`]; this is for a predicate on an outcome
+/// whose body nobody reads (`reads::review::absent`).
+pub(crate) fn refusal(outcome: &FetchOutcome) -> Option<Refusal> {
     let FetchOutcome::Response(r) = outcome else { return None };
     if (200..300).contains(&r.status) || r.status >= 500 {
         return None;
@@ -111,71 +174,80 @@ pub fn refusal(outcome: &FetchOutcome) -> Option<Refusal> {
     })
 }
 
-/// Bitbucket's own words for a refusal the person should read as Bitbucket would say it (a missing path, a
-/// branch that does not exist, a request it refused), as a sentence; `None` when it gave none, or when bb's
-/// words serve the person better (credentials, rate limits, a server failure).
-pub fn bitbucket_said(outcome: &FetchOutcome) -> Option<String> {
-    refusal(outcome)
-        .filter(|r| matches!(r.status, 400 | 404 | 409) && !r.message.trim().is_empty())
-        .map(|r| sentence(r.message.trim()))
-}
-
 /// The longest stretch of Bitbucket's own words an error sentence quotes.
 const QUOTE_CHARS: usize = 300;
 
-/// The body of a 2xx answer, or the sentence for anything else.
-pub fn body<'o>(outcome: &'o FetchOutcome, about: Subject<'_>, write: Option<Write<'_>>) -> Result<&'o [u8], String> {
+/// The body of a 2xx answer, or why not.
+pub fn body<'o>(
+    outcome: &'o FetchOutcome,
+    about: Subject<'_>,
+    write: Option<Write<'_>>,
+) -> Result<&'o [u8], BitbucketError> {
     match outcome {
         FetchOutcome::Response(r) if (200..300).contains(&r.status) => Ok(&r.body),
-        FetchOutcome::Response(r) => match write {
-            // Only Bitbucket's own refusal says a write did not happen: a gateway's 502 or 504, a proxy's
-            // page or a server error may come after Bitbucket acted.
-            Some(w) if r.status >= 500 || !is_bitbucket_error(&r.body) => Err(format!(
-                "Bitbucket's answer (HTTP {}) does not say whether {}: the outcome is unknown; {} — bb did not retry.",
-                r.status, w.effect, w.check
-            )),
-            _ => Err(status_sentence(r.status, &r.body, r.retry_after_s, about)),
-        },
-        FetchOutcome::Failed(e) => {
-            let what = match e.kind {
-                // The shell's detail is already the one sentence that says what to set.
-                FetchErrorKind::NotConfigured => return Err(sentence(&clip(&e.detail))),
-                FetchErrorKind::Unreachable => "could not be reached",
-                FetchErrorKind::Tls => "could not be reached securely (TLS)",
-                FetchErrorKind::Timeout => "did not answer in time",
-                FetchErrorKind::BrokenResponse => "sent a broken answer",
-                // Only a refresh is deferred, and a refresh answers "unchanged" before reading this;
-                // said plainly for any other reader.
-                FetchErrorKind::Deferred { after_ms } => {
-                    return Err(format!(
-                        "Bitbucket was not asked: bb held this read back to keep within the Bitbucket user's rate limit; try again in {} s.",
-                        after_ms.div_ceil(1000).max(1)
-                    ));
+        FetchOutcome::Response(r) => Err(match refusal(outcome) {
+            // Bitbucket's own refusal (below 500, its `{"errors": …}`): the write did not happen.
+            Some(refusal) => {
+                let said = status_sentence(r.status, &r.body, r.retry_after_s, about);
+                match stale(r) {
+                    Some(now) => BitbucketError::Stale { now, refusal, said },
+                    None => BitbucketError::Refused { refusal, said },
                 }
-            };
-            match write {
-                Some(w) if e.may_have_arrived => Err(format!(
-                    "Bitbucket {what} after the request was sent ({}), so bb cannot tell whether {}; {} — bb did not retry.",
-                    clip(&e.detail),
-                    w.effect,
-                    w.check
-                )),
-                // A TLS failure is a setting to fix (the detail says which), not a moment to wait out.
-                _ if e.kind == FetchErrorKind::Tls => Err(format!("Bitbucket {what}: {}", sentence(&clip(&e.detail)))),
-                _ => Err(format!("Bitbucket {what} ({}); try again later.", clip(&e.detail))),
             }
-        }
+            None => BitbucketError::Failed(match write {
+                // Only Bitbucket's own refusal says a write did not happen: a gateway's 502 or 504, a proxy's
+                // page or a server error may come after Bitbucket acted.
+                Some(w) if r.status >= 500 || !is_bitbucket_error(&r.body) => format!(
+                    "Bitbucket's answer (HTTP {}) does not say whether {}: the outcome is unknown; {} — bb did not retry.",
+                    r.status, w.effect, w.check
+                ),
+                _ => status_sentence(r.status, &r.body, r.retry_after_s, about),
+            }),
+        }),
+        FetchOutcome::Failed(e) => Err(BitbucketError::Failed(failed(e, write))),
     }
 }
 
-/// The body of a 2xx answer parsed as `T`, or the sentence.
+/// The sentence for a request whose answer never came.
+fn failed(e: &FetchError, write: Option<Write<'_>>) -> String {
+    let what = match e.kind {
+        // The shell's detail is already the one sentence that says what to set.
+        FetchErrorKind::NotConfigured => return sentence(&clip(&e.detail)),
+        FetchErrorKind::Unreachable => "could not be reached",
+        FetchErrorKind::Tls => "could not be reached securely (TLS)",
+        FetchErrorKind::Timeout => "did not answer in time",
+        FetchErrorKind::BrokenResponse => "sent a broken answer",
+        // Only a refresh is deferred, and a refresh answers "unchanged" before reading this;
+        // said plainly for any other reader.
+        FetchErrorKind::Deferred { after_ms } => {
+            return format!(
+                "Bitbucket was not asked: bb held this read back to keep within the Bitbucket user's rate limit; try again in {} s.",
+                after_ms.div_ceil(1000).max(1)
+            );
+        }
+    };
+    match write {
+        Some(w) if e.may_have_arrived => format!(
+            "Bitbucket {what} after the request was sent ({}), so bb cannot tell whether {}; {} — bb did not retry.",
+            clip(&e.detail),
+            w.effect,
+            w.check
+        ),
+        // A TLS failure is a setting to fix (the detail says which), not a moment to wait out.
+        _ if e.kind == FetchErrorKind::Tls => format!("Bitbucket {what}: {}", sentence(&clip(&e.detail))),
+        _ => format!("Bitbucket {what} ({}); try again later.", clip(&e.detail)),
+    }
+}
+
+/// The body of a 2xx answer parsed as `T`, or why not.
 pub fn json<T: DeserializeOwned>(
     outcome: &FetchOutcome,
     about: Subject<'_>,
     write: Option<Write<'_>>,
-) -> Result<T, String> {
+) -> Result<T, BitbucketError> {
     let bytes = body(outcome, about, write)?;
-    serde_json::from_slice(bytes).map_err(|e| format!("Bitbucket's answer could not be read ({e})."))
+    serde_json::from_slice(bytes)
+        .map_err(|e| BitbucketError::Failed(format!("Bitbucket's answer could not be read ({e}).")))
 }
 
 fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: Subject<'_>) -> String {
@@ -287,7 +359,6 @@ fn clip(s: &str) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::fetch::FetchError;
 
     const ABOUT: Subject<'static> = Subject { project: "BB", repo: "api", pr: Some(7) };
 
@@ -298,7 +369,7 @@ mod tests {
     fn body_of(o: FetchOutcome) -> String {
         match super::body(&o, ABOUT, Some(Write { effect: "the comment was added", check: "check it" })) {
             Ok(_) => String::new(),
-            Err(e) => e,
+            Err(e) => e.into(),
         }
     }
 
@@ -319,6 +390,31 @@ mod tests {
     }
 
     #[test]
+    fn a_stale_version_is_its_own_case_and_carries_the_pull_request_as_it_is_now() {
+        let o = FetchOutcome::response(
+            409,
+            r#"{"errors":[{"message":"changed","exceptionName":"x.CommentOutOfDateException","pullRequest":{"id":7,"version":5}}]}"#,
+        );
+        let e = super::body(&o, ABOUT, Some(Write { effect: "it was done", check: "check it" })).unwrap_err();
+        let BitbucketError::Stale { now, refusal, said } = e else { unreachable!("{e:?}") };
+        assert_eq!(now.and_then(|p| p.version), Some(5));
+        assert_eq!((refusal.status, refusal.message.as_str()), (409, "changed"));
+        assert_eq!(said, "Bitbucket refused: changed");
+    }
+
+    #[test]
+    fn only_bitbucket_s_own_refusal_is_refused() {
+        let (refused, page) = (
+            FetchOutcome::response(403, r#"{"errors":[{"message":"off"}]}"#),
+            FetchOutcome::response(404, "<html>not found</html>"),
+        );
+        let refused = super::body(&refused, ABOUT, None);
+        assert!(matches!(&refused, Err(BitbucketError::Refused { refusal, .. }) if refusal.status == 403));
+        let page = super::body(&page, ABOUT, None);
+        assert!(matches!(&page, Err(e @ BitbucketError::Failed(_)) if e.refusal().is_none()));
+    }
+
+    #[test]
     fn a_lost_write_says_it_may_have_happened() {
         let o = FetchOutcome::Failed(FetchError {
             kind: FetchErrorKind::Timeout,
@@ -333,7 +429,7 @@ mod tests {
     fn a_long_message_is_cut_with_a_marker() {
         let long = "x".repeat(1000);
         let o = FetchOutcome::response(500, format!(r#"{{"errors":[{{"message":"{long}"}}]}}"#));
-        let e = super::body(&o, ABOUT, None).unwrap_err();
+        let e = super::body(&o, ABOUT, None).unwrap_err().to_string();
         assert!(e.contains("… [cut]") && e.len() < 450, "{}", e.len());
     }
 
@@ -358,7 +454,7 @@ mod tests {
 
     #[test]
     fn a_read_too_long_for_a_proxy_says_what_came_back() {
-        let e = super::body(&FetchOutcome::response(414, "URI Too Long"), ABOUT, None).unwrap_err();
+        let e = super::body(&FetchOutcome::response(414, "URI Too Long"), ABOUT, None).unwrap_err().to_string();
         assert!(e.starts_with("Bitbucket (or a proxy before it) refused the request as too large (HTTP 414)"), "{e}");
     }
 
@@ -385,7 +481,7 @@ mod tests {
             FetchErrorKind::Tls,
             "the certificate is not trusted: set BB_CA_FILE to that CA's certificate (PEM)",
         );
-        let e = super::body(&o, ABOUT, None).unwrap_err();
+        let e = super::body(&o, ABOUT, None).unwrap_err().to_string();
         assert_eq!(
             e,
             "Bitbucket could not be reached securely (TLS): The certificate is not trusted: set BB_CA_FILE to that CA's certificate (PEM)."
@@ -401,6 +497,9 @@ mod tests {
             user: None,
             decoded: None,
         });
-        assert_eq!(super::body(&o, ABOUT, None).unwrap_err(), "Bitbucket is rate limiting bb; try again in 1 second.");
+        assert_eq!(
+            super::body(&o, ABOUT, None).unwrap_err().said(),
+            "Bitbucket is rate limiting bb; try again in 1 second."
+        );
     }
 }

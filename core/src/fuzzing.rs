@@ -19,7 +19,7 @@ pub mod bitbucket {
 
     /// How a Bitbucket answer becomes its body or one sentence.
     pub mod errors {
-        pub use crate::errors::{Subject, Write, body, json};
+        pub use crate::errors::{BitbucketError, Subject, Write, body, json};
     }
 
     /// Bitbucket's JSON, as bb reads it.

@@ -84,7 +84,15 @@ fn spec(name: &'static str, access: Access, role: Role, input_schema: fn() -> Va
 /// `show`, `refresh_view`, `suggest_form_values`. Its tools are in the default groups (pull requests,
 /// code, builds), so no session can turn a group on and none sees `enable_toolset`.
 pub fn test_catalogue() -> Catalogue {
-    let kind = |name, tool| KindSpec { name, tool, start: start_show, page: "test.js" };
+    let kind = |name, tool| KindSpec {
+        name,
+        tool,
+        start: start_show,
+        page: "test.js",
+        words: "a test view",
+        args: None,
+        pace: crate::tool::Pace::Still,
+    };
     Catalogue::new(
         vec![
             spec("echo", Access::Read, Role::Data(Toolset::PullRequests), text_schema, start_echo),

@@ -151,6 +151,28 @@ pub struct KindSpec {
     pub start: StartFn,
     /// The page's script that draws it (in `assets/view/`).
     pub page: &'static str,
+    /// What `show`'s description says it is, after its name ("its page"); kinds side by side in the table
+    /// with the same words are named together ("diff or compare (…)").
+    pub words: &'static str,
+    /// How its arguments differ from its data tool's (a draft's fewer required, an argument only the view
+    /// takes), when they do.
+    pub args: Option<fn(&mut Value)>,
+    /// What its refresh cadence follows in its view data.
+    pub pace: Pace,
+}
+
+/// What a view's refresh cadence follows, read from its data (the refresh reads each as its kind's row
+/// says).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// A pull request (`pullRequest`): its builds, its merge check being computed, its activity, closed.
+    PullRequest,
+    /// A list of pull requests (`list`): builds in progress, the newest update.
+    List,
+    /// A diff (`diff`): a pull request's (closed, its updates and comments) or two refs' (settled).
+    Diff,
+    /// Nothing it draws moves of itself (a draft form, a file at a ref): the quiet steps alone.
+    Still,
 }
 
 /// The tools a server exposes and the kinds `show` offers.

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::bitbucket::model::{Build, BuildStats};
 use crate::bitbucket::{Page, RawPage, segment};
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
 /// Builds asked for in one page when requirements are to be decided: a pull request with more builds
@@ -109,9 +109,9 @@ pub struct BuildsReader {
     /// Where they came from.
     pub source: Option<Source>,
     /// The commit's totals, when asked for: Bitbucket's count of the whole.
-    pub stats: Option<Result<BuildStats, String>>,
+    pub stats: Option<Result<BuildStats, BitbucketError>>,
     /// Why a listing could not be read, in one sentence.
-    pub error: Option<String>,
+    pub error: Option<BitbucketError>,
     /// The server has no pull request build listing (404).
     pub no_listing: bool,
 }
@@ -236,7 +236,7 @@ impl BuildsReader {
 
     fn by_commit(&mut self, w: Fallback, more: &mut dyn FnMut(BuildsRead, FetchRequest)) {
         let Some(commit) = self.commit().map(str::to_owned) else {
-            self.error = Some("the pull request names no source commit.".into());
+            self.error = Some(BitbucketError::Failed("the pull request names no source commit.".into()));
             return;
         };
         if w == Fallback::CommitListing {

@@ -46,7 +46,8 @@ impl Refs {
     }
 
     /// Bitbucket's sentence `e` for a failed read, with what the two refs must be when one did not resolve.
-    pub fn error(&self, e: String, outcome: &FetchOutcome) -> String {
+    pub fn error(&self, e: impl Into<String>, outcome: &FetchOutcome) -> String {
+        let e = e.into();
         if ref_not_found(outcome) {
             format!(
                 "{e} (from_ref and to_ref must each be a branch, tag or commit id in {}/{})",

@@ -8,7 +8,7 @@
 use crate::bitbucket::budget::{self, Share};
 use crate::bitbucket::model::{Change, Diff, DiffSet, PullRequest};
 use crate::bitbucket::{Page, RawPage, file_path, pr_path};
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::{Decoded, FetchOutcome, FetchRequest};
 
 /// The commits of a pull request whose changes are asked for: those after `since` up to `until` (both
@@ -117,20 +117,20 @@ pub fn file_request(
 }
 
 /// A page of changed files, or the sentence that says why it could not be read.
-pub fn changes(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Page<Change>, String> {
+pub fn changes(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Page<Change>, BitbucketError> {
     errors::json::<RawPage>(outcome, about, None).map(RawPage::decode::<Change>)
 }
 
 /// One file's diff keeping at most `share` of its lines: the rest are skipped as the answer is read and
 /// counted in [`Diff::left_out`].
-pub fn file_within(outcome: &FetchOutcome, about: Subject<'_>, share: Share) -> Result<Diff, String> {
+pub fn file_within(outcome: &FetchOutcome, about: Subject<'_>, share: Share) -> Result<Diff, BitbucketError> {
     // Decoded by the shell as it read the answer (a 2xx for a request that said `keep`).
     if let FetchOutcome::Response(r) = outcome
         && let Some(Decoded::Diff(answer)) = &r.decoded
     {
         return match &*answer.0 {
             Ok((set, skipped)) => Ok(first_of(set.clone(), *skipped)),
-            Err(e) => Err(e.clone()),
+            Err(e) => Err(BitbucketError::Failed(e.clone())),
         };
     }
     let (read, skipped) = budget::keep(share, || file(outcome, about));
@@ -148,7 +148,7 @@ fn first_of(set: DiffSet, skipped: usize) -> Diff {
 }
 
 /// One file's diff (truncated when the set it came in was), or why it could not be read.
-pub fn file(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Diff, String> {
+pub fn file(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Diff, BitbucketError> {
     errors::json::<DiffSet>(outcome, about, None).map(first)
 }
 
@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn json_the_shell_could_not_read_is_said_and_a_body_that_breaks_off_is_the_shells_error() {
         let share = Share { lines: 2, bytes: 1 << 20 };
-        let e = file_within(&decoded(share, "{\"diffs\": [nope"), ABOUT, share).unwrap_err();
+        let e = file_within(&decoded(share, "{\"diffs\": [nope"), ABOUT, share).unwrap_err().to_string();
         assert!(e.starts_with("Bitbucket's answer could not be read"), "{e}");
         struct Breaks;
         impl std::io::Read for Breaks {

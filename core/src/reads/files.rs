@@ -26,7 +26,7 @@ use serde_json::Value;
 use crate::bitbucket::model::Path;
 use crate::bitbucket::window::{self, BrowseJson, LineShare};
 use crate::bitbucket::{Page, RawPage, file_path, repo_path};
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::{Decoded, FetchOutcome, FetchRequest};
 
 /// A place in a repository: a path (empty for the root) at a ref (the default branch when `None`).
@@ -144,18 +144,18 @@ impl Child {
 }
 
 /// What a browse answered, or the sentence that says why it could not be read; every line kept whole.
-pub fn browsed(outcome: &FetchOutcome, place: &Place) -> Result<Browsed, String> {
+pub fn browsed(outcome: &FetchOutcome, place: &Place) -> Result<Browsed, BitbucketError> {
     let b: BrowseJson = errors::json(outcome, place.subject(), None)?;
     Ok(of(b))
 }
 
 /// What a browse answered, keeping `share` of its lines: the shell's decode when it cut the answer as
 /// it read it ([`crate::decode`]), else the bytes cut the same way here.
-pub fn browsed_within(outcome: &FetchOutcome, place: &Place, share: LineShare) -> Result<Browsed, String> {
+pub fn browsed_within(outcome: &FetchOutcome, place: &Place, share: LineShare) -> Result<Browsed, BitbucketError> {
     if let FetchOutcome::Response(r) = outcome
         && let Some(Decoded::Lines(answer)) = &r.decoded
     {
-        return (*answer.0).clone().map(of);
+        return (*answer.0).clone().map(of).map_err(BitbucketError::Failed);
     }
     window::keep(share, || errors::json::<BrowseJson>(outcome, place.subject(), None)).map(of)
 }
@@ -181,7 +181,7 @@ fn of(b: BrowseJson) -> Browsed {
 }
 
 /// A page of file paths under a folder.
-pub fn files(outcome: &FetchOutcome, place: &Place) -> Result<Page<String>, String> {
+pub fn files(outcome: &FetchOutcome, place: &Place) -> Result<Page<String>, BitbucketError> {
     errors::json::<RawPage>(outcome, place.subject(), None).map(RawPage::decode::<String>)
 }
 
@@ -221,16 +221,16 @@ struct Person {
 }
 
 /// The blame entries of an answer, in line order; an entry bb cannot read is left out and counted.
-pub fn blame(outcome: &FetchOutcome, place: &Place) -> Result<(Vec<Blame>, usize), String> {
+pub fn blame(outcome: &FetchOutcome, place: &Place) -> Result<(Vec<Blame>, usize), BitbucketError> {
     let raw: Value = errors::json(outcome, place.subject(), None)?;
     // Without `noContent` Bitbucket wraps the entries with the lines (`{lines, blame}`); either is read.
     let values = match raw {
         Value::Array(a) => a,
         Value::Object(mut o) => match o.remove("blame") {
             Some(Value::Array(a)) => a,
-            _ => return Err(format!("Bitbucket sent no blame for {}.", place.name())),
+            _ => return Err(BitbucketError::Failed(format!("Bitbucket sent no blame for {}.", place.name()))),
         },
-        _ => return Err(format!("Bitbucket sent no blame for {}.", place.name())),
+        _ => return Err(BitbucketError::Failed(format!("Bitbucket sent no blame for {}.", place.name()))),
     };
     let total = values.len();
     let mut out: Vec<Blame> = values

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::bitbucket::{RawPage, segment};
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
 /// Reports read per page.
@@ -174,9 +174,9 @@ pub struct InsightsReader {
     /// The server has no Code Insights (404 on the reports path).
     pub absent: bool,
     /// Why the reports could not be read, in one sentence.
-    pub error: Option<String>,
+    pub error: Option<BitbucketError>,
     /// Why the annotations could not be read, in one sentence.
-    pub annotations_error: Option<String>,
+    pub annotations_error: Option<BitbucketError>,
 }
 
 impl InsightsReader {

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use crate::bitbucket::model::Commit;
 use crate::bitbucket::{Page, RawPage, file_path, repo_path, segment};
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
 /// What a listing of branches or tags asks for.
@@ -107,7 +107,7 @@ pub fn commit_diff_request(project: &str, repo: &str, id: &str, path: &str, cont
 
 /// A page of commits (a repository's, a pull request's, or a compare's), or the sentence that says why it
 /// could not be read.
-pub fn commits(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Page<Commit>, String> {
+pub fn commits(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Page<Commit>, BitbucketError> {
     errors::json::<RawPage>(outcome, about, None).map(RawPage::decode::<Commit>)
 }
 

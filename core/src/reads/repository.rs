@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::args::paging;
 use crate::bitbucket::model::Repository;
 use crate::bitbucket::repo_path;
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
 /// The repository itself: `GET …/repos/{slug}`.
@@ -49,7 +49,7 @@ pub fn project_repos_request(key: &str, start: u64, limit: u64) -> FetchRequest 
 
 /// The repository's numeric id (what the default reviewers are asked by), `None` when Bitbucket left it
 /// out; or the sentence that says why the repository could not be read.
-pub fn id(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Option<u64>, String> {
+pub fn id(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Option<u64>, BitbucketError> {
     errors::json::<Repository>(outcome, about, None).map(|r| r.id)
 }
 
@@ -64,7 +64,7 @@ pub struct DefaultBranch {
 
 /// The default branch, or the sentence that says why it could not be read. A field that is not text is
 /// left out, as a repository without a default branch would.
-pub fn default_branch(outcome: &FetchOutcome, about: Subject<'_>) -> Result<DefaultBranch, String> {
+pub fn default_branch(outcome: &FetchOutcome, about: Subject<'_>) -> Result<DefaultBranch, BitbucketError> {
     let v = errors::json::<Value>(outcome, about, None)?;
     let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
     Ok(DefaultBranch { id: text("id"), display_id: text("displayId") })

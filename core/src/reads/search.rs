@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::bitbucket::model::Repository;
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest, Method};
 
 /// The search resource.
@@ -89,14 +89,14 @@ struct HitJson {
 pub const NO_SEARCH: &str = "This Bitbucket cannot search code: its search index is not set up or not available. List files with list_files (it takes a glob) and read them with get_file.";
 
 /// A page of results, or the sentence that says why there is none.
-pub fn found(outcome: &FetchOutcome) -> Result<Found, String> {
+pub fn found(outcome: &FetchOutcome) -> Result<Found, BitbucketError> {
     if unavailable(outcome) {
-        return Err(NO_SEARCH.to_owned());
+        return Err(BitbucketError::Failed(NO_SEARCH.to_owned()));
     }
     let about = Subject { project: "", repo: "", pr: None };
     let answer: Answer = errors::json(outcome, about, None)?;
     let Some(code) = answer.code else {
-        return Err("Bitbucket's search answered without code results.".to_owned());
+        return Err(BitbucketError::Failed("Bitbucket's search answered without code results.".to_owned()));
     };
     let start = code.start.unwrap_or(0);
     let shown = code.values.len() as u64;
@@ -217,10 +217,10 @@ mod tests {
             (503, ""),
             (400, r#"{"errors":[{"message":"Search is unavailable"}]}"#),
         ] {
-            assert_eq!(found(&FetchOutcome::response(status, body)).unwrap_err(), NO_SEARCH, "{status}");
+            assert_eq!(found(&FetchOutcome::response(status, body)).unwrap_err().said(), NO_SEARCH, "{status}");
         }
         let bad = found(&FetchOutcome::response(400, r#"{"errors":[{"message":"The query is too short"}]}"#));
-        assert!(bad.unwrap_err().contains("too short"));
+        assert!(bad.unwrap_err().said().contains("too short"));
     }
 
     #[test]

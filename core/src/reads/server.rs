@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 
 /// The server's application properties.
@@ -36,7 +36,7 @@ struct Properties {
 }
 
 /// The version, or the sentence that says why it could not be read.
-pub fn version(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Version, String> {
+pub fn version(outcome: &FetchOutcome, about: Subject<'_>) -> Result<Version, BitbucketError> {
     let text = errors::json::<Properties>(outcome, about, None)?.version.unwrap_or_default();
     let mut parts = text.split('.').map(|p| p.parse::<u32>().ok());
     let major_minor = match (parts.next().flatten(), parts.next().flatten()) {

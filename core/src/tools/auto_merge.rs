@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::bitbucket::model::PullRequest;
-use crate::errors::{self, Subject, Write};
+use crate::errors::{self, BitbucketError, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{pull_request, server};
@@ -76,10 +76,10 @@ struct AutoMerge {
     repo: String,
     id: u64,
     enable: bool,
-    version: Option<Result<server::Version, String>>,
-    pr: Option<Result<PullRequest, String>>,
+    version: Option<Result<server::Version, BitbucketError>>,
+    pr: Option<Result<PullRequest, BitbucketError>>,
     /// The 404 of a cancel, while the version says why.
-    not_found: Option<String>,
+    not_found: Option<BitbucketError>,
 }
 
 fn start_enable(args: &Map<String, Value>, _: &Call<'_>) -> Step {
@@ -119,8 +119,8 @@ impl AutoMerge {
     /// The merge request with `autoMerge`, once the version and the pull request are read; or the answer.
     fn enable_request(
         &self,
-        v: &Result<server::Version, String>,
-        pr: &Result<PullRequest, String>,
+        v: &Result<server::Version, BitbucketError>,
+        pr: &Result<PullRequest, BitbucketError>,
     ) -> Result<FetchRequest, ToolResult> {
         let pr = pr.as_ref().map_err(|e| ToolResult::error(e.clone()))?;
         match v {
@@ -154,19 +154,7 @@ impl AutoMerge {
         Ok(writes::pull_request::auto_merge(&self.project, &self.repo, self.id, version))
     }
 
-    /// The sentence for auto-merge turned off for the repository (403), in Bitbucket's words.
-    fn switched_off(&self, outcome: &FetchOutcome) -> Option<String> {
-        let r = errors::refusal(outcome).filter(|r| r.status == 403)?;
-        Some(format!(
-            "Auto-merge is turned off for {}/{} (Bitbucket: \"{}\"): nothing was changed; a repository admin turns it on in the repository's pull request settings.",
-            self.project, self.repo, r.message
-        ))
-    }
-
     fn enabled(&self, outcome: &FetchOutcome) -> ToolResult {
-        if let Some(off) = self.switched_off(outcome) {
-            return ToolResult::error(off);
-        }
         let about = Subject { project: &self.project, repo: &self.repo, pr: Some(self.id) };
         let write = Write {
             effect: "auto-merge was set (or the pull request merged)",
@@ -183,7 +171,14 @@ impl AutoMerge {
                     self.name()
                 ))
             }
-            Err(e) => ToolResult::error(e),
+            // Auto-merge turned off for the repository (403), in Bitbucket's words.
+            Err(e) => match e.refusal().filter(|r| r.status == 403) {
+                Some(r) => ToolResult::error(format!(
+                    "Auto-merge is turned off for {}/{} (Bitbucket: \"{}\"): nothing was changed; a repository admin turns it on in the repository's pull request settings.",
+                    self.project, self.repo, r.message
+                )),
+                None => ToolResult::error(e),
+            },
         }
     }
 }
@@ -221,7 +216,7 @@ impl Plan for AutoMerge {
             return None;
         }
         if !self.enable {
-            let e = self.not_found.take().unwrap_or_default();
+            let e = self.not_found.take().map(String::from).unwrap_or_default();
             return Some(ToolResult::error(match self.version.as_ref().map(|v| v.as_ref().map(|v| self.too_old(v))) {
                 Some(Ok(Some(old))) => old,
                 _ => format!("Bitbucket found no auto-merge to cancel on {}: {e}", self.name()),

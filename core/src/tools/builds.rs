@@ -157,7 +157,7 @@ impl Plan for Status {
                 self.builds.on(r, &outcome, &mut |r, q| f.fetch(StatusRead::Builds(r), q));
                 if let Some(e) = self.builds.error.take() {
                     let no_commit = self.pr.is_some() && self.builds.commit().is_none();
-                    return Some(ToolResult::error(if no_commit { NO_COMMIT.into() } else { e }));
+                    return Some(ToolResult::error(if no_commit { NO_COMMIT.to_owned() } else { e.into() }));
                 }
                 if !fell_back && self.builds.no_listing && !self.builds.waits_for_commit() {
                     self.commit = self.builds.commit().map(str::to_owned);

@@ -17,7 +17,7 @@ use super::object;
 use crate::args::{number, string};
 use crate::bitbucket::Page;
 use crate::bitbucket::model::{Change, Diff, PullRequest};
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest, Share};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::diff::{self, Range, Since};
@@ -113,8 +113,8 @@ struct DiffTool {
     context: u64,
     budget: usize,
     asked: bool,
-    files: Vec<(String, Option<Result<Diff, String>>)>,
-    changes: Option<Result<Page<Change>, String>>,
+    files: Vec<(String, Option<Result<Diff, BitbucketError>>)>,
+    changes: Option<Result<Page<Change>, BitbucketError>>,
     /// The change list's `start` and `limit`.
     page: (u64, u64),
     /// `since` as given: a commit, or [`LAST_REVIEW`].
@@ -266,7 +266,7 @@ impl DiffTool {
             }
             None => {}
         }
-        let files: Vec<&(String, Option<Result<Diff, String>>)> = self.files.iter().collect();
+        let files: Vec<&(String, Option<Result<Diff, BitbucketError>>)> = self.files.iter().collect();
         let per_file = (self.budget / files.len().max(1)).max(MIN_FILE_BUDGET).min(self.budget);
         let mut not_shown: Vec<&str> = Vec::new();
         for (path, diff) in &files {

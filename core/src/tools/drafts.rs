@@ -16,9 +16,10 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
+use super::versioned::{self, Written};
 use crate::args::{number, string};
 use crate::bitbucket::model::{Comment, PullRequest};
-use crate::errors::{self, Subject, Write};
+use crate::errors::{self, BitbucketError, Subject, Write};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
@@ -107,16 +108,10 @@ impl Plan for Delete {
                 None
             }
             DeleteRead::Delete => {
-                if errors::out_of_date(&outcome).is_some() {
-                    let said = errors::refusal(&outcome).map(|r| r.message).unwrap_or_default();
-                    return Some(ToolResult::error(format!(
-                        "Comment #{n} changed after bb read it, and Bitbucket refused the delete: \"{said}\" Nothing was deleted; read it again (list_pr_comments) before deciding."
-                    )));
-                }
                 let write =
                     Write { effect: "the comment was deleted", check: "look at list_pr_comments before trying again" };
-                Some(match errors::body(&outcome, about, Some(write)) {
-                    Ok(_) => {
+                Some(match versioned::written(&outcome, about, write, errors::body) {
+                    Written::Done(_) => {
                         let c = self.read.as_ref();
                         let kind = if c.is_some_and(Comment::is_pending) { "draft" } else { "comment" };
                         let text = c.and_then(|c| c.text.as_deref()).unwrap_or("");
@@ -128,7 +123,10 @@ impl Plan for Delete {
                             one_line(&cap(text, 300, "text", ""))
                         ))
                     }
-                    Err(e) => ToolResult::error(e),
+                    Written::Stale { said, .. } => ToolResult::error(format!(
+                        "Comment #{n} changed after bb read it, and Bitbucket refused the delete: \"{said}\" Nothing was deleted; read it again (list_pr_comments) before deciding."
+                    )),
+                    Written::Failed(e) => ToolResult::error(e),
                 })
             }
         }
@@ -215,8 +213,8 @@ struct Apply {
     comment: u64,
     index: u64,
     message: Option<String>,
-    pr: Option<Result<PullRequest, String>>,
-    read: Option<Result<Comment, String>>,
+    pr: Option<Result<PullRequest, BitbucketError>>,
+    read: Option<Result<Comment, BitbucketError>>,
     branch: Option<String>,
     /// How many suggestions the comment holds, once read.
     of: usize,
@@ -250,20 +248,6 @@ impl Plan for Apply {
             ApplyRead::Comment => self.read = Some(errors::json::<Comment>(&outcome, about, None)),
             ApplyRead::Apply => {
                 let message = self.message.clone().unwrap_or_default();
-                if let Some(r) = errors::refusal(&outcome).filter(|r| r.status < 500) {
-                    return Some(ToolResult::error(format!(
-                        "Bitbucket did not apply {} on {}: \"{}\" (HTTP {}{}). Nothing was committed.",
-                        self.which(),
-                        self.name(),
-                        r.message,
-                        r.status,
-                        if r.exception.is_empty() {
-                            String::new()
-                        } else {
-                            format!(", {}", r.exception.rsplit('.').next().unwrap_or(""))
-                        }
-                    )));
-                }
                 let write = Write {
                     effect: "the suggestion was committed",
                     check: "look at the source branch's latest commit (list_commits) before applying it again",
@@ -284,7 +268,21 @@ impl Plan for Apply {
                             one_line(&message)
                         ))
                     }
-                    Err(e) => ToolResult::error(e),
+                    Err(e) => match e.refusal() {
+                        Some(r) => ToolResult::error(format!(
+                            "Bitbucket did not apply {} on {}: \"{}\" (HTTP {}{}). Nothing was committed.",
+                            self.which(),
+                            self.name(),
+                            r.message,
+                            r.status,
+                            if r.exception.is_empty() {
+                                String::new()
+                            } else {
+                                format!(", {}", r.exception.rsplit('.').next().unwrap_or(""))
+                            }
+                        )),
+                        None => ToolResult::error(e),
+                    },
                 });
             }
         }

@@ -16,7 +16,7 @@ use super::object;
 use crate::args::{flag, number, string};
 use crate::bitbucket::model::Commit;
 use crate::bitbucket::window::LineShare;
-use crate::errors;
+use crate::errors::{self, BitbucketError};
 use crate::fetch::FetchOutcome;
 use crate::glob::Glob;
 use crate::limits;
@@ -381,7 +381,7 @@ struct BlameFile {
     /// The commits whose message was asked for, in order.
     asked: Vec<String>,
     /// Each commit's first message line, or why it was not read.
-    messages: BTreeMap<String, Result<String, String>>,
+    messages: BTreeMap<String, Result<String, BitbucketError>>,
 }
 
 impl Plan for BlameFile {
@@ -396,7 +396,7 @@ impl Plan for BlameFile {
                 };
                 for b in &entries.0 {
                     if self.asked.len() < MESSAGES && !self.messages.contains_key(&b.commit) {
-                        self.messages.insert(b.commit.clone(), Err("not read".into()));
+                        self.messages.insert(b.commit.clone(), Err(BitbucketError::Failed("not read".into())));
                         let r = refs::commit_request(&self.place.project, &self.place.repo, &b.commit);
                         f.fetch(BlameRead::Commit(self.asked.len()), r);
                         self.asked.push(b.commit.clone());

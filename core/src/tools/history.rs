@@ -18,7 +18,7 @@ use super::object;
 use crate::args::{number, string};
 use crate::bitbucket::Page;
 use crate::bitbucket::model::{Change, Commit, Diff};
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::{FetchOutcome, Share};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::compare::Refs;
@@ -187,8 +187,8 @@ struct Get {
     id: String,
     budget: usize,
     commit: Option<Commit>,
-    changes: Option<Result<Page<Change>, String>>,
-    files: Vec<(String, Option<Result<Diff, String>>)>,
+    changes: Option<Result<Page<Change>, BitbucketError>>,
+    files: Vec<(String, Option<Result<Diff, BitbucketError>>)>,
 }
 
 impl Plan for Get {
@@ -275,7 +275,7 @@ fn list_changes(out: &mut String, changes: &[Change], budget: usize) -> usize {
 
 /// `out` followed by each file's diff within `budget` bytes in all, what did not fit named, the whole cut
 /// at the budget with a marker.
-fn render_diffs(mut out: String, files: &[(String, Option<Result<Diff, String>>)], budget: usize) -> String {
+fn render_diffs(mut out: String, files: &[(String, Option<Result<Diff, BitbucketError>>)], budget: usize) -> String {
     let per_file = (budget / files.len().max(1)).max(1_500).min(budget);
     let mut not_shown = Vec::new();
     for (path, diff) in files {
@@ -355,9 +355,9 @@ struct Compare {
     budget: usize,
     asked: bool,
     drawable: bool,
-    commits: Option<Result<Page<Commit>, String>>,
-    changes: Option<Result<Page<Change>, String>>,
-    files: Vec<(String, Option<Result<Diff, String>>)>,
+    commits: Option<Result<Page<Commit>, BitbucketError>>,
+    changes: Option<Result<Page<Change>, BitbucketError>>,
+    files: Vec<(String, Option<Result<Diff, BitbucketError>>)>,
 }
 
 impl Plan for Compare {

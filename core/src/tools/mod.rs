@@ -29,6 +29,7 @@ pub mod state;
 pub mod tag;
 pub mod update;
 pub mod update_comment;
+mod versioned;
 
 use serde_json::{Value, json};
 

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::object;
 use crate::args::{number, string};
 use crate::bitbucket::RawPage;
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::repository::{self, Summary};
@@ -144,7 +144,7 @@ fn start_clone(args: &Map<String, Value>, _: &Call<'_>) -> Step {
 struct CloneInfo {
     project: String,
     repo: String,
-    found: Option<Result<Summary, String>>,
+    found: Option<Result<Summary, BitbucketError>>,
     default: Option<String>,
 }
 

@@ -16,6 +16,7 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
+use super::versioned::{self, Written};
 use crate::args::string;
 use crate::bitbucket::RawPage;
 use crate::bitbucket::model::Comment;
@@ -204,25 +205,27 @@ impl Plan for Review {
                 None
             }
             ReviewRead::Finish => {
-                if errors::out_of_date(&outcome).is_some() {
-                    let said = errors::refusal(&outcome).map(|r| r.message).filter(|m| !m.is_empty());
-                    return Some(ToolResult::error(format!(
-                        "{} has changed since commit {}{}: nothing was published and your status is unchanged. Read what changed (get_pull_request_diff with since: {}), then submit again.",
-                        self.name(),
-                        self.commit.as_deref().map(|c| short(c, 12)).unwrap_or_else(|| "reviewed".into()),
-                        said.map(|m| format!(" (Bitbucket: \"{m}\")")).unwrap_or_default(),
-                        self.commit.as_deref().unwrap_or("last_review"),
-                    )));
-                }
                 let write = Write {
                     effect: "the review was published",
                     check: "list_pr_comments with drafts: true shows what is still a draft",
                 };
-                if let Err(e) = errors::body(&outcome, about, Some(write)) {
-                    return Some(ToolResult::error(e));
+                match versioned::written(&outcome, about, write, errors::body) {
+                    Written::Done(_) => {
+                        let summary = if self.comment.is_some() { ", with your summary comment" } else { "" };
+                        Some(ToolResult::text(format!("{}{summary}.", self.done())))
+                    }
+                    Written::Stale { said, .. } => Some(ToolResult::error(format!(
+                        "{} has changed since commit {}{}: nothing was published and your status is unchanged. Read what changed (get_pull_request_diff with since: {}), then submit again.",
+                        self.name(),
+                        self.commit.as_deref().map(|c| short(c, 12)).unwrap_or_else(|| "reviewed".into()),
+                        Some(said)
+                            .filter(|m| !m.is_empty())
+                            .map(|m| format!(" (Bitbucket: \"{m}\")"))
+                            .unwrap_or_default(),
+                        self.commit.as_deref().unwrap_or("last_review"),
+                    ))),
+                    Written::Failed(e) => Some(ToolResult::error(e)),
                 }
-                let summary = if self.comment.is_some() { ", with your summary comment" } else { "" };
-                Some(ToolResult::text(format!("{}{summary}.", self.done())))
             }
             ReviewRead::PullRequest => {
                 if let Err(e) = errors::body(&outcome, about, None) {

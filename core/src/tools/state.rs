@@ -9,6 +9,7 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
+use super::versioned::{self, Written};
 use crate::bitbucket::model::PullRequest;
 use crate::errors::{self, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
@@ -151,49 +152,36 @@ impl Plan for Change {
         let (_, _, done) = self.action.states();
         match read {
             StateRead::PullRequest => {
-                let pr = match errors::json::<PullRequest>(&outcome, about, None) {
-                    Ok(pr) => pr,
-                    Err(e) => return Some(ToolResult::error(e)),
-                };
-                let request = match self.plan(&pr) {
-                    Ok(r) => r,
-                    Err(answer) => return Some(answer),
-                };
-                self.read = Some(pr);
-                f.fetch(StateRead::Act, request);
-                None
+                let read = versioned::read(&outcome, about, |pr| self.plan(pr), f, StateRead::Act);
+                read.map(|pr| self.read = Some(pr)).err()
             }
             StateRead::Act => {
-                if let Some(ood) = errors::out_of_date(&outcome) {
-                    return match ood.pull_request.filter(|p| p.id.is_some()) {
-                        Some(now) => Some(ToolResult::error(stale(self.id, self.read.as_ref(), &now, done))),
-                        None => {
-                            f.fetch(StateRead::Again, pull_request::request(&self.project, &self.repo, self.id));
-                            None
-                        }
-                    };
-                }
                 let effect = format!("the pull request was {done}");
                 let write = Write { effect: &effect, check: "read it with get_pull_request before trying again" };
-                Some(match errors::json::<PullRequest>(&outcome, about, Some(write)) {
-                    Ok(after) => {
+                match versioned::written(&outcome, about, write, errors::json::<PullRequest>) {
+                    Written::Done(after) => {
                         let undo = if self.action == Action::Decline { " reopen_pull_request undoes it." } else { "" };
-                        ToolResult::text(format!(
+                        Some(ToolResult::text(format!(
                             "{} {}: state {}, version {}.{undo}",
                             if self.action == Action::Decline { "Declined" } else { "Reopened" },
                             self.name(),
                             after.state.as_deref().unwrap_or("?"),
                             after.version.map(|v| v.to_string()).unwrap_or_else(|| "?".into())
-                        ))
+                        )))
                     }
-                    Err(e) => ToolResult::error(e),
-                })
+                    Written::Stale { now: Some(now), .. } => {
+                        Some(ToolResult::error(stale(self.id, self.read.as_ref(), &now, done)))
+                    }
+                    Written::Stale { now: None, .. } => {
+                        f.fetch(StateRead::Again, pull_request::request(&self.project, &self.repo, self.id));
+                        None
+                    }
+                    Written::Failed(e) => Some(ToolResult::error(e)),
+                }
             }
             StateRead::Again => Some(ToolResult::error(match errors::json::<PullRequest>(&outcome, about, None) {
                 Ok(now) => stale(self.id, self.read.as_ref(), &now, done),
-                Err(e) => {
-                    format!("PR #{} changed after bb read it and was not {done}; reading it again failed: {e}", self.id)
-                }
+                Err(e) => versioned::again_failed(&format!("PR #{}", self.id), done, &e),
             })),
         }
     }

@@ -64,16 +64,6 @@ impl Plan for CreateTag {
         let name = short(&one_line(&self.name), 100);
         let write =
             Write { effect: "the tag was created", check: "look for it with list_tags before creating it again" };
-        if let Some(r) = errors::refusal(&outcome).filter(|r| {
-            r.exception.ends_with("DuplicateTagException")
-                || r.exception.ends_with("DuplicateRefException")
-                || (matches!(r.status, 400 | 409) && r.message.contains("exist"))
-        }) {
-            return Some(ToolResult::error(format!(
-                "Tag {name} already exists in {}/{} (Bitbucket: \"{}\"): nothing was created; list_tags shows its commit.",
-                self.project, self.repo, r.message
-            )));
-        }
         Some(match errors::json::<RefEntry>(&outcome, about, Some(write)) {
             Ok(tag) => {
                 let kind = if tag.annotated() { "annotated tag" } else { "tag" };
@@ -85,7 +75,17 @@ impl Plan for CreateTag {
                     self.repo
                 ))
             }
-            Err(e) => ToolResult::error(e),
+            Err(e) => match e.refusal().filter(|r| {
+                r.exception.ends_with("DuplicateTagException")
+                    || r.exception.ends_with("DuplicateRefException")
+                    || (matches!(r.status, 400 | 409) && r.message.contains("exist"))
+            }) {
+                Some(r) => ToolResult::error(format!(
+                    "Tag {name} already exists in {}/{} (Bitbucket: \"{}\"): nothing was created; list_tags shows its commit.",
+                    self.project, self.repo, r.message
+                )),
+                None => ToolResult::error(e),
+            },
         })
     }
 }

@@ -13,6 +13,7 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
+use super::versioned::{self, Written};
 use crate::args::{flag, string};
 use crate::bitbucket::model::{Participant, PullRequest};
 use crate::errors::{self, Subject, Write};
@@ -224,43 +225,29 @@ impl Plan for Update {
         let about = Subject { project: &project, repo: &repo, pr: Some(self.id) };
         match read {
             UpdateRead::PullRequest => {
-                let pr = match errors::json::<PullRequest>(&outcome, about, None) {
-                    Ok(pr) => pr,
-                    Err(e) => return Some(ToolResult::error(e)),
-                };
-                let request = match self.plan(&pr) {
-                    Ok(r) => r,
-                    Err(answer) => return Some(answer),
-                };
-                self.read = Some(pr);
-                f.fetch(UpdateRead::Update, request);
-                None
+                let read = versioned::read(&outcome, about, |pr| self.plan(pr), f, UpdateRead::Update);
+                read.map(|pr| self.read = Some(pr)).err()
             }
             UpdateRead::Update => {
-                if let Some(ood) = errors::out_of_date(&outcome) {
-                    return match ood.pull_request.filter(|p| p.id.is_some()) {
-                        Some(now) => Some(ToolResult::error(stale(self.id, self.read.as_ref(), &now, "updated"))),
-                        None => {
-                            f.fetch(UpdateRead::Again, pull_request::request(&self.project, &self.repo, self.id));
-                            None
-                        }
-                    };
-                }
                 let write = Write {
                     effect: "the pull request was updated",
                     check: "read it with get_pull_request before trying again",
                 };
-                Some(match errors::json::<PullRequest>(&outcome, about, Some(write)) {
-                    Ok(after) => ToolResult::text(self.done(&after)),
-                    Err(e) => ToolResult::error(e),
-                })
+                match versioned::written(&outcome, about, write, errors::json::<PullRequest>) {
+                    Written::Done(after) => Some(ToolResult::text(self.done(&after))),
+                    Written::Stale { now: Some(now), .. } => {
+                        Some(ToolResult::error(stale(self.id, self.read.as_ref(), &now, "updated")))
+                    }
+                    Written::Stale { now: None, .. } => {
+                        f.fetch(UpdateRead::Again, pull_request::request(&self.project, &self.repo, self.id));
+                        None
+                    }
+                    Written::Failed(e) => Some(ToolResult::error(e)),
+                }
             }
             UpdateRead::Again => Some(ToolResult::error(match errors::json::<PullRequest>(&outcome, about, None) {
                 Ok(now) => stale(self.id, self.read.as_ref(), &now, "updated"),
-                Err(e) => format!(
-                    "PR #{} changed after bb read it and was not updated; reading it again failed: {e}",
-                    self.id
-                ),
+                Err(e) => versioned::again_failed(&format!("PR #{}", self.id), "updated", &e),
             })),
         }
     }

@@ -11,6 +11,7 @@
 use serde_json::{Map, Value, json};
 
 use super::object;
+use super::versioned::{self, Written};
 use crate::args::{number, string};
 use crate::bitbucket::model::Comment;
 use crate::errors::{self, Subject, Write};
@@ -181,41 +182,30 @@ impl Plan for Edit {
         let about = Subject { project: &project, repo: &repo, pr: Some(self.id) };
         match read {
             EditRead::Comment => {
-                let c = match errors::json::<Comment>(&outcome, about, None) {
-                    Ok(c) => c,
-                    Err(e) => return Some(ToolResult::error(e)),
-                };
-                let request = match self.plan(&c) {
-                    Ok(r) => r,
-                    Err(answer) => return Some(answer),
-                };
-                self.read = Some(c);
-                f.fetch(EditRead::Update, request);
-                None
+                let read = versioned::read(&outcome, about, |c| self.plan(c), f, EditRead::Update);
+                read.map(|c| self.read = Some(c)).err()
             }
             EditRead::Update => {
-                if errors::out_of_date(&outcome).is_some() {
-                    f.fetch(
-                        EditRead::Again,
-                        pull_request::comment_request(&self.project, &self.repo, self.id, self.comment),
-                    );
-                    return None;
-                }
                 let write = Write {
                     effect: "the comment was updated",
                     check: "read it with list_pr_comments (or list_pr_tasks) before trying again",
                 };
-                Some(match errors::json::<Comment>(&outcome, about, Some(write)) {
-                    Ok(c) => ToolResult::text(self.done(&c)),
-                    Err(e) => ToolResult::error(e),
-                })
+                match versioned::written(&outcome, about, write, errors::json::<Comment>) {
+                    Written::Done(c) => Some(ToolResult::text(self.done(&c))),
+                    // What the comment is now takes a read: a 409 carries only the version.
+                    Written::Stale { .. } => {
+                        f.fetch(
+                            EditRead::Again,
+                            pull_request::comment_request(&self.project, &self.repo, self.id, self.comment),
+                        );
+                        None
+                    }
+                    Written::Failed(e) => Some(ToolResult::error(e)),
+                }
             }
             EditRead::Again => Some(ToolResult::error(match errors::json::<Comment>(&outcome, about, None) {
                 Ok(c) => self.now(&c),
-                Err(e) => format!(
-                    "Comment #{} changed after bb read it and was not updated; reading it again failed: {e}",
-                    self.comment
-                ),
+                Err(e) => versioned::again_failed(&format!("Comment #{}", self.comment), "updated", &e),
             })),
         }
     }

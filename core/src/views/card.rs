@@ -29,7 +29,7 @@ use serde_json::{Map, Value, json};
 use super::Header;
 use crate::bitbucket::model::{Activity, Comment, CommitsChanged, MergeCheck, PullRequest, Ref};
 use crate::bitbucket::{Page, RawPage};
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::FetchOutcome;
 use crate::markdown;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
@@ -151,7 +151,7 @@ struct Card {
     /// The activity as the card draws it, drawn when it came.
     activity: Option<Value>,
     /// Asked with the pull request: used (and its failure said) only when the pull request is open.
-    merge_check: Option<Result<MergeCheck, String>>,
+    merge_check: Option<Result<MergeCheck, BitbucketError>>,
     /// The person's drafts (`drafts` in VIEW_DATA.md), null when not read or the server keeps none.
     drafts: Value,
     /// The view's data, built once everything but the avatars has been read.

@@ -25,7 +25,7 @@ use super::card::comment;
 use crate::bitbucket::Page;
 use crate::bitbucket::budget::Share;
 use crate::bitbucket::model::{Change, Comment, Diff, PullRequest};
-use crate::errors::{self, Subject};
+use crate::errors::{self, BitbucketError, Subject};
 use crate::fetch::FetchOutcome;
 use crate::fetch::FetchRequest;
 use crate::highlight::{HighlightJob, Highlighted, Language, Mark, Plain};
@@ -147,7 +147,7 @@ struct DiffView {
     pr: Option<PullRequest>,
     changes: Option<Page<Change>>,
     /// The files whose diffs were asked for: path and what came back.
-    files: Vec<(String, Option<Result<Diff, String>>)>,
+    files: Vec<(String, Option<Result<Diff, BitbucketError>>)>,
     /// How much of each file's diff the view keeps ([`share`]).
     share: Share,
     avatars: AvatarStage,
@@ -457,7 +457,7 @@ impl DiffView {
     }
 
     /// The answer when the view could not be built, with the page to open in Bitbucket.
-    fn error(&self, e: String, outcome: &FetchOutcome) -> ToolResult {
+    fn error(&self, e: impl Into<String>, outcome: &FetchOutcome) -> ToolResult {
         let base = self.base_url.as_deref();
         match &self.of {
             Of::PullRequest { id, .. } => {
@@ -558,7 +558,7 @@ impl DiffView {
                 }
                 Some(Err(e)) => {
                     self.missing.push(format!("The diff of {path}: not read — {e}"));
-                    diffs.push(json!({"path": path, "error": e}));
+                    diffs.push(json!({"path": path, "error": e.said()}));
                 }
                 None => diffs.push(json!({"path": path, "error": "not read"})),
             }

@@ -16,6 +16,7 @@ use crate::args::{flag, number};
 use crate::bitbucket::model::User;
 use crate::bitbucket::segment;
 use crate::bitbucket::window::{self, LineShare};
+use crate::errors::BitbucketError;
 use crate::fetch::FetchOutcome;
 use crate::highlight::{HighlightJob, Highlighted, Language, Mark, Plain};
 use crate::highlight_cache::HighlightCache;
@@ -65,7 +66,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let path = crate::args::string(args, "path").unwrap_or("").trim_matches('/').to_owned();
     if path.is_empty() {
         return Step::Done(
-            header.error("`path` names no file: give the file's path from the repository's root.".into(), None),
+            header.error("`path` names no file: give the file's path from the repository's root.", None),
         );
     }
     let place = Place { project, repo, path, at: crate::args::string(args, "at").map(str::to_owned) };
@@ -110,7 +111,7 @@ struct FileView {
     lines: Option<Lines>,
     /// Lines of the window past the view's bytes, not carried.
     dropped: u64,
-    blame: Option<Result<Vec<Blame>, String>>,
+    blame: Option<Result<Vec<Blame>, BitbucketError>>,
     built: Option<Value>,
     awaited: bool,
     /// The blame's authors: their avatars are read beside the lines once the blame names them.
@@ -140,7 +141,10 @@ impl Plan for FileView {
                         self.place.name()
                     )));
                 }
-                Err(e) => return Some(self.header.error_said(e, self.url(1), crate::errors::bitbucket_said(&outcome))),
+                Err(e) => {
+                    let said = e.bitbucket_said();
+                    return Some(self.header.error_said(e.into(), self.url(1), said));
+                }
             },
             FileRead::Blame => {
                 self.blame = Some(files::blame(&outcome, &self.place).map(|(b, _)| b));

@@ -32,6 +32,12 @@ const MAX_NAMED: usize = 10;
 /// Of `create_pull_request`'s arguments, what a draft must have.
 pub const REQUIRED: &[&str] = &["project", "repo"];
 
+/// The form's arguments: create_pull_request's, of which only [`REQUIRED`] are required. A draft: the model
+/// fills what it knows, the person the rest.
+pub fn args_schema(schema: &mut Value) {
+    schema["required"] = json!(REQUIRED);
+}
+
 /// Starts the form for the draft in `args`.
 pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let mut g = Gather::new(string(args, "project").unwrap_or(""), string(args, "repo").unwrap_or(""));

@@ -20,27 +20,161 @@ pub mod suggest;
 use serde_json::{Map, Value, json};
 
 use crate::plan::{Step, ToolResult};
-use crate::tool::{Access, Annotations, Call, KindSpec, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Call, KindSpec, Pace, Role, ToolSpec};
 
 /// The key of the view data in a result's `_meta`.
 pub const META_KEY: &str = "bb/view";
 /// The version of the view data (assets/VIEW_DATA.md).
 pub const VIEW_DATA_VERSION: u64 = 1;
 /// Every kind of `show`: its name, the data tool whose answer it shows (and whose arguments it
-/// takes), what builds it, and the page's script that draws it. Adding a kind is one row here, one
-/// file in this folder, one script in `assets/view/` and one test file; the catalogue, `show`'s schema,
-/// the page's kind registry and the view-data contract (`assets/VIEW_DATA.md`) follow from this table,
-/// and `core/tests/kinds.rs` holds the page and the contract to it.
+/// takes), what builds it, the page's script that draws it, what `show`'s description says it is, how its
+/// arguments differ from its tool's, and what its refresh cadence follows. Adding a kind is one row here,
+/// one file in this folder, one script in `assets/view/` and one test file; the catalogue, `show`'s
+/// description and schema, the refresh's cadence, the page's kind registry and the view-data contract
+/// (`assets/VIEW_DATA.md`) follow from this table, and `core/tests/kinds.rs` holds the page and the
+/// contract to it.
 pub const KINDS: &[KindSpec] = &[
-    KindSpec { name: "pull_request", tool: "get_pull_request", start: card::start, page: "card.js" },
-    KindSpec { name: "pull_requests", tool: "list_pull_requests", start: list::start, page: "list.js" },
-    KindSpec { name: "diff", tool: "get_pull_request_diff", start: diff::start, page: "diff.js" },
+    KindSpec {
+        name: "pull_request",
+        tool: "get_pull_request",
+        start: card::start,
+        page: "card.js",
+        words: "its page",
+        args: None,
+        pace: Pace::PullRequest,
+    },
+    KindSpec {
+        name: "pull_requests",
+        tool: "list_pull_requests",
+        start: list::start,
+        page: "list.js",
+        words: "a list",
+        args: None,
+        pace: Pace::List,
+    },
+    KindSpec {
+        name: "diff",
+        tool: "get_pull_request_diff",
+        start: diff::start,
+        page: "diff.js",
+        words: DIFF_WORDS,
+        args: None,
+        pace: Pace::Diff,
+    },
     // Two refs' diff: a kind of its own because its arguments are compare_refs' (see views::compare); the
     // page draws it with diff.js's module, which compare.js registers under this name.
-    KindSpec { name: compare::KIND, tool: "compare_refs", start: compare::start, page: "compare.js" },
-    KindSpec { name: form::KIND, tool: "create_pull_request", start: form::start, page: "form.js" },
-    KindSpec { name: file::KIND, tool: "get_file", start: file::start, page: "file.js" },
+    KindSpec {
+        name: compare::KIND,
+        tool: "compare_refs",
+        start: compare::start,
+        page: "compare.js",
+        words: DIFF_WORDS,
+        args: None,
+        pace: Pace::Diff,
+    },
+    KindSpec {
+        name: form::KIND,
+        tool: "create_pull_request",
+        start: form::start,
+        page: "form.js",
+        words: "your draft, which only the person submits: create a pull request asked for yourself; show the form only when they want a say first",
+        args: Some(form::args_schema),
+        pace: Pace::Still,
+    },
+    KindSpec {
+        name: file::KIND,
+        tool: "get_file",
+        start: file::start,
+        page: "file.js",
+        words: "lines of a file at a ref",
+        args: Some(file::extend_schema),
+        pace: Pace::Still,
+    },
 ];
+
+/// What `show`'s description says of a pull request's diff and of two refs': they are named together.
+const DIFF_WORDS: &str =
+    "a pull request's or two refs' changes, only for what the person cannot open in their own editor";
+
+/// `show`'s description: its kinds, each with its words, from [`KINDS`].
+const SHOW_DESCRIPTION: &str = match std::str::from_utf8(&SHOW_DESCRIPTION_BYTES) {
+    Ok(s) => s,
+    Err(_) => "",
+};
+const SHOW_DESCRIPTION_BYTES: [u8; described(KINDS, &mut [])] = {
+    let mut out = [0; described(KINDS, &mut [])];
+    described(KINDS, &mut out);
+    out
+};
+
+/// Writes `show`'s description of `kinds` into `out` (as much of it as fits) and returns its length: the
+/// kinds in the table's order, those side by side with the same words named together ("diff or compare
+/// (…)"), the last after "or".
+const fn described(kinds: &[KindSpec], out: &mut [u8]) -> usize {
+    let mut at = put(out, 0, "Show the person Bitbucket's own view: ");
+    let mut groups = 0;
+    let mut i = 0;
+    while i < kinds.len() {
+        if i == 0 || !same(kinds[i].words, kinds[i - 1].words) {
+            groups += 1;
+        }
+        i += 1;
+    }
+    let (mut i, mut group) = (0, 0);
+    while i < kinds.len() {
+        let first = i == 0 || !same(kinds[i].words, kinds[i - 1].words);
+        if first && group > 0 {
+            at = put(out, at, if group + 1 == groups { " or " } else { ", " });
+        } else if !first {
+            at = put(out, at, " or ");
+        }
+        at = put(out, at, kinds[i].name);
+        let last = i + 1 == kinds.len() || !same(kinds[i].words, kinds[i + 1].words);
+        if last {
+            at = put(out, at, " (");
+            at = put(out, at, kinds[i].words);
+            at = put(out, at, ")");
+        }
+        if first {
+            group += 1;
+        }
+        i += 1;
+    }
+    put(
+        out,
+        at,
+        ", with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
+    )
+}
+
+/// Writes `s` into `out` at `at` (what fits) and returns where it ends.
+const fn put(out: &mut [u8], at: usize, s: &str) -> usize {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if at + i < out.len() {
+            out[at + i] = bytes[i];
+        }
+        i += 1;
+    }
+    at + bytes.len()
+}
+
+/// Whether two texts are the same, at compile time.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// What the model is told when the client renders no views.
 pub const NOT_SHOWN: &str = "Nothing was shown: this client does not display views. Answer the person in words.";
@@ -51,7 +185,7 @@ pub const IF_UNSEEN: &str = "If the person sees no view, answer in words.";
 pub const SHOW: ToolSpec = ToolSpec {
     name: "show",
     title: "Show to the person",
-    description: "Show the person Bitbucket's own view: pull_request (its page), pull_requests (a list), diff or compare (a pull request's or two refs' changes, only for what the person cannot open in their own editor), file (lines of a file at a ref) or pull_request_form (your draft, which only the person submits: create a pull request asked for yourself; show the form only when they want a say first), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own.",
+    description: SHOW_DESCRIPTION,
     input_schema: || json!({"type": "object"}),
     annotations: Annotations::READ,
     access: Access::Read,
@@ -80,12 +214,8 @@ fn show_kind(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let mut rest = args.clone();
     rest.remove("kind");
     let mut schema = call.exposed.checked_schema(tool);
-    if kind.name == form::KIND {
-        // A draft: the model fills what it knows, the person the rest.
-        schema.to_mut()["required"] = json!(form::REQUIRED);
-    }
-    if kind.name == file::KIND {
-        file::extend_schema(schema.to_mut());
+    if let Some(args) = kind.args {
+        args(schema.to_mut());
     }
     // The same checks as a call's own arguments get: `refresh_view` carries these nested.
     let checked =
@@ -124,8 +254,8 @@ impl Header {
 
     /// The answer when the view could not be built: `message` for the model (an error it can act on),
     /// and for the person the same words with the address to open in Bitbucket, when bb knows it.
-    pub fn error(&self, message: String, url: Option<String>) -> ToolResult {
-        self.error_said(message, url, None)
+    pub fn error(&self, message: impl Into<String>, url: Option<String>) -> ToolResult {
+        self.error_said(message.into(), url, None)
     }
 
     /// As [`Header::error`], and `said`: what the person reads instead of the model's sentence, in Bitbucket's
@@ -193,5 +323,21 @@ pub(crate) fn counts(pr: &crate::bitbucket::model::PullRequest) -> Value {
     match pr.counts() {
         Some(c) => json!({"comments": c.comments, "openTasks": c.open_tasks, "resolvedTasks": c.resolved_tasks}),
         None => json!({"comments": null, "openTasks": null, "resolvedTasks": null}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{KINDS, SHOW};
+
+    #[test]
+    fn show_s_description_names_the_kinds_of_the_table_in_its_order_with_their_words() {
+        assert_eq!(
+            SHOW.description,
+            "Show the person Bitbucket's own view: pull_request (its page), pull_requests (a list), diff or compare (a pull request's or two refs' changes, only for what the person cannot open in their own editor), pull_request_form (your draft, which only the person submits: create a pull request asked for yourself; show the form only when they want a say first) or file (lines of a file at a ref), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own."
+        );
+        for k in KINDS {
+            assert!(SHOW.description.contains(k.name) && SHOW.description.contains(k.words), "{}", k.name);
+        }
     }
 }

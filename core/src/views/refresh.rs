@@ -69,7 +69,7 @@ use serde_json::{Map, Value, json};
 use crate::fetch::{Batch, FetchErrorKind, FetchOutcome, Ticket};
 use crate::highlight::Highlighted;
 use crate::plan::{Desk, Step, ToolResult, Waiting};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Call, Pace, Role, ToolSpec};
 
 /// The tool: read-only, offered to views and not to the model.
 pub const REFRESH_VIEW: ToolSpec = ToolSpec {
@@ -322,48 +322,66 @@ pub struct Motion {
     pub settled: bool,
 }
 
-/// Reads [`Motion`] from view data of any kind.
+/// Reads [`Motion`] from view data of any kind: what its kind's row in [`super::KINDS`] says its cadence
+/// follows (the data names its kind).
 pub fn motion(data: &Map<String, Value>) -> Motion {
+    let still = Motion { moving: false, last_change: None, closed_at: None, settled: false };
+    let kind = data.get("kind").and_then(Value::as_str);
+    let pace = super::KINDS.iter().find(|k| Some(k.name) == kind).map_or(Pace::Still, |k| k.pace);
+    let part = |key: &str| data.get(key).and_then(Value::as_object);
+    match pace {
+        Pace::PullRequest => part("pullRequest").map_or(still, pull_request_motion),
+        Pace::List => part("list").map_or(still, list_motion),
+        Pace::Diff => part("diff").map_or(still, diff_motion),
+        Pace::Still => still,
+    }
+}
+
+/// A pull request's: builds running or its merge check being computed; updated or active; closed.
+fn pull_request_motion(pr: &Map<String, Value>) -> Motion {
+    let builds = pr.get("builds");
+    let running_items = builds
+        .and_then(|b| b.get("items"))
+        .and_then(Value::as_array)
+        .is_some_and(|items| items.iter().any(|i| i.get("state").and_then(Value::as_str) == Some("INPROGRESS")));
+    let running_count =
+        builds.and_then(|b| b.pointer("/counts/inProgress")).and_then(Value::as_u64).is_some_and(|n| n > 0);
+    let open = pr.get("state").and_then(Value::as_str).is_none_or(|s| s == "OPEN");
+    // Bitbucket computes the merge outcome in the background; UNKNOWN means not yet
+    // (reference/bitbucket-dc.md, the pull request's properties.mergeResult).
+    let computing = open && pr.get("mergeOutcome").and_then(Value::as_str) == Some("UNKNOWN");
+    let newest_activity = pr.get("activity").and_then(|a| a.pointer("/items/0/at")).and_then(Value::as_u64);
+    Motion {
+        moving: running_items || running_count || computing,
+        last_change: pr.get("updated").and_then(Value::as_u64).max(newest_activity),
+        closed_at: (!open).then(|| pr.get("closed").and_then(Value::as_u64).unwrap_or(0)),
+        settled: false,
+    }
+}
+
+/// A list's: any item with builds in progress; the newest update.
+fn list_motion(list: &Map<String, Value>) -> Motion {
     let mut m = Motion { moving: false, last_change: None, closed_at: None, settled: false };
-    let latest = |a: Option<u64>, b: Option<u64>| a.max(b);
-    if let Some(pr) = data.get("pullRequest").and_then(Value::as_object) {
-        let builds = pr.get("builds");
-        let running_items = builds
-            .and_then(|b| b.get("items"))
-            .and_then(Value::as_array)
-            .is_some_and(|items| items.iter().any(|i| i.get("state").and_then(Value::as_str) == Some("INPROGRESS")));
-        let running_count =
-            builds.and_then(|b| b.pointer("/counts/inProgress")).and_then(Value::as_u64).is_some_and(|n| n > 0);
-        let open = pr.get("state").and_then(Value::as_str).is_none_or(|s| s == "OPEN");
-        // Bitbucket computes the merge outcome in the background; UNKNOWN means not yet
-        // (reference/bitbucket-dc.md, the pull request's properties.mergeResult).
-        let computing = open && pr.get("mergeOutcome").and_then(Value::as_str) == Some("UNKNOWN");
-        m.moving = running_items || running_count || computing;
-        let newest_activity = pr.get("activity").and_then(|a| a.pointer("/items/0/at")).and_then(Value::as_u64);
-        m.last_change = latest(pr.get("updated").and_then(Value::as_u64), newest_activity);
-        if !open {
-            m.closed_at = Some(pr.get("closed").and_then(Value::as_u64).unwrap_or(0));
+    for item in list.get("items").and_then(Value::as_array).into_iter().flatten() {
+        if item.pointer("/builds/inProgress").and_then(Value::as_u64).is_some_and(|n| n > 0) {
+            m.moving = true;
         }
-    } else if let Some(list) = data.get("list").and_then(Value::as_object) {
-        for item in list.get("items").and_then(Value::as_array).into_iter().flatten() {
-            if item.pointer("/builds/inProgress").and_then(Value::as_u64).is_some_and(|n| n > 0) {
-                m.moving = true;
-            }
-            m.last_change = latest(m.last_change, item.get("updated").and_then(Value::as_u64));
-        }
-    } else if let Some(diff) = data.get("diff").and_then(Value::as_object) {
-        // A closed pull request's diff no longer changes.
-        if diff.get("state").and_then(Value::as_str).is_some_and(|s| s != "OPEN") {
-            m.closed_at = Some(0);
-        }
-        // Two refs' diff changes only when a branch moves.
-        m.settled = diff.get("compare").is_some_and(Value::is_object);
+        m.last_change = m.last_change.max(item.get("updated").and_then(Value::as_u64));
+    }
+    m
+}
+
+/// A diff's: a closed pull request's no longer changes; two refs' changes only when a branch moves.
+fn diff_motion(diff: &Map<String, Value>) -> Motion {
+    Motion {
+        moving: false,
         // A pull request's diff moves at the card's pace: updated, or commented on, in the last 5 minutes is
         // read every 15 s, as the card of the same pull request is (issue 40: a comment reached an open card
         // in 7 s and the diff in 17).
-        m.last_change = latest(diff.get("updated").and_then(Value::as_u64), newest_comment(diff));
+        last_change: diff.get("updated").and_then(Value::as_u64).max(newest_comment(diff)),
+        closed_at: diff.get("state").and_then(Value::as_str).is_some_and(|s| s != "OPEN").then_some(0),
+        settled: diff.get("compare").is_some_and(Value::is_object),
     }
-    m
 }
 
 /// The newest comment or reply a diff draws (`at`, epoch ms): on its files, its lines, and in replies.

@@ -210,7 +210,7 @@ impl Gather {
             Read::Repo => match repository::id(outcome, about) {
                 Ok(id) => self.found.insert("repoId".into(), json!(id)),
                 Err(e) => {
-                    self.failed = Some(e);
+                    self.failed = Some(e.into());
                     return;
                 }
             },
@@ -284,7 +284,7 @@ impl Gather {
             },
             // Only Bitbucket's 404 says the branch is not there; any other failure leaves it to the reads after.
             Read::Source => {
-                if errors::refusal(outcome).is_some_and(|r| r.status == 404) {
+                if errors::body(outcome, about, None).is_err_and(|e| e.refusal().is_some_and(|r| r.status == 404)) {
                     let name = self.from.as_deref().unwrap_or("");
                     let name = name.strip_prefix("refs/heads/").unwrap_or(name);
                     self.bad_source =
@@ -348,8 +348,8 @@ impl Gather {
         }
     }
 
-    fn fail(&mut self, e: String) {
-        self.missing.push(e);
+    fn fail(&mut self, e: impl Into<String>) {
+        self.missing.push(e.into());
     }
 }
 
