@@ -20,8 +20,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bb::client::Client;
 use bb::config::{Auth, BitbucketConfig, ConnectionFlags};
+use bb_bitbucket::Client;
 use bb_core::{Catalogue, ExposureOptions, FetchOutcome, FetchRequest, Method, ServerConfig};
 use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken, Requester};
 use bb_stack::tls::StackTls;
@@ -406,7 +406,7 @@ fn session(config: BitbucketConfig, bitbucket: Arc<dyn Bitbucket>, tool: &str, a
         log.push_str(line);
         log.push('\n');
     })
-    .scrubbing(bb::client::secrets(&config));
+    .scrubbing(bb_bitbucket::secrets(&config));
     let server = std::thread::spawn(move || {
         let input = smol::Async::new(bb_in).unwrap();
         let output = smol::Async::new(bb_out).unwrap();

@@ -2,6 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::*;
+use bb_bitbucket::options::DEFAULT_TIMEOUT;
+use bb_core::retry::RetryPolicy;
 use std::collections::BTreeMap;
 
 const CERTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/stack/certs");
@@ -266,7 +268,7 @@ fn a_rate_store_is_a_redis_url_checked_at_start_and_its_password_a_secret() {
     assert_eq!(store.password.as_ref().map(Secret::expose), Some("env-pw"));
     let debug = format!("{c:?}");
     assert!(!debug.contains("url-pw") && !debug.contains("env-pw"), "{debug}");
-    let scrubbed = crate::client::secrets(&c).scrub("a url-pw b env-pw").into_owned();
+    let scrubbed = bb_bitbucket::secrets(&c).scrub("a url-pw b env-pw").into_owned();
     assert!(!scrubbed.contains("url-pw") && !scrubbed.contains("env-pw"), "{scrubbed}");
     let e = load(&flags("valkey.internal:6379"), &env).unwrap_err();
     assert!(e.starts_with("--rate-store `valkey.internal:6379` is not a Valkey or Redis URL"), "{e}");

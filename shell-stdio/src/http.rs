@@ -14,8 +14,8 @@ use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken, Requester};
 use bb_http::{BearerToken, HttpOptions, HttpServer, Limits, MetricsServer};
 
 use crate::cli::HttpServe;
-use crate::client::Client;
 use crate::config::{Auth, BitbucketConfig};
+use bb_bitbucket::Client;
 
 /// Binds, prints the URL as the first line on stderr (and a generated token, once), then serves
 /// until SIGTERM or SIGINT, then stops gracefully (see [`bb_http::Running::stop`]) and returns.

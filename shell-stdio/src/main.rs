@@ -78,8 +78,8 @@ fn run() -> Result<(), String> {
                 server_config.highlight_deadline_ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
             }
             // No line of the log may carry the operator's credentials, whatever echoed them.
-            let logger = logger.scrubbing(config.as_ref().map(bb::client::secrets).unwrap_or_default());
-            let bitbucket = bb::client::for_config(config.clone(), &logger)?;
+            let logger = logger.scrubbing(config.as_ref().map(bb_bitbucket::secrets).unwrap_or_default());
+            let bitbucket = bb_bitbucket::for_config(config.clone(), &logger)?;
             // The grammars of the languages pull requests carry most compile once per process; compiled here, on a
             // thread of their own, the first diff of a session is not the one that pays for them.
             // Said at debug level, with how long it took: tests/first_diff.rs waits for it.

@@ -51,7 +51,7 @@ pub fn options(
                 "--oauth with --rate-store keeps logins in the shared store, encrypted: set BB_OAUTH_STORE_KEY to 64 hex \
                  digits (such as the output of `openssl rand -hex 32`), the same on every replica",
             )?;
-            let client = crate::client::rate_store::store_client(rate_store, config.ca_file.as_deref())?;
+            let client = bb_bitbucket::store_client(rate_store, config.ca_file.as_deref())?;
             Arc::new(SharedStore::new(client, &key)?)
         }
     };
@@ -79,7 +79,7 @@ fn agent(config: &BitbucketConfig) -> Agent {
         .max_redirects(0)
         .user_agent(format!("bb/{}", env!("CARGO_PKG_VERSION")))
         .timeout_global(Some(config.timeout))
-        .tls_config(crate::client::tls::tls_config(config))
+        .tls_config(bb_bitbucket::tls_config(config))
         .build()
         .into()
 }

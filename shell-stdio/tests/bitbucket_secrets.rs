@@ -37,8 +37,8 @@ fn serve(config: BitbucketConfig, calls: usize) -> Transcript {
         log.push_str(line);
         log.push('\n');
     })
-    .scrubbing(bb::client::secrets(&config));
-    let client = Arc::new(bb::client::Client::new(config).unwrap());
+    .scrubbing(bb_bitbucket::secrets(&config));
+    let client = Arc::new(bb_bitbucket::Client::new(config).unwrap());
     let server = std::thread::spawn(move || {
         let input = smol::Async::new(bb_in).unwrap();
         let output = smol::Async::new(bb_out).unwrap();

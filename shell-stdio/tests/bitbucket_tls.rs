@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod io_support;
 
-use bb::client::Client;
 use bb::config::{self, BitbucketConfig, ConnectionFlags};
+use bb_bitbucket::Client;
 use bb_core::FetchErrorKind;
 use bb_drive::{Bitbucket, Cancel};
 use bb_stack::tls::{StackTls, test_cert_path};

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 fn a_call_piped_in_before_the_end_of_input_is_answered_before_bb_exits() {
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
     // The pull request takes a while, so the input surely ends while its call is in flight.
-    let control = bb::client::Client::new(
+    let control = bb_bitbucket::Client::new(
         bb::config::BitbucketConfig::new(&stack.base_url, bb::config::Auth::Anonymous).unwrap(),
     )
     .unwrap();

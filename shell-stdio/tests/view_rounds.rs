@@ -14,7 +14,7 @@ mod io_support;
 
 use std::io::{BufRead, BufReader, Write};
 
-use bb::client::Client;
+use bb_bitbucket::Client;
 use bb_core::Method;
 use bb_drive::{Bitbucket, Cancel};
 use io_support::*;

@@ -118,7 +118,7 @@ pub fn start(options: &Options, env: &dyn Fn(&str) -> Option<String>) -> Result<
     let exposed = Catalogue::standard().expose(&ExposureOptions::default())?;
     let mut server_config = ServerConfig::new(exposed, VERSION);
     server_config.base_url = Some(config.base_url.clone());
-    let bitbucket = bb::client::for_config(Some(config), &bb_drive::Logger::new(None))?;
+    let bitbucket = bb_bitbucket::for_config(Some(config), &bb_drive::Logger::new(None))?;
     let port = page_addr.port();
     let http_options = HttpOptions {
         allow_origins: vec![format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}")],

@@ -14,8 +14,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use bb::client::Client;
-use bb::config::{Auth, BitbucketConfig, Secret};
+use bb_bitbucket::Client;
+use bb_bitbucket::options::{Auth, BitbucketConfig, Secret};
 use bb_core::{FetchOutcome, FetchRequest};
 use bb_drive::{Bitbucket, Cancel};
 use bb_stack::exchange::Request;

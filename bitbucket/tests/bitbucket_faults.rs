@@ -130,10 +130,13 @@ fn an_answer_larger_than_the_cap_is_refused() {
 #[test]
 fn a_server_that_is_not_there_is_unreachable_and_retried() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut config =
-        bb::config::BitbucketConfig::new(&format!("http://127.0.0.1:{port}"), bb::config::Auth::Anonymous).unwrap();
+    let mut config = bb_bitbucket::options::BitbucketConfig::new(
+        &format!("http://127.0.0.1:{port}"),
+        bb_bitbucket::options::Auth::Anonymous,
+    )
+    .unwrap();
     config.retry.base_ms = 1;
-    let e = failure(bb::client::Client::new(config).unwrap().fetch(get(PR1), None, &Cancel::new()));
+    let e = failure(bb_bitbucket::Client::new(config).unwrap().fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(e.kind, FetchErrorKind::Unreachable, "{e:?}");
     assert!(!e.may_have_arrived);
     assert!(e.detail.contains("(after 4 attempts)"), "{}", e.detail);
@@ -145,7 +148,7 @@ fn a_context_path_in_the_url_is_kept() {
         bb_stack::Stack::start(bb_stack::StackConfig { context_path: "/bitbucket".into(), ..Default::default() })
             .unwrap();
     let url = format!("{}/", stack.base_url);
-    let bb = client(&stack, |c| *c = bb::config::BitbucketConfig::new(&url, c.auth.clone()).unwrap());
+    let bb = client(&stack, |c| *c = bb_bitbucket::options::BitbucketConfig::new(&url, c.auth.clone()).unwrap());
     assert!(bb.config().base_url.ends_with("/bitbucket"));
     assert_eq!(response(bb.fetch(get(PR1), None, &Cancel::new())).status, 200);
 }

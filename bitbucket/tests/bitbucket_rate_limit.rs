@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod io_support;
 
-use bb::client::Client;
-use bb::config::RateLimit;
+use bb_bitbucket::Client;
+use bb_bitbucket::options::RateLimit;
 use bb_core::FetchErrorKind;
 use bb_drive::{Bitbucket, Cancel};
 use io_support::*;
@@ -123,7 +123,7 @@ fn off_spends_nothing_and_bitbuckets_429_reaches_the_model_after_its_retries() {
 fn requests_without_credentials_spend_no_budget_as_bitbucket_limits_only_authenticated_ones() {
     let stack = stack();
     let bb = Client::new(
-        bb::config::BitbucketConfig::new(&stack.base_url, bb::config::Auth::Anonymous)
+        bb_bitbucket::options::BitbucketConfig::new(&stack.base_url, bb_bitbucket::options::Auth::Anonymous)
             .map(|mut c| {
                 c.rate_limit = Some(RateLimit { capacity: 1.0, refill_per_s: 0.001 });
                 c

@@ -7,8 +7,8 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
-use bb::client::Client;
-use bb::config::{Auth, BitbucketConfig};
+use bb_bitbucket::Client;
+use bb_bitbucket::options::{Auth, BitbucketConfig};
 use bb_core::{FetchOutcome, FetchRequest};
 use bb_drive::{Bitbucket, Cancel};
 

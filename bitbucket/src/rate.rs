@@ -46,7 +46,7 @@ use bb_drive::Cancel;
 use super::rate_store::{Step, Store};
 use std::time::{Duration, Instant};
 
-pub use crate::config::RateLimit;
+pub use crate::options::RateLimit;
 
 /// One identity's bucket.
 #[derive(Debug, Clone)]

@@ -8,8 +8,8 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 
-use bb::client::Client;
-use bb::config::{Auth, BitbucketConfig, Secret};
+use bb_bitbucket::Client;
+use bb_bitbucket::options::{Auth, BitbucketConfig, Secret};
 use bb_core::{Decoded, FetchOutcome, FetchRequest, LineShare};
 use bb_drive::{Bitbucket, Cancel};
 

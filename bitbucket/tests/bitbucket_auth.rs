@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod io_support;
 
-use bb::client::Client;
-use bb::config::{Auth, Secret};
+use bb_bitbucket::Client;
+use bb_bitbucket::options::{Auth, Secret};
 use bb_core::FetchErrorKind;
 use bb_drive::{Bitbucket, Cancel};
 use io_support::*;
@@ -38,9 +38,11 @@ fn no_error_detail_or_debug_output_holds_the_token() {
         Control::new(&ctl).fault(fault);
         details.push(failure(bb.fetch(get(PR1), None, &Cancel::new())).detail);
     }
-    let gone =
-        Client::new(bb::config::BitbucketConfig { base_url: "http://127.0.0.1:9".into(), ..bb.config().clone() })
-            .unwrap();
+    let gone = Client::new(bb_bitbucket::options::BitbucketConfig {
+        base_url: "http://127.0.0.1:9".into(),
+        ..bb.config().clone()
+    })
+    .unwrap();
     let e = failure(gone.fetch(get(PR1), None, &Cancel::new()));
     assert_eq!(e.kind, FetchErrorKind::Unreachable);
     details.push(e.detail);

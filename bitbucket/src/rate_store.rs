@@ -29,7 +29,7 @@ use bb_core::Level;
 use bb_drive::Logger;
 use redis::ConnectionAddr;
 
-use crate::config::{RateLimit, RateStore, redact_userinfo};
+use crate::options::{RateLimit, RateStore, redact_userinfo};
 
 /// How long connecting to the store, and each of its answers, may take before bb decides alone.
 pub const STORE_TIMEOUT: Duration = Duration::from_millis(200);

@@ -1,14 +1,14 @@
 //! ureq's TLS settings from bb's configuration: rustls with the ring provider, the built-in (webpki) roots plus
 //! `BB_CA_FILE`, and the client certificate when one is configured.
 //!
-//! Everything here was checked by [`crate::config::load`]: a key that does not match its certificate never
+//! Everything here was checked by bb's `config::load`: a key that does not match its certificate never
 //! reaches ureq (which would otherwise panic while building its TLS configuration on first use).
 
 use std::sync::Arc;
 
 use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig, TlsProvider};
 
-use crate::config::BitbucketConfig;
+use crate::options::BitbucketConfig;
 
 /// The TLS configuration of bb's agent.
 pub fn tls_config(config: &BitbucketConfig) -> TlsConfig {

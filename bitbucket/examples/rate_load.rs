@@ -6,8 +6,8 @@
 //! the cards are sessions that call `show` and then `refresh_view` whenever `next` says; the model is a
 //! session that calls `get_pull_request` every 2 s. Every pull request shown has a build in progress, so
 //! every card asks every 5 s: 20 cards want about 24 requests a second, five times what Bitbucket allows.
-//! Each read goes through bb's own bucket exactly as bb's client spends it ([`bb::client::Bucket`], at
-//! [`bb::client::REFILL_SHARE`] of the refill): the model's first, refreshes from the upper half only
+//! Each read goes through bb's own bucket exactly as bb's client spends it ([`bb_bitbucket::Bucket`], at
+//! [`bb_bitbucket::REFILL_SHARE`] of the refill): the model's first, refreshes from the upper half only
 //! and deferred below it; then through Bitbucket's (the stand-in's [`TokenBucket`]), which answers 429
 //! with `Retry-After` when empty. Bitbucket answers after [`LATENCY_MS`].
 //!
@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use bb::client::{Bucket, REFILL_SHARE, RateLimit};
+use bb_bitbucket::{Bucket, REFILL_SHARE, RateLimit};
 use bb_core::{
     Catalogue, ExposureOptions, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Input, Output,
     Server, ServerConfig, SessionId, Ticket,
@@ -222,7 +222,7 @@ impl Sim {
         }
     }
 
-    /// bb's client: its bucket decides whether and when the read goes (as `bb::client::Rate::enter`
+    /// bb's client: its bucket decides whether and when the read goes (as `Rate::enter` in bb-bitbucket's `rate.rs`
     /// does: a refresh's batch now or held back, the model's read when a token is there).
     fn fetch(&mut self, ticket: Ticket, request: FetchRequest) {
         let now = self.instant();

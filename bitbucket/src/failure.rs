@@ -11,7 +11,7 @@ use bb_core::{FetchError, FetchErrorKind};
 use rustls::{AlertDescription, CertificateError};
 use ureq::Timeout;
 
-use crate::config::BitbucketConfig;
+use crate::options::BitbucketConfig;
 
 /// Where the request was when it failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,17 +20,24 @@
 //! carries the credentials, `Accept: application/json`, a `User-Agent: bb/<version>`, and for writes
 //! `Content-Type: application/json` and `X-Atlassian-Token: no-check`. Redirects are not followed (a 3xx is
 //! reported as it is, and credentials never travel to another host).
+//!
+//! What the client needs from the configuration is [`options::BitbucketConfig`], plain values the
+//! application builds from its flags and environment. The repository's map is `docs/ARCHITECTURE.md`.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod abandon;
 mod failure;
 mod in_flight;
+pub mod options;
 mod rate;
-pub mod rate_store;
-pub(crate) mod tls;
+mod rate_store;
+mod tls;
 
 pub use in_flight::InFlight;
 pub use rate::{Bucket, Entry, Identity, REFILL_SHARE, Rate, RateLimit};
 pub use rate_store::store_client;
+pub use tls::tls_config;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -42,7 +49,7 @@ use ureq::unversioned::resolver::DefaultResolver;
 use ureq::unversioned::transport::{Connector, DefaultConnector};
 use ureq::{Agent, RequestBuilder};
 
-use crate::config::{Auth, BitbucketConfig};
+use crate::options::{Auth, BitbucketConfig};
 
 /// Connecting (TCP, proxy and TLS) takes at most this long, or the request timeout if that is shorter.
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -62,7 +69,7 @@ pub fn for_config(config: Option<BitbucketConfig>, log: &bb_drive::Logger) -> Re
 
 /// The Bitbucket of a bb with no server configured: every request fails with what to set.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Unconfigured;
+pub(crate) struct Unconfigured;
 
 impl Bitbucket for Unconfigured {
     fn fetch(&self, _: FetchRequest, _: Option<&PersonalToken>, _: &Cancel) -> FetchOutcome {
@@ -122,12 +129,12 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// A client for `config`. Fails (with what to fix) only on settings that [`crate::config::load`] did not
+    /// A client for `config`. Fails (with what to fix) only on settings that bb's `config::load` did not
     /// already check, such as a proxy ureq refuses.
     pub fn new(config: BitbucketConfig) -> Result<Self, String> {
         let proxy = match &config.proxy {
             Some(p) => Some(ureq::Proxy::new(p.url.expose()).map_err(|e| {
-                format!("{} `{}` cannot be used ({e})", p.source, crate::config::redact_userinfo(p.url.expose()))
+                format!("{} `{}` cannot be used ({e})", p.source, crate::options::redact_userinfo(p.url.expose()))
             })?),
             None => None,
         };
@@ -497,14 +504,14 @@ fn jitter() -> u16 {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
-    use crate::config::Secret;
+    use crate::options::Secret;
 
     #[test]
     fn the_secrets_of_a_configuration_are_its_password_its_basic_form_and_its_proxys_password() {
         let mut config =
             BitbucketConfig::new("https://h", Auth::Basic { user: "u".into(), password: Secret::new("pa55word") })
                 .unwrap();
-        config.proxy = Some(crate::config::ProxySettings {
+        config.proxy = Some(crate::options::ProxySettings {
             url: Secret::new("http://px:pr%40xy-pw@proxy:3128"),
             source: "HTTPS_PROXY",
         });
@@ -525,7 +532,7 @@ mod tests {
 
         let mut config = BitbucketConfig::new("https://h", Auth::Token(Secret::new("t"))).unwrap();
         config.proxy =
-            Some(crate::config::ProxySettings { url: Secret::new("http://[::1:3128"), source: "HTTPS_PROXY" });
+            Some(crate::options::ProxySettings { url: Secret::new("http://[::1:3128"), source: "HTTPS_PROXY" });
         let e = Client::new(config).err().unwrap();
         assert!(e.starts_with("HTTPS_PROXY `http://[::1:3128` cannot be used"), "{e}");
     }

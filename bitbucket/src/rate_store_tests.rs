@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::*;
-use crate::client::rate::{Entry, Identity, Rate};
-use crate::config::Secret;
+use crate::options::Secret;
+use crate::rate::{Entry, Identity, Rate};
 use bb_core::Batch;
 use bb_drive::Cancel;
 use std::process::{Child, Command, Stdio};
