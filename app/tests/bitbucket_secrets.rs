@@ -42,7 +42,7 @@ fn serve(config: BitbucketConfig, calls: usize) -> Transcript {
     let server = std::thread::spawn(move || {
         let input = smol::Async::new(bb_in).unwrap();
         let output = smol::Async::new(bb_out).unwrap();
-        smol::block_on(bb::stdio::serve(input, output, server_config, client, logger, 1 << 20))
+        smol::block_on(bb_stdio::serve(input, output, server_config, client, logger, 1 << 20))
     });
     from_bb.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let mut from_bb = BufReader::new(from_bb);

@@ -1,7 +1,7 @@
 //! `cargo run --release -p bb --example fault_matrix [-- --write | --check]`: every tool and `show` kind
 //! against every fault, one row each, as the Markdown table committed in `docs/fault-matrix.md`.
 //!
-//! Each row is one whole stdio session (`bb::stdio::serve`, bb's real Bitbucket client configured through
+//! Each row is one whole stdio session (`bb_stdio::serve`, bb's real Bitbucket client configured through
 //! `bb::config::load` as a person configures bb) with one `tools/call`, against an in-process stand-in
 //! (`bb-stack`) that was reset to its seed and given one fault first. A row says how many Bitbucket requests
 //! the call's attempts made, the first line of the answer, which writes reached the server and whether any
@@ -410,7 +410,7 @@ fn session(config: BitbucketConfig, bitbucket: Arc<dyn Bitbucket>, tool: &str, a
     let server = std::thread::spawn(move || {
         let input = smol::Async::new(bb_in).unwrap();
         let output = smol::Async::new(bb_out).unwrap();
-        smol::block_on(bb::stdio::serve(input, output, server_config, bitbucket, logger, bb::lines::MAX_LINE))
+        smol::block_on(bb_stdio::serve(input, output, server_config, bitbucket, logger, bb_stdio::MAX_LINE))
     });
     from_bb.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     let mut from_bb = BufReader::new(from_bb);
@@ -630,7 +630,7 @@ edit by hand. Regenerate with
 (`--release` works too; the output is the same) and check it with `-- --check`: CI does, after the fuzz step.
 
 How a row is made: two stand-ins are reset to the seed, one of them given the fault; then one whole stdio
-session runs (`bb::stdio::serve`: `initialize` declaring the MCP Apps UI extension, one `tools/call`, end of
+session runs (`bb_stdio::serve`: `initialize` declaring the MCP Apps UI extension, one `tools/call`, end of
 input) with bb's real Bitbucket client, configured through `bb::config::load` from `BITBUCKET_URL` and
 `BITBUCKET_TOKEN` only, so with bb's defaults: 3 retries (250 ms backoff doubling, `Retry-After` honoured up to
 30 s), a 30 s request timeout, retries only where they are safe (GET on 429, 502, 503, 504 and on failing to

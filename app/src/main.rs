@@ -2,10 +2,10 @@
 #![forbid(unsafe_code)]
 
 use bb::cli::{self, Command};
-use bb::lines::MAX_LINE;
 use bb_core::{Access, Role};
 use bb_core::{Catalogue, ServerConfig};
 use bb_drive::Logger;
+use bb_stdio::MAX_LINE;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -96,7 +96,7 @@ fn run() -> Result<(), String> {
             if let Some(addr) = options.metrics {
                 bb::http::serve_metrics(addr, &[], std::sync::Arc::new(|| {}), &logger)?;
             }
-            bb::stdio::serve_stdio(server_config, bitbucket, logger, MAX_LINE)
+            bb_stdio::serve_stdio(server_config, bitbucket, logger, MAX_LINE)
                 .map_err(|e| format!("writing to stdout failed: {e}"))
         }
     }
