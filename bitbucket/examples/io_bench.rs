@@ -1,4 +1,4 @@
-//! `cargo run --release -p bb --example io_bench`: bb's overhead per Bitbucket request.
+//! `cargo run --release -p bb-bitbucket --example io_bench`: bb's overhead per Bitbucket request.
 //!
 //! Against one in-process stack, sequential `GET …/pull-requests/1` (one request at a time, keep-alive):
 //! - the stack's own handling time (its handler called directly, no socket);

@@ -15,7 +15,7 @@
 //! the model's calls' time (p50, p99, max). Then the same without bb's bucket (`--rate-limit off`): what
 //! the person's rate limit would meet.
 //!
-//! Run: `cargo run --release -p bb --example rate_load`.
+//! Run: `cargo run --release -p bb-bitbucket --example rate_load`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::BTreeMap;
