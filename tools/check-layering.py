@@ -6,11 +6,15 @@ Fails (exit 1, naming the files) when
       mod.rs and children), or breaks a folder rule: tools/ must not import views/, views/ must not import
       tools/, reads/ and writes/ (where every Bitbucket request is built) import neither, and nothing but
       `catalogue` and `lib.rs` imports `tools::` or `views::` (a folder's own files may use their siblings);
-  (b) shell-http/src, shell-stdio/src, drive/src, tools/stack/src (the Bitbucket stand-in) or hyper-smol/src (the
+  (b) app/src, bitbucket/src, shell-http/src, shell-stdio/src, drive/src, tools/stack/src (the Bitbucket stand-in) or hyper-smol/src (the
       hyper-on-smol glue of shell-http and the stand-in) has an import circle between files: no file imports a file
       that imports it back, directly or through others;
   (c) `poll_output()` is called outside core/, drive/src/ and test, bench, example or fuzz code: a second
-      drive loop.
+      drive loop;
+  (d) a crate's Cargo.toml names a bb crate that is not below it: app (bb) -> {shell-stdio (bb-stdio),
+      shell-http (bb-http), bitbucket (bb-bitbucket)} -> drive -> core -> assets; shell-http and the stand-in
+      sit on hyper-smol. The client and the transports never name each other or the application; test code
+      (dev-dependencies) may also name the stand-in (bb-stack).
 
 Imports are read from `use` trees and `crate::`/`super::`/`self::`/child-module paths, after comments, string
 literals and `#[cfg(test)]` items are blanked. Run from anywhere: paths are relative to the repository.
@@ -396,11 +400,53 @@ def check_drive_loop(failures):
           f"{len(bad)} outside drive/src")
 
 
+# (d): each product crate's folder, its package, and the bb crates it may name (arrows down only).
+BELOW = {
+    "app": ("bb", {"bb-core", "bb-drive", "bb-bitbucket", "bb-http", "bb-stdio"}),
+    "shell-stdio": ("bb-stdio", {"bb-core", "bb-drive"}),
+    "shell-http": ("bb-http", {"bb-core", "bb-drive", "bb-hyper-smol"}),
+    "bitbucket": ("bb-bitbucket", {"bb-core", "bb-drive"}),
+    "drive": ("bb-drive", {"bb-core"}),
+    "core": ("bb-core", {"bb-assets"}),
+    "assets": ("bb-assets", set()),
+    "hyper-smol": ("bb-hyper-smol", set()),
+    "tools/stack": ("bb-stack", {"bb-hyper-smol"}),
+}
+
+
+def check_crates(failures):
+    """Every bb crate a Cargo.toml names lies below it (dev-dependencies may add the stand-in and the crate itself)."""
+    arrows = 0
+    for folder, (package, below) in BELOW.items():
+        with open(os.path.join(ROOT, folder, "Cargo.toml"), encoding="utf-8") as f:
+            section = None
+            for n, line in enumerate(f, 1):
+                line = line.split("#", 1)[0].strip()
+                if line.startswith("["):
+                    section = line.strip("[]").rsplit(".", 1)[-1]
+                    continue
+                if section not in ("dependencies", "dev-dependencies", "build-dependencies"):
+                    continue
+                m = re.match(r"(bb(?:-[a-z-]+)?)\s*[.=]", line)
+                if not m:
+                    continue
+                name = m.group(1)
+                allowed = below | ({"bb-stack", package} if section == "dev-dependencies" else set())
+                if name in allowed:
+                    arrows += 1
+                    continue
+                failures.append(f"crates: {folder}/Cargo.toml:{n} ({package}, [{section}]) names {name}, "
+                                f"which is not below it (it may name {', '.join(sorted(allowed)) or 'no bb crate'})")
+    print(f"crates: {len(BELOW)} crates, {arrows} arrows down")
+
+
 def main():
     failures = []
     check_core(failures)
     check_files("core (files inside a folder)", "core/src", failures, skip=("testing",), within_folders=True)
     for name, src in (
+        ("app", "app/src"),
+        ("bitbucket", "bitbucket/src"),
         ("shell-http", "shell-http/src"),
         ("shell-stdio", "shell-stdio/src"),
         ("drive", "drive/src"),
@@ -409,6 +455,7 @@ def main():
     ):
         check_files(name, src, failures)
     check_drive_loop(failures)
+    check_crates(failures)
     if failures:
         print("\nlayering check failed:", file=sys.stderr)
         for f in failures:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Writes shell-stdio/startup-order.txt: the functions of the release `bb` that a start and an idle server
-# run (over HTTP; over stdio, with a client's first exchange), which the linker then lays out first and together (shell-stdio/build.rs),
+# Writes app/startup-order.txt: the functions of the release `bb` that a start and an idle server
+# run (over HTTP; over stdio, with a client's first exchange), which the linker then lays out first and together (app/build.rs),
 # so that an idle server maps a few pages of its code instead of ~25 scattered 64 KiB windows (the kernel
 # maps the neighbours of every page a process touches in a file).
 #
@@ -48,5 +48,5 @@ grep -q '^http://' "$WORK/http.err" || { echo "startup-order: bb did not start o
 # Every function callgrind named (with `--demangle=no`, as the linker knows it) that is a function of bb.
 nm "$BIN" | awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u >"$WORK/bb-functions"
 cat "$WORK"/cg.* | sed -n 's/^c\{0,1\}fn=([0-9]*) //p' | sort -u >"$WORK/seen"
-comm -12 "$WORK/seen" "$WORK/bb-functions" >shell-stdio/startup-order.txt
-echo "startup-order: $(wc -l <shell-stdio/startup-order.txt) functions in shell-stdio/startup-order.txt" >&2
+comm -12 "$WORK/seen" "$WORK/bb-functions" >app/startup-order.txt
+echo "startup-order: $(wc -l <app/startup-order.txt) functions in app/startup-order.txt" >&2

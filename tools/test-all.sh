@@ -34,7 +34,7 @@ cargo build --workspace --all-targets
 
 echo "== install bb into a temporary root, as the README says (reusing this build: a few seconds, not a release build)"
 root="$(mktemp -d)"
-CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}" cargo install --locked --offline --debug --quiet --path shell-stdio --root "$root"
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}" cargo install --locked --offline --debug --quiet --path app --root "$root"
 "$root/bin/bb" --version | grep -E '^bb [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{12}|unknown)\)$'
 rm -rf "$root"
 

@@ -8,7 +8,7 @@
 //! own). Then it opens 1,000 initialized sessions and reads VmRSS. Last, the same stateless load at
 //! 16 and 64 clients against `bb ai mcp serve --http` processes (built here with `cargo build -p bb
 //! -p bb-stack`, over the stand-in `bb-stack --port 0`): one on its own, and two behind haproxy
-//! (round robin, as `shell-stdio/tests/scale_out.rs`), beside the in-process figures; without
+//! (round robin, as `app/tests/scale_out.rs`), beside the in-process figures; without
 //! haproxy it says so and skips only that column. Figures, not a test: run it with
 //! `cargo run --release -p bb-http --example http_bench`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

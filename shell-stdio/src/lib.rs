@@ -1,20 +1,13 @@
-//! bb's shell: the command line, configuration, Bitbucket IO and the stdio transport. Everything
-//! that decides lives in bb-core; the loop that drives it lives in bb-drive; this crate only does IO.
-//! It is the application crate (the `bb` binary), in the folder the design named `shell-stdio/`; the
-//! repository's map is `docs/ARCHITECTURE.md`.
-//!
-//! Modules: [`cli`] (the command line), [`config`] (where Bitbucket is and how bb talks to it: flags,
-//! environment, TLS, proxy), [`client`] (the Bitbucket client on ureq: slots, retries, failures, TLS),
-//! [`stdio`] (the stdio transport) with [`lines`] (its bounded framing), [`http`] (starting the
-//! Streamable HTTP server of bb-http with this crate's client and log), and [`oauth`] (`--oauth`:
-//! the incoming link's credentials, Bitbucket's token endpoint, where logins live).
+//! bb's stdio transport: newline-delimited JSON-RPC on stdin and stdout, one session, driven by a
+//! [`bb_drive::Driver`] (`stdio.rs`), over bounded framing (`lines.rs`: a line longer than the limit is
+//! skipped, never held whole). It reaches Bitbucket through whatever [`bb_drive::Bitbucket`] it is
+//! given; the application (`app/`, the `bb` binary) gives it bb-bitbucket's client. The repository's
+//! map is `docs/ARCHITECTURE.md`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod cli;
-pub mod client;
-pub mod config;
-pub mod http;
-pub mod lines;
-pub mod oauth;
-pub mod stdio;
+mod lines;
+mod stdio;
+
+pub use lines::MAX_LINE;
+pub use stdio::{END_OF_INPUT_GRACE, serve, serve_stdio};

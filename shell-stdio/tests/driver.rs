@@ -41,7 +41,7 @@ fn start(bitbucket: Arc<dyn Bitbucket>, max_line: usize) -> Running {
     std::thread::spawn(move || {
         let input = smol::Async::new(bb_in).unwrap();
         let output = smol::Async::new(bb_out).unwrap();
-        let r = smol::block_on(bb::stdio::serve(
+        let r = smol::block_on(bb_stdio::serve(
             input,
             output,
             config,

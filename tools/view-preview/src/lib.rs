@@ -119,7 +119,7 @@ pub fn start(options: &Options, env: &dyn Fn(&str) -> Option<String>) -> Result<
     let mut server_config = ServerConfig::new(exposed, VERSION);
     server_config.base_url = Some(config.base_url.clone());
     let process = bb_drive::Process::default();
-    let bitbucket = bb::client::for_config(Some(config), &bb_drive::Logger::new(None), process.metrics())?;
+    let bitbucket = bb_bitbucket::for_config(Some(config), &bb_drive::Logger::new(None), process.metrics())?;
     let port = page_addr.port();
     let http_options = HttpOptions {
         allow_origins: vec![format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}")],

@@ -1,0 +1,128 @@
+//! The `bb` binary.
+#![forbid(unsafe_code)]
+
+use bb::cli::{self, Command};
+use bb_core::{Access, Role};
+use bb_core::{Catalogue, ServerConfig};
+use bb_drive::Logger;
+use bb_stdio::MAX_LINE;
+use std::io::Write;
+use std::process::ExitCode;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// jemalloc rather than glibc's malloc, its freed pages purged by a background thread within a second
+/// (`.cargo/config.toml`): glibc kept memory that answers had freed resident (236 MiB 40 s after three
+/// unread batches were given back, while bb's heap held about 20 MiB; bench/share part 2, massif), so
+/// what `--memory-budget` bounds was not what the process held.
+#[cfg(all(target_os = "linux", not(target_env = "musl")))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            let _ = writeln!(std::io::stderr(), "bb: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    match cli::parse(std::env::args_os().skip(1))? {
+        Command::Help(text) => print(text),
+        Command::Version => print(&format!("bb {VERSION} (commit {})\n", env!("BB_COMMIT"))),
+        Command::Tools(mut exposure) => {
+            cli::toolsets_from_env(&mut exposure, &|name| std::env::var(name).ok())?;
+            let catalogue = Catalogue::standard();
+            let exposed = catalogue.expose(&exposure)?;
+            if exposed.tools().is_empty() {
+                let _ = writeln!(std::io::stderr(), "bb: these options expose no tools");
+            }
+            let line = |t: &bb_core::ToolSpec| {
+                let access = match (t.role, t.access) {
+                    (Role::ViewCompanion { .. }, _) => "views only",
+                    (_, Access::Read) => "read",
+                    (_, Access::Write) => "write",
+                    (_, Access::UnsafeWrite) => "unsafe write",
+                };
+                let group = match t.role {
+                    Role::Data(g) => g.name(),
+                    _ => "",
+                };
+                format!("{:<26} {:<14} {:<13} {}\n", t.name, group, access, t.title)
+            };
+            let mut out: String = exposed.tools().iter().map(line).collect();
+            let offer = exposure_offer(&catalogue, &exposed);
+            if !offer.is_empty() {
+                out.push_str("\nIn a session, enable_toolset can turn on:\n");
+                out.push_str(&offer);
+            }
+            print(&out)
+        }
+        Command::Serve(mut options) => {
+            cli::toolsets_from_env(&mut options.exposure, &|name| std::env::var(name).ok())?;
+            let logger = Logger::new(options.log_level);
+            let logger = if options.log_json { logger.json() } else { logger };
+            let exposed = Catalogue::standard().expose(&options.exposure)?;
+            // Checked before serving: a wrong URL, CA file or key pair stops bb here with exit code 2.
+            let config = bb::config::load(&options.connection, &|name| std::env::var(name).ok())?;
+            let mut server_config = ServerConfig::new(exposed, VERSION);
+            server_config.base_url = config.as_ref().map(|c| c.base_url.clone());
+            server_config.highlight_templates = options.highlight_templates;
+            if let Some(d) = options.highlight_deadline {
+                server_config.highlight_deadline_ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+            }
+            // No line of the log may carry the operator's credentials, whatever echoed them.
+            let logger = logger.scrubbing(config.as_ref().map(bb_bitbucket::secrets).unwrap_or_default());
+            // What every driver, the client and the transport share, made once here: the metrics and the
+            // memory budget.
+            let process = bb_drive::Process::new(options.memory_budget.unwrap_or(bb_core::limits::MEMORY_BUDGET));
+            let bitbucket = bb_bitbucket::for_config(config.clone(), &logger, process.metrics())?;
+            // The grammars of the languages pull requests carry most compile once per process; compiled here, on a
+            // thread of their own, the first diff of a session is not the one that pays for them.
+            // Said at debug level, with how long it took: tests/first_diff.rs waits for it.
+            let said = logger.clone();
+            let started = std::time::Instant::now();
+            let _ = std::thread::Builder::new().name("bb-grammars".into()).spawn(move || {
+                let _ = bb_core::HighlightJob::prepare_common().run();
+                let ms = started.elapsed().as_millis();
+                said.log(bb_core::Level::Debug, &format!("grammars of the common languages prepared in {ms} ms"));
+            });
+            if let Some(http) = &options.http {
+                return bb::http::serve_http(http, options.metrics, server_config, &process, config, bitbucket, logger);
+            }
+            if let Some(addr) = options.metrics {
+                bb::http::serve_metrics(addr, &[], &process, std::sync::Arc::new(|| {}), &logger)?;
+            }
+            bb_stdio::serve_stdio(server_config, process, bitbucket, logger, MAX_LINE)
+                .map_err(|e| format!("writing to stdout failed: {e}"))
+        }
+    }
+}
+
+fn print(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| format!("writing to stdout failed: {e}"))
+}
+
+/// The groups a session may turn on, with the tools each adds, for `bb ai mcp tools`.
+fn exposure_offer(catalogue: &Catalogue, exposed: &bb_core::Exposed) -> String {
+    let Some(first) = exposed.session_sees(bb_core::Toolsets::NONE) else { return String::new() };
+    let mut out = String::new();
+    for (group, _) in catalogue.groups() {
+        if !first.offerable().contains(group) {
+            continue;
+        }
+        let Some(wider) = exposed.session_sees(bb_core::Toolsets::NONE.with(group)) else { continue };
+        let added: Vec<&str> = wider
+            .tools()
+            .iter()
+            .filter(|t| exposed.get(t.name).is_none() && t.role != Role::Session)
+            .map(|t| t.name)
+            .collect();
+        out.push_str(&format!("  {:<14} {}: {}\n", group.name(), group.about(), added.join(", ")));
+    }
+    out
+}
