@@ -96,11 +96,12 @@ fn main() {
     };
     let direct = timed(|| fetch(&bb));
     let bb = std::sync::Arc::new(bb);
+    let reads = bb_drive::Pool::for_reads();
     // As the driver calls it: on the drive's pool of read threads, the outcome sent back to the caller.
     let unblocked = timed(|| {
         let bb = bb.clone();
         let (done, wait) = std::sync::mpsc::channel();
-        bb_drive::Pool::reads().run(0, move || {
+        reads.run(0, move || {
             fetch(&bb);
             let _ = done.send(());
         });

@@ -10,7 +10,7 @@
 //!                        Stop               → the outcome goes back to the session
 //! ```
 //!
-//! It runs on the drive's pool of read threads ([`bb_drive::Pool::reads`]), so sleeping and waiting for
+//! It runs on the drive's pool of read threads ([`bb_drive::Process::reads`]), so sleeping and waiting for
 //! a slot block only that pool thread. A cancelled request (its call was cancelled, or its session ended)
 //! returns as soon as it sees its [`Cancel`]: before it is sent, while it waits for a slot, and while it
 //! sleeps before a retry; so a request not yet sent when its call is cancelled is never sent. Only an

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bb_core::{Catalogue, ExposureOptions, Input, ServerConfig};
-use bb_drive::{Driver, Logger, Pool, Process, READ_THREADS};
+use bb_drive::{Driver, Logger, Process, READ_THREADS};
 use io_support::*;
 use serde_json::json;
 
@@ -35,8 +35,8 @@ fn a_thousand_cancelled_slow_reads_run_on_a_bounded_pool_that_shrinks_afterwards
     Control::new(&ctl).latency(PR1, 2_000);
     let bb = Arc::new(client(&stack, |_| {}));
     let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
-    let mut driver =
-        Driver::new(ServerConfig::new(exposed, "test"), Process::default(), bb, Logger::new(None), |_, _| {});
+    let process = Process::default();
+    let mut driver = Driver::new(ServerConfig::new(exposed, "test"), process.clone(), bb, Logger::new(None), |_, _| {});
     let (before, rss_before) = threads_and_rss();
     let mut tag = 0;
     let mut feed = |driver: &mut Driver, session, message: serde_json::Value| {
@@ -72,14 +72,14 @@ fn a_thousand_cancelled_slow_reads_run_on_a_bounded_pool_that_shrinks_afterwards
         }
     }
     let (cancelled, rss_cancelled) = threads_and_rss();
-    wait_until("the read threads exit", || Pool::reads().threads() == 0);
+    wait_until("the read threads exit", || process.reads().threads() == 0);
     let (after, rss_after) = threads_and_rss();
     eprintln!(
         "threads/RSS: before {before}/{rss_before}, during the burst {during}/{rss_during}, \
          just after cancelling {cancelled}/{rss_cancelled}, once idle {after}/{rss_after}; \
          most read threads {}",
-        Pool::reads().most_threads()
+        process.reads().most_threads()
     );
-    assert!(Pool::reads().most_threads() <= READ_THREADS);
+    assert!(process.reads().most_threads() <= READ_THREADS);
     assert!(Control::new(&ctl).count(&format!("GET {PR1}")) < 1_000, "cancelled reads not yet sent are never sent");
 }

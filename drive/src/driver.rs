@@ -2,7 +2,7 @@
 //!
 //! After every input the driver drains [`Server::poll_output`] (str0m's rule; this is the one place
 //! outside the core that does). Messages go to the shell as [`Delivery`]s; each Bitbucket read runs
-//! on bb's bounded pool of read threads ([`Pool::reads`]) with a [`Cancel`] of its own, and its outcome goes to the `on_fetched`
+//! on bb's bounded pool of read threads ([`Process::reads`](crate::Process::reads)) with a [`Cancel`] of its own, and its outcome goes to the `on_fetched`
 //! callback the shell gave, which feeds it back as [`Input::Fetched`]. A GET identical to one in
 //! flight for the same credentials is not made again: it waits for that one ([`SharedReads`]).
 //! The driver holds no lock: the stdio shell owns it in its event loop, the HTTP shell behind one
@@ -21,7 +21,6 @@ use bb_core::{Joined, Method, ReadKey};
 
 use crate::cancel::Cancel;
 use crate::log::Logger;
-use crate::pool::Pool;
 use crate::process::Process;
 use crate::reach::{Bitbucket, PersonalToken, Requester};
 use crate::room::Asked;
@@ -117,29 +116,6 @@ pub enum Wake {
 
 /// After how long a job on bb's threads for CPU work counts as stuck ([`limits::JOB_STUCK_AFTER_MS`]).
 const STUCK_AFTER: Duration = Duration::from_millis(limits::JOB_STUCK_AFTER_MS);
-
-/// bb's threads for CPU work: one fewer than the machine runs at once (at least one), so the threads
-/// that answer (the shells' and the timer's) always find a core free when a deadline comes; plus one
-/// for each stuck job, up to [`limits::MOST_STUCK_JOBS`].
-fn compute_pool() -> &'static Pool {
-    static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        let n = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-        Pool::stuck_after(
-            "bb-compute",
-            n.saturating_sub(1).max(1),
-            Duration::from_secs(30),
-            STUCK_AFTER,
-            limits::MOST_STUCK_JOBS,
-        )
-    })
-}
-
-/// How many jobs were stuck when last looked at, so that each new one is logged once.
-static STUCK_SEEN: AtomicU64 = AtomicU64::new(0);
-
-/// Jobs queued on the compute pool, all drivers together.
-static QUEUED_JOBS: AtomicU64 = AtomicU64::new(0);
 
 /// The queue a session's reads wait in for a slot ([`Requester::queue`]): its person's in
 /// per-person mode (the top bit set), else one of its own, unique in the process.
@@ -315,8 +291,9 @@ impl Driver {
             self.jobs.push_back((ticket, job));
             return;
         };
-        let stuck = compute_pool().stuck() as u64;
-        if stuck > STUCK_SEEN.swap(stuck, Ordering::Relaxed) {
+        let (pool, jobs) = (self.process.compute(), self.process.jobs());
+        let stuck = pool.stuck() as u64;
+        if stuck > jobs.stuck_seen.swap(stuck, Ordering::Relaxed) {
             self.logger.log(
                 Level::Warning,
                 &format!(
@@ -327,18 +304,19 @@ impl Driver {
             );
         }
         let queue = self.queues.get(&session).copied().unwrap_or_default();
-        if QUEUED_JOBS.load(Ordering::Relaxed) >= limits::QUEUED_JOBS as u64
-            || compute_pool().queued_in(queue) >= limits::QUEUED_JOBS_PER_QUEUE
+        if jobs.queued.load(Ordering::Relaxed) >= limits::QUEUED_JOBS as u64
+            || pool.queued_in(queue) >= limits::QUEUED_JOBS_PER_QUEUE
         {
             return;
         }
         let cancel = Cancel::new();
         self.computing.insert(ticket, cancel.clone());
-        QUEUED_JOBS.fetch_add(1, Ordering::Relaxed);
+        jobs.queued.fetch_add(1, Ordering::Relaxed);
+        let jobs = Arc::clone(jobs);
         let metrics = Arc::clone(self.process.metrics());
         metrics.cpu_job(1);
-        compute_pool().run(queue, move || {
-            QUEUED_JOBS.fetch_sub(1, Ordering::Relaxed);
+        pool.run(queue, move || {
+            jobs.queued.fetch_sub(1, Ordering::Relaxed);
             metrics.cpu_job(-1);
             if cancel.is_cancelled() {
                 return;
@@ -422,7 +400,7 @@ impl Driver {
         let reads = self.reads.clone();
         let logger = self.logger.enabled(Level::Debug).then(|| self.logger.clone());
         let metrics = Arc::clone(self.process.metrics());
-        Pool::reads().run(queue, move || {
+        self.process.reads().run(queue, move || {
             if flag.is_cancelled() {
                 return;
             }
@@ -553,7 +531,7 @@ mod tests {
         let threads = std::thread::available_parallelism().map_or(2, std::num::NonZero::get).saturating_sub(1).max(1);
         for _ in 0..threads {
             let held = Arc::clone(&held);
-            compute_pool().run(u64::MAX, move || {
+            driver.process().compute().run(u64::MAX, move || {
                 let _ = held.lock().unwrap().recv();
             });
         }

@@ -23,7 +23,7 @@
 //!   shell ── Input ──▶ Driver::feed ──▶ Server::handle, then poll_output until None
 //!                                          ├─ Send / Done ──▶ deliver(Delivery) ──▶ the shell frames it
 //!                                          ├─ Fetch ────────▶ GET in flight already? follow it (SharedReads)
-//!                                          │                  else Pool::reads().run(Bitbucket::fetch_for) ──▶ on_fetched
+//!                                          │                  else process.reads().run(Bitbucket::fetch_for) ──▶ on_fetched
 //!                                          │                  (of every waiter, a shared read's followers too)
 //!                                          ├─ Compute ──────▶ the CPU pool (per person, dropped if cancelled first)
 //!                                          ├─ Work ─────────▶ a step now; at the core's deadline_ms the timer

@@ -18,11 +18,13 @@
 //! [`Requester::queue`]: crate::Requester::queue
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use bb_core::limits;
 use std::time::{Duration, Instant};
 
-/// The most threads bb's reads run on ([`bb_core::limits::READ_THREADS`]).
-pub const READ_THREADS: usize = bb_core::limits::READ_THREADS;
+/// The most threads bb's reads run on ([`limits::READ_THREADS`]).
+pub const READ_THREADS: usize = limits::READ_THREADS;
 
 /// How long a thread with nothing to do stays.
 pub const IDLE: Duration = Duration::from_secs(5);
@@ -81,10 +83,25 @@ impl State {
 }
 
 impl Pool {
-    /// The pool every driver in the process runs its reads on.
-    pub fn reads() -> &'static Pool {
-        static POOL: OnceLock<Pool> = OnceLock::new();
-        POOL.get_or_init(|| Pool::new(READ_THREADS, IDLE))
+    /// A pool for Bitbucket reads: [`READ_THREADS`] threads at most. The application makes one
+    /// ([`crate::Process::reads`]) and every driver runs its reads there.
+    pub fn for_reads() -> Pool {
+        Pool::new(READ_THREADS, IDLE)
+    }
+
+    /// A pool for CPU work (highlighting): one thread fewer than the machine runs at once (at least
+    /// one), so the threads that answer (the shells' and the timer's) always find a core free when a
+    /// deadline comes; plus one for each job stuck past [`limits::JOB_STUCK_AFTER_MS`], up to
+    /// [`limits::MOST_STUCK_JOBS`]. The application makes one ([`crate::Process::compute`]).
+    pub fn for_compute() -> Pool {
+        let n = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        Pool::stuck_after(
+            "bb-compute",
+            n.saturating_sub(1).max(1),
+            Duration::from_secs(30),
+            Duration::from_millis(limits::JOB_STUCK_AFTER_MS),
+            limits::MOST_STUCK_JOBS,
+        )
     }
 
     /// A pool of at most `max` (at least 1) threads, each exiting after `idle` with nothing to do.

@@ -1,30 +1,53 @@
 //! What the drivers of one application share, made once by the application and handed to each
 //! driver, the HTTP server and the Bitbucket client: the metrics ([`Metrics`]), the memory budget
-//! for large calls ([`Room`]), and the core's caches ([`Caches`]: people's avatars, the commits pull
-//! requests were seen at, the answers made once), which each driver gives its server. Nothing of it is
-//! a static: the HTTP shell's eight shards share one because they were given the same, and a test that
-//! makes its own sees only what it did.
+//! for large calls ([`Room`]), the core's caches ([`Caches`]: people's avatars, the commits pull
+//! requests were seen at, the answers made once), which each driver gives its server, and the threads
+//! reads and CPU work run on ([`Pool`]) with the count of jobs waiting for them. Nothing of it is a
+//! static: the HTTP shell's eight shards share one because they were given the same, and a test that
+//! makes its own sees only what it did. (The deadline thread, `timer.rs`, stays one per process, as
+//! the clock it keeps is.)
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use bb_core::{Caches, limits};
 
 use crate::metrics::Metrics;
+use crate::pool::Pool;
 use crate::room::Room;
 
-/// The metrics, the memory budget and the core's caches of one application; cloning it shares them
-/// (every part is an `Arc`).
+/// The metrics, the memory budget, the core's caches and the threads of one application; cloning it
+/// shares them (every part is an `Arc`).
 #[derive(Clone)]
 pub struct Process {
     metrics: Arc<Metrics>,
     room: Arc<Room>,
     caches: Caches,
+    reads: Pool,
+    compute: Pool,
+    jobs: Arc<Jobs>,
+}
+
+/// The CPU jobs of every driver of a process, counted together.
+#[derive(Default, Debug)]
+pub(crate) struct Jobs {
+    /// Jobs queued on the compute pool and not yet taken by a thread.
+    pub(crate) queued: AtomicU64,
+    /// How many jobs were stuck when last looked at, so that each new one is logged once.
+    pub(crate) stuck_seen: AtomicU64,
 }
 
 impl Process {
     /// Fresh metrics, empty caches and a memory budget of `memory_budget` bytes (`--memory-budget`).
     pub fn new(memory_budget: u64) -> Process {
-        Process { metrics: Arc::new(Metrics::new()), room: Arc::new(Room::new(memory_budget)), caches: Caches::new() }
+        Process {
+            metrics: Arc::new(Metrics::new()),
+            room: Arc::new(Room::new(memory_budget)),
+            caches: Caches::new(),
+            reads: Pool::for_reads(),
+            compute: Pool::for_compute(),
+            jobs: Arc::default(),
+        }
     }
 
     /// What every driver, the client and the transport add to; `--metrics` serves it.
@@ -40,6 +63,21 @@ impl Process {
     /// The caches every driver's server is made with, so that servers share them.
     pub fn caches(&self) -> &Caches {
         &self.caches
+    }
+
+    /// The threads every driver's Bitbucket reads run on ([`Pool::for_reads`]); threads start when
+    /// a read finds none idle, and exit when idle.
+    pub fn reads(&self) -> &Pool {
+        &self.reads
+    }
+
+    /// The threads every driver's CPU work (highlighting) runs on ([`Pool::for_compute`]).
+    pub fn compute(&self) -> &Pool {
+        &self.compute
+    }
+
+    pub(crate) fn jobs(&self) -> &Arc<Jobs> {
+        &self.jobs
     }
 }
 

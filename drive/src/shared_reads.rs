@@ -6,7 +6,7 @@
 //! mutex is held only for a map operation, never while a request runs or an outcome is handed on.
 //!
 //! ```text
-//!   Driver::start(GET) ── join ── Lead ───▶ Pool::reads() runs the request with the leader's queue
+//!   Driver::start(GET) ── join ── Lead ───▶ process.reads() runs the request with the leader's queue
 //!                               └ Follow ─▶ nothing scheduled
 //!   request done (read thread) ── finish ──▶ each waiter's own on_fetched(ticket, outcome)
 //!   Driver::cancel ── leave ── others wait ─▶ the request goes on

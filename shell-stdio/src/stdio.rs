@@ -2,7 +2,7 @@
 //! [`Driver`].
 //!
 //! One task reads frames and feeds them to the loop; each Bitbucket request runs on the drive's
-//! pool of read threads ([`bb_drive::Pool::reads`]) and reports back to the loop through the same channel; the loop alone owns the
+//! pool of read threads ([`bb_drive::Process::reads`]) and reports back to the loop through the same channel; the loop alone owns the
 //! driver, so the core stays single-threaded and deterministic while requests run concurrently. A
 //! slow tool call therefore never delays `ping` or any other answer.
 //!
