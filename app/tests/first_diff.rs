@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 #[test]
 fn the_first_diff_of_a_fresh_process_is_highlighted_whole() {
     let stack = stack();
-    let mut child = bb_stdio(&stack, &["--log-level", "debug"]).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = serve_over_stdio(&stack, &["--log-level", "debug"]).stderr(Stdio::piped()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let stderr = BufReader::new(child.stderr.take().unwrap());

@@ -33,7 +33,7 @@ struct Bb {
 
 impl Bb {
     fn start(stack: &bb_stack::RunningStack) -> Bb {
-        let mut child = bb_stdio(stack, &["--log-level", "off"]).spawn().unwrap();
+        let mut child = serve_over_stdio(stack, &["--log-level", "off"]).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut bb = Bb { child, stdin, stdout, next: 1 };

@@ -343,7 +343,7 @@ impl Driver {
                             // runs on other threads): the core's time, kept on the monotonic clock.
                             if let Some(wake) = self.wake.clone() {
                                 let at = Instant::now() + Duration::from_millis(deadline_ms.saturating_sub(now_ms()));
-                                crate::timer::at(at, move || wake(Wake::Deadline(ticket)));
+                                self.process.timer().at(at, move || wake(Wake::Deadline(ticket)));
                             }
                         }
                         self.work_queue.push_back(ticket);

@@ -12,10 +12,11 @@
 //! - `pool`: bounded thread pools ([`Pool`]): the reads', and the CPU work's (with stuck jobs).
 //! - `shared_reads`: identical GETs in flight shared between drivers ([`SharedReads`]).
 //! - `room`: the memory budget for large calls ([`Room`]).
-//! - `process`: what the application makes once and hands to every driver ([`Process`]: the metrics, the room, the core's caches).
+//! - `process`: what the application makes once and hands to every driver ([`Process`]: the metrics, the room, the core's caches, the pools, the timer).
 //! - `reach`: what a shell gives the driver to reach Bitbucket ([`Bitbucket`], [`Requester`], [`PersonalToken`]).
 //! - `cancel`: a request's cancel flag ([`Cancel`]).
-//! - `timer`: the one thread that runs deadlines and grants at their instant.
+//! - `timer`: the process's thread that runs deadlines and grants at their instant (one per [`Process`],
+//!   started on first use, gone when idle).
 //! - `log`: the operator's log on stderr ([`Logger`]).
 //! - [`secrets`]: the credentials bb holds, and their removal from what it passes on ([`Secrets`]).
 //!

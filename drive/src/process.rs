@@ -2,10 +2,12 @@
 //! driver, the HTTP server and the Bitbucket client: the metrics ([`Metrics`]), the memory budget
 //! for large calls ([`Room`]), the core's caches ([`Caches`]: people's avatars, the commits pull
 //! requests were seen at, the answers made once), which each driver gives its server, and the threads
-//! reads and CPU work run on ([`Pool`]) with the count of jobs waiting for them. Nothing of it is a
-//! static: the HTTP shell's eight shards share one because they were given the same, and a test that
-//! makes its own sees only what it did. (The deadline thread, `timer.rs`, stays one per process, as
-//! the clock it keeps is.)
+//! reads and CPU work run on ([`Pool`]) with the count of jobs waiting for them, and the thread that
+//! runs deadlines and grants at their instant (`timer.rs`). Nothing of it is a static: the HTTP
+//! shell's eight shards share one because they were given the same, and a test that makes its own
+//! sees only what it did and only its own threads. (What stays static in the drive are the counters
+//! that number drivers and their read queues uniquely in the OS process, `shared_reads.rs` and
+//! `driver.rs`: drivers of different `Process`es may share reads, and a number says nothing.)
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -15,6 +17,7 @@ use bb_core::{Caches, limits};
 use crate::metrics::Metrics;
 use crate::pool::Pool;
 use crate::room::Room;
+use crate::timer::Timer;
 
 /// The metrics, the memory budget, the core's caches and the threads of one application; cloning it
 /// shares them (every part is an `Arc`).
@@ -26,6 +29,7 @@ pub struct Process {
     reads: Pool,
     compute: Pool,
     jobs: Arc<Jobs>,
+    timer: Timer,
 }
 
 /// The CPU jobs of every driver of a process, counted together.
@@ -40,13 +44,15 @@ pub(crate) struct Jobs {
 impl Process {
     /// Fresh metrics, empty caches and a memory budget of `memory_budget` bytes (`--memory-budget`).
     pub fn new(memory_budget: u64) -> Process {
+        let timer = Timer::default();
         Process {
             metrics: Arc::new(Metrics::new()),
-            room: Arc::new(Room::new(memory_budget)),
+            room: Arc::new(Room::with_timer(memory_budget, timer.clone())),
             caches: Caches::new(),
             reads: Pool::for_reads(),
             compute: Pool::for_compute(),
             jobs: Arc::default(),
+            timer,
         }
     }
 
@@ -78,6 +84,11 @@ impl Process {
 
     pub(crate) fn jobs(&self) -> &Arc<Jobs> {
         &self.jobs
+    }
+
+    /// The thread calls' deadlines and the room's grants run on, shared with [`Process::room`].
+    pub(crate) fn timer(&self) -> &Timer {
+        &self.timer
     }
 }
 

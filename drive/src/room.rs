@@ -23,6 +23,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bb_core::{Ticket, limits};
 
+use crate::timer::Timer;
+
 /// Which call's room: its driver and its ticket.
 pub(crate) type Key = (u64, Ticket);
 
@@ -39,6 +41,8 @@ struct Waiter {
 /// it is handed to.
 pub struct Room {
     state: Mutex<State>,
+    /// Where grants are handed out: the application's timer ([`crate::Process`]), or a room's own.
+    timer: Timer,
 }
 
 #[derive(Default)]
@@ -67,7 +71,12 @@ pub(crate) enum Asked {
 impl Room {
     /// A room of `capacity` bytes (the application's is [`crate::Process::room`]).
     pub fn new(capacity: u64) -> Room {
-        Room { state: Mutex::new(State { capacity, ..State::default() }) }
+        Room::with_timer(capacity, Timer::default())
+    }
+
+    /// A room of `capacity` bytes whose grants are handed out on `timer`'s thread.
+    pub(crate) fn with_timer(capacity: u64, timer: Timer) -> Room {
+        Room { state: Mutex::new(State { capacity, ..State::default() }), timer }
     }
 
     /// Sets the budget (`--memory-budget`); calls holding room keep it.
@@ -77,7 +86,7 @@ impl Room {
             s.capacity = bytes;
             s.grant_waiters()
         };
-        deliver(granted);
+        self.deliver(granted);
     }
 
     /// How many bytes are set aside now, and how many calls wait.
@@ -139,7 +148,15 @@ impl Room {
             }
             s.grant_waiters()
         };
-        deliver(granted);
+        self.deliver(granted);
+    }
+
+    /// Hands each waiter its grant on the timer's thread, never on the caller's: the caller is a
+    /// driver giving room back, which a shell may hold behind a lock that the grant's wake takes too.
+    fn deliver(&self, granted: Vec<(Waiter, u64)>) {
+        for (w, _) in granted {
+            self.timer.at(std::time::Instant::now(), move || (w.grant)(w.key.1, true));
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -167,15 +184,7 @@ impl Drop for Unsent {
             s.unsent = s.unsent.saturating_sub(self.bytes);
             s.grant_waiters()
         };
-        deliver(granted);
-    }
-}
-
-/// Hands each waiter its grant on the drive's timer thread, never on the caller's: the caller is a
-/// driver giving room back, which a shell may hold behind a lock that the grant's wake takes too.
-fn deliver(granted: Vec<(Waiter, u64)>) {
-    for (w, _) in granted {
-        crate::timer::at(std::time::Instant::now(), move || (w.grant)(w.key.1, true));
+        self.room.deliver(granted);
     }
 }
 

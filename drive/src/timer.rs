@@ -1,11 +1,16 @@
 //! One thread that runs small jobs at given instants: the deadlines of calls whose CPU work runs on
-//! other threads. Started on first use; a job runs on it, so it must be quick (it hands an event to
-//! a shell and returns).
+//! other threads, and the grants of room given back. The application makes one
+//! ([`crate::Process`]) and every driver and its memory budget share it; the thread starts on first
+//! use and exits after [`IDLE`] with nothing due, as the pools' threads do, so an idle server holds
+//! none. A job runs on the thread, so it must be quick (it hands an event to a shell and returns).
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-use std::sync::{Condvar, Mutex, OnceLock};
-use std::time::Instant;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// How long the thread waits with nothing due before it exits.
+const IDLE: Duration = Duration::from_secs(30);
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -36,30 +41,53 @@ impl Ord for Entry {
 struct State {
     due: BinaryHeap<Reverse<Entry>>,
     seq: u64,
+    /// Whether the thread is alive (it clears this under the lock as it exits).
+    running: bool,
 }
 
-struct Timer {
+#[derive(Default)]
+struct Shared {
     state: Mutex<State>,
     changed: Condvar,
 }
 
-fn timer() -> &'static Timer {
-    static TIMER: OnceLock<&'static Timer> = OnceLock::new();
-    TIMER.get_or_init(|| {
-        let t: &'static Timer =
-            Box::leak(Box::new(Timer { state: Mutex::new(State::default()), changed: Condvar::new() }));
-        // If the thread cannot start, jobs are never run: a call then answers when its jobs come back.
-        let _ = std::thread::Builder::new().name("bb-timer".into()).spawn(move || run(t));
-        t
-    })
+/// The application's timer; cloning it shares the one thread and its jobs.
+#[derive(Clone, Default)]
+pub(crate) struct Timer(Arc<Shared>);
+
+impl Timer {
+    /// Runs `job` on the timer's thread at `at` (at once if it has passed).
+    pub(crate) fn at(&self, at: Instant, job: impl FnOnce() + Send + 'static) {
+        let mut state = self.lock();
+        state.seq += 1;
+        let seq = state.seq;
+        state.due.push(Reverse(Entry { at, seq, job: Box::new(job) }));
+        if !state.running {
+            let shared = Arc::clone(&self.0);
+            // If the thread cannot start, the job waits for the next `at` to try again: a call then
+            // answers when its jobs come back, as it would with no deadline.
+            state.running = std::thread::Builder::new().name("bb-timer".into()).spawn(move || run(&shared)).is_ok();
+        }
+        self.0.changed.notify_one();
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.0.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the thread is alive now.
+    #[cfg(test)]
+    fn running(&self) -> bool {
+        self.lock().running
+    }
 }
 
-fn run(t: &'static Timer) {
+fn run(t: &Shared) {
     let mut state = t.state.lock().unwrap_or_else(|p| p.into_inner());
     loop {
         let now = Instant::now();
         let wait = match state.due.peek() {
-            None => None,
+            None => IDLE,
             Some(Reverse(e)) if e.at <= now => {
                 if let Some(Reverse(e)) = state.due.pop() {
                     drop(state);
@@ -68,42 +96,47 @@ fn run(t: &'static Timer) {
                 }
                 continue;
             }
-            Some(Reverse(e)) => Some(e.at - now),
+            Some(Reverse(e)) => e.at - now,
         };
-        state = match wait {
-            None => t.changed.wait(state).unwrap_or_else(|p| p.into_inner()),
-            Some(d) => t.changed.wait_timeout(state, d).unwrap_or_else(|p| p.into_inner()).0,
-        };
+        let (next, timed_out) = t.changed.wait_timeout(state, wait).unwrap_or_else(|p| p.into_inner());
+        state = next;
+        if timed_out.timed_out() && state.due.is_empty() {
+            state.running = false;
+            return;
+        }
     }
-}
-
-/// Runs `job` on the timer's thread at `at` (at once if it has passed).
-pub(crate) fn at(at: Instant, job: impl FnOnce() + Send + 'static) {
-    let t = timer();
-    let mut state = t.state.lock().unwrap_or_else(|p| p.into_inner());
-    state.seq += 1;
-    let seq = state.seq;
-    state.due.push(Reverse(Entry { at, seq, job: Box::new(job) }));
-    t.changed.notify_one();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::mpsc;
-    use std::time::Duration;
 
     #[test]
     fn jobs_run_in_the_order_of_their_instants() {
+        let timer = Timer::default();
         let (tx, rx) = mpsc::channel();
         let now = Instant::now();
         for (i, ms) in [(1, 60), (2, 20), (3, 40)] {
             let tx = tx.clone();
-            at(now + Duration::from_millis(ms), move || {
+            timer.at(now + Duration::from_millis(ms), move || {
                 let _ = tx.send(i);
             });
         }
         let got: Vec<i32> = (0..3).map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap_or(0)).collect();
         assert_eq!(got, [2, 3, 1]);
+    }
+
+    #[test]
+    fn a_timer_starts_its_thread_only_when_given_a_job_and_clones_share_it() {
+        let timer = Timer::default();
+        assert!(!timer.running(), "no thread before the first job");
+        let (tx, rx) = mpsc::channel();
+        let other = timer.clone();
+        other.at(Instant::now(), move || {
+            let _ = tx.send(());
+        });
+        assert!(timer.running(), "the clone's job started the shared thread");
+        assert!(rx.recv_timeout(Duration::from_secs(10)).is_ok());
     }
 }

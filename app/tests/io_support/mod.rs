@@ -11,7 +11,7 @@ use bb_stack::RunningStack;
 
 /// `bb ai mcp serve ARGS` over stdio against `stack` with its token and no other credentials: stdin and stdout
 /// piped, stderr dropped unless the caller sets it.
-pub fn bb_stdio(stack: &RunningStack, args: &[&str]) -> std::process::Command {
+pub fn serve_over_stdio(stack: &RunningStack, args: &[&str]) -> std::process::Command {
     let mut bb = std::process::Command::new(env!("CARGO_BIN_EXE_bb"));
     bb.args(["ai", "mcp", "serve"])
         .args(args)
