@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bb_core::{
@@ -24,7 +24,7 @@ use crate::log::Logger;
 use crate::process::Process;
 use crate::reach::{Bitbucket, PersonalToken, Requester};
 use crate::room::Asked;
-use crate::shared_reads::{OnFetched, SharedReads, credential, next_driver};
+use crate::shared_reads::{OnFetched, SharedReads, credential};
 
 /// The current wall-clock time in epoch milliseconds: the only clock bb-core ever sees.
 pub fn now_ms() -> u64 {
@@ -78,8 +78,10 @@ pub struct Driver {
     bitbucket: Arc<dyn Bitbucket>,
     logger: Logger,
     on_fetched: OnFetched,
-    /// This driver's number in the process, naming its tickets in `reads`.
+    /// This driver's number in its process, naming its calls' room in the process's [`crate::Room`].
     id: u64,
+    /// This driver's number among the drivers sharing `reads`, naming its tickets there.
+    reader: u64,
     reads: SharedReads,
     fetching: HashMap<Ticket, Fetching>,
     persons: HashMap<SessionId, PersonalToken>,
@@ -118,12 +120,12 @@ pub enum Wake {
 const STUCK_AFTER: Duration = Duration::from_millis(limits::JOB_STUCK_AFTER_MS);
 
 /// The queue a session's reads wait in for a slot ([`Requester::queue`]): its person's in
-/// per-person mode (the top bit set), else one of its own, unique in the process.
-fn queue_for(person: Option<&PersonalToken>) -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
+/// per-person mode (the top bit set), else one of its own, numbered by `process` (whose pools,
+/// room and client the queue waits in).
+fn queue_for(person: Option<&PersonalToken>, process: &Process) -> u64 {
     match person {
         Some(_) => credential(person),
-        None => NEXT.fetch_add(1, Ordering::Relaxed) & !(1 << 63),
+        None => process.number() & !(1 << 63),
     }
 }
 
@@ -149,14 +151,16 @@ impl Driver {
         logger: Logger,
         on_fetched: impl Fn(Ticket, FetchOutcome) + Send + Sync + 'static,
     ) -> Driver {
+        let reads = SharedReads::new();
         Driver {
             server: Server::new(config, process.caches().clone()),
+            id: process.number(),
+            reader: reads.member(),
+            reads,
             process,
             bitbucket,
             logger,
             on_fetched: Arc::new(on_fetched),
-            id: next_driver(),
-            reads: SharedReads::new(),
             fetching: HashMap::new(),
             persons: HashMap::new(),
             queues: HashMap::new(),
@@ -175,6 +179,7 @@ impl Driver {
     /// one of them has in flight is then not made again.
     pub fn share_reads(mut self, reads: &SharedReads) -> Driver {
         self.reads = reads.clone();
+        self.reader = reads.member();
         self
     }
 
@@ -201,7 +206,7 @@ impl Driver {
     /// Opens a session whose reads carry `person`'s token (or the operator's credentials when `None`).
     pub fn open(&mut self, person: Option<PersonalToken>, deliver: &mut dyn FnMut(Delivery)) -> SessionId {
         let session = self.server.open();
-        self.queues.insert(session, queue_for(person.as_ref()));
+        self.queues.insert(session, queue_for(person.as_ref(), &self.process));
         if let Some(person) = person {
             self.logger.hide(person.secret());
             self.persons.insert(session, person);
@@ -385,14 +390,16 @@ impl Driver {
         let person = self.persons.get(&session).cloned();
         let flight = match ReadKey::of(credential(person.as_ref()), &request) {
             None => None,
-            Some(key) => match self.reads.join(key, (self.id, ticket), Arc::clone(&self.on_fetched), cancel.clone()) {
-                Joined::Lead(flight) => Some(flight),
-                Joined::Follow(_) => {
-                    self.process.metrics().read_shared();
-                    self.fetching.insert(ticket, Fetching { session, waits: Waits::Shared });
-                    return;
+            Some(key) => {
+                match self.reads.join(key, (self.reader, ticket), Arc::clone(&self.on_fetched), cancel.clone()) {
+                    Joined::Lead(flight) => Some(flight),
+                    Joined::Follow(_) => {
+                        self.process.metrics().read_shared();
+                        self.fetching.insert(ticket, Fetching { session, waits: Waits::Shared });
+                        return;
+                    }
                 }
-            },
+            }
         };
         let bitbucket = Arc::clone(&self.bitbucket);
         let queue = self.queues.get(&session).copied().unwrap_or_default();
@@ -477,7 +484,7 @@ impl Driver {
     fn stop(&self, ticket: Ticket, waits: Waits) {
         match waits {
             Waits::Alone(cancel) => cancel.cancel(),
-            Waits::Shared => self.reads.leave(&(self.id, ticket)),
+            Waits::Shared => self.reads.leave(&(self.reader, ticket)),
         }
     }
 }
@@ -506,6 +513,36 @@ mod tests {
     fn job(key: u64) -> Box<HighlightJob> {
         let rust = Language::detect("a.rs", None).unwrap();
         Box::new(HighlightJob::new(key, rust, false, vec![(b'C', "fn main() {}".into())]))
+    }
+
+    fn driver(process: &Process) -> Driver {
+        let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+        let bitbucket = |_: FetchRequest, _: Option<&PersonalToken>, _: &Cancel| {
+            FetchOutcome::failed(bb_core::FetchErrorKind::Unreachable, "none")
+        };
+        Driver::new(
+            ServerConfig::new(exposed, "test"),
+            process.clone(),
+            Arc::new(bitbucket),
+            Logger::new(None),
+            |_, _| {},
+        )
+    }
+
+    #[test]
+    fn numbers_are_unique_where_they_are_used_and_nothing_is_counted_across_processes() {
+        // Drivers of one process name their room apart, and its anonymous sessions' queues are apart.
+        let process = Process::default();
+        let (mut a, mut b) = (driver(&process), driver(&process));
+        assert_ne!(a.id, b.id);
+        let (sa, sb) = (a.open(None, &mut |_| {}), b.open(None, &mut |_| {}));
+        assert_ne!(a.queues[&sa], b.queues[&sb]);
+        // Drivers of two processes that share reads name their waiters apart there.
+        let reads = SharedReads::new();
+        let (c, d) = (driver(&Process::default()).share_reads(&reads), driver(&Process::default()).share_reads(&reads));
+        assert_ne!(c.reader, d.reader);
+        // A new process numbers from the start: no count is kept between processes.
+        assert_eq!((c.id, d.id), (0, 0));
     }
 
     #[test]

@@ -5,12 +5,12 @@
 //! reads and CPU work run on ([`Pool`]) with the count of jobs waiting for them, and the thread that
 //! runs deadlines and grants at their instant (`timer.rs`). Nothing of it is a static: the HTTP
 //! shell's eight shards share one because they were given the same, and a test that makes its own
-//! sees only what it did and only its own threads. (What stays static in the drive are the counters
-//! that number drivers and their read queues uniquely in the OS process, `shared_reads.rs` and
-//! `driver.rs`: drivers of different `Process`es may share reads, and a number says nothing.)
+//! sees only what it did and only its own threads. It also numbers the drivers and their read queues
+//! (`Process::number`), so numbers are unique where they are used: its room, pools and client.
+//! (Drivers sharing reads are numbered there by their [`crate::SharedReads`].) The drive has no static.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bb_core::{Caches, limits};
 
@@ -30,6 +30,7 @@ pub struct Process {
     compute: Pool,
     jobs: Arc<Jobs>,
     timer: Timer,
+    numbers: Arc<AtomicU64>,
 }
 
 /// The CPU jobs of every driver of a process, counted together.
@@ -53,6 +54,7 @@ impl Process {
             compute: Pool::for_compute(),
             jobs: Arc::default(),
             timer,
+            numbers: Arc::default(),
         }
     }
 
@@ -84,6 +86,11 @@ impl Process {
 
     pub(crate) fn jobs(&self) -> &Arc<Jobs> {
         &self.jobs
+    }
+
+    /// A number unique in this process: a driver's, or an anonymous session's read queue.
+    pub(crate) fn number(&self) -> u64 {
+        self.numbers.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The thread calls' deadlines and the room's grants run on, shared with [`Process::room`].

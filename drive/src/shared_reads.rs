@@ -26,7 +26,8 @@ use crate::reach::PersonalToken;
 /// Where a read's outcome goes: the callback of the driver that asked for it.
 pub(crate) type OnFetched = Arc<dyn Fn(Ticket, FetchOutcome) + Send + Sync>;
 
-/// A waiter, unique in the process: the driver that asked, and its ticket.
+/// A waiter, unique among the drivers sharing the reads: the number the driver was given as a member
+/// ([`SharedReads::member`]), and its ticket.
 pub(crate) type WaiterId = (u64, Ticket);
 
 type Table = Coalesce<WaiterId, OnFetched, Cancel>;
@@ -34,7 +35,14 @@ type Table = Coalesce<WaiterId, OnFetched, Cancel>;
 /// The reads in flight of every driver given this one ([`crate::Driver::share_reads`]); cheap to
 /// clone, clones share it. Share it only between drivers that reach the same Bitbucket.
 #[derive(Clone, Default)]
-pub struct SharedReads(Arc<Mutex<Table>>);
+pub struct SharedReads(Arc<Shared>);
+
+#[derive(Default)]
+struct Shared {
+    table: Mutex<Table>,
+    /// How many drivers have joined, for the next one's number.
+    members: AtomicU64,
+}
 
 impl std::fmt::Debug for SharedReads {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -46,6 +54,12 @@ impl SharedReads {
     /// No read in flight yet.
     pub fn new() -> SharedReads {
         SharedReads::default()
+    }
+
+    /// A number for a driver that shares these reads, unique among them: the first half of its
+    /// waiters' ids.
+    pub(crate) fn member(&self) -> u64 {
+        self.0.members.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The reads in flight now (each one Bitbucket request, however many wait for it).
@@ -81,7 +95,7 @@ impl SharedReads {
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -97,10 +111,4 @@ pub(crate) fn credential(person: Option<&PersonalToken>) -> u64 {
         }
         None => 0,
     }
-}
-
-/// A number for a new driver, unique in the process: the first half of its waiters' ids.
-pub(crate) fn next_driver() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
 }
