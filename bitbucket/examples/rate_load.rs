@@ -214,7 +214,11 @@ impl Sim {
                     Output::Admit { ticket, .. } => {
                         self.server.handle(Input::Admitted { ticket, granted: true }, self.now)
                     }
-                    Output::Cancel(_) | Output::Done { .. } | Output::Log { .. } | Output::Compute { .. } => {}
+                    Output::Cancel(_)
+                    | Output::Done { .. }
+                    | Output::Log { .. }
+                    | Output::Compute { .. }
+                    | Output::PastDeadline { .. } => {}
                 }
             }
             let Some(ticket) = work.pop() else { break };

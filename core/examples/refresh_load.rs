@@ -174,7 +174,8 @@ impl Sim {
                     }
                     // A large call's room (a card asks for none) is granted at once.
                     Output::Admit { ticket, .. } => rooms.push(ticket),
-                    Output::Done { .. } | Output::Log { .. } | Output::Compute { .. } => {}
+                    Output::Done { .. } | Output::Log { .. } | Output::Compute { .. } | Output::PastDeadline { .. } => {
+                    }
                 }
             }
             if let Some(ticket) = rooms.pop() {

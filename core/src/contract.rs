@@ -168,6 +168,17 @@ pub enum Output {
         /// When the call's last step is due, epoch milliseconds (the clock of `now_ms`).
         deadline_ms: u64,
     },
+    /// A call's work stopped at its deadline: the [`Input::Work`] for `ticket` was fed at or past
+    /// the `deadline_ms` of its [`Output::Work`], so that step was the last and what was not
+    /// highlighted goes out plain. The core asks nothing more of the ticket; the shell forgets its
+    /// timer and counts the stop (bb's `highlight_past_deadline` metric). The decision is the core's:
+    /// the shell never compares its clock with the deadline itself.
+    PastDeadline {
+        /// The session whose call it is.
+        session: SessionId,
+        /// The call's work ticket, as in [`Output::Work`].
+        ticket: Ticket,
+    },
     /// A file to highlight, which the shell may run on a thread of its own (a lexer cannot be
     /// stopped inside a line, so the core never runs one where it would hold up an answer): feed
     /// its outcome back as [`Input::Computed`] with this ticket, whenever it is done. A

@@ -95,6 +95,9 @@ impl Server {
                     && let Some(s) = self.sessions.get_mut(&owner)
                 {
                     let last = self.shared.now_ms >= deadline_ms;
+                    if last {
+                        self.shared.out.push_back(Output::PastDeadline { session: owner, ticket });
+                    }
                     s.worked(call, last, &mut self.shared);
                 }
             }

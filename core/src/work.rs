@@ -6,7 +6,7 @@
 //! |---|---|---|---|
 //! | [`Kind::Read`] | [`Output::Fetch`] | [`crate::Input::Fetched`] | queued in its session, then sent |
 //! | [`Kind::Job`] | [`Output::Compute`] | [`crate::Input::Computed`] | with the shell (a CPU thread) |
-//! | [`Kind::Steps`] | [`Output::Work`] (with the call's deadline) | [`crate::Input::Work`], asked again per step | the call's deadline runs |
+//! | [`Kind::Steps`] | [`Output::Work`] (with the call's deadline) | [`crate::Input::Work`], asked again per step; a step at or past the deadline is the last ([`Output::PastDeadline`]) | the call's deadline runs |
 //! | [`Kind::Room`] | [`Output::Admit`] | [`crate::Input::Admitted`] | asked for, then held until the call ends |
 //!
 //! Whatever its kind, one [`Output::Cancel`] withdraws it ([`Work::cancel_call`] when its call is

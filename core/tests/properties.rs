@@ -111,6 +111,7 @@ fn run(ops: &[Op]) -> Run {
                 | Output::Done { .. }
                 | Output::Work { .. }
                 | Output::Compute { .. }
+                | Output::PastDeadline { .. }
                 | Output::Admit { .. } => {}
             }
         }

@@ -88,6 +88,7 @@ fn code_is_highlighted_with_runs_that_cover_each_line() {
         assert_eq!(total, l["s"].as_str().unwrap().chars().count(), "{l}");
     }
     assert!(highlighted > 0);
+    assert!(d.past_deadline.is_empty(), "work done before its deadline is not said to stop at it");
 }
 
 #[test]
@@ -97,6 +98,8 @@ fn when_the_deadline_passes_the_answer_goes_out_with_the_rest_plain_and_marked()
     let view = diff_view(&mut d, 1);
     let plain: Vec<&Value> = lines(&view, "src/client.rs").into_iter().map(|(l, _)| l).collect();
     assert!(plain.iter().all(|l| l["p"] == "deadline" && l.get("r").is_none()), "{:?}", plain.first());
+    // The core said the work stopped at its deadline, once: the shell counts that, never the clock.
+    assert_eq!(d.past_deadline.len(), 1, "{:?}", d.past_deadline);
 }
 
 #[test]

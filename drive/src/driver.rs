@@ -273,9 +273,9 @@ impl Driver {
             }
             Wake::Admitted(ticket, granted) => self.server.handle(Input::Admitted { ticket, granted }, now_ms()),
             Wake::Deadline(ticket) => {
-                // A call answered before its deadline has had its work cancelled: nothing to do.
-                let Some(deadline_ms) = self.work.remove(&ticket) else { return };
-                self.process.metrics().highlight_past_deadline();
+                // A call answered before its deadline has had its work cancelled, and a step fed past
+                // it has had its deadline handled (Output::PastDeadline): nothing to do.
+                let Some(deadline_ms) = self.work.get(&ticket).copied() else { return };
                 self.work_queue.retain(|t| *t != ticket);
                 // The timer kept the time on the monotonic clock: the deadline has come even if the
                 // wall clock says a moment less.
@@ -353,6 +353,13 @@ impl Driver {
                         }
                         self.work_queue.push_back(ticket);
                     }
+                    Output::PastDeadline { ticket, .. } => {
+                        // The core took a step as the last: the timer is spent, and the stop counted.
+                        if self.work.remove(&ticket).is_some() {
+                            self.work_queue.retain(|t| *t != ticket);
+                        }
+                        self.process.metrics().highlight_past_deadline();
+                    }
                     Output::Admit { session, ticket, bytes } => self.admit(session, ticket, bytes),
                     Output::Cancel(ticket) => self.cancel(ticket),
                     Output::Log { level, message } => self.logger.log(level, &message),
@@ -371,14 +378,10 @@ impl Driver {
             // A step of the work asked for, at the time it is fed: the core decides from it whether
             // the step is the last. Each step is bounded by the core, and a step may ask for the next.
             let Some(ticket) = self.work_queue.pop_front() else { break };
-            let Some(deadline_ms) = self.work.get(&ticket).copied() else { continue };
-            let now = now_ms();
-            if now >= deadline_ms {
-                // Fed at the core's deadline: its timer is spent, and the step counted as one past it.
-                self.work.remove(&ticket);
-                self.process.metrics().highlight_past_deadline();
+            if !self.work.contains_key(&ticket) {
+                continue;
             }
-            self.server.handle(Input::Work { ticket }, now);
+            self.server.handle(Input::Work { ticket }, now_ms());
         }
     }
 

@@ -29,6 +29,7 @@
 //!                                          ├─ Compute ──────▶ the CPU pool (per person, dropped if cancelled first)
 //!                                          ├─ Work ─────────▶ a step now; at the core's deadline_ms the timer
 //!                                          │                  feeds one more (the core decides it is the last)
+//!                                          ├─ PastDeadline ─▶ the timer forgotten, the stop counted in the metrics
 //!                                          ├─ Admit ────────▶ the Process's Room: granted now, in turn, or refused
 //!                                          ├─ Cancel ───────▶ Cancel set (a read not started never starts),
 //!                                          │                  a job dropped, a deadline forgotten, a room given back

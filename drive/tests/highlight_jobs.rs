@@ -93,6 +93,9 @@ fn the_answer_goes_out_at_the_deadline_and_the_job_that_came_back_later_is_kept_
     let lines = first.as_array().unwrap();
     assert_eq!(lines.len(), 2);
     assert!(lines.iter().all(|l| l["p"] == "deadline" && l.get("r").is_none()), "{first}");
+    // The core said the call's work stopped at its deadline; the driver counted that once.
+    let past = |driver: &Driver| driver.process().metrics().encode().contains("bb_highlight_past_deadline_total 1\n");
+    assert!(past(&driver), "{}", driver.process().metrics().encode());
     // The job comes back after the answer: kept.
     assert_eq!(held.len(), 1, "one file, one job");
     for w in held.drain(..) {
@@ -102,4 +105,5 @@ fn the_answer_goes_out_at_the_deadline_and_the_job_that_came_back_later_is_kept_
     let lines = again.as_array().unwrap();
     assert!(lines.iter().all(|l| l["r"].is_string() && l.get("p").is_none()), "{again}");
     assert!(held.is_empty(), "nothing ran again");
+    assert!(past(&driver), "the second call, highlighted in time, did not stop at its deadline");
 }

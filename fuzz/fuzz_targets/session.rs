@@ -323,6 +323,9 @@ struct Ledger {
     keeps: BTreeMap<Ticket, bb_core::Keep>,
     /// Work the server asked for and has not been given a step of yet, each with the deadline the core gave it.
     work: Vec<(Ticket, u64)>,
+    /// The work ticket of the step just fed at or past its deadline: the core must say so
+    /// (`Output::PastDeadline`) for it and for no other.
+    past: Option<Ticket>,
     /// Large calls' rooms asked for and not yet granted or refused.
     rooms: Vec<Ticket>,
     /// Highlighting jobs handed out and not yet run.
@@ -363,6 +366,15 @@ impl Ledger {
         self.drain(server);
     }
 
+    /// Feeds a step of `ticket`'s work at `now`; a step at or past its deadline is its last, and the
+    /// core says so.
+    fn step(&mut self, server: &mut Server, ticket: Ticket, deadline_ms: u64, now: u64) {
+        self.past = (now >= deadline_ms).then_some(ticket);
+        server.handle(Input::Work { ticket }, now);
+        self.drain(server);
+        assert!(self.past.is_none(), "a step fed past its deadline was not said to be the last");
+    }
+
     fn drain(&mut self, server: &mut Server) {
         while let Some(out) = server.poll_output() {
             match out {
@@ -375,6 +387,9 @@ impl Ledger {
                 Output::Work { ticket, deadline_ms, .. } => self.work.push((ticket, deadline_ms)),
                 Output::Compute { ticket, job, .. } => self.jobs.push((ticket, *job)),
                 Output::Admit { ticket, .. } => self.rooms.push(ticket),
+                Output::PastDeadline { ticket, .. } => {
+                    assert_eq!(self.past.take(), Some(ticket), "a stop at the deadline for a step not fed past it");
+                }
                 Output::Cancel(t) => {
                     self.outstanding.retain(|o| *o != t);
                     self.work.retain(|(o, _)| *o != t);
@@ -648,8 +663,8 @@ fuzz_target!(|run: Run| {
                 } else if !ledger.work.is_empty() {
                     // The last step is the one fed at the deadline the core gave.
                     let (ticket, deadline_ms) = ledger.work.remove(which as usize % ledger.work.len());
-                    server.handle(Input::Work { ticket }, if last { now.max(deadline_ms) } else { now });
-                    ledger.drain(&mut server);
+                    let at = if last { now.max(deadline_ms) } else { now };
+                    ledger.step(&mut server, ticket, deadline_ms, at);
                 }
             }
             Operation::Room { which, granted } => {
@@ -679,8 +694,7 @@ fuzz_target!(|run: Run| {
         }
         if let Some((ticket, deadline_ms)) = ledger.work.pop() {
             now = now.max(deadline_ms);
-            server.handle(Input::Work { ticket }, now);
-            ledger.drain(&mut server);
+            ledger.step(&mut server, ticket, deadline_ms, now);
             continue;
         }
         let Some(ticket) = ledger.outstanding.pop() else { break };

@@ -120,7 +120,7 @@ impl Harness {
                 Output::Fetch { ticket, request, .. } => self.fetches.push((ticket, request)),
                 Output::Cancel(t) => self.cancelled.push(t),
                 Output::Admit { ticket, .. } => self.rooms.push(ticket),
-                Output::Log { .. } | Output::Work { .. } | Output::Compute { .. } => {}
+                Output::Log { .. } | Output::Work { .. } | Output::Compute { .. } | Output::PastDeadline { .. } => {}
             }
         }
         answers

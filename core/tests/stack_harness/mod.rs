@@ -47,6 +47,8 @@ pub struct StackHarness {
     pub work_steps: Option<usize>,
     /// The process has no room for large calls: their rooms are refused.
     pub no_room: bool,
+    /// The calls' work tickets the core said stopped at their deadline (`Output::PastDeadline`), in order.
+    pub past_deadline: Vec<Ticket>,
     now: u64,
     next_id: i64,
 }
@@ -106,6 +108,7 @@ impl StackHarness {
             last: vec![],
             work_steps: None,
             no_room: false,
+            past_deadline: Vec::new(),
             now: 1_000,
             next_id: 1,
         };
@@ -215,6 +218,7 @@ impl StackHarness {
                     }
                     Output::Compute { ticket, job, .. } => computes.push_back((ticket, *job)),
                     Output::Admit { ticket, .. } => rooms.push_back(ticket),
+                    Output::PastDeadline { ticket, .. } => self.past_deadline.push(ticket),
                     _ => {}
                 }
             }
