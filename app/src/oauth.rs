@@ -16,7 +16,7 @@ use std::io::Read;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bb_http::{Kind, MemoryStore, OAuthOptions, Provider, ProviderError, Store, Tokens};
+use bb_http::{Kind, MemoryStore, OAuthOptions, Provider, ProviderError, Store, StoreError, Tokens};
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use ring::rand::{SecureRandom, SystemRandom};
 use ureq::Agent;
@@ -44,15 +44,24 @@ pub fn options(
     let secret = var("BB_OAUTH_CLIENT_SECRET")
         .map(Secret::new)
         .ok_or_else(|| format!("--oauth needs BB_OAUTH_CLIENT_SECRET: {what} it to the link's client secret"))?;
-    let store: Arc<dyn Store> = match &config.rate_store {
-        None => Arc::new(MemoryStore::new()),
+    let (store, consent_key): (Arc<dyn Store>, [u8; 32]) = match &config.rate_store {
+        // Alone, bb keeps logins in the process and seals what it leaves in browsers with a key of
+        // its own (a restart forgets both).
+        None => {
+            let mut key = [0u8; 32];
+            SystemRandom::new().fill(&mut key).map_err(|_| "no secure random source for --oauth".to_owned())?;
+            (Arc::new(MemoryStore::new()), key)
+        }
         Some(rate_store) => {
             let key = var("BB_OAUTH_STORE_KEY").ok_or(
                 "--oauth with --rate-store keeps logins in the shared store, encrypted: set BB_OAUTH_STORE_KEY to 64 hex \
                  digits (such as the output of `openssl rand -hex 32`), the same on every replica",
             )?;
             let client = bb_bitbucket::store_client(rate_store, config.ca_file.as_deref())?;
-            Arc::new(SharedStore::new(client, &key)?)
+            let store = SharedStore::new(client, &key)?;
+            // Replicas honour each other's remembered consents: the browsers' key comes from the store's.
+            let consent_key = derive(&store.raw, b"bb consent cookies");
+            (Arc::new(store), consent_key)
         }
     };
     let provider = BitbucketProvider {
@@ -69,6 +78,7 @@ pub fn options(
         scope: scope.to_owned(),
         provider: Arc::new(provider),
         store,
+        consent_key,
     })
 }
 
@@ -187,6 +197,8 @@ impl Provider for BitbucketProvider {
 /// its key name as associated data (a value moved to another key does not open), under
 /// `bb:oauth:<kind>:<key>` with the record's time to live.
 struct SharedStore {
+    /// The operator's key, kept to derive other keys from it.
+    raw: [u8; 32],
     client: redis::Client,
     connection: Mutex<Option<redis::Connection>>,
     key: LessSafeKey,
@@ -203,7 +215,10 @@ impl SharedStore {
         )?;
         let key =
             UnboundKey::new(&CHACHA20_POLY1305, &bytes).map_err(|_| "BB_OAUTH_STORE_KEY cannot be used".to_owned())?;
+        let mut raw = [0u8; 32];
+        raw.copy_from_slice(&bytes);
         Ok(SharedStore {
+            raw,
             client,
             connection: Mutex::new(None),
             key: LessSafeKey::new(key),
@@ -268,29 +283,37 @@ impl KindName for redis::RedisError {
 }
 
 impl Store for SharedStore {
-    fn put(&self, kind: Kind, key: &str, value: &[u8], ttl_ms: u64, _now_ms: u64) -> Result<(), String> {
+    fn put(&self, kind: Kind, key: &str, value: &[u8], ttl_ms: u64, _now_ms: u64) -> Result<(), StoreError> {
         let name = SharedStore::name(kind, key);
         let sealed = self.seal(&name, value)?;
-        self.with(|c| redis::cmd("SET").arg(&name).arg(sealed).arg("PX").arg(ttl_ms.max(1)).query::<()>(c))
+        Ok(self.with(|c| redis::cmd("SET").arg(&name).arg(sealed).arg("PX").arg(ttl_ms.max(1)).query::<()>(c))?)
     }
 
-    fn get(&self, kind: Kind, key: &str, _now_ms: u64) -> Result<Option<Vec<u8>>, String> {
+    fn get(&self, kind: Kind, key: &str, _now_ms: u64) -> Result<Option<Vec<u8>>, StoreError> {
         let name = SharedStore::name(kind, key);
         let got: Option<Vec<u8>> = self.with(|c| redis::cmd("GET").arg(&name).query(c))?;
         Ok(got.and_then(|s| self.open(&name, &s)))
     }
 
-    fn take(&self, kind: Kind, key: &str, _now_ms: u64) -> Result<Option<Vec<u8>>, String> {
+    fn take(&self, kind: Kind, key: &str, _now_ms: u64) -> Result<Option<Vec<u8>>, StoreError> {
         let name = SharedStore::name(kind, key);
         // GETDEL (Redis 6.2, Valkey): of two replicas taking one code, one gets it.
         let got: Option<Vec<u8>> = self.with(|c| redis::cmd("GETDEL").arg(&name).query(c))?;
         Ok(got.and_then(|s| self.open(&name, &s)))
     }
 
-    fn delete(&self, kind: Kind, key: &str) -> Result<(), String> {
+    fn delete(&self, kind: Kind, key: &str) -> Result<(), StoreError> {
         let name = SharedStore::name(kind, key);
-        self.with(|c| redis::cmd("DEL").arg(&name).query::<()>(c))
+        Ok(self.with(|c| redis::cmd("DEL").arg(&name).query::<()>(c))?)
     }
+}
+
+/// A key for `purpose` from the operator's key (HMAC-SHA-256 of the purpose under it).
+fn derive(key: &[u8; 32], purpose: &[u8]) -> [u8; 32] {
+    let tag = ring::hmac::sign(&ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key), purpose);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(tag.as_ref());
+    out
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {

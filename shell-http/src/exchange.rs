@@ -37,6 +37,11 @@ const ENDPOINT: &str = "/mcp";
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 const METHODS: &str = "POST, DELETE, OPTIONS";
+/// The methods of the login's paths.
+const OAUTH_METHODS: &str = "GET, POST, OPTIONS";
+/// The headers a browser-resident client's script may read: the session id, and the 401's
+/// challenge that names the login's metadata (docs/reference/oauth.md "CORS for browser clients").
+const EXPOSED: &str = "mcp-session-id, www-authenticate";
 
 /// What every request of one server is answered with.
 pub(crate) struct Endpoint {
@@ -93,7 +98,7 @@ pub(crate) async fn respond(endpoint: Arc<Endpoint>, peer: Peer, req: Request<In
     if parts.method == Method::OPTIONS {
         return match endpoint.gate.admit_preflight(&parts.uri, &parts.headers) {
             Err(why) => refused(endpoint, why),
-            Ok(origin) => preflight(endpoint, origin),
+            Ok(origin) => preflight(endpoint, origin, parts.uri.path()),
         };
     }
     if let Some(check) = health_check(&parts) {
@@ -599,12 +604,15 @@ fn refused(endpoint: &Endpoint, why: Refusal) -> Response<Reply> {
     }
 }
 
-fn preflight(endpoint: &Endpoint, origin: Option<HeaderValue>) -> Response<Reply> {
+/// The answer to a CORS preflight of `path`: the login's paths take GET and POST (a browser
+/// client reads the metadata and posts to the token endpoint), `/mcp` its own methods.
+fn preflight(endpoint: &Endpoint, origin: Option<HeaderValue>, path: &str) -> Response<Reply> {
+    let methods = if endpoint.oauth.is_some() && oauth::is_oauth_path(path) { OAUTH_METHODS } else { METHODS };
     let mut r = empty(StatusCode::NO_CONTENT);
     let h = r.headers_mut();
-    h.insert(ALLOW, HeaderValue::from_static(METHODS));
+    h.insert(ALLOW, HeaderValue::from_static(methods));
     if let Some(origin) = origin {
-        h.insert(ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(METHODS));
+        h.insert(ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(methods));
         if let Ok(v) = HeaderValue::from_str(endpoint.gate.allowed_headers()) {
             h.insert(ACCESS_CONTROL_ALLOW_HEADERS, v);
         }
@@ -616,7 +624,7 @@ fn preflight(endpoint: &Endpoint, origin: Option<HeaderValue>) -> Response<Reply
 
 fn cors(h: &mut HeaderMap, origin: HeaderValue) {
     h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-    h.insert(ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(SESSION_ID));
+    h.insert(ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(EXPOSED));
     h.insert(VARY, HeaderValue::from_static("Origin"));
 }
 

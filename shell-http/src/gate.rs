@@ -51,6 +51,10 @@ impl Gate {
         hosts.extend(options.allow_hosts.iter().map(|h| h.trim().to_ascii_lowercase()));
         let mut origins: Vec<String> = hosts[..3].iter().map(|h| format!("http://{h}")).collect();
         origins.extend(options.allow_origins.iter().map(|o| normalize_origin(o)));
+        // With logins, bb's own pages (the consent form) post from its public origin.
+        if let Some(origin) = options.oauth.as_ref().and_then(|o| o.public_origin()) {
+            origins.push(normalize_origin(&origin));
+        }
         let mut allowed_headers = ALLOWED_HEADERS.to_owned();
         if let Some(h) = &options.per_user_token_header {
             allowed_headers.push_str(", ");

@@ -7,16 +7,18 @@ use std::time::Duration;
 
 use bb_drive::now_ms;
 use hyper::body::Incoming;
-use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue, LOCATION, WWW_AUTHENTICATE};
+use hyper::header::{
+    AUTHORIZATION, CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, COOKIE, HeaderValue, LOCATION, RETRY_AFTER,
+    SET_COOKIE, WWW_AUTHENTICATE, X_FRAME_OPTIONS,
+};
 use hyper::http::request::Parts;
 use hyper::{Method, Response, StatusCode};
 use serde_json::{Value, json};
 
-use super::{Authority, Next, OAuthError, Unauthorized};
+use super::{Authority, Next, OAuthError, Step, Unauthorized, consent};
 use crate::reply::{self, Reply, empty, refusal};
 use crate::request::{BodyError, read_body};
 
-const PROTECTED_RESOURCE: &str = "/.well-known/oauth-protected-resource";
 const PROTECTED_RESOURCE_MCP: &str = "/.well-known/oauth-protected-resource/mcp";
 const AUTHORIZATION_SERVER: &str = "/.well-known/oauth-authorization-server";
 
@@ -24,11 +26,11 @@ const AUTHORIZATION_SERVER: &str = "/.well-known/oauth-authorization-server";
 pub(crate) fn is_oauth_path(path: &str) -> bool {
     matches!(
         path,
-        PROTECTED_RESOURCE
-            | PROTECTED_RESOURCE_MCP
+        PROTECTED_RESOURCE_MCP
             | AUTHORIZATION_SERVER
             | "/oauth/register"
             | "/oauth/authorize"
+            | "/oauth/consent"
             | "/oauth/callback"
             | "/oauth/token"
     )
@@ -44,16 +46,28 @@ pub(crate) async fn serve(
 ) -> Response<Reply> {
     let path = parts.uri.path();
     let query = parse_form(parts.uri.query().unwrap_or_default());
+    let cookies = request_cookies(parts);
     match (&parts.method, path) {
-        (&Method::GET, PROTECTED_RESOURCE | PROTECTED_RESOURCE_MCP) => document(&authority.resource_metadata()),
+        // Only the document of the resource bb protects, `/mcp`: a document at the root would name a
+        // resource other than the one it was formed from (RFC 9728 §3.3).
+        (&Method::GET, PROTECTED_RESOURCE_MCP) => document(&authority.resource_metadata()),
         (&Method::GET, AUTHORIZATION_SERVER) => document(&authority.server_metadata()),
         (&Method::GET, "/oauth/authorize") => {
             let a = Arc::clone(authority);
-            next(smol::unblock(move || a.authorize(&query, now_ms())).await)
+            next(smol::unblock(move || a.authorize(&query, &cookies, now_ms())).await)
+        }
+        (&Method::POST, "/oauth/consent") => {
+            let bytes = match body_of(body, max_body, body_timeout).await {
+                Ok(b) => b,
+                Err(r) => return r,
+            };
+            let form = parse_form(&String::from_utf8_lossy(&bytes));
+            let a = Arc::clone(authority);
+            next(smol::unblock(move || a.consent(&form, &cookies, now_ms())).await)
         }
         (&Method::GET, "/oauth/callback") => {
             let a = Arc::clone(authority);
-            next(smol::unblock(move || a.callback(&query, now_ms())).await)
+            next(smol::unblock(move || a.callback(&query, &cookies, now_ms())).await)
         }
         (&Method::POST, "/oauth/register") => {
             let bytes = match body_of(body, max_body, body_timeout).await {
@@ -76,8 +90,9 @@ pub(crate) async fn serve(
                 Err(r) => return r,
             };
             let form = parse_form(&String::from_utf8_lossy(&bytes));
+            let basic = basic_credentials(parts);
             let a = Arc::clone(authority);
-            match smol::unblock(move || a.token(&form, now_ms())).await {
+            match smol::unblock(move || a.token(&form, basic.as_ref(), now_ms())).await {
                 Ok(v) => document(&v),
                 Err(e) => oauth_error(&e),
             }
@@ -88,6 +103,58 @@ pub(crate) async fn serve(
             r
         }
     }
+}
+
+/// The cookies the request carries.
+fn request_cookies(parts: &Parts) -> Vec<(String, String)> {
+    let values: Vec<&str> = parts.headers.get_all(COOKIE).iter().filter_map(|v| v.to_str().ok()).collect();
+    consent::cookies(&values)
+}
+
+/// The client id and secret of an `Authorization: Basic` header (RFC 6749 §2.3.1: each
+/// form-encoded before it was joined with `:`).
+fn basic_credentials(parts: &Parts) -> Option<(String, String)> {
+    let value = parts.headers.get(AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, encoded) = value.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let bytes = decode_base64(encoded.trim())?;
+    let text = String::from_utf8(bytes).ok()?;
+    let (id, secret) = text.split_once(':')?;
+    Some((decode(id), decode(secret)))
+}
+
+/// Standard base64 with padding (RFC 4648 §4), as Basic credentials are written.
+fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| -> Option<u32> {
+        Some(u32::from(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        }))
+    };
+    let s = s.trim_end_matches('=');
+    if s.len() > 4096 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    for chunk in s.as_bytes().chunks(4) {
+        if chunk.len() == 1 {
+            return None;
+        }
+        let mut n = 0u32;
+        for (i, c) in chunk.iter().enumerate() {
+            n |= value(*c)? << (18 - 6 * i);
+        }
+        for i in 0..chunk.len() - 1 {
+            out.push((n >> (16 - 8 * i)) as u8);
+        }
+    }
+    Some(out)
 }
 
 async fn body_of(body: Incoming, max: usize, timeout: Duration) -> Result<Vec<u8>, Response<Reply>> {
@@ -115,23 +182,53 @@ fn document(v: &Value) -> Response<Reply> {
 fn oauth_error(e: &OAuthError) -> Response<Reply> {
     let mut r = document(&json!({ "error": e.error, "error_description": e.description }));
     *r.status_mut() = StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST);
+    if e.status == 401 {
+        // RFC 6749 §5.2: a client that failed to authenticate is told how it may.
+        r.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"bb\""));
+    }
+    retry_later(&mut r);
     r
 }
 
-fn next(n: Result<Next, OAuthError>) -> Response<Reply> {
-    match n {
-        Ok(Next::Redirect(url)) => match HeaderValue::from_str(&url) {
+/// A 429 or 503 says when to try again (RFC 9110 §10.2.3).
+fn retry_later(r: &mut Response<Reply>) {
+    if matches!(r.status().as_u16(), 429 | 503) && !r.headers().contains_key(RETRY_AFTER) {
+        r.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("30"));
+    }
+}
+
+fn next(n: Result<Step, OAuthError>) -> Response<Reply> {
+    let (next, cookies) = match n {
+        Ok(Step { next, cookies }) => (next, cookies),
+        Err(e) => (Next::Page(e.status, e.description), Vec::new()),
+    };
+    let mut r = match next {
+        Next::Redirect(url) => match HeaderValue::from_str(&url) {
             Ok(v) => {
-                let mut r = empty(StatusCode::FOUND);
+                // 303: the consent form's POST is followed by a GET wherever it leads.
+                let mut r = empty(StatusCode::SEE_OTHER);
                 r.headers_mut().insert(LOCATION, v);
                 r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
                 r
             }
-            Err(_) => page(400, "bb could not send you back: the address is not valid in a header."),
+            Err(_) => page(400, "bb could not send you on: the address is not valid in a header."),
         },
-        Ok(Next::Page(status, text)) => page(status, &text),
-        Err(e) => page(e.status, &e.description),
+        Next::Page(status, text) => page(status, &text),
+        Next::Consent(html) => {
+            let mut r = Response::new(Reply::Full(Some(html.into_bytes().into())));
+            r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+            r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            page_headers(&mut r);
+            r
+        }
+    };
+    for c in cookies {
+        if let Ok(v) = HeaderValue::from_str(&c) {
+            r.headers_mut().append(SET_COOKIE, v);
+        }
     }
+    retry_later(&mut r);
+    r
 }
 
 /// A page for the person's browser: plain text, so nothing in it is ever markup.
@@ -140,7 +237,18 @@ fn page(status: u16, text: &str) -> Response<Reply> {
     *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
     r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    page_headers(&mut r);
     r
+}
+
+/// What every page of the login carries: it may not be framed (a consent clicked through a frame is
+/// no consent), runs nothing, and sends no referrer (the query holds the login's state).
+pub(crate) fn page_headers(r: &mut Response<Reply>) {
+    let h = r.headers_mut();
+    h.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(consent::PAGE_POLICY));
+    h.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(hyper::header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(hyper::header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
 }
 
 /// The answer to a request to `/mcp` without a good token: 401 with the challenge that names the
@@ -150,7 +258,7 @@ pub(crate) fn challenge(authority: &Authority, why: &Unauthorized) -> Response<R
     let mut r = refusal(status, None, &format!("Unauthorized: {}", why.description));
     if status == StatusCode::UNAUTHORIZED {
         let metadata = format!("{}{PROTECTED_RESOURCE_MCP}", authority.issuer());
-        let mut value = format!("Bearer resource_metadata=\"{metadata}\"");
+        let mut value = format!("Bearer resource_metadata=\"{metadata}\", scope=\"{}\"", authority.scopes().join(" "));
         if let Some(error) = why.error {
             let description: String = why.description.chars().filter(|c| *c != '"' && *c != '\\').collect();
             value.push_str(&format!(", error=\"{error}\", error_description=\"{description}\""));
@@ -217,6 +325,7 @@ mod tests {
     #[test]
     fn the_login_paths_are_known_and_others_are_not() {
         assert!(is_oauth_path("/.well-known/oauth-protected-resource/mcp"));
+        assert!(!is_oauth_path("/.well-known/oauth-protected-resource"), "no document for the root");
         assert!(is_oauth_path("/oauth/token"));
         assert!(!is_oauth_path("/mcp"));
         assert!(!is_oauth_path("/oauth/tokens"));

@@ -6,7 +6,9 @@
 //!  client ── GET /mcp (no token) ─────────────▶ 401 WWW-Authenticate: Bearer resource_metadata=…
 //!         ── GET /.well-known/oauth-protected-resource/mcp, /.well-known/oauth-authorization-server
 //!         ── POST /oauth/register (RFC 7591), or a Client ID Metadata Document URL as client_id
-//!  person ── GET /oauth/authorize?…&code_challenge&resource ─▶ 302 Bitbucket's /rest/oauth2/latest/authorize
+//!  person ── GET /oauth/authorize?…&code_challenge&resource ─▶ bb's consent page, naming the client and
+//!            where it sends them (a consent this browser's person gave this client before: skipped)
+//!         ── POST /oauth/consent (Allow) ─▶ 303 Bitbucket's /rest/oauth2/latest/authorize
 //!                                  (bb's own state and PKCE towards Bitbucket: a Pending record)
 //!         ── Bitbucket's consent ─▶ GET /oauth/callback?code&state: bb exchanges Bitbucket's code, asks who
 //!            the person is, keeps the Grant, ─▶ 302 client's redirect_uri?code&state&iss  (a Code, 60 s, once)
@@ -24,9 +26,11 @@
 //! `endpoints`. Secrets (codes, tokens, Bitbucket's tokens, bb's client secret) never reach a log, an
 //! answer's text or an error.
 
+mod consent;
 mod endpoints;
 mod pkce;
 pub mod store;
+mod uri;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -37,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 pub(crate) use endpoints::{challenge, is_oauth_path, serve};
-use store::{Kind, Store};
+use store::{Kind, Store, StoreError};
 
 /// How long a code bb gives a client may wait to be exchanged.
 pub const CODE_TTL_MS: u64 = 60_000;
@@ -51,6 +55,15 @@ pub const PENDING_TTL_MS: u64 = 10 * 60_000;
 pub const GRANT_TTL_MS: u64 = 90 * 24 * 60 * 60_000;
 /// A grant's Bitbucket token is refreshed when it has less than this left.
 pub const REFRESH_AHEAD_MS: u64 = 5 * 60_000;
+
+/// How a client may authenticate at the token endpoint (RFC 7591 §2).
+const AUTH_METHODS: [&str; 3] = ["none", "client_secret_post", "client_secret_basic"];
+
+/// The longest Client ID Metadata Document URL bb reads.
+const MAX_CLIENT_ID_URL: usize = 512;
+
+/// What a person whose login bb no longer knows reads.
+const STALE: &str = "This login is unknown, was finished already or took too long. Start again from your MCP client.";
 
 /// The sentence a person whose Bitbucket grant ended reads.
 pub const LOG_IN_AGAIN: &str = "Your Bitbucket login for bb has ended (it was revoked in Bitbucket or it expired). \
@@ -109,6 +122,9 @@ pub struct OAuthOptions {
     pub provider: Arc<dyn Provider>,
     /// Where logins live.
     pub store: Arc<dyn Store>,
+    /// The key bb seals what it leaves in browsers with (remembered consents, the consent form's
+    /// token): the same on every replica that shares the store.
+    pub consent_key: [u8; 32],
 }
 
 impl std::fmt::Debug for OAuthOptions {
@@ -123,26 +139,24 @@ impl std::fmt::Debug for OAuthOptions {
 
 impl OAuthOptions {
     /// Checks and normalizes the public URL: absolute, `https` unless the host is loopback, no
-    /// query or fragment; the trailing slash dropped.
+    /// userinfo, query or fragment; the trailing slash dropped.
     pub fn check_public_url(url: &str) -> Result<String, String> {
-        let url = url.trim().trim_end_matches('/');
-        let rest = url
-            .strip_prefix("https://")
-            .or_else(|| url.strip_prefix("http://").filter(|r| is_loopback_authority(r)))
-            .ok_or_else(|| {
-                format!("--public-url `{url}` must be an https:// URL (http:// only for 127.0.0.1 or localhost)")
-            })?;
-        if rest.is_empty() || rest.contains(['?', '#', ' ']) {
-            return Err(format!("--public-url `{url}` must be a plain URL such as https://bb.example.com"));
-        }
-        Ok(url.to_owned())
+        uri::check_public_url(url)
     }
-}
 
-fn is_loopback_authority(rest: &str) -> bool {
-    let host = rest.split('/').next().unwrap_or_default();
-    let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
-    matches!(name, "127.0.0.1" | "localhost" | "[::1]")
+    /// The origin of bb's public URL: bb's own pages (the consent form) post from it.
+    pub(crate) fn public_origin(&self) -> Option<String> {
+        uri::origin_of(&self.public_url)
+    }
+
+    /// What bb may do in Bitbucket with the scope it asks for, in the consent page's words.
+    fn access(&self) -> &'static str {
+        if self.scope.split_whitespace().any(|s| s == "REPO_WRITE" || s.ends_with("_ADMIN")) {
+            "read and change the repositories and pull requests you can reach in Bitbucket"
+        } else {
+            "read the repositories and pull requests you can reach in Bitbucket"
+        }
+    }
 }
 
 /// A registered client.
@@ -151,18 +165,32 @@ struct ClientRecord {
     redirect_uris: Vec<String>,
     #[serde(default)]
     name: Option<String>,
+    /// For a confidential client (RFC 7591 §2 `client_secret_post` or `client_secret_basic`): the
+    /// key of the secret bb issued it, checked at the token endpoint.
+    #[serde(default)]
+    secret: Option<String>,
 }
 
-/// A login sent to Bitbucket, keyed by bb's state towards Bitbucket.
+/// A login begun, keyed by bb's state towards Bitbucket.
 #[derive(Serialize, Deserialize)]
 struct PendingRecord {
     client_id: String,
+    /// The redirect URI as the client sent it (a loopback one with the port it chose).
     redirect_uri: String,
+    /// The registered redirect URI it matched: what a consent is remembered for.
+    registered: String,
     state: Option<String>,
     challenge: String,
     resource: String,
     /// bb's own PKCE verifier towards Bitbucket.
     verifier: String,
+    /// The key of the browser cookie the login was begun with: the consent and Bitbucket's
+    /// callback must come from that browser.
+    browser: String,
+    /// Whether the person allowed this client on bb's page (or a remembered consent stands for it).
+    consented: bool,
+    /// The Bitbucket user a remembered consent was given by: the person who logs in must be them.
+    remembered: Option<String>,
 }
 
 /// A code bb gave a client.
@@ -183,6 +211,12 @@ struct TokenRecord {
     resource: String,
 }
 
+/// A code or refresh token that was used: the grant a second use ends.
+#[derive(Serialize, Deserialize)]
+struct SpentRecord {
+    grant: String,
+}
+
 /// A person's Bitbucket grant.
 #[derive(Clone, Serialize, Deserialize)]
 struct GrantRecord {
@@ -191,6 +225,12 @@ struct GrantRecord {
     refresh: Option<String>,
     expires_at_ms: u64,
 }
+
+/// The longest `state` a client may send: a record's bytes are bounded, not only their count.
+const MAX_STATE: usize = 1024;
+
+/// How long a marker of a used code or refresh token is kept (a second use within it ends the grant).
+const SPENT_TTL_MS: u64 = REFRESH_TTL_MS;
 
 /// An OAuth error for a client (RFC 6749 §5.2): the status, the code, a sentence naming no secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,6 +255,22 @@ pub(crate) enum Next {
     Redirect(String),
     /// A page for the person, with its status: nothing is trusted enough to redirect to.
     Page(u16, String),
+    /// bb's consent page (HTML made by [`consent::page`]).
+    Consent(String),
+}
+
+/// What a step of the login in the person's browser answers: where it leads, and the cookies bb
+/// sets on the way (`Set-Cookie` values).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Step {
+    pub(crate) next: Next,
+    pub(crate) cookies: Vec<String>,
+}
+
+impl From<Next> for Step {
+    fn from(next: Next) -> Step {
+        Step { next, cookies: Vec::new() }
+    }
 }
 
 /// Why a request to `/mcp` is not let in (a 401, or a 503 when the store or Bitbucket failed).
@@ -250,12 +306,20 @@ impl Authority {
         format!("{}/mcp", self.options.public_url)
     }
 
-    /// Protected Resource Metadata (RFC 9728 §2).
+    /// The scopes bb's tokens carry: the ones bb asks Bitbucket for (docs/reference/oauth.md
+    /// "Granted scope in the token response").
+    pub(crate) fn scopes(&self) -> Vec<&str> {
+        self.options.scope.split_whitespace().collect()
+    }
+
+    /// Protected Resource Metadata (RFC 9728 §2), served only for the resource it describes
+    /// (`/mcp`, docs/reference/oauth.md "Protected resource metadata location").
     pub(crate) fn resource_metadata(&self) -> Value {
         json!({
             "resource": self.resource(),
             "authorization_servers": [self.issuer()],
             "bearer_methods_supported": ["header"],
+            "scopes_supported": self.scopes(),
             "resource_name": "bb (Bitbucket Data Center)",
         })
     }
@@ -268,10 +332,12 @@ impl Authority {
             "authorization_endpoint": format!("{i}/oauth/authorize"),
             "token_endpoint": format!("{i}/oauth/token"),
             "registration_endpoint": format!("{i}/oauth/register"),
+            "scopes_supported": self.scopes(),
             "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["none"],
+            "token_endpoint_auth_methods_supported": AUTH_METHODS,
             "client_id_metadata_document_supported": true,
             "authorization_response_iss_parameter_supported": true,
         })
@@ -298,12 +364,26 @@ impl Authority {
         }
     }
 
-    fn store_failed(&self, why: &str) -> OAuthError {
-        self.logger.log(bb_core::Level::Warning, &format!("the login store failed: {why}"));
-        unavailable("bb's login store did not answer; try again shortly.")
+    fn store_failed(&self, why: &StoreError) -> OAuthError {
+        match why {
+            StoreError::Full(kind) => {
+                let what = if *kind == Kind::Client { "registered clients" } else { "logins in progress" };
+                OAuthError {
+                    status: 503,
+                    error: "temporarily_unavailable",
+                    description: format!("bb holds as many {what} as it may right now; try again in a minute."),
+                }
+            }
+            StoreError::Failed(why) => {
+                self.logger.log(bb_core::Level::Warning, &format!("the login store failed: {why}"));
+                unavailable("bb's login store did not answer; try again shortly.")
+            }
+        }
     }
 
-    /// Dynamic client registration (RFC 7591 §3): `body` is the client's metadata.
+    /// Dynamic client registration (RFC 7591 §3): `body` is the client's metadata. A client that
+    /// asks to authenticate at the token endpoint (`client_secret_post`, `client_secret_basic`) is
+    /// issued a secret, checked there (docs/reference/oauth.md "Dynamic client registration").
     pub(crate) fn register(&self, body: &[u8], now_ms: u64) -> Result<Value, OAuthError> {
         let meta: Value = serde_json::from_slice(body)
             .map_err(|_| refuse("invalid_client_metadata", "The registration must be a JSON object."))?;
@@ -315,159 +395,296 @@ impl Authority {
                 .ok_or_else(|| refuse("invalid_redirect_uri", "redirect_uris must be strings."))?,
             _ => return Err(refuse("invalid_redirect_uri", "redirect_uris must list 1 to 10 redirect URIs.")),
         };
-        if let Some(bad) = uris.iter().find(|u| !redirect_uri_allowed(u)) {
-            return Err(refuse(
-                "invalid_redirect_uri",
-                format!(
-                    "The redirect URI `{}` is not allowed: use https, http on a loopback address, or an app's own scheme, without a fragment.",
-                    clip(bad)
-                ),
-            ));
+        for u in &uris {
+            if let Some(why) = uri::refused_redirect(u) {
+                return Err(refuse(
+                    "invalid_redirect_uri",
+                    format!(
+                        "The redirect URI `{}` is not allowed: {why}. Use https, http on 127.0.0.1, [::1] or localhost, \
+                         or an app's own reverse-domain scheme, without a fragment.",
+                        clip(u)
+                    ),
+                ));
+            }
         }
-        if let Some(method) = meta.get("token_endpoint_auth_method").and_then(Value::as_str)
-            && method != "none"
-        {
-            return Err(refuse(
-                "invalid_client_metadata",
-                "bb registers public clients only: token_endpoint_auth_method none.",
-            ));
-        }
-        let name = meta.get("client_name").and_then(Value::as_str).map(|n| n.chars().take(100).collect::<String>());
+        let method = match meta.get("token_endpoint_auth_method") {
+            None | Some(Value::Null) => "none",
+            Some(m) => match m.as_str() {
+                Some(m) if AUTH_METHODS.contains(&m) => m,
+                _ => {
+                    return Err(refuse(
+                        "invalid_client_metadata",
+                        "token_endpoint_auth_method must be none, client_secret_post or client_secret_basic.",
+                    ));
+                }
+            },
+        };
+        let name = meta
+            .get("client_name")
+            .and_then(Value::as_str)
+            .map(|n| n.chars().take(100).collect::<String>())
+            .filter(|n| !n.trim().is_empty());
         let id = pkce::fresh().map_err(unavailable)?;
-        self.put(
-            Kind::Client,
-            &id,
-            &ClientRecord { redirect_uris: uris.clone(), name: name.clone() },
-            GRANT_TTL_MS,
-            now_ms,
-        )?;
+        let secret = if method == "none" { None } else { Some(pkce::fresh().map_err(unavailable)?) };
+        let record = ClientRecord {
+            redirect_uris: uris.clone(),
+            name: name.clone(),
+            secret: secret.as_deref().map(pkce::key_of),
+        };
+        self.put(Kind::Client, &id, &record, GRANT_TTL_MS, now_ms)?;
         let mut answer = json!({
             "client_id": id,
             "client_id_issued_at": now_ms / 1000,
             "redirect_uris": uris,
-            "token_endpoint_auth_method": "none",
+            "token_endpoint_auth_method": method,
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
+            "scope": self.options.scope,
         });
         if let Some(n) = name {
             answer["client_name"] = Value::String(n);
+        }
+        if let Some(secret) = secret {
+            answer["client_secret"] = Value::String(secret);
+            answer["client_secret_expires_at"] = json!(0);
         }
         Ok(answer)
     }
 
     /// The client `client_id` names: a registered one, or the Client ID Metadata Document at that
-    /// `https` URL (fetched, held to name itself, and kept for an hour).
+    /// `https` URL (fetched, held to name itself, and kept for an hour). A document that cannot be
+    /// read is said as such, with where from and why (docs/reference/oauth.md "Client ID Metadata
+    /// Documents").
     fn client(&self, client_id: &str, now_ms: u64) -> Result<Option<ClientRecord>, OAuthError> {
         if !client_id.starts_with("https://") {
+            if client_id.len() > 64 {
+                return Ok(None);
+            }
             return self.read(Kind::Client, client_id, now_ms, false);
         }
         let key = pkce::key_of(client_id);
         if let Some(c) = self.read(Kind::Client, &key, now_ms, false)? {
             return Ok(Some(c));
         }
-        let bytes = match self.options.provider.client_metadata(client_id) {
-            Ok(b) => b,
-            Err(why) => {
-                self.logger.log(bb_core::Level::Notice, &format!("could not read a client's metadata document: {why}"));
-                return Ok(None);
+        let unread = |why: &str| {
+            self.logger.log(
+                bb_core::Level::Notice,
+                &format!("could not read the client metadata document at {}: {why}", clip(client_id)),
+            );
+            OAuthError {
+                status: 400,
+                error: "invalid_client",
+                description: format!(
+                    "bb could not read this client's metadata document at {}: {why}. Ask the client's maker, \
+                     or register the client with bb instead.",
+                    clip(client_id)
+                ),
             }
         };
-        let Ok(doc) = serde_json::from_slice::<Value>(&bytes) else { return Ok(None) };
+        if client_id.len() > MAX_CLIENT_ID_URL {
+            return Err(unread("the address is longer than 512 bytes"));
+        }
+        let bytes = self.options.provider.client_metadata(client_id).map_err(|why| unread(&why))?;
+        let doc = serde_json::from_slice::<Value>(&bytes).map_err(|_| unread("it is not JSON"))?;
         if doc.get("client_id").and_then(Value::as_str) != Some(client_id) {
-            return Ok(None);
+            return Err(unread("its client_id is not the address it was read from"));
         }
         let uris: Vec<String> = doc
             .get("redirect_uris")
             .and_then(Value::as_array)
             .map(|a| {
-                a.iter().filter_map(Value::as_str).filter(|u| redirect_uri_allowed(u)).map(str::to_owned).collect()
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .filter(|u| uri::refused_redirect(u).is_none())
+                    .take(10)
+                    .map(str::to_owned)
+                    .collect()
             })
             .unwrap_or_default();
+        if uris.is_empty() {
+            return Err(unread("it lists no redirect URI bb allows"));
+        }
         let name = doc.get("client_name").and_then(Value::as_str).map(|n| n.chars().take(100).collect());
-        let record = ClientRecord { redirect_uris: uris, name };
+        let record = ClientRecord { redirect_uris: uris, name, secret: None };
         self.put(Kind::Client, &key, &record, 60 * 60_000, now_ms)?;
         Ok(Some(record))
     }
 
-    /// `GET /oauth/authorize`: the client's request checked, then the person sent to Bitbucket.
-    pub(crate) fn authorize(&self, q: &[(String, String)], now_ms: u64) -> Result<Next, OAuthError> {
-        let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-        let client_id = get("client_id").unwrap_or_default();
-        let Some(client) = self.client(client_id, now_ms)? else {
-            return Ok(Next::Page(400, "Unknown client: register it with bb first (its client_id is unknown).".into()));
-        };
-        let redirect_uri = get("redirect_uri").unwrap_or_default();
-        if !client.redirect_uris.iter().any(|u| u == redirect_uri) {
-            return Ok(Next::Page(
-                400,
-                "The redirect URI is not one this client registered; bb does not send you there.".into(),
-            ));
-        }
-        let state = get("state").map(str::to_owned);
-        let back = |error: &str, description: &str| {
-            Next::Redirect(with_query(
-                redirect_uri,
-                &[
-                    ("error", error),
-                    ("error_description", description),
-                    ("state", state.as_deref().unwrap_or_default()),
-                    ("iss", self.issuer()),
-                ],
-                state.is_none(),
-            ))
-        };
-        if get("response_type") != Some("code") {
-            return Ok(back("unsupported_response_type", "bb supports response_type=code only."));
-        }
-        let challenge = get("code_challenge").unwrap_or_default();
-        if get("code_challenge_method") != Some("S256") || !pkce::is_challenge(challenge) {
-            return Ok(back(
-                "invalid_request",
-                "PKCE is required: send code_challenge with code_challenge_method=S256.",
-            ));
-        }
-        let resource = match get("resource") {
-            None => self.resource(),
-            Some(r) if same_resource(r, &self.resource()) => self.resource(),
-            Some(_) => return Ok(back("invalid_target", "bb's tokens are for its own MCP endpoint only.")),
-        };
-        let ours = pkce::fresh().map_err(unavailable)?;
-        let verifier = pkce::fresh().map_err(unavailable)?;
-        let pending = PendingRecord {
-            client_id: client_id.to_owned(),
-            redirect_uri: redirect_uri.to_owned(),
-            state,
-            challenge: challenge.to_owned(),
-            resource,
-            verifier: verifier.clone(),
-        };
-        self.put(Kind::Pending, &pkce::key_of(&ours), &pending, PENDING_TTL_MS, now_ms)?;
+    /// Where bb sends the person at Bitbucket for the login begun as `ours` with `verifier`.
+    fn to_bitbucket(&self, ours: &str, verifier: &str) -> String {
         let o = &self.options;
         let callback = format!("{}/oauth/callback", o.public_url);
-        Ok(Next::Redirect(with_query(
+        with_query(
             &format!("{}/rest/oauth2/latest/authorize", o.bitbucket_url),
             &[
                 ("client_id", &o.client_id),
                 ("redirect_uri", &callback),
                 ("response_type", "code"),
                 ("scope", &o.scope),
-                ("state", &ours),
-                ("code_challenge", &pkce::challenge_of(&verifier)),
+                ("state", ours),
+                ("code_challenge", &pkce::challenge_of(verifier)),
                 ("code_challenge_method", "S256"),
             ],
             false,
-        )))
+        )
+    }
+
+    fn secure_cookies(&self) -> bool {
+        self.options.public_url.starts_with("https://")
+    }
+
+    /// `GET /oauth/authorize`: the client's request checked, then bb's consent page (or, when this
+    /// browser's person consented to this client before, straight to Bitbucket). Every error before
+    /// the person consents is a page of bb's, never a redirect: with open registration no redirect
+    /// URI is trusted yet (docs/reference/oauth.md "Errors before consent are not redirected").
+    pub(crate) fn authorize(
+        &self,
+        q: &[(String, String)],
+        cookies: &[(String, String)],
+        now_ms: u64,
+    ) -> Result<Step, OAuthError> {
+        let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let page = |text: &str| Ok(Next::Page(400, text.to_owned()).into());
+        let client_id = get("client_id").unwrap_or_default();
+        let Some(client) = self.client(client_id, now_ms)? else {
+            return page("Unknown client: register it with bb first (its client_id is unknown).");
+        };
+        let redirect_uri = get("redirect_uri").unwrap_or_default();
+        let Some(registered) = client.redirect_uris.iter().find(|r| uri::redirect_matches(r, redirect_uri)) else {
+            return page("The redirect URI is not one this client registered; bb does not send you there.");
+        };
+        if get("response_type") != Some("code") {
+            return page("The client asked for a response_type bb does not give: bb supports response_type=code only.");
+        }
+        let challenge = get("code_challenge").unwrap_or_default();
+        if get("code_challenge_method") != Some("S256") || !pkce::is_challenge(challenge) {
+            return page("The client sent no PKCE challenge: it must send code_challenge with code_challenge_method=S256.");
+        }
+        let resource = match get("resource") {
+            None => self.resource(),
+            Some(r) if same_resource(r, &self.resource()) => self.resource(),
+            Some(_) => return page("The client asked for a token for another resource: bb's are for its own MCP endpoint only."),
+        };
+        let state = get("state").map(str::to_owned);
+        if state.as_ref().is_some_and(|s| s.len() > MAX_STATE) {
+            return page("The client's state is longer than 1,024 bytes.");
+        }
+        let mut set = Vec::new();
+        let browser = match cookie(cookies, consent::BROWSER_COOKIE).filter(|b| b.len() == 43) {
+            Some(b) => b.to_owned(),
+            None => {
+                let fresh = pkce::fresh().map_err(unavailable)?;
+                set.push(consent::set_cookie(
+                    consent::BROWSER_COOKIE,
+                    &fresh,
+                    consent::CONSENT_TTL_S,
+                    self.secure_cookies(),
+                ));
+                fresh
+            }
+        };
+        let remembered = cookie(cookies, &consent::cookie_name(client_id, registered))
+            .and_then(|v| consent::open(&self.options.consent_key, v, client_id, registered, now_ms / 1000));
+        let ours = pkce::fresh().map_err(unavailable)?;
+        let verifier = pkce::fresh().map_err(unavailable)?;
+        let pending = PendingRecord {
+            client_id: client_id.to_owned(),
+            redirect_uri: redirect_uri.to_owned(),
+            registered: registered.clone(),
+            state,
+            challenge: challenge.to_owned(),
+            resource,
+            verifier: verifier.clone(),
+            browser: pkce::key_of(&browser),
+            consented: remembered.is_some(),
+            remembered: remembered.clone(),
+        };
+        self.put(Kind::Pending, &pkce::key_of(&ours), &pending, PENDING_TTL_MS, now_ms)?;
+        if remembered.is_some() {
+            return Ok(Step { next: Next::Redirect(self.to_bitbucket(&ours, &verifier)), cookies: set });
+        }
+        let ask = consent::Ask {
+            client_name: client.name,
+            client_id: client_id.to_owned(),
+            redirect_uri: redirect_uri.to_owned(),
+            destination: uri::destination(redirect_uri),
+            access: self.options.access(),
+            token: consent::form_token(&self.options.consent_key, &ours, &browser),
+            login: ours,
+        };
+        Ok(Step { next: Next::Consent(consent::page(&ask)), cookies: set })
+    }
+
+    /// `POST /oauth/consent`: the person's answer on bb's consent page, from the browser that
+    /// asked. Allow sends them to Bitbucket; Deny sends them back to the client with
+    /// `access_denied` and ends the login.
+    pub(crate) fn consent(
+        &self,
+        form: &[(String, String)],
+        cookies: &[(String, String)],
+        now_ms: u64,
+    ) -> Result<Step, OAuthError> {
+        let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let login = get("login").unwrap_or_default();
+        let Some(mut p) = self.read::<PendingRecord>(Kind::Pending, &pkce::key_of(login), now_ms, false)? else {
+            return Ok(Next::Page(400, STALE.into()).into());
+        };
+        let browser = cookie(cookies, consent::BROWSER_COOKIE).unwrap_or_default();
+        let token = consent::form_token(&self.options.consent_key, login, browser);
+        if pkce::key_of(browser) != p.browser
+            || !crate::secret::same_secret(get("token").unwrap_or_default().as_bytes(), token.as_bytes())
+        {
+            return Ok(Next::Page(
+                403,
+                "This answer did not come from the page bb showed in this browser; nothing was allowed. Start the login again from your MCP client.".into(),
+            )
+            .into());
+        }
+        match get("decision") {
+            Some("allow") => {
+                p.consented = true;
+                let to = self.to_bitbucket(login, &p.verifier);
+                self.put(Kind::Pending, &pkce::key_of(login), &p, PENDING_TTL_MS, now_ms)?;
+                Ok(Next::Redirect(to).into())
+            }
+            Some("deny") => {
+                let _ = self.options.store.delete(Kind::Pending, &pkce::key_of(login));
+                let pairs = [
+                    ("error", "access_denied"),
+                    ("error_description", "The person did not allow this client."),
+                    ("state", p.state.as_deref().unwrap_or_default()),
+                    ("iss", self.issuer()),
+                ];
+                Ok(Next::Redirect(with_query(&p.redirect_uri, &pairs, p.state.is_none())).into())
+            }
+            _ => Ok(Next::Page(400, "Choose Allow or Deny.".into()).into()),
+        }
     }
 
     /// `GET /oauth/callback`: Bitbucket sent the person back; bb takes the grant and gives the
-    /// client a code (blocking: it asks Bitbucket).
-    pub(crate) fn callback(&self, q: &[(String, String)], now_ms: u64) -> Result<Next, OAuthError> {
+    /// client a code (blocking: it asks Bitbucket), and remembers the person's consent to the client.
+    pub(crate) fn callback(
+        &self,
+        q: &[(String, String)],
+        cookies: &[(String, String)],
+        now_ms: u64,
+    ) -> Result<Step, OAuthError> {
         let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-        let stale = "This login is unknown, was finished already or took too long. Start again from your MCP client.";
-        let Some(state) = get("state") else { return Ok(Next::Page(400, stale.into())) };
+        let Some(state) = get("state") else { return Ok(Next::Page(400, STALE.into()).into()) };
         let Some(p) = self.read::<PendingRecord>(Kind::Pending, &pkce::key_of(state), now_ms, true)? else {
-            return Ok(Next::Page(400, stale.into()));
+            return Ok(Next::Page(400, STALE.into()).into());
         };
+        let browser = cookie(cookies, consent::BROWSER_COOKIE).unwrap_or_default();
+        if pkce::key_of(browser) != p.browser {
+            return Ok(Next::Page(
+                400,
+                "This login was begun in another browser; nothing was given. Start it again from your MCP client.".into(),
+            )
+            .into());
+        }
+        if !p.consented {
+            return Ok(Next::Page(400, "This login was not allowed on bb's page. Start it again from your MCP client.".into()).into());
+        }
         let back = |pairs: &[(&str, &str)]| {
             let mut all: Vec<(&str, &str)> = pairs.to_vec();
             all.push(("state", p.state.as_deref().unwrap_or_default()));
@@ -476,7 +693,7 @@ impl Authority {
         };
         let Some(code) = get("code") else {
             let error = if get("error") == Some("access_denied") { "access_denied" } else { "server_error" };
-            return Ok(back(&[("error", error), ("error_description", "Bitbucket did not grant bb access.")]));
+            return Ok(back(&[("error", error), ("error_description", "Bitbucket did not grant bb access.")]).into());
         };
         let callback = format!("{}/oauth/callback", self.options.public_url);
         let tokens = match self.options.provider.exchange(code, &p.verifier, &callback) {
@@ -486,7 +703,8 @@ impl Authority {
                 return Ok(back(&[
                     ("error", "server_error"),
                     ("error_description", "Bitbucket did not give bb a token."),
-                ]));
+                ])
+                .into());
             }
         };
         self.logger.hide(&tokens.access);
@@ -497,8 +715,27 @@ impl Authority {
             return Ok(back(&[
                 ("error", "server_error"),
                 ("error_description", "Bitbucket did not say who logged in."),
-            ]));
+            ])
+            .into());
         };
+        let name = consent::cookie_name(&p.client_id, &p.registered);
+        if let Some(before) = &p.remembered
+            && *before != user
+        {
+            // The consent this browser remembered is another person's: it does not stand for this one.
+            return Ok(Step {
+                next: Next::Page(
+                    403,
+                    format!(
+                        "This browser remembered a consent to this client given by the Bitbucket user {}, but you \
+                         logged in as {}: nothing was given. Start the login again from your MCP client to be asked.",
+                        clip(before),
+                        clip(&user)
+                    ),
+                ),
+                cookies: vec![consent::set_cookie(&name, "", 0, self.secure_cookies())],
+            });
+        }
         let grant = pkce::fresh().map_err(unavailable)?;
         let record = GrantRecord {
             user: user.clone(),
@@ -517,7 +754,12 @@ impl Authority {
         };
         self.put(Kind::Code, &pkce::key_of(&ours), &code_record, CODE_TTL_MS, now_ms)?;
         self.logger.log(bb_core::Level::Info, &format!("{user} logged in with Bitbucket"));
-        Ok(back(&[("code", &ours)]))
+        let until = now_ms / 1000 + consent::CONSENT_TTL_S;
+        let sealed = consent::seal(&self.options.consent_key, &p.client_id, &p.registered, &user, until);
+        Ok(Step {
+            next: back(&[("code", &ours)]),
+            cookies: vec![consent::set_cookie(&name, &sealed, consent::CONSENT_TTL_S, self.secure_cookies())],
+        })
     }
 
     /// The Bitbucket user `token` names (the `X-AUSERNAME` of a cheap authenticated read).
@@ -529,16 +771,81 @@ impl Authority {
         }
     }
 
-    /// `POST /oauth/token`: a code or a refresh token for bb's own tokens.
-    pub(crate) fn token(&self, form: &[(String, String)], now_ms: u64) -> Result<Value, OAuthError> {
+    /// Checks the client's authentication at the token endpoint: a confidential client (one bb
+    /// issued a secret) must send it, in the form (`client_secret_post`) or in `Authorization:
+    /// Basic` (`client_secret_basic`, RFC 6749 §2.3.1); a public client sends none. The client id.
+    fn client_of_token_request(
+        &self,
+        form: &[(String, String)],
+        basic: Option<&(String, String)>,
+        now_ms: u64,
+    ) -> Result<String, OAuthError> {
         let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-        let client_id = get("client_id").unwrap_or_default();
+        let client_id = basic.map(|(id, _)| id.as_str()).or(get("client_id")).unwrap_or_default().to_owned();
+        if client_id.starts_with("https://") || client_id.is_empty() {
+            return Ok(client_id);
+        }
+        let Some(client) = self.client(&client_id, now_ms)? else {
+            return Err(OAuthError { status: 401, error: "invalid_client", description: "The client is unknown.".into() });
+        };
+        if let Some(expected) = &client.secret {
+            let given = basic.map(|(_, s)| s.as_str()).or(get("client_secret")).unwrap_or_default();
+            if !crate::secret::same_secret(pkce::key_of(given).as_bytes(), expected.as_bytes()) {
+                return Err(OAuthError {
+                    status: 401,
+                    error: "invalid_client",
+                    description: "The client's secret is missing or wrong.".into(),
+                });
+            }
+        }
+        Ok(client_id)
+    }
+
+    /// A code or refresh token (`kind`) that was taken already is used again: the grant it came
+    /// from ends with every token bb gave for it, and the person logs in again
+    /// (docs/reference/oauth.md "Refresh token rotation and replay", "Authorization code replay").
+    fn replayed(&self, kind: Kind, secret: &str, now_ms: u64) -> Result<OAuthError, OAuthError> {
+        let what = if kind == Kind::Code { "code" } else { "refresh token" };
+        let Some(spent) = self.read::<SpentRecord>(Kind::Spent, &pkce::key_of(secret), now_ms, false)? else {
+            return Ok(refuse("invalid_grant", format!("The {what} is unknown or expired.")));
+        };
+        let user = self.read::<GrantRecord>(Kind::Grant, &spent.grant, now_ms, false)?.map(|g| g.user);
+        self.options.store.delete(Kind::Grant, &spent.grant).map_err(|e| self.store_failed(&e))?;
+        self.logger.log(
+            bb_core::Level::Warning,
+            &format!(
+                "a {what} of {}'s login was used a second time: every token of that login is revoked, and they must log in again",
+                user.as_deref().unwrap_or("an ended")
+            ),
+        );
+        Ok(refuse(
+            "invalid_grant",
+            format!("The {what} was used already: every token of its login is revoked. Log in again."),
+        ))
+    }
+
+    /// `POST /oauth/token`: a code or a refresh token for bb's own tokens. `basic` is the client's
+    /// `Authorization: Basic` id and secret, if it sent one.
+    pub(crate) fn token(
+        &self,
+        form: &[(String, String)],
+        basic: Option<&(String, String)>,
+        now_ms: u64,
+    ) -> Result<Value, OAuthError> {
+        let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let client_id = self.client_of_token_request(form, basic, now_ms)?;
+        let spend = |kind: Kind, secret: &str, grant: &str| {
+            self.put(Kind::Spent, &pkce::key_of(secret), &SpentRecord { grant: grant.to_owned() }, SPENT_TTL_MS, now_ms)
+                .map(|()| ())
+                .or_else(|e| if kind == Kind::Code { Err(e) } else { Ok(()) })
+        };
         let (grant, resource) = match get("grant_type") {
             Some("authorization_code") => {
                 let code = get("code").unwrap_or_default();
                 let Some(c) = self.read::<CodeRecord>(Kind::Code, &pkce::key_of(code), now_ms, true)? else {
-                    return Err(refuse("invalid_grant", "The code is unknown, expired or used already."));
+                    return Err(self.replayed(Kind::Code, code, now_ms)?);
                 };
+                spend(Kind::Code, code, &c.grant)?;
                 if c.client_id != client_id {
                     return Err(refuse("invalid_grant", "The code was given to another client."));
                 }
@@ -553,8 +860,9 @@ impl Authority {
             Some("refresh_token") => {
                 let given = get("refresh_token").unwrap_or_default();
                 let Some(r) = self.read::<TokenRecord>(Kind::Refresh, &pkce::key_of(given), now_ms, true)? else {
-                    return Err(refuse("invalid_grant", "The refresh token is unknown, expired or used already."));
+                    return Err(self.replayed(Kind::Refresh, given, now_ms)?);
                 };
+                spend(Kind::Refresh, given, &r.grant)?;
                 if r.client_id != client_id {
                     return Err(refuse("invalid_grant", "The refresh token was given to another client."));
                 }
@@ -574,14 +882,16 @@ impl Authority {
             return Err(refuse("invalid_grant", LOG_IN_AGAIN));
         }
         let (access, refresh) = (pkce::fresh().map_err(unavailable)?, pkce::fresh().map_err(unavailable)?);
-        let record = TokenRecord { grant, client_id: client_id.to_owned(), resource };
+        let record = TokenRecord { grant, client_id, resource };
         self.put(Kind::Access, &pkce::key_of(&access), &record, ACCESS_TTL_MS, now_ms)?;
         self.put(Kind::Refresh, &pkce::key_of(&refresh), &record, REFRESH_TTL_MS, now_ms)?;
+        // The scope granted, always said (RFC 6749 §5.1: required when it differs from the one asked).
         Ok(json!({
             "access_token": access,
             "token_type": "Bearer",
             "expires_in": ACCESS_TTL_MS / 1000,
             "refresh_token": refresh,
+            "scope": self.options.scope,
         }))
     }
 
@@ -730,27 +1040,9 @@ impl Grant for Login {
     }
 }
 
-/// Whether a client may register `uri` as a redirect URI: `https`, `http` on a loopback host, or an
-/// application's own scheme (`cursor://`, `vscode://`), never with a fragment, at most 2,000 bytes.
-fn redirect_uri_allowed(uri: &str) -> bool {
-    if uri.len() > 2000 || uri.contains('#') || uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return false;
-    }
-    if let Some(rest) = uri.strip_prefix("https://") {
-        return !rest.is_empty();
-    }
-    if let Some(rest) = uri.strip_prefix("http://") {
-        return is_loopback_authority(rest);
-    }
-    match uri.split_once(':') {
-        Some((scheme, rest)) => {
-            !rest.is_empty()
-                && scheme.len() > 1
-                && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
-                && !matches!(scheme.to_ascii_lowercase().as_str(), "javascript" | "data" | "file" | "http" | "https")
-        }
-        None => false,
-    }
+/// The value of the cookie `name`, if the request carries it.
+fn cookie<'a>(cookies: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    cookies.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
 }
 
 /// Whether two resource indicators name the same resource (a trailing slash aside).

@@ -18,6 +18,8 @@ const CHALLENGE: &str = "BVvy4CD-OvCFbvT0e0Ez4cvXutBtG3b4Q43biCWs3YQ";
 #[derive(Default)]
 struct FakeProvider {
     revoked: AtomicBool,
+    /// Whether dave logs in at Bitbucket, not alice.
+    dave: AtomicBool,
     issued: AtomicU64,
 }
 
@@ -39,6 +41,9 @@ impl Provider for FakeProvider {
     }
 
     fn client_metadata(&self, url: &str) -> Result<Vec<u8>, String> {
+        if url.contains("unreachable") {
+            return Err("it did not answer within 3 s".into());
+        }
         Ok(json!({ "client_id": url, "redirect_uris": [REDIRECT], "client_name": "A client" }).to_string().into_bytes())
     }
 }
@@ -46,17 +51,19 @@ impl Provider for FakeProvider {
 impl FakeProvider {
     fn tokens(&self) -> Tokens {
         let n = self.issued.fetch_add(1, Ordering::SeqCst);
-        Tokens { access: format!("bbat-{n}"), refresh: Some(format!("bbrt-{n}")), expires_in_s: 3600 }
+        let who = if self.dave.load(Ordering::SeqCst) { "-dave" } else { "" };
+        Tokens { access: format!("bbat-{n}{who}"), refresh: Some(format!("bbrt-{n}")), expires_in_s: 3600 }
     }
 }
 
-/// Bitbucket's REST: a token `bbat-…` is alice's, unless its number is in `dead`.
+/// Bitbucket's REST: a token `bbat-…` is alice's (`bbat-…-dave`, dave's), unless it is in `dead`.
 fn bitbucket(dead: Arc<Mutex<Vec<String>>>) -> Arc<dyn Bitbucket> {
     Arc::new(move |_: FetchRequest, person: Option<&PersonalToken>, _: &Cancel| {
         let t = person.map(PersonalToken::secret).unwrap_or_default();
         if t.starts_with("bbat-") && !dead.lock().unwrap().iter().any(|d| d == t) {
             let FetchOutcome::Response(r) = FetchOutcome::response(200, "[]") else { unreachable!() };
-            FetchOutcome::Response(FetchResponse { user: Some("alice".into()), ..r })
+            let who = if t.ends_with("-dave") { "dave".to_owned() } else { "alice".to_owned() };
+            FetchOutcome::Response(FetchResponse { user: Some(who), ..r })
         } else {
             FetchOutcome::response(401, "{}")
         }
@@ -67,6 +74,8 @@ struct World {
     authority: Arc<Authority>,
     provider: Arc<FakeProvider>,
     dead: Arc<Mutex<Vec<String>>>,
+    /// The person's browser's cookies for bb.
+    jar: Mutex<Vec<(String, String)>>,
 }
 
 fn world() -> World {
@@ -79,8 +88,14 @@ fn world() -> World {
         scope: "REPO_READ".into(),
         provider: provider.clone(),
         store: Arc::new(MemoryStore::new()),
+        consent_key: [9; 32],
     };
-    World { authority: Authority::new(options, bitbucket(dead.clone()), Logger::new(None)), provider, dead }
+    World {
+        authority: Authority::new(options, bitbucket(dead.clone()), Logger::new(None)),
+        provider,
+        dead,
+        jar: Mutex::default(),
+    }
 }
 
 fn q(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -96,7 +111,15 @@ fn redirect(n: Next) -> String {
     match n {
         Next::Redirect(u) => u,
         Next::Page(s, t) => panic!("expected a redirect, got {s}: {t}"),
+        Next::Consent(_) => panic!("expected a redirect, got the consent page"),
     }
+}
+
+/// The value of the consent page's hidden field `name`.
+fn field(html: &str, name: &str) -> String {
+    let start = format!("name=\"{name}\" value=\"");
+    let from = html.find(&start).unwrap() + start.len();
+    html[from..].split('"').next().unwrap().to_owned()
 }
 
 impl World {
@@ -109,6 +132,24 @@ impl World {
         self.authority.register(body.as_bytes(), now).unwrap()["client_id"].as_str().unwrap().to_owned()
     }
 
+    fn cookies(&self) -> Vec<(String, String)> {
+        self.jar.lock().unwrap().clone()
+    }
+
+    /// The browser keeps what bb set (and forgets what it removed).
+    fn keep(&self, step: Step) -> Next {
+        let mut jar = self.jar.lock().unwrap();
+        for c in &step.cookies {
+            let (pair, attributes) = c.split_once(';').unwrap();
+            let (name, value) = pair.split_once('=').unwrap();
+            jar.retain(|(n, _)| n != name);
+            if !attributes.contains("Max-Age=0;") {
+                jar.push((name.to_owned(), value.to_owned()));
+            }
+        }
+        step.next
+    }
+
     fn authorize(&self, client: &str, extra: &[(&str, &str)], now: u64) -> Next {
         let mut pairs = vec![
             ("client_id", client),
@@ -119,14 +160,36 @@ impl World {
             ("state", "client-state"),
         ];
         pairs.extend_from_slice(extra);
-        self.authority.authorize(&q(&pairs), now).unwrap()
+        let step = self.authority.authorize(&q(&pairs), &self.cookies(), now).unwrap();
+        self.keep(step)
+    }
+
+    /// The person answers bb's consent page.
+    fn answer(&self, html: &str, decision: &str, now: u64) -> Next {
+        let form = q(&[("login", &field(html, "login")), ("token", &field(html, "token")), ("decision", decision)]);
+        let step = self.authority.consent(&form, &self.cookies(), now).unwrap();
+        self.keep(step)
+    }
+
+    /// From the authorize request to Bitbucket, the person allowing the client on bb's page when asked.
+    fn to_bitbucket(&self, client: &str, extra: &[(&str, &str)], now: u64) -> String {
+        match self.authorize(client, extra, now) {
+            Next::Consent(html) => redirect(self.answer(&html, "allow", now)),
+            other => redirect(other),
+        }
+    }
+
+    /// Bitbucket sends the person back to bb.
+    fn callback(&self, to_bitbucket: &str, now: u64) -> Next {
+        let state = param(to_bitbucket, "state").unwrap();
+        let step = self.authority.callback(&q(&[("code", "bb-code"), ("state", &state)]), &self.cookies(), now).unwrap();
+        self.keep(step)
     }
 
     /// A whole login up to the client's code; the URL the client is sent back to.
     fn code(&self, client: &str, now: u64) -> String {
-        let to_bitbucket = redirect(self.authorize(client, &[("resource", &format!("{PUBLIC}/mcp"))], now));
-        let state = param(&to_bitbucket, "state").unwrap();
-        redirect(self.authority.callback(&q(&[("code", "bb-code"), ("state", &state)]), now).unwrap())
+        let to_bitbucket = self.to_bitbucket(client, &[("resource", &format!("{PUBLIC}/mcp"))], now);
+        redirect(self.callback(&to_bitbucket, now))
     }
 
     fn exchange(&self, client: &str, code: &str, verifier: &str, now: u64) -> Result<Value, OAuthError> {
@@ -138,6 +201,7 @@ impl World {
                 ("redirect_uri", REDIRECT),
                 ("code_verifier", verifier),
             ]),
+            None,
             now,
         )
     }
@@ -154,7 +218,8 @@ impl World {
 fn a_login_sends_the_person_to_bitbucket_with_bbs_own_state_and_pkce_and_back_with_a_code_state_and_iss() {
     let w = world();
     let client = w.register();
-    let to_bitbucket = redirect(w.authorize(&client, &[], 0));
+    let Next::Consent(html) = w.authorize(&client, &[], 0) else { panic!("bb asks the person first") };
+    let to_bitbucket = redirect(w.answer(&html, "allow", 0));
     assert!(to_bitbucket.starts_with("https://bitbucket.example.com/rest/oauth2/latest/authorize?"));
     assert_eq!(param(&to_bitbucket, "client_id").as_deref(), Some("bb-link"));
     assert_eq!(param(&to_bitbucket, "redirect_uri").as_deref(), Some("https://bb.example.com/oauth/callback"));
@@ -204,27 +269,49 @@ fn a_redirect_uri_the_client_did_not_register_gets_a_page_and_no_redirect() {
     let client = w.register();
     let n = w.authority.authorize(
         &q(&[("client_id", &client), ("redirect_uri", "https://evil.example/cb"), ("response_type", "code")]),
+        &[],
         0,
     );
-    assert!(matches!(n, Ok(Next::Page(400, _))), "{n:?}");
+    assert!(matches!(n, Ok(Step { next: Next::Page(400, _), .. })), "{n:?}");
     let unknown = w.authorize("no-such-client", &[], 0);
     assert!(matches!(unknown, Next::Page(400, _)));
 }
 
 #[test]
-fn a_request_without_s256_pkce_or_for_another_resource_is_sent_back_with_its_error() {
+fn an_error_before_the_person_consents_is_shown_on_bbs_page_and_never_redirected() {
     let w = world();
     let client = w.register();
     let no_pkce = w.authority.authorize(
         &q(&[("client_id", &client), ("redirect_uri", REDIRECT), ("response_type", "code"), ("state", "s")]),
+        &[],
         0,
     );
-    let back = redirect(no_pkce.unwrap());
-    assert_eq!(param(&back, "error").as_deref(), Some("invalid_request"));
-    assert_eq!(param(&back, "state").as_deref(), Some("s"));
-    let other = redirect(w.authorize(&client, &[("resource", "https://other.example/mcp")], 0));
-    assert_eq!(param(&other, "error").as_deref(), Some("invalid_target"));
-    assert_eq!(param(&other, "iss").as_deref(), Some(PUBLIC));
+    assert!(matches!(no_pkce, Ok(Step { next: Next::Page(400, ref t), .. }) if t.contains("PKCE")), "{no_pkce:?}");
+    let other = w.authorize(&client, &[("resource", "https://other.example/mcp")], 0);
+    assert!(matches!(other, Next::Page(400, _)), "{other:?}");
+    // The open redirect: an implicit-flow request with a registered phishing page gets bb's page.
+    let body = json!({ "redirect_uris": ["https://phish.example/login"] }).to_string();
+    let phish = w.authority.register(body.as_bytes(), 0).unwrap()["client_id"].as_str().unwrap().to_owned();
+    let n = w.authority.authorize(
+        &q(&[("client_id", &phish), ("redirect_uri", "https://phish.example/login"), ("response_type", "token")]),
+        &[],
+        0,
+    );
+    assert!(matches!(n, Ok(Step { next: Next::Page(400, _), .. })), "{n:?}");
+    let long_state = "s".repeat(MAX_STATE + 1);
+    let n = w.authority.authorize(
+        &q(&[
+            ("client_id", &client),
+            ("redirect_uri", REDIRECT),
+            ("response_type", "code"),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+            ("state", &long_state),
+        ]),
+        &[],
+        0,
+    );
+    assert!(matches!(n, Ok(Step { next: Next::Page(400, ref t), .. }) if t.contains("state")), "{n:?}");
 }
 
 #[test]
@@ -259,9 +346,9 @@ fn a_refresh_token_is_used_once_and_gives_a_new_pair() {
     let (client, tokens) = w.login(0);
     let refresh = tokens["refresh_token"].as_str().unwrap();
     let form = q(&[("grant_type", "refresh_token"), ("client_id", &client), ("refresh_token", refresh)]);
-    let again = w.authority.token(&form, 10).unwrap();
+    let again = w.authority.token(&form, None, 10).unwrap();
     assert_ne!(again["access_token"], tokens["access_token"]);
-    assert_eq!(w.authority.token(&form, 20).unwrap_err().error, "invalid_grant");
+    assert_eq!(w.authority.token(&form, None, 20).unwrap_err().error, "invalid_grant");
 }
 
 #[test]
@@ -292,7 +379,7 @@ fn a_revoked_grant_tells_the_person_to_log_in_again_and_ends_every_token_bb_gave
     assert_eq!((e.error, e.description.as_str()), (Some("invalid_token"), LOG_IN_AGAIN));
     let refresh = tokens["refresh_token"].as_str().unwrap();
     let form = q(&[("grant_type", "refresh_token"), ("client_id", &client), ("refresh_token", refresh)]);
-    assert_eq!(w.authority.token(&form, t + 10).unwrap_err().description, LOG_IN_AGAIN);
+    assert_eq!(w.authority.token(&form, None, t + 10).unwrap_err().description, LOG_IN_AGAIN);
 }
 
 #[test]
@@ -314,7 +401,16 @@ fn a_client_id_metadata_document_is_a_client() {
 #[test]
 fn registration_refuses_redirect_uris_that_could_leak_a_code() {
     let w = world();
-    for bad in ["http://evil.example/cb", "https://a.example/cb#frag", "javascript:alert(1)", "nope"] {
+    for bad in [
+        "http://evil.example/cb",
+        "https://a.example/cb#frag",
+        "javascript:alert(1)",
+        "nope",
+        "vbscript:x",
+        "blob:https://x/y",
+        "http://127.0.0.1:1@evil.example/cb",
+        "http://localhost:80@evil.example/cb",
+    ] {
         let body = json!({ "redirect_uris": [bad] }).to_string();
         assert_eq!(w.authority.register(body.as_bytes(), 0).unwrap_err().error, "invalid_redirect_uri", "{bad}");
     }
@@ -331,4 +427,253 @@ fn the_public_url_must_be_https_off_loopback() {
     assert_eq!(OAuthOptions::check_public_url("http://127.0.0.1:8080").unwrap(), "http://127.0.0.1:8080");
     assert!(OAuthOptions::check_public_url("http://bb.example.com").is_err());
     assert!(OAuthOptions::check_public_url("https://bb.example.com/?x").is_err());
+}
+
+#[test]
+fn a_loopback_redirect_registered_without_a_port_works_on_the_port_chosen_at_login() {
+    let w = world();
+    let body = json!({ "redirect_uris": ["http://127.0.0.1/callback"] }).to_string();
+    let client = w.authority.register(body.as_bytes(), 0).unwrap()["client_id"].as_str().unwrap().to_owned();
+    let chosen = "http://127.0.0.1:54321/callback";
+    let pairs = q(&[
+        ("client_id", &client),
+        ("redirect_uri", chosen),
+        ("response_type", "code"),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ]);
+    let step = w.authority.authorize(&pairs, &w.cookies(), 0).unwrap();
+    let to_bitbucket = match w.keep(step) {
+        Next::Consent(html) => redirect(w.answer(&html, "allow", 0)),
+        other => redirect(other),
+    };
+    let back = redirect(w.callback(&to_bitbucket, 0));
+    assert!(back.starts_with("http://127.0.0.1:54321/callback?code="), "{back}");
+    let code = param(&back, "code").unwrap();
+    let form = q(&[
+        ("grant_type", "authorization_code"),
+        ("client_id", &client),
+        ("code", &code),
+        ("redirect_uri", chosen),
+        ("code_verifier", VERIFIER),
+    ]);
+    assert!(w.authority.token(&form, None, 0).is_ok());
+    let other_host = w.authority.authorize(
+        &q(&[("client_id", &client), ("redirect_uri", "http://localhost:54321/callback"), ("response_type", "code")]),
+        &[],
+        0,
+    );
+    assert!(matches!(other_host, Ok(Step { next: Next::Page(400, _), .. })), "localhost is not 127.0.0.1");
+}
+
+#[test]
+fn a_replayed_refresh_token_revokes_every_token_of_its_login() {
+    let w = world();
+    let (client, tokens) = w.login(0);
+    let stolen = tokens["refresh_token"].as_str().unwrap();
+    let form = q(&[("grant_type", "refresh_token"), ("client_id", &client), ("refresh_token", stolen)]);
+    let fresh = w.authority.token(&form, None, 10).unwrap();
+    assert!(w.authority.authenticate(fresh["access_token"].as_str(), 20).is_ok());
+    let replay = w.authority.token(&form, None, 30).unwrap_err();
+    assert_eq!(replay.error, "invalid_grant");
+    assert!(replay.description.contains("revoked"), "{}", replay.description);
+    let e = w.authority.authenticate(fresh["access_token"].as_str(), 40).unwrap_err();
+    assert_eq!((e.error, e.description.as_str()), (Some("invalid_token"), LOG_IN_AGAIN), "the successor is dead too");
+    let successor = fresh["refresh_token"].as_str().unwrap();
+    let form = q(&[("grant_type", "refresh_token"), ("client_id", &client), ("refresh_token", successor)]);
+    assert_eq!(w.authority.token(&form, None, 50).unwrap_err().error, "invalid_grant");
+    // Another login of the same person is another family: it lives on.
+    let (_, other) = w.login(60);
+    assert!(w.authority.authenticate(other["access_token"].as_str(), 70).is_ok());
+}
+
+#[test]
+fn a_replayed_code_revokes_the_tokens_of_its_first_use() {
+    let w = world();
+    let client = w.register();
+    let code = param(&w.code(&client, 0), "code").unwrap();
+    let tokens = w.exchange(&client, &code, VERIFIER, 10).unwrap();
+    assert!(w.authority.authenticate(tokens["access_token"].as_str(), 20).is_ok());
+    let replay = w.exchange(&client, &code, VERIFIER, 30).unwrap_err();
+    assert_eq!(replay.error, "invalid_grant");
+    assert!(w.authority.authenticate(tokens["access_token"].as_str(), 40).is_err());
+}
+
+#[test]
+fn every_token_answer_and_both_metadata_documents_say_the_scope() {
+    let w = world();
+    let (client, tokens) = w.login(0);
+    assert_eq!(tokens["scope"], "REPO_READ");
+    let form = q(&[
+        ("grant_type", "refresh_token"),
+        ("client_id", &client),
+        ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+        ("scope", "openid email profile"),
+    ]);
+    assert_eq!(w.authority.token(&form, None, 10).unwrap()["scope"], "REPO_READ");
+    assert_eq!(w.authority.server_metadata()["scopes_supported"], json!(["REPO_READ"]));
+    assert_eq!(w.authority.resource_metadata()["scopes_supported"], json!(["REPO_READ"]));
+    let challenge = endpoints::challenge(&w.authority, &w.authority.authenticate(None, 0).unwrap_err());
+    let header = challenge.headers()[hyper::header::WWW_AUTHENTICATE].to_str().unwrap().to_owned();
+    assert!(header.contains("scope=\"REPO_READ\""), "{header}");
+}
+
+#[test]
+fn a_confidential_client_is_issued_a_secret_and_must_send_it() {
+    let w = world();
+    for method in ["client_secret_post", "client_secret_basic"] {
+        let body = json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": method }).to_string();
+        let reg = w.authority.register(body.as_bytes(), 0).unwrap();
+        assert_eq!(reg["token_endpoint_auth_method"], method);
+        assert_eq!(reg["client_secret_expires_at"], 0);
+        let (client, secret) = (reg["client_id"].as_str().unwrap(), reg["client_secret"].as_str().unwrap());
+        let code = param(&w.code(client, 0), "code").unwrap();
+        let mut form = q(&[
+            ("grant_type", "authorization_code"),
+            ("client_id", client),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", VERIFIER),
+        ]);
+        let without = w.authority.token(&form, None, 10).unwrap_err();
+        assert_eq!((without.status, without.error), (401, "invalid_client"));
+        let wrong = (client.to_owned(), "not-the-secret".to_owned());
+        assert_eq!(w.authority.token(&form, Some(&wrong), 10).unwrap_err().error, "invalid_client");
+        // A refused client authentication spends no code: the client tries again with its secret.
+        let tokens = if method == "client_secret_post" {
+            form.push(("client_secret".into(), secret.into()));
+            w.authority.token(&form, None, 10)
+        } else {
+            w.authority.token(&form, Some(&(client.to_owned(), secret.to_owned())), 10)
+        };
+        assert!(tokens.is_ok(), "{method}: {tokens:?}");
+    }
+    let body = json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt" }).to_string();
+    assert_eq!(w.authority.register(body.as_bytes(), 0).unwrap_err().error, "invalid_client_metadata");
+}
+
+#[test]
+fn a_client_first_seen_is_named_on_bbs_consent_page_before_anyone_goes_to_bitbucket() {
+    let w = world();
+    let body = json!({ "redirect_uris": ["https://attacker.example/cb"], "client_name": "Claude <b>" }).to_string();
+    let client = w.authority.register(body.as_bytes(), 0).unwrap()["client_id"].as_str().unwrap().to_owned();
+    let pairs = q(&[
+        ("client_id", &client),
+        ("redirect_uri", "https://attacker.example/cb"),
+        ("response_type", "code"),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ]);
+    let Next::Consent(html) = w.keep(w.authority.authorize(&pairs, &[], 0).unwrap()) else { panic!("asked first") };
+    assert!(html.contains("<p class=\"to\">attacker.example</p>"), "{html}");
+    assert!(html.contains("“Claude &lt;b&gt;”"));
+    // Deny: back to the client with access_denied, and the login is over.
+    let Next::Redirect(denied) = w.answer(&html, "deny", 0) else { panic!("sent back") };
+    assert!(denied.starts_with("https://attacker.example/cb?error=access_denied"), "{denied}");
+    assert!(matches!(w.answer(&html, "allow", 0), Next::Page(400, _)), "a denied login cannot be allowed after");
+}
+
+#[test]
+fn the_consent_form_and_bitbuckets_callback_count_only_from_the_browser_that_began_the_login() {
+    let w = world();
+    let client = w.register();
+    let Next::Consent(html) = w.authorize(&client, &[], 0) else { panic!("asked first") };
+    // A page elsewhere makes another browser post the form (CSRF): no cookie, or another one.
+    let form = q(&[("login", &field(&html, "login")), ("token", &field(&html, "token")), ("decision", "allow")]);
+    let forged = w.authority.consent(&form, &[], 0).unwrap();
+    assert!(matches!(forged.next, Next::Page(403, _)), "{forged:?}");
+    let other = q(&[(consent::BROWSER_COOKIE, "another-browser-0123456789012345678901234567")]);
+    assert!(matches!(w.authority.consent(&form, &other, 0).unwrap().next, Next::Page(403, _)));
+    let bad_token = q(&[("login", &field(&html, "login")), ("token", "x"), ("decision", "allow")]);
+    assert!(matches!(w.authority.consent(&bad_token, &w.cookies(), 0).unwrap().next, Next::Page(403, _)));
+    let to_bitbucket = redirect(w.answer(&html, "allow", 0));
+    // The attacker's browser comes back from Bitbucket with this login's state: nothing is given.
+    let state = param(&to_bitbucket, "state").unwrap();
+    let elsewhere = w.authority.callback(&q(&[("code", "bb-code"), ("state", &state)]), &[], 0).unwrap();
+    assert!(matches!(elsewhere.next, Next::Page(400, _)), "{elsewhere:?}");
+}
+
+#[test]
+fn a_login_not_allowed_on_bbs_page_gets_no_code() {
+    let w = world();
+    let client = w.register();
+    let Next::Consent(html) = w.authorize(&client, &[], 0) else { panic!("asked first") };
+    // Straight to the callback with the login's id, skipping the consent.
+    let login = field(&html, "login");
+    let skipped = w.authority.callback(&q(&[("code", "bb-code"), ("state", &login)]), &w.cookies(), 0).unwrap();
+    assert!(matches!(skipped.next, Next::Page(400, _)), "{skipped:?}");
+}
+
+#[test]
+fn a_consent_is_remembered_for_its_person_client_and_redirect_only() {
+    let w = world();
+    let client = w.register();
+    let _ = w.code(&client, 0);
+    // The same browser, the same client: straight to Bitbucket.
+    assert!(matches!(w.authorize(&client, &[], 10), Next::Redirect(_)));
+    // Another client in the same browser is asked about.
+    let other = w.register();
+    assert!(matches!(w.authorize(&other, &[], 10), Next::Consent(_)));
+    // The remembered consent is alice's: dave, logging in in this browser, is not given a code.
+    w.provider.dave.store(true, Ordering::SeqCst);
+    let to_bitbucket = redirect(w.authorize(&client, &[], 20));
+    let Next::Page(403, text) = w.callback(&to_bitbucket, 20) else { panic!("dave is not alice") };
+    assert!(text.contains("alice") && text.contains("dave"), "{text}");
+    // The remembered consent is forgotten: dave is asked, and his consent is his.
+    assert!(matches!(w.authorize(&client, &[], 30), Next::Consent(_)));
+    let back = w.code(&client, 40);
+    assert!(param(&back, "code").is_some());
+    // A browser that never consented is asked, however many did.
+    let n = w.authority.authorize(
+        &q(&[
+            ("client_id", &client),
+            ("redirect_uri", REDIRECT),
+            ("response_type", "code"),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+        ]),
+        &[],
+        50,
+    );
+    assert!(matches!(n, Ok(Step { next: Next::Consent(_), .. })));
+}
+
+#[test]
+fn a_metadata_document_that_cannot_be_read_is_said_with_where_from_and_why() {
+    let w = world();
+    let n = w.authority.authorize(&q(&[("client_id", "https://unreachable.example/client.json")]), &[], 0);
+    let e = n.unwrap_err();
+    assert_eq!(e.status, 400);
+    assert!(e.description.contains("metadata document at https://unreachable.example/client.json"), "{}", e.description);
+    assert!(e.description.contains("did not answer within 3 s"), "{}", e.description);
+}
+
+#[test]
+fn a_full_quota_of_logins_begun_refuses_a_newcomer_and_keeps_every_grant() {
+    let w = world();
+    let (_, tokens) = w.login(0);
+    let client = w.register();
+    let mut refused = None;
+    for i in 0..store::MAX_ANONYMOUS_RECORDS + 1 {
+        match w.authority.authorize(
+            &q(&[
+                ("client_id", &client),
+                ("redirect_uri", REDIRECT),
+                ("response_type", "code"),
+                ("code_challenge", CHALLENGE),
+                ("code_challenge_method", "S256"),
+            ]),
+            &[],
+            i as u64,
+        ) {
+            Ok(_) => {}
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    let e = refused.expect("the quota is reached");
+    assert_eq!((e.status, e.error), (503, "temporarily_unavailable"));
+    assert!(w.authority.authenticate(tokens["access_token"].as_str(), 100).is_ok(), "no grant was pushed out");
 }
