@@ -21,6 +21,18 @@ fn header<'a>(headers: &'a str, name: &str) -> Option<&'a str> {
 
 /// A request whose answer's `Location` is wanted as sent (service's `request` lowercases headers).
 fn located(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    let (status, location, body, _) = located_with_head(addr, method, path, headers, body);
+    (status, location, body)
+}
+
+/// As [`located`], with the answer's head as sent.
+fn located_with_head(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String, String) {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
@@ -36,7 +48,21 @@ fn located(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body:
     let location = h.lines().find_map(|l| {
         l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("location")).map(|(_, v)| v.trim().to_owned())
     });
-    (status, location.unwrap_or_default(), rest.to_owned())
+    (status, location.unwrap_or_default(), rest.to_owned(), h.to_owned())
+}
+
+/// The `name=value` pairs of the answer's `Set-Cookie` headers, as a `Cookie` header sends them.
+fn cookies_of(head: &str) -> String {
+    head.lines()
+        .filter_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie")))
+        .filter_map(|(_, v)| v.trim().split(';').next().map(str::to_owned))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The value of the consent page's hidden field `name`.
+fn field(html: &str, name: &str) -> String {
+    html.split(&format!("name=\"{name}\" value=\"")).nth(1).and_then(|r| r.split('"').next()).unwrap().to_owned()
 }
 
 /// The path and query of an absolute URL.
@@ -95,8 +121,16 @@ fn a_login_begun_at_one_replica_ends_at_another_and_its_token_works_at_both() {
         "/oauth/authorize?client_id={client_id}&redirect_uri={}&response_type=code&state=s&code_challenge={challenge}&code_challenge_method=S256",
         REDIRECT.replace(':', "%3A").replace('/', "%2F")
     );
-    let (status, to_bitbucket, body) = located(&a.addr, "GET", &authorize, &[], "");
-    assert_eq!(status, 302, "{body}");
+    // A asks the person whether this client may act as them; they allow it at B (the same browser).
+    let (status, _, page, head) = located_with_head(&a.addr, "GET", &authorize, &[], "");
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("this computer (127.0.0.1, port 1)"), "{page}");
+    let browser = cookies_of(&head);
+    assert!(browser.starts_with("bb_browser="), "{head}");
+    let allow = format!("login={}&token={}&decision=allow", field(&page, "login"), field(&page, "token"));
+    let posted = [("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", browser.as_str())];
+    let (status, to_bitbucket, body) = located(&b.addr, "POST", "/oauth/consent", &posted, &allow);
+    assert_eq!(status, 303, "{body}");
 
     // Bitbucket's consent, as carol (her browser is logged in to Bitbucket).
     let users = request(&stack_addr, "GET", "/_stack", &[], "").2;
@@ -119,8 +153,8 @@ fn a_login_begun_at_one_replica_ends_at_another_and_its_token_works_at_both() {
     assert!(to_bb.starts_with(&format!("{public}/oauth/callback?")), "{to_bb}");
 
     // Bitbucket sends the person back to the other replica.
-    let (status, back, body) = located(&b.addr, "GET", path_of(&to_bb), &[], "");
-    assert_eq!(status, 302, "{body}");
+    let (status, back, body) = located(&b.addr, "GET", path_of(&to_bb), &[("Cookie", &browser)], "");
+    assert_eq!(status, 303, "{body}");
     assert!(back.starts_with(REDIRECT), "{back}");
     let code = param(&back, "code").unwrap();
 
@@ -133,9 +167,6 @@ fn a_login_begun_at_one_replica_ends_at_another_and_its_token_works_at_both() {
         request(&a.addr, "POST", "/oauth/token", &[("Content-Type", "application/x-www-form-urlencoded")], &form);
     assert_eq!(status, 200, "{body}");
     let token = serde_json::from_str::<Value>(&body).unwrap()["access_token"].as_str().unwrap().to_owned();
-    let replay =
-        request(&b.addr, "POST", "/oauth/token", &[("Content-Type", "application/x-www-form-urlencoded")], &form);
-    assert_eq!(replay.0, 400, "a code is single-use across replicas too: {}", replay.2);
 
     for replica in [&b, &a] {
         let bearer = format!("Bearer {token}");
@@ -193,6 +224,19 @@ fn a_login_begun_at_one_replica_ends_at_another_and_its_token_works_at_both() {
     let (status, headers, _) = request(&other.addr, "POST", "/mcp", &h, &ping.to_string());
     assert_eq!(status, 401);
     assert!(header(&headers, "www-authenticate").unwrap().contains("invalid_token"));
+
+
+    // The code replayed at B: refused, and the tokens its first use gave at A are revoked everywhere.
+    let replay =
+        request(&b.addr, "POST", "/oauth/token", &[("Content-Type", "application/x-www-form-urlencoded")], &form);
+    assert_eq!(replay.0, 400, "a code is single-use across replicas too: {}", replay.2);
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", bearer.as_str()),
+    ];
+    let (status, _, body) = request(&a.addr, "POST", "/mcp", &headers, &ping.to_string());
+    assert_eq!(status, 401, "the replayed code's tokens are revoked at A too: {body}");
 
     for replica in [&a, &b, &other] {
         let said = replica.stderr.lock().unwrap().clone();
