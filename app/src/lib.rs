@@ -6,11 +6,13 @@
 //! Modules: [`cli`] (the command line), [`config`] (where Bitbucket is and how bb talks to it: flags,
 //! environment, TLS, proxy; read into bb-bitbucket's options), [`http`] (starting the Streamable HTTP
 //! server of bb-http with bb-bitbucket's client and this process's log), and [`oauth`] (`--oauth`: the
-//! incoming link's credentials, Bitbucket's token endpoint, where logins live).
+//! incoming link's credentials, Bitbucket's token endpoint, where logins live), with `metadata_fetch` (a
+//! client's metadata document, read without reaching inside bb's network).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod cli;
 pub mod config;
 pub mod http;
+mod metadata_fetch;
 pub mod oauth;

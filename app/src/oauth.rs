@@ -1,6 +1,7 @@
 //! `--oauth`: what the application gives bb-http's login (`bb_http::OAuthOptions`): the incoming
-//! link's credentials from the environment, Bitbucket's token endpoint over ureq, and where logins
-//! live: in the process, or with `--rate-store` in Valkey or Redis, encrypted at rest.
+//! link's credentials from the environment, Bitbucket's token endpoint over ureq, clients' metadata
+//! documents (read by `metadata_fetch`, which keeps a client id from reaching inside), and where
+//! logins live: in the process, or with `--rate-store` in Valkey or Redis, encrypted at rest.
 //!
 //! | variable | what |
 //! |---|---|
@@ -22,12 +23,10 @@ use ring::rand::{SecureRandom, SystemRandom};
 use ureq::Agent;
 
 use crate::config::{BitbucketConfig, Secret};
+use crate::metadata_fetch::MetadataFetch;
 
-/// The largest answer read from Bitbucket's token endpoint or a client's metadata document.
+/// The largest answer read from Bitbucket's token endpoint.
 const MAX_ANSWER: u64 = 64 * 1024;
-
-/// How long a request to a client's metadata document may take.
-const METADATA_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The login's options for the Bitbucket `config` names, the public URL, the scopes and `env`.
 pub fn options(
@@ -66,7 +65,7 @@ pub fn options(
     };
     let provider = BitbucketProvider {
         agent: agent(config),
-        metadata_agent: metadata_agent(),
+        metadata: MetadataFetch::new(),
         token_url: format!("{}/rest/oauth2/latest/token", config.base_url),
         client_id: client_id.clone(),
         secret,
@@ -94,22 +93,10 @@ fn agent(config: &BitbucketConfig) -> Agent {
         .into()
 }
 
-/// An agent for clients' metadata documents: public roots, a short timeout, no redirects.
-fn metadata_agent() -> Agent {
-    Agent::config_builder()
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .https_only(true)
-        .user_agent(format!("bb/{}", env!("CARGO_PKG_VERSION")))
-        .timeout_global(Some(METADATA_TIMEOUT))
-        .build()
-        .into()
-}
-
 /// Bitbucket's token endpoint, with the incoming link's credentials.
 struct BitbucketProvider {
     agent: Agent,
-    metadata_agent: Agent,
+    metadata: MetadataFetch,
     token_url: String,
     client_id: String,
     secret: Secret,
@@ -176,20 +163,7 @@ impl Provider for BitbucketProvider {
     }
 
     fn client_metadata(&self, url: &str) -> Result<Vec<u8>, String> {
-        let host = url.strip_prefix("https://").and_then(|r| r.split(['/', '?', '#']).next()).unwrap_or_default();
-        let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
-        // No document from an address literal or this machine: a client id must not make bb ask inside.
-        if name.is_empty() || name == "localhost" || name.parse::<std::net::IpAddr>().is_ok() || name.starts_with('[') {
-            return Err(format!("a client id must name a host, not `{}`", name.chars().take(60).collect::<String>()));
-        }
-        let mut answer =
-            self.metadata_agent.get(url).header("Accept", "application/json").call().map_err(|e| e.to_string())?;
-        if answer.status().as_u16() != 200 {
-            return Err(format!("the document answered {}", answer.status().as_u16()));
-        }
-        let mut body = Vec::new();
-        answer.body_mut().as_reader().take(MAX_ANSWER).read_to_end(&mut body).map_err(|e| e.to_string())?;
-        Ok(body)
+        self.metadata.fetch(url)
     }
 }
 
