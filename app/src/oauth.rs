@@ -7,7 +7,8 @@
 //! |---|---|
 //! | `BB_OAUTH_CLIENT_ID` | the incoming application link's client id |
 //! | `BB_OAUTH_CLIENT_SECRET` | its client secret; never logged, shown or sent anywhere but Bitbucket's token endpoint |
-//! | `BB_OAUTH_STORE_KEY` | 64 hex digits (32 bytes): the key logins are encrypted with in the shared store; the same on every replica |
+//! | `BB_OAUTH_STORE_KEY` | 64 hex digits (32 bytes): the key logins are encrypted with in the shared store (and remembered consents sealed with); the same on every replica |
+//! | `BB_OAUTH_ACCESS_TTL` | how long bb's access tokens live, 10 s to 24 h (default 1 h); clients refresh them with their refresh token |
 //!
 //! Bitbucket's token endpoint (reference/bitbucket-dc.md "Log in with Bitbucket"):
 //! `POST {BITBUCKET_URL}/rest/oauth2/latest/token`, a form with `grant_type`, `code`, `redirect_uri`,
@@ -43,6 +44,14 @@ pub fn options(
     let secret = var("BB_OAUTH_CLIENT_SECRET")
         .map(Secret::new)
         .ok_or_else(|| format!("--oauth needs BB_OAUTH_CLIENT_SECRET: {what} it to the link's client secret"))?;
+    // How long bb's access tokens live: an hour, or what the operator says (from 10 s to a day).
+    let access_ttl_ms = match var("BB_OAUTH_ACCESS_TTL") {
+        None => bb_http::ACCESS_TTL_MS,
+        Some(text) => crate::config::parse_duration(&text)
+            .filter(|d| (Duration::from_secs(10)..=Duration::from_secs(86_400)).contains(d))
+            .map(|d| d.as_millis() as u64)
+            .ok_or_else(|| format!("BB_OAUTH_ACCESS_TTL `{text}` must be a duration from 10s to 24h, such as 15m"))?,
+    };
     let (store, consent_key): (Arc<dyn Store>, [u8; 32]) = match &config.rate_store {
         // Alone, bb keeps logins in the process and seals what it leaves in browsers with a key of
         // its own (a restart forgets both).
@@ -78,6 +87,7 @@ pub fn options(
         provider: Arc::new(provider),
         store,
         consent_key,
+        access_ttl_ms,
     })
 }
 

@@ -63,7 +63,7 @@ mod unsent;
 pub use bb_drive::{Grant, PersonalToken};
 pub use drain::Stopped;
 pub use oauth::store::{Kind, MemoryStore, Store, StoreError};
-pub use oauth::{LOG_IN_AGAIN, OAuthOptions, Provider, ProviderError, Tokens};
+pub use oauth::{ACCESS_TTL_MS, LOG_IN_AGAIN, OAuthOptions, Provider, ProviderError, Tokens};
 pub use options::{BearerToken, HttpOptions, Limits};
 pub use scrape::MetricsServer;
 pub use server::{FLUSH, HttpServer, Running};

@@ -45,7 +45,8 @@ use store::{Kind, Store, StoreError};
 
 /// How long a code bb gives a client may wait to be exchanged.
 pub const CODE_TTL_MS: u64 = 60_000;
-/// How long an access token bb gives a client lives.
+/// How long an access token bb gives a client lives unless the operator says otherwise
+/// (`BB_OAUTH_ACCESS_TTL`).
 pub const ACCESS_TTL_MS: u64 = 60 * 60_000;
 /// How long a refresh token bb gives a client lives (each use gives a new one).
 pub const REFRESH_TTL_MS: u64 = 30 * 24 * 60 * 60_000;
@@ -125,6 +126,8 @@ pub struct OAuthOptions {
     /// The key bb seals what it leaves in browsers with (remembered consents, the consent form's
     /// token): the same on every replica that shares the store.
     pub consent_key: [u8; 32],
+    /// How long an access token bb gives a client lives ([`ACCESS_TTL_MS`] by default).
+    pub access_ttl_ms: u64,
 }
 
 impl std::fmt::Debug for OAuthOptions {
@@ -883,13 +886,14 @@ impl Authority {
         }
         let (access, refresh) = (pkce::fresh().map_err(unavailable)?, pkce::fresh().map_err(unavailable)?);
         let record = TokenRecord { grant, client_id, resource };
-        self.put(Kind::Access, &pkce::key_of(&access), &record, ACCESS_TTL_MS, now_ms)?;
+        let ttl = self.options.access_ttl_ms;
+        self.put(Kind::Access, &pkce::key_of(&access), &record, ttl, now_ms)?;
         self.put(Kind::Refresh, &pkce::key_of(&refresh), &record, REFRESH_TTL_MS, now_ms)?;
         // The scope granted, always said (RFC 6749 §5.1: required when it differs from the one asked).
         Ok(json!({
             "access_token": access,
             "token_type": "Bearer",
-            "expires_in": ACCESS_TTL_MS / 1000,
+            "expires_in": ttl / 1000,
             "refresh_token": refresh,
             "scope": self.options.scope,
         }))

@@ -89,6 +89,7 @@ fn world() -> World {
         provider: provider.clone(),
         store: Arc::new(MemoryStore::new()),
         consent_key: [9; 32],
+        access_ttl_ms: ACCESS_TTL_MS,
     };
     World {
         authority: Authority::new(options, bitbucket(dead.clone()), Logger::new(None)),
