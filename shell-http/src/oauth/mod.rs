@@ -24,6 +24,7 @@
 //! `endpoints`. Secrets (codes, tokens, Bitbucket's tokens, bb's client secret) never reach a log, an
 //! answer's text or an error.
 
+mod admission;
 mod endpoints;
 mod pkce;
 pub mod store;
@@ -36,6 +37,7 @@ use bb_drive::{Bitbucket, Cancel, Grant, Logger, PersonalToken};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub(crate) use admission::{Admission, busy};
 pub(crate) use endpoints::{challenge, is_oauth_path, serve};
 use store::{Kind, Store};
 
