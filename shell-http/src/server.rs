@@ -340,6 +340,11 @@ async fn flush_warnings(door: Arc<Door>) {
             (&door.turned_away, Level::Warning, "connection(s) turned away"),
             (&endpoint.crowded, Level::Warning, "session(s) ended or refused to make room"),
             (&endpoint.refusals, Level::Notice, "request(s) refused at the gate"),
+            (
+                endpoint.admission.refusals(),
+                Level::Notice,
+                "login request(s) refused for their address's allowance or busy fetches",
+            ),
         ];
         for (throttle, level, what) in kinds {
             if let Some(n) = throttle.flush(now) {

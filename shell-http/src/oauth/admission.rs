@@ -229,6 +229,11 @@ impl Admission {
         })
     }
 
+    /// How often the log says a login request was refused here (the server flushes what it held back).
+    pub(crate) fn refusals(&self) -> &Throttle {
+        &self.refusals
+    }
+
     fn refused(&self, now_ms: u64, line: &str) {
         if let Some(held) = self.refusals.event(now_ms) {
             self.logger.log(Level::Notice, &format!("{line}{}", and_more(held)));
