@@ -92,8 +92,8 @@ impl Buckets {
     pub(crate) fn take(&mut self, peer: Peer, now_ms: u64) -> Result<(), u64> {
         let Allowance { burst, every_ms } = self.allowance;
         let full_at = self.full_at.get(&peer).copied().unwrap_or(now_ms).max(now_ms);
-        let next = full_at + every_ms;
-        let limit = now_ms + burst * every_ms;
+        let next = full_at.saturating_add(every_ms);
+        let limit = now_ms.saturating_add(burst.saturating_mul(every_ms));
         if next > limit {
             return Err(next - limit);
         }
