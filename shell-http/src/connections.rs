@@ -3,12 +3,14 @@
 //! request in flight cannot keep out a person who would send one.
 //!
 //! ```text
+//!                ┌─(a login request, --oauth: served under the anonymous share; beyond it 503, closed)─┐
+//!                ▼                                                                                     │
 //!   accept ──▶ waiting ──(a request passes the gate)──▶ admitted ──(an MCP request of a verified session
 //!     │           │                                       │          or person answered with success)──▶ proven
 //!     │           │                                       │                                                │
-//!     │           └─(the oldest, when a newcomer finds    └─(idle, the first admitted such, when a         │
-//!     │              every waiting place taken)              newcomer that passes the gate finds the       │
-//!     │              ──▶ closed                              cap taken)──▶ closed                          │
+//!     │           └─(the oldest with no login request     └─(idle, the first admitted such, when a         │
+//!     │              in flight, when a newcomer finds        newcomer that passes the gate finds the       │
+//!     │              every waiting place taken) ──▶ closed   cap taken)──▶ closed                          │
 //!     │                                                                                                    │
 //!     └─(its peer holds its share)──▶ 503, closed      closed ◀──(idle the longest, when no admitted one ──┘
 //!                                                                 that never proved itself is idle and a
@@ -18,8 +20,18 @@
 //!
 //! A connection waits until one of its requests passes the gate (Host, Origin, and the bearer token
 //! when there is one); only then does it count against `max_connections`. As many connections again
-//! may wait; when they are all taken, a newcomer closes the one waiting longest, so idle or token-less
-//! connections cannot lock anyone out (an honest client waits only for the time its first head takes).
+//! may wait; when they are all taken, a newcomer closes the one waiting longest (of those with no
+//! login request in flight, below), so idle or token-less connections cannot lock anyone out (an
+//! honest client waits only for the time its first head takes).
+//!
+//! With `--oauth` anyone may log in, so a login request (`oauth::is_oauth_path`) on a waiting
+//! connection does not admit it: it is served under the anonymous share, at most
+//! `Limits::anonymous_logins` such requests in flight at once ([`Held::begin_anonymous`]), and its
+//! connection stays waiting. So slow anonymous login bodies or metadata documents hold no admitted
+//! place, and a person's `/mcp` finds one; a connection admitted by an `/mcp` request makes its login
+//! requests as admitted requests. A newcomer closes a waiting connection with a login request in
+//! flight only when every waiting one has one (the share is a quarter of the waiting places, so only
+//! with the smallest caps): a login under way is bounded by its own deadlines, and finishes.
 //!
 //! An admitted connection is *proven* once it carries an MCP request of a verified session or person
 //! that is answered with success: an `initialize` that started a session, a request of a live
@@ -50,6 +62,7 @@ pub(crate) struct Connections {
     max_admitted: usize,
     max_waiting: usize,
     per_peer: usize,
+    max_anonymous: usize,
     state: Mutex<State>,
 }
 
@@ -57,12 +70,23 @@ pub(crate) struct Connections {
 struct State {
     /// The admitted connections, by the order they arrived in.
     admitted: BTreeMap<u64, Admitted>,
-    // The connections not yet admitted, oldest first, each with the sender that closes it.
-    waiting: BTreeMap<u64, Sender<()>>,
+    /// The connections not yet admitted, oldest first.
+    waiting: BTreeMap<u64, Waiting>,
     peers: HashMap<Peer, usize>,
+    /// Login requests in flight on waiting connections.
+    anonymous: usize,
     next: u64,
     /// Counts the beginnings and ends of requests: the order in which connections were last active.
     tick: u64,
+}
+
+/// A connection not yet admitted.
+#[derive(Debug)]
+struct Waiting {
+    /// The sender that closes it.
+    close: Sender<()>,
+    /// Whether a login request of it is in flight, under the anonymous share.
+    logging_in: bool,
 }
 
 /// An admitted connection.
@@ -96,17 +120,25 @@ pub(crate) struct Held {
 pub(crate) type Arrival = (Held, Receiver<()>);
 
 impl Connections {
-    /// `max_admitted` admitted connections at once, as many waiting, `per_peer` per peer.
-    pub(crate) fn new(max_admitted: usize, per_peer: usize) -> Arc<Connections> {
-        Arc::new(Connections { max_admitted, max_waiting: max_admitted.max(1), per_peer, state: Mutex::default() })
+    /// `max_admitted` admitted connections at once, as many waiting, `per_peer` per peer, and
+    /// `max_anonymous` login requests in flight on waiting connections.
+    pub(crate) fn new(max_admitted: usize, per_peer: usize, max_anonymous: usize) -> Arc<Connections> {
+        Arc::new(Connections {
+            max_admitted,
+            max_waiting: max_admitted.max(1),
+            per_peer,
+            max_anonymous,
+            state: Mutex::default(),
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A connection from `peer` arrives: it waits (closing the longest-waiting one if every waiting
-    /// place is taken), unless its peer holds its share already.
+    /// A connection from `peer` arrives: it waits (closing the longest-waiting one with no login
+    /// request in flight, else the longest-waiting one, if every waiting place is taken), unless its
+    /// peer holds its share already.
     pub(crate) fn arrive(self: &Arc<Self>, peer: Peer) -> Result<Arrival, PeerFull> {
         let mut s = self.lock();
         let held = s.peers.get(&peer).copied().unwrap_or(0);
@@ -114,15 +146,17 @@ impl Connections {
             return Err(PeerFull);
         }
         *s.peers.entry(peer).or_default() += 1;
-        if s.waiting.len() >= self.max_waiting
-            && let Some((_, close)) = s.waiting.pop_first()
-        {
-            let _ = close.try_send(());
+        if s.waiting.len() >= self.max_waiting {
+            let idle = s.waiting.iter().find(|(_, w)| !w.logging_in).map(|(id, _)| *id);
+            let oldest = idle.or_else(|| s.waiting.keys().next().copied());
+            if let Some(w) = oldest.and_then(|id| s.waiting.remove(&id)) {
+                let _ = w.close.try_send(());
+            }
         }
         let id = s.next;
         s.next += 1;
         let (tx, rx) = smol::channel::bounded(1);
-        s.waiting.insert(id, tx);
+        s.waiting.insert(id, Waiting { close: tx, logging_in: false });
         drop(s);
         Ok((Held { pool: Arc::clone(self), id, peer, admitted: AtomicBool::new(false) }, rx))
     }
@@ -162,7 +196,7 @@ impl Held {
         if !s.waiting.contains_key(&self.id) || (s.admitted.len() >= self.pool.max_admitted && !s.make_room()) {
             return false;
         }
-        let Some(close) = s.waiting.remove(&self.id) else { return false };
+        let Some(Waiting { close, .. }) = s.waiting.remove(&self.id) else { return false };
         let active = s.touch();
         s.admitted.insert(self.id, Admitted { close, busy: 0, proven: false, active });
         self.admitted.store(true, Ordering::Relaxed);
@@ -173,7 +207,22 @@ impl Held {
     /// given up), the connection is not closed to make room.
     pub(crate) fn begin(self: &Arc<Self>) -> InFlight {
         self.started();
-        InFlight { held: Arc::clone(self), proves: false }
+        InFlight { held: Arc::clone(self), proves: false, anonymous: false }
+    }
+
+    /// A login request on a connection not admitted begins, under the anonymous share: the
+    /// connection stays waiting (closed to make room only when every waiting one has a login request
+    /// in flight), and the share's place is given back when the [`InFlight`] is dropped. `None` when
+    /// the share is taken, or the connection was closed to make room.
+    pub(crate) fn begin_anonymous(self: &Arc<Self>) -> Option<InFlight> {
+        let mut s = self.pool.lock();
+        if s.anonymous >= self.pool.max_anonymous {
+            return None;
+        }
+        let w = s.waiting.get_mut(&self.id)?;
+        w.logging_in = true;
+        s.anonymous += 1;
+        Some(InFlight { held: Arc::clone(self), proves: false, anonymous: true })
     }
 
     fn started(&self) {
@@ -185,8 +234,15 @@ impl Held {
         }
     }
 
-    fn ended(&self, proves: bool) {
+    fn ended(&self, proves: bool, anonymous: bool) {
         let mut s = self.pool.lock();
+        if anonymous {
+            s.anonymous = s.anonymous.saturating_sub(1);
+            if let Some(w) = s.waiting.get_mut(&self.id) {
+                w.logging_in = false;
+            }
+            return;
+        }
         let now = s.touch();
         if let Some(a) = s.admitted.get_mut(&self.id) {
             a.busy = a.busy.saturating_sub(1);
@@ -196,11 +252,13 @@ impl Held {
     }
 }
 
-/// A request in flight on an admitted connection.
+/// A request in flight on an admitted connection, or a login request under the anonymous share.
 #[derive(Debug)]
 pub(crate) struct InFlight {
     held: Arc<Held>,
     proves: bool,
+    /// Whether it holds a place of the anonymous share (and proves nothing).
+    anonymous: bool,
 }
 
 impl InFlight {
@@ -213,7 +271,7 @@ impl InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.held.ended(self.proves);
+        self.held.ended(self.proves, self.anonymous);
     }
 }
 
@@ -256,7 +314,7 @@ mod tests {
 
     #[test]
     fn only_admitted_connections_count_against_the_cap() {
-        let pool = Connections::new(2, 10);
+        let pool = Connections::new(2, 10, 1);
         let (a, _) = arrive(&pool, "10.0.0.1");
         let (b, _) = arrive(&pool, "10.0.0.2");
         assert!(a.admit() && b.admit());
@@ -273,7 +331,7 @@ mod tests {
 
     #[test]
     fn a_newcomer_closes_the_connection_waiting_longest_when_all_waiting_places_are_taken() {
-        let pool = Connections::new(2, 10);
+        let pool = Connections::new(2, 10, 1);
         let (old, old_closed) = arrive(&pool, "10.0.0.1");
         let (_mid, mid_closed) = arrive(&pool, "10.0.0.1");
         let (new, _) = arrive(&pool, "10.0.0.2");
@@ -286,7 +344,7 @@ mod tests {
 
     #[test]
     fn one_peer_holds_at_most_its_share_and_gets_it_back_as_connections_close() {
-        let pool = Connections::new(100, 2);
+        let pool = Connections::new(100, 2, 1);
         let (a, _) = pool.arrive(peer("10.0.0.1")).unwrap();
         let (b, _) = pool.arrive(peer("10.0.0.1")).unwrap();
         assert!(a.admit());
@@ -298,7 +356,7 @@ mod tests {
 
     #[test]
     fn an_idle_connection_that_never_proved_itself_makes_room_before_any_proven_one() {
-        let pool = Connections::new(3, 10);
+        let pool = Connections::new(3, 10, 1);
         let (person, person_closed) = arrive(&pool, "10.0.0.1");
         let (probe, probe_closed) = arrive(&pool, "10.0.0.2");
         let (busy, busy_closed) = arrive(&pool, "10.0.0.2");
@@ -316,7 +374,7 @@ mod tests {
 
     #[test]
     fn the_proven_connection_idle_longest_makes_room_when_no_unproven_one_is_idle() {
-        let pool = Connections::new(2, 10);
+        let pool = Connections::new(2, 10, 1);
         let (older, older_closed) = arrive(&pool, "10.0.0.1");
         let (newer, newer_closed) = arrive(&pool, "10.0.0.2");
         assert!(older.admit() && newer.admit());
@@ -332,7 +390,7 @@ mod tests {
 
     #[test]
     fn a_connection_with_a_request_in_flight_is_never_closed_to_make_room() {
-        let pool = Connections::new(2, 10);
+        let pool = Connections::new(2, 10, 1);
         let (a, a_closed) = arrive(&pool, "10.0.0.1");
         let (b, b_closed) = arrive(&pool, "10.0.0.2");
         assert!(a.admit() && b.admit());
@@ -346,5 +404,45 @@ mod tests {
         assert!(newcomer.admit(), "the request ended: its connection is idle and makes room");
         assert_eq!(b_closed.try_recv(), Ok(()));
         drop(a_streams);
+    }
+
+    #[test]
+    fn login_requests_on_waiting_connections_take_the_anonymous_share_and_no_admitted_place() {
+        let pool = Connections::new(2, 10, 1);
+        let (a, _) = arrive(&pool, "10.0.0.1");
+        let a_login = a.begin_anonymous();
+        assert!(a_login.is_some());
+        assert!(!a.is_admitted(), "a login request admits no connection");
+        let (b, _) = arrive(&pool, "10.0.0.2");
+        assert!(b.begin_anonymous().is_none(), "the share is taken");
+        assert!(b.admit());
+        let (person, _) = arrive(&pool, "10.0.0.3");
+        assert!(person.admit(), "both admitted places were free for /mcp");
+        drop(a_login);
+        let (c, _) = arrive(&pool, "10.0.0.4");
+        assert!(c.begin_anonymous().is_some(), "a login request that ended gives its place back");
+    }
+
+    #[test]
+    fn a_newcomer_closes_a_waiting_connection_with_a_login_in_flight_only_when_every_waiting_one_has_one() {
+        let pool = Connections::new(2, 10, 4);
+        let (logging_in, logging_in_closed) = arrive(&pool, "10.0.0.1");
+        let (_idle, idle_closed) = arrive(&pool, "10.0.0.2");
+        let login = logging_in.begin_anonymous();
+        assert!(login.is_some());
+        let (newer, _) = arrive(&pool, "10.0.0.3");
+        assert_eq!(idle_closed.try_recv(), Ok(()), "the idle one made room, though it arrived later");
+        assert!(logging_in_closed.try_recv().is_err());
+        let newer_login = newer.begin_anonymous();
+        assert!(newer_login.is_some());
+        let (_newest, _) = arrive(&pool, "10.0.0.4");
+        assert_eq!(logging_in_closed.try_recv(), Ok(()), "every waiting one logs in: the oldest made room");
+        assert!(logging_in.begin_anonymous().is_none(), "a connection closed to make room begins nothing");
+        // The connection's task ends with it, and with the task its request; every place comes back.
+        drop((login, logging_in));
+        drop(newer_login);
+        let (other, _) = arrive(&pool, "10.0.0.5");
+        let places: Vec<InFlight> = (0..5).filter_map(|_| other.begin_anonymous()).collect();
+        assert_eq!(places.len(), 4, "every place came back, and no more");
     }
 }

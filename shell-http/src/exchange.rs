@@ -73,6 +73,8 @@ pub(crate) struct Endpoint {
     pub(crate) tools: Vec<&'static str>,
     /// Logging in with Bitbucket (`--oauth`): who each request's token is.
     pub(crate) oauth: Option<Arc<Authority>>,
+    /// How much anonymous login traffic is taken: allowances per peer, bodies, metadata fetches.
+    pub(crate) admission: oauth::Admission,
 }
 
 /// Marks an answer as work for a verified session or person: an `initialize` that started a
@@ -144,8 +146,7 @@ async fn route(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) ->
     if let Some(authority) = &endpoint.oauth
         && oauth::is_oauth_path(parts.uri.path())
     {
-        let limits = &endpoint.options.limits;
-        let r = oauth::serve(authority, &parts, body, limits.max_body.min(64 * 1024), limits.body_timeout).await;
+        let r = oauth::serve(authority, &endpoint.admission, peer, &parts, body).await;
         return unread(r, &parts);
     }
     if parts.uri.path() != ENDPOINT {

@@ -29,7 +29,8 @@
 //! holds), `registry` (which ids live), `sessionless` (2026-07-28: which POSTs need no session, their
 //! headers against their bodies, their statuses), `reply` (JSON, SSE and error bodies), `unsent` (what an
 //! answer holds of the memory budget until written), `server` (sockets,
-//! threads), `connections` (which connections are held: waiting, admitted, per peer), `peer` (who
+//! threads), `connections` (which connections are held: waiting, admitted, per peer, and the share of
+//! anonymous login requests), `peer` (who
 //! a client is, for fairness), `throttle` (how often a repeated warning is logged), `drain` (a
 //! graceful stop: what is refused, what finishes, what is cut, which Bitbucket writes are held),
 //! `health` (`/healthz`, `/readyz` and the probe behind it), `observe` (what each request adds to

@@ -37,6 +37,15 @@ pub struct Limits {
     pub header_timeout: Duration,
     /// How long a client may take to send a request body; then 408 and the connection is closed.
     pub body_timeout: Duration,
+    /// The largest body of a login request (`POST /oauth/register`, `/oauth/token`; `--oauth`), and
+    /// never more than `max_body`: a larger declared `Content-Length` gets 413 before any of it is
+    /// read, as does a body that grows past it, and the connection is closed.
+    pub oauth_max_body: usize,
+    /// How long a login request's body may take to arrive whole, and never longer than
+    /// `body_timeout`: a deadline rather than a rate, so at the default cap and time a body must
+    /// come at 3.2 KiB/s at least, and one byte a second holds a place for this long only; then 408
+    /// with `invalid_request` and the connection is closed.
+    pub oauth_body_timeout: Duration,
     /// How long an answer may wait to be written while the client reads less than 64 KiB of it
     /// (`bb_hyper_smol::PROGRESS`); then the connection is closed and the answer's bytes are given back. An answer's bytes count against
     /// the process's memory budget (`--memory-budget`) until written.
@@ -47,7 +56,8 @@ pub struct Limits {
     /// session or person first, else the one idle longest); only when every admitted connection has
     /// a request in flight does the newcomer get 503, and its connection is closed. As many again
     /// may wait, not yet admitted; when they are all taken, the oldest of them is closed to make room
-    /// for a newcomer.
+    /// for a newcomer. With `--oauth`, a login request on a connection not admitted does not admit
+    /// it: it is served under a share of its own ([`Limits::anonymous_logins`]).
     pub max_connections: usize,
     /// Connections one peer (an IPv4 address, or an IPv6 /64) may hold, admitted or not; more are
     /// answered 503 and closed. `None`: a quarter of `max_connections`. Behind a reverse proxy every
@@ -83,6 +93,8 @@ impl Default for Limits {
             max_header: 16 * 1024,
             header_timeout: Duration::from_secs(15),
             body_timeout: Duration::from_secs(30),
+            oauth_max_body: 16 * 1024,
+            oauth_body_timeout: Duration::from_secs(5),
             write_timeout: Duration::from_secs(30),
             max_connections: 512,
             max_connections_per_peer: None,
@@ -102,6 +114,13 @@ impl Limits {
     /// Connections one peer may hold: [`Limits::max_connections_per_peer`], or a quarter of the cap.
     pub fn connections_per_peer(&self) -> usize {
         self.max_connections_per_peer.unwrap_or(self.max_connections / 4).max(1)
+    }
+
+    /// Login requests (`--oauth`: the metadata documents, `/oauth/…`) served at once on connections
+    /// not admitted: a quarter of `max_connections`, at least one. Beyond it a login request gets 503
+    /// with `Retry-After` and its connection is closed; the admitted places stay for `/mcp`.
+    pub fn anonymous_logins(&self) -> usize {
+        (self.max_connections / 4).max(1)
     }
 
     /// Sessions one peer may hold: [`Limits::max_sessions_per_peer`], or a quarter of the cap.
@@ -209,6 +228,7 @@ mod tests {
         assert_eq!((l.connections_per_peer(), l.sessions_per_peer(), l.sessions_per_person()), (128, 1024, 256));
         let l = Limits { max_connections: 2, max_sessions: 3, max_sessions_per_person: Some(9), ..Limits::default() };
         assert_eq!((l.connections_per_peer(), l.sessions_per_peer(), l.sessions_per_person()), (1, 1, 9));
+        assert_eq!((Limits::default().anonymous_logins(), l.anonymous_logins()), (128, 1));
     }
 
     #[test]

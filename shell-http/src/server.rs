@@ -30,6 +30,7 @@ use crate::drain::{Drain, NoNewWrites, Stopped};
 use crate::exchange::{Endpoint, Proven, respond};
 use crate::gate::Gate;
 use crate::health::{Readiness, probe};
+use crate::oauth;
 use crate::options::{HttpOptions, strong_enough};
 use crate::peer::Peer;
 use crate::persons::Persons;
@@ -94,8 +95,8 @@ impl HttpServer {
         }
         tools.sort_unstable();
         tools.dedup();
-        let oauth =
-            options.oauth.clone().map(|o| crate::oauth::Authority::new(o, Arc::clone(&bitbucket), logger.clone()));
+        let oauth = options.oauth.clone().map(|o| oauth::Authority::new(o, Arc::clone(&bitbucket), logger.clone()));
+        let admission = oauth::Admission::new(limits, logger.clone());
         let endpoint = Arc::new(Endpoint {
             gate: Gate::new(&options, addr),
             sessions: Sessions::new(config, process, writes_held, logger.clone(), census),
@@ -111,6 +112,7 @@ impl HttpServer {
             readiness,
             tools,
             oauth,
+            admission,
         });
         Ok(HttpServer { listener, addr, endpoint, executor, probe })
     }
@@ -145,7 +147,11 @@ impl HttpServer {
         let HttpServer { listener, addr, endpoint, executor, probe: prober } = self;
         let limits = &endpoint.options.limits;
         let door = Arc::new(Door {
-            connections: Connections::new(limits.max_connections, limits.connections_per_peer()),
+            connections: Connections::new(
+                limits.max_connections,
+                limits.connections_per_peer(),
+                limits.anonymous_logins(),
+            ),
             endpoint: Arc::clone(&endpoint),
             turned_away: Throttle::new(WARNING_PERIOD_MS),
         });
@@ -334,6 +340,11 @@ async fn flush_warnings(door: Arc<Door>) {
             (&door.turned_away, Level::Warning, "connection(s) turned away"),
             (&endpoint.crowded, Level::Warning, "session(s) ended or refused to make room"),
             (&endpoint.refusals, Level::Notice, "request(s) refused at the gate"),
+            (
+                endpoint.admission.refusals(),
+                Level::Notice,
+                "login request(s) refused for their address's allowance or busy fetches",
+            ),
         ];
         for (throttle, level, what) in kinds {
             if let Some(n) = throttle.flush(now) {
@@ -350,9 +361,10 @@ fn spawn_on(executor: &Weak<Executor<'static>>, task: impl Future<Output = ()> +
     }
 }
 
-/// Serves one connection. It is admitted to the cap by its first request that passes the gate;
-/// until then it may be closed to make room (`closed` yields), and a request the gate refuses
-/// closes it. Admitted, it may still be closed to make room while no request of it is in flight
+/// Serves one connection. It is admitted to the cap by its first request that passes the gate
+/// (but for a login request, `--oauth`, which is served under the anonymous share and admits
+/// nothing); until then it may be closed to make room (`closed` yields), and a request the gate
+/// refuses closes it. Admitted, it may still be closed to make room while no request of it is in flight
 /// (see `connections`: those that never did work for a verified session or person go first).
 ///
 /// A `late` connection (taken from the listen queue after the stop began) is served one request
@@ -384,10 +396,22 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
                 return Ok::<_, Infallible>(counted(&held, respond(endpoint, peer, req)).await);
             }
             let passes = endpoint.gate.admit(req.uri(), req.headers()).is_ok();
+            let uncounted = |r: Response<Reply>| r.map(|body| Counted { body, _in_flight: None });
+            // Anyone may log in: a login request is served under the anonymous share and leaves
+            // its connection waiting, so slow ones never hold the places of people using /mcp.
+            if passes && endpoint.oauth.is_some() && oauth::is_oauth_path(req.uri().path()) {
+                let Some(in_flight) = held.begin_anonymous() else {
+                    let share = endpoint.options.limits.anonymous_logins();
+                    turned_away(&door, &format!("{share} login requests of connections not admitted are in flight"));
+                    return Ok(uncounted(oauth::busy(req.uri().path())));
+                };
+                let mut r = respond(endpoint, peer, req).await;
+                r.extensions_mut().remove::<Proven>();
+                return Ok(r.map(|body| Counted { body, _in_flight: Some(in_flight) }));
+            }
             if passes && held.admit() {
                 return Ok(counted(&held, respond(endpoint, peer, req)).await);
             }
-            let uncounted = |r: Response<Reply>| r.map(|body| Counted { body, _in_flight: None });
             if passes {
                 let limit = endpoint.options.limits.max_connections;
                 turned_away(&door, &format!("the limit of {limit} connections is reached"));

@@ -3,7 +3,6 @@
 //! the [`Authority`]'s; calls that may wait on Bitbucket or a shared store run off the event threads.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bb_drive::now_ms;
 use hyper::body::Incoming;
@@ -15,9 +14,10 @@ use hyper::http::request::Parts;
 use hyper::{Method, Response, StatusCode};
 use serde_json::{Value, json};
 
+use super::admission::{Admission, Ask};
 use super::{Authority, Next, OAuthError, Step, Unauthorized, consent};
+use crate::peer::Peer;
 use crate::reply::{self, Reply, empty, refusal};
-use crate::request::{BodyError, read_body};
 
 const PROTECTED_RESOURCE_MCP: &str = "/.well-known/oauth-protected-resource/mcp";
 const AUTHORIZATION_SERVER: &str = "/.well-known/oauth-authorization-server";
@@ -36,13 +36,13 @@ pub(crate) fn is_oauth_path(path: &str) -> bool {
     )
 }
 
-/// Answers a request to one of the login's paths.
+/// Answers a request to one of the login's paths from `peer`, within `admission`'s allowances and bounds.
 pub(crate) async fn serve(
     authority: &Arc<Authority>,
+    admission: &Admission,
+    peer: Peer,
     parts: &Parts,
     body: Incoming,
-    max_body: usize,
-    body_timeout: Duration,
 ) -> Response<Reply> {
     let path = parts.uri.path();
     let query = parse_form(parts.uri.query().unwrap_or_default());
@@ -53,13 +53,26 @@ pub(crate) async fn serve(
         (&Method::GET, PROTECTED_RESOURCE_MCP) => document(&authority.resource_metadata()),
         (&Method::GET, AUTHORIZATION_SERVER) => document(&authority.server_metadata()),
         (&Method::GET, "/oauth/authorize") => {
+            if let Err(r) = admission.admit(Ask::Authorize, peer, now_ms()) {
+                return *r;
+            }
+            let fetching = match admission.fetch_for(&query) {
+                Ok(f) => f,
+                Err(r) => return *r,
+            };
             let a = Arc::clone(authority);
-            next(smol::unblock(move || a.authorize(&query, &cookies, now_ms())).await)
+            next(
+                smol::unblock(move || {
+                    let _fetching = fetching;
+                    a.authorize(&query, &cookies, now_ms())
+                })
+                .await,
+            )
         }
         (&Method::POST, "/oauth/consent") => {
-            let bytes = match body_of(body, max_body, body_timeout).await {
+            let bytes = match admission.body(parts, body).await {
                 Ok(b) => b,
-                Err(r) => return r,
+                Err(r) => return *r,
             };
             let form = parse_form(&String::from_utf8_lossy(&bytes));
             let a = Arc::clone(authority);
@@ -70,9 +83,12 @@ pub(crate) async fn serve(
             next(smol::unblock(move || a.callback(&query, &cookies, now_ms())).await)
         }
         (&Method::POST, "/oauth/register") => {
-            let bytes = match body_of(body, max_body, body_timeout).await {
+            if let Err(r) = admission.admit(Ask::Register, peer, now_ms()) {
+                return *r;
+            }
+            let bytes = match admission.body(parts, body).await {
                 Ok(b) => b,
-                Err(r) => return r,
+                Err(r) => return *r,
             };
             let a = Arc::clone(authority);
             match smol::unblock(move || a.register(&bytes, now_ms())).await {
@@ -85,9 +101,12 @@ pub(crate) async fn serve(
             }
         }
         (&Method::POST, "/oauth/token") => {
-            let bytes = match body_of(body, max_body, body_timeout).await {
+            if let Err(r) = admission.admit(Ask::Token, peer, now_ms()) {
+                return *r;
+            }
+            let bytes = match admission.body(parts, body).await {
                 Ok(b) => b,
-                Err(r) => return r,
+                Err(r) => return *r,
             };
             let form = parse_form(&String::from_utf8_lossy(&bytes));
             let basic = basic_credentials(parts);
@@ -155,21 +174,6 @@ fn decode_base64(s: &str) -> Option<Vec<u8>> {
         }
     }
     Some(out)
-}
-
-async fn body_of(body: Incoming, max: usize, timeout: Duration) -> Result<Vec<u8>, Response<Reply>> {
-    read_body(body, max, timeout).await.map(|b| b.to_vec()).map_err(|e| {
-        let why = match e {
-            BodyError::TooLarge => "the body is too large",
-            BodyError::Slow => "the body did not arrive in time",
-            BodyError::Broken => "the body could not be read",
-        };
-        reply::closing(oauth_error(&OAuthError {
-            status: 400,
-            error: "invalid_request",
-            description: format!("Bad request: {why}."),
-        }))
-    })
 }
 
 /// A JSON document that is never cached (it may carry tokens).

@@ -26,6 +26,7 @@
 //! `endpoints`. Secrets (codes, tokens, Bitbucket's tokens, bb's client secret) never reach a log, an
 //! answer's text or an error.
 
+mod admission;
 mod consent;
 mod endpoints;
 mod pkce;
@@ -40,6 +41,7 @@ use bb_drive::{Bitbucket, Cancel, Grant, Logger, PersonalToken};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub(crate) use admission::{Admission, busy};
 pub(crate) use endpoints::{challenge, is_oauth_path, serve};
 use store::{Kind, Store, StoreError};
 
