@@ -218,7 +218,9 @@ fn lenient(text: &str, e: &serde_json::Error) -> Option<ErrorReply> {
     Some(ErrorReply::new(
         Some(id),
         INVALID_PARAMS,
-        format!("Invalid params: the request holds a value bb cannot read ({e}); send numbers within the range of a 64-bit float."),
+        format!(
+            "Invalid params: the request holds a value bb cannot read ({e}); send numbers within the range of a 64-bit float."
+        ),
     ))
 }
 
@@ -362,7 +364,8 @@ mod tests {
 
     #[test]
     fn a_number_beyond_f64_in_a_request_is_invalid_params_under_its_id() {
-        let e = invalid(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"n":1e400}}}"#);
+        let e =
+            invalid(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"n":1e400}}}"#);
         assert_eq!((e.code, e.id), (INVALID_PARAMS, Id::from_value(&json!(7))));
         assert!(e.message.starts_with("Invalid params: "), "{}", e.message);
         let e = invalid(r#"{"params":{"n":-1e400},"method":"tools/call","id":"a","jsonrpc":"2.0"}"#);
