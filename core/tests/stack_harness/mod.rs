@@ -369,6 +369,7 @@ impl StackHarness {
             retry_after_s,
             user,
             decoded: None,
+            credential: Default::default(),
         })
     }
 }
