@@ -373,7 +373,9 @@ fn refused_credentials(status: u16, message: &str, credential: Credential) -> St
             Credential::Anonymous => "bb sends no credentials (none of BITBUCKET_TOKEN, BITBUCKET_USER and BITBUCKET_PASSWORD is set), and Bitbucket does not show this to anonymous users: give bb an HTTP access token as BITBUCKET_TOKEN.",
             Credential::PersonalToken => "Check the Bitbucket token your client gives bb: still valid, with the permission this needs, and its user allowed to see this repository.",
             Credential::Login => "Your Bitbucket user may lack access to this repository; if every request is refused, log in to bb again.",
-            Credential::Unknown => "Check the credentials bb uses and the user's access to the repository.",
+            Credential::Unknown => {
+                "The credentials bb uses were refused or lack permission: check them and the user's access to the repository."
+            }
         }
         .to_owned()
     };
