@@ -266,6 +266,7 @@ impl Sim {
                     retry_after_s: Some(retry_after_s),
                     user: None,
                     decoded: None,
+                    credential: Default::default(),
                 })
             }
         };
@@ -326,6 +327,7 @@ impl Sim {
             retry_after_s: None,
             user,
             decoded: None,
+            credential: Default::default(),
         })
     }
 

@@ -43,7 +43,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bb_core::retry::{self, Decision};
-use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method};
+use bb_core::{Credential, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method};
 use bb_drive::metrics::Metrics;
 use bb_drive::{Bitbucket, Cancel, PersonalToken, Requester, Secrets};
 use ureq::unversioned::resolver::DefaultResolver;
@@ -233,19 +233,23 @@ impl Client {
             None => rate_store::identity_key(&self.config.base_url, &authorization),
         };
         let who = Who { queue, identity: Some(Identity { local: queue, key: &key }) };
-        self.run(request, Some(&authorization), &secrets, who, cancel)
+        let credential = if person.user().is_some() { Credential::Login } else { Credential::PersonalToken };
+        self.run(request, Some((&authorization, credential)), &secrets, who, cancel)
     }
 
-    /// Makes `request` with retries, authorized by `authorization`, waiting for each attempt's slot in
-    /// `who.queue` and its token in `who.identity`'s rate budget; `secrets` are scrubbed from what it returns.
+    /// Makes `request` with retries, authorized by `authorization` (the header, and the kind of credential
+    /// it carries, which the answer names), waiting for each attempt's slot in `who.queue` and its token in
+    /// `who.identity`'s rate budget; `secrets` are scrubbed from what it returns.
     fn run(
         &self,
         request: FetchRequest,
-        authorization: Option<&str>,
+        authorization: Option<(&str, Credential)>,
         secrets: &Secrets,
         who: Who<'_>,
         cancel: &Cancel,
     ) -> FetchOutcome {
+        let credential = authorization.map_or(Credential::Anonymous, |(_, c)| c);
+        let authorization = authorization.map(|(a, _)| a);
         let url = format!("{}{}", self.config.base_url, request.path);
         let body = match request.body.as_ref().map(serde_json::to_vec).transpose() {
             Ok(b) => b,
@@ -293,7 +297,7 @@ impl Client {
                     }
                     attempt += 1;
                 }
-                Decision::Stop => return finish(outcome, &request, attempt, secrets),
+                Decision::Stop => return finish(outcome, &request, attempt, secrets, credential),
             }
         }
     }
@@ -391,6 +395,7 @@ impl Client {
                     retry_after_s,
                     user,
                     decoded: Some(decoded),
+                    credential: Credential::Unknown,
                 }),
                 Err(e) => {
                     FetchOutcome::Failed(failure::classify(&failure::unwrap_io(e), failure::Phase::Body, &self.config))
@@ -398,13 +403,30 @@ impl Client {
             };
         }
         match response.body_mut().with_config().limit(self.config.max_body_bytes).read_to_vec() {
-            Ok(body) => FetchOutcome::Response(FetchResponse { status, body, retry_after_s, user, decoded: None }),
+            Ok(body) => FetchOutcome::Response(FetchResponse {
+                status,
+                body,
+                retry_after_s,
+                user,
+                decoded: None,
+                credential: Credential::Unknown,
+            }),
             Err(e) => FetchOutcome::Failed(failure::classify(&e, failure::Phase::Body, &self.config)),
         }
     }
 }
 
 impl Client {
+    /// The configured credentials' `Authorization` header and their kind.
+    fn configured(&self) -> Option<(&str, Credential)> {
+        let kind = match &self.config.auth {
+            Auth::Token(_) => Credential::Token,
+            Auth::Basic { .. } => Credential::Password,
+            Auth::Anonymous => Credential::Anonymous,
+        };
+        self.authorization.as_deref().map(|a| (a, kind))
+    }
+
     /// The configured credentials' identity: one Bitbucket user, whichever session asks.
     fn identity(&self) -> Option<Identity<'_>> {
         self.authorization.is_some().then_some(Identity { local: 0, key: &self.identity_key })
@@ -422,19 +444,26 @@ impl Bitbucket for Client {
     /// A request in the shared queue 0.
     fn fetch(&self, request: FetchRequest, _: Option<&PersonalToken>, cancel: &Cancel) -> FetchOutcome {
         let who = Who { queue: 0, identity: self.identity() };
-        self.run(request, self.authorization.as_deref(), &self.secrets, who, cancel)
+        self.run(request, self.configured(), &self.secrets, who, cancel)
     }
 
     /// The configured credentials are one Bitbucket user: one rate budget, whichever session asks.
     fn fetch_for(&self, request: FetchRequest, requester: Requester<'_>, cancel: &Cancel) -> FetchOutcome {
         let who = Who { queue: requester.queue, identity: self.identity() };
-        self.run(request, self.authorization.as_deref(), &self.secrets, who, cancel)
+        self.run(request, self.configured(), &self.secrets, who, cancel)
     }
 }
 
-/// Names the request and the attempts in a failure's detail, and removes every credential from what
-/// goes back to the core: an error body, a header or a TLS or proxy detail may echo one.
-fn finish(outcome: FetchOutcome, request: &FetchRequest, attempts: u32, secrets: &Secrets) -> FetchOutcome {
+/// Names the request and the attempts in a failure's detail, and the kind of credential it carried in an
+/// answer, and removes every credential from what goes back to the core: an error body, a header or a TLS
+/// or proxy detail may echo one.
+fn finish(
+    outcome: FetchOutcome,
+    request: &FetchRequest,
+    attempts: u32,
+    secrets: &Secrets,
+    credential: Credential,
+) -> FetchOutcome {
     match outcome {
         FetchOutcome::Failed(mut e) => {
             let tries = if attempts > 1 { format!(" (after {attempts} attempts)") } else { String::new() };
@@ -451,6 +480,7 @@ fn finish(outcome: FetchOutcome, request: &FetchRequest, attempts: u32, secrets:
                 })
             });
             r.user = r.user.map(|u| secrets.scrub(&u).into_owned());
+            r.credential = credential;
             FetchOutcome::Response(r)
         }
     }

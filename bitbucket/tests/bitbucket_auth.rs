@@ -5,8 +5,8 @@ mod io_support;
 
 use bb_bitbucket::Client;
 use bb_bitbucket::options::{Auth, Secret};
-use bb_core::FetchErrorKind;
-use bb_drive::{Bitbucket, Cancel};
+use bb_core::{Credential, FetchErrorKind};
+use bb_drive::{Bitbucket, Cancel, PersonalToken};
 use io_support::*;
 use serde_json::json;
 use std::time::Duration;
@@ -65,4 +65,17 @@ fn basic_authentication_works_and_its_password_never_shows() {
     assert!(!format!("{bb:?}").contains(&password));
     let wrong = client(&stack, |c| c.auth = Auth::Basic { user: "alice".into(), password: Secret::new("not-it") });
     assert_eq!(response(wrong.fetch(get(PR1), None, &Cancel::new())).status, 401);
+}
+
+#[test]
+fn an_answer_names_the_kind_of_credential_its_request_carried() {
+    let stack = stack();
+    let kind = |bb: &Client| response(bb.fetch(get(PR1), None, &Cancel::new())).credential;
+    assert_eq!(kind(&client(&stack, |c| c.auth = Auth::Token(Secret::new(WRONG)))), Credential::Token);
+    let basic = client(&stack, |c| c.auth = Auth::Basic { user: "alice".into(), password: Secret::new("not-it") });
+    assert_eq!(kind(&basic), Credential::Password);
+    assert_eq!(kind(&client(&stack, |c| c.auth = Auth::Anonymous)), Credential::Anonymous);
+    let bb = client(&stack, |_| {});
+    let own = response(bb.fetch_as(get(PR1), &PersonalToken::new(WRONG), 1, &Cancel::new()));
+    assert_eq!((own.status, own.credential), (401, Credential::PersonalToken));
 }

@@ -220,6 +220,7 @@ impl Sim {
             retry_after_s: None,
             user,
             decoded: None,
+            credential: Default::default(),
         });
         self.bodies.insert(key, outcome.clone());
         outcome

@@ -190,7 +190,8 @@ pub fn validate(args: Option<&Value>, schema: &Value) -> Result<(), ArgError> {
 /// become segments of a request's path: each is refused when it is `.` or `..` (or, for a file path,
 /// holds such a component; a project or a repository, when empty) — Bitbucket's keys, slugs and paths never are, and a proxy that normalises
 /// dot segments would send the request, with its credentials, to another endpoint — or when it is
-/// longer than any such name can be.
+/// longer than any such name can be. Every other name a call carries (a user, each reviewer, a tag's or
+/// a build's name, a filter) is bounded too, so that no name of a megabyte is sent or quoted back.
 pub fn check_places(args: &Map<String, Value>) -> Result<(), ArgError> {
     /// Longest project key or repository slug accepted. [assumed: Bitbucket's own limits are 128 for a
     /// key and a slug; 256 leaves room and still stops a 100,000-character key before it is sent]
@@ -215,7 +216,27 @@ pub fn check_places(args: &Map<String, Value>) -> Result<(), ArgError> {
         }
     }
     let control = |key| ArgError::Control { key };
-    for key in ["from_ref", "to_ref", "source_branch", "target_branch", "commit_id", "user", "at", "since", "commit"] {
+    // A person's name: a user, a reviewer (each of a list). [assumed: Bitbucket's user names are at most 255]
+    for key in ["user", "reviewers", "add_reviewers", "remove_reviewers"] {
+        let one = string(args, key).into_iter();
+        let listed = args.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str);
+        for v in one.chain(listed) {
+            if v.chars().count() > NAME {
+                return Err(too_long(key, NAME));
+            }
+            if v.chars().any(char::is_control) {
+                return Err(control(key));
+            }
+        }
+    }
+    // Names bb looks for or gives rather than goes to (a tag's or a build's name, a build's key and
+    // page, a filter): bounded only, as a search for `.` is a search.
+    for key in ["name", "key", "filter", "url"] {
+        if string(args, key).is_some_and(|v| v.chars().count() > PATH) {
+            return Err(too_long(key, PATH));
+        }
+    }
+    for key in ["from_ref", "to_ref", "source_branch", "target_branch", "commit_id", "at", "since", "until", "commit"] {
         if let Some(v) = string(args, key) {
             if v.chars().count() > PATH {
                 return Err(too_long(key, PATH));
@@ -498,6 +519,23 @@ mod tests {
         let long = "K".repeat(100_000);
         let e = check_places(json!({"project": long, "repo": "api"}).as_object().unwrap()).unwrap_err();
         assert_eq!(e.to_string(), "`project` is longer than 256 characters: no Bitbucket name is.");
+    }
+
+    #[test]
+    fn every_name_a_call_carries_is_bounded_as_project_and_repository_are() {
+        let long = "n".repeat(100_000);
+        let refused = |v: Value| check_places(v.as_object().unwrap()).unwrap_err().to_string();
+        for key in ["user", "reviewers", "add_reviewers", "remove_reviewers"] {
+            let one = if key == "user" { json!(long) } else { json!(["bob", long]) };
+            assert_eq!(
+                refused(json!({ key: one })),
+                format!("`{key}` is longer than 256 characters: no Bitbucket name is.")
+            );
+        }
+        for key in ["name", "key", "filter", "url", "until"] {
+            assert!(refused(json!({ key: long })).starts_with(&format!("`{key}` is longer than 4096")), "{key}");
+        }
+        assert!(check_places(json!({"filter": ".", "add_reviewers": ["bob", "carol"]}).as_object().unwrap()).is_ok());
     }
 
     #[test]

@@ -3,14 +3,17 @@
 //! Bitbucket's errors are `{"errors":[{"context", "message", "exceptionName", …extra}]}`; 401 means both
 //! "not logged in" and "not permitted"; 404 carries NoSuch…Exception; 409 a stale version
 //! (`currentVersion`), a vetoed merge (`vetoes`) or a duplicate pull request (`existingPullRequest`);
-//! 429 comes with `Retry-After`. [reference "Conventions": rec] No sentence ever quotes a credential:
-//! the 401 sentence quotes nothing Bitbucket sent.
+//! 429 comes with `Retry-After`. [reference "Conventions": rec] A refusal of the credentials (401, 403)
+//! quotes Bitbucket's own reason (an unlicensed user, Basic authentication turned off: recorded from 8.x to
+//! 10.x) on one line, its hidden characters shown, clipped, and any `Bearer …` or `Basic …` in it removed
+//! (the client already removed bb's own credentials), then says what to do about the kind of credential
+//! the request carried ([`Credential`]), never the credential itself.
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::bitbucket::model::{PullRequest, Veto};
-use crate::fetch::{FetchError, FetchErrorKind, FetchOutcome, FetchResponse};
+use crate::fetch::{Credential, FetchError, FetchErrorKind, FetchOutcome, FetchResponse};
 
 /// What a request was about, so a 404 can name what does not exist.
 #[derive(Debug, Clone, Copy)]
@@ -188,7 +191,7 @@ pub fn body<'o>(
         FetchOutcome::Response(r) => Err(match refusal(outcome) {
             // Bitbucket's own refusal (below 500, its `{"errors": …}`): the write did not happen.
             Some(refusal) => {
-                let said = status_sentence(r.status, &r.body, r.retry_after_s, about);
+                let said = status_sentence(r, about);
                 match stale(r) {
                     Some(now) => BitbucketError::Stale { now, refusal, said },
                     None => BitbucketError::Refused { refusal, said },
@@ -201,7 +204,7 @@ pub fn body<'o>(
                     "Bitbucket's answer (HTTP {}) does not say whether {}: the outcome is unknown; {} — bb did not retry.",
                     r.status, w.effect, w.check
                 ),
-                _ => status_sentence(r.status, &r.body, r.retry_after_s, about),
+                _ => status_sentence(r, about),
             }),
         }),
         FetchOutcome::Failed(e) => Err(BitbucketError::Failed(failed(e, write))),
@@ -250,14 +253,15 @@ pub fn json<T: DeserializeOwned>(
         .map_err(|e| BitbucketError::Failed(format!("Bitbucket's answer could not be read ({e}).")))
 }
 
-fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: Subject<'_>) -> String {
-    let parsed: ErrorBody = serde_json::from_slice(body).unwrap_or_default();
+fn status_sentence(r: &FetchResponse, about: Subject<'_>) -> String {
+    let (status, retry_after_s) = (r.status, r.retry_after_s);
+    let parsed: ErrorBody = serde_json::from_slice(&r.body).unwrap_or_default();
     let first = parsed.errors.into_iter().next().unwrap_or_default();
     let exception = first.exception_name.as_deref().unwrap_or("");
     let message = first.message.as_deref().map(clip).unwrap_or_default();
     let repo = format!("{}/{}", about.project, about.repo);
     match status {
-        401 | 403 => "Bitbucket rejected the credentials (or they lack permission) for this request; check bb's token and the user's access to the repository.".to_owned(),
+        401 | 403 => refused_credentials(status, first.message.as_deref().unwrap_or(""), r.credential),
         404 if exception.ends_with("NoSuchProjectException") => {
             format!("Project {} does not exist (or this user cannot see it).", about.project)
         }
@@ -279,11 +283,17 @@ fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: 
             ),
             None => format!("The pull request changed since the version given: {}", or_status(&message, status)),
         },
-        409 if exception.ends_with("DuplicatePullRequestException") => match first.existing_pull_request.and_then(|p| p.id) {
-            Some(id) if !message.is_empty() => format!("A pull request for these branches is already open: #{id} in {repo} (Bitbucket: \"{message}\"); use it (get_pull_request pr_id={id}) instead of creating another."),
-            Some(id) => format!("A pull request for these branches is already open: #{id} in {repo}; use it (get_pull_request pr_id={id}) instead of creating another."),
-            None => format!("A pull request for these branches is already open: {}", or_status(&message, status)),
-        },
+        409 if exception.ends_with("DuplicatePullRequestException") => {
+            match first.existing_pull_request.and_then(|p| p.id) {
+                Some(id) if !message.is_empty() => format!(
+                    "A pull request for these branches is already open: #{id} in {repo} (Bitbucket: \"{message}\"); use it (get_pull_request pr_id={id}) instead of creating another."
+                ),
+                Some(id) => format!(
+                    "A pull request for these branches is already open: #{id} in {repo}; use it (get_pull_request pr_id={id}) instead of creating another."
+                ),
+                None => format!("A pull request for these branches is already open: {}", or_status(&message, status)),
+            }
+        }
         409 if exception.ends_with("MergeVetoedException") || !first.vetoes.is_empty() => {
             let vetoes: Vec<String> = first
                 .vetoes
@@ -304,7 +314,8 @@ fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: 
             }
         }
         409 if !first.reviewer_errors.is_empty() => {
-            let each: Vec<String> = first.reviewer_errors.iter().filter_map(|e| e.message.as_deref()).map(clip).collect();
+            let each: Vec<String> =
+                first.reviewer_errors.iter().filter_map(|e| e.message.as_deref()).map(clip).collect();
             format!("Bitbucket refused the reviewers, so nothing was changed: {}", sentence(&each.join("; ")))
         }
         409 => format!("Bitbucket refused: {}", or_status(&message, status)),
@@ -318,10 +329,83 @@ fn status_sentence(status: u16, body: &[u8], retry_after_s: Option<u64>, about: 
             Some(s) => format!("Bitbucket is rate limiting bb; try again in {s} seconds."),
             None => "Bitbucket is rate limiting bb; try again shortly.".to_owned(),
         },
-        500..=599 => format!("Bitbucket failed (HTTP {status}): {}; try again later.", or_status(&message, status).trim_end_matches('.')),
+        500..=599 => format!(
+            "Bitbucket failed (HTTP {status}): {}; try again later.",
+            or_status(&message, status).trim_end_matches('.')
+        ),
         _ => format!("Bitbucket answered HTTP {status}: {}", or_status(&message, status)),
     }
 }
+
+/// Bitbucket's refusal of a request's credentials (401, 403): its own reason, quoted ([`quote`]), and
+/// what to do about the credential the request carried.
+fn refused_credentials(status: u16, message: &str, credential: Credential) -> String {
+    let quoted = quote(message);
+    let head = if quoted.is_empty() {
+        format!("Bitbucket refused the request (HTTP {status}) without a reason.")
+    } else {
+        format!("Bitbucket refused the request (HTTP {status}): \"{quoted}\"")
+    };
+    let said = message.to_lowercase();
+    let hint = if said.contains("basic authentication")
+        && said.contains("disabled")
+        && credential == Credential::Password
+    {
+        "This Bitbucket takes no password over its REST API, and bb signs in with BITBUCKET_USER and BITBUCKET_PASSWORD: \
+         create an HTTP access token for that user (Bitbucket: Manage account › HTTP access tokens) and give it to bb as \
+         BITBUCKET_TOKEN instead of BITBUCKET_PASSWORD."
+            .to_owned()
+    } else if said.contains("licensed") || said.contains("licence") || said.contains("license") {
+        let who = match credential {
+            Credential::Token => "the user of bb's HTTP access token (BITBUCKET_TOKEN)",
+            Credential::Password => "BITBUCKET_USER",
+            Credential::PersonalToken => "the user of the token your client gives bb",
+            Credential::Login => "your Bitbucket user",
+            Credential::Anonymous | Credential::Unknown => "the user bb acts as",
+        };
+        format!(
+            "The credentials are not at fault: {who} may not use Bitbucket until a Bitbucket administrator gives it a licence (a licensed group)."
+        )
+    } else {
+        match credential {
+            Credential::Token => "Check bb's HTTP access token (BITBUCKET_TOKEN): still valid (not expired or revoked), with the permission this needs, and its user allowed to see this repository.",
+            Credential::Password => "Check BITBUCKET_USER and BITBUCKET_PASSWORD (or give bb an HTTP access token as BITBUCKET_TOKEN instead), and that the user may see this repository.",
+            Credential::Anonymous => "bb sends no credentials (none of BITBUCKET_TOKEN, BITBUCKET_USER and BITBUCKET_PASSWORD is set), and Bitbucket does not show this to anonymous users: give bb an HTTP access token as BITBUCKET_TOKEN.",
+            Credential::PersonalToken => "Check the Bitbucket token your client gives bb: still valid, with the permission this needs, and its user allowed to see this repository.",
+            Credential::Login => "Your Bitbucket user may lack access to this repository; if every request is refused, log in to bb again.",
+            Credential::Unknown => {
+                "The credentials bb uses were refused or lack permission: check them and the user's access to the repository."
+            }
+        }
+        .to_owned()
+    };
+    format!("{head} {hint}")
+}
+
+/// Bitbucket's words as a sentence quotes them: on one line, any credential after `Bearer` or `Basic`
+/// removed, hidden characters shown ([`crate::text::visible`]), at most [`QUOTE_CHARS`] characters.
+fn quote(message: &str) -> String {
+    let mut words: Vec<&str> = message.split_whitespace().collect();
+    for i in 1..words.len() {
+        let scheme = words[i - 1].eq_ignore_ascii_case("bearer") || words[i - 1].eq_ignore_ascii_case("basic");
+        if scheme && looks_like_a_credential(words[i]) {
+            words[i] = CREDENTIAL_REMOVED;
+        }
+    }
+    clip(&crate::text::visible(&words.join(" ")))
+}
+
+/// Whether a word after `Bearer` or `Basic` is a token or base64 rather than a word ("Basic
+/// Authentication"): at least 8 characters of a token's alphabet, with a digit, a sign or a capital
+/// past the first character.
+fn looks_like_a_credential(word: &str) -> bool {
+    let word = word.trim_end_matches(['.', ',', ';', ')', '"', '\'']);
+    let alphabet = |c: char| c.is_ascii_alphanumeric() || "+/=._~-".contains(c);
+    word.len() >= 8 && word.chars().all(alphabet) && word.chars().skip(1).any(|c| !c.is_ascii_lowercase())
+}
+
+/// What a quote says in place of a credential (the words the drive's scrubbing writes).
+const CREDENTIAL_REMOVED: &str = "[credential removed]";
 
 /// Whether a body is Bitbucket's own error answer (`{"errors": [...]}` with at least one error).
 fn is_bitbucket_error(body: &[u8]) -> bool {
@@ -373,11 +457,84 @@ mod tests {
         }
     }
 
+    /// The sentence for Bitbucket's refusal `body` with `status`, of a request that carried `credential`.
+    fn refused_with(status: u16, body: &str, credential: Credential) -> String {
+        let FetchOutcome::Response(r) = FetchOutcome::response(status, body) else { unreachable!() };
+        let o = FetchOutcome::Response(FetchResponse { credential, ..r });
+        super::body(&o, ABOUT, None).unwrap_err().to_string()
+    }
+
+    const UNLICENSED: &str = r#"{"errors":[{"context":null,"message":"You are not currently licensed to use Bitbucket. Please contact your administrator.","exceptionName":"com.atlassian.bitbucket.AuthorisationException"}]}"#;
+    const NO_BASIC: &str = r#"{"errors":[{"context":null,"message":"Basic Authentication has been disabled on this instance.","exceptionName":"com.atlassian.bitbucket.auth.IncorrectPasswordAuthenticationException"}]}"#;
+
     #[test]
-    fn a_401_never_quotes_what_bitbucket_said() {
-        let e = err(401, r#"{"errors":[{"message":"token stack-token-alice is bad"}]}"#);
-        assert!(e.starts_with("Bitbucket rejected the credentials (or they lack permission)"), "{e}");
-        assert!(!e.contains("stack-token"));
+    fn a_refusal_of_the_credentials_quotes_bitbucket_s_reason() {
+        for credential in [Credential::Token, Credential::Password, Credential::PersonalToken, Credential::Login] {
+            let e = refused_with(401, UNLICENSED, credential);
+            assert!(
+                e.contains("\"You are not currently licensed to use Bitbucket. Please contact your administrator.\""),
+                "{e}"
+            );
+            assert!(!e.contains("check bb's token"), "a licence is no token's fault: {e}");
+            assert!(e.contains("administrator"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_password_refused_by_an_instance_without_basic_authentication_is_told_to_use_an_http_access_token() {
+        let e = refused_with(403, NO_BASIC, Credential::Password);
+        assert!(e.contains("\"Basic Authentication has been disabled on this instance.\""), "{e}");
+        assert!(
+            e.contains("BITBUCKET_PASSWORD") && e.contains("HTTP access token") && e.contains("BITBUCKET_TOKEN"),
+            "{e}"
+        );
+        assert!(!e.contains("check bb's token"), "{e}");
+    }
+
+    #[test]
+    fn the_hint_fits_the_credential_bb_sent() {
+        let body = r#"{"errors":[{"message":"Authentication failed. Please check your credentials and try again."}]}"#;
+        let hint = |c| refused_with(401, body, c);
+        assert!(hint(Credential::Token).contains("BITBUCKET_TOKEN"), "{}", hint(Credential::Token));
+        assert!(!hint(Credential::Token).contains("BITBUCKET_PASSWORD"));
+        assert!(
+            hint(Credential::Password).contains("BITBUCKET_USER and BITBUCKET_PASSWORD"),
+            "{}",
+            hint(Credential::Password)
+        );
+        assert!(hint(Credential::Anonymous).contains("no credentials"), "{}", hint(Credential::Anonymous));
+        assert!(hint(Credential::PersonalToken).contains("your client"), "{}", hint(Credential::PersonalToken));
+        assert!(hint(Credential::Login).contains("log in"), "{}", hint(Credential::Login));
+        for c in [
+            Credential::Token,
+            Credential::Password,
+            Credential::Anonymous,
+            Credential::PersonalToken,
+            Credential::Login,
+        ] {
+            assert!(
+                hint(c).starts_with("Bitbucket refused the request (HTTP 401): \"Authentication failed."),
+                "{}",
+                hint(c)
+            );
+        }
+    }
+
+    #[test]
+    fn bitbucket_s_reason_is_quoted_on_one_line_with_hidden_characters_shown_credentials_left_out_and_clipped() {
+        let long = "x".repeat(1000);
+        let body = format!(
+            r#"{{"errors":[{{"message":"Refused\u202e for Bearer abc.DEF-123 and Basic dXNlcjpwYXNz\nsee {long}"}}]}}"#
+        );
+        let e = refused_with(401, &body, Credential::Token);
+        assert!(
+            e.contains("Refused⟨U+202E⟩ for Bearer [credential removed] and Basic [credential removed] see"),
+            "{e}"
+        );
+        assert!(!e.contains("abc.DEF") && !e.contains("dXNlcjpwYXNz") && !e.contains('\n'), "{e}");
+        assert!(e.contains("… [cut]") && e.chars().count() < 700, "{e}");
+        let e = refused_with(401, r#"{"errors":[{"message":""}]}"#, Credential::Token);
+        assert!(e.starts_with("Bitbucket refused the request (HTTP 401) without a reason. Check"), "{e}");
     }
 
     #[test]
@@ -496,6 +653,7 @@ mod tests {
             retry_after_s: Some(1),
             user: None,
             decoded: None,
+            credential: Default::default(),
         });
         assert_eq!(
             super::body(&o, ABOUT, None).unwrap_err().said(),

@@ -245,6 +245,7 @@ impl FetchOutcome {
             retry_after_s: None,
             user: None,
             decoded: None,
+            credential: Credential::Unknown,
         })
     }
 
@@ -271,6 +272,28 @@ pub struct FetchResponse {
     /// For a request with [`FetchRequest::keep`] answered 2xx, what the shell decoded as it read it
     /// ([`decode`]); `body` is then empty.
     pub decoded: Option<Decoded>,
+    /// The kind of credential the request carried, so that a refusal's sentence sends the person to
+    /// the right one (never the credential itself).
+    pub credential: Credential,
+}
+
+/// The kind of credential a request carried, as the shell that sent it knows: what Bitbucket's
+/// 401 or 403 is about.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Credential {
+    /// The shell did not say (a test, a stand-in).
+    #[default]
+    Unknown,
+    /// None: bb is configured with no credentials.
+    Anonymous,
+    /// The operator's HTTP access token (`BITBUCKET_TOKEN`), as `Authorization: Bearer`.
+    Token,
+    /// The operator's user and password (`BITBUCKET_USER`, `BITBUCKET_PASSWORD`), as `Authorization: Basic`.
+    Password,
+    /// The person's own token, as their client gave it to bb (the HTTP transport's per-person mode).
+    PersonalToken,
+    /// The token of the person's Bitbucket login (`--oauth`).
+    Login,
 }
 
 /// Why a Bitbucket request got no complete answer.

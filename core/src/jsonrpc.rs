@@ -2,7 +2,9 @@
 //!
 //! Decoding never panics and never trusts its input: a line that is not JSON is a parse error
 //! (-32700), JSON that is not a JSON-RPC message is an invalid request (-32600), and both are
-//! answered with `id: null` unless the message carried an id we could read.
+//! answered with `id: null` unless the message carried an id we could read. JSON that holds a value
+//! no [`Value`] can (a number beyond `f64`: `1e400`) is a request bb cannot read: invalid params
+//! (-32602) under its id when its `id` and `method` can be read, else a parse error.
 //!
 //! ```text
 //!   bytes ──decode_line──▶ Decoded::Single(Message)      one message
@@ -11,6 +13,7 @@
 //!                        └▶ Decoded::Blank               an empty line: nothing to do
 //! ```
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 /// Parse error: the bytes are not JSON.
@@ -160,13 +163,7 @@ pub fn decode_line(bytes: &[u8]) -> Decoded {
     }
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
-        Err(e) => {
-            return Decoded::Invalid(ErrorReply::new(
-                None,
-                PARSE_ERROR,
-                format!("Parse error: the message is not valid JSON ({e})."),
-            ));
-        }
+        Err(e) => return unreadable(bytes, e),
     };
     match value {
         Value::Array(items) if items.is_empty() => {
@@ -178,6 +175,53 @@ pub fn decode_line(bytes: &[u8]) -> Decoded {
             Err(reply) => Decoded::Invalid(reply),
         },
     }
+}
+
+/// The answer to bytes serde_json would not read as a [`Value`]. JSON that is well formed but holds what
+/// no `Value` can (a number beyond `f64`, such as `1e400`) is read again, leniently, message by message:
+/// a request whose `id` and `method` can be read is answered invalid params under its id (each of a
+/// batch's on its own, the rest decoded as usual); anything else is a parse error with a null id.
+fn unreadable(bytes: &[u8], e: serde_json::Error) -> Decoded {
+    let parse_error =
+        || ErrorReply::new(None, PARSE_ERROR, format!("Parse error: the message is not valid JSON ({e})."));
+    if let Ok(items) = serde_json::from_slice::<Vec<&RawValue>>(bytes)
+        && !items.is_empty()
+    {
+        return Decoded::Batch(
+            items
+                .into_iter()
+                .map(|raw| match serde_json::from_str::<Value>(raw.get()) {
+                    Ok(v) => decode_value(v),
+                    Err(e) => Err(lenient(raw.get(), &e).unwrap_or_else(|| {
+                        ErrorReply::new(None, PARSE_ERROR, format!("Parse error: the message is not valid JSON ({e})."))
+                    })),
+                })
+                .collect(),
+        );
+    }
+    Decoded::Invalid(std::str::from_utf8(bytes).ok().and_then(|text| lenient(text, &e)).unwrap_or_else(parse_error))
+}
+
+/// Invalid params under the request's id, when `text` is one JSON-RPC request whose `id` and `method`
+/// can be read though the whole of it cannot (`e` says why).
+fn lenient(text: &str, e: &serde_json::Error) -> Option<ErrorReply> {
+    /// The envelope alone; every other member is skipped unread.
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+        method: Option<String>,
+    }
+    let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
+    envelope.method?;
+    let id = serde_json::from_str::<Value>(envelope.id?.get()).ok().as_ref().and_then(Id::from_value)?;
+    Some(ErrorReply::new(
+        Some(id),
+        INVALID_PARAMS,
+        format!(
+            "Invalid params: the request holds a value bb cannot read ({e}); send numbers within the range of a 64-bit float."
+        ),
+    ))
 }
 
 /// Decodes one JSON value as a message (not a batch).
@@ -316,6 +360,37 @@ mod tests {
     fn whitespace_only_lines_are_blank() {
         assert_eq!(decode_line(b"  \r"), Decoded::Blank);
         assert_eq!(decode_line(b""), Decoded::Blank);
+    }
+
+    #[test]
+    fn a_number_beyond_f64_in_a_request_is_invalid_params_under_its_id() {
+        let e =
+            invalid(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"n":1e400}}}"#);
+        assert_eq!((e.code, e.id), (INVALID_PARAMS, Id::from_value(&json!(7))));
+        assert!(e.message.starts_with("Invalid params: "), "{}", e.message);
+        let e = invalid(r#"{"params":{"n":-1e400},"method":"tools/call","id":"a","jsonrpc":"2.0"}"#);
+        assert_eq!((e.code, e.id), (INVALID_PARAMS, Id::from_value(&json!("a"))));
+    }
+
+    #[test]
+    fn a_number_beyond_f64_where_no_id_can_be_read_is_still_a_parse_error() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1e400,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"n":1e400}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n":1e400}"#,
+        ] {
+            let e = invalid(line);
+            assert_eq!((e.code, e.id), (PARSE_ERROR, None), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_batch_answers_a_number_beyond_f64_under_its_element_s_id_and_decodes_the_rest() {
+        let line = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"n":1e400}}]"#;
+        let Decoded::Batch(items) = decode_line(line) else { panic!("expected a batch") };
+        assert!(matches!(&items[0], Ok(Message::Request { method, .. }) if method == "ping"));
+        let e = items[1].as_ref().unwrap_err();
+        assert_eq!((e.code, e.id.clone()), (INVALID_PARAMS, Id::from_value(&json!(2))));
     }
 
     #[test]

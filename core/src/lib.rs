@@ -115,8 +115,8 @@ pub use caches::Caches;
 pub use config::ServerConfig;
 pub use contract::{Input, Output, Said, SessionId};
 pub use fetch::{
-    Batch, Decoded, DiffAnswer, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Keep, LineShare,
-    LinesAnswer, Method, Share, Ticket, decode,
+    Batch, Credential, Decoded, DiffAnswer, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse,
+    Keep, LineShare, LinesAnswer, Method, Share, Ticket, decode,
 };
 pub use highlight::{HighlightJob, Highlighted};
 pub use logging::{Level, rfc3339};

@@ -15,12 +15,19 @@ use crate::tool::{Exposed, VIEW_URI};
 /// An answer made once when the server starts.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Made {
-    /// The first page of `tools/list` (exposure is fixed at start).
-    ToolsList,
+    /// The first page of `tools/list` (exposure is fixed at start), for a client that renders views
+    /// (`apps`: with the tools only views call) or not.
+    ToolsList {
+        /// The client declared the MCP Apps extension with bb's view type.
+        apps: bool,
+    },
     /// `resources/read` of the view page (static, the same for everyone).
     View,
     /// [`Made::ToolsList`] as 2026-07-28 answers it: complete, with serverInfo and cache hints.
-    StatelessToolsList,
+    StatelessToolsList {
+        /// The request declared the MCP Apps extension with bb's view type.
+        apps: bool,
+    },
     /// [`Made::View`] as 2026-07-28 answers it.
     StatelessView,
 }
@@ -35,8 +42,9 @@ pub(crate) struct MadeOnce {
     // another's), the version, the page size.
     made_from: (Arc<Exposed>, &'static str, usize),
     instructions: std::sync::OnceLock<String>,
-    tools_list: std::sync::OnceLock<Vec<u8>>,
-    stateless_tools_list: std::sync::OnceLock<Vec<u8>>,
+    /// The first page of `tools/list`, without and with the tools only views call.
+    tools_list: [std::sync::OnceLock<Vec<u8>>; 2],
+    stateless_tools_list: [std::sync::OnceLock<Vec<u8>>; 2],
     stateless_view: std::sync::OnceLock<Vec<u8>>,
 }
 
@@ -51,8 +59,8 @@ impl MadeOnce {
         MadeOnce {
             made_from: (exposed, version, page_size),
             instructions: std::sync::OnceLock::new(),
-            tools_list: std::sync::OnceLock::new(),
-            stateless_tools_list: std::sync::OnceLock::new(),
+            tools_list: Default::default(),
+            stateless_tools_list: Default::default(),
             stateless_view: std::sync::OnceLock::new(),
         }
     }
@@ -80,12 +88,13 @@ impl MadeOnce {
 
     fn made(&self, which: Made) -> &[u8] {
         let (exposed, version, page_size) = &self.made_from;
-        let first_page = || tools_page(exposed, *page_size, 0);
+        let first_page = |apps| tools_page(exposed, *page_size, 0, apps);
         match which {
-            Made::ToolsList => self.tools_list.get_or_init(|| serde_json::to_vec(&first_page()).unwrap_or_default()),
+            Made::ToolsList { apps } => self.tools_list[usize::from(apps)]
+                .get_or_init(|| serde_json::to_vec(&first_page(apps)).unwrap_or_default()),
             Made::View => &VIEW,
-            Made::StatelessToolsList => self.stateless_tools_list.get_or_init(|| {
-                let v = stateless::cacheable(stateless::complete(first_page(), version), stateless::LIST_TTL_MS);
+            Made::StatelessToolsList { apps } => self.stateless_tools_list[usize::from(apps)].get_or_init(|| {
+                let v = stateless::cacheable(stateless::complete(first_page(apps), version), stateless::LIST_TTL_MS);
                 serde_json::to_vec(&v).unwrap_or_default()
             }),
             Made::StatelessView => self.stateless_view.get_or_init(|| {
@@ -142,7 +151,9 @@ mod tests {
         let paged = shard.made_once(&clone);
         assert!(!Arc::ptr_eq(&first, &paged));
         assert_eq!(
-            serde_json::from_slice::<Value>(paged.made(Made::ToolsList)).unwrap()["tools"].as_array().map(Vec::len),
+            serde_json::from_slice::<Value>(paged.made(Made::ToolsList { apps: true })).unwrap()["tools"]
+                .as_array()
+                .map(Vec::len),
             Some(3)
         );
         let other = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
@@ -156,11 +167,15 @@ mod tests {
         let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
         let made = Caches::new().made_once(&ServerConfig::new(exposed, "0.0.0-test"));
         // An idle server holds none of them (bench/compare's idle RSS counts on it).
-        assert!(made.tools_list.get().is_none() && made.stateless_tools_list.get().is_none());
+        assert!(made.tools_list.iter().chain(&made.stateless_tools_list).all(|m| m.get().is_none()));
         assert!(made.instructions.get().is_none() && made.stateless_view.get().is_none());
-        let first = made.made(Made::ToolsList).as_ptr();
-        assert!(made.tools_list.get().is_some() && made.stateless_tools_list.get().is_none(), "only what was asked");
-        assert_eq!(made.made(Made::ToolsList).as_ptr(), first, "made once, then the same bytes");
+        let first = made.made(Made::ToolsList { apps: false }).as_ptr();
+        let asked = |m: &[std::sync::OnceLock<Vec<u8>>; 2]| m.iter().map(|m| m.get().is_some()).collect::<Vec<_>>();
+        assert_eq!(
+            (asked(&made.tools_list), asked(&made.stateless_tools_list)),
+            (vec![true, false], vec![false, false])
+        );
+        assert_eq!(made.made(Made::ToolsList { apps: false }).as_ptr(), first, "made once, then the same bytes");
         assert!(made.instructions().starts_with("bb reads and acts on Bitbucket"));
         assert!(made.instructions.get().is_some());
     }

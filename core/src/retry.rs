@@ -126,6 +126,7 @@ mod tests {
             retry_after_s: Some(retry_after_s),
             user: None,
             decoded: None,
+            credential: Default::default(),
         })
     }
 

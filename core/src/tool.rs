@@ -28,6 +28,14 @@ pub enum Role {
     Session,
 }
 
+impl Role {
+    /// Whether only views call the tool (MCP Apps' `visibility: ["app"]`): a client that renders no
+    /// views neither sees it listed nor may call it.
+    pub fn app_only(self) -> bool {
+        matches!(self, Role::ViewCompanion { .. })
+    }
+}
+
 /// Whether a tool changes anything in Bitbucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -249,6 +257,18 @@ impl Exposed {
     /// The `tools/list` entries, made now.
     pub fn listed(&self) -> Vec<Value> {
         self.tools.iter().map(|t| self.render(t)).collect()
+    }
+
+    /// The `tools/list` entries a client sees, made now: without the tools only views call
+    /// (`_meta.ui.visibility: ["app"]`) unless it declared it renders MCP Apps views (`apps`).
+    pub fn listed_for(&self, apps: bool) -> Vec<Value> {
+        self.tools.iter().filter(|t| apps || !t.role.app_only()).map(|t| self.render(t)).collect()
+    }
+
+    /// The exposed tool with this name that a client sees: as [`Exposed::get`], but a tool only views
+    /// call is not one for a client that does not render them (`apps` false).
+    pub fn get_for(&self, name: &str, apps: bool) -> Option<&ToolSpec> {
+        self.get(name).filter(|t| apps || !t.role.app_only())
     }
 
     /// The kinds `show` offers, in table order.

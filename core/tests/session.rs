@@ -164,29 +164,47 @@ fn initialize_inside_a_batch_is_refused() {
 
 #[test]
 fn tools_list_pages_with_a_cursor_and_refuses_a_forged_one() {
-    let mut h = Harness::with(ExposureOptions::default(), 3);
-    h.request(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}));
-    let mut names = vec![];
-    let mut cursor: Option<String> = None;
-    for id in 1..10 {
-        let params = cursor.as_ref().map_or(json!({}), |c| json!({"cursor": c}));
-        let a = h.request(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params}));
-        let tools = a["result"]["tools"].as_array().unwrap();
-        assert!(tools.len() <= 3);
-        names.extend(tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()));
-        match a["result"]["nextCursor"].as_str() {
-            Some(c) => cursor = Some(c.to_owned()),
-            None => break,
-        }
-    }
+    let mut h = Harness::with(ExposureOptions::default(), 3).initialize("2025-11-25", true);
     assert_eq!(
-        names,
+        listed_names(&mut h),
         ["echo", "get_thing", "list_things", "add_note", "fetch_twice", "show", "refresh_view", "suggest_form_values"]
     );
     for bad in [json!("tools:999"), json!("garbage"), json!(5)] {
         let a = h.request(json!({"jsonrpc": "2.0", "id": 20, "method": "tools/list", "params": {"cursor": bad}}));
         assert_eq!(code(&a), -32602, "{bad}");
     }
+}
+
+/// Every tool `tools/list` gives `h`'s session, page after page.
+fn listed_names(h: &mut Harness) -> Vec<String> {
+    let mut names = vec![];
+    let mut cursor: Option<String> = None;
+    for id in 1..10 {
+        let params = cursor.as_ref().map_or(json!({}), |c| json!({"cursor": c}));
+        let a = h.request(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params}));
+        let tools = a["result"]["tools"].as_array().unwrap();
+        names.extend(tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()));
+        match a["result"]["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    names
+}
+
+#[test]
+fn a_client_that_renders_no_views_is_neither_listed_nor_may_call_the_tools_only_views_call() {
+    for page in [100, 3] {
+        let mut h = Harness::with(ExposureOptions::default(), page).initialize("2025-11-25", false);
+        assert_eq!(listed_names(&mut h), ["echo", "get_thing", "list_things", "add_note", "fetch_twice", "show"]);
+        let a = h.call(1, "refresh_view", json!({}));
+        assert_eq!(code(&a[0]), -32602, "{a:?}");
+        assert!(a[0]["error"]["message"].as_str().unwrap().starts_with("Unknown tool: `refresh_view`"), "{a:?}");
+        assert!(h.fetches.is_empty());
+    }
+    let mut h = Harness::with(ExposureOptions::default(), 3).initialize("2025-11-25", false);
+    let a = h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": "tools:6"}}));
+    assert_eq!(code(&a), -32602, "past the end of what this client sees: {a}");
 }
 
 #[test]

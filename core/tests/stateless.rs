@@ -100,9 +100,28 @@ fn tools_list_is_the_same_list_in_both_eras_in_a_fixed_order_and_cacheable_by_an
     assert_eq!(new_list["result"]["cacheScope"], "public");
     assert!(new_list["result"]["ttlMs"].as_u64().unwrap() > 0);
     assert_eq!(bare(new_list["result"].clone()), old_list["result"]);
-    // Another process lists the same tools in the same order; so does a request with the UI extension.
+    // Another process lists the same tools in the same order.
     let mut other = Harness::new();
-    assert_eq!(other.request(stateless(1, "tools/list", json!({}), true))["result"], new_list["result"]);
+    assert_eq!(other.request(stateless(1, "tools/list", json!({}), false))["result"], new_list["result"]);
+}
+
+#[test]
+fn the_tools_only_views_call_are_listed_and_callable_only_by_a_request_that_declares_views() {
+    let mut h = Harness::new();
+    let names = |a: &Value| -> Vec<String> {
+        a["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    };
+    let with = names(&h.request(stateless(1, "tools/list", json!({}), true)));
+    let without = names(&h.request(stateless(2, "tools/list", json!({}), false)));
+    assert!(with.contains(&"refresh_view".to_owned()) && with.contains(&"suggest_form_values".to_owned()), "{with:?}");
+    assert_eq!(
+        without,
+        with.iter().filter(|n| !n.ends_with("_view") && !n.starts_with("suggest_")).cloned().collect::<Vec<_>>()
+    );
+    // What one request declared is not carried to the next.
+    assert_eq!(names(&h.request(stateless(3, "tools/list", json!({}), true))), with);
+    let a = h.request(stateless(4, "tools/call", json!({"name": "refresh_view", "arguments": {}}), false));
+    assert_eq!(code(&a), -32602, "{a}");
 }
 
 #[test]

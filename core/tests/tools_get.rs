@@ -84,14 +84,21 @@ fn unknown_project_repository_and_pull_request_each_say_which() {
 }
 
 #[test]
-fn a_401_is_one_sentence_without_the_token() {
+fn a_401_quotes_bitbucket_s_reason_without_a_credential_it_repeats() {
     let mut d = StackHarness::new();
     d.answer_with(|_| {
-        Some(error_body(401, "com.atlassian.bitbucket.AuthorisationException", "token stack-token-alice", json!({})))
+        let message = "Authentication failed for Bearer stack-token-alice";
+        Some(error_body(401, "com.atlassian.bitbucket.AuthorisationException", message, json!({})))
     });
     let a = d.call("get_pull_request", pr(1));
     assert!(a.is_error);
-    assert!(a.text.starts_with("Bitbucket rejected the credentials (or they lack permission)"), "{}", a.text);
+    assert!(
+        a.text.starts_with(
+            "Bitbucket refused the request (HTTP 401): \"Authentication failed for Bearer [credential removed]\""
+        ),
+        "{}",
+        a.text
+    );
     assert!(!a.text.contains("stack-token"));
 }
 

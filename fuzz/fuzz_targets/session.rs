@@ -638,6 +638,7 @@ fuzz_target!(|run: Run| {
                         retry_after_s: retry_after.map(u64::from),
                         user: user.then(|| "me".to_owned()),
                         decoded,
+                        credential: Default::default(),
                     });
                     server.handle(Input::Fetched { ticket, outcome }, now);
                     ledger.drain(&mut server);

@@ -180,6 +180,7 @@ mod tests {
             retry_after_s: None,
             user: None,
             decoded: Some(decoded),
+            credential: Default::default(),
         })
     }
 

@@ -59,7 +59,9 @@ impl Session {
             )));
         };
         let exposed = if is_stateless { std::sync::Arc::clone(&sh.config.exposed) } else { self.exposed(sh) };
-        let Some(tool) = exposed.get(name) else {
+        // A tool only views call is no tool for a client that renders none.
+        let apps = stateless.as_ref().unwrap_or(&self.client).renders_views;
+        let Some(tool) = exposed.get_for(name, apps) else {
             return Answer::Now(Err(ErrorReply::new(
                 Some(id.clone()),
                 INVALID_PARAMS,

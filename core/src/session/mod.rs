@@ -192,7 +192,7 @@ impl Session {
     /// server's for a request without a session.
     fn made<'a>(&'a self, which: Made, sh: &'a Shared) -> &'a MadeOnce {
         match (which, &self.sees) {
-            (Made::ToolsList | Made::View, Some(mine)) => mine,
+            (Made::ToolsList { .. } | Made::View, Some(mine)) => mine,
             _ => &sh.made,
         }
     }

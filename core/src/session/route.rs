@@ -95,10 +95,19 @@ impl Session {
             ("server/discover", Terms::Alone(_)) => {
                 Answer::Now(Ok(stateless::discover(version, sh.made.instructions())))
             }
-            ("tools/list", _) if no_cursor => Answer::Made(if alone { Made::StatelessToolsList } else { Made::ToolsList }),
-            ("tools/list", _) => {
-                let exposed = if alone { std::sync::Arc::clone(&sh.config.exposed) } else { self.exposed(sh) };
-                match listing::page_for(&exposed, sh.config.tools_page_size, params) {
+            // The tools only views call are listed to a client that renders views, and to no other.
+            ("tools/list", Terms::Alone(meta)) if no_cursor => {
+                Answer::Made(Made::StatelessToolsList { apps: meta.client.renders_views })
+            }
+            ("tools/list", Terms::Session) if no_cursor => {
+                Answer::Made(Made::ToolsList { apps: self.client.renders_views })
+            }
+            ("tools/list", terms) => {
+                let (exposed, apps) = match terms {
+                    Terms::Alone(meta) => (std::sync::Arc::clone(&sh.config.exposed), meta.client.renders_views),
+                    Terms::Session => (self.exposed(sh), self.client.renders_views),
+                };
+                match listing::page_for(&exposed, sh.config.tools_page_size, params, apps) {
                     Ok(v) => done(v, Some(stateless::LIST_TTL_MS)),
                     Err(m) => err(INVALID_PARAMS, m),
                 }
@@ -171,7 +180,7 @@ impl Session {
             "protocolVersion": version.as_str(),
             "capabilities": stateless::capabilities(self.sees.is_some()),
             "serverInfo": stateless::server_info(sh.config.version),
-            "instructions": self.made(Made::ToolsList, sh).instructions(),
+            "instructions": self.made(Made::ToolsList { apps: false }, sh).instructions(),
         })))
     }
 }

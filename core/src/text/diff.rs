@@ -28,7 +28,7 @@ pub fn change_line(c: &Change) -> String {
 
 /// One file's diff within `room` bytes, cut at a line boundary with a marker.
 pub fn render_file(path: &str, d: &Diff, room: usize) -> String {
-    let mut out = format!("== {path}\n");
+    let mut out = format!("== {}\n", super::echo(path));
     if d.binary == Some(true) {
         out.push_str("(binary file: no text diff)\n");
         return out;

@@ -71,6 +71,15 @@ pub fn short(s: &str, max: usize) -> String {
     }
 }
 
+/// The longest stretch of an argument an answer quotes back.
+pub const ECHO_CHARS: usize = 300;
+
+/// An argument (a path, a name) quoted back in an answer: one line, at most [`ECHO_CHARS`] characters, cut
+/// with `…`, so that what the model sent is never its answer's bulk.
+pub fn echo(s: &str) -> String {
+    short(s, ECHO_CHARS)
+}
+
 /// An epoch-milliseconds time as a UTC date and minute: `2025-12-05 14:00Z`.
 pub fn when(ms: Option<i64>) -> String {
     let Some(ms) = ms else { return "?".to_owned() };

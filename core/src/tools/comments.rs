@@ -566,7 +566,7 @@ fn start_add(args: &Map<String, Value>, _: &Call<'_>) -> Step {
         }
         (None, None, Some(_)) => return Step::Done(ToolResult::error("line needs path: give the file too.")),
         (Some(parent), None, None) => (Place::Reply(parent), format!(" in reply to #{parent}")),
-        (None, Some(p), None) => (Place::File(p), format!(" on {p}")),
+        (None, Some(p), None) => (Place::File(p), format!(" on {}", crate::text::echo(p))),
         (None, Some(p), Some(l)) => {
             let line_type = string(args, "line_type").unwrap_or("ADDED");
             let lines = match from {
@@ -580,7 +580,8 @@ fn start_add(args: &Map<String, Value>, _: &Call<'_>) -> Step {
             };
             let old = if line_type == "REMOVED" { " of the old file" } else { "" };
             let place = format!(
-                " on {p}:{lines}{old} ({} line{})",
+                " on {}:{lines}{old} ({} line{})",
+                crate::text::echo(p),
                 line_type.to_lowercase(),
                 if lines.contains('–') { "s" } else { "" }
             );

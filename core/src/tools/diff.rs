@@ -278,8 +278,8 @@ impl DiffTool {
             let room = per_file.min(left);
             match diff {
                 Some(Ok(d)) => out.push_str(&render_file(path, d, room)),
-                Some(Err(e)) => out.push_str(&format!("== {path}: diff not read — {e}\n")),
-                None => out.push_str(&format!("== {path}: no answer\n")),
+                Some(Err(e)) => out.push_str(&format!("== {}: diff not read — {e}\n", crate::text::echo(path))),
+                None => out.push_str(&format!("== {}: no answer\n", crate::text::echo(path))),
             }
         }
         if !self.asked && changed.len() > files.len() {

@@ -286,8 +286,8 @@ fn render_diffs(mut out: String, files: &[(String, Option<Result<Diff, Bitbucket
         }
         match diff {
             Some(Ok(d)) => out.push_str(&render_file(path, d, per_file.min(left))),
-            Some(Err(e)) => out.push_str(&format!("== {path}: diff not read — {e}\n")),
-            None => out.push_str(&format!("== {path}: no answer\n")),
+            Some(Err(e)) => out.push_str(&format!("== {}: diff not read — {e}\n", crate::text::echo(path))),
+            None => out.push_str(&format!("== {}: no answer\n", crate::text::echo(path))),
         }
     }
     if !not_shown.is_empty() {

@@ -117,6 +117,9 @@ struct Update {
     notes: Vec<String>,
 }
 
+/// The most characters of a reviewer's name the answer quotes back (a name is at most 256: `args::check_places`).
+const NAME_ECHO: usize = 100;
+
 /// The name Bitbucket's body takes for a participant (`user.name`), else the slug.
 fn name_of(p: &Participant) -> &str {
     p.user.name.as_deref().or(p.user.slug.as_deref()).unwrap_or("?")
@@ -144,7 +147,7 @@ impl Update {
             .collect();
         for x in &self.remove {
             if !pr.reviewers.iter().any(|r| names_participant(x, r)) {
-                self.notes.push(format!("{x} was not a reviewer."));
+                self.notes.push(format!("{} was not a reviewer.", crate::text::short(x, NAME_ECHO)));
             }
         }
         for a in &self.add {
@@ -195,11 +198,11 @@ impl Update {
         );
         let now: Vec<&str> = after.reviewers.iter().map(|r| r.user.handle()).collect();
         out.push_str(&format!(" Reviewers: {}.", if now.is_empty() { "none".into() } else { now.join(", ") }));
-        let lost: Vec<&str> = self
+        let lost: Vec<String> = self
             .sent
             .iter()
             .filter(|n| !after.reviewers.iter().any(|r| names_participant(n, r)))
-            .map(String::as_str)
+            .map(|n| crate::text::short(n, NAME_ECHO))
             .collect();
         if !lost.is_empty() {
             out.push_str(&format!(" Bitbucket's answer does not list {} as reviewer(s).", lost.join(", ")));

@@ -273,6 +273,10 @@ impl StackHarness {
             self.server.handle(Input::Fetched { ticket, outcome }, self.now);
         }
         let raw = answer.unwrap();
+        // A JSON-RPC error (an unknown tool): its message as the text, the whole answer as `raw`.
+        if let Some(message) = raw["error"]["message"].as_str() {
+            return Answer { text: message.to_owned(), is_error: true, raw };
+        }
         let result = raw.get("result").cloned().unwrap_or_else(|| panic!("no result: {raw}"));
         let text = result["content"]
             .as_array()
@@ -365,6 +369,7 @@ impl StackHarness {
             retry_after_s,
             user,
             decoded: None,
+            credential: Default::default(),
         })
     }
 }
