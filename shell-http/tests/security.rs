@@ -28,7 +28,7 @@ fn a_wrong_origin_gets_403_and_a_loopback_origin_of_the_port_is_allowed() {
     let ok = Req::post(INITIALIZE).header("Origin", &origin).send(s.addr);
     assert_eq!(ok.status, 200);
     assert_eq!(ok.header("access-control-allow-origin"), Some(origin.as_str()));
-    assert_eq!(ok.header("access-control-expose-headers"), Some("mcp-session-id"));
+    assert_eq!(ok.header("access-control-expose-headers"), Some("mcp-session-id, www-authenticate"));
 }
 
 #[test]
@@ -49,7 +49,7 @@ fn an_allowed_origin_gets_a_cors_preflight_answer_and_others_do_not() {
         assert!(allowed.contains(h), "{h} in {allowed}");
     }
     assert!(a.header("access-control-allow-methods").unwrap().contains("POST"));
-    assert_eq!(a.header("access-control-expose-headers"), Some("mcp-session-id"));
+    assert_eq!(a.header("access-control-expose-headers"), Some("mcp-session-id, www-authenticate"));
     let bad = Req::new("OPTIONS").header("Origin", "https://evil.example").send(s.addr);
     assert_eq!(bad.status, 403);
     assert_eq!(bad.header("access-control-allow-origin"), None);
