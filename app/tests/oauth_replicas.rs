@@ -225,7 +225,6 @@ fn a_login_begun_at_one_replica_ends_at_another_and_its_token_works_at_both() {
     assert_eq!(status, 401);
     assert!(header(&headers, "www-authenticate").unwrap().contains("invalid_token"));
 
-
     // The code replayed at B: refused, and the tokens its first use gave at A are revoked everywhere.
     let replay =
         request(&b.addr, "POST", "/oauth/token", &[("Content-Type", "application/x-www-form-urlencoded")], &form);

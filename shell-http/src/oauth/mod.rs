@@ -563,12 +563,18 @@ impl Authority {
         }
         let challenge = get("code_challenge").unwrap_or_default();
         if get("code_challenge_method") != Some("S256") || !pkce::is_challenge(challenge) {
-            return page("The client sent no PKCE challenge: it must send code_challenge with code_challenge_method=S256.");
+            return page(
+                "The client sent no PKCE challenge: it must send code_challenge with code_challenge_method=S256.",
+            );
         }
         let resource = match get("resource") {
             None => self.resource(),
             Some(r) if same_resource(r, &self.resource()) => self.resource(),
-            Some(_) => return page("The client asked for a token for another resource: bb's are for its own MCP endpoint only."),
+            Some(_) => {
+                return page(
+                    "The client asked for a token for another resource: bb's are for its own MCP endpoint only.",
+                );
+            }
         };
         let state = get("state").map(str::to_owned);
         if state.as_ref().is_some_and(|s| s.len() > MAX_STATE) {
@@ -683,12 +689,17 @@ impl Authority {
         if pkce::key_of(browser) != p.browser {
             return Ok(Next::Page(
                 400,
-                "This login was begun in another browser; nothing was given. Start it again from your MCP client.".into(),
+                "This login was begun in another browser; nothing was given. Start it again from your MCP client."
+                    .into(),
             )
             .into());
         }
         if !p.consented {
-            return Ok(Next::Page(400, "This login was not allowed on bb's page. Start it again from your MCP client.".into()).into());
+            return Ok(Next::Page(
+                400,
+                "This login was not allowed on bb's page. Start it again from your MCP client.".into(),
+            )
+            .into());
         }
         let back = |pairs: &[(&str, &str)]| {
             let mut all: Vec<(&str, &str)> = pairs.to_vec();
@@ -791,7 +802,11 @@ impl Authority {
             return Ok(client_id);
         }
         let Some(client) = self.client(&client_id, now_ms)? else {
-            return Err(OAuthError { status: 401, error: "invalid_client", description: "The client is unknown.".into() });
+            return Err(OAuthError {
+                status: 401,
+                error: "invalid_client",
+                description: "The client is unknown.".into(),
+            });
         };
         if let Some(expected) = &client.secret {
             let given = basic.map(|(_, s)| s.as_str()).or(get("client_secret")).unwrap_or_default();
@@ -839,10 +854,10 @@ impl Authority {
     ) -> Result<Value, OAuthError> {
         let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         let client_id = self.client_of_token_request(form, basic, now_ms)?;
-        let spend = |kind: Kind, secret: &str, grant: &str| {
-            self.put(Kind::Spent, &pkce::key_of(secret), &SpentRecord { grant: grant.to_owned() }, SPENT_TTL_MS, now_ms)
-                .map(|()| ())
-                .or_else(|e| if kind == Kind::Code { Err(e) } else { Ok(()) })
+        // A code or refresh token taken is marked spent, naming its grant: a second use ends the grant.
+        let spend = |secret: &str, grant: &str| {
+            let record = SpentRecord { grant: grant.to_owned() };
+            self.put(Kind::Spent, &pkce::key_of(secret), &record, SPENT_TTL_MS, now_ms)
         };
         let (grant, resource) = match get("grant_type") {
             Some("authorization_code") => {
@@ -850,7 +865,7 @@ impl Authority {
                 let Some(c) = self.read::<CodeRecord>(Kind::Code, &pkce::key_of(code), now_ms, true)? else {
                     return Err(self.replayed(Kind::Code, code, now_ms)?);
                 };
-                spend(Kind::Code, code, &c.grant)?;
+                spend(code, &c.grant)?;
                 if c.client_id != client_id {
                     return Err(refuse("invalid_grant", "The code was given to another client."));
                 }
@@ -867,7 +882,7 @@ impl Authority {
                 let Some(r) = self.read::<TokenRecord>(Kind::Refresh, &pkce::key_of(given), now_ms, true)? else {
                     return Err(self.replayed(Kind::Refresh, given, now_ms)?);
                 };
-                spend(Kind::Refresh, given, &r.grant)?;
+                spend(given, &r.grant)?;
                 if r.client_id != client_id {
                     return Err(refuse("invalid_grant", "The refresh token was given to another client."));
                 }

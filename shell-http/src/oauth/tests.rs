@@ -183,7 +183,8 @@ impl World {
     /// Bitbucket sends the person back to bb.
     fn callback(&self, to_bitbucket: &str, now: u64) -> Next {
         let state = param(to_bitbucket, "state").unwrap();
-        let step = self.authority.callback(&q(&[("code", "bb-code"), ("state", &state)]), &self.cookies(), now).unwrap();
+        let step =
+            self.authority.callback(&q(&[("code", "bb-code"), ("state", &state)]), &self.cookies(), now).unwrap();
         self.keep(step)
     }
 
@@ -645,7 +646,11 @@ fn a_metadata_document_that_cannot_be_read_is_said_with_where_from_and_why() {
     let n = w.authority.authorize(&q(&[("client_id", "https://unreachable.example/client.json")]), &[], 0);
     let e = n.unwrap_err();
     assert_eq!(e.status, 400);
-    assert!(e.description.contains("metadata document at https://unreachable.example/client.json"), "{}", e.description);
+    assert!(
+        e.description.contains("metadata document at https://unreachable.example/client.json"),
+        "{}",
+        e.description
+    );
     assert!(e.description.contains("did not answer within 3 s"), "{}", e.description);
 }
 
@@ -674,7 +679,7 @@ fn a_full_quota_of_logins_begun_refuses_a_newcomer_and_keeps_every_grant() {
             }
         }
     }
-    let e = refused.expect("the quota is reached");
+    let Some(e) = refused else { panic!("the quota is reached") };
     assert_eq!((e.status, e.error), (503, "temporarily_unavailable"));
     assert!(w.authority.authenticate(tokens["access_token"].as_str(), 100).is_ok(), "no grant was pushed out");
 }
