@@ -101,6 +101,11 @@ pub(crate) fn refused_redirect(uri: &str) -> Option<&'static str> {
     if uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Some("it holds whitespace or a control character");
     }
+    // RFC 3986 §2: a URI holds only these characters. A browser reads a backslash as a slash, so
+    // `https://evil.example\.claude.ai/cb` would be shown as one host and lead to another.
+    if !uri.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&b)) {
+        return Some("it holds a character a URI may not hold");
+    }
     let Some(p) = parse(uri) else { return Some("it is not an absolute URI") };
     if p.fragment {
         return Some("it has a fragment");
@@ -110,6 +115,7 @@ pub(crate) fn refused_redirect(uri: &str) -> Option<&'static str> {
     }
     let scheme = p.scheme.to_ascii_lowercase();
     match (scheme.as_str(), &p.authority) {
+        (_, Some(a)) if a.host.contains('%') => Some("its host is percent-encoded"),
         ("https", Some(a)) if !a.host.is_empty() => None,
         ("https", _) => Some("it names no host"),
         ("http", Some(a)) if is_loopback_host(a.host) => None,
@@ -152,7 +158,10 @@ pub(crate) fn redirect_matches(registered: &str, requested: &str) -> bool {
 /// loopback address, else its scheme (an app on their computer).
 pub(crate) fn destination(uri: &str) -> String {
     match parse(uri) {
-        Some(Parts { authority: Some(a), scheme, .. }) if scheme.eq_ignore_ascii_case("https") => a.host.to_owned(),
+        Some(Parts { authority: Some(a), scheme, .. }) if scheme.eq_ignore_ascii_case("https") => match a.port {
+            Some(port) => format!("{}:{port}", a.host),
+            None => a.host.to_owned(),
+        },
         Some(Parts { authority: Some(a), scheme, .. }) if scheme.eq_ignore_ascii_case("http") => match a.port {
             Some(port) => format!("this computer ({}, port {port})", a.host),
             None => format!("this computer ({})", a.host),
@@ -241,6 +250,10 @@ mod tests {
             "https:///cb",
             "nope",
             "myapp:/cb",
+            "https://evil.example\\.claude.ai/cb",
+            "https://evil%2eexample/cb",
+            "https://claude.ai\u{2044}evil.example/cb",
+            "https://a.example/cb?x=\"<script>",
         ] {
             assert!(refused_redirect(bad).is_some(), "{bad}");
         }
@@ -279,6 +292,7 @@ mod tests {
     #[test]
     fn the_person_is_told_where_a_redirect_sends_them() {
         assert_eq!(destination("https://evil.example/cb"), "evil.example");
+        assert_eq!(destination("https://good.example:8443/cb"), "good.example:8443");
         assert_eq!(destination("http://127.0.0.1:5/cb"), "this computer (127.0.0.1, port 5)");
         assert_eq!(destination("cursor://x/cb"), "the app that handles cursor: links");
         assert_eq!(origin_of("https://BB.example.com/x").as_deref(), Some("https://bb.example.com"));
