@@ -270,6 +270,7 @@ class OAuthWithPythonSdk(unittest.TestCase):
         redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
         landed: list[str] = []
         sent: list[httpx.Request] = []
+        registered: list[tuple[int, dict]] = []  # bb's registration answers, as sent
 
         async def redirect_handler(authorization_url: str) -> None:
             self.assertTrue(authorization_url.startswith(f"{self.public_url}/"), authorization_url)
@@ -298,7 +299,12 @@ class OAuthWithPythonSdk(unittest.TestCase):
         async def record(req: httpx.Request) -> None:
             sent.append(req)
 
-        http_client = httpx.AsyncClient(auth=oauth, timeout=httpx.Timeout(WAIT), event_hooks={"request": [record]})
+        async def answered(r: httpx.Response) -> None:
+            if r.request.url.path == "/oauth/register":
+                registered.append((r.status_code, json.loads(await r.aread())))
+
+        hooks = {"request": [record], "response": [answered]}
+        http_client = httpx.AsyncClient(auth=oauth, timeout=httpx.Timeout(WAIT), event_hooks=hooks)
         async with http_client:
             async with streamable_http_client(f"{self.public_url}/mcp", http_client=http_client) as (read, write, _):
                 async with ClientSession(read, write) as session:
@@ -322,9 +328,12 @@ class OAuthWithPythonSdk(unittest.TestCase):
         registrations = [r for r in sent if r.url.path == "/oauth/register"]
         self.assertEqual(len(registrations), 1)
         self.assertEqual(json.loads(registrations[0].content)["token_endpoint_auth_method"], "client_secret_post")
-        info = storage.client_info
-        self.assertIsNotNone(info)
-        self.assertTrue(info.client_secret, "registration issued a secret")
+        [(status, answer)] = registered
+        self.assertEqual(status, 201, answer)
+        self.assertTrue(answer.get("client_secret"), "registration issued a secret")
+        self.assertEqual(answer.get("token_endpoint_auth_method"), "client_secret_post")
+        info = storage.client_info  # what the SDK kept of that answer, and logs in with
+        self.assertEqual((info.client_id, info.client_secret), (answer["client_id"], answer["client_secret"]))
         self.assertEqual(info.token_endpoint_auth_method, "client_secret_post")
 
         # The token exchange sent the secret in the form (not in a Basic header).
