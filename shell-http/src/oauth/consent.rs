@@ -103,12 +103,27 @@ pub(crate) fn cookies(header_values: &[&str]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A `Set-Cookie` value for bb's login paths: HttpOnly, sent on top-level navigations from other
-/// sites (Bitbucket sending the person back) but not on their forms (`SameSite=Lax`), `Secure` when
-/// bb is reached over https. `max_age_s` 0 removes it.
-pub(crate) fn set_cookie(name: &str, value: &str, max_age_s: u64, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
-    format!("{name}={value}; Path=/oauth; Max-Age={max_age_s}; HttpOnly; SameSite=Lax{secure}")
+/// Where bb's login cookies are sent: the login's paths under bb's public URL (`/oauth`, or
+/// `/bb/oauth` for `https://host/bb`), and `Secure` when that URL is https.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Scope {
+    path: String,
+    secure: bool,
+}
+
+impl Scope {
+    /// The scope of the login's cookies for bb's public URL.
+    pub(crate) fn of(public_url: &str) -> Scope {
+        let base = super::uri::parse(public_url).map(|p| p.rest.trim_end_matches('/').to_owned()).unwrap_or_default();
+        Scope { path: format!("{base}/oauth"), secure: public_url.starts_with("https://") }
+    }
+
+    /// A `Set-Cookie` value: HttpOnly, sent on top-level navigations from other sites (Bitbucket
+    /// sending the person back) but not on their forms (`SameSite=Lax`). `max_age_s` 0 removes it.
+    pub(crate) fn set_cookie(&self, name: &str, value: &str, max_age_s: u64) -> String {
+        let secure = if self.secure { "; Secure" } else { "" };
+        format!("{name}={value}; Path={}; Max-Age={max_age_s}; HttpOnly; SameSite=Lax{secure}", self.path)
+    }
 }
 
 /// What the consent page shows: all of it the client's word, except where bb says so.
@@ -227,6 +242,18 @@ mod tests {
         assert!(html.contains("<p class=\"to\">evil.example</p>"));
         assert!(html.contains("id&quot;&gt;&lt;x"));
         assert!(!html.contains("<b>"));
+    }
+
+    #[test]
+    fn the_cookies_go_to_the_login_paths_under_the_public_url() {
+        assert_eq!(
+            Scope::of("https://host.example/bb").set_cookie("a", "1", 5),
+            "a=1; Path=/bb/oauth; Max-Age=5; HttpOnly; SameSite=Lax; Secure"
+        );
+        assert_eq!(
+            Scope::of("http://127.0.0.1:8080").set_cookie("a", "", 0),
+            "a=; Path=/oauth; Max-Age=0; HttpOnly; SameSite=Lax"
+        );
     }
 
     #[test]

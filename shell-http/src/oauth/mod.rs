@@ -534,8 +534,9 @@ impl Authority {
         )
     }
 
-    fn secure_cookies(&self) -> bool {
-        self.options.public_url.starts_with("https://")
+    /// Where the login's cookies go.
+    fn cookies(&self) -> consent::Scope {
+        consent::Scope::of(&self.options.public_url)
     }
 
     /// `GET /oauth/authorize`: the client's request checked, then bb's consent page (or, when this
@@ -585,12 +586,7 @@ impl Authority {
             Some(b) => b.to_owned(),
             None => {
                 let fresh = pkce::fresh().map_err(unavailable)?;
-                set.push(consent::set_cookie(
-                    consent::BROWSER_COOKIE,
-                    &fresh,
-                    consent::CONSENT_TTL_S,
-                    self.secure_cookies(),
-                ));
+                set.push(self.cookies().set_cookie(consent::BROWSER_COOKIE, &fresh, consent::CONSENT_TTL_S));
                 fresh
             }
         };
@@ -749,7 +745,7 @@ impl Authority {
                         clip(&user)
                     ),
                 ),
-                cookies: vec![consent::set_cookie(&name, "", 0, self.secure_cookies())],
+                cookies: vec![self.cookies().set_cookie(&name, "", 0)],
             });
         }
         let grant = pkce::fresh().map_err(unavailable)?;
@@ -774,7 +770,7 @@ impl Authority {
         let sealed = consent::seal(&self.options.consent_key, &p.client_id, &p.registered, &user, until);
         Ok(Step {
             next: back(&[("code", &ours)]),
-            cookies: vec![consent::set_cookie(&name, &sealed, consent::CONSENT_TTL_S, self.secure_cookies())],
+            cookies: vec![self.cookies().set_cookie(&name, &sealed, consent::CONSENT_TTL_S)],
         })
     }
 
