@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bb_stack::RunningStack;
 use serde_json::{Value, json};
 
-use super::wire::{self, Answer, encode, field, param, path_of};
+use super::wire::{self, Answer, KeptAlive, encode, field, param, path_of};
 
 const LINK_ID: &str = "bb-link";
 const LINK_SECRET: &str = "link-secret-of-the-fault-matrix";
@@ -206,30 +206,34 @@ impl Person {
 
     /// The person's MCP client calls `list_pr_comments` (2026-07-28, no session) on a fresh connection.
     pub fn call(&self, bb: &Bb) -> Result<(), String> {
+        let (headers, body) = self.call_request();
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let a = wire::request(bb.addr, "POST", "/mcp", &headers, &body).map_err(|e| e.to_string())?;
+        answered(&a)
+    }
+
+    /// [`Person::call`] on `conn`, a connection kept alive between calls as an HTTP client keeps it.
+    pub fn call_on(&self, conn: &mut KeptAlive, bb: &Bb) -> Result<(), String> {
+        let (headers, body) = self.call_request();
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let bytes = wire::request_bytes(&bb.addr.to_string(), "POST", "/mcp", &headers, &body, false);
+        answered(&conn.send(&bytes).map_err(|e| e.to_string())?)
+    }
+
+    fn call_request(&self) -> (Vec<(&'static str, String)>, String) {
         let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
             "name": "list_pr_comments", "arguments": {"project": "BB", "repo": "api", "pr_id": 2},
             "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                       "io.modelcontextprotocol/clientCapabilities": {}}}});
-        let bearer = format!("Bearer {}", self.access);
-        let headers = [
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "list_pr_comments"),
-            ("Authorization", bearer.as_str()),
+        let headers = vec![
+            ("Content-Type", "application/json".to_owned()),
+            ("Accept", "application/json, text/event-stream".to_owned()),
+            ("MCP-Protocol-Version", "2026-07-28".to_owned()),
+            ("Mcp-Method", "tools/call".to_owned()),
+            ("Mcp-Name", "list_pr_comments".to_owned()),
+            ("Authorization", format!("Bearer {}", self.access)),
         ];
-        let a = wire::request(bb.addr, "POST", "/mcp", &headers, &call.to_string()).map_err(|e| e.to_string())?;
-        expect("tools/call", &a, 200)?;
-        let message = a.body.lines().rev().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&a.body);
-        let message: Value = serde_json::from_str(message).map_err(|e| format!("not JSON ({e}): {}", a.body))?;
-        if message["result"]["isError"] != json!(false) && message["result"]["content"].is_null() {
-            return Err(format!("no result: {message}"));
-        }
-        if message["result"]["isError"] == json!(true) {
-            return Err(format!("a tool error: {message}"));
-        }
-        Ok(())
+        (headers, call.to_string())
     }
 
     /// The person's refresh token exchanged for new tokens (the old ones are spent).
@@ -247,6 +251,20 @@ impl Person {
         }
         Ok(Person { access, refresh, ..self.clone() })
     }
+}
+
+/// Whether a call's answer is a tool's result that is not an error.
+fn answered(a: &Answer) -> Result<(), String> {
+    expect("tools/call", a, 200)?;
+    let message = a.body.lines().rev().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&a.body);
+    let message: Value = serde_json::from_str(message).map_err(|e| format!("not JSON ({e}): {}", a.body))?;
+    if message["result"]["content"].is_null() {
+        return Err(format!("no result: {message}"));
+    }
+    if message["result"]["isError"] == json!(true) {
+        return Err(format!("a tool error: {message}"));
+    }
+    Ok(())
 }
 
 fn tokens_of(a: &Answer) -> Result<(String, String), String> {

@@ -130,11 +130,13 @@ pub struct KeptAlive {
     from: Ipv4Addr,
     to: SocketAddr,
     stream: Option<BufReader<TcpStream>>,
+    /// How many connections it opened.
+    pub opened: usize,
 }
 
 impl KeptAlive {
     pub fn new(from: Ipv4Addr, to: SocketAddr) -> KeptAlive {
-        KeptAlive { from, to, stream: None }
+        KeptAlive { from, to, stream: None, opened: 0 }
     }
 
     /// Sends `bytes` and reads the answer; an error drops the connection (the next send opens another).
@@ -150,6 +152,7 @@ impl KeptAlive {
     fn try_send(&mut self, bytes: &[u8]) -> std::io::Result<Answer> {
         if self.stream.is_none() {
             self.stream = Some(BufReader::new(connect_from(self.from, self.to)?));
+            self.opened += 1;
         }
         let Some(s) = self.stream.as_mut() else { unreachable!("opened above") };
         s.get_mut().write_all(bytes)?;
