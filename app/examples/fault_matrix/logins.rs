@@ -115,11 +115,7 @@ fn row(attack: Attack) -> Row {
         attack.label(),
         kept.opened
     );
-    eprintln!(
-        "logins: {}: carol's calls, a fresh connection each (not judged): {}",
-        attack.label(),
-        Calls::of(&fresh)
-    );
+    eprintln!("logins: {}: carol's calls, a fresh connection each (not judged): {}", attack.label(), Calls::of(&fresh));
     for (what, e) in [("alice's refresh", alice_after.err()), ("carol's refresh", carol_after.err())]
         .into_iter()
         .chain(std::iter::once(("alice's call after it", called_after.err())))
