@@ -8,10 +8,17 @@
 //! form of the token appeared in the answer or in bb's log. Rows run on a few threads, each with its own
 //! stand-in; the output depends on none of that (no times, no ports, no random ids).
 //!
+//! A second section (`fault_matrix/logins.rs`) runs the `bb` binary with `--oauth` under floods of anonymous
+//! login traffic while a person who logged in keeps calling a tool; its rows say outcomes in words, and the
+//! figures behind them go to stderr.
+//!
 //! With no flag the table goes to stdout; `--write` writes it to `docs/fault-matrix.md`; `--check` compares
 //! it with that file and fails (exit 1) naming the rows that differ; `--full` prints whole first lines (to read
-//! them, not to commit).
+//! them, not to commit); `--logins` prints only the login section.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "fault_matrix/logins.rs"]
+mod logins;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Write};
@@ -624,6 +631,7 @@ pub fn render() -> String {
             ));
         }
     }
+    doc.push_str(&logins::render());
     doc
 }
 
@@ -688,7 +696,7 @@ pub fn differences(was: &str, now: &str) -> Vec<String> {
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
     let started = Instant::now();
-    let doc = render();
+    let doc = if mode == "--logins" { String::new() } else { render() };
     let took = started.elapsed().as_secs_f64();
     match mode.as_str() {
         "--write" => {
@@ -707,12 +715,16 @@ fn main() {
             }
             eprintln!("fault matrix: docs/fault-matrix.md holds ({took:.1} s)");
         }
+        "--logins" => {
+            print!("{}", logins::render());
+            eprintln!("fault matrix (the login section only): {:.1} s", started.elapsed().as_secs_f64());
+        }
         "" | "--full" => {
             print!("{doc}");
             eprintln!("fault matrix: {took:.1} s");
         }
         other => {
-            eprintln!("fault_matrix: unknown argument {other}: use --write, --check, --full or nothing");
+            eprintln!("fault_matrix: unknown argument {other}: use --write, --check, --full, --logins or nothing");
             std::process::exit(2);
         }
     }
