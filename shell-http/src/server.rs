@@ -78,6 +78,12 @@ impl HttpServer {
             strong_enough(t)?;
         }
         let std_listener = StdListener::bind(addr)?;
+        // The standard library listens with a queue of 128 connections not yet accepted: a burst of
+        // hundreds of connects (a flood of slow login bodies) overflows it, and the kernel drops the
+        // next person's connect, which their system retries only a second later. Listening again
+        // sets a queue as deep as the connections bb may hold (the kernel caps it at somaxconn).
+        let backlog = i32::try_from(options.limits.max_connections.saturating_mul(2)).unwrap_or(i32::MAX).max(128);
+        rustix::net::listen(&std_listener, backlog)?;
         let addr = std_listener.local_addr()?;
         let listener = TcpListener::try_from(std_listener)?;
         let executor = Arc::new(Executor::new());
