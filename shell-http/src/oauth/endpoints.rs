@@ -138,43 +138,16 @@ fn basic_credentials(parts: &Parts) -> Option<(String, String)> {
     if !scheme.eq_ignore_ascii_case("basic") {
         return None;
     }
-    let bytes = decode_base64(encoded.trim())?;
+    let encoded = encoded.trim();
+    if encoded.len() > 4096 {
+        return None;
+    }
+    let bytes = bb_core::base64_decode(encoded)?;
     let text = String::from_utf8(bytes).ok()?;
     let (id, secret) = text.split_once(':')?;
     Some((decode(id), decode(secret)))
 }
 
-/// Standard base64 with padding (RFC 4648 §4), as Basic credentials are written.
-fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(u32::from(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        }))
-    };
-    let s = s.trim_end_matches('=');
-    if s.len() > 4096 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    for chunk in s.as_bytes().chunks(4) {
-        if chunk.len() == 1 {
-            return None;
-        }
-        let mut n = 0u32;
-        for (i, c) in chunk.iter().enumerate() {
-            n |= value(*c)? << (18 - 6 * i);
-        }
-        for i in 0..chunk.len() - 1 {
-            out.push((n >> (16 - 8 * i)) as u8);
-        }
-    }
-    Some(out)
-}
 
 /// A JSON document that is never cached (it may carry tokens).
 fn document(v: &Value) -> Response<Reply> {
