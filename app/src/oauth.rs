@@ -10,7 +10,7 @@
 //! | `BB_OAUTH_STORE_KEY` | 64 hex digits (32 bytes): the key logins are encrypted with in the shared store (and remembered consents sealed with); the same on every replica |
 //! | `BB_OAUTH_ACCESS_TTL` | how long bb's access tokens live, 10 s to 24 h (default 1 h); clients refresh them with their refresh token |
 //!
-//! Bitbucket's token endpoint (reference/bitbucket-dc.md "Log in with Bitbucket"):
+//! Bitbucket's token endpoint (docs/reference/oauth.md "Bitbucket Data Center's OAuth 2.0 provider"):
 //! `POST {BITBUCKET_URL}/rest/oauth2/latest/token`, a form with `grant_type`, `code`, `redirect_uri`,
 //! `code_verifier` or `refresh_token`, and the client's id and secret; it answers RFC 6749 §5.1's JSON.
 

@@ -1,6 +1,7 @@
 //! Log in with Bitbucket (`--oauth`): bb is the MCP resource server and, for MCP clients, an
 //! authorization server facade whose identity and grant is Bitbucket Data Center's own OAuth 2.0
-//! provider (reference/bitbucket-dc.md "Log in with Bitbucket"; reference/mcp.md "Authorization").
+//! provider (docs/reference/oauth.md: "Bitbucket Data Center's OAuth 2.0 provider", and a heading per
+//! rule bb follows as an authorization server).
 //!
 //! ```text
 //!  client ── GET /mcp (no token) ─────────────▶ 401 WWW-Authenticate: Bearer resource_metadata=…
@@ -11,8 +12,9 @@
 //!         ── POST /oauth/consent (Allow) ─▶ 303 Bitbucket's /rest/oauth2/latest/authorize
 //!                                  (bb's own state and PKCE towards Bitbucket: a Pending record)
 //!         ── Bitbucket's consent ─▶ GET /oauth/callback?code&state: bb exchanges Bitbucket's code, asks who
-//!            the person is, keeps the Grant, ─▶ 302 client's redirect_uri?code&state&iss  (a Code, 60 s, once)
-//!  client ── POST /oauth/token (code + verifier) ─▶ bb's own access token (1 h) and refresh token (30 d)
+//!            the person is, keeps the Grant, ─▶ 303 client's redirect_uri?code&state&iss  (a Code, 60 s, once)
+//!  client ── POST /oauth/token (code + verifier) ─▶ bb's own access token (1 h) and refresh token (30 d);
+//!            each refresh gives a new pair, and a code or refresh token used twice ends its grant
 //!         ── POST /mcp, Bearer bb's token ─▶ the person's session, acting with the grant's Bitbucket token
 //! ```
 //!

@@ -3,7 +3,7 @@
 //! person's revocation of an application in their profile (through `/_stack/oauth/revoke`, as Bitbucket has it in
 //! the profile page, not in REST).
 //!
-//! Source: reference/bitbucket-dc.md "Log in with Bitbucket (OAuth 2.0 provider)": the paths
+//! Source: docs/reference/oauth.md "Bitbucket Data Center's OAuth 2.0 provider": the paths
 //! `/rest/oauth2/latest/authorize` and `/rest/oauth2/latest/token` [doc], scopes such as `PUBLIC_REPOS`,
 //! `REPO_READ`, `REPO_WRITE` [doc], the token answer's fields (RFC 6749 §5.1) [assumed], a refresh that rotates the
 //! refresh token [assumed], and codes that live 10 s by default [doc].
