@@ -164,7 +164,9 @@ Streamable HTTP (instead of stdio):
                       with its person's own Bitbucket grant, never the configured credentials.
                       Needs an incoming application link in Bitbucket: BB_OAUTH_CLIENT_ID and
                       BB_OAUTH_CLIENT_SECRET; with --rate-store, logins are shared by replicas,
-                      encrypted with BB_OAUTH_STORE_KEY (64 hex digits)
+                      encrypted with BB_OAUTH_STORE_KEY (64 hex digits); bb's access tokens
+                      live BB_OAUTH_ACCESS_TTL (10s to 24h, default 1h). bb asks each person
+                      before a client first acts as them (its own consent page)
   --public-url URL    bb's URL as people's browsers and clients reach it, e.g.
                       https://bb.example.com (https unless loopback; default with --oauth: the
                       loopback address bb listens on)
