@@ -186,3 +186,29 @@ fn a_failed_and_a_missing_required_report_are_named_in_the_merge_check_and_the_r
     let b = d.call("get_pull_request", json!({"project": "OPS", "repo": "infra", "pr_id": 1}));
     assert!(!b.text.contains("Code Insights:"), "a server without Code Insights: no line: {}", b.text);
 }
+
+/// The merge commit the stand-in recorded for BB/api's pull request `id`.
+fn merge_commit(d: &StackHarness, id: u64) -> String {
+    let key = (("BB".to_owned(), "api".to_owned()), id);
+    d.world.model.prs[&key].merge_commit.clone().unwrap()
+}
+
+#[test]
+fn a_merged_pull_request_names_the_commit_it_was_merged_in() {
+    let mut d = StackHarness::new();
+    // Seeded merged: #4.
+    let seeded = merge_commit(&d, 4);
+    let a = d.call("get_pull_request", pr(4));
+    assert!(!a.is_error, "{}", a.text);
+    assert!(a.text.starts_with("PR #4 · MERGED · "), "{}", a.text);
+    assert!(a.text.contains(&format!(" · merge commit {}\n", &seeded[..11])), "{}", a.text);
+    // Merged through bb: the commit the merge made.
+    let ok = d.call("merge_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 11, "version": 0}));
+    assert!(!ok.is_error, "{}", ok.text);
+    let made = merge_commit(&d, 11);
+    let a = d.call("get_pull_request", pr(11));
+    assert!(a.text.contains(&format!(" · merge commit {}\n", &made[..11])), "{}", a.text);
+    // An open one has none.
+    let open = d.call("get_pull_request", pr(1));
+    assert!(!open.text.contains("merge commit"), "{}", open.text);
+}

@@ -110,3 +110,22 @@ fn arguments_that_cannot_go_together_are_refused_without_a_request() {
         assert!(d.requests.is_empty());
     }
 }
+
+#[test]
+fn an_entry_says_its_merge_commit_when_merged_and_its_conflicts_when_open() {
+    let mut d = StackHarness::new();
+    let open = d.call("list_pull_requests", json!({"project": "BB", "repo": "api"}));
+    assert!(!open.is_error, "{}", open.text);
+    // #3 conflicts: the list says so in get_pull_request's words ("Merge: conflicted").
+    let line = open.text.lines().find(|l| l.starts_with("#3 ")).unwrap();
+    assert!(line.contains(", merge: conflicted · Bump serde"), "{line}");
+    let get = d.call("get_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 3}));
+    assert!(get.text.contains("\nMerge: conflicted"), "{}", get.text);
+    assert!(
+        open.text.lines().filter(|l| l.starts_with('#') && !l.starts_with("#3 ")).all(|l| !l.contains("conflicted"))
+    );
+    let merged = d.call("list_pull_requests", json!({"project": "BB", "repo": "api", "state": "MERGED"}));
+    let commit = d.world.model.prs[&(("BB".to_owned(), "api".to_owned()), 4)].merge_commit.clone().unwrap();
+    let line = merged.text.lines().find(|l| l.starts_with("#4 ")).unwrap();
+    assert!(line.contains(&format!(", merge commit {} · ", &commit[..11])), "{line}");
+}

@@ -317,3 +317,18 @@ fn the_list_gives_each_row_its_build_totals_in_one_request_and_its_conflict_mark
         items.iter().all(|i| i["source"]["url"].as_str().is_some_and(|u| u.contains("/browse?at=refs%2Fheads%2F")))
     );
 }
+
+#[test]
+fn a_merged_pull_requests_card_carries_its_merge_commit_and_its_page() {
+    let mut d = StackHarness::with_views();
+    let commit = d.world.model.prs[&(("BB".to_owned(), "api".to_owned()), 4)].merge_commit.clone().unwrap();
+    let (a, view) = card(&mut d, "BB", "api", 4);
+    assert!(a.text.contains(&format!("(merged, merge commit {}; reviewers:", &commit[..11])), "{}", a.text);
+    let m = &view["pullRequest"]["mergeCommit"];
+    assert_eq!(m["id"], commit.as_str());
+    assert_eq!(m["short"], &commit[..11]);
+    assert_eq!(m["url"], format!("http://stack.test/bitbucket/projects/BB/repos/api/commits/{commit}"));
+    // An open pull request has none.
+    let (_, open) = card(&mut d, "BB", "api", 1);
+    assert!(open["pullRequest"]["mergeCommit"].is_null());
+}

@@ -154,6 +154,8 @@ pub struct Properties {
     pub resolved_task_count: Option<u64>,
     /// Comments (absent means 0 on recorded open PRs). [rec]
     pub comment_count: Option<u64>,
+    /// `mergeCommit` (`{id, displayId}`): the commit a merged pull request was merged in (Bitbucket 7+). [assumed]
+    pub merge_commit: Option<CommitRef>,
 }
 
 /// A pull request. [rec]
@@ -216,6 +218,29 @@ impl PullRequest {
             resolved_tasks: p.resolved_task_count.unwrap_or(0),
             comments: p.comment_count.unwrap_or(0),
         })
+    }
+
+    /// The commit a merged pull request was merged in (`properties.mergeCommit`): `None` for any other, or when
+    /// Bitbucket does not say (before 7.0).
+    pub fn merge_commit(&self) -> Option<&CommitRef> {
+        if self.state.as_deref() != Some("MERGED") {
+            return None;
+        }
+        self.properties.as_ref()?.merge_commit.as_ref().filter(|c| c.id.is_some() || c.display_id.is_some())
+    }
+
+    /// Whether Bitbucket's `properties.mergeResult` says the branches conflict.
+    pub fn conflicted(&self) -> bool {
+        self.properties.as_ref().and_then(|p| p.merge_result.as_ref()).and_then(|m| m.outcome.as_deref())
+            == Some("CONFLICTED")
+    }
+}
+
+impl CommitRef {
+    /// The short hash Bitbucket shows (`displayId`, else the full hash's first 11 characters).
+    pub fn short(&self) -> &str {
+        let id = self.id.as_deref().map(|id| id.get(..11).unwrap_or(id));
+        self.display_id.as_deref().or(id).unwrap_or("?")
     }
 }
 

@@ -49,6 +49,11 @@ pub fn repo_url(base: &str, project: &str, repo: &str) -> String {
     format!("{}/projects/{}/repos/{}", base.trim_end_matches('/'), segment(project), segment(repo))
 }
 
+/// A commit's page in Bitbucket (`…/commits/{id}`).
+pub fn commit_url(base: &str, project: &str, repo: &str, id: &str) -> String {
+    format!("{}/commits/{}", repo_url(base, project, repo), segment(id))
+}
+
 /// A branch's files in Bitbucket (`…/browse?at=refs%2Fheads%2Fx`, as Bitbucket's own links write it).
 pub fn branch_url(base: &str, project: &str, repo: &str, ref_id: &str) -> String {
     format!("{}/browse?at={}", repo_url(base, project, repo), segment(ref_id))

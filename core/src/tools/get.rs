@@ -290,6 +290,9 @@ fn render(pr: &PullRequest, builds: &str, merge_check: Option<&str>, description
         dates.push_str(&format!(" · closed {}", when(pr.closed_date)));
     }
     dates.push_str(&format!(" · source commit {}", short_commit(from.latest_commit.as_deref())));
+    if let Some(c) = pr.merge_commit() {
+        dates.push_str(&format!(" · merge commit {}", c.short()));
+    }
     out.push(dates);
     if pr.reviewers.is_empty() {
         out.push("Reviewers: none".into());

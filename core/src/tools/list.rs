@@ -145,7 +145,7 @@ impl List {
     }
 }
 
-/// One pull request on one line: `#id STATE source→target author reviews · title`.
+/// One pull request on one line: `#id STATE source→target author reviews[, merge] · title`.
 fn pr_line(pr: &PullRequest, across: bool) -> (String, bool) {
     let from = pr.from_ref.clone().unwrap_or_default();
     let to = pr.to_ref.clone().unwrap_or_default();
@@ -162,5 +162,11 @@ fn pr_line(pr: &PullRequest, across: bool) -> (String, bool) {
     let author = pr.author.as_ref().map(|a| a.user.handle()).unwrap_or("?");
     let reviews = crate::text::review::tally(pr);
     let state = pr.state.as_deref().unwrap_or("?");
-    (format!("{id} {state}{draft} {src}→{tgt} by {author}, {reviews} · {t}"), cut)
+    // What get_pull_request says of it too: the merge commit of a merged one, the conflicts of an open one.
+    let merge = match pr.merge_commit() {
+        Some(c) => format!(", merge commit {}", c.short()),
+        None if state == "OPEN" && pr.conflicted() => ", merge: conflicted".to_owned(),
+        None => String::new(),
+    };
+    (format!("{id} {state}{draft} {src}→{tgt} by {author}, {reviews}{merge} · {t}"), cut)
 }

@@ -315,6 +315,10 @@ impl Card {
             (Some(s), _) => s.to_lowercase(),
             _ => "?".into(),
         };
+        let state = match pr.merge_commit() {
+            Some(c) => format!("{state}, merge commit {}", c.short()),
+            None => state,
+        };
         format!(
             "Showing PR #{} \"{}\" in {}/{} to the person ({state}; reviewers: {}).",
             self.id,
@@ -354,7 +358,7 @@ impl Card {
             json!({"canMerge": m.can_merge.unwrap_or(vetoes.is_empty()), "conflicted": m.conflicted.unwrap_or(false),
                    "outcome": m.outcome, "vetoes": vetoes})
         });
-        json!({
+        let mut view = json!({
             "id": pr.id.unwrap_or(self.id),
             "title": pr.title.as_deref().unwrap_or(""),
             "url": pr.links.as_ref().and_then(|l| l.href()),
@@ -384,7 +388,14 @@ impl Card {
             "builds": self.builds_view(pr),
             "insights": self.insights.as_ref().map_or(Value::Null, |(_, reader)| super::insights::card(reader)),
             "activity": activity,
-        })
+        });
+        // Only a merged pull request's, so an open one's data stays as it was.
+        if let Some(c) = pr.merge_commit() {
+            let url =
+                base.zip(c.id.as_deref()).map(|(b, id)| pull_request::commit_url(b, &self.project, &self.repo, id));
+            view["mergeCommit"] = json!({"id": c.id, "short": c.short(), "url": url});
+        }
+        view
     }
 
     fn builds_view(&self, pr: &PullRequest) -> Value {

@@ -170,7 +170,6 @@ impl ListView {
                 .map(|r| json!({"user": people.note(&r.user), "status": r.status.as_deref().unwrap_or("UNAPPROVED")}))
                 .collect();
             let repo = pr.to_ref.as_ref().and_then(|r| r.repository.as_ref());
-            let props = pr.properties.clone().unwrap_or_default();
             let commit = pr.from_ref.as_ref().and_then(|r| r.latest_commit.as_deref());
             let builds = match (&self.stats, commit) {
                 (Some(stats), Some(c)) => stats.get(c).map(|s| {
@@ -179,7 +178,7 @@ impl ListView {
                 }),
                 _ => None,
             };
-            let conflicted = props.merge_result.as_ref().and_then(|m| m.outcome.as_deref()) == Some("CONFLICTED");
+            let conflicted = pr.conflicted();
             items.push(json!({
                 "id": pr.id,
                 "title": pr.title.as_deref().unwrap_or(""),

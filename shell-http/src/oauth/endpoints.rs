@@ -148,7 +148,6 @@ fn basic_credentials(parts: &Parts) -> Option<(String, String)> {
     Some((decode(id), decode(secret)))
 }
 
-
 /// A JSON document that is never cached (it may carry tokens).
 fn document(v: &Value) -> Response<Reply> {
     let mut r = reply::json(v.to_string().into_bytes());

@@ -3,7 +3,7 @@
 //!
 //! Sources: reference "Conventions" and "Pull requests" [rec]: times in epoch ms, `links.self` an array of `{href}`,
 //! `avatarUrl` only when the request asks with `avatarSize`, `description` absent when empty, `properties` with
-//! `mergeResult`, task counts and `commentCount` (absent when 0).
+//! `mergeResult`, task counts, `commentCount` (absent when 0) and a merged one's `mergeCommit`.
 
 use crate::model::*;
 use serde_json::{Value, json};
@@ -166,6 +166,10 @@ pub fn pull_request(v: &View, m: &Model, pr: &PullRequest) -> Value {
     });
     if comments > 0 {
         properties["commentCount"] = json!(comments);
+    }
+    // A merged pull request names the commit it was merged in. [assumed: Bitbucket 7+]
+    if let (PrState::Merged, Some(c)) = (pr.state, pr.merge_commit.as_deref()) {
+        properties["mergeCommit"] = json!({ "id": c, "displayId": c.get(..11).unwrap_or(c) });
     }
     let mut out = json!({
         "id": pr.id,

@@ -711,6 +711,11 @@ fn add_pr(m: &mut Model, p: &SeedPr) -> Result<(), String> {
             }
         }
     }
+    // A seeded MERGED activity that names its commit names the merge commit.
+    if state == PrState::Merged {
+        let named = pr.activities.iter().find(|a| a.action == "MERGED").and_then(|a| a.extra["commit"]["id"].as_str());
+        pr.merge_commit = named.map(str::to_owned);
+    }
     let closing = match state {
         PrState::Merged => Some("MERGED"),
         PrState::Declined => Some("DECLINED"),
