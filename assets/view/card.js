@@ -78,7 +78,19 @@ const card = (() => {
     const closed = { MERGED: "Merged ", DECLINED: "Declined " }[pr.state];
     return el("div", { class: "bb-dates bb-muted" },
       closed && pr.closed ? fmt.time(pr.closed, closed) : fmt.time(pr.created, "Created "),
-      fmt.time(pr.updated) && !(closed && pr.closed) ? [" · ", fmt.time(pr.updated, "updated ")] : null);
+      fmt.time(pr.updated) && !(closed && pr.closed) ? [" · ", fmt.time(pr.updated, "updated ")] : null,
+      mergeCommit(pr));
+  }
+
+  // The commit a merged pull request was merged in, by its short hash, to its page in Bitbucket as Bitbucket's page
+  // links it ("merged … in commit 1e9c72b20d1").
+  function mergeCommit(pr) {
+    const commit = obj(pr.mergeCommit);
+    const short = str(commit.short) || str(commit.id).slice(0, 11);
+    if (pr.state !== "MERGED" || !short) return null;
+    const hash = el("code", { class: "bb-hash", title: str(commit.id) || short }, short);
+    return el("span", { class: "bb-merge-commit" }, pr.closed ? " in commit " : " · merged in commit ",
+      link(commit.url, { class: "bb-merge-commit-link", title: "Open the merge commit in Bitbucket" }, hash));
   }
 
   function reviewers(pr, ctx) {

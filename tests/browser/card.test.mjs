@@ -7,8 +7,8 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-async function card(name, mount = {}) {
-  const data = fixture(name);
+async function card(name, mount = {}, edit = (d) => d) {
+  const data = edit(fixture(name));
   const v = await open(browser, { mount: { input: data.call, result: result(data), ...mount } });
   await v.frame.locator(".bb-card").waitFor({ timeout: 10000 });
   return { ...v, data };
@@ -134,7 +134,13 @@ test("links open only through the host's ui/open-link, and only to web addresses
 test("merged, declined and draft pull requests draw their lozenges and what they carry", async () => {
   const merged = await card("pr-merged");
   assert.equal(await merged.frame.locator(".bb-meta .bb-loz").textContent(), "Merged");
-  assert.equal(await merged.frame.locator(".bb-dates").textContent(), "Merged 32 minutes ago");
+  // The merge commit beside when it merged, by its short hash, to its page only through the host.
+  assert.equal(await merged.frame.locator(".bb-dates").textContent(), "Merged 32 minutes ago in commit 1e9c72b20d1");
+  assert.equal(await merged.frame.locator(".bb-merge-commit .bb-hash").getAttribute("title"), "1e9c72b20d1f4a8e9b0c3d2e1f0a9b8c7d6e5f40");
+  await merged.frame.locator(".bb-merge-commit-link").click();
+  assert.deepEqual((await merged.log()).links, ["https://git.example.com/bitbucket/projects/BB/repos/api/commits/1e9c72b20d1f4a8e9b0c3d2e1f0a9b8c7d6e5f40"]);
+  const bare = await card("pr-merged", {}, (d) => { delete d.pullRequest.mergeCommit; return d; });
+  assert.equal(await bare.frame.locator(".bb-dates").textContent(), "Merged 32 minutes ago", "an older Bitbucket names no merge commit");
   assert.equal(await merged.frame.locator(".bb-merge").count(), 0, "a merged pull request shows no merge checks");
   assert.equal(await merged.frame.locator('[data-count="tasks"]').textContent(), "☐ All tasks resolved");
   assert.match(await merged.frame.locator(".bb-activity > li").first().textContent(), /^Bob Builder merged feature\/avatar-cache to main in commit 1e9c72b20d1 /);
