@@ -3,7 +3,8 @@
 // repository, the pull request or ref, the path, the side, the line range, the commit and the lines' text
 // within CAP bytes (said when cut); clearing the selection clears it. A small bar on the selection asks the
 // model about the lines (ui/message, "Ask about this"), or on a pull request's diff to draft a pending comment
-// there; a comment thread has "Ask about this" too. Both only where the host offers `message`.
+// there, anchored as Bitbucket anchors one on the selection's last line; a comment thread has "Ask about this"
+// too. Both only where the host offers `message`.
 const point = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
   const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);
@@ -55,10 +56,27 @@ const point = (() => {
       if (l) text.push(str(l.s));
     }
     const exp = obj(d.expand);
+    // What Bitbucket anchors a comment on: the selection's last line, on the side its type is on (REMOVED the
+    // old file's number, ADDED and CONTEXT the new file's); a range starts at the first line numbered on that side.
+    const picked = mine.map((row) => {
+      const o = Number(row.dataset.old) || null;
+      const n = Number(row.dataset.new) || null;
+      const t = row.classList.contains("bb-dl-R") ? "R" : row.classList.contains("bb-dl-A") ? "A"
+        : row.classList.contains("bb-dl-X") ? (side === "old" ? "R" : "A") : "C";
+      // A side-by-side row of a change holds a removed line on the left, an added one on the right.
+      return t === "C" ? { t, o, n } : t === "R" ? { t, o, n: null } : { t, o: null, n };
+    }).filter((l) => l.o || l.n);
+    const last = picked[picked.length - 1];
+    let anchor = null;
+    if (last) {
+      const on = last.t === "R" ? "o" : "n";
+      const first = picked.find((l) => l[on]);
+      anchor = { line: last[on], from: first && first[on] < last[on] ? first[on] : null, type: { R: "REMOVED", A: "ADDED", C: "CONTEXT" }[last.t], old: on === "o" };
+    }
     return {
       kind: d.compare ? "compare" : "diff", project: str(d.project), repo: str(d.repo), pr: Number.isInteger(d.id) ? d.id : null,
       compare: d.compare ? { from: str(obj(d.compare).from), to: str(obj(d.compare).to) } : null,
-      commit: side === "new" ? str(d.head) || str(exp.new) : str(exp.old), path, side, from: a, to: b, text,
+      commit: side === "new" ? str(d.head) || str(exp.new) : str(exp.old), path, side, from: a, to: b, text, anchor,
     };
   }
 
@@ -99,11 +117,15 @@ const point = (() => {
     const cut = b.cut ? `\n(${b.cut} more line${b.cut === 1 ? "" : "s"} not quoted)` : "";
     return `${words(p)}:\n\`\`\`\n${b.text}\n\`\`\`${cut}\nWhat do these lines do, and is anything wrong with them?`;
   }
+  // The anchor is the one Bitbucket draws at the selection's last line (`anchor` of selected()); its numbers are
+  // said in words when they are not the ones the selection is named by (unchanged lines on the left half).
   function draft(p) {
-    const lineType = p.side === "old" ? "REMOVED" : "ADDED";
-    return `${words(p)}: draft a review comment on these lines for me to check — add it as pending with add_pr_comment `
-      + `(project ${p.project}, repo ${p.repo}, pr_id ${p.pr}, path ${p.path}, line ${p.to}${p.from !== p.to ? `, from_line ${p.from}` : ""}, `
-      + `line_type ${lineType}, pending true).`;
+    const a = p.anchor;
+    const moved = (a.old ? "old" : "new") !== p.side || (a.from ?? a.line) !== p.from || a.line !== p.to;
+    const where = moved ? `; Bitbucket anchors it at ${range(a.from ?? a.line, a.line)} of the ${a.old ? "old" : "new"} file` : "";
+    return `${words(p)}: draft a review comment on these lines for me to check${where} — add it as pending with add_pr_comment `
+      + `(project ${p.project}, repo ${p.repo}, pr_id ${p.pr}, path ${p.path}, line ${a.line}${a.from !== null ? `, from_line ${a.from}` : ""}, `
+      + `line_type ${a.type}, pending true).`;
   }
   function showBar(p) {
     if (!p || !canMessage() || page.gone) { bar.hidden = true; return; }
@@ -116,7 +138,7 @@ const point = (() => {
     } }, label);
     bar.replaceChildren(el("span", { class: "bb-point-where" }, `${p.path.split("/").pop()} ${range(p.from, p.to)}`),
       act("Ask about this", ask(p)),
-      p.kind === "diff" && p.pr !== null && offers("add_pr_comment") ? act("Draft a comment here", draft(p)) : null, sent);
+      p.kind === "diff" && p.pr !== null && p.anchor && offers("add_pr_comment") ? act("Draft a comment here", draft(p)) : null, sent);
     if (!bar.isConnected) document.body.append(bar);
     const sel = document.getSelection();
     const rect = sel && sel.rangeCount ? sel.getRangeAt(0).getBoundingClientRect() : null;

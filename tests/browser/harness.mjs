@@ -3,7 +3,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
@@ -104,7 +104,8 @@ export async function open(browser, opts = {}) {
 }
 
 const ROOT = join(HERE, "../..");
-const exe = (name) => join(ROOT, "target", "debug", name);
+// Where cargo builds: CARGO_TARGET_DIR when set (relative to the repository, as cargo reads it), else target/.
+const exe = (name) => resolve(ROOT, process.env.CARGO_TARGET_DIR || "target", "debug", name);
 // The first `n` lines a child prints on `stream`, or an error if it exits or takes over 60 s.
 function lines(child, stream, n, what) {
   const rl = createInterface({ input: child[stream] });

@@ -1,10 +1,11 @@
 // The person points at code and the model sees it (issue 41), through the reference AppBridge host: lines
 // selected in a diff or a source view go into the model's context in one ui/update-model-context naming the
 // place; "Ask about this" sends one ui/message naming it; a streaming host's partial arguments draw a skeleton,
-// then the view; a host without `message` shows no ask. 700 px and full screen, light and dark.
+// then the view; a host without `message` shows no ask. 700 px and full screen, light and dark. "Draft a comment
+// here", driven by bb and the stand-in, anchors where Bitbucket draws the selection's last line.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot, until } from "./harness.mjs";
+import { fixture, launch, open, result, shot, startBb, until, view } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -168,3 +169,106 @@ for (const theme of ["light", "dark"]) {
     await v.page.close();
   });
 }
+
+// Driven by bb against the stand-in. src/client.rs of BB/api #1 reads (type old/new): C 1–10, R 11/–, A –/11, A –/12,
+// C 12/13, C 13/14, C 14/15, R 15/–, A –/16, C 16/17. Each selection's "Draft a comment here" names an anchor; a
+// pending draft made with exactly those arguments is drawn on the selection's last line, its range marked, and is
+// not counted among the outdated comments.
+test("Draft a comment here anchors on the selection's last line, its type and side: added, context, mixed, removed, either half", async () => {
+  const bb = await startBb({ bbArgs: ["--allow-writes"] });
+  const live = await launch({ loopback: true });
+  const row = (side, n) => `tr.bb-dl[data-path="src/client.rs"][data-${side}="${n}"]`;
+  const code = (side, n) => `${row(side, n)} .bb-dcode`;
+  const left = (n) => `${row("old", n)} td:nth-child(2)`;
+  const right = (n) => `${row("new", n)} td:nth-child(4)`;
+  // [name, layout, selection start, end, the arguments expected, where it is drawn: side and number of its last line, the range's rows]
+  const cases = [
+    ["added only", "unified", code("new", 11), code("new", 12), "line 12, from_line 11, line_type ADDED", ["new", 12], ["new", [11, 12]]],
+    ["context only", "unified", code("new", 13), code("new", 14), "line 14, from_line 13, line_type CONTEXT", ["new", 14], ["new", [13, 14]]],
+    ["added then context", "unified", code("new", 11), code("new", 14), "line 14, from_line 11, line_type CONTEXT", ["new", 14], ["new", [11, 12, 13, 14]]],
+    ["removed", "unified", code("old", 11), code("old", 11), "line 11, line_type REMOVED", ["old", 11], null],
+    ["context then removed", "unified", code("old", 9), code("old", 11), "line 11, from_line 9, line_type REMOVED", ["old", 11], ["old", [9, 10, 11]]],
+    ["context, left half", "side-by-side", left(12), left(13), "line 14, from_line 13, line_type CONTEXT", ["new", 14], ["new", [13, 14]]],
+    ["removed, left half", "side-by-side", left(11), left(11), "line 11, line_type REMOVED", ["old", 11], null],
+    ["added then context, right half", "side-by-side", right(11), right(13), "line 13, from_line 11, line_type CONTEXT", ["new", 13], ["new", [11, 12, 13]]],
+  ];
+  // Each draft's text names its case, none a prefix of another's.
+  const label = (name) => `[draft: ${name}]`;
+  const show = { kind: "diff", project: "BB", repo: "api", pr_id: 1 };
+  const mount = { displayMode: "fullscreen", width: 1000, caps: { message: { text: {} } } };
+  const layout = async (frame, name) => {
+    await frame.locator('.bb-tbtn[data-path="src/client.rs"]').click();
+    if (name === "side-by-side") await frame.getByRole("button", { name: "Side-by-side diff" }).click();
+    await frame.locator(`.bb-pane[data-layout="${name}"]`).waitFor();
+  };
+  try {
+    const v = await open(live, { bb: bb.mcp, show, mount });
+    await v.frame.locator(".bb-diffview").waitFor({ timeout: 15000 });
+    assert.ok(v.bb.html === view(), "bb serves the page of this tree (if not, bb is stale: cargo build -p bb)");
+    const outdatedBefore = v.bb.result._meta["bb/view"].diff.outdatedComments ?? 0;
+    let shown = null;
+    for (const [name, how, from, to, args] of cases) {
+      if (how !== shown) { await layout(v.frame, how); shown = how; }
+      const before = (await v.log()).messages.length;
+      await select(v.frame, from, to);
+      const draftButton = v.frame.locator(".bb-point").getByRole("button", { name: "Draft a comment here" });
+      await draftButton.waitFor({ state: "visible" });
+      // The bar is drawn for this selection (it names its lines) before it is pressed.
+      await v.page.waitForTimeout(400);
+      await draftButton.click();
+      await until(`the message (${name})`, async () => (await v.log()).messages.length === before + 1);
+      const text = (await v.log()).messages[before].content[0].text;
+      const m = text.match(/add_pr_comment \(project (\S+), repo (\S+), pr_id (\d+), path ([^,]+), (line \d+(?:, from_line \d+)?, line_type \w+), pending true\)\.$/);
+      assert.ok(m, `${name}: the message names add_pr_comment's arguments: ${text}`);
+      assert.equal(m[5], args, `${name}: ${text}`);
+      const [, project, repo, prId, path] = m;
+      const call = { project, repo, pr_id: Number(prId), path, text: label(name), pending: true };
+      for (const part of m[5].split(", ")) {
+        const [k, val] = part.split(" ");
+        call[k] = k === "line_type" ? val : Number(val);
+      }
+      const made = JSON.parse(await v.page.evaluate((j) => window.bbHost.callBb(j), JSON.stringify({ name: "add_pr_comment", arguments: call })));
+      assert.notEqual(made.isError, true, `${name}: ${JSON.stringify(made.content)}`);
+      await clear(v.frame);
+    }
+    await v.page.close();
+    // Opened again: each draft on its lines, none outdated.
+    const again = await open(live, { bb: bb.mcp, show, mount });
+    await again.frame.locator(".bb-diffview").waitFor({ timeout: 15000 });
+    const data = again.bb.result._meta["bb/view"];
+    assert.equal(data.diff.outdatedComments ?? 0, outdatedBefore, "no draft is counted among the outdated comments");
+    const lines = data.diff.diffs.find((d) => d.path === "src/client.rs").hunks.flatMap((h) => h.lines);
+    for (const how of ["unified", "side-by-side"]) {
+      await layout(again.frame, how);
+      for (const [name, , , , , [side, n], covered] of cases) {
+        const on = lines.find((l) => (l.c || []).some((c) => JSON.stringify(c).includes(JSON.stringify(label(name)).slice(1, -1))));
+        assert.ok(on, `${name}: bb placed the draft on a line`);
+        assert.equal(side === "old" ? on.o : on.n, n, `${name}: on ${side} line ${n}`);
+        const drawn = again.frame.locator(".bb-comment", { hasText: label(name) });
+        assert.equal(await drawn.count(), 1, `${name}: drawn once (${how})`);
+        const at = await drawn.evaluate((c) => {
+          let r = c.closest("tr.bb-dc").previousElementSibling;
+          while (r && !r.classList.contains("bb-dl")) r = r.previousElementSibling;
+          return { old: Number(r.dataset.old) || null, new: Number(r.dataset.new) || null };
+        });
+        assert.equal(at[side], n, `${name}: drawn right after ${side} line ${n} (${how})`);
+        if (covered) {
+          const [s, ns] = covered;
+          for (const k of ns) {
+            const spans = await again.frame.locator(row(s, k)).first().getAttribute("data-span");
+            assert.ok((spans || "").split(" ").includes(s), `${name}: ${s} line ${k} is marked as covered (${how})`);
+          }
+        }
+      }
+      if (how === "unified") {
+        await shot(again.page, "point-draft-on-context-lines");
+      }
+    }
+    assert.equal(await again.frame.locator('.bb-dnote[data-note="outdated"]').count(), outdatedBefore ? 1 : 0);
+    assert.deepEqual(again.errors.filter((e) => !/status of 405/.test(e)), []);
+    await again.page.close();
+  } finally {
+    await live.close();
+    await bb.stop();
+  }
+});

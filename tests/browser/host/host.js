@@ -120,6 +120,8 @@ async function viaBb(url, args, opts = {}) {
 
 window.bbHost = {
   viaBb,
+  // A tool call to bb as the model would make it, through the host page's client: JSON in and out.
+  callBb: async (json) => JSON.stringify(await client.callTool(JSON.parse(json))),
   log,
   mount,
   setContext,
