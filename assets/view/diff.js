@@ -352,6 +352,18 @@ const diffView = (() => {
   // ---- Show more: the unchanged lines between hunks (expand.js decides what; here, the rows) -----
   // A gap's rows, each marked data-gap: the lines read so far, as context, and a Show more row for each stretch not read.
   function gapRows(entry, gap, layout) {
+    if (gap && !diffExpand.known(entry.plan, gap)) {
+      // Below the last hunk, where the diff cannot tell whether the file goes on: a hidden mark in the row's
+      // place until the probe's read says; its rows then, or none.
+      const wait = el("tr", { class: "bb-expand-wait", "data-gap": gap.id, hidden: "", "aria-hidden": "true" });
+      diffExpand.probe(entry.plan, gap).then(() => {
+        if (!wait.isConnected || page.gone) return;
+        const table = wait.closest("table");
+        wait.replaceWith(...(diffExpand.known(entry.plan, gap) ? gapRows(entry, gap, layout) : []));
+        if (table) fit(table, entry);
+      });
+      return [wait];
+    }
     return !gap ? [] : diffExpand.segments(entry.plan, gap).map(({ line, more }) => {
       if (line) {
         const [o, n] = [lineNo(line.o), lineNo(line.n)];

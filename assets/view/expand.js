@@ -2,6 +2,9 @@
 // line 1), between hunks, and below the last (until a read says the file ends), the unchanged lines
 // the diff leaves out can be read and drawn in place as context. Below the last hunk only while the file
 // may go on: not where the hunk's context after its last change is shorter than the diff's `contextLines`.
+// Where it is as long, the diff cannot tell whether the file ends there, so the lines below are read once
+// first (`probe`, the read a first click makes) and the row is drawn only when some came back: never a
+// control that finds nothing.
 // This module decides where the gaps are, what a click reads and what is drawn of each gap; diff.js draws
 // the rows.
 //
@@ -54,7 +57,7 @@ const diffExpand = (() => {
     const ends = pos(diff.contextLines) !== null && after(hunks[hunks.length - 1]) < diff.contextLines;
     return { key: `${project}/${repo}|${str(obj(d.expand).new)}|${str(obj(d.expand).old)}|${path}`, old: deleted,
       call: { kind: "file", project, repo, path, at }, before,
-      after: whole || ends ? null : { id: "end", from: Math.max(1, end(last)), to: null, offset: last.ne - last.oe, up: false } };
+      after: whole || ends ? null : { id: "end", from: Math.max(1, end(last)), to: null, offset: last.ne - last.oe, up: false, unsure: true } };
   }
   // The context lines after a hunk's last change (Infinity when it has no change: nothing can be told).
   function after(h) {
@@ -63,12 +66,25 @@ const diffExpand = (() => {
     for (let i = lines.length - 1; i >= 0; i--, n++) if (obj(lines[i]).t === "A" || obj(lines[i]).t === "R") return n;
     return Infinity;
   }
-  const store = (p) => read.get(p.key) || read.set(p.key, { lines: new Map(), eof: null }).get(p.key);
+  // `ahead`: lines a probe read below the last hunk, not drawn until a click asks for them.
+  const store = (p) => read.get(p.key) || read.set(p.key, { lines: new Map(), eof: null, ahead: new Map(), probe: null }).get(p.key);
+  // Whether the file is known to go on below the gap's start (the end gap: not until a read says so).
+  function known(p, gap) {
+    const s = store(p);
+    return !gap.unsure || s.ahead.has(gap.from) || s.lines.has(gap.from) || (s.eof !== null && s.eof >= gap.from);
+  }
+  // Reads, once per file and diff version, the lines a first click below the last hunk would, keeping them aside.
+  function probe(p, gap) {
+    const s = store(p);
+    if (!s.probe) s.probe = fetch(p, gap, [gap.from, null], false, s.ahead).catch(() => {});
+    return s.probe;
+  }
 
   // The gap as drawn: lines read ({line}, with both numbers) and stretches not read ({more: [from, to]}, to null: the end unknown).
   function segments(p, gap) {
     const s = store(p);
     const out = [];
+    if (!known(p, gap)) return out;
     const to = gap.to !== null ? gap.to : s.eof;
     let missing = null;
     let n = gap.from;
@@ -84,9 +100,16 @@ const diffExpand = (() => {
   }
 
   // Reads what a click on the stretch [from, to] asks: 20 lines, `all` the whole stretch (at most 500).
-  function fetch(p, gap, [from, to], all) {
+  function fetch(p, gap, [from, to], all, into = null) {
     const count = Math.min(all ? 500 : 20, to === null ? Infinity : to - from + 1);
     const first = gap.up && to !== null ? to - count + 1 : from;
+    const kept = store(p).ahead;
+    if (!into && kept.has(first) && !all) {
+      // A probe read these already: drawn now, without reading again.
+      for (const [n, line] of kept) store(p).lines.set(n, line);
+      kept.clear();
+      return Promise.resolve();
+    }
     const args = { show: Object.assign({}, p.call, { start_line: first, line_count: count }) };
     return bridge.request("tools/call", { name: "refresh_view", arguments: args }).then((result) => {
       const data = viewData(result);
@@ -96,12 +119,12 @@ const diffExpand = (() => {
       let got = 0;
       for (const line of Array.isArray(file.lines) ? file.lines : []) {
         const n = pos(obj(line).n);
-        if (n !== null && n >= first && n < first + count) { s.lines.set(n, { s: str(line.s), r: line.r, p: line.p, cut: line.cut }); got++; }
+        if (n !== null && n >= first && n < first + count) { (into || s.lines).set(n, { s: str(line.s), r: line.r, p: line.p, cut: line.cut }); got++; }
       }
-      if (file.last === true) s.eof = pos(file.end) ?? Math.max(first - 1, ...s.lines.keys());
+      if (file.last === true) s.eof = pos(file.end) ?? Math.max(first - 1, ...s.lines.keys(), ...s.ahead.keys());
       else if (!got) throw new Error("Bitbucket sent none of these lines.");
     }, (err) => { throw new Error(String(obj(err).message || "The host did not answer.")); });
   }
 
-  return { plan, segments, fetch };
+  return { plan, segments, fetch, known, probe };
 })();

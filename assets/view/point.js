@@ -34,7 +34,9 @@ const point = (() => {
       if (!ns.length) return null;
       const [a, b] = [Math.min(...ns), Math.max(...ns)];
       const text = arr(f.lines).filter((l) => l.n >= a && l.n <= b).map((l) => str(l.s));
-      return { kind: "file", project: str(f.project), repo: str(f.repo), path: str(f.path), at: str(f.at) || null, atLabel: str(f.atLabel) || "the default branch", side: "new", from: a, to: b, text };
+      // The ref as the person chose it (none: the default branch, by its name when bb read it), and its commit when known.
+      return { kind: "file", project: str(f.project), repo: str(f.repo), path: str(f.path), ref: str(f.at) || str(f.atLabel) || "the default branch",
+        commit: str(f.commit), side: "new", from: a, to: b, text };
     }
     const path = first.dataset.path || "";
     const mine = rows.filter((row) => row.dataset.path === path);
@@ -73,10 +75,14 @@ const point = (() => {
       const first = picked.find((l) => l[on]);
       anchor = { line: last[on], from: first && first[on] < last[on] ? first[on] : null, type: { R: "REMOVED", A: "ADDED", C: "CONTEXT" }[last.t], old: on === "o" };
     }
+    // A compare names each side by its ref as asked; the new side's commit is the newest of the commits `from` has
+    // that `to` lacks (its head), when the Commits tab was read. A pull request's sides are commits already.
+    const cmp = d.compare ? { from: str(obj(d.compare).from), to: str(obj(d.compare).to) } : null;
+    const head = str(obj(arr(obj(d.commits).items)[0]).id);
     return {
-      kind: d.compare ? "compare" : "diff", project: str(d.project), repo: str(d.repo), pr: Number.isInteger(d.id) ? d.id : null,
-      compare: d.compare ? { from: str(obj(d.compare).from), to: str(obj(d.compare).to) } : null,
-      commit: side === "new" ? str(d.head) || str(exp.new) : str(exp.old), path, side, from: a, to: b, text, anchor,
+      kind: d.compare ? "compare" : "diff", ref: cmp ? (side === "new" ? cmp.from : cmp.to) : "", project: str(d.project), repo: str(d.repo), pr: Number.isInteger(d.id) ? d.id : null,
+      compare: cmp, commit: cmp ? (side === "new" ? head : "") : side === "new" ? str(d.head) || str(exp.new) : str(exp.old),
+      path, side, from: a, to: b, text, anchor,
     };
   }
 
@@ -84,9 +90,10 @@ const point = (() => {
   // new file at 1a2b3c4".
   function words(p) {
     const repo = `${p.project}/${p.repo}`;
-    if (p.kind === "file") return `In ${repo}, ${p.path} ${range(p.from, p.to)} at ${p.atLabel}`;
+    const at = p.ref ? ` at ${p.ref}${p.commit ? ` (${short(p.commit)})` : ""}` : p.commit ? ` at ${short(p.commit)}` : "";
+    if (p.kind === "file") return `In ${repo}, ${p.path} ${range(p.from, p.to)}${at}`;
     const where = p.kind === "compare" ? `${repo}, comparing ${p.compare.from} with ${p.compare.to}` : `${repo} #${p.pr}`;
-    return `In ${where}, ${p.path} ${range(p.from, p.to)} of the ${p.side} file${p.commit ? ` at ${short(p.commit)}` : ""}`;
+    return `In ${where}, ${p.path} ${range(p.from, p.to)} of the ${p.side} file${at}`;
   }
   // The lines' text within CAP bytes, whole lines, with what was left out said.
   function body(p) {
@@ -102,8 +109,10 @@ const point = (() => {
     return { text: out.join("\n"), cut: left };
   }
   function structured(p, cut) {
-    return { project: p.project, repo: p.repo, pullRequest: p.pr ?? null, compare: p.compare, ref: p.kind === "file" ? p.at : null,
-      path: p.path, side: p.side, from: p.from, to: p.to, commit: p.commit || null, linesLeftOut: cut };
+    // What is not known is left out, never said as null.
+    const all = { project: p.project, repo: p.repo, pullRequest: p.pr, compare: p.compare, ref: p.ref,
+      path: p.path, side: p.side, from: p.from, to: p.to, commit: p.commit, linesLeftOut: cut };
+    return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== null && v !== undefined && v !== ""));
   }
 
   // ---- the bar on a selection --------------------------------------------------------------------
@@ -138,7 +147,8 @@ const point = (() => {
     } }, label);
     bar.replaceChildren(el("span", { class: "bb-point-where" }, `${p.path.split("/").pop()} ${range(p.from, p.to)}`),
       act("Ask about this", ask(p)),
-      p.kind === "diff" && p.pr !== null && p.anchor && offers("add_pr_comment") ? act("Draft a comment here", draft(p)) : null, sent);
+      // replaceChildren, unlike el(), would draw a null as the word: only what is there is passed.
+      ...(p.kind === "diff" && p.pr !== null && p.anchor && offers("add_pr_comment") ? [act("Draft a comment here", draft(p))] : []), sent);
     if (!bar.isConnected) document.body.append(bar);
     const sel = document.getSelection();
     const rect = sel && sel.rangeCount ? sel.getRangeAt(0).getBoundingClientRect() : null;

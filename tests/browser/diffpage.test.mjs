@@ -163,10 +163,55 @@ test("Show more is not offered below a last hunk where the file ends, and is whe
       // The 16-line file: line 1 above, nothing below (4 lines after its change, of 10 that would be drawn).
       assert.deepEqual(await expandRows(frame, "src/sixteen.rs"), ["0:1-1"], layout);
       if (mode.displayMode) await pick(frame, "src/client.rs");
-      assert.deepEqual(await expandRows(frame, "src/client.rs"), ["0:1-9", "1:18-44", "end:50-"], `${layout}: the file may go on below`);
+      await until("the row below, once the lines past the hunk came", async () => (await expandRows(frame, "src/client.rs")).includes("end:50-"));
+      assert.deepEqual(await expandRows(frame, "src/client.rs"), ["0:1-9", "1:18-44", "end:50-"], `${layout}: the file goes on below`);
     }
     if (!mode.displayMode) await v.frame.locator('.bb-file[data-file="src/sixteen.rs"]').scrollIntoViewIfNeeded();
     await shot(v.page, `diffpage-show-more-end-${mode.displayMode || "700"}`);
+    assert.deepEqual(v.errors, []);
+    await v.page.close();
+  }
+});
+
+// A 16-line file whose one change (line 6) has 10 lines of context after it, as many as the diff puts around a
+// change: the diff cannot tell whether the file ends at line 16 (it does), as with the stand-in's Cargo.toml.
+function endsUnsaid() {
+  const data = fixture("diff-expand");
+  const ctx = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => ({ o: from + i, n: from + i, s: `key${from + i} = ${from + i}` }));
+  const hunks = [{ context: null, old: [1, 16], new: [1, 16], truncated: false,
+    lines: [...ctx(1, 5), { t: "R", o: 6, s: "version = 1" }, { t: "A", n: 6, s: "version = 2" }, ...ctx(7, 16)] }];
+  data.diff.files.unshift({ path: "Cargo.toml", srcPath: null, type: "MODIFY", comments: 0, conflicted: false });
+  data.diff.diffs.unshift({ path: "Cargo.toml", srcPath: "Cargo.toml", binary: false, truncated: false, language: null, fileComments: [], outdatedComments: 0, contextLines: 10, hunks });
+  data.diff.diffs.find((d) => d.path === "src/client.rs").contextLines = 3;
+  return data;
+}
+// bb's answer for Cargo.toml: it ends at line 16 (a read past it carries no lines); src/client.rs as fileWindow.
+function windows(show) {
+  if (show.path !== "Cargo.toml") return fileWindow(show);
+  const data = fixture("file-client");
+  Object.assign(data.file, { path: "Cargo.toml", at: show.at, start: show.start_line, lines: [], end: 16, last: true, total: 16, language: null });
+  data.call = show;
+  return result(data);
+}
+
+test("Show more is not drawn under the last line of a short file whose diff ends as the file does, and is where the file goes on", async () => {
+  for (const mode of [{ width: 700, maxHeight: 4000 }, { displayMode: "fullscreen", width: 1000 }]) {
+    const v = await mountDiff(endsUnsaid(), mode, (p) => windows(p.arguments.show));
+    const { frame } = v;
+    if (mode.displayMode) await pick(frame, "src/client.rs");
+    await until("src/client.rs's Show more below", async () => (await expandRows(frame, "src/client.rs")).includes("end:50-"));
+    assert.deepEqual(await expandRows(frame, "src/client.rs"), ["0:1-9", "1:18-44", "end:50-"], "the file goes on below");
+    if (mode.displayMode) await pick(frame, "Cargo.toml");
+    await until("Cargo.toml's lines read past", async () => (await v.log()).calls.some((c) => c.name === "refresh_view" && c.arguments.show.path === "Cargo.toml"));
+    await v.page.waitForTimeout(300);
+    assert.deepEqual(await expandRows(frame, "Cargo.toml"), [], "nothing below line 16: the file ends there");
+    assert.equal(await frame.locator('.bb-file[data-file="Cargo.toml"] tr.bb-dl').count(), 17);
+    // Clicking src/client.rs's Show more draws the lines read already, without reading them again.
+    const before = (await v.log()).calls.filter((c) => c.name === "refresh_view").length;
+    if (mode.displayMode) await pick(frame, "src/client.rs");
+    await frame.locator('.bb-file[data-file="src/client.rs"] tr.bb-expand[data-gap="end"] .bb-expand-btn').evaluate((b) => b.click());
+    await until("lines 50–69", async () => (await expandRows(frame, "src/client.rs")).includes("end:70-"));
+    assert.equal((await v.log()).calls.filter((c) => c.name === "refresh_view").length, before);
     assert.deepEqual(v.errors, []);
     await v.page.close();
   }

@@ -44,7 +44,7 @@ for (const [mode, theme] of [["inline", "light"], ["fullscreen", "dark"]]) {
     await select(frame, 'tr.bb-dl[data-path="src/client.rs"][data-new="11"] .bb-dcode', 'tr.bb-dl[data-path="src/client.rs"][data-new="13"] .bb-dcode');
     await until("the context", async () => (await contexts(v)).length === 1);
     const [sent] = await contexts(v);
-    assert.deepEqual(sent.structuredContent.selection, { project: "BB", repo: "api", pullRequest: 1, compare: null, ref: null,
+    assert.deepEqual(sent.structuredContent.selection, { project: "BB", repo: "api", pullRequest: 1,
       path: "src/client.rs", side: "new", from: 11, to: 13, commit: HEAD, linesLeftOut: 0 });
     assert.equal(sent.content[0].text, "The person selected these lines in the view. In BB/api #1, src/client.rs lines 11–13 of the new file at 1e9c72b:\n"
       + "        let req = Request::get(url);\n        self.send_with_retry(req, 3)\n    }");
@@ -269,6 +269,53 @@ test("Draft a comment here anchors on the selection's last line, its type and si
     await again.page.close();
   } finally {
     await live.close();
+    await bb.stop();
+  }
+});
+
+// ---- driven by bb against the stand-in: the ref as chosen and the commit it resolved to, never "null" -------
+test("the bar and the model's context name the ref as chosen and the commit it resolved to, and never say null: a file on the default branch, on a branch, and a compare", async () => {
+  const bb = await startBb();
+  const lo = await launch({ loopback: true });
+  try {
+    const caps = { message: { text: {} } };
+    const pick = async (args, wait, from, to) => {
+      const v = await open(lo, { bb: bb.mcp, show: args, mount: { width: 700, caps } });
+      await v.frame.locator(wait).waitFor({ timeout: 15000 });
+      await select(v.frame, from, to);
+      await until("the context", async () => (await contexts(v)).length === 1);
+      const bar = v.frame.locator(".bb-point");
+      await bar.waitFor({ state: "visible" });
+      await bar.getByRole("button", { name: "Ask about this" }).click();
+      await until("the message", async () => (await v.log()).messages.length === 1);
+      const [sent] = await contexts(v);
+      const said = [await bar.textContent(), sent.content[0].text, JSON.stringify(sent.structuredContent), (await v.log()).messages[0].content[0].text];
+      for (const s of said) assert.doesNotMatch(s, /null|undefined/, s);
+      return { v, sel: sent.structuredContent.selection, text: sent.content[0].text, data: v.bb.result._meta["bb/view"] };
+    };
+    // Cargo.toml on the default branch: named main, at the commit main's head is.
+    const main = await pick({ kind: "file", project: "BB", repo: "api", path: "Cargo.toml" }, ".bb-fileview", "tr#L2 .bb-dcode", "tr#L3 .bb-dcode");
+    const head = main.data.file.commit;
+    assert.match(head, /^[0-9a-f]{40}$/, "the view data carries the default branch's commit");
+    assert.equal(main.sel.ref, "main");
+    assert.equal(main.sel.commit, head);
+    assert.match(main.text, new RegExp(`Cargo\\.toml lines 2–3 at main \\(${head.slice(0, 7)}\\):\\n`));
+    await main.v.page.close();
+    // On a branch the person named: that name, as given.
+    const branch = await pick({ kind: "file", project: "BB", repo: "api", path: "Cargo.toml", at: "feature/retry" }, ".bb-fileview", "tr#L2 .bb-dcode", "tr#L3 .bb-dcode");
+    assert.equal(branch.sel.ref, "feature/retry");
+    assert.match(branch.text, /Cargo\.toml lines 2–3 at feature\/retry[ :(]/);
+    await branch.v.page.close();
+    // A compare's new side: the ref as asked, whole, and its head (the newest commit it has that main lacks).
+    const cmp = await pick({ kind: "compare", project: "BB", repo: "api", from_ref: "feature/retry", to_ref: "main" }, ".bb-diffview",
+      "tr.bb-dl-A .bb-dcode", "tr.bb-dl-A .bb-dcode");
+    const tip = cmp.data.diff.commits.items[0].id;
+    assert.equal(cmp.sel.ref, "feature/retry");
+    assert.equal(cmp.sel.commit, tip);
+    assert.match(cmp.text, new RegExp(`of the new file at feature/retry \\(${tip.slice(0, 7)}\\):\\n`));
+    await cmp.v.page.close();
+  } finally {
+    await lo.close();
     await bb.stop();
   }
 });

@@ -60,6 +60,8 @@ pub struct DefaultBranch {
     pub id: Option<String>,
     /// The branch's name as shown (`main`).
     pub display_id: Option<String>,
+    /// The commit the branch points at (`latestCommit`), when Bitbucket said it.
+    pub latest_commit: Option<String>,
 }
 
 /// The default branch, or the sentence that says why it could not be read. A field that is not text is
@@ -67,7 +69,7 @@ pub struct DefaultBranch {
 pub fn default_branch(outcome: &FetchOutcome, about: Subject<'_>) -> Result<DefaultBranch, BitbucketError> {
     let v = errors::json::<Value>(outcome, about, None)?;
     let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
-    Ok(DefaultBranch { id: text("id"), display_id: text("displayId") })
+    Ok(DefaultBranch { id: text("id"), display_id: text("displayId"), latest_commit: text("latestCommit") })
 }
 
 /// A repository as the search lists it and its own read answers: names, visibility, clone addresses.

@@ -87,6 +87,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         place,
         blame_asked: blame,
         branch: None,
+        branch_commit: None,
         lines: None,
         dropped: 0,
         blame: None,
@@ -108,6 +109,8 @@ struct FileView {
     blame_asked: bool,
     /// The default branch's name, when the call names no ref and Bitbucket said it.
     branch: Option<String>,
+    /// The commit the default branch points at, when the call names no ref and Bitbucket said it.
+    branch_commit: Option<String>,
     lines: Option<Lines>,
     /// Lines of the window past the view's bytes, not carried.
     dropped: u64,
@@ -167,7 +170,10 @@ impl Plan for FileView {
             FileRead::Highlight => {}
             FileRead::Branch => {
                 let about = crate::errors::Subject { project: &self.place.project, repo: &self.place.repo, pr: None };
-                self.branch = crate::reads::repository::default_branch(&outcome, about).ok().and_then(|b| b.display_id);
+                if let Ok(b) = crate::reads::repository::default_branch(&outcome, about) {
+                    self.branch = b.display_id;
+                    self.branch_commit = b.latest_commit;
+                }
             }
         }
         if f.waiting() > 0 || self.built.is_some() {
@@ -241,8 +247,15 @@ impl FileView {
     /// The part every answer carries: where the file is.
     fn part(&self) -> Value {
         let p = &self.place;
+        // The commit the ref resolved to, where bb knows it without another read: a full hash as asked, or the
+        // default branch's head when the call names no ref.
+        let full = |c: &str| c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit());
+        let commit = match p.at.as_deref() {
+            Some(at) => Some(at).filter(|a| full(a)).map(str::to_owned),
+            None => self.branch_commit.clone().filter(|c| full(c)),
+        };
         json!({"project": p.project, "repo": p.repo, "path": p.path, "at": p.at,
-               "atLabel": p.at.as_deref().or(self.branch.as_deref()).unwrap_or("default branch")})
+               "atLabel": p.at.as_deref().or(self.branch.as_deref()).unwrap_or("default branch"), "commit": commit})
     }
 
     fn binary(&self) -> ToolResult {
