@@ -3,11 +3,12 @@
 //! Bitbucket's errors are `{"errors":[{"context", "message", "exceptionName", …extra}]}`; 401 means both
 //! "not logged in" and "not permitted"; 404 carries NoSuch…Exception; 409 a stale version
 //! (`currentVersion`), a vetoed merge (`vetoes`) or a duplicate pull request (`existingPullRequest`);
-//! 429 comes with `Retry-After`. [reference "Conventions": rec] A refusal of the credentials (401, 403)
-//! quotes Bitbucket's own reason (an unlicensed user, Basic authentication turned off: recorded from 8.x to
-//! 10.x; docs/reference/bitbucket-dc.md "Errors bb quotes") on one line, its hidden characters shown, clipped, and any `Bearer …` or `Basic …` in it removed
-//! (the client already removed bb's own credentials), then says what to do about the kind of credential
-//! the request carried ([`Credential`]), never the credential itself.
+//! 429 comes with `Retry-After` (docs/reference/bitbucket-dc.md "Errors bb quotes", "Error answers by
+//! status"). A refusal of the credentials (401, 403) quotes Bitbucket's own reason (an unlicensed user,
+//! Basic authentication turned off: recorded from 8.x to 10.x) on one line, its hidden characters shown,
+//! clipped, and any `Bearer …` or `Basic …` in it removed (the client already removed bb's own
+//! credentials), then says what to do about the kind of credential the request carried ([`Credential`]),
+//! never the credential itself.
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;

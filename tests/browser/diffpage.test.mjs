@@ -203,7 +203,8 @@ test("Show more is not drawn under the last line of a short file whose diff ends
     assert.deepEqual(await expandRows(frame, "src/client.rs"), ["0:1-9", "1:18-44", "end:50-"], "the file goes on below");
     if (mode.displayMode) await pick(frame, "Cargo.toml");
     await until("Cargo.toml's lines read past", async () => (await v.log()).calls.some((c) => c.name === "refresh_view" && c.arguments.show.path === "Cargo.toml"));
-    await v.page.waitForTimeout(300);
+    // The read past the last hunk has settled when its hidden placeholder row is gone.
+    await until("Cargo.toml's read past settled", async () => (await frame.locator('.bb-file[data-file="Cargo.toml"] tr.bb-expand-wait').count()) === 0);
     assert.deepEqual(await expandRows(frame, "Cargo.toml"), [], "nothing below line 16: the file ends there");
     assert.equal(await frame.locator('.bb-file[data-file="Cargo.toml"] tr.bb-dl').count(), 17);
     // Clicking src/client.rs's Show more draws the lines read already, without reading them again.

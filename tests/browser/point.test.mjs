@@ -209,12 +209,13 @@ test("Draft a comment here anchors on the selection's last line, its type and si
     let shown = null;
     for (const [name, how, from, to, args] of cases) {
       if (how !== shown) { await layout(v.frame, how); shown = how; }
+      // The last case's bar goes first, so the bar seen next is this selection's.
+      await clear(v.frame);
+      await v.frame.locator(".bb-point").waitFor({ state: "hidden" });
       const before = (await v.log()).messages.length;
       await select(v.frame, from, to);
       const draftButton = v.frame.locator(".bb-point").getByRole("button", { name: "Draft a comment here" });
       await draftButton.waitFor({ state: "visible" });
-      // The bar is drawn for this selection (it names its lines) before it is pressed.
-      await v.page.waitForTimeout(400);
       await draftButton.click();
       await until(`the message (${name})`, async () => (await v.log()).messages.length === before + 1);
       const text = (await v.log()).messages[before].content[0].text;
