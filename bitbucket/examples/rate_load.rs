@@ -218,7 +218,8 @@ impl Sim {
                     | Output::Done { .. }
                     | Output::Log { .. }
                     | Output::Compute { .. }
-                    | Output::PastDeadline { .. } => {}
+                    | Output::PastDeadline { .. }
+                    | Output::Spend { .. } => {}
                 }
             }
             let Some(ticket) = work.pop() else { break };

@@ -174,8 +174,11 @@ impl Sim {
                     }
                     // A large call's room (a card asks for none) is granted at once.
                     Output::Admit { ticket, .. } => rooms.push(ticket),
-                    Output::Done { .. } | Output::Log { .. } | Output::Compute { .. } | Output::PastDeadline { .. } => {
-                    }
+                    Output::Done { .. }
+                    | Output::Log { .. }
+                    | Output::Compute { .. }
+                    | Output::PastDeadline { .. }
+                    | Output::Spend { .. } => {}
                 }
             }
             if let Some(ticket) = rooms.pop() {

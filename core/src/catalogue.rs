@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::plan::{Step, ToolResult};
-use crate::tool::{Access, Annotations, Call, Exposed, KindSpec, Role, ToolSpec, Widen};
+use crate::tool::{Asks, Access, Annotations, Call, Exposed, KindSpec, Role, ToolSpec, Widen};
 use crate::toolsets::{GROUPS, Toolsets};
 
 /// The operator's choice of tools: `--toolsets`, `--tools`, `--exclude`, `--allow-writes`, `--dynamic-toolsets`.
@@ -87,6 +87,7 @@ pub const ENABLE_TOOLSET: ToolSpec = ToolSpec {
     // It changes what this session lists, nothing in Bitbucket: read-only, idempotent, a closed world.
     annotations: Annotations { read_only: true, destructive: false, idempotent: true, open_world: false },
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Session,
     start: answered_by_the_session,
 };

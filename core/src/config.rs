@@ -29,6 +29,12 @@ pub struct ServerConfig {
     /// the input that first asks for steps, and says it in [`crate::Output::Work`]; the shell's timer
     /// only feeds the step due then.
     pub highlight_deadline_ms: u64,
+    /// Whether tools that ask ([`crate::ToolSpec::asks`]) ask the person before they write: on unless
+    /// the admin turned it off (`--confirm off`, for an agent that runs with no person present).
+    pub confirm: bool,
+    /// Seals the state a 2026-07-28 confirmation's retry brings back (the application's key); without
+    /// one, such a call is answered that bb cannot ask.
+    pub seal: Option<Arc<dyn crate::confirm::Seal>>,
 }
 
 impl ServerConfig {
@@ -42,6 +48,8 @@ impl ServerConfig {
             avatar_cache_bytes: crate::avatar_cache::MAX_CACHE_BYTES,
             highlight_templates: false,
             highlight_deadline_ms: 150,
+            confirm: true,
+            seal: None,
         }
     }
 }

@@ -87,6 +87,13 @@ pub enum Input<'a> {
         /// What happened.
         outcome: FetchOutcome,
     },
+    /// What the ledger of used confirmations answered for an [`Output::Spend`].
+    Spent {
+        /// The ticket of [`Output::Spend`].
+        ticket: Ticket,
+        /// Fresh (now used), used before, or unknown (nothing runs).
+        spent: crate::confirm::Spent,
+    },
 }
 
 /// What a sent message says, for a shell's metrics and log: the core knows it when it writes the
@@ -202,6 +209,19 @@ pub enum Output {
         ticket: Ticket,
         /// How much room, in bytes.
         bytes: u64,
+    },
+    /// Mark the confirmation `id` (an accepted 2026-07-28 state) used until `until_ms` (epoch
+    /// milliseconds) in the ledger every replica shares, and answer [`Input::Spent`]: a state is
+    /// honoured once, whichever replica its retry reaches.
+    Spend {
+        /// The session whose call waits.
+        session: SessionId,
+        /// Its ticket, for [`Input::Spent`].
+        ticket: Ticket,
+        /// The state's unique id (its seal's).
+        id: String,
+        /// Until when the ledger must remember it: the state's expiry.
+        until_ms: u64,
     },
     /// Work asked for earlier (a read, a job, a call's steps or its room) is no longer needed: a read not sent
     /// yet is never sent and its retries stop, a job not started never starts, a deadline is

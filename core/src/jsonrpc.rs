@@ -28,6 +28,9 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 /// MCP 2026-07-28: the request's protocol version is one the server does not serve that way.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+/// 2026-07-28's `MissingRequiredClientCapabilityError`: the request needs a capability its client did
+/// not declare (schema `MISSING_REQUIRED_CLIENT_CAPABILITY`).
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
 
 /// A request id: a string or an integer, never null (MCP narrows JSON-RPC here).
 ///
@@ -101,10 +104,12 @@ pub enum Message {
         /// The params, when present.
         params: Option<Value>,
     },
-    /// A response to a request the server sent. bb sends none yet, so these are dropped.
+    /// A response to a request the server sent (bb's only one: `elicitation/create`).
     Response {
         /// The id it answers.
         id: Id,
+        /// Its `result`, or its `error` object.
+        outcome: Result<Value, Value>,
     },
 }
 
@@ -259,7 +264,13 @@ pub fn decode_value(value: Value) -> Result<Message, ErrorReply> {
         }),
         Some(_) => Err(ErrorReply::new(id, INVALID_REQUEST, "Invalid request: `method` must be a string.")),
         None => match id {
-            Some(id) if object.contains_key("result") || object.contains_key("error") => Ok(Message::Response { id }),
+            Some(id) if object.contains_key("result") || object.contains_key("error") => {
+                let outcome = match object.remove("result") {
+                    Some(result) => Ok(result),
+                    None => Err(object.remove("error").unwrap_or(Value::Null)),
+                };
+                Ok(Message::Response { id, outcome })
+            }
             _ => Err(ErrorReply::new(
                 id,
                 INVALID_REQUEST,

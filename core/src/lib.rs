@@ -74,6 +74,7 @@ mod catalogue;
 mod coalesce;
 mod commit_cache;
 mod config;
+mod confirm;
 mod contract;
 mod encoding;
 mod errors;
@@ -113,6 +114,7 @@ pub mod testing;
 // The drive contract: what a shell feeds the core, and what it carries out for it.
 pub use caches::Caches;
 pub use config::ServerConfig;
+pub use confirm::{ANSWER_WITHIN_MS, Seal, Spent};
 pub use contract::{Input, Output, Said, SessionId};
 pub use fetch::{
     Batch, Credential, Decoded, DiffAnswer, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse,
@@ -126,7 +128,7 @@ pub use session::Session;
 
 // The catalogue and what the operator exposes of it.
 pub use catalogue::{Catalogue, ExposureOptions};
-pub use tool::{Access, Exposed, Role, ToolSpec, VIEW_URI};
+pub use tool::{Access, Asks, Exposed, Role, ToolSpec, VIEW_URI};
 pub use toolsets::{GROUPS, Toolset, Toolsets};
 
 // Identical reads shared between drivers; base64 for avatars and the secrets scrubbed from logs.

@@ -23,6 +23,7 @@ use crate::commit_cache::CommitCache;
 use crate::fetch::{FetchOutcome, FetchRequest, Ticket};
 use crate::highlight::{HighlightJob, Highlighted};
 use crate::highlight_cache::HighlightCache;
+use crate::confirm::Question;
 use crate::text::visible;
 
 /// What a tool answers: MCP's `CallToolResult`.
@@ -135,6 +136,9 @@ pub enum Step {
     Done(ToolResult),
     /// The answer waits on the reads the plan asked for first.
     Wait(Box<dyn Waiting>),
+    /// The person is asked first ([`crate::confirm`]); what they confirm starts the tool again with
+    /// the question's pin.
+    Ask(Question),
 }
 
 impl Step {
@@ -161,6 +165,8 @@ pub struct Desk<'a> {
     pub now_ms: u64,
     /// Numbers refreshes' batches of reads, across every server given the same [`crate::Caches`].
     pub(crate) batches: &'a std::sync::atomic::AtomicU64,
+    /// The question a plan put to the person ([`Fetches::ask`]), taken with the step.
+    pub(crate) asked: Option<Question>,
 }
 
 /// What a plan's step asked for: reads, and jobs for the shell's CPU threads, each with its ticket.
@@ -168,12 +174,18 @@ pub struct Desk<'a> {
 pub(crate) struct Issued {
     pub(crate) reads: Vec<(Ticket, FetchRequest)>,
     pub(crate) jobs: Vec<(Ticket, HighlightJob)>,
+    /// The question the plan put to the person: the plan is done, and the session asks.
+    pub(crate) asked: Option<Question>,
 }
 
 impl Desk<'_> {
     /// What the plan asked for since the last take.
     pub(crate) fn take(&mut self) -> Issued {
-        Issued { reads: std::mem::take(&mut self.issued), jobs: std::mem::take(&mut self.computes) }
+        Issued {
+            reads: std::mem::take(&mut self.issued),
+            jobs: std::mem::take(&mut self.computes),
+            asked: self.asked.take(),
+        }
     }
 
     /// A batch id no other batch of this configuration's servers has.
@@ -256,6 +268,14 @@ impl<R> Fetches<'_, '_, R> {
     /// The wall-clock time of the input being handled, epoch milliseconds.
     pub fn now_ms(&self) -> u64 {
         self.desk.now_ms
+    }
+
+    /// Puts `question` to the person, having read what it names (a call started with
+    /// [`crate::confirm::Confirming::Ask`]): return `None` with it. The plan is done; what the person
+    /// confirms starts the tool again with the question's pin, and anything else answers that
+    /// nothing was written. Reads still out are withdrawn.
+    pub fn ask(&mut self, question: Question) {
+        self.desk.asked = Some(question);
     }
 }
 
@@ -375,6 +395,7 @@ mod tests {
             computes: vec![],
             now_ms: 0,
             batches: &std::sync::atomic::AtomicU64::new(0),
+            asked: None,
         };
         w.begin(&mut desk);
         let tickets: Vec<Ticket> = desk.issued.iter().map(|(t, _)| *t).collect();

@@ -87,6 +87,9 @@ pub struct ClientProfile {
     pub version: String,
     /// Whether the client declared that it renders MCP Apps views (`text/html;profile=mcp-app`).
     pub renders_views: bool,
+    /// Whether the client declared form elicitation (`elicitation: {}` or `{form: {}}`): bb may ask
+    /// the person through it.
+    pub asks_forms: bool,
 }
 
 impl ClientProfile {
@@ -106,7 +109,12 @@ impl ClientProfile {
 
     fn from_parts(info: Option<&Value>, capabilities: Option<&Value>) -> ClientProfile {
         let text = |key: &str| info.and_then(|i| i.get(key)).and_then(Value::as_str).unwrap_or_default().to_owned();
-        ClientProfile { name: text("name"), version: text("version"), renders_views: declares_views(capabilities) }
+        ClientProfile {
+            name: text("name"),
+            version: text("version"),
+            renders_views: declares_views(capabilities),
+            asks_forms: crate::confirm::declares_forms(capabilities),
+        }
     }
 }
 

@@ -67,6 +67,15 @@ impl Server {
         id
     }
 
+    /// Says who is behind `session`'s requests (a login's Bitbucket user, or a digest of the person's
+    /// token; never a secret): what a 2026-07-28 confirmation's sealed state is bound to, so that one
+    /// person's acceptance cannot be replayed by another.
+    pub fn set_principal(&mut self, session: SessionId, principal: String) {
+        if let Some(s) = self.sessions.get_mut(&session) {
+            s.set_principal(principal);
+        }
+    }
+
     /// Closes a session: its calls are dropped unanswered and their reads cancelled.
     pub fn close(&mut self, id: SessionId) {
         if let Some(mut session) = self.sessions.remove(&id) {
@@ -95,7 +104,8 @@ impl Server {
                     && let Some(s) = self.sessions.get_mut(&owner)
                 {
                     let last = self.shared.now_ms >= deadline_ms;
-                    if last {
+                    // A question's deadline passing is no CPU work stopped short.
+                    if last && !s.asks_in(&call) {
                         self.shared.out.push_back(Output::PastDeadline { session: owner, ticket });
                     }
                     s.worked(call, last, &mut self.shared);
@@ -117,6 +127,13 @@ impl Server {
                     && let Some(s) = self.sessions.get_mut(&owner)
                 {
                     s.refused_room(call, &mut self.shared);
+                }
+            }
+            Input::Spent { ticket, spent } => {
+                if let Some((owner, call)) = self.shared.work.complete(ticket, Kind::Spend, &mut self.shared.out)
+                    && let Some(s) = self.sessions.get_mut(&owner)
+                {
+                    s.spent(call, spent, &mut self.shared);
                 }
             }
             Input::Fetched { ticket, outcome } => {

@@ -63,6 +63,7 @@ impl Shared {
             computes: Vec::new(),
             now_ms: self.now_ms,
             batches: self.caches.batches(),
+            asked: None,
         }
     }
 }

@@ -125,6 +125,16 @@ pub(crate) fn complete(mut result: Value, version: &str) -> Value {
     result
 }
 
+/// A 2026-07-28 `InputRequiredResult` (`inputRequests`, `requestState`): `resultType:
+/// "input_required"` and bb's `serverInfo` in `_meta`. Only `tools/call` answers one.
+pub(crate) fn input_required(mut result: Value, version: &str) -> Value {
+    result = complete(result, version);
+    if let Value::Object(map) = &mut result {
+        map.insert("resultType".into(), Value::from("input_required"));
+    }
+    result
+}
+
 /// A result a client (and, being the same for every person, any shared cache) may keep `ttl_ms`.
 pub(crate) fn cacheable(mut result: Value, ttl_ms: u64) -> Value {
     if let Value::Object(map) = &mut result {

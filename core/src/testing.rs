@@ -47,9 +47,10 @@ pub mod views {
 use serde_json::{Map, Value, json};
 
 use crate::catalogue::Catalogue;
+use crate::confirm::{Confirming, Question};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::tool::{Access, Annotations, Call, KindSpec, Role, StartFn, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, KindSpec, Role, StartFn, ToolSpec, Toolset};
 
 const READ: Annotations = Annotations { read_only: true, destructive: false, idempotent: true, open_world: true };
 const WRITE: Annotations = Annotations { read_only: false, destructive: false, idempotent: false, open_world: true };
@@ -75,7 +76,12 @@ fn spec(name: &'static str, access: Access, role: Role, input_schema: fn() -> Va
         Access::Write => WRITE,
         Access::UnsafeWrite => UNSAFE,
     };
-    ToolSpec { name, title: name, description: "A test tool.", input_schema, annotations, access, role, start }
+    // The unsafe write asks the person first, as bb's own merge does.
+    let asks = match access {
+        Access::UnsafeWrite => Asks::Always { untouched: "nothing was merged" },
+        _ => Asks::Never,
+    };
+    ToolSpec { name, title: name, description: "A test tool.", input_schema, annotations, access, asks, role, start }
 }
 
 /// The test catalogue, in `tools/list` order:
@@ -99,7 +105,7 @@ pub fn test_catalogue() -> Catalogue {
             spec("get_thing", Access::Read, Role::Data(Toolset::PullRequests), id_schema, start_get_thing),
             spec("list_things", Access::Read, Role::Data(Toolset::Code), no_args, start_list),
             spec("add_note", Access::Write, Role::Data(Toolset::PullRequests), text_schema, start_echo),
-            spec("merge_thing", Access::UnsafeWrite, Role::Data(Toolset::PullRequests), id_schema, start_list),
+            spec("merge_thing", Access::UnsafeWrite, Role::Data(Toolset::PullRequests), id_schema, start_merge),
             spec("fetch_twice", Access::Read, Role::Data(Toolset::Builds), no_args, start_fetch_twice),
             spec("show", Access::Read, Role::Show, no_args, start_show),
             spec("refresh_view", Access::Read, Role::ViewCompanion { kind: None }, no_args, start_list),
@@ -147,6 +153,56 @@ fn describe(outcome: &FetchOutcome) -> ToolResult {
         FetchOutcome::Response(r) if r.status == 200 => ToolResult::text(String::from_utf8_lossy(&r.body).into_owned()),
         FetchOutcome::Response(r) => ToolResult::error(format!("Bitbucket answered {}.", r.status)),
         FetchOutcome::Failed(e) => ToolResult::error(format!("Bitbucket could not be reached: {}", e.detail)),
+    }
+}
+
+/// `merge_thing`: asks first (reading the thing's version, its pin), then POSTs the merge at that
+/// version; with asking off it merges at once at version 0.
+fn start_merge(args: &Map<String, Value>, cx: &Call<'_>) -> Step {
+    let id = args.get("id").and_then(Value::as_u64).unwrap_or_default();
+    let merge = |version: u64| FetchRequest {
+        method: crate::fetch::Method::Post,
+        path: format!("/rest/api/latest/things/{id}/merge"),
+        query: vec![("version".into(), version.to_string())],
+        body: Some(json!({"version": version})),
+        keep: None,
+        refresh: None,
+    };
+    match cx.confirming {
+        Confirming::Off => Step::wait(OneFetch, vec![((), merge(0))]),
+        Confirming::Confirmed(pin) => {
+            Step::wait(OneFetch, vec![((), merge(pin.get("version").and_then(Value::as_u64).unwrap_or_default()))])
+        }
+        Confirming::Ask => {
+            Step::wait(MergeAsk { id }, vec![((), FetchRequest::get(format!("/rest/api/latest/things/{id}"), vec![]))])
+        }
+    }
+}
+
+/// Reads the thing, then asks to merge it at the version read.
+#[derive(Debug)]
+struct MergeAsk {
+    id: u64,
+}
+
+impl Plan for MergeAsk {
+    type Read = ();
+
+    fn on(&mut self, _: (), outcome: FetchOutcome, f: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
+        let FetchOutcome::Response(r) = &outcome else { return Some(describe(&outcome)) };
+        if r.status != 200 {
+            return Some(describe(&outcome));
+        }
+        let version = serde_json::from_slice::<Value>(&r.body)
+            .ok()
+            .and_then(|v| v.get("version").and_then(Value::as_u64))
+            .unwrap_or_default();
+        f.ask(Question {
+            message: format!("Merge thing {} at version {version}. This cannot be undone.", self.id),
+            confirm: format!("Merge thing {}", self.id),
+            pin: json!({"version": version}),
+        });
+        None
     }
 }
 

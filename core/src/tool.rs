@@ -97,6 +97,59 @@ impl Annotations {
     }
 }
 
+/// Whether a tool asks the person before it runs: every tool says, beside its definition, so a new
+/// tool must choose. A tool asks when it merges or decides whether or when a pull request merges,
+/// feeds a check that decides it, or cannot be undone (issue 51; the decision record's own system
+/// asks for the same). The admin's `--confirm off` turns asking off for every tool.
+#[derive(Debug, Clone, Copy)]
+pub enum Asks {
+    /// Never asks.
+    Never,
+    /// Always asks; `untouched` says what stays as it was when the person says no ("nothing was merged").
+    Always {
+        /// What stays as it was when nothing is written.
+        untouched: &'static str,
+    },
+    /// Asks when its arguments say so (`submit_pr_review` approving or saying Needs work,
+    /// `update_pull_request` changing the draft flag).
+    When {
+        /// Whether a call with these (checked) arguments asks.
+        applies: fn(&Map<String, Value>) -> bool,
+        /// When, in words, for `bb ai mcp tools` and the README.
+        case: &'static str,
+        /// What stays as it was when nothing is written.
+        untouched: &'static str,
+    },
+}
+
+impl Asks {
+    /// Whether a call with `args` asks.
+    pub fn applies(self, args: &Map<String, Value>) -> bool {
+        match self {
+            Asks::Never => false,
+            Asks::Always { .. } => true,
+            Asks::When { applies, .. } => applies(args),
+        }
+    }
+
+    /// When the tool asks, in words (`bb ai mcp tools`, the README): "never", "always" or the case.
+    pub fn words(self) -> &'static str {
+        match self {
+            Asks::Never => "never",
+            Asks::Always { .. } => "always",
+            Asks::When { case, .. } => case,
+        }
+    }
+
+    /// What stays as it was when the person does not confirm ("nothing was merged").
+    pub fn untouched(self) -> &'static str {
+        match self {
+            Asks::Never => "nothing was changed",
+            Asks::Always { untouched } | Asks::When { untouched, .. } => untouched,
+        }
+    }
+}
+
 /// What a call sees of its session and server, at the time it starts.
 #[derive(Debug)]
 pub struct Call<'a> {
@@ -112,6 +165,8 @@ pub struct Call<'a> {
     pub base_url: Option<&'a str>,
     /// Whether the operator allows lexers that embed other languages (`--highlight-templates`).
     pub highlight_templates: bool,
+    /// Where the call stands with the person: nobody asked, ask first, or confirmed with a pin.
+    pub confirming: crate::confirm::Confirming<'a>,
 }
 
 /// Starts a call with arguments already checked against the tool's schema.
@@ -132,6 +187,8 @@ pub struct ToolSpec {
     pub annotations: Annotations,
     /// Whether it writes.
     pub access: Access,
+    /// Whether it asks the person before it runs (no default: a new tool must choose).
+    pub asks: Asks,
     /// Data tool, `show`, or a tool only views call: `show`'s schema and a companion's exposure follow from it.
     pub role: Role,
     /// Runs a call.

@@ -8,6 +8,7 @@
 //! | [`Kind::Job`] | [`Output::Compute`] | [`crate::Input::Computed`] | with the shell (a CPU thread) |
 //! | [`Kind::Steps`] | [`Output::Work`] (with the call's deadline) | [`crate::Input::Work`], asked again per step; a step at or past the deadline is the last ([`Output::PastDeadline`]) | the call's deadline runs |
 //! | [`Kind::Room`] | [`Output::Admit`] | [`crate::Input::Admitted`] | asked for, then held until the call ends |
+//! | [`Kind::Spend`] | [`Output::Spend`] | [`crate::Input::Spent`] | the ledger replicas share is asked |
 //!
 //! Whatever its kind, one [`Output::Cancel`] withdraws it ([`Work::cancel_call`] when its call is
 //! answered or cancelled, [`Work::cancel_session`] when its session closes). A read waits in its
@@ -42,6 +43,8 @@ pub(crate) enum Kind {
     Steps,
     /// A call's room in the process's memory budget: one per large call, held until it ends.
     Room,
+    /// An accepted confirmation marked used in the ledger replicas share: one per retry.
+    Spend,
 }
 
 #[derive(Debug)]
@@ -132,6 +135,20 @@ impl Work {
             }
         };
         out.push_back(Output::Work { session, ticket, deadline_ms });
+    }
+
+    /// Asks the shell to mark the confirmation `id` used until `until_ms` ([`Output::Spend`]).
+    pub(crate) fn ask_spend(
+        &mut self,
+        session: SessionId,
+        call: &Id,
+        id: String,
+        until_ms: u64,
+        out: &mut VecDeque<Output>,
+    ) {
+        let ticket = self.new_ticket();
+        self.insert(ticket, session, call, Kind::Spend);
+        out.push_back(Output::Spend { session, ticket, id, until_ms });
     }
 
     /// Whose steps `ticket` are, and the call's deadline (epoch milliseconds); `None` when the core no

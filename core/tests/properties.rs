@@ -112,7 +112,8 @@ fn run(ops: &[Op]) -> Run {
                 | Output::Work { .. }
                 | Output::Compute { .. }
                 | Output::PastDeadline { .. }
-                | Output::Admit { .. } => {}
+                | Output::Admit { .. }
+                | Output::Spend { .. } => {}
             }
         }
     };

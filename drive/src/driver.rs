@@ -102,6 +102,8 @@ pub struct Driver {
     rooms: std::collections::HashSet<Ticket>,
     /// Verdicts on rooms to hand to the core once the outputs at hand are carried out.
     admissions: VecDeque<(Ticket, bool)>,
+    /// What the ledger answered for confirmations spent, to feed back.
+    spends: VecDeque<(Ticket, bb_core::Spent)>,
 }
 
 /// Something for the driver that happened on another thread: a job's outcome, or a call's deadline.
@@ -171,6 +173,7 @@ impl Driver {
             computing: HashMap::new(),
             rooms: std::collections::HashSet::new(),
             admissions: VecDeque::new(),
+            spends: VecDeque::new(),
         }
     }
 
@@ -362,8 +365,16 @@ impl Driver {
                     }
                     Output::Admit { session, ticket, bytes } => self.admit(session, ticket, bytes),
                     Output::Cancel(ticket) => self.cancel(ticket),
+                    Output::Spend { ticket, id, until_ms, .. } => {
+                        let spent = self.process.ledger().spend(&id, until_ms, now_ms());
+                        self.spends.push_back((ticket, spent));
+                    }
                     Output::Log { level, message } => self.logger.log(level, &message),
                 }
+            }
+            if let Some((ticket, spent)) = self.spends.pop_front() {
+                self.server.handle(Input::Spent { ticket, spent }, now_ms());
+                continue;
             }
             if let Some((ticket, granted)) = self.admissions.pop_front() {
                 self.server.handle(Input::Admitted { ticket, granted }, now_ms());

@@ -41,6 +41,7 @@
 
 mod cancel;
 mod driver;
+mod ledger;
 mod log;
 pub mod metrics;
 mod pool;
@@ -53,6 +54,7 @@ mod timer;
 
 pub use cancel::Cancel;
 pub use driver::{Delivery, Driver, Wake, now_ms};
+pub use ledger::{Ledger, MemoryLedger};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};
 pub use process::Process;

@@ -31,6 +31,7 @@ pub struct Process {
     jobs: Arc<Jobs>,
     timer: Timer,
     numbers: Arc<AtomicU64>,
+    ledger: Arc<dyn crate::ledger::Ledger>,
 }
 
 /// The CPU jobs of every driver of a process, counted together.
@@ -53,12 +54,24 @@ impl Process {
             reads: Pool::for_reads(),
             compute: Pool::for_compute(),
             jobs: Arc::default(),
+            ledger: Arc::new(crate::ledger::MemoryLedger::default()),
             timer,
             numbers: Arc::default(),
         }
     }
 
     /// What every driver, the client and the transport add to; `--metrics` serves it.
+    pub fn with_ledger(mut self, ledger: Arc<dyn crate::ledger::Ledger>) -> Process {
+        self.ledger = ledger;
+        self
+    }
+
+    /// Where used confirmations are remembered ([`crate::ledger`]).
+    pub fn ledger(&self) -> &Arc<dyn crate::ledger::Ledger> {
+        &self.ledger
+    }
+
+    /// The process's metrics.
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
     }

@@ -65,6 +65,11 @@ pub struct Session {
     /// What this session sees and its answers made once, when it may turn groups on; `None`: what
     /// a request without a session sees (the server's).
     sees: Option<Arc<MadeOnce>>,
+    /// Who is behind this session's requests, as the shell knows them (a login's Bitbucket user, a
+    /// digest of a person's token): what a 2026-07-28 confirmation's state is bound to.
+    principal: Option<String>,
+    /// The number of bb's last question to this client (`elicitation/create` ids).
+    next_ask: u64,
 }
 
 impl Session {
@@ -81,7 +86,24 @@ impl Session {
             next_batch: 0,
             widened: Toolsets::NONE,
             sees: None,
+            principal: None,
+            next_ask: 0,
         }
+    }
+
+    /// Says who is behind this session's requests ([`crate::Server::set_principal`]).
+    pub(crate) fn set_principal(&mut self, principal: String) {
+        self.principal = Some(principal);
+    }
+
+    /// Who is behind this session's requests; the server's own credentials when the shell named nobody.
+    pub(crate) fn principal(&self) -> String {
+        self.principal.clone().unwrap_or_else(|| "bb's own credentials".into())
+    }
+
+    /// Whether `call` waits on the person (its steps are the question's deadline, not CPU work).
+    pub(crate) fn asks_in(&self, call: &Id) -> bool {
+        self.pending.get(call).is_some_and(|p| p.asking().is_some())
     }
 
     /// The negotiated protocol revision, once initialized.
@@ -164,8 +186,8 @@ impl Session {
                 self.notification(&method, params.as_ref(), sh);
                 None
             }
-            Message::Response { id } => {
-                self.log(Level::Debug, format!("ignored a response to id {id}: bb sent no request"), sh);
+            Message::Response { id, outcome } => {
+                self.responded(&id, outcome, sh);
                 None
             }
             Message::Request { id, method, params } => {
@@ -218,6 +240,10 @@ impl Session {
     /// Drops a call the client cancelled: its work is withdrawn and it gets no answer.
     fn cancel(&mut self, id: &Id, sh: &mut Shared) {
         let Some(pending) = self.pending.remove(id) else { return };
+        // A question still open for the call is withdrawn: the person need not answer it.
+        if let Some(ask) = pending.asking().cloned() {
+            self.withdraw_question(&ask, "The call was cancelled.", pending.tag, sh);
+        }
         sh.work.cancel_steps(self.id, id, &mut sh.out);
         self.log(Level::Debug, format!("cancelled request {id}"), sh);
         sh.work.cancel_call(self.id, id, &mut sh.out);

@@ -25,7 +25,7 @@ use crate::errors::{self, BitbucketError, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{pull_request, server};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// The release that brought auto-merge.
@@ -38,6 +38,7 @@ pub const ENABLE_SPEC: ToolSpec = ToolSpec {
     description: "Have Bitbucket (8.15+) merge a pull request once its checks pass; at once if they do.",
     input_schema: schema,
     access: Access::UnsafeWrite,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::IRREVERSIBLE,
     start: start_enable,
@@ -50,6 +51,7 @@ pub const DISABLE_SPEC: ToolSpec = ToolSpec {
     description: "Cancel a pull request's auto-merge; it stays open.",
     input_schema: schema,
     access: Access::Write,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: false, idempotent: true, open_world: true },
     start: start_disable,

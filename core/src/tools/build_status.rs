@@ -14,7 +14,7 @@ use crate::errors::{self, Subject, Write};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::text::short_commit;
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 use crate::writes::repository::BuildResult;
 
@@ -25,6 +25,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Post a build result on a commit, as a CI server does; the same key replaces it.",
     input_schema: schema,
     access: Access::UnsafeWrite,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Builds),
     // The same call again leaves the same result: idempotent. Not destructive in MCP's sense beyond
     // replacing the earlier result of the same key, which is what it is for.

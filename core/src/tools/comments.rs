@@ -21,7 +21,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{files, pull_request, review, server};
 use crate::text::{cap, one_line, when};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 use crate::writes::comments::Place;
 
@@ -35,6 +35,7 @@ pub const LIST_SPEC: ToolSpec = ToolSpec {
     description: "A pull request's comment threads with replies, tasks and file/line anchors; paged by activity.",
     input_schema: list_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::READ,
     start: start_list,
@@ -47,6 +48,7 @@ pub const TASKS_SPEC: ToolSpec = ToolSpec {
     description: "A pull request's tasks (open ones block merging) with Bitbucket's open/resolved counts.",
     input_schema: tasks_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::READ,
     start: start_tasks,
@@ -59,6 +61,7 @@ pub const ADD_SPEC: ToolSpec = ToolSpec {
     description: "Comment (Markdown) on a pull request, a file (path) or lines (path, line, from_line), as a reply or task; as someone's reviewer, draft it (pending).",
     input_schema: add_schema,
     access: Access::Write,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::ADD,
     start: start_add,

@@ -12,7 +12,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs;
 use crate::text::commit_line;
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 
 /// `list_pr_commits`.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -21,6 +21,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "A pull request's commits, newest first.",
     input_schema: schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::READ,
     start,

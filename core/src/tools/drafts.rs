@@ -24,7 +24,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::{cap, one_line, short};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes::comments;
 
 /// `delete_pr_comment`, for the catalogue. Destructive (the text is gone); idempotent (a second call finds no
@@ -36,6 +36,7 @@ pub const DELETE_SPEC: ToolSpec = ToolSpec {
     description: "Delete a comment or draft without replies.",
     input_schema: delete_schema,
     access: Access::Write,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: true, idempotent: true, open_world: true },
     start: start_delete,
@@ -141,6 +142,7 @@ pub const APPLY_SPEC: ToolSpec = ToolSpec {
     description: "Commit a comment's suggestion to the source branch.",
     input_schema: apply_schema,
     access: Access::UnsafeWrite,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: false, idempotent: false, open_world: true },
     start: start_apply,

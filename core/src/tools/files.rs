@@ -24,7 +24,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::files::{self, Blame, Browsed, Place};
 use crate::reads::refs;
 use crate::text::{one_line, short, short_commit, when};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 
 /// `get_file`.
 pub const GET_SPEC: ToolSpec = ToolSpec {
@@ -33,6 +33,7 @@ pub const GET_SPEC: ToolSpec = ToolSpec {
     description: "A file's lines at a ref, numbered, one window at a time (default: lines 1-200 of the default branch).",
     input_schema: get_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_get,
@@ -45,6 +46,7 @@ pub const LIST_SPEC: ToolSpec = ToolSpec {
     description: "A folder's entries at a ref, or with recursive every file path under it; glob filters (*.rs, src/**/test_*); paged.",
     input_schema: list_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_list,
@@ -57,6 +59,7 @@ pub const BLAME_SPEC: ToolSpec = ToolSpec {
     description: "Who last changed each line of a file's range at a ref, grouped by commit with its message.",
     input_schema: blame_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_blame,

@@ -26,7 +26,7 @@ use crate::reads::diff;
 use crate::reads::refs::{self, Commits};
 use crate::text::diff::{change_line, render_file};
 use crate::text::{cap, commit_line, one_line, short, short_commit, when};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 
 /// A whole commit message, as `get_commit` shows it.
 const MESSAGE_CHARS: usize = 4_000;
@@ -38,6 +38,7 @@ pub const LIST_SPEC: ToolSpec = ToolSpec {
     description: "Commits of a branch, or of the range since..until, newest first; paged.",
     input_schema: list_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_list,
@@ -50,6 +51,7 @@ pub const GET_SPEC: ToolSpec = ToolSpec {
     description: "One commit: author, date, parents, whole message, changed files; with paths their diff within max_bytes.",
     input_schema: get_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_get,
@@ -62,6 +64,7 @@ pub const COMPARE_SPEC: ToolSpec = ToolSpec {
     description: "Commits and changed files from_ref has that to_ref lacks, with the diff within max_bytes.",
     input_schema: compare_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_compare,

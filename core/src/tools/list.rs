@@ -15,7 +15,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_requests::{PullRequestsRead, keeps, query};
 use crate::text::short;
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 
 /// `list_pull_requests`, for the catalogue: reads only; its kind is the list view.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -24,6 +24,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Pull requests of a repository, or without one your dashboard or reviewer inbox; paged.",
     input_schema: schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::READ,
     start,

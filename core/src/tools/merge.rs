@@ -13,7 +13,7 @@ use crate::errors::{self, Subject, Write};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::text::short_commit;
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// `merge_pull_request`, for the catalogue: an unsafe write, exposed only when asked for.
@@ -23,6 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Merge a pull request at the version you read; a veto comes back in Bitbucket's words.",
     input_schema: schema,
     access: Access::UnsafeWrite,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::IRREVERSIBLE,
     start,

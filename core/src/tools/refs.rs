@@ -16,7 +16,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs::{self, Listing, RefEntry};
 use crate::text::{one_line, short, short_commit, when};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 
 /// Characters of a ref's name in a line.
 const NAME_CHARS: usize = 100;
@@ -28,6 +28,7 @@ pub const BRANCHES_SPEC: ToolSpec = ToolSpec {
     description: "A repository's branches with their head commits, the default marked; paged.",
     input_schema: list_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::READ,
     start: start_branches,
@@ -40,6 +41,7 @@ pub const TAGS_SPEC: ToolSpec = ToolSpec {
     description: "A repository's tags with their commits; paged.",
     input_schema: list_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::READ,
     start: start_tags,
@@ -52,6 +54,7 @@ pub const RESOLVE_SPEC: ToolSpec = ToolSpec {
     description: "The commit a branch, tag or commit id names.",
     input_schema: resolve_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::READ,
     start: start_resolve,

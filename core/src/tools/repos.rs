@@ -18,7 +18,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::repository::{self, Summary};
 use crate::text::{one_line, short};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 
 /// `search_repositories`.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -27,6 +27,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Repositories by name across projects, or every one of a project_key, with clone addresses; paged.",
     input_schema: schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::READ,
     start,
@@ -115,6 +116,7 @@ pub const CLONE_SPEC: ToolSpec = ToolSpec {
     description: "A repository's clone addresses (http, ssh) and default branch.",
     input_schema: clone_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::READ,
     start: start_clone,

@@ -19,7 +19,7 @@ use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
 use crate::reads::pull_request;
 use crate::text::builds::required_lines;
 use crate::text::one_line;
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 
 /// `list_required_builds`, for the catalogue: reads only.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -28,6 +28,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Required builds per target branch with exemptions; with pr_id, which pass, fail, run or are missing.",
     input_schema: required_schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Builds),
     annotations: Annotations::READ,
     start: start_required,

@@ -25,7 +25,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{pull_request, review};
 use crate::text::short;
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 use crate::writes::comments::{self, Place};
 
@@ -39,6 +39,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Finish your review: publish your drafts; approve, request changes (Needs work), comment only or withdraw.",
     input_schema: schema,
     access: Access::Write,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: SET,
     start,
@@ -278,6 +279,7 @@ pub const DISCARD_SPEC: ToolSpec = ToolSpec {
     description: "Delete your unpublished drafts on a pull request.",
     input_schema: discard_schema,
     access: Access::Write,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: DISCARD,
     start: start_discard,

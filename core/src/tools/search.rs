@@ -13,7 +13,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::search;
 use crate::text::{one_line, short};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 
 /// `search_code`.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -22,6 +22,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Bitbucket's code search (default branches): matching lines as KEY/repo path:line: text; terms, \"phrases\", ext:rs, lang:, path:; paged.",
     input_schema: schema,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start,

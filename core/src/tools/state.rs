@@ -16,7 +16,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::pull_request::stale;
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// Not destructive: a decline changes only the state, and reopen_pull_request sets it back (reviewers, comments
@@ -32,6 +32,7 @@ pub const DECLINE_SPEC: ToolSpec = ToolSpec {
     description: "Decline an open pull request (reopen_pull_request undoes it).",
     input_schema: schema,
     access: Access::Write,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: TOGGLE,
     start: start_decline,
@@ -44,6 +45,7 @@ pub const REOPEN_SPEC: ToolSpec = ToolSpec {
     description: "Reopen a declined pull request.",
     input_schema: schema,
     access: Access::Write,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: TOGGLE,
     start: start_reopen,

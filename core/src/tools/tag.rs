@@ -16,7 +16,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs::RefEntry;
 use crate::text::{one_line, short, short_commit};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// `create_tag`, for the catalogue.
@@ -26,6 +26,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Tag a branch, tag or commit; a message makes the tag annotated.",
     input_schema: schema,
     access: Access::Write,
+    asks: Asks::Never,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::ADD,
     start,

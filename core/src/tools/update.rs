@@ -21,7 +21,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::pull_request::{stale, what_changed};
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// `update_pull_request`, for the catalogue. Destructive: a title or description replaced is gone, and a removed
@@ -33,6 +33,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Edit title, description, target, draft or reviewers (others stay); bb reads the version.",
     input_schema: schema,
     access: Access::Write,
+    asks: Asks::Never,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: true, idempotent: true, open_world: true },
     start,

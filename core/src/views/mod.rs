@@ -20,7 +20,7 @@ pub mod suggest;
 use serde_json::{Map, Value, json};
 
 use crate::plan::{Step, ToolResult};
-use crate::tool::{Access, Annotations, Call, KindSpec, Pace, Role, ToolSpec};
+use crate::tool::{Asks, Access, Annotations, Call, KindSpec, Pace, Role, ToolSpec};
 
 /// The key of the view data in a result's `_meta`.
 pub const META_KEY: &str = "bb/view";
@@ -189,6 +189,7 @@ pub const SHOW: ToolSpec = ToolSpec {
     input_schema: || json!({"type": "object"}),
     annotations: Annotations::READ,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::Show,
     start,
 };

@@ -69,7 +69,7 @@ use serde_json::{Map, Value, json};
 use crate::fetch::{Batch, FetchErrorKind, FetchOutcome, Ticket};
 use crate::highlight::Highlighted;
 use crate::plan::{Desk, Step, ToolResult, Waiting};
-use crate::tool::{Access, Annotations, Call, Pace, Role, ToolSpec};
+use crate::tool::{Asks, Access, Annotations, Call, Pace, Role, ToolSpec};
 
 /// The tool: read-only, offered to views and not to the model.
 pub const REFRESH_VIEW: ToolSpec = ToolSpec {
@@ -79,6 +79,7 @@ pub const REFRESH_VIEW: ToolSpec = ToolSpec {
     input_schema: schema,
     annotations: Annotations::READ,
     access: Access::Read,
+    asks: Asks::Never,
     role: Role::ViewCompanion { kind: None },
     start,
 };
@@ -178,6 +179,8 @@ pub(crate) fn finishing(step: Step, asked: Asked, now_ms: u64) -> Step {
     match step {
         Step::Done(result) => Step::Done(finish(result, asked, now_ms)),
         Step::Wait(inner) => Step::Wait(Box::new(Finishing { inner, asked })),
+        // Views' kinds only read; a question passes through untouched.
+        Step::Ask(question) => Step::Ask(question),
     }
 }
 

@@ -26,7 +26,7 @@ use crate::reads::compare::Refs;
 use crate::reads::refs::{self, Listing};
 use crate::reads::{repository, users};
 use crate::text::one_line;
-use crate::tool::{Access, Annotations, Call, Role, ToolSpec};
+use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec};
 
 /// The tool: read-only, offered to views and not to the model.
 pub const SUGGEST_FORM_VALUES: ToolSpec = ToolSpec {
@@ -36,6 +36,7 @@ pub const SUGGEST_FORM_VALUES: ToolSpec = ToolSpec {
     input_schema: schema,
     annotations: Annotations::READ,
     access: Access::Read,
+    asks: Asks::Never,
     // The form's kind (`form::KIND`: the form imports this module; a test holds the two equal).
     role: Role::ViewCompanion { kind: Some("pull_request_form") },
     start,

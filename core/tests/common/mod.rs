@@ -17,6 +17,8 @@ pub struct Harness {
     pub cancelled: Vec<Ticket>,
     /// Rooms large calls asked for ([`Output::Admit`]), for the test to grant or refuse.
     pub rooms: Vec<Ticket>,
+    /// Confirmations to mark used ([`Output::Spend`]), for the test to answer.
+    pub spends: Vec<(Ticket, String)>,
     next_tag: u64,
 }
 
@@ -45,6 +47,7 @@ impl Harness {
             fetches: vec![],
             cancelled: vec![],
             rooms: vec![],
+            spends: vec![],
             next_tag: 0,
         }
     }
@@ -120,6 +123,7 @@ impl Harness {
                 Output::Fetch { ticket, request, .. } => self.fetches.push((ticket, request)),
                 Output::Cancel(t) => self.cancelled.push(t),
                 Output::Admit { ticket, .. } => self.rooms.push(ticket),
+                Output::Spend { ticket, id, .. } => self.spends.push((ticket, id)),
                 Output::Log { .. } | Output::Work { .. } | Output::Compute { .. } | Output::PastDeadline { .. } => {}
             }
         }

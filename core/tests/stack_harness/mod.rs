@@ -93,6 +93,9 @@ impl StackHarness {
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.base_url = Some("http://stack.test/bitbucket".into());
         config.highlight_templates = templates;
+        // These scenarios exercise the tools' reads and writes themselves: they run with the admin's
+        // switch that turns asking off (`--confirm off`). core/tests/confirm.rs answers the questions.
+        config.confirm = false;
         let mut server = Server::new(config, bb_core::Caches::new());
         let session = server.open();
         let mut d = StackHarness {
