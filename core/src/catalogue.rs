@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::plan::{Step, ToolResult};
-use crate::tool::{Asks, Access, Annotations, Call, Exposed, KindSpec, Role, ToolSpec, Widen};
+use crate::tool::{Access, Annotations, Asks, Call, Exposed, KindSpec, Role, ToolSpec, Widen};
 use crate::toolsets::{GROUPS, Toolsets};
 
 /// The operator's choice of tools: `--toolsets`, `--tools`, `--exclude`, `--allow-writes`, `--dynamic-toolsets`.

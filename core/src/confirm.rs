@@ -129,7 +129,9 @@ impl Answered {
         Some(match self {
             Answered::Yes => return None,
             Answered::Declined => format!("The person declined: {untouched}. {again}"),
-            Answered::Cancelled => format!("The person dismissed the confirmation without answering: {untouched}. {again}"),
+            Answered::Cancelled => {
+                format!("The person dismissed the confirmation without answering: {untouched}. {again}")
+            }
             Answered::Unticked => {
                 format!("The person accepted without ticking the confirmation box: {untouched}. {again}")
             }
@@ -229,11 +231,7 @@ mod tests {
 
     #[test]
     fn the_form_has_one_required_box_with_no_default_titled_with_the_target() {
-        let q = Question {
-            message: "Merge".into(),
-            confirm: "Merge #12 into main".into(),
-            pin: json!({"version": 3}),
-        };
+        let q = Question { message: "Merge".into(), confirm: "Merge #12 into main".into(), pin: json!({"version": 3}) };
         let p = q.params(Some(ProtocolVersion::V2025_11_25));
         assert_eq!(p["mode"], "form");
         let schema = &p["requestedSchema"];

@@ -20,10 +20,10 @@ use serde_json::{Map, Value, json};
 
 use crate::avatar_cache::AvatarCache;
 use crate::commit_cache::CommitCache;
+use crate::confirm::Question;
 use crate::fetch::{FetchOutcome, FetchRequest, Ticket};
 use crate::highlight::{HighlightJob, Highlighted};
 use crate::highlight_cache::HighlightCache;
-use crate::confirm::Question;
 use crate::text::visible;
 
 /// What a tool answers: MCP's `CallToolResult`.

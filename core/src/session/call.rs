@@ -304,8 +304,7 @@ Ask the person to do it in Bitbucket, or to use a client that can ask them.",
             return Answer::Now(Ok(stateless::input_required(result, version)));
         }
         self.next_ask += 1;
-        let ask = Id::from_value(&Value::from(format!("bb-confirm-{}", self.next_ask)))
-            .unwrap_or_else(|| id.clone());
+        let ask = Id::from_value(&Value::from(format!("bb-confirm-{}", self.next_ask))).unwrap_or_else(|| id.clone());
         let request = json!({"jsonrpc": "2.0", "id": ask.to_value(), "method": "elicitation/create",
                              "params": question.params(self.version)});
         self.send(request, Some(tag), sh);
@@ -324,7 +323,9 @@ Ask the person to do it in Bitbucket, or to use a client that can ask them.",
             Answer::Now(Err(ErrorReply::new(
                 Some(id.clone()),
                 INVALID_PARAMS,
-                format!("Invalid params: {why}; nothing was done. Call the tool again without `requestState` to ask the person again."),
+                format!(
+                    "Invalid params: {why}; nothing was done. Call the tool again without `requestState` to ask the person again."
+                ),
             )))
         };
         let Some(seal) = sh.config.seal.clone() else {
@@ -553,7 +554,9 @@ impl Session {
             // The plan is done: what it still waits on goes, and the person is asked.
             sh.work.cancel_call(self.id, &id, &mut sh.out);
             let Some(again) = again else {
-                let result = ToolResult::error("A tool asked the person when it was not to. This is a bug in bb; nothing was written.");
+                let result = ToolResult::error(
+                    "A tool asked the person when it was not to. This is a bug in bb; nothing was written.",
+                );
                 self.answer_later(&id, pending, result.into_value(), sh);
                 self.settle(tag, sh);
                 return;

@@ -19,13 +19,15 @@
 
 use serde_json::{Map, Value, json};
 
+use super::ask::{self, About};
 use super::object;
 use crate::bitbucket::model::PullRequest;
+use crate::confirm::{Confirming, Question};
 use crate::errors::{self, BitbucketError, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{pull_request, server};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// The release that brought auto-merge.
@@ -38,7 +40,7 @@ pub const ENABLE_SPEC: ToolSpec = ToolSpec {
     description: "Have Bitbucket (8.15+) merge a pull request once its checks pass; at once if they do.",
     input_schema: schema,
     access: Access::UnsafeWrite,
-    asks: Asks::Never,
+    asks: Asks::Always { untouched: "auto-merge was not turned on" },
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::IRREVERSIBLE,
     start: start_enable,
@@ -51,7 +53,7 @@ pub const DISABLE_SPEC: ToolSpec = ToolSpec {
     description: "Cancel a pull request's auto-merge; it stays open.",
     input_schema: schema,
     access: Access::Write,
-    asks: Asks::Never,
+    asks: Asks::Always { untouched: "auto-merge stays on" },
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: false, idempotent: true, open_world: true },
     start: start_disable,
@@ -82,22 +84,63 @@ struct AutoMerge {
     pr: Option<Result<PullRequest, BitbucketError>>,
     /// The 404 of a cancel, while the version says why.
     not_found: Option<BitbucketError>,
+    /// The version the person saw when they confirmed: auto-merge is requested at it, so a pull request
+    /// that moved meanwhile is Bitbucket's 409.
+    pinned: Option<u64>,
 }
 
-fn start_enable(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start_enable(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
+    if call.confirming == Confirming::Ask {
+        return ask::about_pull_request(About { project, repo, id }, args, false, enable_question);
+    }
     let first =
         vec![(Read::Version, server::request()), (Read::PullRequest, pull_request::request(&project, &repo, id))];
-    Step::wait(AutoMerge { project, repo, id, enable: true, version: None, pr: None, not_found: None }, first)
+    let pinned = match call.confirming {
+        Confirming::Confirmed(pin) => ask::pinned_version(pin),
+        _ => None,
+    };
+    Step::wait(AutoMerge { project, repo, id, enable: true, version: None, pr: None, not_found: None, pinned }, first)
 }
 
-fn start_disable(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start_disable(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
+    if call.confirming == Confirming::Ask {
+        return ask::about_pull_request(About { project, repo, id }, args, false, disable_question);
+    }
     let request = writes::pull_request::cancel_auto_merge(&project, &repo, id);
     Step::wait(
-        AutoMerge { project, repo, id, enable: false, version: None, pr: None, not_found: None },
+        AutoMerge { project, repo, id, enable: false, version: None, pr: None, not_found: None, pinned: None },
         vec![(Read::Write, request)],
     )
+}
+
+/// The question before auto-merge is turned on, or why nobody is asked.
+fn enable_question(about: &About, pr: &PullRequest, _: &Map<String, Value>) -> Result<Question, String> {
+    ask::open(about, pr, "merges")?;
+    if pr.draft == Some(true) {
+        return Err(format!(
+            "PR #{} in {}/{} is a draft, and Bitbucket merges no draft: mark it ready first. Nobody was asked; auto-merge was not turned on.",
+            about.id, about.project, about.repo
+        ));
+    }
+    Ok(Question {
+        message: format!(
+            "Turn on auto-merge for {}: Bitbucket merges it by itself once every merge check passes, at once if they already do. A merge cannot be undone.",
+            about.named(pr)
+        ),
+        confirm: format!("Auto-merge #{} into {}", about.id, ask::to(pr)),
+        pin: ask::pin(pr),
+    })
+}
+
+/// The question before auto-merge is turned off.
+fn disable_question(about: &About, pr: &PullRequest, _: &Map<String, Value>) -> Result<Question, String> {
+    Ok(Question {
+        message: format!("Turn off auto-merge for {}: it stays open until someone merges it.", about.named(pr)),
+        confirm: format!("Turn off auto-merge for #{}", about.id),
+        pin: ask::pin(pr),
+    })
 }
 
 impl AutoMerge {
@@ -147,7 +190,7 @@ impl AutoMerge {
                 )));
             }
         }
-        let Some(version) = pr.version else {
+        let Some(version) = self.pinned.or(pr.version) else {
             return Err(ToolResult::error(format!(
                 "Bitbucket gave no version for {}: nothing was changed.",
                 self.name()

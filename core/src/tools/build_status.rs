@@ -10,11 +10,12 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::string;
+use crate::confirm::{Confirming, Question, quoted};
 use crate::errors::{self, Subject, Write};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::text::short_commit;
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 use crate::writes::repository::BuildResult;
 
@@ -25,7 +26,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Post a build result on a commit, as a CI server does; the same key replaces it.",
     input_schema: schema,
     access: Access::UnsafeWrite,
-    asks: Asks::Never,
+    asks: Asks::Always { untouched: "no build status was set" },
     role: Role::Data(Toolset::Builds),
     // The same call again leaves the same result: idempotent. Not destructive in MCP's sense beyond
     // replacing the earlier result of the same key, which is what it is for.
@@ -48,9 +49,22 @@ fn schema() -> Value {
     )
 }
 
-fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo) = crate::args::repository(args);
     let commit = string(args, "commit").unwrap_or("").to_ascii_lowercase();
+    if call.confirming == Confirming::Ask {
+        let state = string(args, "state").unwrap_or("");
+        let key = quoted(string(args, "key").unwrap_or(""), 80);
+        let name = string(args, "name").map(|n| format!(" ({})", quoted(n, 80))).unwrap_or_default();
+        let short: String = commit.chars().take(11).collect();
+        return Step::Ask(Question {
+            message: format!(
+                "Set the build {key}{name} of commit {short} in {project}/{repo} to {state}. Builds decide whether pull requests with this commit may merge."
+            ),
+            confirm: format!("Set {state} on {short}"),
+            pin: Value::Object(Map::new()),
+        });
+    }
     let key = string(args, "key").unwrap_or("").to_owned();
     let state = string(args, "state").unwrap_or("").to_owned();
     // Hexadecimal and http(s): what the schema's lengths cannot say.

@@ -21,7 +21,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{files, pull_request, review, server};
 use crate::text::{cap, one_line, when};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 use crate::writes::comments::Place;
 

@@ -12,7 +12,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs;
 use crate::text::commit_line;
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 
 /// `list_pr_commits`.
 pub const SPEC: ToolSpec = ToolSpec {

@@ -15,16 +15,18 @@
 
 use serde_json::{Map, Value, json};
 
+use super::ask::{self, About};
 use super::object;
 use super::versioned::{self, Written};
 use crate::args::{number, string};
 use crate::bitbucket::model::{Comment, PullRequest};
+use crate::confirm::{Confirming, Question};
 use crate::errors::{self, BitbucketError, Subject, Write};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::{cap, one_line, short};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 use crate::writes::comments;
 
 /// `delete_pr_comment`, for the catalogue. Destructive (the text is gone); idempotent (a second call finds no
@@ -36,7 +38,7 @@ pub const DELETE_SPEC: ToolSpec = ToolSpec {
     description: "Delete a comment or draft without replies.",
     input_schema: delete_schema,
     access: Access::Write,
-    asks: Asks::Never,
+    asks: Asks::Always { untouched: "the comment was not deleted" },
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: true, idempotent: true, open_world: true },
     start: start_delete,
@@ -50,9 +52,12 @@ fn delete_schema() -> Value {
     )
 }
 
-fn start_delete(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start_delete(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     let comment = number(args, "comment_id").unwrap_or(0);
+    if call.confirming == Confirming::Ask {
+        return ask::about_pull_request(About { project, repo, id }, args, false, delete_question);
+    }
     let first = pull_request::comment_request(&project, &repo, id, comment);
     Step::wait(Delete { project, repo, id, comment, read: None }, vec![(DeleteRead::Comment, first)])
 }
@@ -142,7 +147,7 @@ pub const APPLY_SPEC: ToolSpec = ToolSpec {
     description: "Commit a comment's suggestion to the source branch.",
     input_schema: apply_schema,
     access: Access::UnsafeWrite,
-    asks: Asks::Never,
+    asks: Asks::Always { untouched: "the suggestion was not applied" },
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: false, idempotent: false, open_world: true },
     start: start_apply,
@@ -181,7 +186,36 @@ fn commit_message_problem(message: &str) -> Option<String> {
     })
 }
 
-fn start_apply(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+/// The question before a comment is deleted.
+fn delete_question(about: &About, pr: &PullRequest, args: &Map<String, Value>) -> Result<Question, String> {
+    let comment = number(args, "comment_id").unwrap_or(0);
+    Ok(Question {
+        message: format!("Delete comment {comment} on {}. A deleted comment cannot be restored.", about.named(pr)),
+        confirm: format!("Delete comment {comment}"),
+        pin: ask::pin(pr),
+    })
+}
+
+/// The question before a suggestion is committed to the pull request's branch.
+fn apply_question(about: &About, pr: &PullRequest, args: &Map<String, Value>) -> Result<Question, String> {
+    ask::open(about, pr, "takes suggestions")?;
+    let comment = number(args, "comment_id").unwrap_or(0);
+    Ok(Question {
+        message: format!(
+            "Commit the suggestion in comment {comment} to the branch {} of {}. The commit cannot be taken back.",
+            ask::from(pr),
+            about.named(pr)
+        ),
+        confirm: format!("Apply the suggestion of comment {comment}"),
+        pin: ask::pin(pr),
+    })
+}
+
+fn start_apply(args: &Map<String, Value>, call: &Call<'_>) -> Step {
+    if call.confirming == Confirming::Ask {
+        let (project, repo, id) = crate::args::pull_request(args);
+        return ask::about_pull_request(About { project, repo, id }, args, false, apply_question);
+    }
     let (project, repo, id) = crate::args::pull_request(args);
     let comment = number(args, "comment_id").unwrap_or(0);
     let index = number(args, "index").unwrap_or(0);

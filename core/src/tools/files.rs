@@ -24,7 +24,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::files::{self, Blame, Browsed, Place};
 use crate::reads::refs;
 use crate::text::{one_line, short, short_commit, when};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 
 /// `get_file`.
 pub const GET_SPEC: ToolSpec = ToolSpec {

@@ -26,7 +26,7 @@ use crate::reads::diff;
 use crate::reads::refs::{self, Commits};
 use crate::text::diff::{change_line, render_file};
 use crate::text::{cap, commit_line, one_line, short, short_commit, when};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 
 /// A whole commit message, as `get_commit` shows it.
 const MESSAGE_CHARS: usize = 4_000;

@@ -15,7 +15,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_requests::{PullRequestsRead, keeps, query};
 use crate::text::short;
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 
 /// `list_pull_requests`, for the catalogue: reads only; its kind is the list view.
 pub const SPEC: ToolSpec = ToolSpec {

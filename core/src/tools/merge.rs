@@ -1,19 +1,27 @@
 //! `merge_pull_request`: merges with Bitbucket's version check; vetoes come back in Bitbucket's words.
 //! An unsafe write: exposed only with `--allow-writes` or when named in `--tools`.
 //!
-//! Requests: one POST `…/merge?version=N` `{version, message?}` [reference "Pull requests": rec], never
-//! retried; a stale version answers with the current one, a veto with Bitbucket's reasons.
+//! Requests: one POST `…/merge?version=N` `{version, message?, strategyId?}`, never retried; a stale version
+//! answers with the current one, a veto with Bitbucket's reasons.
+//!
+//! It asks the person first (issue 51): it reads the pull request and the repository's merge strategy
+//! ([`super::ask`]), refuses a pull request that is closed, a draft, or at another version than the model gave,
+//! and asks "Merge #12 into main" naming the title, the branches, the version and the strategy. What the person
+//! confirmed is pinned: the merge is sent at the version they saw, with that strategy, so a pull request that moved
+//! meanwhile is Bitbucket's 409 and nothing merges.
 
 use serde_json::{Map, Value, json};
 
+use super::ask::{self, About};
 use super::object;
 use crate::args::{number, string};
 use crate::bitbucket::model::PullRequest;
+use crate::confirm::{Confirming, Question, quoted};
 use crate::errors::{self, Subject, Write};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::text::short_commit;
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// `merge_pull_request`, for the catalogue: an unsafe write, exposed only when asked for.
@@ -23,7 +31,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Merge a pull request at the version you read; a veto comes back in Bitbucket's words.",
     input_schema: schema,
     access: Access::UnsafeWrite,
-    asks: Asks::Never,
+    asks: Asks::Always { untouched: "nothing was merged" },
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::IRREVERSIBLE,
     start,
@@ -38,11 +46,51 @@ fn schema() -> Value {
     )
 }
 
-fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
-    let version = number(args, "version").unwrap_or(0);
-    let request = writes::pull_request::merge(&project, &repo, id, version, string(args, "message"));
+    let (version, strategy) = match call.confirming {
+        Confirming::Ask => return ask::about_pull_request(About { project, repo, id }, args, true, question),
+        Confirming::Confirmed(pin) => {
+            (ask::pinned_version(pin).unwrap_or(0), pin.get("strategy").and_then(Value::as_str).map(str::to_owned))
+        }
+        Confirming::Off => (number(args, "version").unwrap_or(0), None),
+    };
+    let request =
+        writes::pull_request::merge(&project, &repo, id, version, string(args, "message"), strategy.as_deref());
     Step::wait(Merge { project, repo, id }, vec![((), request)])
+}
+
+/// The question before a merge, or why nobody is asked.
+fn question(about: &About, pr: &PullRequest, args: &Map<String, Value>) -> Result<Question, String> {
+    ask::open(about, pr, "merges")?;
+    if pr.draft == Some(true) {
+        return Err(format!(
+            "PR #{} in {}/{} is a draft, and Bitbucket merges no draft: mark it ready first (update_pull_request with draft false). Nobody was asked; nothing was merged.",
+            about.id, about.project, about.repo
+        ));
+    }
+    let seen = pr.version.unwrap_or(0);
+    let given = number(args, "version").unwrap_or(0);
+    if seen != given {
+        return Err(format!(
+            "PR #{} in {}/{} is at version {seen}, not {given}: it changed since you read it. Read it again with get_pull_request; nobody was asked and nothing was merged.",
+            about.id, about.project, about.repo
+        ));
+    }
+    let strategy = string(args, "_strategy_name");
+    let how = match strategy {
+        Some(name) => format!("with the merge strategy {}", quoted(name, 60)),
+        None => "with the repository's default merge strategy".to_owned(),
+    };
+    let mut pin = ask::pin(pr);
+    if let Some(id) = string(args, "_strategy_id") {
+        pin["strategy"] = Value::from(id);
+    }
+    Ok(Question {
+        message: format!("Merge {} at version {seen}, {how}. A merge cannot be undone.", about.named(pr)),
+        confirm: format!("Merge #{} into {}", about.id, ask::to(pr)),
+        pin,
+    })
 }
 
 #[derive(Debug)]

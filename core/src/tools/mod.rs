@@ -6,6 +6,7 @@
 //! Names and argument names follow the `bb` CLI's MCP server (`project`, `repo`, `pr_id`, `state`,
 //! `limit`, `source_branch`, `target_branch`, `from_ref`, `to_ref`, `commit_id`).
 
+mod ask;
 pub mod auto_merge;
 pub mod build_status;
 pub mod builds;

@@ -16,7 +16,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs::{self, Listing, RefEntry};
 use crate::text::{one_line, short, short_commit, when};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 
 /// Characters of a ref's name in a line.
 const NAME_CHARS: usize = 100;

@@ -18,7 +18,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::repository::{self, Summary};
 use crate::text::{one_line, short};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 
 /// `search_repositories`.
 pub const SPEC: ToolSpec = ToolSpec {

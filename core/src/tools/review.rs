@@ -15,17 +15,20 @@
 
 use serde_json::{Map, Value, json};
 
+use super::ask::{self, About};
 use super::object;
 use super::versioned::{self, Written};
 use crate::args::string;
 use crate::bitbucket::RawPage;
 use crate::bitbucket::model::Comment;
+use crate::bitbucket::model::PullRequest;
+use crate::confirm::{Confirming, Question};
 use crate::errors::{self, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{pull_request, review};
 use crate::text::short;
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 use crate::writes::comments::{self, Place};
 
@@ -39,7 +42,11 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Finish your review: publish your drafts; approve, request changes (Needs work), comment only or withdraw.",
     input_schema: schema,
     access: Access::Write,
-    asks: Asks::Never,
+    asks: Asks::When {
+        applies: decides,
+        case: "when it approves or says Needs work",
+        untouched: "the review was not submitted",
+    },
     role: Role::Data(Toolset::PullRequests),
     annotations: SET,
     start,
@@ -70,8 +77,34 @@ enum ReviewRead {
     Comment,
 }
 
+/// Whether a review decides whether the pull request may merge (approve, Needs work): then it asks.
+fn decides(args: &Map<String, Value>) -> bool {
+    matches!(string(args, "action"), Some("approve" | "request_changes"))
+}
+
+/// The question before an approval or a Needs work.
+fn question(about: &About, pr: &PullRequest, args: &Map<String, Value>) -> Result<Question, String> {
+    ask::open(about, pr, "is reviewed")?;
+    let (verb, confirm) = match string(args, "action") {
+        Some("approve") => ("Approve", format!("Approve #{}", about.id)),
+        _ => ("Mark as Needs work", format!("Needs work on #{}", about.id)),
+    };
+    Ok(Question {
+        message: format!(
+            "{verb} {} as you, publishing your draft comments{}.",
+            about.named(pr),
+            if string(args, "comment").is_some() { " and the summary comment" } else { "" }
+        ),
+        confirm,
+        pin: ask::pin(pr),
+    })
+}
+
 fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
+    if call.confirming == Confirming::Ask {
+        return ask::about_pull_request(About { project, repo, id }, args, false, question);
+    }
     let (status, verb) = match string(args, "action") {
         Some("approve") => (Some("APPROVED"), "approved"),
         Some("request_changes") => (Some("NEEDS_WORK"), "marked as needs work"),

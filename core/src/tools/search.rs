@@ -13,7 +13,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::search;
 use crate::text::{one_line, short};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 
 /// `search_code`.
 pub const SPEC: ToolSpec = ToolSpec {

@@ -16,7 +16,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::pull_request::stale;
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// Not destructive: a decline changes only the state, and reopen_pull_request sets it back (reviewers, comments

@@ -11,12 +11,13 @@ use serde_json::{Map, Value, json};
 
 use super::object;
 use crate::args::string;
+use crate::confirm::{Confirming, Question, quoted};
 use crate::errors::{self, Subject, Write};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs::RefEntry;
 use crate::text::{one_line, short, short_commit};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// `create_tag`, for the catalogue.
@@ -26,7 +27,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Tag a branch, tag or commit; a message makes the tag annotated.",
     input_schema: schema,
     access: Access::Write,
-    asks: Asks::Never,
+    asks: Asks::Always { untouched: "no tag was created" },
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::ADD,
     start,
@@ -42,10 +43,21 @@ fn schema() -> Value {
     )
 }
 
-fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo) = crate::args::repository(args);
     let name = string(args, "name").unwrap_or("").to_owned();
     let start_point = string(args, "start_point").unwrap_or("");
+    if call.confirming == Confirming::Ask {
+        return Step::Ask(Question {
+            message: format!(
+                "Create tag {} at {} in {project}/{repo}. A tag others have fetched cannot be taken back.",
+                quoted(&name, 120),
+                quoted(start_point, 120)
+            ),
+            confirm: format!("Create tag {}", crate::text::visible(&name).chars().take(80).collect::<String>()),
+            pin: Value::Object(Map::new()),
+        });
+    }
     let request = writes::repository::create_tag(&project, &repo, &name, start_point, string(args, "message"));
     Step::wait(CreateTag { project, repo, name }, vec![((), request)])
 }

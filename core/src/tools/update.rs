@@ -12,16 +12,18 @@
 
 use serde_json::{Map, Value, json};
 
+use super::ask::{self, About};
 use super::object;
 use super::versioned::{self, Written};
 use crate::args::{flag, string};
 use crate::bitbucket::model::{Participant, PullRequest};
+use crate::confirm::{Confirming, Question};
 use crate::errors::{self, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::pull_request::{stale, what_changed};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 use crate::writes;
 
 /// `update_pull_request`, for the catalogue. Destructive: a title or description replaced is gone, and a removed
@@ -33,7 +35,11 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Edit title, description, target, draft or reviewers (others stay); bb reads the version.",
     input_schema: schema,
     access: Access::Write,
-    asks: Asks::Never,
+    asks: Asks::When {
+        applies: |args| args.get("draft").is_some_and(Value::is_boolean),
+        case: "when it changes the draft flag",
+        untouched: "the pull request was not changed",
+    },
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: true, idempotent: true, open_world: true },
     start,
@@ -60,7 +66,32 @@ fn list(args: &Map<String, Value>, key: &str) -> Vec<String> {
     items.filter_map(Value::as_str).map(str::to_owned).collect()
 }
 
-fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+/// The question before the draft flag changes (a draft cannot be merged).
+fn draft_question(about: &About, pr: &PullRequest, args: &Map<String, Value>) -> Result<Question, String> {
+    ask::open(about, pr, "changes")?;
+    let draft = args.get("draft").and_then(Value::as_bool).unwrap_or(false);
+    let (message, confirm) = if draft {
+        (
+            format!("Mark {} as a draft: it cannot be merged until it is ready again.", about.named(pr)),
+            format!("Mark #{} as draft", about.id),
+        )
+    } else {
+        (
+            format!("Mark {} as ready for review: once its merge checks pass it can be merged.", about.named(pr)),
+            format!("Mark #{} ready for review", about.id),
+        )
+    };
+    let other =
+        ["title", "description", "add_reviewers", "remove_reviewers", "to_ref"].iter().any(|k| args.contains_key(*k));
+    let message = if other { format!("{message} The other changes asked for are made with it.") } else { message };
+    Ok(Question { message, confirm, pin: ask::pin(pr) })
+}
+
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
+    if call.confirming == Confirming::Ask {
+        let (project, repo, id) = crate::args::pull_request(args);
+        return ask::about_pull_request(About { project, repo, id }, args, false, draft_question);
+    }
     let (project, repo, id) = crate::args::pull_request(args);
     let u = Update {
         title: string(args, "title").map(str::to_owned),

@@ -19,7 +19,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::{cap, one_line, when};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
 use crate::writes::comments;
 
 /// The text quoted back in an answer (what was replaced, what the comment says now).

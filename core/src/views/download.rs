@@ -15,7 +15,7 @@ use crate::args::{number, string};
 use crate::errors::{self, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec};
 
 /// The most bytes one download carries: 8 MiB, a patch of some 100,000 lines.
 pub const MAX_BYTES: usize = 8 << 20;

@@ -26,7 +26,7 @@ use crate::reads::compare::Refs;
 use crate::reads::refs::{self, Listing};
 use crate::reads::{repository, users};
 use crate::text::one_line;
-use crate::tool::{Asks, Access, Annotations, Call, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec};
 
 /// The tool: read-only, offered to views and not to the model.
 pub const SUGGEST_FORM_VALUES: ToolSpec = ToolSpec {

@@ -122,10 +122,22 @@ fn merge_request(project: &str, repo: &str, id: u64, version: u64, body: Value) 
 
 /// `POST …/pull-requests/{id}/merge?version=N` `{version, message?}` → the merged pull request; a veto comes back
 /// with Bitbucket's reasons, a stale version with the current one. [reference "Pull requests": rec]
-pub fn merge(project: &str, repo: &str, id: u64, version: u64, message: Option<&str>) -> FetchRequest {
+/// `strategy`: the merge strategy's id (`strategyId`, 4.9+) the person was shown, so what merges is what they
+/// confirmed [assumed: the body field's name, from the Data Center REST docs' merge request body].
+pub fn merge(
+    project: &str,
+    repo: &str,
+    id: u64,
+    version: u64,
+    message: Option<&str>,
+    strategy: Option<&str>,
+) -> FetchRequest {
     let mut body = json!({"version": version});
     if let Some(m) = message {
         body["message"] = json!(m);
+    }
+    if let Some(s) = strategy {
+        body["strategyId"] = json!(s);
     }
     merge_request(project, repo, id, version, body)
 }

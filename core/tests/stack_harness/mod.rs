@@ -49,6 +49,10 @@ pub struct StackHarness {
     pub no_room: bool,
     /// The calls' work tickets the core said stopped at their deadline (`Output::PastDeadline`), in order.
     pub past_deadline: Vec<Ticket>,
+    /// How the person answers bb's questions (`elicitation/create` params → `ElicitResult`), when
+    /// the harness asks ([`StackHarness::asking`]); the questions asked, in order.
+    pub person: Option<Box<dyn FnMut(&Value) -> Value>>,
+    pub questions: Vec<Value>,
     now: u64,
     next_id: i64,
 }
@@ -87,7 +91,24 @@ impl StackHarness {
         StackHarness::with_config(world, capabilities, false)
     }
 
+    /// The committed seed and a 2025-11-25 client that shows forms, with asking on (bb's default): `person`
+    /// answers each question.
+    pub fn asking(person: impl FnMut(&Value) -> Value + 'static) -> StackHarness {
+        let mut h = StackHarness::with_config_asking(
+            World::from_default_seed().unwrap(),
+            json!({"elicitation": {"form": {}}}),
+            false,
+            true,
+        );
+        h.person = Some(Box::new(person));
+        h
+    }
+
     fn with_config(world: World, capabilities: Value, templates: bool) -> StackHarness {
+        StackHarness::with_config_asking(world, capabilities, templates, false)
+    }
+
+    fn with_config_asking(world: World, capabilities: Value, templates: bool, confirm: bool) -> StackHarness {
         let options = ExposureOptions::everything();
         let exposed = Catalogue::standard().expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
@@ -95,7 +116,7 @@ impl StackHarness {
         config.highlight_templates = templates;
         // These scenarios exercise the tools' reads and writes themselves: they run with the admin's
         // switch that turns asking off (`--confirm off`). core/tests/confirm.rs answers the questions.
-        config.confirm = false;
+        config.confirm = confirm;
         let mut server = Server::new(config, bb_core::Caches::new());
         let session = server.open();
         let mut d = StackHarness {
@@ -112,6 +133,8 @@ impl StackHarness {
             work_steps: None,
             no_room: false,
             past_deadline: Vec::new(),
+            person: None,
+            questions: Vec::new(),
             now: 1_000,
             next_id: 1,
         };
@@ -119,7 +142,7 @@ impl StackHarness {
         d.server.handle(
             Input::Message {
                 session,
-                bytes: json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+                bytes: json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": if confirm { "2025-11-25" } else { "2025-06-18" },
                     "capabilities": capabilities, "clientInfo": {"name": "stack-driver", "version": "1"}}})
                 .to_string()
                 .as_bytes(),
@@ -203,6 +226,7 @@ impl StackHarness {
         let mut steps = 0usize;
         let mut answer = None;
         let mut rooms: VecDeque<Ticket> = VecDeque::new();
+        let mut asked: VecDeque<Value> = VecDeque::new();
         loop {
             while let Some(out) = self.server.poll_output() {
                 match out {
@@ -210,6 +234,9 @@ impl StackHarness {
                         let v: Value = serde_json::from_slice(&message).unwrap();
                         if v["id"] == json!(id) {
                             answer = Some(v);
+                        } else if v["method"] == "elicitation/create" {
+                            self.questions.push(v["params"].clone());
+                            asked.push_back(v);
                         }
                     }
                     Output::Fetch { ticket, request, .. } => queue.push_back((ticket, request)),
@@ -224,6 +251,16 @@ impl StackHarness {
                     Output::PastDeadline { ticket, .. } => self.past_deadline.push(ticket),
                     _ => {}
                 }
+            }
+            // The person answers a question as the test said they would.
+            if let Some(q) = asked.pop_front() {
+                let person = self.person.as_mut().expect("bb asked, and the test has no person to answer");
+                let result = person(&q["params"]);
+                let reply = json!({"jsonrpc": "2.0", "id": q["id"], "result": result});
+                self.now += 1;
+                let session = self.session;
+                self.server.handle(Input::Message { session, bytes: reply.to_string().as_bytes(), tag: 2 }, self.now);
+                continue;
             }
             // A large call's room: granted at once, unless the test has the process full.
             if let Some(ticket) = rooms.pop_front() {

@@ -174,6 +174,7 @@ fn repo_read(cx: &ReadCx, req: &Request, key: &str, rest: &[&str]) -> Option<api
         [slug] => projects::one_repo(cx, key, slug),
         [slug, "branches"] => projects::branches(cx, req, key, slug),
         [slug, "default-branch"] | [slug, "branches", "default"] => projects::default_branch(cx, key, slug),
+        [slug, "settings", "pull-requests"] => projects::pull_request_settings(cx, key, slug),
         [slug, "commits"] => projects::commits(cx, req, key, slug),
         [slug, "commits", id] => projects::one_commit(cx, key, slug, id),
         [slug, "commits", id, "changes"] => diffs::commit_changes(cx, req, key, slug, id),

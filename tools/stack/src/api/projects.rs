@@ -100,6 +100,33 @@ pub fn default_branch(cx: &ReadCx, key: &str, slug: &str) -> Reply {
     Ok(Response::json(200, &branch_json(cx.m, repo, &repo.default_branch, &head)))
 }
 
+/// `GET …/settings/pull-requests` — the repository's pull request settings; bb reads the merge strategy Bitbucket
+/// will use (`mergeConfig.defaultStrategy`). The stand-in's repositories keep Bitbucket's default, "Merge commit"
+/// (`no-ff`), as a new repository does (docs/reference/bitbucket-dc.md "Merge strategies").
+pub fn pull_request_settings(cx: &ReadCx, key: &str, slug: &str) -> Reply {
+    find_repo(cx.m, key, slug)?;
+    let strategy = |id: &str, name: &str, flag: &str, description: &str, enabled: bool| serde_json::json!({"id": id, "name": name, "flag": flag, "description": description, "enabled": enabled});
+    let strategies = vec![
+        strategy("no-ff", "Merge commit", "--no-ff", "Always create a new merge commit", true),
+        strategy(
+            "ff",
+            "Fast-forward",
+            "--ff",
+            "Do not create a merge commit if the target branch is an ancestor",
+            true,
+        ),
+        strategy("squash", "Squash", "--squash", "Combine all commits into one new non-merge commit", true),
+    ];
+    Ok(Response::json(
+        200,
+        &serde_json::json!({
+            "mergeConfig": {"defaultStrategy": strategies[0].clone(), "strategies": strategies, "type": "DEFAULT"},
+            "requiredAllApprovers": false, "requiredAllTasksComplete": false, "requiredApprovers": 0,
+            "requiredSuccessfulBuilds": 0,
+        }),
+    ))
+}
+
 pub(super) fn no_such_commit(name: &str) -> Response {
     errors::error(404, Some(exception::NO_SUCH_COMMIT), &format!("Commit '{name}' does not exist in this repository."))
 }
