@@ -33,9 +33,24 @@ impl Harness {
 
     /// A server with one session over `catalogue`.
     pub fn of(catalogue: &bb_core::Catalogue, options: ExposureOptions, page: usize) -> Harness {
+        Harness::configured(catalogue, options, page, |_| {})
+    }
+
+    /// A server over the test catalogue with every tool exposed, its configuration changed by `f`.
+    pub fn everything_with(f: impl FnOnce(&mut ServerConfig)) -> Harness {
+        Harness::configured(&test_catalogue(), ExposureOptions::everything(), 100, f)
+    }
+
+    fn configured(
+        catalogue: &bb_core::Catalogue,
+        options: ExposureOptions,
+        page: usize,
+        f: impl FnOnce(&mut ServerConfig),
+    ) -> Harness {
         let exposed = catalogue.expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.tools_page_size = page;
+        f(&mut config);
         let mut server = Server::new(config, bb_core::Caches::new());
         let session = server.open();
         Harness {
