@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BB, firstLines } from "./bb.mjs";
 
 const STACK = process.env.BB_STACK_BIN || path.join(path.dirname(BB), "bb-stack");
@@ -43,7 +44,9 @@ after(async () => {
 
 async function as(slug) {
   const transport = new StreamableHTTPClientTransport(mcp, { requestInit: { headers: { [HEADER]: tokens[slug] } } });
-  const client = new Client({ name: `bb-e2e-${slug}`, version: "1.0.0" }, { capabilities: {} });
+  // Each person shows bb's confirmation forms and ticks the box: an approval asks first (issue 51).
+  const client = new Client({ name: `bb-e2e-${slug}`, version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { confirm: true } }));
   await client.connect(transport);
   const call = async (name, args) => {
     const r = await client.callTool({ name, arguments: { ...PR, ...args } });
