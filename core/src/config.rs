@@ -35,6 +35,9 @@ pub struct ServerConfig {
     /// Seals the state a 2026-07-28 confirmation's retry brings back (the application's key); without
     /// one, such a call is answered that bb cannot ask.
     pub seal: Option<Arc<dyn crate::confirm::Seal>>,
+    /// How long the person has to answer a question, and a 2026-07-28 state stays good, in milliseconds:
+    /// [`crate::ANSWER_WITHIN_MS`] (10 minutes), shorter only in tests and the fault matrix.
+    pub answer_within_ms: u64,
 }
 
 impl ServerConfig {
@@ -50,6 +53,7 @@ impl ServerConfig {
             highlight_deadline_ms: 150,
             confirm: true,
             seal: None,
+            answer_within_ms: crate::confirm::ANSWER_WITHIN_MS,
         }
     }
 }

@@ -24,6 +24,12 @@ use crate::text::visible;
 /// How long the person has to answer, and how long a 2026-07-28 state stays good: 10 minutes.
 pub const ANSWER_WITHIN_MS: u64 = 10 * 60 * 1000;
 
+/// A wait in words, as the model reads it: "10 minutes", "1 minute", "2 seconds".
+pub(crate) fn duration_words(ms: u64) -> String {
+    let (n, unit) = if ms >= 60_000 && ms % 60_000 == 0 { (ms / 60_000, "minute") } else { (ms.div_ceil(1000), "second") };
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The key of bb's one input request in an `input_required` result, and of the one box in the form.
 pub const CONFIRM_KEY: &str = "confirm";
 
@@ -240,6 +246,13 @@ mod tests {
         assert_eq!(schema["properties"]["confirm"]["title"], "Merge #12 into main");
         assert!(schema["properties"]["confirm"].get("default").is_none());
         assert!(q.params(Some(ProtocolVersion::V2025_06_18)).get("mode").is_none());
+    }
+
+    #[test]
+    fn waits_are_said_in_minutes_or_seconds() {
+        assert_eq!(duration_words(ANSWER_WITHIN_MS), "10 minutes");
+        assert_eq!(duration_words(60_000), "1 minute");
+        assert_eq!(duration_words(1_500), "2 seconds");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //!
 //! A tool that asks ([`crate::tool::Asks`]) puts its question to the person first ([`crate::confirm`]):
 //! in the handshake's era the session sends `elicitation/create` and the call waits (at most
-//! [`ANSWER_WITHIN_MS`], holding nothing of Bitbucket's) for the client's response; on 2026-07-28 the
+//! `ServerConfig::answer_within_ms`, 10 minutes, holding nothing of Bitbucket's) for the client's response; on 2026-07-28 the
 //! call answers `input_required` and its retry brings the sealed state back. What the person confirms
 //! starts the tool again with the question's pin; anything else writes nothing.
 //!
@@ -21,7 +21,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::{Answer, Session, truncate};
-use crate::confirm::{self, ANSWER_WITHIN_MS, Answered, CONFIRM_KEY, Confirming, Question, Spent};
+use crate::confirm::{self, Answered, CONFIRM_KEY, Confirming, Question, Spent};
 use crate::fetch::{FetchOutcome, Ticket};
 use crate::highlight::Highlighted;
 use crate::jsonrpc::{self, ErrorReply, INVALID_PARAMS, Id, MISSING_REQUIRED_CLIENT_CAPABILITY};
@@ -292,7 +292,7 @@ Ask the person to do it in Bitbucket, or to use a client that can ask them.",
                 args: confirm::args_digest(&again.args, seal.as_ref()),
                 principal: self.principal(),
                 pin: question.pin.clone(),
-                expires_ms: sh.now_ms.saturating_add(ANSWER_WITHIN_MS),
+                expires_ms: sh.now_ms.saturating_add(sh.config.answer_within_ms),
             };
             let result = json!({
                 "inputRequests": {CONFIRM_KEY: {
@@ -309,7 +309,7 @@ Ask the person to do it in Bitbucket, or to use a client that can ask them.",
                              "params": question.params(self.version)});
         self.send(request, Some(tag), sh);
         // The call's deadline: a step at it is the last (no answer came).
-        sh.work.ask_step(self.id, id, sh.now_ms.saturating_add(ANSWER_WITHIN_MS), &mut sh.out);
+        sh.work.ask_step(self.id, id, sh.now_ms.saturating_add(sh.config.answer_within_ms), &mut sh.out);
         let state = State::Asking { ask, question, again };
         self.pending.insert(id.clone(), Pending { state, tag, batch: None, stateless: false });
         Answer::Later
@@ -360,7 +360,8 @@ Ask the person to do it in Bitbucket, or to use a client that can ask them.",
         if sh.now_ms >= state.expires_ms {
             return Answer::Now(Ok(stateless::complete(
                 ToolResult::error(format!(
-                    "The confirmation came after its 10 minutes had passed: {untouched}. Call {} again to ask the person again.",
+                    "The confirmation came after its {} had passed: {untouched}. Call {} again to ask the person again.",
+                    confirm::duration_words(sh.config.answer_within_ms),
                     again.tool.name
                 ))
                 .into_value(),
@@ -514,15 +515,16 @@ impl Session {
         self.after_step(call, (pending, plan, again), answer, issued, sh);
     }
 
-    /// No answer came within [`ANSWER_WITHIN_MS`]: the question is withdrawn and nothing is written.
+    /// No answer came within the configured wait: the question is withdrawn and nothing is written.
     fn unanswered(&mut self, call: Id, ask: Id, sh: &mut Shared) {
         let Some(Pending { state: State::Asking { again, .. }, tag, .. }) = self.pending.remove(&call) else {
             return;
         };
         sh.work.cancel_call(self.id, &call, &mut sh.out);
-        self.withdraw_question(&ask, "No answer came within 10 minutes.", tag, sh);
+        let within = confirm::duration_words(sh.config.answer_within_ms);
+        self.withdraw_question(&ask, &format!("No answer came within {within}."), tag, sh);
         let result = ToolResult::error(format!(
-            "No answer came from the person within 10 minutes: {}. Call {} again when they are there to confirm.",
+            "No answer came from the person within {within}: {}. Call {} again when they are there to confirm.",
             again.tool.asks.untouched(),
             again.tool.name
         ));
