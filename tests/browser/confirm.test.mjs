@@ -144,6 +144,8 @@ const merges = async (id) => ((await (await fetch(`${bb.stack}/_stack/requests`)
 async function pressMerge(t, id, mount) {
   const v = await open(browser, { bb: bb.mcp, show: { kind: "pull_request", project: "BB", repo: "api", pr_id: id }, mount, colorScheme: mount.theme === "dark" ? "dark" : "light" });
   await v.frame.locator(".bb-card").waitFor({ timeout: 15000 });
+  // The test before saw no question and merged it: nothing left to ask about.
+  if (await merges(id)) { t.skip("merge_pull_request does not ask on this build yet: the test before merged it with no question"); return null; }
   await v.frame.locator(".bb-act-merge").click();
   const form = v.page.locator("#bb-elicit");
   // Either bb asks (the form), or this build's merge_pull_request does not ask yet and the card shows Merged.
