@@ -21,7 +21,12 @@ const actions = (() => {
 
   // Calls `tool` with `args` through the host. `button` (and every button in `more.within`) is busy meanwhile;
   // `problem` shows bb's words when it fails. On success `more.said` gets the answer's text, the view is
-  // read again in place and the model told `told`.
+  // read again in place and the model told `told`. A tool that asks the person first (issue 51: it merges or
+  // cannot be undone) gives `more.declined`, the words for when they did not confirm ("Not merged: you
+  // declined."): while the call waits, "Waiting for your confirmation" stands beside the button (the host
+  // shows bb's question); when the answer says the person did not confirm (_meta["bb/confirmation"] is
+  // "declined": declined, dismissed, or the box left unticked), those words stand in `problem` as a note,
+  // not an error, and the view stays as it was: nothing is read again and the model is not told.
   function run(tool, args, button, problem, told, more = {}) {
     if (page.gone || button.disabled) return Promise.resolve(false);
     const label = button.textContent;
@@ -30,7 +35,10 @@ const actions = (() => {
     button.ariaBusy = "true";
     problem.replaceChildren();
     problem.hidden = true;
-    const done = () => { for (const b of busy) b.disabled = false; button.ariaBusy = null; button.textContent = label; };
+    problem.classList.remove("bb-not-confirmed");
+    const waiting = more.declined ? el("span", { class: "bb-waiting", role: "status" }, "Waiting for your confirmation") : null;
+    if (waiting) button.after(waiting);
+    const done = () => { for (const b of busy) b.disabled = false; button.ariaBusy = null; button.textContent = label; if (waiting) waiting.remove(); };
     const fail = (text) => {
       done();
       problem.replaceChildren(firstSentence(text) || "It did not work, and bb said nothing about why.");
@@ -40,6 +48,13 @@ const actions = (() => {
     return bridge.request("tools/call", { name: tool, arguments: args }).then((result) => {
       if (page.gone) return false;
       const r = obj(result);
+      if (declined(r)) {
+        done();
+        problem.replaceChildren(more.declined || "Nothing changed: you did not confirm.");
+        problem.classList.add("bb-not-confirmed");
+        problem.hidden = false;
+        return false;
+      }
       if (r.isError) return fail(resultText(r));
       done();
       if (more.said) more.said(resultText(r));
@@ -48,6 +63,8 @@ const actions = (() => {
       return true;
     }, (err) => fail(String(obj(err).message || "The host did not pass the call on.")));
   }
+  // Whether a tool's answer says the person did not confirm (bb wrote nothing): a plain result, not an error.
+  const declined = (r) => obj(r._meta)["bb/confirmation"] === "declined";
 
   // Reads the view again (refresh_view with its show call and no fingerprint) and draws it in place.
   function reload() {
@@ -103,21 +120,23 @@ const actions = (() => {
     const you = typeof pr.you === "string" ? pr.you : null;
     const mine = Array.isArray(pr.reviewers) ? pr.reviewers.find((r) => r && r.user === you) : null;
     if (offers(data, "submit_pr_review") && !(you && pr.author === you)) {
-      const review = (status, action, words, undo, told, undone) => {
+      const review = (status, action, words, undo, told, undone, refused) => {
         const on = Boolean(mine && mine.status === status);
         const b = button(`bb-button bb-act-${on ? "withdraw" : action}`, words, () =>
-          run("submit_pr_review", Object.assign(where(data), { action: on ? "withdraw" : action }), b, problem, on ? undone : told),
+          run("submit_pr_review", Object.assign(where(data), { action: on ? "withdraw" : action }), b, problem, on ? undone : told,
+            on ? {} : { declined: refused }),
           { "aria-pressed": String(on), "data-verdict": action, title: on ? undo : null });
         return b;
       };
       buttons.push(review("NEEDS_WORK", "request_changes", "Needs work", "Remove needs work",
-        `The person marked ${id} as needing work.`, `The person withdrew their needs work on ${id}.`),
-      review("APPROVED", "approve", "Approve", "Remove approval", `The person approved ${id}.`, `The person withdrew their approval of ${id}.`));
+        `The person marked ${id} as needing work.`, `The person withdrew their needs work on ${id}.`, "Not marked as needs work: you declined."),
+      review("APPROVED", "approve", "Approve", "Remove approval", `The person approved ${id}.`, `The person withdrew their approval of ${id}.`, "Not approved: you declined."));
     }
     if (merge) buttons.push(merge);
     else if (canMerge(data)) {
       const b = button("bb-button bb-primary bb-act-merge", "Merge",
-        () => run("merge_pull_request", Object.assign(where(data), { version: pr.version }), b, problem, `The person merged ${id}.`));
+        () => run("merge_pull_request", Object.assign(where(data), { version: pr.version }), b, problem, `The person merged ${id}.`,
+          { declined: "Not merged: you declined." }));
       buttons.push(b);
     }
     if (!buttons.length) return null;
@@ -171,7 +190,8 @@ const actions = (() => {
     }
     if (offers(data, "delete_pr_comment")) {
       parts.splice(1, 0, ...confirm(button("bb-link-button bb-act-delete", "Delete"), "Delete", "Delete this pending comment? ",
-        (yes) => run("delete_pr_comment", Object.assign(where(data), { comment_id: c.id }), yes, problem, `The person deleted a pending comment on ${id}.`, { within: yes.parentNode })));
+        (yes) => run("delete_pr_comment", Object.assign(where(data), { comment_id: c.id }), yes, problem, `The person deleted a pending comment on ${id}.`,
+          { within: yes.parentNode, declined: "Not deleted: you declined." })));
     }
     return parts.length ? el("div", { class: "bb-comment-actions" }, parts, problem) : null;
   }
@@ -219,7 +239,7 @@ const actions = (() => {
     const id = `PR #${pr.id}`;
     const ready = offers(data, "update_pull_request") && Number.isInteger(pr.id)
       ? button("bb-button bb-act-ready", "Mark as ready", () => run("update_pull_request", Object.assign(where(data), { draft: false }), ready, problem,
-        `The person marked ${id} as ready for review.`)) : null;
+        `The person marked ${id} as ready for review.`, { declined: "Still a draft: you declined." })) : null;
     return el("section", { class: "bb-draft-note", role: "note", "aria-label": "Draft" },
       el("p", {}, el("strong", {}, "This pull request is a draft."), " It can't be merged until it is marked as ready for review."),
       ready, problem);

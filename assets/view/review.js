@@ -53,7 +53,7 @@ const review = (() => {
     const problem = actions.problemLine();
     const apply = !applied && offers(data, "apply_pr_suggestion") && c.state !== "PENDING" && pr.state === "OPEN" && Number.isInteger(c.id)
       ? button("bb-button bb-act-apply", "Apply", () => run("apply_pr_suggestion", Object.assign(where(data), { comment_id: c.id, index }), apply, problem,
-        `The person applied a suggestion on PR #${pr.id}.`, { said: () => tell(note, key)(appliedWords(pr)) }), { title: "Commit this change to the source branch" }) : null;
+        `The person applied a suggestion on PR #${pr.id}.`, { said: () => tell(note, key)(appliedWords(pr)), declined: "Not applied: you declined." }), { title: "Commit this change to the source branch" }) : null;
     const n = (i) => (from === null ? null : from + i);
     const rows = applied ? s.new.map((t, i) => row("C", n(i), n(i), t))
       : [...(old || []).map((t, i) => row("R", n(i), null, t)), ...s.new.map((t, i) => row("A", null, n(i), t))];
@@ -109,11 +109,13 @@ const review = (() => {
       const how = { approve: "and approved it", request_changes: "and marked it as needing work" }[verdict] || "without a verdict";
       const chosen = verdict;
       run("submit_pr_review", args, publish, problem, `The person published their review of ${id} ${how}.`,
-        { within: box, said: () => { actions.drafts.delete(`summary ${key}`); tell(note, key)(PUBLISHED[chosen] || PUBLISHED.comment); } });
+        { within: box, said: () => { actions.drafts.delete(`summary ${key}`); tell(note, key)(PUBLISHED[chosen] || PUBLISHED.comment); },
+          // Approve and Needs work ask the person first (issue 51); a review without a verdict does not.
+          declined: chosen === "approve" || chosen === "request_changes" ? "Not published: you declined." : undefined });
     });
     const discard = offers(data, "discard_pr_review") ? actions.confirm(button("bb-button bb-act-discard", "Discard"), "Discard",
       `Discard ${count === 1 ? "your pending comment" : `all ${fmt.num(count)} pending comments`}? `,
-      (yes) => run("discard_pr_review", where(data), yes, problem, `The person discarded their pending review of ${id}.`, { within: box, said: () => tell(note, key)(DISCARDED) })) : null;
+      (yes) => run("discard_pr_review", where(data), yes, problem, `The person discarded their pending review of ${id}.`, { within: box, said: () => tell(note, key)(DISCARDED), declined: "Not discarded: you declined." })) : null;
     const box = el("section", { class: "bb-finish", "aria-label": "Finish review", "data-count": count },
       el("div", { class: "bb-finish-row" }, el("strong", {}, "Finish review"), el("span", { class: "bb-finish-count" }, fmt.count(count, "pending comment", "pending comments")), choices),
       el("div", { class: "bb-finish-row bb-finish-go" }, summary, publish, discard), problem, note);

@@ -17,8 +17,11 @@ after(async () => {
 });
 
 const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
+// Approve and Needs work ask the person first (issue 51): the test host answers bb's question by itself,
+// accepting with the box ticked (mount.confirm "accept"; --confirm off is not on this branch).
 const card = async (pr_id, opts = {}) => {
-  const v = await open(browser, { bb: bb.mcp, show: { kind: "pull_request", project: "BB", repo: "api", pr_id }, ...opts });
+  const mount = Object.assign({ confirm: "accept" }, opts.mount);
+  const v = await open(browser, { bb: bb.mcp, show: { kind: "pull_request", project: "BB", repo: "api", pr_id }, ...opts, mount });
   await v.frame.locator(".bb-card").waitFor({ timeout: 15000 });
   return v;
 };

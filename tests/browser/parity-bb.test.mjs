@@ -19,7 +19,10 @@ after(async () => {
 
 const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 const calls = async (v, name) => (await v.log()).calls.filter((c) => c && c.name === name);
+// apply_pr_suggestion asks the person first (issue 51): the test host answers bb's question by itself,
+// accepting with the box ticked (mount.confirm "accept"; --confirm off is not on this branch).
 async function show(args, mount = {}, wait = ".bb-card") {
+  mount = Object.assign({ confirm: "accept" }, mount);
   const v = await open(browser, { bb: bb.mcp, show: args, mount, colorScheme: mount.theme === "dark" ? "dark" : "light" });
   await v.frame.locator(wait).waitFor({ timeout: 15000 });
   return { ...v, data: v.bb.result._meta["bb/view"] };

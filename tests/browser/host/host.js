@@ -98,14 +98,65 @@ function spoof(result) {
   document.body.append(other);
 }
 
+// bb asks the person before a tool that merges or cannot be undone (elicitation/create, form mode), as a
+// real host does: a modal form drawn from requestedSchema (the message as text, never HTML; each boolean a
+// checkbox with its title, unticked; Accept, Decline, Cancel), answered with the person's action and content.
+// `confirm` ("accept": tick every box and accept; "decline"; "cancel"; anything else: wait for the test to
+// press a button) answers by itself, for tests that press write buttons. Every question asked is kept in
+// log.elicitations. Selectors: #bb-elicit (the dialog), .bb-elicit-message, .bb-elicit-field input[type=checkbox]
+// (data-key: the property), .bb-elicit-accept, .bb-elicit-decline, .bb-elicit-cancel.
+log.elicitations = [];
+let autoConfirm = null;
+function elicit(params) {
+  params = params || {};
+  const asked = JSON.parse(JSON.stringify(params));
+  log.elicitations.push(asked);
+  const schema = (params.requestedSchema && typeof params.requestedSchema === "object") ? params.requestedSchema : {};
+  const props = (schema.properties && typeof schema.properties === "object") ? schema.properties : {};
+  const make = (tag, attrs = {}, ...kids) => { const n = document.createElement(tag); for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v); n.append(...kids); return n; };
+  const dialog = make("dialog", { id: "bb-elicit", "aria-label": "The server asks", style: "max-width:440px;font:14px system-ui,sans-serif;border:1px solid #888;border-radius:8px;padding:16px" });
+  const message = make("p", { class: "bb-elicit-message", style: "white-space:pre-wrap;margin:0 0 12px" });
+  message.textContent = String(params.message || "");
+  dialog.append(make("p", { class: "bb-elicit-server", style: "margin:0 0 6px;color:#666;font-size:12px" }, "bb asks"), message);
+  const boxes = [];
+  for (const [key, prop] of Object.entries(props)) {
+    if (!prop || prop.type !== "boolean") continue; // bb asks with booleans only
+    const box = make("input", { type: "checkbox", "data-key": key });
+    const title = make("span", { class: "bb-elicit-title" });
+    title.textContent = String(prop.title || key);
+    const label = make("label", { class: "bb-elicit-field", style: "display:flex;gap:6px;align-items:center;font-weight:600" }, box, title);
+    dialog.append(label);
+    if (prop.description) { const d = make("p", { class: "bb-elicit-description", style: "margin:2px 0 8px 22px;color:#666;font-size:12px" }); d.textContent = String(prop.description); dialog.append(d); }
+    boxes.push([key, box]);
+  }
+  const accept = make("button", { type: "button", class: "bb-elicit-accept" }, "Accept");
+  const decline = make("button", { type: "button", class: "bb-elicit-decline" }, "Decline");
+  const cancel = make("button", { type: "button", class: "bb-elicit-cancel" }, "Cancel");
+  dialog.append(make("p", { style: "display:flex;gap:8px;justify-content:flex-end;margin:12px 0 0" }, cancel, decline, accept));
+  document.body.append(dialog);
+  dialog.showModal();
+  return new Promise((resolve) => {
+    const answer = (result) => { dialog.close(); dialog.remove(); asked.answer = result; resolve(result); };
+    accept.onclick = () => answer({ action: "accept", content: Object.fromEntries(boxes.map(([k, b]) => [k, b.checked])) });
+    decline.onclick = () => answer({ action: "decline" });
+    cancel.onclick = () => answer({ action: "cancel" });
+    dialog.addEventListener("cancel", (e) => { e.preventDefault(); answer({ action: "cancel" }); }); // Escape
+    if (autoConfirm === "accept") { for (const [, b] of boxes) b.checked = true; setTimeout(() => accept.click(), 0); }
+    else if (autoConfirm === "decline") setTimeout(() => decline.click(), 0);
+    else if (autoConfirm === "cancel") setTimeout(() => cancel.click(), 0);
+  });
+}
+
 // The host as a real client renders views: an MCP client talking to bb over Streamable HTTP that
 // declares the UI extension, reads the page named by show's _meta.ui.resourceUri, calls show and
 // mounts the page with that input and result. Answers with what bb sent, as JSON text.
 let client = null;
 async function viaBb(url, args, opts = {}) {
+  if (typeof opts.confirm === "string") autoConfirm = opts.confirm;
   if (!client) {
     client = new Client({ name: "bb-browser-test-host", version: "1.0.0" },
-      { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } } });
+      { capabilities: { elicitation: { form: {} }, extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } } });
+    client.setRequestHandler("elicitation/create", (request) => elicit(request.params));
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   }
   const { tools } = await client.listTools();
@@ -124,6 +175,10 @@ window.bbHost = {
   callBb: async (json) => JSON.stringify(await client.callTool(JSON.parse(json))),
   log,
   mount,
+  // A question as bb would ask it, without bb (the form's own test): resolves with the answer, as JSON text.
+  elicit: async (json) => JSON.stringify(await elicit(JSON.parse(json))),
+  // How the host answers bb's questions from now on: "accept", "decline", "cancel", or null (the person does).
+  setConfirm: (how) => { autoConfirm = how || null; },
   setContext,
   spoof,
   teardown: () => bridge.teardownResource({}),

@@ -80,7 +80,56 @@ function onModel(kind, params) {
   }
 }
 
-const client = new McpClient(meta("bb-mcp-url"), logLine);
+// bb asks the person before a tool that merges or cannot be undone (elicitation/create in form mode),
+// during the model's call or one the view makes through the host (the card's Merge): a modal form drawn
+// from requestedSchema, as a real host draws it. The message is text, never HTML; each boolean is a
+// checkbox with its title, unticked; Accept answers {action: "accept", content}, Decline and Cancel (and
+// Escape) answer their action. ?confirm=accept (tick every box and accept), decline or cancel answers by
+// itself, as the Host section's switch does. Selectors: #bb-elicit, .bb-elicit-message, .bb-elicit-field
+// input[type=checkbox] (data-key), .bb-elicit-accept, .bb-elicit-decline, .bb-elicit-cancel.
+const CONFIRM_CHOICES = ["ask", "accept", "decline", "cancel"];
+settings.confirm = CONFIRM_CHOICES.includes(query.get("confirm")) ? query.get("confirm") : "ask";
+function elicitForm(params) {
+  const schema = params.requestedSchema && typeof params.requestedSchema === "object" ? params.requestedSchema : {};
+  const props = schema.properties && typeof schema.properties === "object" ? schema.properties : {};
+  const boxes = [];
+  const fields = Object.entries(props).filter(([, p]) => p && p.type === "boolean").map(([key, p]) => {
+    const box = el("input", { type: "checkbox", "data-key": key });
+    boxes.push([key, box]);
+    return el("div", { class: "elicit-field-row" },
+      el("label", { class: "bb-elicit-field" }, box, el("span", { class: "bb-elicit-title" }, String(p.title || key))),
+      p.description ? el("p", { class: "muted bb-elicit-description" }, String(p.description)) : null);
+  });
+  const others = Object.entries(props).filter(([, p]) => !p || p.type !== "boolean").map(([key]) => key);
+  const accept = el("button", { type: "button", class: "primary bb-elicit-accept" }, "Accept");
+  const decline = el("button", { type: "button", class: "bb-elicit-decline" }, "Decline");
+  const cancel = el("button", { type: "button", class: "bb-elicit-cancel" }, "Cancel");
+  const dialog = el("dialog", { id: "bb-elicit", class: "elicit", "aria-labelledby": "bb-elicit-heading" },
+    el("h2", { id: "bb-elicit-heading" }, "bb asks"),
+    el("p", { class: "bb-elicit-message" }, String(params.message || "")),
+    fields,
+    others.length ? el("p", { class: "error" }, `This preview draws only checkboxes; not shown: ${others.join(", ")}.`) : null,
+    el("div", { class: "elicit-buttons" }, cancel, decline, accept));
+  document.body.append(dialog);
+  dialog.showModal();
+  return new Promise((resolve) => {
+    const answer = (result) => { dialog.close(); dialog.remove(); resolve(result); };
+    accept.addEventListener("click", () => answer({ action: "accept", content: Object.fromEntries(boxes.map(([k, b]) => [k, b.checked])) }));
+    decline.addEventListener("click", () => answer({ action: "decline" }));
+    cancel.addEventListener("click", () => answer({ action: "cancel" }));
+    dialog.addEventListener("cancel", (e) => { e.preventDefault(); answer({ action: "cancel" }); });
+    if (settings.confirm === "accept") { for (const [, b] of boxes) b.checked = true; setTimeout(() => accept.click(), 0); }
+    else if (settings.confirm === "decline") setTimeout(() => decline.click(), 0);
+    else if (settings.confirm === "cancel") setTimeout(() => cancel.click(), 0);
+  });
+}
+async function onServerRequest(method, params) {
+  if (method === "elicitation/create" && (params.mode === undefined || params.mode === "form")) return elicitForm(params);
+  if (method === "ping") return {};
+  throw { code: -32601, message: `Method not found: ${method}` };
+}
+
+const client = new McpClient(meta("bb-mcp-url"), logLine, onServerRequest);
 const host = new ViewHost({
   box: $("frame-box"), client, log: logLine, onModel,
   onLayout: (mode) => {
@@ -229,11 +278,16 @@ function picker() {
 function switches() {
   const themeButton = (name) => el("button", { type: "button", "data-theme-choice": name, onclick: () => setTheme(name) }, name);
   const modeButton = (mode) => el("button", { type: "button", "data-mode": mode, onclick: () => host.setDisplayMode(mode) }, mode);
+  // How bb's questions are answered: by the person (ask), or at once (accept, decline, cancel).
+  const confirmChoice = el("select", { "aria-label": "answer bb's questions", onchange: () => { settings.confirm = confirmChoice.value; } },
+    ...CONFIRM_CHOICES.map((c) => el("option", { value: c }, c)));
+  confirmChoice.value = settings.confirm;
   const vars = el("input", { type: "checkbox", checked: settings.variables, onchange: () => { settings.variables = vars.checked; setTheme(settings.theme); } });
   $("switches").replaceChildren(
     el("div", { class: "row" }, el("span", {}, "theme"), themeButton("light"), themeButton("dark")),
     el("label", { class: "row" }, el("span", {}, "variables"), vars, el("span", { class: "muted" }, "send style variables")),
     el("div", { class: "row" }, el("span", {}, "display"), modeButton("inline"), modeButton("fullscreen")),
+    el("label", { class: "row" }, el("span", {}, "confirm"), confirmChoice),
   );
   // Over a fullscreen view the host keeps a way back, as real hosts do.
   document.body.append(el("button", { type: "button", class: "exit-full", onclick: () => host.setDisplayMode("inline") }, "Exit full screen (host)"));

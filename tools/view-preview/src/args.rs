@@ -16,7 +16,9 @@ Streamable HTTP transport on a free loopback port, and serves the host page on 1
 The page's URL is the first line on stdout. Open it, pick a pull request or a list, and switch
 theme and display mode. Query parameters open a view at once: show=BB/api/1 (a pull request),
 show=BB/cli (a list; add state=MERGED), show=inbox; theme=dark, mode=fullscreen, vars=0 (no
-style variables from the host).
+style variables from the host). When bb asks the person first (a merge, a write that cannot be
+undone) the page shows bb's question as a form; confirm=accept (tick and accept), confirm=decline
+or confirm=cancel answers it at once.
 
 Options:
   --port N     the page's port on 127.0.0.1 (default: 8765; 0: any free port)

@@ -289,6 +289,14 @@ mod tests {
     }
 
     #[test]
+    fn the_page_can_show_bbs_question() {
+        let file = |path: &str| FILES.iter().find(|(p, ..)| *p == path).map(|(.., body)| *body).unwrap_or_default();
+        assert!(file("/mcp.js").contains("elicitation: { form: {} }"), "the client declares form elicitation");
+        assert!(file("/app.js").contains("\"elicitation/create\""), "and answers bb's question");
+        assert!(!file("/app.js").contains("innerHTML"), "whose message is text");
+    }
+
+    #[test]
     fn the_page_has_the_places_its_settings_fill() {
         assert!(INDEX_HTML.contains("__BB_MCP_URL__"));
         assert!(INDEX_HTML.contains("__BB_SOURCE__"));
