@@ -36,7 +36,10 @@ const actions = (() => {
     problem.replaceChildren();
     problem.hidden = true;
     problem.classList.remove("bb-not-confirmed");
-    const waiting = more.declined ? el("span", { class: "bb-waiting", role: "status" }, "Waiting for your confirmation") : null;
+    // Only beside a tool this server asks about (the view data's server.asks; every such tool when absent).
+    const asked = obj(obj(page.data).server).asks;
+    const asks = more.declined && (!Array.isArray(asked) || asked.includes(tool));
+    const waiting = asks ? el("span", { class: "bb-waiting", role: "status" }, "Waiting for your confirmation") : null;
     if (waiting) button.after(waiting);
     const done = () => { for (const b of busy) b.disabled = false; button.ariaBusy = null; button.textContent = label; if (waiting) waiting.remove(); };
     const fail = (text) => {

@@ -167,6 +167,9 @@ pub struct Call<'a> {
     pub highlight_templates: bool,
     /// Where the call stands with the person: nobody asked, ask first, or confirmed with a pin.
     pub confirming: crate::confirm::Confirming<'a>,
+    /// Whether this server asks the person before the tools that ask run (`--confirm`, on by default):
+    /// a view names those tools, so it says "Waiting for your confirmation" only beside them.
+    pub asks: bool,
 }
 
 /// Starts a call with arguments already checked against the tool's schema.

@@ -189,6 +189,7 @@ impl Session {
             base_url: sh.config.base_url.as_deref(),
             highlight_templates: sh.config.highlight_templates,
             confirming,
+            asks: sh.config.confirm,
         };
         let step = (again.tool.start)(&again.args, &call);
         let may_ask = confirming == Confirming::Ask;

@@ -245,10 +245,18 @@ impl Header {
     pub fn new(kind: &'static str, args: &Map<String, Value>, call: &Call<'_>) -> Header {
         let kinds: Vec<&str> = call.exposed.kinds().iter().map(|k| k.name).collect();
         let tools: Vec<&str> = call.exposed.tools().iter().map(|t| t.name).collect();
+        // The exposed tools that ask the person first (none when the admin turned asking off).
+        let asks: Vec<&str> = call
+            .exposed
+            .tools()
+            .iter()
+            .filter(|t| call.asks && !matches!(t.asks, crate::tool::Asks::Never))
+            .map(|t| t.name)
+            .collect();
         Header {
             kind,
             read_at: call.now_ms,
-            server: json!({"url": call.base_url, "kinds": kinds, "tools": tools}),
+            server: json!({"url": call.base_url, "kinds": kinds, "tools": tools, "asks": asks}),
             call: args.clone(),
         }
     }
