@@ -42,6 +42,9 @@ pub struct ServeOptions {
     pub metrics: Option<std::net::SocketAddr>,
     /// `--log-format json`: one JSON object per log line instead of text.
     pub log_json: bool,
+    /// `--confirm on|off`: whether tools that merge or cannot be undone ask the person first; `None`
+    /// when not given (then `BB_CONFIRM`, else on).
+    pub confirm: Option<bool>,
 }
 
 /// The options of `bb ai mcp serve --http ADDR`.
@@ -140,6 +143,13 @@ Options:
   --highlight-templates
                       also highlight templates (HTML with script and style, PHP, Vue, Jinja, …),
                       whose lexers cannot be stopped midway; off by default
+  --confirm on|off    on (the default; or BB_CONFIRM): tools that merge or cannot be undone ask
+                      the person first (merge_pull_request, enable_auto_merge, disable_auto_merge,
+                      submit_pr_review approving or saying Needs work, set_build_status,
+                      create_tag, apply_pr_suggestion, delete_pr_comment, update_pull_request
+                      changing the draft flag); a client that cannot show the question gets an
+                      error and nothing is written. off: they run without asking anyone, for an
+                      agent that runs with no person present
   --memory-budget SIZE
                       the memory bb sets aside for large calls (diff and compare views), e.g.
                       256MiB (the default) or 1GiB, from 16MiB to 1TiB; past it they wait their
@@ -189,7 +199,8 @@ Print the tools `bb ai mcp serve` would expose with the same options, one line e
 
 Usage: bb ai mcp tools [--toolsets A,B] [--dynamic-toolsets on|off] [--tools A,B] [--exclude A,B] [--allow-writes]
 
-Each line: the tool, its group, whether it reads or writes, its title. Then the groups a session
+Each line: the tool, its group, whether it reads or writes, whether it asks the person first
+(never, always, or when), its title. Then the groups a session
 may turn on with enable_toolset, and their tools. BB_TOOLSETS is read as serve reads it.
 ";
 
@@ -205,6 +216,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
     let mut memory_budget = None;
     let mut metrics = None;
     let mut log_json = false;
+    let mut confirm = None;
     let mut connection = crate::config::ConnectionFlags::default();
     let mut http: Option<std::net::SocketAddr> = None;
     let mut http_flags = HttpServe {
@@ -267,6 +279,11 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                     _ => return Err(format!("--log-format `{value}` is not a format: use text (the default) or json")),
                 };
                 seen_options.push("--log-format");
+            }
+            Long("confirm") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--confirm")?;
+                confirm = Some(on_off(&value).ok_or_else(|| format!("--confirm `{value}` is not on or off"))?);
+                seen_options.push("--confirm");
             }
             Long("log-level") => {
                 let value = parser.value().map_err(|e| e.to_string())?;
@@ -465,12 +482,15 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 memory_budget,
                 metrics,
                 log_json,
+                confirm,
             })))
         }
         ["ai", "mcp", "tools"] => {
             if let Some(flag) = seen_options.iter().find(|f| {
-                matches!(**f, "--log-level" | "--log-format" | "--host" | "--token" | "--http" | "--metrics")
-                    || HTTP_ONLY.contains(f)
+                matches!(
+                    **f,
+                    "--log-level" | "--log-format" | "--confirm" | "--host" | "--token" | "--http" | "--metrics"
+                ) || HTTP_ONLY.contains(f)
             }) {
                 return Err(format!("{flag} is not an option of `bb ai mcp tools`; see `bb ai mcp tools --help`"));
             }
@@ -493,6 +513,31 @@ const HTTP_ONLY: [&str; 10] = [
     "--ready-interval",
     "--write-timeout",
 ];
+
+/// on/off, true/false, 1/0.
+fn on_off(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" => Some(true),
+        "off" | "false" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether tools that merge or cannot be undone ask: `--confirm`, else `BB_CONFIRM` (on/off,
+/// true/false, 1/0), else on.
+pub fn confirm_from_env(flag: Option<bool>, env: &dyn Fn(&str) -> Option<String>) -> Result<bool, String> {
+    if let Some(on) = flag {
+        return Ok(on);
+    }
+    match env("BB_CONFIRM").filter(|v| !v.trim().is_empty()) {
+        None => Ok(true),
+        Some(v) => on_off(&v).ok_or_else(|| format!("BB_CONFIRM `{}` is not on or off", v.trim())),
+    }
+}
+
+/// What bb logs once at start with `--confirm off`.
+pub const CONFIRM_OFF: &str = "--confirm off: tools that merge or cannot be undone run without asking anyone (for an agent \
+                               that runs with no person present)";
 
 fn plain(value: OsString, flag: &str) -> Result<String, String> {
     value.into_string().map(|v| v.trim().to_owned()).map_err(|_| format!("{flag} takes plain text"))
@@ -836,5 +881,26 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn confirm_is_on_unless_the_flag_or_bb_confirm_says_off() {
+        let serve = |args: &[&str]| match parse(args.iter().map(OsString::from)).unwrap() {
+            Command::Serve(o) => o.confirm,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(serve(&["ai", "mcp", "serve"]), None);
+        assert_eq!(serve(&["ai", "mcp", "serve", "--confirm", "off"]), Some(false));
+        assert_eq!(serve(&["ai", "mcp", "serve", "--confirm", "ON"]), Some(true));
+        assert!(parse(["ai", "mcp", "serve", "--confirm", "maybe"].map(OsString::from)).is_err());
+        let none = |_: &str| None;
+        assert_eq!(confirm_from_env(None, &none), Ok(true));
+        for (text, on) in [("off", false), ("false", false), ("0", false), ("on", true), ("true", true), ("1", true)] {
+            let env = |k: &str| (k == "BB_CONFIRM").then(|| text.to_owned());
+            assert_eq!(confirm_from_env(None, &env), Ok(on), "{text}");
+            assert_eq!(confirm_from_env(Some(true), &env), Ok(true), "the flag wins");
+        }
+        let bad = |k: &str| (k == "BB_CONFIRM").then(|| "perhaps".to_owned());
+        assert!(confirm_from_env(None, &bad).unwrap_err().contains("BB_CONFIRM `perhaps` is not on or off"));
     }
 }

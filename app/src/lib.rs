@@ -3,7 +3,8 @@
 //! bb-bitbucket's client; the transports are bb-stdio and bb-http. This crate only puts them together
 //! (the `bb` binary); the repository's map is `docs/ARCHITECTURE.md`.
 //!
-//! Modules: [`cli`] (the command line), [`config`] (where Bitbucket is and how bb talks to it: flags,
+//! Modules: [`cli`] (the command line), [`confirm`] (the seal of 2026-07-28 confirmation states, its key and
+//! the ledger of used ones replicas share), [`config`] (where Bitbucket is and how bb talks to it: flags,
 //! environment, TLS, proxy; read into bb-bitbucket's options), [`http`] (starting the Streamable HTTP
 //! server of bb-http with bb-bitbucket's client and this process's log), and [`oauth`] (`--oauth`: the
 //! incoming link's credentials, Bitbucket's token endpoint, where logins live), with `metadata_fetch` (a
@@ -13,6 +14,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod confirm;
 pub mod http;
 mod metadata_fetch;
 pub mod oauth;

@@ -40,6 +40,8 @@ fn run() -> Result<(), String> {
             if exposed.tools().is_empty() {
                 let _ = writeln!(std::io::stderr(), "bb: these options expose no tools");
             }
+            // Whether each tool asks the person first: never, always, or the case (as wide as the widest).
+            let asks = exposed.tools().iter().map(|t| t.asks.words().chars().count()).max().unwrap_or(0).max(6);
             let line = |t: &bb_core::ToolSpec| {
                 let access = match (t.role, t.access) {
                     (Role::ViewCompanion { .. }, _) => "views only",
@@ -51,7 +53,7 @@ fn run() -> Result<(), String> {
                     Role::Data(g) => g.name(),
                     _ => "",
                 };
-                format!("{:<26} {:<14} {:<13} {}\n", t.name, group, access, t.title)
+                format!("{:<26} {:<14} {:<13} {:<asks$} {}\n", t.name, group, access, t.asks.words(), t.title)
             };
             let mut out: String = exposed.tools().iter().map(line).collect();
             let offer = exposure_offer(&catalogue, &exposed);
@@ -69,6 +71,10 @@ fn run() -> Result<(), String> {
             // Checked before serving: a wrong URL, CA file or key pair stops bb here with exit code 2.
             let config = bb::config::load(&options.connection, &|name| std::env::var(name).ok())?;
             let mut server_config = ServerConfig::new(exposed, VERSION);
+            server_config.confirm = cli::confirm_from_env(options.confirm, &|name| std::env::var(name).ok())?;
+            if !server_config.confirm {
+                logger.log(bb_core::Level::Warning, cli::CONFIRM_OFF);
+            }
             server_config.base_url = config.as_ref().map(|c| c.base_url.clone());
             server_config.highlight_templates = options.highlight_templates;
             if let Some(d) = options.highlight_deadline {
@@ -79,6 +85,21 @@ fn run() -> Result<(), String> {
             // What every driver, the client and the transport share, made once here: the metrics and the
             // memory budget.
             let process = bb_drive::Process::new(options.memory_budget.unwrap_or(bb_core::limits::MEMORY_BUDGET));
+            // Confirmations' seal and ledger: shared through the rate store when there is one, so a
+            // 2026-07-28 retry may go to any replica and is honoured once.
+            let store = match config.as_ref().and_then(|c| c.rate_store.as_ref().map(|s| (s, c.ca_file.clone()))) {
+                Some((store, ca_file)) => Some(bb_bitbucket::store_client(store, ca_file.as_deref())?),
+                None => None,
+            };
+            let (key, warning) = bb::confirm::key(store.as_ref(), &|name| std::env::var(name).ok())?;
+            if let Some(warning) = warning {
+                logger.log(bb_core::Level::Warning, &warning);
+            }
+            server_config.seal = Some(std::sync::Arc::new(bb::confirm::RingSeal::new(&key)));
+            let process = match store {
+                Some(client) => process.with_ledger(std::sync::Arc::new(bb::confirm::StoreLedger::new(client))),
+                None => process,
+            };
             let bitbucket = bb_bitbucket::for_config(config.clone(), &logger, process.metrics())?;
             // The grammars of the languages pull requests carry most compile once per process; compiled here, on a
             // thread of their own, the first diff of a session is not the one that pays for them.

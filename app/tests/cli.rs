@@ -55,12 +55,50 @@ fn tools_prints_one_line_per_exposed_tool() {
         let name = line.split_whitespace().next().unwrap();
         assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{line}");
     }
-    assert!(tools.lines().any(|l| l.split_whitespace().take(3).eq(["get_file", "code", "read"])), "{tools}");
+    assert!(tools.lines().any(|l| l.split_whitespace().take(4).eq(["get_file", "code", "read", "never"])), "{tools}");
     assert!(!tools.contains("list_branches"), "repositories is off by default: {tools}");
     assert!(offer.trim_start().starts_with("repositories ") && offer.contains("list_branches, resolve_ref"), "{offer}");
     let every = bb(&["ai", "mcp", "tools", "--toolsets", "all"]);
     let every = String::from_utf8(every.stdout).unwrap();
     assert!(every.contains("list_branches") && !every.contains("enable_toolset can turn on"), "{every}");
+    // Each line says whether the tool asks the person first: never, always, or when.
+    let writes = bb(&["ai", "mcp", "tools", "--toolsets", "all,writes"]);
+    let writes = String::from_utf8(writes.stdout).unwrap();
+    let merge = writes.lines().find(|l| l.starts_with("merge_pull_request ")).unwrap();
+    let asks = merge.split_whitespace().nth(4).unwrap();
+    assert!(["never", "always"].contains(&asks), "{merge}");
+}
+
+#[test]
+fn confirm_takes_on_or_off_and_off_is_logged_at_start() {
+    let out = bb(&["ai", "mcp", "serve", "--confirm", "maybe"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("--confirm `maybe` is not on or off"));
+    let out = bb(&["ai", "mcp", "tools", "--confirm", "off"]);
+    assert_eq!(out.status.code(), Some(2));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
+        .args(["ai", "mcp", "serve", "--confirm", "off"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--confirm off: tools that merge or cannot be undone run without asking anyone"), "{err}");
+    let mut quiet = Command::new(env!("CARGO_BIN_EXE_bb"))
+        .args(["ai", "mcp", "serve"])
+        .env("BB_CONFIRM", "sometimes")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(quiet.stdin.take());
+    let out = quiet.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("BB_CONFIRM `sometimes` is not on or off"));
 }
 
 #[test]

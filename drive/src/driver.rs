@@ -116,6 +116,8 @@ pub enum Wake {
     Deadline(Ticket),
     /// A large call's room ([`bb_core::Output::Admit`]) is granted, or never will be.
     Admitted(Ticket, bool),
+    /// A shared ledger ([`crate::Ledger::blocks`]) answered for a confirmation spent ([`Output::Spend`]).
+    Spent(Ticket, bb_core::Spent),
 }
 
 /// After how long a job on bb's threads for CPU work counts as stuck ([`limits::JOB_STUCK_AFTER_MS`]).
@@ -128,6 +130,20 @@ fn queue_for(person: Option<&PersonalToken>, process: &Process) -> u64 {
     match person {
         Some(_) => credential(person),
         None => process.number() & !(1 << 63),
+    }
+}
+
+/// Who is behind a person's session, as a confirmation's state is bound to it
+/// ([`Server::set_principal`]): `user:<name>` for a login that names its Bitbucket user, else
+/// `token:` and the first 32 hex digits of the token's SHA-256 (never the token itself).
+pub fn principal(person: &PersonalToken) -> String {
+    match person.user() {
+        Some(user) => format!("user:{user}"),
+        None => {
+            let digest = ring::digest::digest(&ring::digest::SHA256, person.secret().as_bytes());
+            let hex: String = digest.as_ref().iter().take(16).map(|b| format!("{b:02x}")).collect();
+            format!("token:{hex}")
+        }
     }
 }
 
@@ -211,6 +227,7 @@ impl Driver {
         let session = self.server.open();
         self.queues.insert(session, queue_for(person.as_ref(), &self.process));
         if let Some(person) = person {
+            self.server.set_principal(session, principal(&person));
             self.logger.hide(person.secret());
             self.persons.insert(session, person);
         }
@@ -226,6 +243,7 @@ impl Driver {
         {
             self.logger.unhide(old.secret());
             self.logger.hide(person.secret());
+            self.server.set_principal(session, principal(&person));
             self.persons.insert(session, person);
         }
     }
@@ -275,6 +293,7 @@ impl Driver {
                 self.server.handle(Input::Computed { ticket, done }, now_ms());
             }
             Wake::Admitted(ticket, granted) => self.server.handle(Input::Admitted { ticket, granted }, now_ms()),
+            Wake::Spent(ticket, spent) => self.server.handle(Input::Spent { ticket, spent }, now_ms()),
             Wake::Deadline(ticket) => {
                 // A call answered before its deadline has had its work cancelled, and a step fed past
                 // it has had its deadline handled (Output::PastDeadline): nothing to do.
@@ -334,6 +353,25 @@ impl Driver {
         });
     }
 
+    /// Marks a confirmation's state used in the process's ledger. A ledger on the network
+    /// ([`crate::Ledger::blocks`]) is asked on the read pool, in the session's queue, and its answer
+    /// comes back as [`Wake::Spent`]; the process's own answers at once.
+    fn spend(&mut self, session: SessionId, ticket: Ticket, id: String, until_ms: u64) {
+        let ledger = Arc::clone(self.process.ledger());
+        match self.wake.clone() {
+            Some(wake) if ledger.blocks() => {
+                let queue = self.queues.get(&session).copied().unwrap_or_default();
+                self.process
+                    .reads()
+                    .run(queue, move || wake(Wake::Spent(ticket, ledger.spend(&id, until_ms, now_ms()))));
+            }
+            _ => {
+                let spent = ledger.spend(&id, until_ms, now_ms());
+                self.spends.push_back((ticket, spent));
+            }
+        }
+    }
+
     fn drain(&mut self, deliver: &mut dyn FnMut(Delivery)) {
         loop {
             while let Some(out) = self.server.poll_output() {
@@ -365,10 +403,7 @@ impl Driver {
                     }
                     Output::Admit { session, ticket, bytes } => self.admit(session, ticket, bytes),
                     Output::Cancel(ticket) => self.cancel(ticket),
-                    Output::Spend { ticket, id, until_ms, .. } => {
-                        let spent = self.process.ledger().spend(&id, until_ms, now_ms());
-                        self.spends.push_back((ticket, spent));
-                    }
+                    Output::Spend { session, ticket, id, until_ms } => self.spend(session, ticket, id, until_ms),
                     Output::Log { level, message } => self.logger.log(level, &message),
                 }
             }
@@ -544,6 +579,25 @@ mod tests {
     }
 
     #[test]
+    fn a_principal_names_the_login_or_a_digest_of_the_token_never_the_token() {
+        struct NoGrant;
+        impl crate::reach::Grant for NoGrant {
+            fn refused(&self, _: &str) -> Result<String, String> {
+                Err("ended".into())
+            }
+        }
+        let login = PersonalToken::of_login("s3cret", "alice", Arc::new(NoGrant));
+        assert_eq!(principal(&login), "user:alice");
+        let own = principal(&PersonalToken::new("s3cret"));
+        assert!(own.starts_with("token:") && own.len() == "token:".len() + 32, "{own}");
+        assert!(!own.contains("s3cret"));
+        assert_eq!(own, principal(&PersonalToken::new("s3cret")));
+        assert_ne!(own, principal(&PersonalToken::new("s3cret2")));
+        // SHA-256("abc") begins ba7816bf8f01cfea414140de5dae2223.
+        assert_eq!(principal(&PersonalToken::new("abc")), "token:ba7816bf8f01cfea414140de5dae2223");
+    }
+
+    #[test]
     fn numbers_are_unique_where_they_are_used_and_nothing_is_counted_across_processes() {
         // Drivers of one process name their room apart, and its anonymous sessions' queues are apart.
         let process = Process::default();
@@ -603,5 +657,105 @@ mod tests {
         assert!(woken.try_recv().is_err(), "the cancelled job sent nothing");
         driver.wake(back, &mut |_| {});
         assert!(driver.computing.is_empty(), "neither job is held for a cancel any more");
+    }
+
+    /// A seal for tests: the payload in hex after a counter (unique), opened by this seal only.
+    #[derive(Debug, Default)]
+    struct TestSeal(std::sync::atomic::AtomicU64);
+
+    impl bb_core::Seal for TestSeal {
+        fn seal(&self, payload: &[u8]) -> String {
+            let n = self.0.fetch_add(1, Ordering::Relaxed);
+            let hex: String = payload.iter().map(|b| format!("{b:02x}")).collect();
+            format!("t{n}.{hex}")
+        }
+        fn open(&self, token: &str) -> Option<(Vec<u8>, String)> {
+            let (n, hex) = token.strip_prefix('t')?.split_once('.')?;
+            let bytes: Option<Vec<u8>> =
+                (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect();
+            Some((bytes?, n.to_owned()))
+        }
+        fn digest(&self, bytes: &[u8]) -> String {
+            format!("{}", bytes.len())
+        }
+    }
+
+    /// A ledger on the network, as far as the driver knows: says on which thread it was asked.
+    struct FarLedger(Mutex<Vec<(String, Option<String>)>>);
+
+    impl crate::Ledger for FarLedger {
+        fn spend(&self, id: &str, _: u64, _: u64) -> bb_core::Spent {
+            let mut seen = self.0.lock().unwrap();
+            let used = seen.iter().any(|(i, _)| i == id);
+            seen.push((id.to_owned(), std::thread::current().name().map(str::to_owned)));
+            if used { bb_core::Spent::Used } else { bb_core::Spent::Fresh }
+        }
+        fn blocks(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_ledger_on_the_network_is_asked_on_a_read_thread_and_answers_through_wake() {
+        let ledger = Arc::new(FarLedger(Mutex::new(Vec::new())));
+        let process = Process::new(64 << 20).with_ledger(ledger.clone());
+        let writes = ExposureOptions { allow_writes: true, ..ExposureOptions::default() };
+        let exposed = bb_core::testing::test_catalogue().expose(&writes).unwrap();
+        let mut config = ServerConfig::new(exposed, "test");
+        config.seal = Some(Arc::new(TestSeal::default()));
+        let (posts, posted) = mpsc::channel::<String>();
+        let posts = Mutex::new(posts);
+        let bitbucket = move |r: FetchRequest, _: Option<&PersonalToken>, _: &Cancel| {
+            if r.method == Method::Post {
+                let _ = posts.lock().unwrap().send(r.path.clone());
+            }
+            FetchOutcome::failed(bb_core::FetchErrorKind::Unreachable, "none")
+        };
+        let (fetched, fetches) = mpsc::channel::<(Ticket, FetchOutcome)>();
+        let fetched = Mutex::new(fetched);
+        let (tx, woken) = mpsc::channel::<Wake>();
+        let tx = Mutex::new(tx);
+        let mut driver = Driver::new(config, process, Arc::new(bitbucket), Logger::new(None), move |t, o| {
+            let _ = fetched.lock().unwrap().send((t, o));
+        })
+        .on_wake(move |w| drop(tx.lock().unwrap().send(w)));
+        let session = driver.open(None, &mut |_| {});
+        let meta = serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}});
+        let mut answers: Vec<serde_json::Value> = Vec::new();
+        let feed = |driver: &mut Driver, bytes: &[u8], tag: u64, answers: &mut Vec<serde_json::Value>| {
+            driver.feed(Input::Message { session, bytes, tag }, &mut |d| {
+                if let Delivery::Send { message, .. } = d {
+                    answers.push(serde_json::from_slice(&message).unwrap());
+                }
+            });
+        };
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "merge_thing", "arguments": {"id": 1}, "_meta": meta}});
+        feed(&mut driver, call.to_string().as_bytes(), 1, &mut answers);
+        // merge_thing reads the thing first (the pin): answer its read.
+        let (ticket, _) = fetches.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("{answers:?}"));
+        let thing = FetchOutcome::response(200, br#"{"version": 3}"#.to_vec());
+        driver.feed(Input::Fetched { ticket, outcome: thing }, &mut |d| {
+            if let Delivery::Send { message, .. } = d {
+                answers.push(serde_json::from_slice(&message).unwrap());
+            }
+        });
+        let first = answers.pop().unwrap();
+        assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+        let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+        let retry = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "merge_thing", "arguments": {"id": 1}, "_meta": meta, "requestState": state,
+                       "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}}});
+        feed(&mut driver, retry.to_string().as_bytes(), 2, &mut answers);
+        assert!(answers.is_empty(), "the call waits for the ledger: {answers:?}");
+        let back = woken.recv_timeout(Duration::from_secs(60)).unwrap();
+        assert!(matches!(back, Wake::Spent(_, bb_core::Spent::Fresh)), "{back:?}");
+        let asked_on = ledger.0.lock().unwrap()[0].1.clone();
+        assert_eq!(asked_on.as_deref(), Some("bb-read"), "asked on a read thread, not the driver's");
+        driver.wake(back, &mut |_| {});
+        // Confirmed: the merge is sent at the version the person saw.
+        let path = posted.recv_timeout(Duration::from_secs(60)).unwrap();
+        assert!(path.ends_with("/things/1/merge"), "{path}");
     }
 }

@@ -60,7 +60,8 @@ impl Process {
         }
     }
 
-    /// What every driver, the client and the transport add to; `--metrics` serves it.
+    /// The same process, remembering used confirmations in `ledger` (a store replicas share) instead
+    /// of in the process. Call it before handing the process to anything.
     pub fn with_ledger(mut self, ledger: Arc<dyn crate::ledger::Ledger>) -> Process {
         self.ledger = ledger;
         self

@@ -177,4 +177,11 @@ mod tests {
         assert_eq!(status_of(br#"{"result":{}}"#), StatusCode::OK);
         assert_eq!(status_of(br#"{"error":{"code":-32602}}"#), StatusCode::OK);
     }
+
+    #[test]
+    fn a_client_that_cannot_confirm_is_a_bad_request() {
+        // -32021 MissingRequiredClientCapability: a tool that asks, and no form elicitation declared.
+        let message = br#"{"error":{"code":-32021,"data":{"requiredCapabilities":{"elicitation":{"form":{}}}},"message":"x"},"id":1,"jsonrpc":"2.0"}"#;
+        assert_eq!(status_of(message), StatusCode::BAD_REQUEST);
+    }
 }
