@@ -66,7 +66,9 @@ fn tools_prints_one_line_per_exposed_tool() {
     let writes = String::from_utf8(writes.stdout).unwrap();
     let merge = writes.lines().find(|l| l.starts_with("merge_pull_request ")).unwrap();
     let asks = merge.split_whitespace().nth(4).unwrap();
-    assert!(["never", "always"].contains(&asks), "{merge}");
+    assert_eq!(asks, "always", "{merge}");
+    let review = writes.lines().find(|l| l.starts_with("submit_pr_review ")).unwrap();
+    assert!(review.contains("when it approves or says Needs work"), "{review}");
 }
 
 #[test]

@@ -132,7 +132,6 @@ fn assert_one_required_box(ask: &Value) {
 }
 
 #[test]
-#[ignore = "needs merge_pull_request to ask (issue 51)"]
 fn over_stdio_a_decline_writes_nothing_and_an_acceptance_merges() {
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
     let mut bb = StdioBb::start(&stack, json!({"elicitation": {"form": {}}}));
@@ -156,7 +155,6 @@ fn over_stdio_a_decline_writes_nothing_and_an_acceptance_merges() {
 }
 
 #[test]
-#[ignore = "needs merge_pull_request to ask (issue 51)"]
 fn over_stdio_a_client_that_cannot_ask_gets_a_tool_error_and_nothing_merges() {
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
     let mut bb = StdioBb::start(&stack, json!({}));
@@ -268,7 +266,6 @@ fn post_in(addr: &str, session: &str, body: &Value) -> (u16, String) {
 }
 
 #[test]
-#[ignore = "needs merge_pull_request to ask (issue 51)"]
 fn over_an_http_session_the_question_comes_on_the_posts_stream_and_the_result_after_the_answer() {
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
     let bb = Bb::start_with(&stack.base_url, &stack.token, &["--toolsets", "all,writes"], &[("BB_CONFIRM", "on")]);
@@ -369,7 +366,6 @@ fn pr11_is(addr: &str, id: u64) -> String {
 }
 
 #[test]
-#[ignore = "needs merge_pull_request to ask (issue 51)"]
 fn on_2026_07_28_a_sealed_state_is_honoured_once_and_an_altered_one_never() {
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
     let bb = Bb::start(&stack.base_url, &stack.token, &["--toolsets", "all,writes"]);
@@ -421,7 +417,6 @@ fn store_get(redis_port: u16, key: &str) -> Option<String> {
 }
 
 #[test]
-#[ignore = "needs merge_pull_request to ask (issue 51)"]
 fn a_state_made_by_one_replica_is_honoured_once_by_another() {
     let Some(redis_server) = redis_server("confirmations shared by replicas") else { return };
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
@@ -440,7 +435,6 @@ fn a_state_made_by_one_replica_is_honoured_once_by_another() {
 }
 
 #[test]
-#[ignore = "needs merge_pull_request to ask (issue 51)"]
 fn without_bb_confirm_key_replicas_share_the_key_kept_in_the_store() {
     let Some(redis_server) = redis_server("confirmations shared by replicas") else { return };
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();

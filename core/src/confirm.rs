@@ -26,7 +26,8 @@ pub const ANSWER_WITHIN_MS: u64 = 10 * 60 * 1000;
 
 /// A wait in words, as the model reads it: "10 minutes", "1 minute", "2 seconds".
 pub(crate) fn duration_words(ms: u64) -> String {
-    let (n, unit) = if ms >= 60_000 && ms % 60_000 == 0 { (ms / 60_000, "minute") } else { (ms.div_ceil(1000), "second") };
+    let (n, unit) =
+        if ms >= 60_000 && ms % 60_000 == 0 { (ms / 60_000, "minute") } else { (ms.div_ceil(1000), "second") };
     format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 

@@ -47,7 +47,7 @@ impl Script {
             ("a client without forms", Script::NoForms),
             ("2026-07-28: accepted after the state expired", Script::ModernLate),
             ("2026-07-28: the state altered", Script::ModernAltered),
-            ("2026-07-28: the state used twice", Script::ModernTwice),
+            ("2026-07-28: the state used twice (the first use merges)", Script::ModernTwice),
         ]
     }
 }
@@ -61,7 +61,9 @@ struct Row {
 /// Runs the rows; the section's Markdown.
 pub fn render() -> String {
     let mut doc = String::from(HEADER);
-    doc.push_str("| the person | answer (first line) | question withdrawn | write reached Bitbucket |\n|---|---|---|---|\n");
+    doc.push_str(
+        "| the person | answer (first line) | question withdrawn | write reached Bitbucket |\n|---|---|---|---|\n",
+    );
     for (label, script) in Script::all() {
         let r = row(script);
         doc.push_str(&format!("| {label} | {} | {} | {} |\n", r.answer, r.withdrawn, r.writes));
@@ -118,7 +120,8 @@ fn row(script: Script) -> Row {
         assert!(from_bb.read_line(&mut line).unwrap() > 0, "bb ended the session");
         serde_json::from_str::<Value>(&line).unwrap()
     };
-    let merge = json!({"name": "merge_pull_request", "arguments": {"project": "BB", "repo": "api", "pr_id": 11, "version": 0}});
+    let merge =
+        json!({"name": "merge_pull_request", "arguments": {"project": "BB", "repo": "api", "pr_id": 11, "version": 0}});
     let forms = json!({"elicitation": {"form": {}}});
     let mut withdrawn = "—";
     let answer = match script {
@@ -153,7 +156,10 @@ fn row(script: Script) -> Row {
                 _ => {
                     send(modern(2, json!({"requestState": state, "inputResponses": yes})));
                     let merged = next();
-                    assert!(merged["result"]["content"][0]["text"].as_str().unwrap_or("").starts_with("Merged"), "{merged}");
+                    assert!(
+                        merged["result"]["content"][0]["text"].as_str().unwrap_or("").starts_with("Merged"),
+                        "{merged}"
+                    );
                     send(modern(3, json!({"requestState": state, "inputResponses": yes})));
                     next()
                 }
@@ -184,7 +190,9 @@ fn row(script: Script) -> Row {
                     Script::Answer(action) => json!({"action": action}),
                     Script::Unticked => json!({"action": "accept", "content": {"confirm": false}}),
                     Script::CancelCall => {
-                        send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}));
+                        send(
+                            json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+                        );
                         // The call gets no answer once cancelled: the withdrawal is the last word.
                         let w = next();
                         if w["method"] == "notifications/cancelled" {
@@ -207,12 +215,23 @@ fn row(script: Script) -> Row {
         .map(|(k, n)| format!("{}×{n}", k.split(' ').next().unwrap_or("")))
         .collect();
     let answer = super::first_line(&answer).replace(&stack.base_url, "<bitbucket>");
-    Row { answer: super::cell(&answer), withdrawn, writes: if writes.is_empty() { "no".into() } else { writes.join(", ") } }
+    Row {
+        answer: super::cell(&answer),
+        withdrawn,
+        writes: if writes.is_empty() { "no".into() } else { writes.join(", ") },
+    }
 }
 
 /// The Bitbucket requests the stand-in received, by `METHOD /path`.
 fn stack_requests(stack: &bb_stack::RunningStack) -> BTreeMap<String, u64> {
     let url = format!("{}/_stack/requests", stack.base_url);
-    let body: Value = ureq::get(&url).call().unwrap().body_mut().read_json().unwrap();
-    body["requests"].as_object().cloned().unwrap_or_default().into_iter().map(|(k, v)| (k, v.as_u64().unwrap_or(0))).collect()
+    let text = ureq::get(&url).call().unwrap().body_mut().read_to_string().unwrap();
+    let body: Value = serde_json::from_str(&text).unwrap();
+    body["requests"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v.as_u64().unwrap_or(0)))
+        .collect()
 }
