@@ -27,7 +27,7 @@ pub const ANSWER_WITHIN_MS: u64 = 10 * 60 * 1000;
 /// A wait in words, as the model reads it: "10 minutes", "1 minute", "2 seconds".
 pub(crate) fn duration_words(ms: u64) -> String {
     let (n, unit) =
-        if ms >= 60_000 && ms % 60_000 == 0 { (ms / 60_000, "minute") } else { (ms.div_ceil(1000), "second") };
+        if ms >= 60_000 && ms.is_multiple_of(60_000) { (ms / 60_000, "minute") } else { (ms.div_ceil(1000), "second") };
     format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
@@ -212,15 +212,6 @@ pub(crate) fn args_digest(args: &Map<String, Value>, seal: &dyn Seal) -> String 
     seal.digest(text.as_bytes())
 }
 
-/// Whether client capabilities declare form elicitation: `elicitation: {}` (forms, before modes
-/// existed) or `elicitation: {form: {...}}` (2025-11-25 and later).
-pub(crate) fn declares_forms(capabilities: Option<&Value>) -> bool {
-    match capabilities.and_then(|c| c.get("elicitation")) {
-        Some(Value::Object(e)) => e.is_empty() || e.get("form").is_some_and(Value::is_object),
-        _ => false,
-    }
-}
-
 /// What the ledger of used states answered ([`crate::Input::Spent`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Spent {
@@ -280,15 +271,5 @@ mod tests {
     fn quoted_text_shows_its_hidden_characters_and_is_cut() {
         assert_eq!(quoted("a\u{202e}b", 10), "\u{201c}a⟨U+202E⟩b\u{201d}");
         assert_eq!(quoted("abcdef", 3), "\u{201c}abc…\u{201d}");
-    }
-
-    #[test]
-    fn forms_are_declared_by_an_empty_elicitation_or_a_form_mode() {
-        assert!(declares_forms(Some(&json!({"elicitation": {}}))));
-        assert!(declares_forms(Some(&json!({"elicitation": {"form": {}}}))));
-        assert!(declares_forms(Some(&json!({"elicitation": {"form": {}, "url": {}}}))));
-        assert!(!declares_forms(Some(&json!({"elicitation": {"url": {}}}))));
-        assert!(!declares_forms(Some(&json!({}))));
-        assert!(!declares_forms(None));
     }
 }

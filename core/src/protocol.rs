@@ -113,7 +113,7 @@ impl ClientProfile {
             name: text("name"),
             version: text("version"),
             renders_views: declares_views(capabilities),
-            asks_forms: crate::confirm::declares_forms(capabilities),
+            asks_forms: declares_forms(capabilities),
         }
     }
 }
@@ -128,6 +128,15 @@ pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 /// The `_meta` key of a 2026-07-28 result that names the server.
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// Whether client capabilities declare form elicitation: `elicitation: {}` (forms, before modes
+/// existed) or `elicitation: {form: {...}}` (2025-11-25 and later).
+fn declares_forms(capabilities: Option<&Value>) -> bool {
+    match capabilities.and_then(|c| c.get("elicitation")) {
+        Some(Value::Object(e)) => e.is_empty() || e.get("form").is_some_and(Value::is_object),
+        _ => false,
+    }
+}
 
 /// Whether client capabilities declare MCP Apps views:
 /// `capabilities.extensions["io.modelcontextprotocol/ui"].mimeTypes` holds the view MIME type.
@@ -212,5 +221,15 @@ mod tests {
         ] {
             assert!(!ClientProfile::from_initialize(&json!({"capabilities": caps})).renders_views, "{caps}");
         }
+    }
+
+    #[test]
+    fn forms_are_declared_by_an_empty_elicitation_or_a_form_mode() {
+        assert!(declares_forms(Some(&json!({"elicitation": {}}))));
+        assert!(declares_forms(Some(&json!({"elicitation": {"form": {}}}))));
+        assert!(declares_forms(Some(&json!({"elicitation": {"form": {}, "url": {}}}))));
+        assert!(!declares_forms(Some(&json!({"elicitation": {"url": {}}}))));
+        assert!(!declares_forms(Some(&json!({}))));
+        assert!(!declares_forms(None));
     }
 }

@@ -62,6 +62,9 @@ enum State {
     Done,
 }
 
+/// A running call taken apart to be stepped: the call, its plan, and what starts it again.
+type Taken = (Pending, Box<dyn Waiting>, Option<Box<Again>>);
+
 /// How a tool starts: asking nobody, asking first, or as the person confirmed the question's pin.
 #[derive(Debug)]
 enum Mode {
@@ -462,7 +465,7 @@ impl Session {
 
     /// The plan of a running call, taken out with what starts it again (the call's state is left
     /// `Done` until [`Session::after_step`] puts it back); a call not running stays as it is.
-    fn running(&mut self, call: &Id) -> Option<(Pending, Box<dyn Waiting>, Option<Box<Again>>)> {
+    fn running(&mut self, call: &Id) -> Option<Taken> {
         let mut pending = self.pending.remove(call)?;
         match std::mem::replace(&mut pending.state, State::Done) {
             State::Running(plan, again) => Some((pending, plan, again)),
@@ -547,7 +550,7 @@ impl Session {
     fn after_step(
         &mut self,
         id: Id,
-        (mut pending, mut plan, again): (Pending, Box<dyn Waiting>, Option<Box<Again>>),
+        (mut pending, mut plan, again): Taken,
         answer: Option<ToolResult>,
         issued: Issued,
         sh: &mut Shared,

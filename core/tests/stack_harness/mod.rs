@@ -27,6 +27,9 @@ pub type Rewrite = Box<dyn FnMut(&FetchRequest, &mut Value)>;
 /// The requests whose answers come last.
 pub type Last = Box<dyn Fn(&FetchRequest) -> bool>;
 
+/// The person who answers bb's questions: `elicitation/create` params in, an `ElicitResult` out.
+pub type Person = Box<dyn FnMut(&Value) -> Value>;
+
 /// A server with one session, the stack's world, and the Bitbucket requests made so far.
 pub struct StackHarness {
     pub server: Server,
@@ -51,7 +54,7 @@ pub struct StackHarness {
     pub past_deadline: Vec<Ticket>,
     /// How the person answers bb's questions (`elicitation/create` params → `ElicitResult`), when
     /// the harness asks ([`StackHarness::asking`]); the questions asked, in order.
-    pub person: Option<Box<dyn FnMut(&Value) -> Value>>,
+    pub person: Option<Person>,
     pub questions: Vec<Value>,
     now: u64,
     next_id: i64,
