@@ -419,7 +419,10 @@ impl Ledger {
                             }
                             match (self.modern.get(&id), a.get("result")) {
                                 (Some(true), Some(result)) => {
-                                    assert_eq!(result["resultType"], "complete", "a 2026-07-28 result: {a}");
+                                    assert!(
+                                        matches!(result["resultType"].as_str(), Some("complete" | "input_required")),
+                                        "a 2026-07-28 result: {a}"
+                                    );
                                     let server = &result["_meta"]["io.modelcontextprotocol/serverInfo"];
                                     assert_eq!((&server["name"], &server["version"]), (&json!("bb"), &json!("fuzz")));
                                 }
@@ -438,7 +441,8 @@ impl Ledger {
                     assert!(self.done.insert(tag), "tag {tag} done twice");
                     assert!(self.waiting.remove(&tag).is_some(), "Done for tag {tag}, which is not waiting");
                 }
-                Output::Log { .. } => {}
+                // No 2026-07-28 acceptance is spent here: the fuzzer's server has no seal to make a state.
+                Output::Spend { .. } | Output::Log { .. } => {}
             }
         }
     }
