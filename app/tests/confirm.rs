@@ -470,3 +470,66 @@ fn replicas_keep_one_confirmation_key_in_the_store_unless_bb_confirm_key_is_set(
     assert_eq!(store_get(port, "bb:confirm:key").as_deref(), Some(key.as_str()));
     drop(redis);
 }
+
+/// Two replicas behind haproxy (round robin, a new connection per request): the first call is answered
+/// by one replica, its retry by the other, which honours the state once; the replay, back at the first,
+/// is refused because the store remembers the state was used.
+#[test]
+fn behind_haproxy_a_state_made_at_one_replica_is_honoured_once_at_the_other() {
+    let Some(haproxy) = service::haproxy("confirmations behind haproxy") else { return };
+    let Some(redis_server) = redis_server("confirmations behind haproxy") else { return };
+    let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
+    let port = free_port();
+    let _redis = start_redis(&redis_server, port);
+    let lb = free_port();
+    let allow = format!("127.0.0.1:{lb}");
+    let store = format!("redis://127.0.0.1:{port}");
+    let args = ["--toolsets", "all,writes", "--rate-store", &store, "--replicas", "2", "--allow-host", &allow];
+    let env = [("BB_CONFIRM_KEY", KEY)];
+    let replicas = [
+        Bb::start_with(&stack.base_url, &stack.token, &args, &env),
+        Bb::start_with(&stack.base_url, &stack.token, &args, &env),
+    ];
+    let dir = std::env::temp_dir().join(format!("bb-confirm-lb-{}-{lb}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("haproxy.cfg");
+    let servers: String = replicas.iter().enumerate().map(|(i, r)| format!("  server r{i} {}\n", r.addr)).collect();
+    std::fs::write(
+        &config,
+        format!(
+            "global\n  maxconn 64\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n\
+             frontend mcp\n  bind 127.0.0.1:{lb}\n  default_backend bb\nbackend bb\n  balance roundrobin\n  http-response set-header X-Replica %s\n{servers}"
+        ),
+    )
+    .unwrap();
+    let _lb = service::start_haproxy(&haproxy, &config, lb);
+    let via = format!("127.0.0.1:{lb}");
+    let replica_of = |id: u64, extra: Value| {
+        let caps = json!({"elicitation": {"form": {}}});
+        let mut params = json!({"name": "merge_pull_request", "arguments": pr11(), "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": caps}});
+        if let Value::Object(extra) = extra {
+            params.as_object_mut().unwrap().extend(extra);
+        }
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string();
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "merge_pull_request"),
+        ];
+        let (status, head, rest) = request(&via, "POST", "/mcp", &headers, &body);
+        let server = head.lines().find_map(|l| l.strip_prefix("x-replica: ")).unwrap_or("").trim().to_owned();
+        (status, server, service::message(&rest))
+    };
+    let (status, made_at, first) = replica_of(1, json!({}));
+    assert_eq!(status, 200, "{first}");
+    let state = first["result"]["requestState"].as_str().expect("input_required").to_owned();
+    let (_, honoured_at, merged) = replica_of(2, accept(&state));
+    assert_ne!(made_at, honoured_at, "the retry reached the other replica");
+    assert!(merged["result"]["content"][0]["text"].as_str().unwrap_or("").starts_with("Merged PR #11"), "{merged}");
+    let (_, replayed_at, replayed) = replica_of(3, accept(&state));
+    assert_eq!(replayed_at, made_at, "the replay went back to the replica that made the state");
+    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
+}
