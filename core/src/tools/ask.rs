@@ -32,10 +32,19 @@ pub(crate) struct About {
 }
 
 impl About {
-    /// "pull request #12 “Add retry” in BB/api (feature/retry → main)".
+    /// "pull request #12 “Add retry” in BB/api (“feature/retry” → main) at version 3": what the person
+    /// is asked about, as they would find it in Bitbucket, and the version they are shown.
     pub(crate) fn named(&self, pr: &PullRequest) -> String {
         let title = pr.title.as_deref().map(|t| format!(" {}", quoted(t, TITLE_CHARS))).unwrap_or_default();
-        format!("pull request #{}{title} in {}/{} ({} → {})", self.id, self.project, self.repo, from(pr), to(pr))
+        format!(
+            "pull request #{}{title} in {}/{} ({} → {}) at version {}",
+            self.id,
+            self.project,
+            self.repo,
+            from(pr),
+            to(pr),
+            pr.version.unwrap_or(0)
+        )
     }
 }
 

@@ -87,7 +87,7 @@ fn question(about: &About, pr: &PullRequest, args: &Map<String, Value>) -> Resul
         pin["strategy"] = Value::from(id);
     }
     Ok(Question {
-        message: format!("Merge {} at version {seen}, {how}. A merge cannot be undone.", about.named(pr)),
+        message: format!("Merge {}, {how}. A merge cannot be undone.", about.named(pr)),
         confirm: format!("Merge #{} into {}", about.id, ask::to(pr)),
         pin,
     })
