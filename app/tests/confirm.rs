@@ -326,6 +326,12 @@ fn over_an_http_session_the_question_comes_on_the_posts_stream_and_the_result_af
 /// A 2026-07-28 `tools/call` with `extra` params (requestState, inputResponses), from a client that
 /// declares form elicitation when `forms`: the HTTP status and the message.
 fn modern(addr: &str, id: u64, name: &str, arguments: Value, extra: Value, forms: bool) -> (u16, Value) {
+    let (status, _, message) = modern_seen(addr, id, name, arguments, extra, forms);
+    (status, message)
+}
+
+/// As [`modern`], with the answer's headers (lowercase) too.
+fn modern_seen(addr: &str, id: u64, name: &str, arguments: Value, extra: Value, forms: bool) -> (u16, String, Value) {
     let caps = if forms { json!({"elicitation": {"form": {}}}) } else { json!({}) };
     let mut params = json!({"name": name, "arguments": arguments, "_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -341,8 +347,8 @@ fn modern(addr: &str, id: u64, name: &str, arguments: Value, extra: Value, forms
         ("Mcp-Method", "tools/call"),
         ("Mcp-Name", name),
     ];
-    let (status, _, rest) = request(addr, "POST", "/mcp", &headers, &body);
-    (status, service::message(&rest))
+    let (status, head, rest) = request(addr, "POST", "/mcp", &headers, &body);
+    (status, head, service::message(&rest))
 }
 
 /// A first call's sealed state.
@@ -432,6 +438,7 @@ fn a_state_made_by_one_replica_is_honoured_once_by_another() {
     // Replayed at the replica that made it: the store remembers it was used.
     let (_, replayed) = modern(&one.addr, 4, "merge_pull_request", pr11(), accept(&state), true);
     assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
+    let _ = std::fs::remove_dir_all(config.parent().unwrap());
 }
 
 #[test]
@@ -490,38 +497,14 @@ fn behind_haproxy_a_state_made_at_one_replica_is_honoured_once_at_the_other() {
         Bb::start_with(&stack.base_url, &stack.token, &args, &env),
         Bb::start_with(&stack.base_url, &stack.token, &args, &env),
     ];
-    let dir = std::env::temp_dir().join(format!("bb-confirm-lb-{}-{lb}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("haproxy.cfg");
-    let servers: String = replicas.iter().enumerate().map(|(i, r)| format!("  server r{i} {}\n", r.addr)).collect();
-    std::fs::write(
-        &config,
-        format!(
-            "global\n  maxconn 64\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n\
-             frontend mcp\n  bind 127.0.0.1:{lb}\n  default_backend bb\nbackend bb\n  balance roundrobin\n  http-response set-header X-Replica %s\n{servers}"
-        ),
-    )
-    .unwrap();
+    let config =
+        service::haproxy_round_robin(lb, &[&replicas[0], &replicas[1]], "  http-response set-header X-Replica %s\n");
     let _lb = service::start_haproxy(&haproxy, &config, lb);
     let via = format!("127.0.0.1:{lb}");
     let replica_of = |id: u64, extra: Value| {
-        let caps = json!({"elicitation": {"form": {}}});
-        let mut params = json!({"name": "merge_pull_request", "arguments": pr11(), "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": caps}});
-        if let Value::Object(extra) = extra {
-            params.as_object_mut().unwrap().extend(extra);
-        }
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string();
-        let headers = [
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "merge_pull_request"),
-        ];
-        let (status, head, rest) = request(&via, "POST", "/mcp", &headers, &body);
+        let (status, head, message) = modern_seen(&via, id, "merge_pull_request", pr11(), extra, true);
         let server = head.lines().find_map(|l| l.strip_prefix("x-replica: ")).unwrap_or("").trim().to_owned();
-        (status, server, service::message(&rest))
+        (status, server, message)
     };
     let (status, made_at, first) = replica_of(1, json!({}));
     assert_eq!(status, 200, "{first}");
@@ -532,4 +515,5 @@ fn behind_haproxy_a_state_made_at_one_replica_is_honoured_once_at_the_other() {
     let (_, replayed_at, replayed) = replica_of(3, accept(&state));
     assert_eq!(replayed_at, made_at, "the replay went back to the replica that made the state");
     assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
+    let _ = std::fs::remove_dir_all(config.parent().unwrap());
 }

@@ -52,18 +52,7 @@ fn replicas_behind_haproxy_share_one_budget_through_redis_and_keep_within_it_whe
     let allow = format!("127.0.0.1:{lb}");
     let args = ["--allow-host", &allow, "--rate-store", &store, "--replicas", "3", "--log-level", "notice"];
     let replicas: Vec<Bb> = (0..3).map(|_| Bb::start(&stack.base_url, &stack.token, &args)).collect();
-    let dir = std::env::temp_dir().join(format!("bb-replicas-{}-{lb}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("haproxy.cfg");
-    let servers: String = replicas.iter().enumerate().map(|(i, r)| format!("  server r{i} {}\n", r.addr)).collect();
-    std::fs::write(
-        &config,
-        format!(
-            "global\n  maxconn 256\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 90s\n  timeout server 90s\n\
-             frontend mcp\n  bind 127.0.0.1:{lb}\n  default_backend bb\nbackend bb\n  balance roundrobin\n{servers}"
-        ),
-    )
-    .unwrap();
+    let config = service::haproxy_round_robin(lb, &replicas.iter().collect::<Vec<_>>(), "");
     let _lb = start_haproxy(&haproxy, &config, lb);
     for r in &replicas {
         until("a replica is ready", || request(&r.addr, "GET", "/readyz", &[], "").0 == 200);
@@ -146,5 +135,5 @@ fn replicas_behind_haproxy_share_one_budget_through_redis_and_keep_within_it_whe
     assert_eq!(keys.len(), 1, "one user, one shared bucket, named by no token: {keys:?}");
     assert!(!keys[0].contains(&stack.token));
     drop(redis);
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(config.parent().unwrap());
 }

@@ -129,6 +129,24 @@ pub fn haproxy(what: &str) -> Option<String> {
     path
 }
 
+/// An haproxy configuration that spreads `/mcp` round robin over `replicas` from 127.0.0.1:`lb`, with
+/// `backend` lines added to the backend (e.g. a header naming the server that answered); its path.
+pub fn haproxy_round_robin(lb: u16, replicas: &[&Bb], backend: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("bb-haproxy-{}-{lb}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("haproxy.cfg");
+    let servers: String = replicas.iter().enumerate().map(|(i, r)| format!("  server r{i} {}\n", r.addr)).collect();
+    std::fs::write(
+        &config,
+        format!(
+            "global\n  maxconn 256\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 90s\n  timeout server 90s\n\
+             frontend mcp\n  bind 127.0.0.1:{lb}\n  default_backend bb\nbackend bb\n  balance roundrobin\n{backend}{servers}"
+        ),
+    )
+    .unwrap();
+    config
+}
+
 /// haproxy with `config`, once it listens on `port`.
 pub fn start_haproxy(haproxy: &str, config: &Path, port: u16) -> Killed {
     let child =
