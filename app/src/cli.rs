@@ -121,6 +121,9 @@ Options:
                       companions come with show)
   --exclude A,B       never expose these tools (wins over everything)
   --allow-writes      the same as adding writes to --toolsets
+  --read-only         expose only tools that change nothing in Bitbucket (or BB_READ_ONLY=on),
+                      whatever --toolsets, --tools, --allow-writes or enable_toolset say; a write
+                      tool named in --tools is withheld, and bb says so at start
   --log-level LEVEL   log to stderr at LEVEL and above: debug, info, notice, warning,
                       error, critical, alert, emergency, or off (default: warning)
   --log-format F      text (the default) or json: one JSON object per line on stderr (time,
@@ -198,10 +201,12 @@ pub const TOOLS_HELP: &str = "\
 Print the tools `bb ai mcp serve` would expose with the same options, one line each.
 
 Usage: bb ai mcp tools [--toolsets A,B] [--dynamic-toolsets on|off] [--tools A,B] [--exclude A,B] [--allow-writes]
+                      [--read-only]
 
 Each line: the tool, its group, whether it reads or writes, whether it asks the person first
 (never, always, or when), its title. Then the groups a session
-may turn on with enable_toolset, and their tools. BB_TOOLSETS is read as serve reads it.
+may turn on with enable_toolset, and their tools. BB_TOOLSETS and BB_READ_ONLY are read as serve
+reads them; with --read-only, the write tools --tools names are said on stderr, withheld.
 ";
 
 /// Parses the command line (without the program name).
@@ -255,6 +260,10 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
             Long("allow-writes") => {
                 exposure.allow_writes = true;
                 seen_options.push("--allow-writes");
+            }
+            Long("read-only") => {
+                exposure.read_only = true;
+                seen_options.push("--read-only");
             }
             Long("toolsets") => {
                 let list = plain(parser.value().map_err(|e| e.to_string())?, "--toolsets")?;
@@ -535,6 +544,18 @@ pub fn confirm_from_env(flag: Option<bool>, env: &dyn Fn(&str) -> Option<String>
     }
 }
 
+/// What bb says at start when the server is read-only, and of the write tools `--tools` named (withheld).
+pub fn read_only_said(withheld: &[&str]) -> String {
+    let mut s = String::from("--read-only: bb exposes only tools that change nothing in Bitbucket");
+    if !withheld.is_empty() {
+        s.push_str(&format!(
+            "; --tools names {}, which change Bitbucket: not exposed, and a call to one is refused",
+            withheld.join(", ")
+        ));
+    }
+    s
+}
+
 /// What bb logs once at start with `--confirm off`.
 pub const CONFIRM_OFF: &str = "--confirm off: tools that merge or cannot be undone run without asking anyone (for an agent \
                                that runs with no person present)";
@@ -552,8 +573,14 @@ fn parse_listen_addr(value: &str) -> Result<std::net::SocketAddr, String> {
     })
 }
 
-/// `BB_TOOLSETS`, read when `--toolsets` is not given (the flag wins, as `--host` over `BITBUCKET_URL`).
+/// `BB_TOOLSETS`, read when `--toolsets` is not given (the flag wins, as `--host` over `BITBUCKET_URL`), and
+/// `BB_READ_ONLY` (on/off, true/false, 1/0), which `--read-only` turns on whatever it says.
 pub fn toolsets_from_env(exposure: &mut ExposureOptions, env: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+    if !exposure.read_only
+        && let Some(v) = env("BB_READ_ONLY").filter(|v| !v.trim().is_empty())
+    {
+        exposure.read_only = on_off(&v).ok_or_else(|| format!("BB_READ_ONLY `{}` is not on or off", v.trim()))?;
+    }
     if exposure.toolsets.is_some() {
         return Ok(());
     }

@@ -37,6 +37,13 @@ fn run() -> Result<(), String> {
             cli::toolsets_from_env(&mut exposure, &|name| std::env::var(name).ok())?;
             let catalogue = Catalogue::standard();
             let exposed = catalogue.expose(&exposure)?;
+            if exposure.read_only {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "bb: {}",
+                    cli::read_only_said(&exposure.withheld_by_read_only(&catalogue))
+                );
+            }
             if exposed.tools().is_empty() {
                 let _ = writeln!(std::io::stderr(), "bb: these options expose no tools");
             }
@@ -67,7 +74,14 @@ fn run() -> Result<(), String> {
             cli::toolsets_from_env(&mut options.exposure, &|name| std::env::var(name).ok())?;
             let logger = Logger::new(options.log_level);
             let logger = if options.log_json { logger.json() } else { logger };
-            let exposed = Catalogue::standard().expose(&options.exposure)?;
+            let catalogue = Catalogue::standard();
+            let exposed = catalogue.expose(&options.exposure)?;
+            if options.exposure.read_only {
+                let withheld = options.exposure.withheld_by_read_only(&catalogue);
+                // Said at the default level when it withholds a tool the operator named.
+                let level = if withheld.is_empty() { bb_core::Level::Notice } else { bb_core::Level::Warning };
+                logger.log(level, &cli::read_only_said(&withheld));
+            }
             // Checked before serving: a wrong URL, CA file or key pair stops bb here with exit code 2.
             let config = bb::config::load(&options.connection, &|name| std::env::var(name).ok())?;
             let mut server_config = ServerConfig::new(exposed, VERSION);

@@ -160,3 +160,40 @@ fn a_line_over_16_mib_is_refused_without_ending_the_session() {
     writer.join().unwrap();
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn read_only_lists_no_write_whatever_asks_for_one_and_says_which_it_withholds() {
+    let writes =
+        ["add_pr_comment", "merge_pull_request", "submit_pr_review", "create_pull_request", "set_build_status"];
+    let out =
+        bb(&["ai", "mcp", "tools", "--read-only", "--toolsets", "all", "--tools", "add_pr_comment,merge_pull_request"]);
+    assert!(out.status.success());
+    let listed = String::from_utf8(out.stdout).unwrap();
+    for line in listed.lines().take_while(|l| !l.is_empty()) {
+        let mut words = line.split_whitespace();
+        let name = words.next().unwrap();
+        assert!(!writes.contains(&name), "{line}");
+        assert!(!line.contains(" write "), "{line}");
+    }
+    assert!(listed.contains("get_pull_request"), "{listed}");
+    let said = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        said.contains("--tools names add_pr_comment, merge_pull_request, which change Bitbucket: not exposed"),
+        "{said}"
+    );
+    // BB_READ_ONLY does the same; a value that is not on or off stops bb.
+    let env = Command::new(env!("CARGO_BIN_EXE_bb"))
+        .args(["ai", "mcp", "tools", "--allow-writes"])
+        .env("BB_READ_ONLY", "on")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8(env.stdout).unwrap();
+    assert!(!listed.contains("merge_pull_request") && !listed.contains("add_pr_comment"), "{listed}");
+    let bad = Command::new(env!("CARGO_BIN_EXE_bb"))
+        .args(["ai", "mcp", "tools"])
+        .env("BB_READ_ONLY", "maybe")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8(bad.stderr).unwrap().contains("BB_READ_ONLY `maybe` is not on or off"));
+}

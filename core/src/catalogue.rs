@@ -41,12 +41,22 @@ pub struct ExposureOptions {
     pub allow_writes: bool,
     /// Whether a session may turn more groups on (`enable_toolset`); not when `--tools` alone names the tools.
     pub dynamic: bool,
+    /// `--read-only` (or `BB_READ_ONLY`): only tools that change nothing, whatever `--toolsets`, `--tools`,
+    /// `--allow-writes` or `enable_toolset` say; a write tool named in `--tools` is withheld, and said so.
+    pub read_only: bool,
 }
 
 impl Default for ExposureOptions {
     /// bb's defaults: the default groups, and sessions may turn the others on.
     fn default() -> ExposureOptions {
-        ExposureOptions { toolsets: None, tools: None, exclude: BTreeSet::new(), allow_writes: false, dynamic: true }
+        ExposureOptions {
+            toolsets: None,
+            tools: None,
+            exclude: BTreeSet::new(),
+            allow_writes: false,
+            dynamic: true,
+            read_only: false,
+        }
     }
 }
 
@@ -56,10 +66,20 @@ impl ExposureOptions {
         ExposureOptions { toolsets: Some(Toolsets::ALL), allow_writes: true, ..ExposureOptions::default() }
     }
 
-    /// The groups on from the start (and whether `writes` is given).
+    /// The groups on from the start (and whether `writes` is given: never on a read-only server).
     pub fn toolsets_on(&self) -> Toolsets {
         let on = self.toolsets.unwrap_or(if self.tools.is_some() { Toolsets::NONE } else { Toolsets::DEFAULT });
-        if self.allow_writes { on.with_writes() } else { on }
+        if self.allow_writes && !self.read_only { on.with_writes() } else { on }
+    }
+
+    /// The tools `--tools` names that change Bitbucket, which a read-only server withholds (in `catalogue`'s
+    /// order): what bb says at start.
+    pub fn withheld_by_read_only(&self, catalogue: &Catalogue) -> Vec<&'static str> {
+        if !self.read_only {
+            return Vec::new();
+        }
+        let named = |n: &str| self.tools.as_ref().is_some_and(|t| t.contains(n));
+        catalogue.tools.iter().filter(|t| t.access != Access::Read && named(t.name)).map(|t| t.name).collect()
     }
 
     /// Whether a session may turn groups on: not when the operator named the tools alone, turned it
@@ -175,6 +195,8 @@ impl Catalogue {
         let named_explicitly = |name: &str| options.tools.as_ref().is_some_and(|t| t.contains(name));
 
         let data_exposed = |t: &ToolSpec| match t.role {
+            // A read-only server runs no tool that changes Bitbucket, whoever names it.
+            Role::Data(_) if options.read_only && t.access != Access::Read => false,
             Role::Data(group) => {
                 !excluded(t.name)
                     && (named_explicitly(t.name)
@@ -210,7 +232,12 @@ impl Catalogue {
         if !show_exposed {
             kinds.clear();
         }
-        Exposed::offering(tools, kinds, offerable)
+        let mut exposed = Exposed::offering(tools, kinds, offerable);
+        if options.read_only {
+            let writes = self.tools.iter().filter(|t| t.access != Access::Read).map(|t| t.name).collect();
+            exposed.read_only = Some(writes);
+        }
+        exposed
     }
 }
 

@@ -14,6 +14,12 @@ pub fn for_exposed(exposed: &Exposed) -> String {
          Its tools answer in short lines; a list says how many it shows and whether more exist, and a cut \
          says how to get the rest. A failed call says what went wrong in one sentence: act on it rather than retry blindly.",
     );
+    if exposed.is_read_only() {
+        text.push_str(
+            " This bb is read-only: it changes nothing in Bitbucket (no comments, reviews, merges or builds), so \
+             offer to explain what the person could do in Bitbucket instead.",
+        );
+    }
     if exposed.get("get_file").is_some() {
         text.push_str(
             " To review with the code in hand, read around a change with get_file (a window of lines at a ref), \

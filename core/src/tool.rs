@@ -259,6 +259,9 @@ pub struct Exposed {
     /// Each tool's input schema as calls are checked against it, made at its first call (a schema
     /// built per call cost a `show` a fifth of its CPU), in `tools` order.
     schemas: Vec<std::sync::OnceLock<Value>>,
+    /// On a read-only server (`--read-only`), the tools bb has that change Bitbucket, all withheld: a
+    /// call to one is refused in those words, not as an unknown tool.
+    pub(crate) read_only: Option<Vec<&'static str>>,
 }
 
 /// Makes the exposure of a session that turned groups on (the catalogue's, with the operator's options).
@@ -291,7 +294,17 @@ impl Exposed {
     /// Exposes `tools` and `kinds`, with `enable_toolset` (if among `tools`) offering `offerable`.
     pub(crate) fn offering(tools: Vec<ToolSpec>, kinds: Vec<KindSpec>, offerable: Toolsets) -> Exposed {
         let schemas = tools.iter().map(|_| std::sync::OnceLock::new()).collect();
-        Exposed { tools, kinds, offerable, widen: None, schemas }
+        Exposed { tools, kinds, offerable, widen: None, schemas, read_only: None }
+    }
+
+    /// Whether the server is read-only (`--read-only`).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only.is_some()
+    }
+
+    /// Whether `name` is a tool that changes Bitbucket, withheld because the server is read-only.
+    pub fn withheld_as_write(&self, name: &str) -> bool {
+        self.read_only.as_ref().is_some_and(|w| w.contains(&name))
     }
 
     /// The groups a session may still turn on.

@@ -120,6 +120,12 @@ impl Session {
         let exposed = if is_stateless { Arc::clone(&sh.config.exposed) } else { self.exposed(sh) };
         // A tool only views call is no tool for a client that renders none.
         let apps = stateless.as_ref().unwrap_or(&self.client).renders_views;
+        if exposed.withheld_as_write(name) {
+            self.log(Level::Info, format!("{} refused: the server is read-only", truncate(name, 100)), sh);
+            return finish(ToolResult::error(format!(
+                "{name} changes Bitbucket, and this bb is read-only (--read-only): nothing was done. Ask the person to do it in Bitbucket."
+            )));
+        }
         let Some(tool) = exposed.get_for(name, apps).copied() else {
             return Answer::Now(Err(ErrorReply::new(
                 Some(id.clone()),
