@@ -28,6 +28,7 @@ pub fn serve_http(
     bitbucket: Option<BitbucketConfig>,
     operator: Arc<dyn Bitbucket>,
     logger: Logger,
+    after_listening: &[(Level, String)],
 ) -> Result<(), String> {
     let loopback = flags.addr.ip().is_loopback();
     let oauth = match (&flags.oauth, &bitbucket) {
@@ -105,6 +106,11 @@ pub fn serve_http(
         server = server.probe_anonymously(probe);
     }
     announce(&logger, &server, &token, !loopback && flags.allow_hosts.is_empty());
+    // What the configuration says at start (read-only, asking off), after the address: a client that
+    // reads bb's first line for its URL still finds it there.
+    for (level, said) in after_listening {
+        logger.log(*level, said);
+    }
     let cores = std::thread::available_parallelism().map_or(2, usize::from);
     let running = server.spawn(cores);
     if let Some(addr) = metrics {

@@ -76,18 +76,20 @@ fn run() -> Result<(), String> {
             let logger = if options.log_json { logger.json() } else { logger };
             let catalogue = Catalogue::standard();
             let exposed = catalogue.expose(&options.exposure)?;
+            // What the configuration says at start: over HTTP after the address bb listens on.
+            let mut notes: Vec<(bb_core::Level, String)> = Vec::new();
             if options.exposure.read_only {
                 let withheld = options.exposure.withheld_by_read_only(&catalogue);
                 // Said at the default level when it withholds a tool the operator named.
                 let level = if withheld.is_empty() { bb_core::Level::Notice } else { bb_core::Level::Warning };
-                logger.log(level, &cli::read_only_said(&withheld));
+                notes.push((level, cli::read_only_said(&withheld)));
             }
             // Checked before serving: a wrong URL, CA file or key pair stops bb here with exit code 2.
             let config = bb::config::load(&options.connection, &|name| std::env::var(name).ok())?;
             let mut server_config = ServerConfig::new(exposed, VERSION);
             server_config.confirm = cli::confirm_from_env(options.confirm, &|name| std::env::var(name).ok())?;
             if !server_config.confirm {
-                logger.log(bb_core::Level::Warning, cli::CONFIRM_OFF);
+                notes.push((bb_core::Level::Warning, cli::CONFIRM_OFF.to_owned()));
             }
             server_config.base_url = config.as_ref().map(|c| c.base_url.clone());
             server_config.highlight_templates = options.highlight_templates;
@@ -126,7 +128,19 @@ fn run() -> Result<(), String> {
                 said.log(bb_core::Level::Debug, &format!("grammars of the common languages prepared in {ms} ms"));
             });
             if let Some(http) = &options.http {
-                return bb::http::serve_http(http, options.metrics, server_config, &process, config, bitbucket, logger);
+                return bb::http::serve_http(
+                    http,
+                    options.metrics,
+                    server_config,
+                    &process,
+                    config,
+                    bitbucket,
+                    logger,
+                    &notes,
+                );
+            }
+            for (level, said) in &notes {
+                logger.log(*level, said);
             }
             if let Some(addr) = options.metrics {
                 bb::http::serve_metrics(addr, &[], &process, std::sync::Arc::new(|| {}), &logger)?;

@@ -8,9 +8,7 @@ import { launch, open, shot, startBb } from "./harness.mjs";
 let browser;
 let bb;
 before(async () => {
-  bb = await startBb({ bbArgs: ["--read-only", "--toolsets", "all", "--allow-writes", "--tools", "add_pr_comment,merge_pull_request",
-    // bb says at start that it withholds the two write tools named (a warning before its URL): quiet here.
-    "--log-level", "error"] });
+  bb = await startBb({ bbArgs: ["--read-only", "--toolsets", "all", "--allow-writes", "--tools", "add_pr_comment,merge_pull_request"] });
   browser = await launch({ loopback: true });
 });
 after(async () => {
