@@ -193,6 +193,7 @@ fn valid_slug(slug: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::Scope;
 
