@@ -164,6 +164,11 @@ fn a_commit_alone_is_refused_and_a_commit_through_its_repository_is_bound() {
     let a = d.call("get_build_status", json!({"pr_id": 1}));
     assert!(!a.is_error, "{}", a.text);
     assert!(d.requests.iter().any(|r| r.contains("/projects/BB/repos/api/")), "{:?}", d.requests);
+    // set_build_status names its repository: filled in, and bound to it.
+    let set = json!({"commit": "0123456789abcdef", "key": "ci", "state": "SUCCESSFUL", "url": "https://ci.test/1"});
+    let a = d.call("set_build_status", set);
+    assert!(d.requests.iter().all(|r| r.contains("/projects/BB/repos/api/commits/")), "{}: {:?}", a.text, d.requests);
+    assert_eq!(d.requests.len(), 1, "{}", a.text);
     let set = json!({"project": "WEB", "repo": "site", "commit": "0123456789abcdef", "key": "ci", "state": "SUCCESSFUL", "url": "https://ci.test/1"});
     let a = d.call("set_build_status", set);
     assert!(a.is_error && a.text.starts_with("WEB/site is outside"), "{}", a.text);
@@ -186,6 +191,12 @@ fn a_view_opens_refreshes_and_saves_nothing_outside_the_scope() {
     let items = a.raw["_meta"]["bb/view"]["list"]["items"].as_array().unwrap().clone();
     assert!(!items.is_empty());
     assert!(items.iter().all(|i| i["project"] == "BB" && i["repo"] == "api"), "{items:?}");
+    let a = d.call("show", json!({"kind": "pull_requests", "project": "WEB", "repo": "site"}));
+    assert!(a.is_error && a.text.starts_with("WEB/site is outside"), "{}", a.text);
+    let a = d.call("refresh_view", json!({"show": {"kind": "pull_requests", "state": "ALL", "limit": 100}}));
+    let items = a.raw["_meta"]["bb/view"]["list"]["items"].as_array().unwrap().clone();
+    assert!(!items.is_empty() && items.iter().all(|i| i["repo"] == "api"), "{items:?}");
+    assert!(a.raw["_meta"]["bb/view"]["list"]["leftOut"].as_u64().unwrap() > 0);
     // refresh_view: the show call it carries, navigation in place included, cannot leave the scope.
     let a =
         d.call("refresh_view", json!({"show": {"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}}));
