@@ -45,6 +45,8 @@ pub struct ServeOptions {
     /// `--confirm on|off`: whether tools that merge or cannot be undone ask the person first; `None`
     /// when not given (then `BB_CONFIRM`, else on).
     pub confirm: Option<bool>,
+    /// `--project KEY` and `--repo KEY/slug`, each repeatable, in order: the admin's scope (else `BB_SCOPE`).
+    pub scope: Vec<String>,
 }
 
 /// The options of `bb ai mcp serve --http ADDR`.
@@ -153,6 +155,11 @@ Options:
                       changing the draft flag); a client that cannot show the question gets an
                       error and nothing is written. off: they run without asking anyone, for an
                       agent that runs with no person present
+  --project KEY       keep bb to this project (repeatable; with --repo, or BB_SCOPE=KEY,KEY/slug):
+                      a call naming another is refused with a sentence and nothing is read; the
+                      dashboard, inbox, search_repositories and search_code are narrowed to it
+  --repo KEY/slug     keep bb to this repository (repeatable); with exactly one, a call that names
+                      no repository is filled in with it
   --memory-budget SIZE
                       the memory bb sets aside for large calls (diff and compare views), e.g.
                       256MiB (the default) or 1GiB, from 16MiB to 1TiB; past it they wait their
@@ -222,6 +229,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
     let mut metrics = None;
     let mut log_json = false;
     let mut confirm = None;
+    let mut scope: Vec<String> = Vec::new();
     let mut connection = crate::config::ConnectionFlags::default();
     let mut http: Option<std::net::SocketAddr> = None;
     let mut http_flags = HttpServe {
@@ -288,6 +296,12 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                     _ => return Err(format!("--log-format `{value}` is not a format: use text (the default) or json")),
                 };
                 seen_options.push("--log-format");
+            }
+            Long(flag @ ("project" | "repo")) => {
+                let name = if flag == "repo" { "--repo" } else { "--project" };
+                let value = plain(parser.value().map_err(|e| e.to_string())?, name)?;
+                scope.push(scope_flag(name == "--repo", &value)?);
+                seen_options.push(name);
             }
             Long("confirm") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--confirm")?;
@@ -492,13 +506,22 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 metrics,
                 log_json,
                 confirm,
+                scope,
             })))
         }
         ["ai", "mcp", "tools"] => {
             if let Some(flag) = seen_options.iter().find(|f| {
                 matches!(
                     **f,
-                    "--log-level" | "--log-format" | "--confirm" | "--host" | "--token" | "--http" | "--metrics"
+                    "--log-level"
+                        | "--log-format"
+                        | "--confirm"
+                        | "--host"
+                        | "--token"
+                        | "--http"
+                        | "--metrics"
+                        | "--project"
+                        | "--repo"
                 ) || HTTP_ONLY.contains(f)
             }) {
                 return Err(format!("{flag} is not an option of `bb ai mcp tools`; see `bb ai mcp tools --help`"));
@@ -554,6 +577,42 @@ pub fn read_only_said(withheld: &[&str]) -> String {
         ));
     }
     s
+}
+
+/// One `--project KEY` or `--repo KEY/slug`, checked as a scope entry: a repository given to `--project`
+/// or a project to `--repo` is an error sentence.
+fn scope_flag(repo: bool, value: &str) -> Result<String, String> {
+    match (repo, value.contains('/')) {
+        (false, true) => return Err(format!("--project `{value}` names a repository: use --repo {value}")),
+        (true, false) => {
+            return Err(format!("--repo `{value}` names no repository: use KEY/slug, or --project {value}"));
+        }
+        _ => {}
+    }
+    bb_core::Scope::parse([value])?;
+    Ok(value.to_owned())
+}
+
+/// The admin's scope: `--project` and `--repo` entries, else `BB_SCOPE` (comma-separated `KEY` and
+/// `KEY/slug`); `None` when neither names one. A malformed entry is an error sentence.
+pub fn scope_from_env(
+    flags: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<bb_core::Scope>, String> {
+    if !flags.is_empty() {
+        return bb_core::Scope::parse(flags.iter().map(String::as_str)).map(Some);
+    }
+    let Some(value) = env("BB_SCOPE").filter(|v| !v.trim().is_empty()) else { return Ok(None) };
+    let entries = value.split(',').map(str::trim).filter(|e| !e.is_empty());
+    bb_core::Scope::parse(entries).map(Some).map_err(|e| format!("BB_SCOPE: {e}"))
+}
+
+/// What bb logs once at start with a scope.
+pub fn scope_said(scope: &bb_core::Scope) -> String {
+    format!(
+        "scope: {}; calls naming any other repository are refused, the dashboard, inbox and searches narrowed",
+        scope.words()
+    )
 }
 
 /// What bb logs once at start with `--confirm off`.
@@ -908,6 +967,33 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn scope_comes_from_the_flags_else_bb_scope_and_a_malformed_entry_stops_bb() {
+        let serve = |args: &[&str]| match parse(args.iter().map(OsString::from)).unwrap() {
+            Command::Serve(o) => o.scope,
+            _ => panic!("not serve"),
+        };
+        let flags = serve(&["ai", "mcp", "serve", "--project", "OPS", "--repo", "WEB/site", "--repo", "BB/api"]);
+        assert_eq!(flags, ["OPS", "WEB/site", "BB/api"]);
+        let none = |_: &str| None;
+        let scope = scope_from_env(&flags, &none).unwrap().unwrap();
+        assert_eq!(scope.words(), "project OPS, WEB/site, BB/api");
+        assert_eq!(scope_from_env(&[], &none), Ok(None));
+        let env = |name: &str| (name == "BB_SCOPE").then(|| " OPS, BB/api ,".to_owned());
+        let scope = scope_from_env(&[], &env).unwrap().unwrap();
+        assert_eq!((scope.projects.len(), scope.repositories.len()), (1, 1));
+        // The flags win over the environment.
+        assert_eq!(scope_from_env(&["WEB".into()], &env).unwrap().unwrap().words(), "project WEB");
+        for bad in [&["--project", "BB/api"][..], &["--repo", "BB"], &["--repo", "BB/"], &["--project", "a b"]] {
+            let args = ["ai", "mcp", "serve"].iter().chain(bad).map(OsString::from);
+            let err = parse(args).unwrap_err();
+            assert!(err.contains('`'), "{err}");
+        }
+        let bad = |name: &str| (name == "BB_SCOPE").then(|| "OPS,BB/api/x".to_owned());
+        assert!(scope_from_env(&[], &bad).unwrap_err().starts_with("BB_SCOPE: The scope entry `BB/api/x`"));
+        assert!(parse(["ai", "mcp", "tools", "--project", "OPS"].map(OsString::from)).is_err());
     }
 
     #[test]

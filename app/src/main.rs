@@ -91,6 +91,10 @@ fn run() -> Result<(), String> {
             if !server_config.confirm {
                 notes.push((bb_core::Level::Warning, cli::CONFIRM_OFF.to_owned()));
             }
+            if let Some(scope) = cli::scope_from_env(&options.scope, &|name| std::env::var(name).ok())? {
+                notes.push((bb_core::Level::Notice, cli::scope_said(&scope)));
+                server_config.scope = Some(std::sync::Arc::new(scope));
+            }
             server_config.base_url = config.as_ref().map(|c| c.base_url.clone());
             server_config.highlight_templates = options.highlight_templates;
             if let Some(d) = options.highlight_deadline {

@@ -104,6 +104,34 @@ fn confirm_takes_on_or_off_and_off_is_logged_at_start() {
 }
 
 #[test]
+fn scope_flags_and_bb_scope_are_checked_at_start_and_the_scope_logged() {
+    let out = bb(&["ai", "mcp", "serve", "--project", "BB/api"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8(out.stderr).unwrap().contains("--project `BB/api` names a repository: use --repo BB/api")
+    );
+    let run = |args: &[&str], scope: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
+            .args(args)
+            .env("BB_SCOPE", scope)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdin.take());
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&["ai", "mcp", "serve"], "OPS,BB/api/x");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("BB_SCOPE: The scope entry `BB/api/x` is not a project key or KEY/slug"), "{err}");
+    let out = run(&["ai", "mcp", "serve", "--log-level", "notice"], "OPS, WEB/site");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("scope: project OPS, WEB/site;"), "{err}");
+}
+
+#[test]
 fn serve_answers_over_stdio_and_exits_cleanly_when_stdin_closes() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
         .args(["ai", "mcp", "serve", "--log-level", "debug"])

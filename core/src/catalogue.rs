@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::plan::{Step, ToolResult};
-use crate::tool::{Access, Annotations, Asks, Call, Exposed, KindSpec, Role, ToolSpec, Widen};
+use crate::tool::{Access, Annotations, Asks, Call, Exposed, KindSpec, Role, Scoped, ToolSpec, Widen};
 use crate::toolsets::{GROUPS, Toolsets};
 
 /// The operator's choice of tools: `--toolsets`, `--tools`, `--exclude`, `--allow-writes`, `--dynamic-toolsets`.
@@ -108,6 +108,7 @@ pub const ENABLE_TOOLSET: ToolSpec = ToolSpec {
     annotations: Annotations { read_only: true, destructive: false, idempotent: true, open_world: false },
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Session,
     role: Role::Session,
     start: answered_by_the_session,
 };

@@ -38,6 +38,9 @@ pub struct ServerConfig {
     /// How long the person has to answer a question, and a 2026-07-28 state stays good, in milliseconds:
     /// [`crate::ANSWER_WITHIN_MS`] (10 minutes), shorter only in tests and the fault matrix.
     pub answer_within_ms: u64,
+    /// The projects and repositories this server may touch (`--project`, `--repo`, `BB_SCOPE`); `None`:
+    /// every one the credentials reach.
+    pub scope: Option<Arc<crate::scope::Scope>>,
 }
 
 impl ServerConfig {
@@ -54,6 +57,7 @@ impl ServerConfig {
             confirm: true,
             seal: None,
             answer_within_ms: crate::confirm::ANSWER_WITHIN_MS,
+            scope: None,
         }
     }
 }

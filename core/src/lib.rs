@@ -94,6 +94,7 @@ mod protocol;
 mod reads;
 mod requirements;
 pub mod retry;
+mod scope;
 mod server;
 mod session;
 mod shared;
@@ -128,6 +129,7 @@ pub use session::Session;
 
 // The catalogue and what the operator exposes of it.
 pub use catalogue::{Catalogue, ExposureOptions};
+pub use scope::{Scope, Scoped};
 pub use tool::{Access, Asks, Exposed, Role, ToolSpec, VIEW_URI};
 pub use toolsets::{GROUPS, Toolset, Toolsets};
 

@@ -50,7 +50,7 @@ use crate::catalogue::Catalogue;
 use crate::confirm::{Confirming, Question};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::tool::{Access, Annotations, Asks, Call, KindSpec, Role, StartFn, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, KindSpec, Role, Scoped, StartFn, ToolSpec, Toolset};
 
 const READ: Annotations = Annotations { read_only: true, destructive: false, idempotent: true, open_world: true };
 const WRITE: Annotations = Annotations { read_only: false, destructive: false, idempotent: false, open_world: true };
@@ -81,7 +81,24 @@ fn spec(name: &'static str, access: Access, role: Role, input_schema: fn() -> Va
         Access::UnsafeWrite => Asks::Always { untouched: "nothing was merged" },
         _ => Asks::Never,
     };
-    ToolSpec { name, title: name, description: "A test tool.", input_schema, annotations, access, asks, role, start }
+    // The test catalogue's tools touch no Bitbucket project: the scope's own tests run the standard catalogue.
+    let scope = match role {
+        Role::Show | Role::ViewCompanion { .. } => Scoped::View,
+        Role::Session => Scoped::Session,
+        Role::Data(_) => Scoped::Unscoped,
+    };
+    ToolSpec {
+        name,
+        title: name,
+        description: "A test tool.",
+        input_schema,
+        annotations,
+        access,
+        asks,
+        scope,
+        role,
+        start,
+    }
 }
 
 /// The test catalogue, in `tools/list` order:

@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::plan::Step;
 use crate::protocol::ClientProfile;
+pub use crate::scope::{Scope, Scoped};
 pub use crate::toolsets::Toolset;
 use crate::toolsets::Toolsets;
 
@@ -170,6 +171,9 @@ pub struct Call<'a> {
     /// Whether this server asks the person before the tools that ask run (`--confirm`, on by default):
     /// a view names those tools, so it says "Waiting for your confirmation" only beside them.
     pub asks: bool,
+    /// The admin's scope, when one is set: the tools that narrow ([`Scoped::Narrowed`]) filter their
+    /// answer to it (the session already refused a call naming a repository outside it).
+    pub scope: Option<&'a Scope>,
 }
 
 /// Starts a call with arguments already checked against the tool's schema.
@@ -192,6 +196,8 @@ pub struct ToolSpec {
     pub access: Access,
     /// Whether it asks the person before it runs (no default: a new tool must choose).
     pub asks: Asks,
+    /// How the admin's scope (`--project`, `--repo`) holds it (no default: a new tool must choose).
+    pub scope: Scoped,
     /// Data tool, `show`, or a tool only views call: `show`'s schema and a companion's exposure follow from it.
     pub role: Role,
     /// Runs a call.

@@ -170,6 +170,15 @@ pub fn query(args: &Map<String, Value>) -> Result<ListQuery, String> {
     })
 }
 
+/// Whether `pr`'s target repository is in `scope` (no scope holds every one): how the dashboard and the
+/// inbox are narrowed to the admin's scope. A pull request that names no target repository is outside.
+pub fn in_scope(scope: Option<&crate::scope::Scope>, pr: &PullRequest) -> bool {
+    scope.is_none_or(|s| {
+        let repo = pr.to_ref.as_ref().and_then(|r| r.repository.as_ref());
+        repo.is_some_and(|r| s.holds_full_name(&r.full_name()))
+    })
+}
+
 /// Whether `pr` passes the source-branch filter (none keeps every pull request).
 pub fn keeps(source_filter: Option<&str>, pr: &PullRequest) -> bool {
     source_filter.is_none_or(|want| {

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::{Answer, Session, truncate};
+use super::{Answer, Session, scoped, truncate};
 use crate::confirm::{self, Answered, CONFIRM_KEY, Confirming, Question, Spent};
 use crate::fetch::{FetchOutcome, Ticket};
 use crate::highlight::Highlighted;
@@ -137,12 +137,31 @@ impl Session {
         if tool.role == Role::Session {
             return finish(self.enable_toolset(args, tag, sh));
         }
+        // The admin's scope: the repository filled in before the arguments are checked (a tool's schema
+        // requires it), and the call refused after, before anything is read.
+        let scope = sh.config.scope.clone();
+        let filled;
+        let args = match (&scope, args) {
+            (Some(scope), None | Some(Value::Object(_))) => {
+                let mut a = args.and_then(Value::as_object).cloned().unwrap_or_default();
+                scoped::fill(&tool, &exposed, scope, &mut a);
+                filled = Value::Object(a);
+                Some(&filled)
+            }
+            _ => args,
+        };
         if let Err(why) = crate::args::validate(args, &exposed.checked_schema(&tool)) {
             return finish(ToolResult::error(format!("Invalid arguments for {}: {why}", tool.name)));
         }
         let args = args.and_then(Value::as_object).cloned().unwrap_or_default();
         if let Err(why) = crate::args::check_places(&args) {
             return finish(ToolResult::error(format!("Invalid arguments for {}: {why}", tool.name)));
+        }
+        if let Some(scope) = &scope
+            && let Err(why) = scoped::admit(&tool, &exposed, scope, &args)
+        {
+            self.log(Level::Info, format!("{} refused: outside the scope", tool.name), sh);
+            return finish(ToolResult::error(why));
         }
         let client = stateless.unwrap_or_else(|| self.client.clone());
         let asks = sh.config.confirm && tool.asks.applies(&args);
@@ -199,6 +218,7 @@ impl Session {
             highlight_templates: sh.config.highlight_templates,
             confirming,
             asks: sh.config.confirm,
+            scope: sh.config.scope.as_deref(),
         };
         let step = (again.tool.start)(&again.args, &call);
         let may_ask = confirming == Confirming::Ask;

@@ -25,6 +25,7 @@
 mod batch;
 mod call;
 mod route;
+mod scoped;
 mod toolsets;
 
 use std::collections::{BTreeMap, BTreeSet};

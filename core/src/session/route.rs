@@ -93,7 +93,7 @@ impl Session {
             ("initialize", Terms::Session) => self.initialize(id, params, sh),
             ("ping", Terms::Session) => Answer::Now(Ok(json!({}))),
             ("server/discover", Terms::Alone(_)) => {
-                Answer::Now(Ok(stateless::discover(version, sh.made.instructions())))
+                Answer::Now(Ok(stateless::discover(version, &scoped(sh.made.instructions(), sh))))
             }
             // The tools only views call are listed to a client that renders views, and to no other.
             ("tools/list", Terms::Alone(meta)) if no_cursor => {
@@ -180,8 +180,21 @@ impl Session {
             "protocolVersion": version.as_str(),
             "capabilities": stateless::capabilities(self.sees.is_some()),
             "serverInfo": stateless::server_info(sh.config.version),
-            "instructions": self.made(Made::ToolsList { apps: false }, sh).instructions(),
+            "instructions": scoped(self.made(Made::ToolsList { apps: false }, sh).instructions(), sh),
         })))
+    }
+}
+
+/// The instructions, with the admin's scope said when there is one: the model then names those
+/// repositories rather than learn the bound from a refusal.
+fn scoped(instructions: &str, sh: &Shared) -> String {
+    match &sh.config.scope {
+        Some(scope) => format!(
+            "{instructions}\n\nThis bb works only in {}: a call naming any other repository is refused, and lists and \
+             searches are narrowed to it.",
+            scope.words()
+        ),
+        None => instructions.to_owned(),
     }
 }
 

@@ -27,7 +27,7 @@ use crate::errors::{self, BitbucketError, Subject, Write};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{pull_request, server};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 use crate::writes;
 
 /// The release that brought auto-merge.
@@ -41,6 +41,7 @@ pub const ENABLE_SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::UnsafeWrite,
     asks: Asks::Always { untouched: "auto-merge was not turned on" },
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::IRREVERSIBLE,
     start: start_enable,
@@ -54,6 +55,7 @@ pub const DISABLE_SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Write,
     asks: Asks::Always { untouched: "auto-merge stays on" },
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: false, idempotent: true, open_world: true },
     start: start_disable,

@@ -15,7 +15,7 @@ use crate::errors::{self, Subject, Write};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::text::short_commit;
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 use crate::writes;
 use crate::writes::repository::BuildResult;
 
@@ -27,6 +27,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::UnsafeWrite,
     asks: Asks::Always { untouched: "no build status was set" },
+    scope: Scoped::Commit,
     role: Role::Data(Toolset::Builds),
     // The same call again leaves the same result: idempotent. Not destructive in MCP's sense beyond
     // replacing the earlier result of the same key, which is what it is for.

@@ -21,7 +21,7 @@ use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
 use crate::reads::pull_request;
 use crate::text::builds::{required_lines, stats_line};
 use crate::text::{build_state, one_line, short_commit};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// `get_build_status`, for the catalogue: reads only.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -31,6 +31,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: status_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Commit,
     role: Role::Data(Toolset::Builds),
     annotations: Annotations::READ,
     start,

@@ -21,7 +21,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{files, pull_request, review, server};
 use crate::text::{cap, one_line, when};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 use crate::writes;
 use crate::writes::comments::Place;
 
@@ -36,6 +36,7 @@ pub const LIST_SPEC: ToolSpec = ToolSpec {
     input_schema: list_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::READ,
     start: start_list,
@@ -49,6 +50,7 @@ pub const TASKS_SPEC: ToolSpec = ToolSpec {
     input_schema: tasks_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::READ,
     start: start_tasks,
@@ -62,6 +64,7 @@ pub const ADD_SPEC: ToolSpec = ToolSpec {
     input_schema: add_schema,
     access: Access::Write,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::ADD,
     start: start_add,

@@ -12,7 +12,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs;
 use crate::text::commit_line;
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// `list_pr_commits`.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -22,6 +22,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::READ,
     start,

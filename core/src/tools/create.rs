@@ -18,7 +18,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_requests::full_ref;
 use crate::reads::repository;
 use crate::text::one_line;
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 use crate::writes::pull_request;
 
 /// `create_pull_request`, for the catalogue: a write that adds (not undoable by bb, but by declining it).
@@ -29,6 +29,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Write,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::ADD,
     start,

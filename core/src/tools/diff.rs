@@ -24,7 +24,7 @@ use crate::reads::diff::{self, Range, Since};
 use crate::reads::pull_request;
 use crate::text::diff::{change_line, render_file};
 use crate::text::{one_line, short, short_commit};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// `get_pull_request_diff`, for the catalogue: reads only.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -34,6 +34,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::READ,
     start,

@@ -26,7 +26,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::{cap, one_line, short};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 use crate::writes::comments;
 
 /// `delete_pr_comment`, for the catalogue. Destructive (the text is gone); idempotent (a second call finds no
@@ -39,6 +39,7 @@ pub const DELETE_SPEC: ToolSpec = ToolSpec {
     input_schema: delete_schema,
     access: Access::Write,
     asks: Asks::Always { untouched: "the comment was not deleted" },
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: true, idempotent: true, open_world: true },
     start: start_delete,
@@ -148,6 +149,7 @@ pub const APPLY_SPEC: ToolSpec = ToolSpec {
     input_schema: apply_schema,
     access: Access::UnsafeWrite,
     asks: Asks::Always { untouched: "the suggestion was not applied" },
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: false, idempotent: false, open_world: true },
     start: start_apply,

@@ -24,7 +24,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::files::{self, Blame, Browsed, Place};
 use crate::reads::refs;
 use crate::text::{one_line, short, short_commit, when};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// `get_file`.
 pub const GET_SPEC: ToolSpec = ToolSpec {
@@ -34,6 +34,7 @@ pub const GET_SPEC: ToolSpec = ToolSpec {
     input_schema: get_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_get,
@@ -47,6 +48,7 @@ pub const LIST_SPEC: ToolSpec = ToolSpec {
     input_schema: list_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_list,
@@ -60,6 +62,7 @@ pub const BLAME_SPEC: ToolSpec = ToolSpec {
     input_schema: blame_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_blame,

@@ -21,7 +21,7 @@ use crate::reads::pull_request;
 use crate::text::builds::stats_line;
 use crate::text::review::reviewer_states;
 use crate::text::{cap, one_line, short_commit, when};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// `get_pull_request`, for the catalogue: reads only; its kind is the card.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -31,6 +31,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::READ,
     start,

@@ -26,7 +26,7 @@ use crate::reads::diff;
 use crate::reads::refs::{self, Commits};
 use crate::text::diff::{change_line, render_file};
 use crate::text::{cap, commit_line, one_line, short, short_commit, when};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// A whole commit message, as `get_commit` shows it.
 const MESSAGE_CHARS: usize = 4_000;
@@ -39,6 +39,7 @@ pub const LIST_SPEC: ToolSpec = ToolSpec {
     input_schema: list_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_list,
@@ -52,6 +53,7 @@ pub const GET_SPEC: ToolSpec = ToolSpec {
     input_schema: get_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_get,
@@ -65,6 +67,7 @@ pub const COMPARE_SPEC: ToolSpec = ToolSpec {
     input_schema: compare_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start: start_compare,

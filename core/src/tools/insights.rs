@@ -20,7 +20,7 @@ use crate::reads::insights::{Annotation, Filter, InsightsRead, InsightsReader, R
 use crate::reads::pull_request;
 use crate::text::insights::{field_line, http_url, result_word};
 use crate::text::{cap, one_line, short, short_commit};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// `get_code_insights`, for the catalogue: reads only.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -30,6 +30,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Builds),
     annotations: Annotations::READ,
     start,

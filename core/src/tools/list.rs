@@ -13,9 +13,9 @@ use crate::bitbucket::{Page, RawPage};
 use crate::errors::{self, Subject};
 use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::reads::pull_requests::{PullRequestsRead, keeps, query};
+use crate::reads::pull_requests::{PullRequestsRead, in_scope, keeps, query};
 use crate::text::short;
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// `list_pull_requests`, for the catalogue: reads only; its kind is the list view.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -25,6 +25,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::RepositoryOrNarrowed,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations::READ,
     start,
@@ -56,10 +57,13 @@ fn schema() -> Value {
     )
 }
 
-fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     match query(args) {
         Ok(q) => Step::wait(
             List {
+                // The dashboard and the inbox span repositories: narrowed to the admin's scope. A
+                // repository's own list was checked against it before the call started.
+                narrow: call.scope.filter(|_| q.across).cloned(),
                 project: q.project,
                 repo: q.repo,
                 scope: q.scope,
@@ -83,6 +87,8 @@ struct List {
     source_filter: Option<String>,
     page: Option<Page<PullRequest>>,
     count: Option<String>,
+    /// The admin's scope the answer is narrowed to.
+    narrow: Option<crate::scope::Scope>,
 }
 
 impl Plan for List {
@@ -121,15 +127,20 @@ impl Plan for List {
 impl List {
     fn render(&self, page: &Page<PullRequest>) -> String {
         let mut lines = Vec::new();
-        let shown: Vec<&PullRequest> =
+        let kept: Vec<&PullRequest> =
             page.values.iter().filter(|pr| keeps(self.source_filter.as_deref(), pr)).collect();
+        let shown: Vec<&PullRequest> = kept.iter().copied().filter(|pr| in_scope(self.narrow.as_ref(), pr)).collect();
         let mut head = format!("{}: {} shown (start={})", self.scope, shown.len(), page.start);
         if self.source_filter.is_some() {
             head.push_str(&format!(", {} of this page's {} match source_branch", shown.len(), page.values.len()));
         }
         head.push('.');
         lines.push(head);
-        if let Some(c) = &self.count {
+        if let Some(scope) = &self.narrow {
+            lines.push(scope.narrowed(kept.len() - shown.len()));
+        }
+        // The inbox's count spans every repository: a narrowed list leaves it out.
+        if let Some(c) = self.count.as_ref().filter(|_| self.narrow.is_none()) {
             lines.push(c.clone());
         }
         let mut cut = false;

@@ -16,7 +16,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs::{self, Listing, RefEntry};
 use crate::text::{one_line, short, short_commit, when};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// Characters of a ref's name in a line.
 const NAME_CHARS: usize = 100;
@@ -29,6 +29,7 @@ pub const BRANCHES_SPEC: ToolSpec = ToolSpec {
     input_schema: list_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::READ,
     start: start_branches,
@@ -42,6 +43,7 @@ pub const TAGS_SPEC: ToolSpec = ToolSpec {
     input_schema: list_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::READ,
     start: start_tags,
@@ -55,6 +57,7 @@ pub const RESOLVE_SPEC: ToolSpec = ToolSpec {
     input_schema: resolve_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::READ,
     start: start_resolve,

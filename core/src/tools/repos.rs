@@ -18,7 +18,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::repository::{self, Summary};
 use crate::text::{one_line, short};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// `search_repositories`.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -28,6 +28,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Narrowed,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::READ,
     start,
@@ -43,21 +44,26 @@ fn schema() -> Value {
     )
 }
 
-fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let name = string(args, "name").unwrap_or("").to_owned();
     let project = string(args, "project").unwrap_or("").to_owned();
     let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25));
+    // The admin's scope: a project named by key must be in it; the answer is filtered to it.
+    let narrow = call.scope.cloned();
     if let Some(key) = string(args, "project_key") {
+        if let Some(scope) = call.scope.filter(|s| !s.touches_project(key)) {
+            return Step::Done(ToolResult::error(scope.outside(&format!("project {key}"))));
+        }
         if !name.is_empty() || !project.is_empty() {
             return Step::Done(ToolResult::error(
                 "Give either project_key (every repository of that project) or name/project (a search across projects), not both.",
             ));
         }
         let request = repository::project_repos_request(key, start, limit);
-        return Step::wait(Search { name, project, key: Some(key.to_owned()) }, vec![((), request)]);
+        return Step::wait(Search { name, project, key: Some(key.to_owned()), narrow }, vec![((), request)]);
     }
     let request = repository::search_request(&name, &project, start, limit);
-    Step::wait(Search { name, project, key: None }, vec![((), request)])
+    Step::wait(Search { name, project, key: None, narrow }, vec![((), request)])
 }
 
 #[derive(Debug)]
@@ -66,6 +72,8 @@ struct Search {
     project: String,
     /// The project whose every repository is listed.
     key: Option<String>,
+    /// The admin's scope the answer is filtered to.
+    narrow: Option<crate::scope::Scope>,
 }
 
 impl Plan for Search {
@@ -73,10 +81,19 @@ impl Plan for Search {
 
     fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
         let about = Subject { project: self.key.as_deref().unwrap_or(""), repo: "", pr: None };
-        let page = match errors::json::<RawPage>(&outcome, about, None) {
+        let mut page = match errors::json::<RawPage>(&outcome, about, None) {
             Ok(p) => p.decode::<Summary>(),
             Err(e) => return Some(ToolResult::error(e)),
         };
+        // Filtered by each repository's own key and slug (one that names neither is outside).
+        let narrowed = self.narrow.as_ref().map(|scope| {
+            let before = page.values.len();
+            page.values.retain(|r| {
+                let key = r.project.as_ref().and_then(|p| p.key.as_deref());
+                key.zip(r.slug.as_deref()).is_some_and(|(k, s)| scope.holds(k, s))
+            });
+            scope.narrowed(before - page.values.len())
+        });
         let mut what = Vec::new();
         if !self.name.is_empty() {
             what.push(format!("named like \"{}\"", short(&one_line(&self.name), 60)));
@@ -105,6 +122,7 @@ impl Plan for Search {
             out.push(line);
         }
         out.push(page.more_line("repositories"));
+        out.extend(narrowed);
         Some(ToolResult::text(out.join("\n")))
     }
 }
@@ -117,6 +135,7 @@ pub const CLONE_SPEC: ToolSpec = ToolSpec {
     input_schema: clone_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::READ,
     start: start_clone,

@@ -19,7 +19,7 @@ use crate::reads::conditions::{self, ConditionsRead, ConditionsReader};
 use crate::reads::pull_request;
 use crate::text::builds::required_lines;
 use crate::text::one_line;
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// `list_required_builds`, for the catalogue: reads only.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -29,6 +29,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: required_schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Builds),
     annotations: Annotations::READ,
     start: start_required,

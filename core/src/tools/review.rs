@@ -28,7 +28,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::{pull_request, review};
 use crate::text::short;
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 use crate::writes;
 use crate::writes::comments::{self, Place};
 
@@ -47,6 +47,7 @@ pub const SPEC: ToolSpec = ToolSpec {
         case: "when it approves or says Needs work",
         untouched: "the review was not submitted",
     },
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: SET,
     start,
@@ -313,6 +314,7 @@ pub const DISCARD_SPEC: ToolSpec = ToolSpec {
     input_schema: discard_schema,
     access: Access::Write,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: DISCARD,
     start: start_discard,

@@ -13,7 +13,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::search;
 use crate::text::{one_line, short};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 
 /// `search_code`.
 pub const SPEC: ToolSpec = ToolSpec {
@@ -23,6 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Narrowed,
     role: Role::Data(Toolset::Code),
     annotations: Annotations::READ,
     start,
@@ -43,7 +44,7 @@ fn schema() -> Value {
     )
 }
 
-fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
+fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let asked = string(args, "query").unwrap_or("").trim().to_owned();
     if asked.is_empty() {
         return Step::Done(ToolResult::error("`query` is blank: give the words or identifier to find."));
@@ -52,6 +53,27 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     let repo = string(args, "repo").map(str::to_owned);
     if repo.is_some() && project.is_none() {
         return Step::Done(ToolResult::error("`repo` needs `project`: give the repository's project key too."));
+    }
+    // The admin's scope: what the call names must be in it; a call that names nothing is narrowed to it
+    // in Bitbucket's query when the scope is one project or one repository, and its answer filtered.
+    let mut narrow_terms = None;
+    if let Some(scope) = call.scope {
+        match (&project, &repo) {
+            (Some(p), Some(r)) if !scope.holds(p, r) => {
+                return Step::Done(ToolResult::error(scope.outside(&format!("{p}/{r}"))));
+            }
+            (Some(p), None) if !scope.touches_project(p) => {
+                return Step::Done(ToolResult::error(scope.outside(&format!("project {p}"))));
+            }
+            (None, _) => {
+                narrow_terms = match (scope.projects.as_slice(), scope.repositories.as_slice()) {
+                    ([p], []) if !p.chars().any(char::is_whitespace) => Some(format!(" project:{p}")),
+                    ([], [(p, r)]) => Some(format!(" project:{p} repo:{r}")),
+                    _ => None,
+                };
+            }
+            _ => {}
+        }
     }
     let mut query = asked.clone();
     // Bitbucket's own filters; a key or slug with a space could not be one, and Bitbucket has none.
@@ -65,37 +87,66 @@ fn start(args: &Map<String, Value>, _: &Call<'_>) -> Step {
             query.push_str(&format!(" {filter}:{v}"));
         }
     }
+    if let Some(terms) = narrow_terms {
+        query.push_str(&terms);
+    }
     let (start, limit) = (number(args, "start").unwrap_or(0), number(args, "limit").unwrap_or(25));
     let scope = match (&project, &repo) {
         (Some(p), Some(r)) => format!(" in {p}/{r}"),
         (Some(p), None) => format!(" in project {p}"),
         _ => String::new(),
     };
-    Step::wait(Search { asked, scope }, vec![((), search::request(&query, start, limit))])
+    let narrow = call.scope.cloned();
+    Step::wait(Search { asked, scope, narrow }, vec![((), search::request(&query, start, limit))])
 }
 
 #[derive(Debug)]
 struct Search {
     asked: String,
     scope: String,
+    /// The admin's scope the answer is filtered to.
+    narrow: Option<crate::scope::Scope>,
 }
 
 impl Plan for Search {
     type Read = ();
 
     fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
-        let found = match search::found(&outcome) {
+        let mut found = match search::found(&outcome) {
             Ok(f) => f,
             Err(e) => return Some(ToolResult::error(e)),
         };
+        // Filtered to the scope by the repository each hit names (a hit that names none is outside).
+        let narrowed = self.narrow.as_ref().map(|scope| {
+            let before = found.hits.len();
+            found.hits.retain(|h| scope.holds_full_name(&h.repository));
+            scope.narrowed(before - found.hits.len())
+        });
+        let answer = self.answer(found);
+        Some(match narrowed {
+            Some(line) if !answer.is_error => {
+                let mut answer = answer;
+                if let Some(text) = answer.text.first_mut() {
+                    text.push('\n');
+                    text.push_str(&line);
+                }
+                answer
+            }
+            _ => answer,
+        })
+    }
+}
+
+impl Search {
+    fn answer(&self, found: search::Found) -> ToolResult {
         let what = format!("\"{}\"{}", short(&one_line(&self.asked), 200), self.scope);
         let total = found.total.map(|t| format!("{t} file(s) match")).unwrap_or_else(|| "files match".into());
         if found.hits.is_empty() {
-            return Some(ToolResult::text(if found.start == 0 {
+            return ToolResult::text(if found.start == 0 {
                 format!("Code search for {what}: nothing matches (Bitbucket searches default branches only).")
             } else {
                 format!("Code search for {what}: no files from start={}.", found.start)
-            }));
+            });
         }
         let mut out =
             vec![format!("Code search for {what}: {total}; {} shown from start={}.", found.hits.len(), found.start)];
@@ -116,6 +167,6 @@ impl Plan for Search {
             Some(n) => format!("More files match — start={n}."),
             None => "No more files match.".to_owned(),
         });
-        Some(ToolResult::text(out.join("\n")))
+        ToolResult::text(out.join("\n"))
     }
 }

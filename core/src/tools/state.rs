@@ -16,7 +16,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::pull_request::stale;
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 use crate::writes;
 
 /// Not destructive: a decline changes only the state, and reopen_pull_request sets it back (reviewers, comments
@@ -33,6 +33,7 @@ pub const DECLINE_SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Write,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: TOGGLE,
     start: start_decline,
@@ -46,6 +47,7 @@ pub const REOPEN_SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Write,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: TOGGLE,
     start: start_reopen,

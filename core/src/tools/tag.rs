@@ -17,7 +17,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::refs::RefEntry;
 use crate::text::{one_line, short, short_commit};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 use crate::writes;
 
 /// `create_tag`, for the catalogue.
@@ -28,6 +28,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema: schema,
     access: Access::Write,
     asks: Asks::Always { untouched: "no tag was created" },
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::Repositories),
     annotations: Annotations::ADD,
     start,

@@ -23,7 +23,7 @@ use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_request;
 use crate::text::pull_request::{stale, what_changed};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec, Toolset};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec, Toolset};
 use crate::writes;
 
 /// `update_pull_request`, for the catalogue. Destructive: a title or description replaced is gone, and a removed
@@ -40,6 +40,7 @@ pub const SPEC: ToolSpec = ToolSpec {
         case: "when it changes the draft flag",
         untouched: "the pull request was not changed",
     },
+    scope: Scoped::Repository,
     role: Role::Data(Toolset::PullRequests),
     annotations: Annotations { read_only: false, destructive: true, idempotent: true, open_world: true },
     start,

@@ -15,7 +15,7 @@ use crate::args::{number, string};
 use crate::errors::{self, Subject};
 use crate::fetch::{FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec};
 
 /// The most bytes one download carries: 8 MiB, a patch of some 100,000 lines.
 pub const MAX_BYTES: usize = 8 << 20;
@@ -29,6 +29,7 @@ pub const DOWNLOAD_FILE: ToolSpec = ToolSpec {
     annotations: Annotations::READ,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::Repository,
     role: Role::ViewCompanion { kind: None },
     start,
 };

@@ -15,7 +15,7 @@ use crate::fetch::FetchOutcome;
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::pull_request;
-use crate::reads::pull_requests::{PullRequestsRead, build_stats_request, keeps, query};
+use crate::reads::pull_requests::{PullRequestsRead, build_stats_request, in_scope, keeps, query};
 use crate::tool::Call;
 
 /// The reads of a list view.
@@ -36,6 +36,8 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         Err(e) => return Step::Done(ToolResult::error(e)),
     };
     let list = ListView {
+        // The dashboard and the inbox are narrowed to the admin's scope, as list_pull_requests narrows them.
+        narrow: call.scope.filter(|_| q.across).cloned(),
         header: Header::new("pull_requests", args, call),
         avatars: AvatarStage::default(),
         project: q.project,
@@ -77,6 +79,8 @@ struct ListView {
     built: Option<Value>,
     missing: Vec<String>,
     people: People,
+    /// The admin's scope the list is narrowed to.
+    narrow: Option<crate::scope::Scope>,
 }
 
 impl Plan for ListView {
@@ -121,13 +125,17 @@ impl Plan for ListView {
             let mut commits: Vec<String> = page
                 .values
                 .iter()
-                .filter(|pr| keeps(self.source_filter.as_deref(), pr))
+                .filter(|pr| keeps(self.source_filter.as_deref(), pr) && in_scope(self.narrow.as_ref(), pr))
                 .filter_map(|pr| pr.from_ref.as_ref()?.latest_commit.clone())
                 .collect();
             commits.sort();
             commits.dedup();
             // The people every row names (authors, reviewers): their avatars go beside the build stats.
-            for pr in page.values.iter().filter(|pr| keeps(self.source_filter.as_deref(), pr)) {
+            for pr in page
+                .values
+                .iter()
+                .filter(|pr| keeps(self.source_filter.as_deref(), pr) && in_scope(self.narrow.as_ref(), pr))
+            {
                 for user in pr.author.iter().chain(&pr.reviewers).map(|p| &p.user) {
                     self.people.note(user);
                 }
@@ -150,7 +158,12 @@ impl Plan for ListView {
         let view = self.built.take()?;
         let shown = view["shown"].as_u64().unwrap_or(0);
         let more = if view["more"] == Value::Bool(true) { ", more exist" } else { "" };
-        let text = format!("Showing {} to the person: {shown} shown{more}.", self.title);
+        let mut text = format!("Showing {} to the person: {shown} shown{more}.", self.title);
+        if let Some(scope) = &self.narrow {
+            let left_out = view["leftOut"].as_u64().unwrap_or(0) as usize;
+            text.push(' ');
+            text.push_str(&scope.narrowed(left_out));
+        }
         let now = f.now_ms();
         let users = self.people.to_value(&f.avatars(), now, self.base_url.as_deref());
         Some(self.header.result(text, users, self.missing.clone(), ("list", view)))
@@ -162,7 +175,12 @@ impl ListView {
         let Some(page) = &self.page else { return Value::Null };
         let people = &mut self.people;
         let mut items = Vec::new();
+        let mut left_out = 0;
         for pr in page.values.iter().filter(|pr| keeps(self.source_filter.as_deref(), pr)) {
+            if !in_scope(self.narrow.as_ref(), pr) {
+                left_out += 1;
+                continue;
+            }
             let author = pr.author.as_ref().map(|a| people.note(&a.user));
             let reviewers: Vec<Value> = pr
                 .reviewers
@@ -199,7 +217,14 @@ impl ListView {
         }
         let shown = items.len();
         let repo = (!self.repo.is_empty()).then(|| format!("{}/{}", self.project, self.repo));
-        json!({"title": self.title, "heading": self.heading, "filter": self.filter, "repo": repo,
-               "items": items, "shown": shown, "more": page.next.is_some(), "next": page.next, "total": self.total})
+        let mut view = json!({"title": self.title, "heading": self.heading, "filter": self.filter, "repo": repo,
+               "items": items, "shown": shown, "more": page.next.is_some(), "next": page.next, "total": self.total});
+        if self.narrow.is_some() {
+            // Only a narrowed list carries it: how many of the page the scope left out.
+            view["leftOut"] = json!(left_out);
+            // The inbox's count spans every repository: a narrowed list says no total.
+            view["total"] = Value::Null;
+        }
+        view
     }
 }

@@ -20,7 +20,7 @@ pub mod suggest;
 use serde_json::{Map, Value, json};
 
 use crate::plan::{Step, ToolResult};
-use crate::tool::{Access, Annotations, Asks, Call, KindSpec, Pace, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Asks, Call, KindSpec, Pace, Role, Scoped, ToolSpec};
 
 /// The key of the view data in a result's `_meta`.
 pub const META_KEY: &str = "bb/view";
@@ -190,6 +190,7 @@ pub const SHOW: ToolSpec = ToolSpec {
     annotations: Annotations::READ,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::View,
     role: Role::Show,
     start,
 };

@@ -69,7 +69,7 @@ use serde_json::{Map, Value, json};
 use crate::fetch::{Batch, FetchErrorKind, FetchOutcome, Ticket};
 use crate::highlight::Highlighted;
 use crate::plan::{Desk, Step, ToolResult, Waiting};
-use crate::tool::{Access, Annotations, Asks, Call, Pace, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Asks, Call, Pace, Role, Scoped, ToolSpec};
 
 /// The tool: read-only, offered to views and not to the model.
 pub const REFRESH_VIEW: ToolSpec = ToolSpec {
@@ -80,6 +80,7 @@ pub const REFRESH_VIEW: ToolSpec = ToolSpec {
     annotations: Annotations::READ,
     access: Access::Read,
     asks: Asks::Never,
+    scope: Scoped::View,
     role: Role::ViewCompanion { kind: None },
     start,
 };

@@ -26,7 +26,7 @@ use crate::reads::compare::Refs;
 use crate::reads::refs::{self, Listing};
 use crate::reads::{repository, users};
 use crate::text::one_line;
-use crate::tool::{Access, Annotations, Asks, Call, Role, ToolSpec};
+use crate::tool::{Access, Annotations, Asks, Call, Role, Scoped, ToolSpec};
 
 /// The tool: read-only, offered to views and not to the model.
 pub const SUGGEST_FORM_VALUES: ToolSpec = ToolSpec {
@@ -38,6 +38,7 @@ pub const SUGGEST_FORM_VALUES: ToolSpec = ToolSpec {
     access: Access::Read,
     asks: Asks::Never,
     // The form's kind (`form::KIND`: the form imports this module; a test holds the two equal).
+    scope: Scoped::Repository,
     role: Role::ViewCompanion { kind: Some("pull_request_form") },
     start,
 };

@@ -94,6 +94,14 @@ impl StackHarness {
         StackHarness::with_config(world, capabilities, false)
     }
 
+    /// The committed seed, a client that renders views, and the admin's scope (`--project`, `--repo`
+    /// entries, as `BB_SCOPE` gives them).
+    pub fn scoped(entries: &[&str]) -> StackHarness {
+        let scope = bb_core::Scope::parse(entries.iter().copied()).unwrap();
+        let caps = json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}});
+        StackHarness::with_settings(World::from_default_seed().unwrap(), caps, false, false, Some(scope))
+    }
+
     /// The committed seed and a 2025-11-25 client that shows forms, with asking on (bb's default): `person`
     /// answers each question.
     pub fn asking(person: impl FnMut(&Value) -> Value + 'static) -> StackHarness {
@@ -112,6 +120,16 @@ impl StackHarness {
     }
 
     fn with_config_asking(world: World, capabilities: Value, templates: bool, confirm: bool) -> StackHarness {
+        StackHarness::with_settings(world, capabilities, templates, confirm, None)
+    }
+
+    fn with_settings(
+        world: World,
+        capabilities: Value,
+        templates: bool,
+        confirm: bool,
+        scope: Option<bb_core::Scope>,
+    ) -> StackHarness {
         let options = ExposureOptions::everything();
         let exposed = Catalogue::standard().expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
@@ -120,6 +138,7 @@ impl StackHarness {
         // These scenarios exercise the tools' reads and writes themselves: they run with the admin's
         // switch that turns asking off (`--confirm off`). core/tests/confirm.rs answers the questions.
         config.confirm = confirm;
+        config.scope = scope.map(std::sync::Arc::new);
         let mut server = Server::new(config, bb_core::Caches::new());
         let session = server.open();
         let mut d = StackHarness {

@@ -1,6 +1,6 @@
 //! `--read-only` (issue 52): only tools that change nothing are listed or run, whatever `--toolsets`,
 //! `--tools`, `--allow-writes` or `enable_toolset` say; a call to a write is refused in one sentence and
-//! reaches nothing; the instructions say the server is read-only.
+//! reaches nothing; the instructions say the server is read-only (and, with a scope, the scope).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -92,4 +92,15 @@ fn the_instructions_say_the_server_is_read_only() {
     let b: Value = d.request(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
     assert!(!b["result"]["instructions"].as_str().unwrap().contains("read-only"));
+}
+
+#[test]
+fn the_instructions_say_the_scope() {
+    let scope = bb_core::Scope::parse(["BB/api", "OPS"]).unwrap();
+    let mut h = Harness::everything_with(|c| c.scope = Some(std::sync::Arc::new(scope)));
+    let a = h.request(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
+    let instructions = a["result"]["instructions"].as_str().unwrap();
+    assert!(instructions.contains("This bb works only in "), "{instructions}");
+    assert!(instructions.contains("BB/api") && instructions.contains("OPS"), "{instructions}");
 }
