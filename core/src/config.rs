@@ -38,6 +38,8 @@ pub struct ServerConfig {
     /// How long the person has to answer a question, and a 2026-07-28 state stays good, in milliseconds:
     /// [`crate::ANSWER_WITHIN_MS`] (10 minutes), shorter only in tests and the fault matrix.
     pub answer_within_ms: u64,
+    /// Whether tool calls emit records of the audit trail ([`crate::Output::Audit`]).
+    pub audit: bool,
 }
 
 impl ServerConfig {
@@ -54,6 +56,7 @@ impl ServerConfig {
             confirm: true,
             seal: None,
             answer_within_ms: crate::confirm::ANSWER_WITHIN_MS,
+            audit: false,
         }
     }
 }
