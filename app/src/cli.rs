@@ -45,6 +45,10 @@ pub struct ServeOptions {
     /// `--confirm on|off`: whether tools that merge or cannot be undone ask the person first; `None`
     /// when not given (then `BB_CONFIRM`, else on).
     pub confirm: Option<bool>,
+    /// `--audit-file PATH|stderr` (checked at start; `None`: `BB_AUDIT_FILE`, else no trail).
+    pub audit_file: Option<String>,
+    /// `--audit-failure refuse|warn`: what a write to the trail that fails does (refuse when `None`).
+    pub audit_warn: bool,
 }
 
 /// The options of `bb ai mcp serve --http ADDR`.
@@ -157,6 +161,12 @@ Options:
   --metrics ADDR      serve Prometheus metrics at http://ADDR/metrics on a listener of their own:
                       PORT alone is 127.0.0.1:PORT (loopback). No token; no label names a
                       person, token, project or pull request
+  --audit-file PATH   write the audit trail, one JSON line per tool call, refusal and confirmation,
+                      to PATH (opened at start, 0600, appended; SIGHUP reopens it) or stderr
+                      (or BB_AUDIT_FILE); stdout is refused: it carries the protocol
+  --audit-failure refuse|warn
+                      refuse (the default): after a record cannot be written, tool calls are
+                      refused until one is; warn: log a warning once and go on
   -h, --help          print this help
 
 Streamable HTTP (instead of stdio):
@@ -217,6 +227,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
     let mut metrics = None;
     let mut log_json = false;
     let mut confirm = None;
+    let (mut audit_file, mut audit_warn) = (None, false);
     let mut connection = crate::config::ConnectionFlags::default();
     let mut http: Option<std::net::SocketAddr> = None;
     let mut http_flags = HttpServe {
@@ -279,6 +290,19 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                     _ => return Err(format!("--log-format `{value}` is not a format: use text (the default) or json")),
                 };
                 seen_options.push("--log-format");
+            }
+            Long("audit-file") => {
+                audit_file = Some(plain(parser.value().map_err(|e| e.to_string())?, "--audit-file")?);
+                seen_options.push("--audit-file");
+            }
+            Long("audit-failure") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--audit-failure")?;
+                audit_warn = match value.to_ascii_lowercase().as_str() {
+                    "refuse" => false,
+                    "warn" => true,
+                    _ => return Err(format!("--audit-failure `{value}` is not refuse or warn")),
+                };
+                seen_options.push("--audit-failure");
             }
             Long("confirm") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--confirm")?;
@@ -483,13 +507,23 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 metrics,
                 log_json,
                 confirm,
+                audit_file,
+                audit_warn,
             })))
         }
         ["ai", "mcp", "tools"] => {
             if let Some(flag) = seen_options.iter().find(|f| {
                 matches!(
                     **f,
-                    "--log-level" | "--log-format" | "--confirm" | "--host" | "--token" | "--http" | "--metrics"
+                    "--log-level"
+                        | "--log-format"
+                        | "--confirm"
+                        | "--host"
+                        | "--token"
+                        | "--http"
+                        | "--metrics"
+                        | "--audit-file"
+                        | "--audit-failure"
                 ) || HTTP_ONLY.contains(f)
             }) {
                 return Err(format!("{flag} is not an option of `bb ai mcp tools`; see `bb ai mcp tools --help`"));
