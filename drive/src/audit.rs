@@ -172,27 +172,27 @@ mod tests {
     /// Arguments of any shape (from a pinned seed), with the token put somewhere: as a value,
     /// inside a longer string, as a key, under a key named like a secret, nested.
     fn args_with_token(seed: &mut u64, depth: u32) -> Value {
-        let mut next = || {
+        fn next(seed: &mut u64) -> u64 {
             *seed ^= *seed << 13;
             *seed ^= *seed >> 7;
             *seed ^= *seed << 17;
             *seed
-        };
-        let pick = next() % if depth == 0 { 4 } else { 6 };
+        }
+        let pick = next(seed) % if depth == 0 { 4 } else { 6 };
         match pick {
             0 => json!(TOKEN),
             1 => json!(format!("said {TOKEN} twice: {TOKEN}.")),
-            2 => json!(format!("x{}", next() % 100)),
-            3 => json!(next() % 1000),
+            2 => json!(format!("x{}", next(seed) % 100)),
+            3 => json!(next(seed) % 1000),
             4 => {
-                let n = next() % 4;
+                let n = next(seed) % 4;
                 Value::Array((0..n).map(|_| args_with_token(seed, depth - 1)).collect())
             }
             _ => {
-                let n = next() % 4;
+                let n = next(seed) % 4;
                 let mut m = Map::new();
                 for i in 0..n {
-                    let key = match next() % 4 {
+                    let key = match next(seed) % 4 {
                         0 => "token".to_owned(),
                         1 => TOKEN.to_owned(),
                         2 => "X-Password".to_owned(),
@@ -207,7 +207,7 @@ mod tests {
 
     #[test]
     fn the_token_never_reaches_a_line_wherever_the_arguments_hold_it() {
-        let mut seed: u64 = std::env::var("BB_PROPTEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xbb);
+        let mut seed: u64 = std::env::var("BB_PROPTEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xbb) | 1;
         for _ in 0..500 {
             let inner = args_with_token(&mut seed, 4);
             let line = trail_line(json!({"project": "BB", "body": inner}));

@@ -854,4 +854,63 @@ mod tests {
         let path = posted.recv_timeout(Duration::from_secs(60)).unwrap();
         assert!(path.ends_with("/things/1/merge"), "{path}");
     }
+
+    /// A sink whose queue is full until the test opens it; it keeps who waits for room.
+    #[derive(Default)]
+    struct Gate {
+        open: std::sync::atomic::AtomicBool,
+        lines: Mutex<Vec<Vec<u8>>>,
+        waiting: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+    }
+
+    impl crate::Audit for Gate {
+        fn offer(&self, line: Vec<u8>) -> Result<(), Vec<u8>> {
+            if !self.open.load(Ordering::SeqCst) {
+                return Err(line);
+            }
+            self.lines.lock().unwrap().push(line);
+            Ok(())
+        }
+        fn when_room(&self, room: Box<dyn FnOnce() + Send>) {
+            self.waiting.lock().unwrap().push(room);
+        }
+        fn refusing(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_full_audit_queue_holds_the_answer_until_its_record_is_queued() {
+        let gate = Arc::new(Gate::default());
+        let trail = crate::AuditTrail::new(gate.clone(), "stdio");
+        let process = Process::new(64 << 20).with_audit(trail);
+        let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+        let bitbucket = |_: FetchRequest, _: Option<&PersonalToken>, _: &Cancel| {
+            FetchOutcome::failed(bb_core::FetchErrorKind::Unreachable, "none")
+        };
+        let (tx, woken) = mpsc::channel::<Wake>();
+        let tx = Mutex::new(tx);
+        let mut driver =
+            Driver::new(ServerConfig::new(exposed, "test"), process, Arc::new(bitbucket), Logger::new(None), |_, _| {})
+                .on_wake(move |w| drop(tx.lock().unwrap().send(w)));
+        let session = driver.open(None, &mut |_| {});
+        // Answered at once (its arguments are refused), so its record and answer come together.
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "get_pull_request", "arguments": {},
+                       "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+        let mut delivered = Vec::new();
+        driver.feed(Input::Message { session, bytes: call.to_string().as_bytes(), tag: 1 }, &mut |d| delivered.push(d));
+        assert!(delivered.is_empty(), "the answer waits for its record: {delivered:?}");
+        assert_eq!(gate.waiting.lock().unwrap().len(), 1, "the driver asked to be woken when there is room");
+        gate.open.store(true, Ordering::SeqCst);
+        for room in gate.waiting.lock().unwrap().drain(..) {
+            room();
+        }
+        let wake = woken.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(matches!(wake, Wake::AuditRoom), "{wake:?}");
+        driver.wake(wake, &mut |d| delivered.push(d));
+        assert_eq!(gate.lines.lock().unwrap().len(), 1, "the record went first");
+        assert!(matches!(delivered.first(), Some(Delivery::Send { .. })), "{delivered:?}");
+        assert!(matches!(delivered.last(), Some(Delivery::Done { .. })), "{delivered:?}");
+    }
 }
