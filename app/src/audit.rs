@@ -45,9 +45,10 @@ impl Target {
     pub fn parse(value: &str) -> Result<Target, String> {
         match value.trim() {
             "" => Err("--audit-file needs a path, or stderr".into()),
-            "stdout" | "-" => Err(
-                "--audit-file stdout is refused: stdout carries the protocol over stdio. Give a file, or stderr".into(),
-            ),
+            "stdout" | "-" => {
+                Err("--audit-file stdout is refused: stdout carries the protocol over stdio. Give a file, or stderr"
+                    .into())
+            }
             "stderr" => Ok(Target::Stderr),
             path => Ok(Target::File(PathBuf::from(path))),
         }
@@ -87,7 +88,12 @@ fn open(path: &PathBuf) -> std::io::Result<File> {
 impl Writer {
     /// Opens `target` (a file: created 0600 or appended to; a path bb cannot open stops it with a
     /// sentence) and starts the writer's thread.
-    pub fn start(target: Target, failure: Failure, metrics: Arc<Metrics>, logger: Logger) -> Result<Arc<Writer>, String> {
+    pub fn start(
+        target: Target,
+        failure: Failure,
+        metrics: Arc<Metrics>,
+        logger: Logger,
+    ) -> Result<Arc<Writer>, String> {
         let file = match &target {
             Target::Stderr => None,
             Target::File(path) => Some(open(path).map_err(|e| {
@@ -239,7 +245,7 @@ mod tests {
 
     #[test]
     fn stdout_is_refused_and_stderr_or_a_path_taken() {
-        assert!(Target::parse("stdout").unwrap_err().contains("carries the protocol"));
+        assert!(Target::parse("stdout").is_err_and(|e| e.contains("carries the protocol")));
         assert_eq!(Target::parse("stderr"), Ok(Target::Stderr));
         assert_eq!(Target::parse("/var/log/bb.jsonl"), Ok(Target::File("/var/log/bb.jsonl".into())));
     }

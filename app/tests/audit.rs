@@ -141,8 +141,12 @@ fn over_stdio_a_success_an_error_a_refusal_and_a_confirmation_are_each_recorded_
     let missing = bb.call(3, "get_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 9999}));
     assert_eq!(missing["result"]["isError"], true, "{missing}");
     // A secret in odd places of the arguments: under a key named so, and as text.
-    let odd = bb.call(4, "get_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 11,
-        "access_token": stack.token, "note": format!("mine is {}", stack.token)}));
+    let odd = bb.call(
+        4,
+        "get_pull_request",
+        json!({"project": "BB", "repo": "api", "pr_id": 11,
+        "access_token": stack.token, "note": format!("mine is {}", stack.token)}),
+    );
     assert!(odd.get("result").is_some(), "{odd}");
 
     bb.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
@@ -182,7 +186,8 @@ fn over_stdio_a_success_an_error_a_refusal_and_a_confirmation_are_each_recorded_
     let mut blind = StdioBb::start(&stack, json!({}), &["--audit-file", file]);
     let refused = blind.call(2, "merge_pull_request", pr11());
     assert_eq!(refused["result"]["isError"], true, "{refused}");
-    let denied = record(&path, "the refusal", |r| r["status"] == "denied" && r["reason"] != "the person did not confirm");
+    let denied =
+        record(&path, "the refusal", |r| r["status"] == "denied" && r["reason"] != "the person did not confirm");
     assert_eq!(denied["reason"], "the client cannot show a confirmation", "{denied}");
     assert!(denied["error"].as_str().unwrap().contains("cannot show a confirmation"), "{denied}");
 
@@ -198,7 +203,8 @@ fn over_stdio_a_success_an_error_a_refusal_and_a_confirmation_are_each_recorded_
 
 #[test]
 fn stdout_and_a_path_bb_cannot_open_stop_it_with_a_sentence() {
-    for (target, says) in [("stdout", "carries the protocol"), ("/nonexistent/dir/audit.jsonl", "cannot open the audit file")]
+    for (target, says) in
+        [("stdout", "carries the protocol"), ("/nonexistent/dir/audit.jsonl", "cannot open the audit file")]
     {
         let out = Command::new(env!("CARGO_BIN_EXE_bb"))
             .args(["ai", "mcp", "serve", "--audit-file", target])
@@ -270,7 +276,8 @@ fn two_hundred_concurrent_calls_over_http_give_two_hundred_complete_lines() {
             let addr = bb.addr.clone();
             std::thread::spawn(move || {
                 let pr = if i % 2 == 0 { 11 } else { 1 };
-                let params = json!({"name": "get_pull_request", "arguments": {"project": "BB", "repo": "api", "pr_id": pr}});
+                let params =
+                    json!({"name": "get_pull_request", "arguments": {"project": "BB", "repo": "api", "pr_id": pr}});
                 // Past the connections one peer may hold at once (a quarter of 512), bb answers 503
                 // before any call starts: a client tries again, as it is told.
                 loop {

@@ -87,14 +87,17 @@ impl AuditEvent {
 /// …; not `project_key`, which names a project).
 pub fn secret_name(key: &str) -> bool {
     let lower = key.to_ascii_lowercase();
-    const WORDS: [&str; 8] = ["token", "password", "passwd", "secret", "authorization", "cookie", "credential", "apikey"];
+    const WORDS: [&str; 8] =
+        ["token", "password", "passwd", "secret", "authorization", "cookie", "credential", "apikey"];
     if WORDS.iter().any(|w| lower.contains(w)) {
         return true;
     }
     let parts: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|p| !p.is_empty()).collect();
     match parts.as_slice() {
         ["key"] | ["keys"] => true,
-        [.., before, "key"] => ["api", "access", "private", "secret", "signing", "ssh", "auth", "session"].contains(before),
+        [.., before, "key"] => {
+            ["api", "access", "private", "secret", "signing", "ssh", "auth", "session"].contains(before)
+        }
         _ => false,
     }
 }
@@ -118,9 +121,7 @@ pub fn redact(value: &Value) -> Value {
 
 /// [`redact`] of an object's members.
 pub fn redact_map(map: &Map<String, Value>) -> Map<String, Value> {
-    map.iter()
-        .map(|(k, v)| (k.clone(), if secret_name(k) { Value::from(REMOVED) } else { redact(v) }))
-        .collect()
+    map.iter().map(|(k, v)| (k.clone(), if secret_name(k) { Value::from(REMOVED) } else { redact(v) })).collect()
 }
 
 /// A W3C `traceparent` as sent, when it looks like one (hex digits and dashes, at most 128 bytes).
@@ -132,6 +133,7 @@ pub(crate) fn traceparent(params: &Value) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use serde_json::json;
 
@@ -143,9 +145,15 @@ mod tests {
         let out = redact(&args);
         assert_eq!(out["project"], "BB");
         assert_eq!(out["project_key"], "BB");
-        for p in ["/token", "/nested/0/Authorization", "/nested/0/apiKey", "/nested/0/private_key", "/nested/0/cookie_jar",
-            "/accessToken", "/key"]
-        {
+        for p in [
+            "/token",
+            "/nested/0/Authorization",
+            "/nested/0/apiKey",
+            "/nested/0/private_key",
+            "/nested/0/cookie_jar",
+            "/accessToken",
+            "/key",
+        ] {
             assert_eq!(out.pointer(p).unwrap(), REMOVED, "{p}");
         }
         let text = out.pointer("/nested/0/text").unwrap().as_str().unwrap();

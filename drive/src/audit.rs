@@ -71,7 +71,7 @@ impl AuditTrail {
 
     /// The line of `record`: `time`, `event`, …, the person (`person`: a login's user, else the
     /// user Bitbucket named, else the configured user, else `fallback`: a digest of a person's
-    /// token), `session`, `transport`, `replica`; every credential `logger` hides scrubbed.
+    /// token), `session`, `transport`, `replica`, at `now_ms`; every credential `logger` hides scrubbed.
     pub(crate) fn line(
         &self,
         session: SessionId,
@@ -79,6 +79,7 @@ impl AuditTrail {
         person: Option<String>,
         fallback: Option<String>,
         logger: &Logger,
+        now_ms: u64,
     ) -> Vec<u8> {
         if person.is_none()
             && fallback.is_none()
@@ -88,7 +89,7 @@ impl AuditTrail {
         }
         let own = self.own_user.read().unwrap_or_else(|p| p.into_inner()).clone();
         let mut m = Map::new();
-        m.insert("time".into(), bb_core::rfc3339(crate::now_ms()).into());
+        m.insert("time".into(), bb_core::rfc3339(now_ms).into());
         for (k, v) in record.fields() {
             m.insert(k.into(), v);
             if k == "status" {
@@ -111,6 +112,7 @@ impl AuditTrail {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::secrets::Secrets;
     use serde_json::json;
@@ -155,7 +157,7 @@ mod tests {
         secrets.add_token(TOKEN);
         let logger = Logger::new(None).scrubbing(secrets);
         let trail = AuditTrail::new(Arc::new(Nowhere), "stdio");
-        String::from_utf8(trail.line(SessionId(1), &record(arguments), None, None, &logger)).unwrap()
+        String::from_utf8(trail.line(SessionId(1), &record(arguments), None, None, &logger, 0)).unwrap()
     }
 
     #[test]

@@ -240,7 +240,7 @@ impl Driver {
         let person = self.persons.get(&session);
         let user = person.and_then(|p| p.user().map(str::to_owned));
         let fallback = person.map(principal);
-        let line = trail.line(session, record, user, fallback, &self.logger);
+        let line = trail.line(session, record, user, fallback, &self.logger, now_ms());
         if self.held.is_empty() {
             match trail.sink().offer(line) {
                 Ok(()) => return,

@@ -152,9 +152,7 @@ impl Session {
             (None, Some(r)) if r.get("isError") == Some(&Value::Bool(true)) => Some(text_of(r)),
             _ => None,
         };
-        let declined = result
-            .and_then(|r| r.pointer("/_meta/bb~1confirmation"))
-            .is_some_and(|d| d == "declined");
+        let declined = result.and_then(|r| r.pointer("/_meta/bb~1confirmation")).is_some_and(|d| d == "declined");
         let (status, reason, error) = match (&started.denied, declined, said) {
             (Some(why), _, said) => ("denied", Some(why.clone()), said.or_else(|| result.map(text_of))),
             (None, true, said) => {
