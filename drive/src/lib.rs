@@ -34,6 +34,9 @@
 //!                                          ├─ Admit ────────▶ the Process's Room: granted now, in turn, or refused
 //!                                          ├─ Cancel ───────▶ Cancel set (a read not started never starts),
 //!                                          │                  a job dropped, a deadline forgotten, a room given back
+//!                                          ├─ Audit ────────▶ a line (person, transport, replica, time; scrubbed)
+//!                                          │                  offered to the Audit sink; full: it and what
+//!                                          │                  follows are held until Wake::AuditRoom
 //!                                          └─ Log ──────────▶ Logger
 //!   on_fetched(ticket, outcome) ──▶ the shell feeds Input::Fetched back (from its event loop or its lock)
 //! ```
