@@ -305,3 +305,26 @@ fn two_hundred_concurrent_calls_over_http_give_two_hundred_complete_lines() {
     assert_no_token(&path, &stack.token);
     let _ = std::fs::remove_file(&path);
 }
+
+#[test]
+fn a_session_ended_by_delete_is_recorded_as_a_logout() {
+    let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
+    let path = temp("logout.jsonl");
+    let bb = Bb::start(&stack.base_url, &stack.token, &["--audit-file", path.to_str().unwrap()]);
+    let json = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "audit-test", "version": "7"}}});
+    let (status, headers, _) = service::request(&bb.addr, "POST", "/mcp", &json, &init.to_string());
+    assert_eq!(status, 200);
+    let id = headers.lines().find_map(|l| l.strip_prefix("mcp-session-id: ")).unwrap().trim().to_owned();
+    let mut with_id = json.to_vec();
+    with_id.push(("Mcp-Session-Id", &id));
+    let (status, _, _) = service::request(&bb.addr, "DELETE", "/mcp", &with_id, "");
+    assert_eq!(status, 204);
+    let logout = record(&path, "the logout", |r| r["event"] == "logout");
+    assert_eq!(logout["transport"], "http");
+    assert!(logout["session"].is_u64(), "{logout}");
+    assert!(!logout["person"].as_str().unwrap_or_default().is_empty(), "{logout}");
+    assert!(!std::fs::read_to_string(&path).unwrap().contains(&id), "the session's id is not in the trail");
+    let _ = std::fs::remove_file(&path);
+}

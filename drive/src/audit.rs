@@ -110,6 +110,43 @@ impl AuditTrail {
     }
 }
 
+impl AuditTrail {
+    /// Records an event a shell sees rather than the core (`login`: a grant made at the OAuth
+    /// callback; `logout`: a session ended by its client), for `person` (else bb's own user),
+    /// with `fields`. Called on the shell's thread, never the driver's: while the writer's queue is
+    /// full it waits there, so the record is not dropped.
+    pub fn shell_event(
+        &self,
+        event: &'static str,
+        person: Option<String>,
+        session: Option<SessionId>,
+        fields: Vec<(&'static str, Value)>,
+        logger: &Logger,
+        now_ms: u64,
+    ) {
+        let own = self.own_user.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut m = Map::new();
+        m.insert("time".into(), bb_core::rfc3339(now_ms).into());
+        m.insert("event".into(), event.into());
+        m.insert("status".into(), "ok".into());
+        m.insert("person".into(), person.or(own).unwrap_or_else(|| "unknown".into()).into());
+        for (k, v) in fields {
+            m.insert(k.into(), v);
+        }
+        if let Some(session) = session {
+            m.insert("session".into(), session.0.into());
+        }
+        m.insert("transport".into(), self.transport.into());
+        m.insert("replica".into(), self.replica.clone().into());
+        let text = serde_json::to_string(&Value::Object(m)).unwrap_or_default();
+        let mut line = logger.scrub(&text).into_bytes();
+        while let Err(back) = self.sink.offer(line) {
+            line = back;
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -59,7 +59,7 @@ mod timer;
 
 pub use audit::{Audit, AuditTrail};
 pub use cancel::Cancel;
-pub use driver::{Delivery, Driver, Wake, now_ms};
+pub use driver::{Delivery, Driver, Wake, now_ms, principal};
 pub use ledger::{Ledger, MemoryLedger};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};
