@@ -47,7 +47,7 @@ pub struct ServeOptions {
     pub confirm: Option<bool>,
     /// `--audit-file PATH|stderr` (checked at start; `None`: `BB_AUDIT_FILE`, else no trail).
     pub audit_file: Option<String>,
-    /// `--audit-failure refuse|warn`: what a write to the trail that fails does (refuse when `None`).
+    /// `--audit-failure warn`: a write to the trail that fails is logged once and calls go on (else they are refused).
     pub audit_warn: bool,
 }
 
@@ -936,5 +936,18 @@ mod tests {
         }
         let bad = |k: &str| (k == "BB_CONFIRM").then(|| "perhaps".to_owned());
         assert!(confirm_from_env(None, &bad).unwrap_err().contains("BB_CONFIRM `perhaps` is not on or off"));
+    }
+
+    #[test]
+    fn the_audit_flags_take_a_target_and_a_policy_and_belong_to_serve() {
+        let serve = |args: &[&str]| match parse(args.iter().map(OsString::from)).unwrap() {
+            Command::Serve(o) => (o.audit_file, o.audit_warn),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(serve(&["ai", "mcp", "serve"]), (None, false));
+        let args = ["ai", "mcp", "serve", "--audit-file", "/var/log/bb.jsonl", "--audit-failure", "warn"];
+        assert_eq!(serve(&args), (Some("/var/log/bb.jsonl".into()), true));
+        assert!(parse(["ai", "mcp", "serve", "--audit-failure", "maybe"].map(OsString::from)).is_err());
+        assert!(parse(["ai", "mcp", "tools", "--audit-file", "x"].map(OsString::from)).is_err());
     }
 }
