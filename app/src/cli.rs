@@ -47,6 +47,10 @@ pub struct ServeOptions {
     pub confirm: Option<bool>,
     /// `--project KEY` and `--repo KEY/slug`, each repeatable, in order: the admin's scope (else `BB_SCOPE`).
     pub scope: Vec<String>,
+    /// `--audit-file PATH|stderr` (checked at start; `None`: `BB_AUDIT_FILE`, else no trail).
+    pub audit_file: Option<String>,
+    /// `--audit-failure warn`: a write to the trail that fails is logged once and calls go on (else they are refused).
+    pub audit_warn: bool,
 }
 
 /// The options of `bb ai mcp serve --http ADDR`.
@@ -167,6 +171,12 @@ Options:
   --metrics ADDR      serve Prometheus metrics at http://ADDR/metrics on a listener of their own:
                       PORT alone is 127.0.0.1:PORT (loopback). No token; no label names a
                       person, token, project or pull request
+  --audit-file PATH   write the audit trail, one JSON line per tool call, refusal and confirmation,
+                      to PATH (opened at start, 0600, appended; SIGHUP reopens it) or stderr
+                      (or BB_AUDIT_FILE); stdout is refused: it carries the protocol
+  --audit-failure refuse|warn
+                      refuse (the default): after a record cannot be written, tool calls are
+                      refused until one is; warn: log a warning once and go on
   -h, --help          print this help
 
 Streamable HTTP (instead of stdio):
@@ -230,6 +240,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
     let mut log_json = false;
     let mut confirm = None;
     let mut scope: Vec<String> = Vec::new();
+    let (mut audit_file, mut audit_warn) = (None, false);
     let mut connection = crate::config::ConnectionFlags::default();
     let mut http: Option<std::net::SocketAddr> = None;
     let mut http_flags = HttpServe {
@@ -302,6 +313,19 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 let value = plain(parser.value().map_err(|e| e.to_string())?, name)?;
                 scope.push(scope_flag(name == "--repo", &value)?);
                 seen_options.push(name);
+            }
+            Long("audit-file") => {
+                audit_file = Some(plain(parser.value().map_err(|e| e.to_string())?, "--audit-file")?);
+                seen_options.push("--audit-file");
+            }
+            Long("audit-failure") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--audit-failure")?;
+                audit_warn = match value.to_ascii_lowercase().as_str() {
+                    "refuse" => false,
+                    "warn" => true,
+                    _ => return Err(format!("--audit-failure `{value}` is not refuse or warn")),
+                };
+                seen_options.push("--audit-failure");
             }
             Long("confirm") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--confirm")?;
@@ -507,6 +531,8 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 log_json,
                 confirm,
                 scope,
+                audit_file,
+                audit_warn,
             })))
         }
         ["ai", "mcp", "tools"] => {
@@ -522,6 +548,8 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                         | "--metrics"
                         | "--project"
                         | "--repo"
+                        | "--audit-file"
+                        | "--audit-failure"
                 ) || HTTP_ONLY.contains(f)
             }) {
                 return Err(format!("{flag} is not an option of `bb ai mcp tools`; see `bb ai mcp tools --help`"));
@@ -1015,5 +1043,18 @@ mod tests {
         }
         let bad = |k: &str| (k == "BB_CONFIRM").then(|| "perhaps".to_owned());
         assert!(confirm_from_env(None, &bad).unwrap_err().contains("BB_CONFIRM `perhaps` is not on or off"));
+    }
+
+    #[test]
+    fn the_audit_flags_take_a_target_and_a_policy_and_belong_to_serve() {
+        let serve = |args: &[&str]| match parse(args.iter().map(OsString::from)).unwrap() {
+            Command::Serve(o) => (o.audit_file, o.audit_warn),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(serve(&["ai", "mcp", "serve"]), (None, false));
+        let args = ["ai", "mcp", "serve", "--audit-file", "/var/log/bb.jsonl", "--audit-failure", "warn"];
+        assert_eq!(serve(&args), (Some("/var/log/bb.jsonl".into()), true));
+        assert!(parse(["ai", "mcp", "serve", "--audit-failure", "maybe"].map(OsString::from)).is_err());
+        assert!(parse(["ai", "mcp", "tools", "--audit-file", "x"].map(OsString::from)).is_err());
     }
 }

@@ -3,7 +3,7 @@
 //! bb-bitbucket's client; the transports are bb-stdio and bb-http. This crate only puts them together
 //! (the `bb` binary); the repository's map is `docs/ARCHITECTURE.md`.
 //!
-//! Modules: [`cli`] (the command line), [`confirm`] (the seal of 2026-07-28 confirmation states, its key and
+//! Modules: [`audit`] (`--audit-file`: the audit trail's writer), [`cli`] (the command line), [`confirm`] (the seal of 2026-07-28 confirmation states, its key and
 //! the ledger of used ones replicas share), [`config`] (where Bitbucket is and how bb talks to it: flags,
 //! environment, TLS, proxy; read into bb-bitbucket's options), [`http`] (starting the Streamable HTTP
 //! server of bb-http with bb-bitbucket's client and this process's log), and [`oauth`] (`--oauth`: the
@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod confirm;

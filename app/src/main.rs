@@ -121,6 +121,13 @@ fn run() -> Result<(), String> {
                 None => process,
             };
             let bitbucket = bb_bitbucket::for_config(config.clone(), &logger, process.metrics())?;
+            let process = match audit(&options, &process, &logger, options.http.is_some())? {
+                Some(trail) => {
+                    own_user(&trail, &config, &bitbucket);
+                    process.with_audit(trail)
+                }
+                None => process,
+            };
             // The grammars of the languages pull requests carry most compile once per process; compiled here, on a
             // thread of their own, the first diff of a session is not the one that pays for them.
             // Said at debug level, with how long it took: tests/first_diff.rs waits for it.
@@ -152,6 +159,52 @@ fn run() -> Result<(), String> {
             bb_stdio::serve_stdio(server_config, process, bitbucket, logger, MAX_LINE)
                 .map_err(|e| format!("writing to stdout failed: {e}"))
         }
+    }
+}
+
+/// The audit trail, when `--audit-file` or `BB_AUDIT_FILE` asks for one: opened now (an unwritable
+/// path stops bb), its writer started, SIGHUP reopening it.
+fn audit(
+    options: &cli::ServeOptions,
+    process: &bb_drive::Process,
+    logger: &Logger,
+    http: bool,
+) -> Result<Option<bb_drive::AuditTrail>, String> {
+    let from_env = || std::env::var("BB_AUDIT_FILE").ok().filter(|v| !v.trim().is_empty());
+    let Some(value) = options.audit_file.clone().or_else(from_env) else { return Ok(None) };
+    let target = bb::audit::Target::parse(&value)?;
+    let failure = if options.audit_warn { bb::audit::Failure::Warn } else { bb::audit::Failure::Refuse };
+    let writer = bb::audit::Writer::start(target, failure, std::sync::Arc::clone(process.metrics()), logger.clone())?;
+    bb::audit::reopen_on_hangup(&writer)?;
+    Ok(Some(bb_drive::AuditTrail::new(writer, if http { "http" } else { "stdio" })))
+}
+
+/// Who bb's own credentials are, for the audit trail: the configured user, or for a token the user
+/// Bitbucket names in an answer, read once at start (waited for at most 5 s; a session's first
+/// answer names it too, should this read fail).
+fn own_user(
+    trail: &bb_drive::AuditTrail,
+    config: &Option<bb_bitbucket::options::BitbucketConfig>,
+    bitbucket: &std::sync::Arc<dyn bb_drive::Bitbucket>,
+) {
+    let Some(config) = config else { return };
+    match &config.auth {
+        bb_bitbucket::options::Auth::Basic { user, .. } => trail.learn_own_user(user),
+        bb_bitbucket::options::Auth::Token(_) => {
+            let (trail, bitbucket) = (trail.clone(), std::sync::Arc::clone(bitbucket));
+            let (done, wait) = std::sync::mpsc::channel();
+            let _ = std::thread::Builder::new().name("bb-whoami".into()).spawn(move || {
+                let request = bb_core::FetchRequest::get("/rest/api/latest/application-properties", Vec::new());
+                if let bb_core::FetchOutcome::Response(r) = bitbucket.fetch(request, None, &bb_drive::Cancel::new())
+                    && let Some(user) = &r.user
+                {
+                    trail.learn_own_user(user);
+                }
+                let _ = done.send(());
+            });
+            let _ = wait.recv_timeout(std::time::Duration::from_secs(5));
+        }
+        _ => {}
     }
 }
 

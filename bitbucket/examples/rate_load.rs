@@ -216,6 +216,7 @@ impl Sim {
                     }
                     Output::Cancel(_)
                     | Output::Done { .. }
+                    | Output::Audit { .. }
                     | Output::Log { .. }
                     | Output::Compute { .. }
                     | Output::PastDeadline { .. }

@@ -175,6 +175,7 @@ impl Sim {
                     // A large call's room (a card asks for none) is granted at once.
                     Output::Admit { ticket, .. } => rooms.push(ticket),
                     Output::Done { .. }
+                    | Output::Audit { .. }
                     | Output::Log { .. }
                     | Output::Compute { .. }
                     | Output::PastDeadline { .. }

@@ -233,7 +233,16 @@ impl Catalogue {
         if !show_exposed {
             kinds.clear();
         }
+        let gated: Vec<&'static str> = self
+            .tools
+            .iter()
+            .filter(|t| t.access == Access::UnsafeWrite && !excluded(t.name) && !tools.iter().any(|e| e.name == t.name))
+            .map(|t| t.name)
+            .collect();
         let mut exposed = Exposed::offering(tools, kinds, offerable);
+        if !options.read_only {
+            exposed.gated = gated;
+        }
         if options.read_only {
             let writes = self.tools.iter().filter(|t| t.access != Access::Read).map(|t| t.name).collect();
             exposed.read_only = Some(writes);

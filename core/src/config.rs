@@ -41,6 +41,8 @@ pub struct ServerConfig {
     /// The projects and repositories this server may touch (`--project`, `--repo`, `BB_SCOPE`); `None`:
     /// every one the credentials reach.
     pub scope: Option<Arc<crate::scope::Scope>>,
+    /// Whether tool calls emit records of the audit trail ([`crate::Output::Audit`]).
+    pub audit: bool,
 }
 
 impl ServerConfig {
@@ -58,6 +60,7 @@ impl ServerConfig {
             seal: None,
             answer_within_ms: crate::confirm::ANSWER_WITHIN_MS,
             scope: None,
+            audit: false,
         }
     }
 }

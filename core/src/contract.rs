@@ -223,6 +223,16 @@ pub enum Output {
         /// Until when the ledger must remember it: the state's expiry.
         until_ms: u64,
     },
+    /// One record of the audit trail (a call's outcome, a refusal, a confirmation asked or answered),
+    /// emitted before the call's answer: the shell writes it (adding the person, the transport, the
+    /// replica and the time, and scrubbing every credential) and delivers the answers that follow it
+    /// only once it is queued for writing. Emitted only when [`crate::ServerConfig::audit`] is set.
+    Audit {
+        /// The session whose call it is.
+        session: SessionId,
+        /// What the core knows of the event.
+        record: Box<crate::audit::AuditEvent>,
+    },
     /// Work asked for earlier (a read, a job, a call's steps or its room) is no longer needed: a read not sent
     /// yet is never sent and its retries stop, a job not started never starts, a deadline is
     /// forgotten, a call's room is given back; an outcome that still comes is dropped.

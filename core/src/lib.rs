@@ -67,6 +67,7 @@ compile_error!(
 );
 
 mod args;
+pub mod audit;
 mod avatar_cache;
 mod bitbucket;
 mod caches;
@@ -113,6 +114,7 @@ pub mod fuzzing;
 pub mod testing;
 
 // The drive contract: what a shell feeds the core, and what it carries out for it.
+pub use audit::AuditEvent;
 pub use caches::Caches;
 pub use config::ServerConfig;
 pub use confirm::{ANSWER_WITHIN_MS, Seal, Spent};

@@ -76,6 +76,12 @@ impl Server {
         }
     }
 
+    /// Says whether the audit trail fails to be written: while it does, every tool call is refused
+    /// ("it could not be recorded") and its refusal is itself offered to the trail.
+    pub fn set_audit_failing(&mut self, failing: bool) {
+        self.shared.audit_failing = failing;
+    }
+
     /// Closes a session: its calls are dropped unanswered and their reads cancelled.
     pub fn close(&mut self, id: SessionId) {
         if let Some(mut session) = self.sessions.remove(&id) {

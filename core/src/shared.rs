@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     pub(crate) now_ms: u64,
     pub(crate) out: VecDeque<Output>,
     pub(crate) made: Arc<MadeOnce>,
+    /// The audit trail could not be written: tool calls are refused ([`crate::Server::set_audit_failing`]).
+    pub(crate) audit_failing: bool,
 }
 
 impl Shared {
@@ -49,6 +51,7 @@ impl Shared {
             work: Work::default(),
             now_ms: 0,
             out: VecDeque::new(),
+            audit_failing: false,
         }
     }
 

@@ -268,6 +268,9 @@ pub struct Exposed {
     /// On a read-only server (`--read-only`), the tools bb has that change Bitbucket, all withheld: a
     /// call to one is refused in those words, not as an unknown tool.
     pub(crate) read_only: Option<Vec<&'static str>>,
+    /// The tools that cannot be undone that bb has and this exposure withholds for want of `--allow-writes`
+    /// (the write gate): a call to one is refused, and recorded as such.
+    pub(crate) gated: Vec<&'static str>,
 }
 
 /// Makes the exposure of a session that turned groups on (the catalogue's, with the operator's options).
@@ -300,7 +303,7 @@ impl Exposed {
     /// Exposes `tools` and `kinds`, with `enable_toolset` (if among `tools`) offering `offerable`.
     pub(crate) fn offering(tools: Vec<ToolSpec>, kinds: Vec<KindSpec>, offerable: Toolsets) -> Exposed {
         let schemas = tools.iter().map(|_| std::sync::OnceLock::new()).collect();
-        Exposed { tools, kinds, offerable, widen: None, schemas, read_only: None }
+        Exposed { tools, kinds, offerable, widen: None, schemas, read_only: None, gated: Vec::new() }
     }
 
     /// Whether the server is read-only (`--read-only`).
@@ -311,6 +314,11 @@ impl Exposed {
     /// Whether `name` is a tool that changes Bitbucket, withheld because the server is read-only.
     pub fn withheld_as_write(&self, name: &str) -> bool {
         self.read_only.as_ref().is_some_and(|w| w.contains(&name))
+    }
+
+    /// Whether `name` is a tool that cannot be undone, withheld by the write gate (no `--allow-writes`).
+    pub fn gated(&self, name: &str) -> bool {
+        self.gated.contains(&name)
     }
 
     /// The groups a session may still turn on.

@@ -108,6 +108,7 @@ fn run(ops: &[Op]) -> Run {
                 }
                 Output::Cancel(t) => outstanding.retain(|o| *o != t),
                 Output::Log { .. }
+                | Output::Audit { .. }
                 | Output::Done { .. }
                 | Output::Work { .. }
                 | Output::Compute { .. }

@@ -19,6 +19,7 @@ use bb_core::{
 use bb_core::{HighlightJob, Highlighted};
 use bb_core::{Joined, Method, ReadKey};
 
+use crate::audit::AuditTrail;
 use crate::cancel::Cancel;
 use crate::log::Logger;
 use crate::process::Process;
@@ -104,6 +105,21 @@ pub struct Driver {
     admissions: VecDeque<(Ticket, bool)>,
     /// What the ledger answered for confirmations spent, to feed back.
     spends: VecDeque<(Ticket, bb_core::Spent)>,
+    /// The audit trail, when the process keeps one ([`Process::with_audit`]): each record the core
+    /// emits becomes a line, and a call's answer is delivered only once its record is queued; while
+    /// the sink is [`crate::Audit::refusing`], the core refuses tool calls.
+    audit: Option<AuditTrail>,
+    /// Audit lines the writer's queue had no room for, and every delivery after the first of them,
+    /// in order: delivered once the writer makes room ([`Wake::AuditRoom`]).
+    held: VecDeque<Held>,
+    /// The writer was asked to say when it has room.
+    room_asked: bool,
+}
+
+/// What waits for room in the audit trail's queue.
+enum Held {
+    Line(Vec<u8>),
+    Delivery(Delivery),
 }
 
 /// Something for the driver that happened on another thread: a job's outcome, or a call's deadline.
@@ -118,6 +134,8 @@ pub enum Wake {
     Admitted(Ticket, bool),
     /// A shared ledger ([`crate::Ledger::blocks`]) answered for a confirmation spent ([`Output::Spend`]).
     Spent(Ticket, bb_core::Spent),
+    /// The audit trail's writer has room again: what was held for it goes on.
+    AuditRoom,
 }
 
 /// After how long a job on bb's threads for CPU work counts as stuck ([`limits::JOB_STUCK_AFTER_MS`]).
@@ -170,6 +188,10 @@ impl Driver {
         on_fetched: impl Fn(Ticket, FetchOutcome) + Send + Sync + 'static,
     ) -> Driver {
         let reads = SharedReads::new();
+        let audit = process.audit().cloned();
+        let mut config = config;
+        // A process that keeps an audit trail has every call recorded.
+        config.audit |= audit.is_some();
         Driver {
             server: Server::new(config, process.caches().clone()),
             id: process.number(),
@@ -190,6 +212,70 @@ impl Driver {
             rooms: std::collections::HashSet::new(),
             admissions: VecDeque::new(),
             spends: VecDeque::new(),
+            audit,
+            held: VecDeque::new(),
+            room_asked: false,
+        }
+    }
+
+    /// Tells the core whether the audit trail refuses calls, before an input.
+    fn audit_state(&mut self) {
+        if let Some(trail) = &self.audit {
+            self.server.set_audit_failing(trail.sink().refusing());
+        }
+    }
+
+    /// Hands `d` to the shell, or holds it behind an audit line that waits for room.
+    fn pass(&mut self, d: Delivery, deliver: &mut dyn FnMut(Delivery)) {
+        if self.held.is_empty() {
+            deliver(d);
+        } else {
+            self.held.push_back(Held::Delivery(d));
+        }
+    }
+
+    /// Makes the line of an audit record and queues it, or holds it (and what follows) for room.
+    fn audit_record(&mut self, session: SessionId, record: &bb_core::AuditEvent) {
+        let Some(trail) = &self.audit else { return };
+        let person = self.persons.get(&session);
+        let user = person.and_then(|p| p.user().map(str::to_owned));
+        let fallback = person.map(principal);
+        let line = trail.line(session, record, user, fallback, &self.logger, now_ms());
+        if self.held.is_empty() {
+            match trail.sink().offer(line) {
+                Ok(()) => return,
+                Err(line) => self.held.push_back(Held::Line(line)),
+            }
+        } else {
+            self.held.push_back(Held::Line(line));
+        }
+        self.ask_room();
+    }
+
+    /// Asks the writer to wake the driver when it has room (once per wait).
+    fn ask_room(&mut self) {
+        if self.room_asked {
+            return;
+        }
+        let (Some(trail), Some(wake)) = (&self.audit, self.wake.clone()) else { return };
+        self.room_asked = true;
+        trail.sink().when_room(Box::new(move || wake(Wake::AuditRoom)));
+    }
+
+    /// Queues what was held for room, and delivers what followed it, until the queue is full again.
+    fn release_held(&mut self, deliver: &mut dyn FnMut(Delivery)) {
+        let Some(trail) = self.audit.clone() else { return };
+        while let Some(h) = self.held.pop_front() {
+            match h {
+                Held::Delivery(d) => deliver(d),
+                Held::Line(line) => {
+                    if let Err(line) = trail.sink().offer(line) {
+                        self.held.push_front(Held::Line(line));
+                        self.ask_room();
+                        return;
+                    }
+                }
+            }
         }
     }
 
@@ -256,6 +342,7 @@ impl Driver {
         {
             return;
         }
+        self.audit_state();
         self.server.handle(input, now_ms());
         self.drain(deliver);
     }
@@ -287,7 +374,12 @@ impl Driver {
 
     /// Takes what [`Driver::on_wake`]'s callback was given, then carries out what the core asks for.
     pub fn wake(&mut self, wake: Wake, deliver: &mut dyn FnMut(Delivery)) {
+        self.audit_state();
         match wake {
+            Wake::AuditRoom => {
+                self.room_asked = false;
+                self.release_held(deliver);
+            }
             Wake::Computed(ticket, done) => {
                 self.computing.remove(&ticket);
                 self.server.handle(Input::Computed { ticket, done }, now_ms());
@@ -373,14 +465,18 @@ impl Driver {
     }
 
     fn drain(&mut self, deliver: &mut dyn FnMut(Delivery)) {
+        if !self.held.is_empty() {
+            self.release_held(deliver);
+        }
         loop {
             while let Some(out) = self.server.poll_output() {
                 match out {
                     Output::Compute { session, ticket, job } => self.compute(session, ticket, job),
                     Output::Send { session, tag, message, said } => {
-                        deliver(Delivery::Send { session, tag, message, said })
+                        self.pass(Delivery::Send { session, tag, message, said }, deliver)
                     }
-                    Output::Done { session, tag } => deliver(Delivery::Done { session, tag }),
+                    Output::Done { session, tag } => self.pass(Delivery::Done { session, tag }, deliver),
+                    Output::Audit { session, record } => self.audit_record(session, &record),
                     Output::Fetch { session, ticket, request } => self.start(session, ticket, request),
                     Output::Work { ticket, deadline_ms, .. } => {
                         if let std::collections::hash_map::Entry::Vacant(e) = self.work.entry(ticket) {
@@ -757,5 +853,64 @@ mod tests {
         // Confirmed: the merge is sent at the version the person saw.
         let path = posted.recv_timeout(Duration::from_secs(60)).unwrap();
         assert!(path.ends_with("/things/1/merge"), "{path}");
+    }
+
+    /// A sink whose queue is full until the test opens it; it keeps who waits for room.
+    #[derive(Default)]
+    struct Gate {
+        open: std::sync::atomic::AtomicBool,
+        lines: Mutex<Vec<Vec<u8>>>,
+        waiting: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+    }
+
+    impl crate::Audit for Gate {
+        fn offer(&self, line: Vec<u8>) -> Result<(), Vec<u8>> {
+            if !self.open.load(Ordering::SeqCst) {
+                return Err(line);
+            }
+            self.lines.lock().unwrap().push(line);
+            Ok(())
+        }
+        fn when_room(&self, room: Box<dyn FnOnce() + Send>) {
+            self.waiting.lock().unwrap().push(room);
+        }
+        fn refusing(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_full_audit_queue_holds_the_answer_until_its_record_is_queued() {
+        let gate = Arc::new(Gate::default());
+        let trail = crate::AuditTrail::new(gate.clone(), "stdio");
+        let process = Process::new(64 << 20).with_audit(trail);
+        let exposed = Catalogue::standard().expose(&ExposureOptions::default()).unwrap();
+        let bitbucket = |_: FetchRequest, _: Option<&PersonalToken>, _: &Cancel| {
+            FetchOutcome::failed(bb_core::FetchErrorKind::Unreachable, "none")
+        };
+        let (tx, woken) = mpsc::channel::<Wake>();
+        let tx = Mutex::new(tx);
+        let mut driver =
+            Driver::new(ServerConfig::new(exposed, "test"), process, Arc::new(bitbucket), Logger::new(None), |_, _| {})
+                .on_wake(move |w| drop(tx.lock().unwrap().send(w)));
+        let session = driver.open(None, &mut |_| {});
+        // Answered at once (its arguments are refused), so its record and answer come together.
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "get_pull_request", "arguments": {},
+                       "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+        let mut delivered = Vec::new();
+        driver.feed(Input::Message { session, bytes: call.to_string().as_bytes(), tag: 1 }, &mut |d| delivered.push(d));
+        assert!(delivered.is_empty(), "the answer waits for its record: {delivered:?}");
+        assert_eq!(gate.waiting.lock().unwrap().len(), 1, "the driver asked to be woken when there is room");
+        gate.open.store(true, Ordering::SeqCst);
+        for room in gate.waiting.lock().unwrap().drain(..) {
+            room();
+        }
+        let wake = woken.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(matches!(wake, Wake::AuditRoom), "{wake:?}");
+        driver.wake(wake, &mut |d| delivered.push(d));
+        assert_eq!(gate.lines.lock().unwrap().len(), 1, "the record went first");
+        assert!(matches!(delivered.first(), Some(Delivery::Send { .. })), "{delivered:?}");
+        assert!(matches!(delivered.last(), Some(Delivery::Done { .. })), "{delivered:?}");
     }
 }

@@ -14,6 +14,7 @@
 //! - `room`: the memory budget for large calls ([`Room`]).
 //! - `process`: what the application makes once and hands to every driver ([`Process`]: the metrics, the room, the core's caches, the pools, the timer).
 //! - `reach`: what a shell gives the driver to reach Bitbucket ([`Bitbucket`], [`Requester`], [`PersonalToken`]).
+//! - `audit`: the audit trail's sink ([`Audit`]) and the line made of each record ([`AuditTrail`]).
 //! - `cancel`: a request's cancel flag ([`Cancel`]).
 //! - `timer`: the process's thread that runs deadlines and grants at their instant (one per [`Process`],
 //!   started on first use, gone when idle).
@@ -33,12 +34,16 @@
 //!                                          ├─ Admit ────────▶ the Process's Room: granted now, in turn, or refused
 //!                                          ├─ Cancel ───────▶ Cancel set (a read not started never starts),
 //!                                          │                  a job dropped, a deadline forgotten, a room given back
+//!                                          ├─ Audit ────────▶ a line (person, transport, replica, time; scrubbed)
+//!                                          │                  offered to the Audit sink; full: it and what
+//!                                          │                  follows are held until Wake::AuditRoom
 //!                                          └─ Log ──────────▶ Logger
 //!   on_fetched(ticket, outcome) ──▶ the shell feeds Input::Fetched back (from its event loop or its lock)
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod audit;
 mod cancel;
 mod driver;
 mod ledger;
@@ -52,8 +57,9 @@ pub mod secrets;
 mod shared_reads;
 mod timer;
 
+pub use audit::{Audit, AuditTrail};
 pub use cancel::Cancel;
-pub use driver::{Delivery, Driver, Wake, now_ms};
+pub use driver::{Delivery, Driver, Wake, now_ms, principal};
 pub use ledger::{Ledger, MemoryLedger};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};

@@ -71,6 +71,11 @@ impl Logger {
         self.secrets.write().unwrap_or_else(|p| p.into_inner()).remove_token(token);
     }
 
+    /// `text` with every credential this logger hides removed ([`Secrets::scrub`]).
+    pub fn scrub(&self, text: &str) -> String {
+        self.secrets.read().unwrap_or_else(|p| p.into_inner()).scrub(text).into_owned()
+    }
+
     /// Whether a line at `level` would be written.
     pub fn enabled(&self, level: Level) -> bool {
         self.min.is_some_and(|m| level >= m)

@@ -127,6 +127,8 @@ pub struct Metrics {
     rate_store_outages: Counter,
     rate_store_answering: Gauge,
     resident_bytes: Gauge,
+    audit_records: Counter,
+    audit_failures: Counter,
 }
 
 impl Metrics {
@@ -153,6 +155,8 @@ impl Metrics {
             rate_store_outages: Counter::default(),
             rate_store_answering: Gauge::default(),
             resident_bytes: Gauge::default(),
+            audit_records: Counter::default(),
+            audit_failures: Counter::default(),
             registry: Registry::default(),
         };
         m.rate_store_answering.set(1);
@@ -202,6 +206,8 @@ impl Metrics {
             "1 while the shared rate store answers (or none is set), 0 while this replica decides alone",
             m.rate_store_answering.clone(),
         );
+        r.register("audit_records", "Records written to the audit trail", m.audit_records.clone());
+        r.register("audit_failures", "Records of the audit trail that could not be written", m.audit_failures.clone());
         r.register("resident_memory_bytes", "The process's resident memory", m.resident_bytes.clone());
         Metrics { registry, ..m }
     }
@@ -267,6 +273,16 @@ impl Metrics {
     /// A `refresh_view` was answered unchanged.
     pub fn refresh_unchanged(&self) {
         self.refresh_unchanged.inc();
+    }
+
+    /// A record of the audit trail was written.
+    pub fn audit_record(&self) {
+        self.audit_records.inc();
+    }
+
+    /// A record of the audit trail could not be written.
+    pub fn audit_failure(&self) {
+        self.audit_failures.inc();
     }
 
     /// Highlighting reached its deadline.

@@ -32,6 +32,7 @@ pub struct Process {
     timer: Timer,
     numbers: Arc<AtomicU64>,
     ledger: Arc<dyn crate::ledger::Ledger>,
+    audit: Option<crate::audit::AuditTrail>,
 }
 
 /// The CPU jobs of every driver of a process, counted together.
@@ -55,6 +56,7 @@ impl Process {
             compute: Pool::for_compute(),
             jobs: Arc::default(),
             ledger: Arc::new(crate::ledger::MemoryLedger::default()),
+            audit: None,
             timer,
             numbers: Arc::default(),
         }
@@ -65,6 +67,17 @@ impl Process {
     pub fn with_ledger(mut self, ledger: Arc<dyn crate::ledger::Ledger>) -> Process {
         self.ledger = ledger;
         self
+    }
+
+    /// The same process, writing the audit trail to `trail` from every driver made with it after.
+    pub fn with_audit(mut self, trail: crate::audit::AuditTrail) -> Process {
+        self.audit = Some(trail);
+        self
+    }
+
+    /// The audit trail its drivers write, when one is kept.
+    pub fn audit(&self) -> Option<&crate::audit::AuditTrail> {
+        self.audit.as_ref()
     }
 
     /// Where used confirmations are remembered ([`crate::ledger`]).

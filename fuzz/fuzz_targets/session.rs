@@ -442,7 +442,7 @@ impl Ledger {
                     assert!(self.waiting.remove(&tag).is_some(), "Done for tag {tag}, which is not waiting");
                 }
                 // No 2026-07-28 acceptance is spent here: the fuzzer's server has no seal to make a state.
-                Output::Spend { .. } | Output::Log { .. } => {}
+                Output::Spend { .. } | Output::Audit { .. } | Output::Log { .. } => {}
             }
         }
     }

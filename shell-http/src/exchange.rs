@@ -568,10 +568,19 @@ fn delete(endpoint: &Endpoint, parts: &Parts, login: Option<&PersonalToken>) -> 
         let message = "Bad request: Mcp-Session-Id header is required to end a session.";
         return unread(refusal(StatusCode::BAD_REQUEST, None, message), parts);
     };
-    if let Err(r) = session_for(endpoint, &parts.headers, id, login) {
-        return unread(*r, parts);
+    let session = match session_for(endpoint, &parts.headers, id, login) {
+        Ok(session) => session,
+        Err(r) => return unread(*r, parts),
+    };
+    let id = id.to_str().unwrap_or_default();
+    // Whom the session acted for, for the audit trail: its login's user, or a person's token's.
+    let person = endpoint.sessions.find(id).and_then(|(_, p)| p);
+    if endpoint.sessions.end(id)
+        && let Some(trail) = endpoint.process.audit()
+    {
+        let person = person.map(|p| p.user().map_or_else(|| bb_drive::principal(&p), str::to_owned));
+        trail.shell_event("logout", person, Some(session.id()), Vec::new(), &endpoint.logger, now_ms());
     }
-    endpoint.sessions.end(id.to_str().unwrap_or_default());
     proven(unread(empty(StatusCode::NO_CONTENT), parts))
 }
 

@@ -101,7 +101,10 @@ impl HttpServer {
         }
         tools.sort_unstable();
         tools.dedup();
-        let oauth = options.oauth.clone().map(|o| oauth::Authority::new(o, Arc::clone(&bitbucket), logger.clone()));
+        let oauth = options
+            .oauth
+            .clone()
+            .map(|o| oauth::Authority::new(o, Arc::clone(&bitbucket), logger.clone(), process.audit().cloned()));
         let admission = oauth::Admission::new(limits, logger.clone());
         let endpoint = Arc::new(Endpoint {
             gate: Gate::new(&options, addr),

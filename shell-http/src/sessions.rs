@@ -51,6 +51,13 @@ pub(crate) struct SessionRef {
     id: SessionId,
 }
 
+impl SessionRef {
+    /// The core's number for the session (what the audit trail names it by).
+    pub(crate) fn id(&self) -> SessionId {
+        self.id
+    }
+}
+
 /// The live sessions of one HTTP server.
 pub(crate) struct Sessions {
     shards: Vec<Mutex<State>>,

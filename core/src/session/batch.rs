@@ -117,7 +117,10 @@ impl Session {
         for item in items {
             let answer = match item {
                 Ok(message) => match self.dispatch(message, tag, Some(batch_id), sh) {
-                    Some(Reply::Value(v)) => serde_json::to_vec(&v).ok(),
+                    Some(Reply::Value(v)) => {
+                        self.audit_answer(&v, sh);
+                        serde_json::to_vec(&v).ok()
+                    }
                     Some(Reply::Bytes(bytes)) => Some(bytes),
                     None => None,
                 },
@@ -141,6 +144,7 @@ impl Session {
 
     /// One of the batch's requests that waited has its answer.
     pub(super) fn batch_answered(&mut self, batch: u64, answer: Value, sh: &mut Shared) {
+        self.audit_answer(&answer, sh);
         if let Some(b) = self.batches.get_mut(&batch) {
             b.waiting = b.waiting.saturating_sub(1);
             if let Ok(answer) = serde_json::to_vec(&answer) {

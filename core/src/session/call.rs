@@ -122,8 +122,20 @@ impl Session {
         let apps = stateless.as_ref().unwrap_or(&self.client).renders_views;
         if exposed.withheld_as_write(name) {
             self.log(Level::Info, format!("{} refused: the server is read-only", truncate(name, 100)), sh);
+            self.denied(id, name, None, "read-only (--read-only)", sh);
             return finish(ToolResult::error(format!(
                 "{name} changes Bitbucket, and this bb is read-only (--read-only): nothing was done. Ask the person to do it in Bitbucket."
+            )));
+        }
+        if exposed.gated(name) {
+            self.log(Level::Info, format!("{name} refused: the write gate (--allow-writes)"), sh);
+            self.denied(id, name, None, "the write gate (--allow-writes)", sh);
+            return Answer::Now(Err(ErrorReply::new(
+                Some(id.clone()),
+                INVALID_PARAMS,
+                format!(
+                    "Unknown tool: `{name}` cannot be undone, and this bb does not expose it (an admin exposes it with --allow-writes, or by naming it in --tools): nothing was done."
+                ),
             )));
         }
         let Some(tool) = exposed.get_for(name, apps).copied() else {
@@ -133,6 +145,16 @@ impl Session {
                 format!("Unknown tool: `{}`. Call tools/list for the tools this server exposes.", truncate(name, 100)),
             )));
         };
+        self.audit_start(id, tool.name, params, stateless.as_ref(), sh);
+        if sh.audit_failing && sh.config.audit {
+            let reason = "the audit trail could not be written";
+            self.denied(id, tool.name, None, reason, sh);
+            return finish(ToolResult::error(format!(
+                "bb refused {}: it could not be recorded in the audit trail, and bb acts only on what it records \
+(the operator's log says why). Nothing was done; try again later.",
+                tool.name
+            )));
+        }
         let args = params.get("arguments");
         if tool.role == Role::Session {
             return finish(self.enable_toolset(args, tag, sh));
@@ -161,6 +183,7 @@ impl Session {
             && let Err(why) = scoped::admit(&tool, &exposed, scope, &args)
         {
             self.log(Level::Info, format!("{} refused: outside the scope", tool.name), sh);
+            self.denied(id, tool.name, Some(&args), "outside the scope", sh);
             return finish(ToolResult::error(why));
         }
         let client = stateless.unwrap_or_else(|| self.client.clone());
@@ -170,6 +193,7 @@ impl Session {
             return self.launch(id, again, Mode::Off, tag, batch, is_stateless, sh);
         }
         if !client.asks_forms {
+            self.denied(id, tool.name, Some(&args), "the client cannot show a confirmation", sh);
             return self.cannot_ask(id, &tool, is_stateless, sh);
         }
         let again = Again { tool, args, client, exposed };
@@ -204,6 +228,7 @@ impl Session {
             let v = result.into_value();
             Answer::Now(Ok(if is_stateless { stateless::complete(v, version) } else { v }))
         };
+        self.audit_args(id, &again.args);
         let confirming = match &mode {
             Mode::Off => Confirming::Off,
             Mode::Ask => Confirming::Ask,
@@ -306,6 +331,7 @@ Ask the person to do it in Bitbucket, or to use a client that can ask them.",
         let version = sh.config.version;
         let tool = again.tool;
         self.log(Level::Info, format!("{} asks the person to confirm", tool.name), sh);
+        self.audit_confirmation(id, None, sh);
         if is_stateless {
             let Some(seal) = sh.config.seal.clone() else {
                 return Answer::Now(Ok(stateless::complete(
@@ -383,6 +409,7 @@ Ask the person to do it in Bitbucket, or to use a client that can ask them.",
             return self.launch(id, again, Mode::Ask, tag, None, true, sh);
         };
         let answered = Answered::read(answer);
+        self.audit_confirmation(id, Some(super::audit::answer_word(&answered)), sh);
         if let Some(refusal) = answered.refusal(again.tool.name, untouched) {
             self.log(Level::Info, format!("{}: the person did not confirm ({answered:?})", again.tool.name), sh);
             return Answer::Now(Ok(stateless::complete(declined(refusal, &answered), version)));
@@ -453,6 +480,7 @@ Ask the person to do it in Bitbucket, or to use a client that can ask them.",
                 truncate(error.get("message").and_then(Value::as_str).unwrap_or("an error"), 200)
             )),
         };
+        self.audit_confirmation(&call, Some(super::audit::answer_word(&answered)), sh);
         let answer = match answered.refusal(again.tool.name, untouched) {
             None => {
                 self.log(Level::Info, format!("{}: confirmed by the person", again.tool.name), sh);
@@ -551,6 +579,7 @@ impl Session {
             return;
         };
         sh.work.cancel_call(self.id, &call, &mut sh.out);
+        self.audit_confirmation(&call, Some("no answer"), sh);
         let within = confirm::duration_words(sh.config.answer_within_ms);
         self.withdraw_question(&ask, &format!("No answer came within {within}."), tag, sh);
         let result = ToolResult::error(format!(

@@ -22,6 +22,7 @@
 //! with an id gets exactly one answer, unless a `notifications/cancelled` for it arrives first, in
 //! which case its plan is dropped and it gets none. Notifications are never answered.
 
+mod audit;
 mod batch;
 mod call;
 mod route;
@@ -71,6 +72,8 @@ pub struct Session {
     principal: Option<String>,
     /// The number of bb's last question to this client (`elicitation/create` ids).
     next_ask: u64,
+    /// Tool calls the audit trail records when they are answered ([`audit`]).
+    calls: BTreeMap<Id, audit::Started>,
 }
 
 impl Session {
@@ -89,6 +92,7 @@ impl Session {
             sees: None,
             principal: None,
             next_ask: 0,
+            calls: BTreeMap::new(),
         }
     }
 
@@ -152,6 +156,10 @@ impl Session {
 
     /// Drops every call in flight (the client has gone): their work is cancelled, nothing is answered.
     pub(crate) fn close(&mut self, sh: &mut Shared) {
+        let open: Vec<Id> = self.calls.keys().cloned().collect();
+        for id in open {
+            self.audit_cancelled(&id, "the session ended before the call was answered", sh);
+        }
         let mut open_tags: BTreeSet<u64> = std::mem::take(&mut self.pending).into_values().map(|p| p.tag).collect();
         sh.work.cancel_session(self.id, &mut sh.out);
         open_tags.extend(std::mem::take(&mut self.batches).into_values().map(|b| b.tag));
@@ -241,6 +249,7 @@ impl Session {
     /// Drops a call the client cancelled: its work is withdrawn and it gets no answer.
     fn cancel(&mut self, id: &Id, sh: &mut Shared) {
         let Some(pending) = self.pending.remove(id) else { return };
+        self.audit_cancelled(id, "the client cancelled the call", sh);
         // A question still open for the call is withdrawn: the person need not answer it.
         if let Some(ask) = pending.asking().cloned() {
             self.withdraw_question(&ask, "The call was cancelled.", pending.tag, sh);
@@ -255,6 +264,7 @@ impl Session {
     }
 
     fn send(&mut self, value: Value, tag: Option<u64>, sh: &mut Shared) {
+        self.audit_answer(&value, sh);
         match serde_json::to_vec(&value) {
             Ok(message) => sh.out.push_back(Output::Send { session: self.id, tag, message, said: Said::of(&value) }),
             Err(e) => sh

@@ -139,7 +139,11 @@ impl Harness {
                 Output::Cancel(t) => self.cancelled.push(t),
                 Output::Admit { ticket, .. } => self.rooms.push(ticket),
                 Output::Spend { ticket, id, .. } => self.spends.push((ticket, id)),
-                Output::Log { .. } | Output::Work { .. } | Output::Compute { .. } | Output::PastDeadline { .. } => {}
+                Output::Log { .. }
+                | Output::Audit { .. }
+                | Output::Work { .. }
+                | Output::Compute { .. }
+                | Output::PastDeadline { .. } => {}
             }
         }
         answers

@@ -297,11 +297,18 @@ pub(crate) struct Authority {
     logger: Logger,
     /// One lock per grant being refreshed here, so two requests do not spend one refresh token.
     refreshing: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// The audit trail, where each login is recorded (`event` `login`).
+    audit: Option<bb_drive::AuditTrail>,
 }
 
 impl Authority {
-    pub(crate) fn new(options: OAuthOptions, bitbucket: Arc<dyn Bitbucket>, logger: Logger) -> Arc<Authority> {
-        Arc::new(Authority { options, bitbucket, logger, refreshing: Mutex::default() })
+    pub(crate) fn new(
+        options: OAuthOptions,
+        bitbucket: Arc<dyn Bitbucket>,
+        logger: Logger,
+        audit: Option<bb_drive::AuditTrail>,
+    ) -> Arc<Authority> {
+        Arc::new(Authority { options, bitbucket, logger, refreshing: Mutex::default(), audit })
     }
 
     pub(crate) fn issuer(&self) -> &str {
@@ -768,6 +775,10 @@ impl Authority {
         };
         self.put(Kind::Code, &pkce::key_of(&ours), &code_record, CODE_TTL_MS, now_ms)?;
         self.logger.log(bb_core::Level::Info, &format!("{user} logged in with Bitbucket"));
+        if let Some(trail) = &self.audit {
+            let client = vec![("client", serde_json::Value::from(clip(&p.client_id)))];
+            trail.shell_event("login", Some(user.clone()), None, client, &self.logger, now_ms);
+        }
         let until = now_ms / 1000 + consent::CONSENT_TTL_S;
         let sealed = consent::seal(&self.options.consent_key, &p.client_id, &p.registered, &user, until);
         Ok(Step {

@@ -92,7 +92,7 @@ fn world() -> World {
         access_ttl_ms: ACCESS_TTL_MS,
     };
     World {
-        authority: Authority::new(options, bitbucket(dead.clone()), Logger::new(None)),
+        authority: Authority::new(options, bitbucket(dead.clone()), Logger::new(None), None),
         provider,
         dead,
         jar: Mutex::default(),
@@ -336,7 +336,7 @@ fn a_token_for_another_resource_is_refused() {
     let (_, tokens) = w.login(0);
     // The same store behind a bb at another public URL: its resource is another.
     let options = OAuthOptions { public_url: "https://other.example.com".into(), ..w.authority.options.clone() };
-    let other = Authority::new(options, bitbucket(w.dead.clone()), Logger::new(None));
+    let other = Authority::new(options, bitbucket(w.dead.clone()), Logger::new(None), None);
     let e = other.authenticate(tokens["access_token"].as_str(), 0).unwrap_err();
     assert_eq!(e.error, Some("invalid_token"));
     assert!(e.description.contains("another resource"), "{}", e.description);
