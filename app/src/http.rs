@@ -20,6 +20,7 @@ use bb_bitbucket::Client;
 /// Binds, prints the URL as the first line on stderr (and a generated token, once), then serves
 /// until SIGTERM or SIGINT, then stops gracefully (see [`bb_http::Running::stop`]) and returns.
 /// Everything counts in, and takes room of, `process` (the application's).
+#[allow(clippy::too_many_arguments)] // what main made at start, handed over once; no two of them travel together elsewhere
 pub fn serve_http(
     flags: &HttpServe,
     metrics: Option<SocketAddr>,
