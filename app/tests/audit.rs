@@ -9,17 +9,13 @@
 
 mod service;
 
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use service::{Bb, until};
-
-const WAIT: Duration = Duration::from_secs(60);
+use service::{Bb, StdioBb, until};
 
 fn pr11() -> Value {
     json!({"project": "BB", "repo": "api", "pr_id": 11, "version": 0})
@@ -47,73 +43,13 @@ fn record(path: &Path, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
     });
     found.unwrap()
 }
-
-struct StdioBb {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<Value>,
+/// What the audit tests ask of bb over stdio beyond the shared client.
+trait Calling {
+    fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value;
 }
 
-impl Drop for StdioBb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl StdioBb {
-    fn start(stack: &bb_stack::RunningStack, capabilities: Value, args: &[&str]) -> StdioBb {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
-            .args(["ai", "mcp", "serve", "--toolsets", "all,writes"])
-            .args(args)
-            .env("BITBUCKET_URL", &stack.base_url)
-            .env("BITBUCKET_TOKEN", &stack.token)
-            .env_remove("BITBUCKET_USER")
-            .env_remove("BITBUCKET_PASSWORD")
-            .env_remove("BB_CONFIRM")
-            .env_remove("BB_AUDIT_FILE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { return };
-                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut bb = StdioBb { child, stdin, lines };
-        bb.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": capabilities,
-            "clientInfo": {"name": "audit-test", "version": "7"}}}));
-        bb.answer(1);
-        bb.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        bb
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-    }
-
-    fn next(&self, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
-        loop {
-            let m = self.lines.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no {what} within {WAIT:?}"));
-            if pick(&m) {
-                return m;
-            }
-        }
-    }
-
-    fn answer(&self, id: u64) -> Value {
-        self.next(&format!("answer to {id}"), |m| m["id"] == id && m.get("method").is_none())
-    }
-
+impl Calling for StdioBb {
+    /// Calls `name` with a W3C `traceparent` in `_meta`, and waits for its answer.
     fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": name, "arguments": arguments,
@@ -134,7 +70,7 @@ fn over_stdio_a_success_an_error_a_refusal_and_a_confirmation_are_each_recorded_
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
     let path = temp("stdio.jsonl");
     let file = path.to_str().unwrap();
-    let mut bb = StdioBb::start(&stack, json!({"elicitation": {"form": {}}}), &["--audit-file", file]);
+    let mut bb = StdioBb::start(&stack, json!({"elicitation": {"form": {}}}), &["--audit-file", file], "audit-test");
 
     let ok = bb.call(2, "get_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 11}));
     assert_ne!(ok["result"]["isError"], true, "{ok}");
@@ -183,7 +119,7 @@ fn over_stdio_a_success_an_error_a_refusal_and_a_confirmation_are_each_recorded_
     assert_eq!(merge["reason"], "the person did not confirm", "{merge}");
 
     // A client that cannot confirm: the merge is denied before it runs.
-    let mut blind = StdioBb::start(&stack, json!({}), &["--audit-file", file]);
+    let mut blind = StdioBb::start(&stack, json!({}), &["--audit-file", file], "audit-test");
     let refused = blind.call(2, "merge_pull_request", pr11());
     assert_eq!(refused["result"]["isError"], true, "{refused}");
     let denied =
@@ -223,7 +159,7 @@ fn stdout_and_a_path_bb_cannot_open_stop_it_with_a_sentence() {
 fn a_write_that_fails_refuses_the_next_call_unless_the_policy_is_warn() {
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
     // Every write to /dev/full fails (ENOSPC).
-    let mut bb = StdioBb::start(&stack, json!({}), &["--audit-file", "/dev/full"]);
+    let mut bb = StdioBb::start(&stack, json!({}), &["--audit-file", "/dev/full"], "audit-test");
     let args = json!({"project": "BB", "repo": "api", "pr_id": 11});
     // The first call's record is the first write: it fails after the answer is queued.
     bb.call(2, "get_pull_request", args.clone());
@@ -237,7 +173,8 @@ fn a_write_that_fails_refuses_the_next_call_unless_the_policy_is_warn() {
     let text = refused["result"]["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("could not be recorded"), "{refused}");
 
-    let mut warn = StdioBb::start(&stack, json!({}), &["--audit-file", "/dev/full", "--audit-failure", "warn"]);
+    let mut warn =
+        StdioBb::start(&stack, json!({}), &["--audit-file", "/dev/full", "--audit-failure", "warn"], "audit-test");
     for id in 2..6 {
         let ok = warn.call(id, "get_pull_request", args.clone());
         assert_ne!(ok["result"]["isError"], true, "{ok}");
@@ -249,7 +186,7 @@ fn sighup_reopens_the_file_so_the_next_record_lands_in_a_new_one() {
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
     let path = temp("rotate.jsonl");
     let rotated = temp("rotate.jsonl.1");
-    let mut bb = StdioBb::start(&stack, json!({}), &["--audit-file", path.to_str().unwrap()]);
+    let mut bb = StdioBb::start(&stack, json!({}), &["--audit-file", path.to_str().unwrap()], "audit-test");
     let args = json!({"project": "BB", "repo": "api", "pr_id": 11});
     bb.call(2, "get_pull_request", args.clone());
     record(&path, "the first record", |r| r["call"] == 2);

@@ -10,12 +10,11 @@ mod service;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use service::{Bb, free_port, redis_server, request, start_redis};
+use service::{Bb, StdioBb, free_port, redis_server, request, start_redis};
 
 /// How long any one message may take to come.
 const WAIT: Duration = Duration::from_secs(60);
@@ -37,73 +36,14 @@ const KEY: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abc
 
 // --- stdio -------------------------------------------------------------------------------------
 
-/// `bb ai mcp serve --toolsets all,writes` over stdio, its messages read on a thread of their own.
-struct StdioBb {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<Value>,
+/// What the confirmation tests ask of bb over stdio beyond the shared client.
+trait Confirming {
+    fn question(&self, id: u64) -> Value;
+    fn call(&mut self, id: u64, name: &str, arguments: Value);
+    fn state_of_pr11(&mut self, id: u64) -> String;
 }
 
-impl Drop for StdioBb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl StdioBb {
-    fn start(stack: &bb_stack::RunningStack, capabilities: Value) -> StdioBb {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
-            .args(["ai", "mcp", "serve", "--toolsets", "all,writes"])
-            .env("BITBUCKET_URL", &stack.base_url)
-            .env("BITBUCKET_TOKEN", &stack.token)
-            .env_remove("BITBUCKET_USER")
-            .env_remove("BITBUCKET_PASSWORD")
-            .env_remove("BB_CONFIRM")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { return };
-                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut bb = StdioBb { child, stdin, lines };
-        bb.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": capabilities,
-            "clientInfo": {"name": "confirm-test", "version": "1"}}}));
-        let init = bb.answer(1);
-        assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
-        bb.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        bb
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-    }
-
-    /// The next message that `pick` accepts (notifications and others are passed over).
-    fn next(&self, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
-        loop {
-            let m = self.lines.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no {what} within {WAIT:?}"));
-            if pick(&m) {
-                return m;
-            }
-        }
-    }
-
-    fn answer(&self, id: u64) -> Value {
-        self.next(&format!("answer to {id}"), |m| m["id"] == id && m.get("method").is_none())
-    }
-
+impl Confirming for StdioBb {
     /// bb's `elicitation/create` for the call `id` (which must not have answered first).
     fn question(&self, id: u64) -> Value {
         let m = self.next("elicitation/create", |m| m["method"] == "elicitation/create" || m["id"] == id);
@@ -134,7 +74,7 @@ fn assert_one_required_box(ask: &Value) {
 #[test]
 fn over_stdio_a_decline_writes_nothing_and_an_acceptance_merges() {
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
-    let mut bb = StdioBb::start(&stack, json!({"elicitation": {"form": {}}}));
+    let mut bb = StdioBb::start(&stack, json!({"elicitation": {"form": {}}}), &[], "confirm-test");
 
     bb.call(2, "merge_pull_request", pr11());
     let ask = bb.question(2);
@@ -157,7 +97,7 @@ fn over_stdio_a_decline_writes_nothing_and_an_acceptance_merges() {
 #[test]
 fn over_stdio_a_client_that_cannot_ask_gets_a_tool_error_and_nothing_merges() {
     let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
-    let mut bb = StdioBb::start(&stack, json!({}));
+    let mut bb = StdioBb::start(&stack, json!({}), &[], "confirm-test");
     bb.call(2, "merge_pull_request", pr11());
     let refused = bb.next("the call's answer", |m| m["id"] == 2 || m["method"] == "elicitation/create");
     assert_ne!(refused["method"], "elicitation/create", "bb asked a client that declared no forms: {refused}");

@@ -5,7 +5,8 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -257,5 +258,80 @@ pub fn until_within(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     while !f() {
         assert!(start.elapsed() < limit, "gave up waiting {limit:?}: {what}");
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `bb ai mcp serve --toolsets all,writes` over stdio (and `args`), initialized as a 2025-11-25 client
+/// named `client` with `capabilities`, its messages read on a thread of their own; killed when dropped.
+pub struct StdioBb {
+    pub child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Value>,
+}
+
+impl Drop for StdioBb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// How long any one stdio message may take to come.
+const STDIO_WAIT: Duration = Duration::from_secs(60);
+
+impl StdioBb {
+    pub fn start(stack: &bb_stack::RunningStack, capabilities: Value, args: &[&str], client: &str) -> StdioBb {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bb"))
+            .args(["ai", "mcp", "serve", "--toolsets", "all,writes"])
+            .args(args)
+            .env("BITBUCKET_URL", &stack.base_url)
+            .env("BITBUCKET_TOKEN", &stack.token)
+            .env_remove("BITBUCKET_USER")
+            .env_remove("BITBUCKET_PASSWORD")
+            .env_remove("BB_CONFIRM")
+            .env_remove("BB_AUDIT_FILE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { return };
+                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut bb = StdioBb { child, stdin, lines };
+        bb.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
+            "clientInfo": {"name": client, "version": "7"}}}));
+        let init = bb.answer(1);
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+        bb.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        bb
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+    }
+
+    /// The next message that `pick` accepts (notifications and others are passed over).
+    pub fn next(&self, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let m = self.lines.recv_timeout(STDIO_WAIT).unwrap_or_else(|_| panic!("no {what} within {STDIO_WAIT:?}"));
+            if pick(&m) {
+                return m;
+            }
+        }
+    }
+
+    /// The answer to request `id`.
+    pub fn answer(&self, id: u64) -> Value {
+        self.next(&format!("answer to {id}"), |m| m["id"] == id && m.get("method").is_none())
     }
 }
