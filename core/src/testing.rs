@@ -40,7 +40,9 @@ pub mod views {
 
     /// When a view asks again, and the fingerprint of what it draws.
     pub mod refresh {
-        pub use crate::views::refresh::{ERROR_MS, Fingerprint, MOTION_MS, Motion, SETTLED_MS, interval_ms, on_grid};
+        pub use crate::views::refresh::{
+            ERROR_MS, Fingerprint, MOTION_MS, Motion, SETTLED_MS, interval_ms, on_grid, on_grid_at,
+        };
     }
 }
 

@@ -168,12 +168,23 @@ pub struct Call<'a> {
     pub highlight_templates: bool,
     /// Where the call stands with the person: nobody asked, ask first, or confirmed with a pin.
     pub confirming: crate::confirm::Confirming<'a>,
+    /// Where on its cadence's grid a view of this call asks to be refreshed (`views/refresh.rs`
+    /// `on_grid_at`): 0 for bb's own credentials, else a stable hash of the person.
+    pub spread: u64,
     /// Whether this server asks the person before the tools that ask run (`--confirm`, on by default):
     /// a view names those tools, so it says "Waiting for your confirmation" only beside them.
     pub asks: bool,
     /// The admin's scope, when one is set: the tools that narrow ([`Scoped::Narrowed`]) filter their
     /// answer to it (the session already refused a call naming a repository outside it).
     pub scope: Option<&'a Scope>,
+}
+
+/// Where on the grid the views of these credentials ask: 0 for bb's own (`None`), else a stable hash of
+/// the person (the same on every replica, so one person's views align wherever they are served).
+pub(crate) fn spread_of(principal: Option<&str>) -> u64 {
+    principal.map_or(0, |p| {
+        p.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    })
 }
 
 /// Starts a call with arguments already checked against the tool's schema.

@@ -244,6 +244,7 @@ impl Session {
             confirming,
             asks: sh.config.confirm,
             scope: sh.config.scope.as_deref(),
+            spread: crate::tool::spread_of(self.principal.as_deref()),
         };
         let step = (again.tool.start)(&again.args, &call);
         let may_ask = confirming == Confirming::Ask;

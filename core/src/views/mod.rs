@@ -199,7 +199,7 @@ fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     if !call.client.renders_views {
         return Step::Done(ToolResult::text(NOT_SHOWN));
     }
-    refresh::finishing(show_kind(args, call), refresh::Asked::Show, call.now_ms)
+    refresh::finishing(show_kind(args, call), refresh::Asked::Show, call.now_ms, call.spread)
 }
 
 /// The view of the kind `args` name, with that kind's tool's arguments: what `show` and

@@ -46,10 +46,14 @@
 //! | merged or declined, and still (nothing in motion, unchanged for 2 minutes or closed 10 minutes ago) | never (`null`) |
 //! | could not be read                                             | 60 s     |
 //!
-//! `next` lands on a grid: the first multiple of the interval (counted from the epoch) at least ¾ of an
-//! interval away. So every view of the same state asks at the same moments, and the reads those views
-//! need are in flight together, where bb makes each once for all of them (identical reads in flight
-//! are shared); the floor between two asks is ¾ of the interval (3.75 s while a build runs).
+//! `next` lands on a grid: the first instant `k × interval + spread` (counted from the epoch) at least ¾
+//! of an interval away. `spread` is the same for views whose reads can be shared — 0 for bb's own
+//! credentials, a stable hash of the person for a person's own (`tool::spread_of`) — so every view of the
+//! same state read with the same credentials asks at the same moments, and the reads those views need are
+//! in flight together, where bb makes each once for all of them (identical reads in flight are shared);
+//! views of different people, which share no read, are spread over the interval instead, so a thousand of
+//! them never ask Bitbucket at one instant (issue 58). The floor between two asks is ¾ of the interval
+//! (3.75 s while a build runs).
 //!
 //! Why these numbers: a card costs nine Bitbucket GETs a read (the pull request, its merge check,
 //! activity, the build listing, the required-build conditions, the branching model, the person's drafts,
@@ -135,7 +139,7 @@ fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         Some(drawn) => Asked::Refresh(drawn),
         None => Asked::Open,
     };
-    finishing(super::show_kind(show, call), asked, call.now_ms)
+    finishing(super::show_kind(show, call), asked, call.now_ms, call.spread)
 }
 
 /// Who asks for a view's data, which decides what the answer says besides it.
@@ -176,10 +180,11 @@ impl Fingerprint {
 }
 
 /// Adds the fingerprint and `next` to what the kind's plan answers, as `asked` wants them.
-pub(crate) fn finishing(step: Step, asked: Asked, now_ms: u64) -> Step {
+/// `spread`: where on its cadence's grid this view asks ([`on_grid_at`]; 0 for bb's own credentials).
+pub(crate) fn finishing(step: Step, asked: Asked, now_ms: u64, spread: u64) -> Step {
     match step {
-        Step::Done(result) => Step::Done(finish(result, asked, now_ms)),
-        Step::Wait(inner) => Step::Wait(Box::new(Finishing { inner, asked })),
+        Step::Done(result) => Step::Done(finish_at(result, asked, now_ms, spread)),
+        Step::Wait(inner) => Step::Wait(Box::new(Finishing { inner, asked, spread })),
         // Views' kinds only read; a question passes through untouched.
         Step::Ask(question) => Step::Ask(question),
     }
@@ -189,6 +194,7 @@ pub(crate) fn finishing(step: Step, asked: Asked, now_ms: u64) -> Step {
 struct Finishing {
     inner: Box<dyn Waiting>,
     asked: Asked,
+    spread: u64,
 }
 
 impl Finishing {
@@ -219,21 +225,21 @@ impl Waiting for Finishing {
         {
             return Some(deferred(drawn, after_ms));
         }
-        let result = self.inner.resume(ticket, outcome, desk).map(|r| finish(r, self.asked, now));
+        let result = self.inner.resume(ticket, outcome, desk).map(|r| finish_at(r, self.asked, now, self.spread));
         self.mark(desk);
         result
     }
 
     fn work(&mut self, last: bool, desk: &mut Desk<'_>) -> Option<ToolResult> {
         let now = desk.now_ms;
-        let result = self.inner.work(last, desk).map(|r| finish(r, self.asked, now));
+        let result = self.inner.work(last, desk).map(|r| finish_at(r, self.asked, now, self.spread));
         self.mark(desk);
         result
     }
 
     fn computed(&mut self, ticket: Ticket, done: Highlighted, desk: &mut Desk<'_>) -> Option<ToolResult> {
         let now = desk.now_ms;
-        let result = self.inner.computed(ticket, done, desk).map(|r| finish(r, self.asked, now));
+        let result = self.inner.computed(ticket, done, desk).map(|r| finish_at(r, self.asked, now, self.spread));
         self.mark(desk);
         result
     }
@@ -251,14 +257,15 @@ impl Waiting for Finishing {
     }
 }
 
-/// The result with its fingerprint and `next`; for a refresh whose state has not changed, only those.
-pub fn finish(mut result: ToolResult, asked: Asked, now_ms: u64) -> ToolResult {
+/// The result with its fingerprint and `next` (on the grid shifted by `spread`, [`on_grid_at`]); for a
+/// refresh whose state has not changed, only those.
+pub fn finish_at(mut result: ToolResult, asked: Asked, now_ms: u64, spread: u64) -> ToolResult {
     let Some(data) = result.meta.as_mut().and_then(|m| m.get_mut(super::META_KEY)).and_then(Value::as_object_mut)
     else {
         return result;
     };
     if result.is_error {
-        data.insert("next".into(), json!(on_grid(ERROR_MS, now_ms)));
+        data.insert("next".into(), json!(on_grid_at(ERROR_MS, now_ms, spread)));
         return result;
     }
     let hash = hash(data);
@@ -267,7 +274,7 @@ pub fn finish(mut result: ToolResult, asked: Asked, now_ms: u64) -> ToolResult {
         _ => now_ms,
     };
     let fingerprint = Fingerprint { hash, since }.encode();
-    let next = next_ms(data, now_ms - since, now_ms);
+    let next = interval_ms(motion(data), now_ms - since, now_ms).map(|i| on_grid_at(i, now_ms, spread));
     match asked {
         Asked::Show => {
             data.insert("fingerprint".into(), json!(fingerprint));
@@ -425,14 +432,22 @@ pub fn interval_ms(motion: Motion, quiet_ms: u64, now_ms: u64) -> Option<u64> {
 }
 
 /// When to ask again: the first multiple of `interval` (from the epoch) at least ¾ of it from now.
+#[cfg(any(test, feature = "testing"))]
 pub fn on_grid(interval: u64, now_ms: u64) -> u64 {
-    let earliest = now_ms + interval * 3 / 4;
-    earliest.div_ceil(interval) * interval - now_ms
+    on_grid_at(interval, now_ms, 0)
 }
 
-/// `next` for view data unchanged for `quiet_ms`.
-pub fn next_ms(data: &Map<String, Value>, quiet_ms: u64, now_ms: u64) -> Option<u64> {
-    interval_ms(motion(data), quiet_ms, now_ms).map(|i| on_grid(i, now_ms))
+/// When to ask again on a grid shifted by `spread` (taken modulo the interval): the first instant
+/// `k × interval + spread % interval` at least ¾ of the interval from now. Views whose reads can be
+/// shared (the same credentials: one person's, or bb's own) get the same `spread` and so ask together,
+/// where bb makes each read once for all of them; views of different people, which share nothing, get
+/// different ones, so a thousand of them do not ask Bitbucket at the same instant (issue 58).
+pub fn on_grid_at(interval: u64, now_ms: u64, spread: u64) -> u64 {
+    let interval = interval.max(1);
+    let offset = spread % interval;
+    let earliest = now_ms + interval * 3 / 4;
+    let at = if earliest <= offset { offset } else { (earliest - offset).div_ceil(interval) * interval + offset };
+    at - now_ms
 }
 
 /// Keys whose values differ between two reads of the same state.
@@ -653,10 +668,10 @@ mod tests {
             ToolResult { text: vec!["t".into()], structured: None, is_error: false, meta: Some(meta) }
         };
         let t = 10_000_000_000;
-        let shown = finish(result(&data), Asked::Show, t);
+        let shown = finish_at(result(&data), Asked::Show, t, 0);
         let fp = shown.meta.as_ref().unwrap()["bb/view"]["fingerprint"].as_str().unwrap().to_owned();
         assert!(fp.ends_with(".10000000000"));
-        let again = finish(result(&data), Asked::Refresh(Fingerprint::parse(&fp).unwrap()), t + 69_000);
+        let again = finish_at(result(&data), Asked::Refresh(Fingerprint::parse(&fp).unwrap()), t + 69_000, 0);
         let view = &again.meta.as_ref().unwrap()["bb/view"];
         assert_eq!(view["unchanged"], true);
         assert_eq!(view["fingerprint"], json!(fp), "still the state first seen at t");
@@ -664,10 +679,45 @@ mod tests {
         assert!(serde_json::to_vec(&again.to_value()).unwrap().len() < 300);
         let mut changed = data.clone();
         changed["pullRequest"]["state"] = json!("DECLINED");
-        let changed = finish(result(&changed), Asked::Refresh(Fingerprint::parse(&fp).unwrap()), t + 80_000);
+        let changed = finish_at(result(&changed), Asked::Refresh(Fingerprint::parse(&fp).unwrap()), t + 80_000, 0);
         let view = &changed.meta.as_ref().unwrap()["bb/view"];
         assert!(view.get("unchanged").is_none());
         assert!(view["fingerprint"].as_str().unwrap().ends_with(".10000080000"));
         assert_eq!(view["pullRequest"]["state"], "DECLINED");
+    }
+
+    #[test]
+    fn a_spread_grid_keeps_the_floor_and_the_interval_and_is_the_same_for_the_same_spread() {
+        for interval in [MOTION_MS, 15_000, 30_000, 60_000, 240_000] {
+            for spread in [0, 1, 7_777, u64::MAX] {
+                for now in [0, 1, 3_749, 1_764_672_000_123, 1_764_672_014_999] {
+                    let next = on_grid_at(interval, now, spread);
+                    assert!(
+                        next >= interval * 3 / 4 && next < interval * 3 / 4 + interval,
+                        "{interval} {spread} {now}: {next}"
+                    );
+                    assert_eq!((now + next) % interval, spread % interval, "on its own grid");
+                }
+            }
+            assert_eq!(on_grid_at(interval, 1_000, 0), on_grid(interval, 1_000), "spread 0 is the shared grid");
+        }
+    }
+
+    #[test]
+    fn views_of_different_people_spread_and_one_persons_views_align() {
+        let alice = crate::tool::spread_of(Some("user:alice"));
+        assert_eq!(alice, crate::tool::spread_of(Some("user:alice")), "stable, the same on every replica");
+        assert_eq!(crate::tool::spread_of(None), 0, "bb's own credentials: the shared grid");
+        // A thousand people's views asked at the same instant land spread over the interval: in 1 s
+        // buckets, the fullest holds under 3× the mean.
+        let interval = 15_000;
+        let mut buckets = [0u32; 15];
+        for n in 0..1000 {
+            let at = 1_764_672_000_000
+                + on_grid_at(interval, 1_764_672_000_000, crate::tool::spread_of(Some(&format!("token:{n:032x}"))));
+            buckets[((at % interval) / 1000) as usize] += 1;
+        }
+        let mean = 1000 / 15;
+        assert!(buckets.iter().all(|b| *b < 3 * mean), "{buckets:?}");
     }
 }
