@@ -77,6 +77,8 @@ pub struct HttpServe {
     pub ready_interval_s: Option<u64>,
     /// `--write-timeout SECONDS`: how long an answer may wait for its client to read any of it.
     pub write_timeout_s: Option<u64>,
+    /// `--keep-alive-idle SECONDS`: how long a connection may sit idle between requests.
+    pub keepalive_idle_s: Option<u64>,
 }
 
 /// How long calls in flight may finish after SIGTERM or Ctrl-C, unless `--grace` says otherwise.
@@ -89,6 +91,8 @@ pub const SESSION_IDLE_S: RangeInclusive<u64> = 1..=604_800;
 pub const READY_INTERVAL_S: RangeInclusive<u64> = 1..=3_600;
 /// The seconds `--write-timeout` takes.
 pub const WRITE_TIMEOUT_S: RangeInclusive<u64> = 1..=3_600;
+/// The seconds `--keep-alive-idle` takes: one to an hour.
+pub const KEEPALIVE_IDLE_S: RangeInclusive<u64> = 1..=3_600;
 /// The bytes `--memory-budget` takes: 16 MiB to 1 TiB.
 pub const MEMORY_BUDGET: RangeInclusive<u64> = 16 << 20..=1 << 40;
 
@@ -211,6 +215,9 @@ Streamable HTTP (instead of stdio):
                       (1 to 3600; default: 10); /healthz and /readyz need no token and cost no Bitbucket request
   --write-timeout S   close a connection whose client reads less than 64 KB of an answer in S seconds
                       (1 to 3600; default: 30); until written, answers count against --memory-budget
+  --keep-alive-idle S keep a connection open S seconds between requests (1 to 3600; default: 75), so a
+                      client between two refreshes keeps it; a request head, once begun, must arrive
+                      within 15 s
 ";
 
 /// Help of `bb ai mcp tools`.
@@ -254,6 +261,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
         grace_s: DEFAULT_GRACE_S,
         ready_interval_s: None,
         write_timeout_s: None,
+        keepalive_idle_s: None,
     };
     let mut help = false;
     let mut seen_options: Vec<&'static str> = Vec::new();
@@ -467,6 +475,11 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 http_flags.ready_interval_s = Some(seconds(&value, "--ready-interval", READY_INTERVAL_S)?);
                 seen_options.push("--ready-interval");
             }
+            Long("keep-alive-idle") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--keep-alive-idle")?;
+                http_flags.keepalive_idle_s = Some(seconds(&value, "--keep-alive-idle", KEEPALIVE_IDLE_S)?);
+                seen_options.push("--keep-alive-idle");
+            }
             Long("write-timeout") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--write-timeout")?;
                 http_flags.write_timeout_s = Some(seconds(&value, "--write-timeout", WRITE_TIMEOUT_S)?);
@@ -561,7 +574,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
 }
 
 /// The flags that only mean something with `--http`.
-const HTTP_ONLY: [&str; 10] = [
+const HTTP_ONLY: [&str; 11] = [
     "--oauth",
     "--public-url",
     "--allow-origin",
@@ -572,6 +585,7 @@ const HTTP_ONLY: [&str; 10] = [
     "--grace",
     "--ready-interval",
     "--write-timeout",
+    "--keep-alive-idle",
 ];
 
 /// on/off, true/false, 1/0.

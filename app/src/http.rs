@@ -74,6 +74,9 @@ pub fn serve_http(
     if let Some(s) = flags.write_timeout_s {
         limits.write_timeout = Duration::from_secs(s);
     }
+    if let Some(s) = flags.keepalive_idle_s {
+        limits.keepalive_idle = Duration::from_secs(s);
+    }
     let mut options = HttpOptions {
         allow_origins: flags.allow_origins.clone(),
         allow_hosts: flags.allow_hosts.clone(),

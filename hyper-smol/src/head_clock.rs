@@ -20,8 +20,25 @@ use crate::instant::AtomicInstant;
 /// connection, ends it once a recorded deadline passes: one timer per connection that fires about
 /// once per timeout while requests keep coming. A sleep never wakes hyper itself; hyper's own
 /// answer to the timeout would be to close the connection, which the watch does.
+///
+/// With [`HeadClock::with_idle`], a connection waiting for its next request may sit idle longer than a
+/// head may take to arrive: until the first byte of the next head comes the deadline is `idle` after the
+/// wait began (a keep-alive client between two refreshes keeps its connection), and from that byte on it
+/// is the head timeout after it (a client that starts a head and stalls is still cut short). The bytes
+/// are seen by [`Heard`], which wraps the connection's stream.
 #[derive(Debug, Clone)]
-pub struct HeadClock(Arc<AtomicInstant>);
+pub struct HeadClock(Arc<Clock>);
+
+#[derive(Debug)]
+struct Clock {
+    /// The deadline of the sleep hyper holds (the wait's start plus the head timeout), if it holds one.
+    deadline: AtomicInstant,
+    /// When the first byte of the head awaited arrived, if one has.
+    heard: AtomicInstant,
+    /// The head timeout hyper was given and the idle time allowed before a head begins; `None`: the
+    /// head timeout bounds idle time too (hyper's own behaviour).
+    idle: Option<(Duration, Duration)>,
+}
 
 impl Default for HeadClock {
     fn default() -> Self {
@@ -30,19 +47,44 @@ impl Default for HeadClock {
 }
 
 impl HeadClock {
-    /// A clock with no deadline.
+    /// A clock with no deadline; an idle connection is bounded by the head timeout.
     pub fn new() -> HeadClock {
-        // The deadline of the sleep hyper holds, if it holds one.
-        HeadClock(Arc::new(AtomicInstant::none()))
+        HeadClock(Arc::new(Clock { deadline: AtomicInstant::none(), heard: AtomicInstant::none(), idle: None }))
+    }
+
+    /// A clock for a connection whose builder has `head` as its header-read timeout, which may wait
+    /// `idle` for the first byte of its next request head.
+    pub fn with_idle(head: Duration, idle: Duration) -> HeadClock {
+        let idle = (idle > head).then_some((head, idle));
+        HeadClock(Arc::new(Clock { deadline: AtomicInstant::none(), heard: AtomicInstant::none(), idle }))
     }
 
     fn encode(&self, at: Instant) -> u64 {
-        self.0.mark(at)
+        self.0.deadline.mark(at)
     }
 
-    /// The deadline of the head hyper waits for, if it waits for one.
+    fn word(&self) -> &std::sync::atomic::AtomicU64 {
+        self.0.deadline.word()
+    }
+
+    /// When the connection ends if nothing more arrives, while a head is awaited: hyper's deadline, or
+    /// with an idle time, the idle time after the wait began until the head's first byte, and the head
+    /// timeout after that byte.
     pub fn deadline(&self) -> Option<Instant> {
-        self.0.instant(self.0.word().load(Ordering::Acquire))
+        let hyper = self.0.deadline.instant(self.word().load(Ordering::Acquire))?;
+        let Some((head, idle)) = self.0.idle else { return Some(hyper) };
+        Some(match self.0.heard.instant(self.0.heard.word().load(Ordering::Acquire)) {
+            Some(first_byte) => first_byte + head,
+            None => hyper.checked_sub(head).unwrap_or(hyper) + idle,
+        })
+    }
+
+    /// Bytes came from the client: the first while a head is awaited starts the head's own timeout.
+    pub fn heard(&self) {
+        if self.0.idle.is_some() && self.word().load(Ordering::Acquire) != 0 {
+            let now = self.0.heard.mark(Instant::now());
+            let _ = self.0.heard.word().compare_exchange(0, now, Ordering::AcqRel, Ordering::Relaxed);
+        }
     }
 
     /// Returns once hyper has waited for a request head past its deadline; `idle` is how long to
@@ -67,7 +109,11 @@ impl Future for HeadSleep {
     type Output = ();
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
         // Ready if polled past the deadline; otherwise the watch acts on it, so no waker is kept.
-        if self.clock.encode(Instant::now()) >= self.mark { Poll::Ready(()) } else { Poll::Pending }
+        if self.clock.encode(Instant::now()) >= self.mark && self.clock.0.idle.is_none() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 }
 
@@ -75,8 +121,59 @@ impl Sleep for HeadSleep {}
 
 impl Drop for HeadSleep {
     fn drop(&mut self) {
-        // The head arrived (or hyper replaced the sleep): no deadline, unless a newer sleep set one.
-        let _ = self.clock.0.word().compare_exchange(self.mark, 0, Ordering::AcqRel, Ordering::Relaxed);
+        // The head arrived (or hyper replaced the sleep): no deadline, unless a newer sleep set one; the
+        // next head's first byte is yet to come.
+        if self.clock.word().compare_exchange(self.mark, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            self.clock.0.heard.word().store(0, Ordering::Release);
+        }
+    }
+}
+
+/// A connection's byte stream whose reads tell its [`HeadClock`] that the client is sending.
+#[derive(Debug)]
+pub struct Heard<T> {
+    io: T,
+    clock: HeadClock,
+}
+
+impl<T> Heard<T> {
+    /// `io`, its reads told to `clock`.
+    pub fn new(io: T, clock: HeadClock) -> Heard<T> {
+        Heard { io, clock }
+    }
+}
+
+impl<T: smol::io::AsyncRead + Unpin> smol::io::AsyncRead for Heard<T> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
+        if let Poll::Ready(Ok(n)) = &polled
+            && *n > 0
+        {
+            self.clock.heard();
+        }
+        polled
+    }
+}
+
+impl<T: smol::io::AsyncWrite + Unpin> smol::io::AsyncWrite for Heard<T> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_close(cx)
     }
 }
 
@@ -88,10 +185,10 @@ impl Timer for HeadClock {
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn Sleep>> {
         let mut mark = self.encode(deadline);
         // Never the mark of the sleep this one replaces, whose drop must not clear it.
-        if self.0.word().load(Ordering::Acquire) == mark {
+        if self.word().load(Ordering::Acquire) == mark {
             mark += 1;
         }
-        self.0.word().store(mark, Ordering::Release);
+        self.word().store(mark, Ordering::Release);
         Box::pin(HeadSleep { clock: self.clone(), mark })
     }
 
@@ -103,6 +200,33 @@ impl Timer for HeadClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn with_an_idle_time_a_waiting_connection_may_idle_until_a_head_begins_then_has_the_head_timeout() {
+        let (head, idle) = (Duration::from_secs(15), Duration::from_secs(75));
+        let clock = HeadClock::with_idle(head, idle);
+        let began = Instant::now();
+        let sleep = clock.sleep_until(began + head);
+        let d = clock.deadline().unwrap();
+        assert!(
+            d >= began + idle - Duration::from_millis(50) && d <= began + idle + Duration::from_millis(50),
+            "idle: {:?}",
+            d - began
+        );
+        clock.heard();
+        let d = clock.deadline().unwrap();
+        assert!(d <= Instant::now() + head && d + Duration::from_secs(1) >= Instant::now() + head, "a head began");
+        // The head arrived: the next wait starts idle again.
+        drop(sleep);
+        assert_eq!(clock.deadline(), None);
+        let _next = clock.sleep_until(Instant::now() + head);
+        assert!(clock.deadline().unwrap() > Instant::now() + head, "idle again, not the head timeout");
+        // Bytes read while no head is awaited (a body) do not start a head's timeout.
+        let body = HeadClock::with_idle(head, idle);
+        body.heard();
+        let _wait = body.sleep_until(Instant::now() + head);
+        assert!(body.deadline().unwrap() > Instant::now() + head);
+    }
 
     #[test]
     fn a_sleep_records_its_deadline_until_it_is_dropped_or_replaced() {

@@ -24,7 +24,7 @@ mod io;
 mod timer;
 mod write_clock;
 
-pub use head_clock::HeadClock;
+pub use head_clock::{HeadClock, Heard};
 pub use io::SmolIo;
 pub use timer::SmolTimer;
 pub use write_clock::{PROGRESS, Watched, WriteClock};

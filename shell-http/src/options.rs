@@ -32,9 +32,12 @@ pub struct Limits {
     pub max_body: usize,
     /// The largest request head (start line and headers) accepted; larger ones get 431.
     pub max_header: usize,
-    /// How long a client may take to send a request head, and how long an idle keep-alive
-    /// connection stays open; then the connection is closed.
+    /// How long a client may take to send a request head, from its first byte; then the connection is
+    /// closed.
     pub header_timeout: Duration,
+    /// How long a keep-alive connection may sit idle between requests, before the next head begins
+    /// (`--keep-alive-idle`): a client between two refreshes keeps its connection (issue 58).
+    pub keepalive_idle: Duration,
     /// How long a client may take to send a request body; then 408 and the connection is closed.
     pub body_timeout: Duration,
     /// The largest body of a login request (`POST /oauth/register`, `/oauth/token`; `--oauth`), and
@@ -92,6 +95,7 @@ impl Default for Limits {
             max_body: 4 * 1024 * 1024,
             max_header: 16 * 1024,
             header_timeout: Duration::from_secs(15),
+            keepalive_idle: Duration::from_secs(75),
             body_timeout: Duration::from_secs(30),
             oauth_max_body: 16 * 1024,
             oauth_body_timeout: Duration::from_secs(5),

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use bb_core::{Level, ServerConfig};
 use bb_drive::{Bitbucket, Logger, Process, now_ms};
-use bb_hyper_smol::{HeadClock, SmolIo, Watched, WriteClock};
+use bb_hyper_smol::{HeadClock, Heard, SmolIo, Watched, WriteClock};
 use hyper::body::{Body, Bytes, Frame, SizeHint};
 use hyper::header::HeaderName;
 use hyper::server::conn::http1;
@@ -383,7 +383,7 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
     let _open = endpoint.drain.open();
     let limits = &endpoint.options.limits;
     let mut builder = http1::Builder::new();
-    let clock = HeadClock::new();
+    let clock = HeadClock::with_idle(limits.header_timeout, limits.keepalive_idle);
     let writes = WriteClock::new();
     builder.timer(clock.clone()).header_read_timeout(limits.header_timeout).max_header_size(limits.max_header);
     if late {
@@ -436,7 +436,7 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
         }
     });
     let serve = async {
-        let io = Watched::new(SmolIo(stream), writes.clone());
+        let io = Watched::new(SmolIo(Heard::new(stream, clock.clone())), writes.clone());
         let mut conn = std::pin::pin!(builder.serve_connection(io, service));
         let ended = smol::future::or(async { Some(conn.as_mut().await) }, async {
             if late {
@@ -464,7 +464,8 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
             std::future::pending::<()>().await;
         }
     };
-    // A head that does not arrive in time ends the connection (see `HeadClock`).
+    // A head that does not arrive in time ends the connection, as does an idle time past
+    // --keep-alive-idle before a head begins (see `HeadClock`).
     let too_slow = async {
         clock.watch(limits.header_timeout).await;
         endpoint.logger.log(Level::Debug, "connection ended: no request head within the header timeout");

@@ -67,3 +67,37 @@ fn connections_beyond_the_cap_get_503_and_are_closed() {
     }
     assert_eq!(status, 200);
 }
+
+#[test]
+fn a_connection_idle_between_requests_outlives_the_head_timeout_until_the_keep_alive_idle() {
+    // The head timeout is short and the idle time longer: a client that waits between two requests (a
+    // view between refreshes) keeps its connection; one idle past the idle time is closed.
+    let s = with(Limits {
+        header_timeout: Duration::from_millis(200),
+        keepalive_idle: Duration::from_millis(1_500),
+        ..Limits::default()
+    });
+    let mut c = connect(s.addr);
+    let options = format!("OPTIONS /mcp HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr);
+    let mut buf = [0u8; 512];
+    c.write_all(options.as_bytes()).unwrap();
+    let n = c.read(&mut buf).unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 204"));
+    // Idle for three head timeouts, well inside the idle time: the same connection answers again.
+    std::thread::sleep(Duration::from_millis(600));
+    c.write_all(options.as_bytes()).unwrap();
+    let n = c.read(&mut buf).unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 204"), "the connection was kept");
+    // Then idle: the server closes it (EOF or a reset) once the idle time has passed.
+    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let started = std::time::Instant::now();
+    match c.read(&mut buf) {
+        Ok(n) => assert_eq!(n, 0, "{:?}", String::from_utf8_lossy(&buf[..n])),
+        Err(e) => assert!(!matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut), "{e}"),
+    }
+    assert!(
+        started.elapsed() >= Duration::from_millis(1_000),
+        "not closed before its idle time: {:?}",
+        started.elapsed()
+    );
+}
