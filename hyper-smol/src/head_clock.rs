@@ -198,6 +198,7 @@ impl Timer for HeadClock {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
