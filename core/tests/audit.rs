@@ -28,9 +28,15 @@ fn feed(server: &mut Server, session: SessionId, message: Value, now: u64) -> Ve
 }
 
 fn server() -> (Server, SessionId) {
-    let exposed = test_catalogue().expose(&ExposureOptions::everything()).unwrap();
+    serve(&test_catalogue(), ExposureOptions::everything(), None)
+}
+
+/// A server over `catalogue` with `options` and `scope`, its trail on, one session initialized.
+fn serve(catalogue: &bb_core::Catalogue, options: ExposureOptions, scope: Option<&[&str]>) -> (Server, SessionId) {
+    let exposed = catalogue.expose(&options).unwrap();
     let mut config = ServerConfig::new(exposed, "test");
     config.audit = true;
+    config.scope = scope.map(|s| std::sync::Arc::new(bb_core::Scope::parse(s.iter().copied()).unwrap()));
     let mut server = Server::new(config, bb_core::Caches::new());
     let session = server.open();
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
@@ -88,18 +94,9 @@ fn a_call_cancelled_is_recorded_and_while_the_trail_fails_calls_are_refused() {
     assert!(m["result"]["content"][0]["text"].as_str().unwrap().contains("could not be recorded"), "{m}");
 }
 
-/// A server over the standard catalogue with `options` and `scope`, its trail on, one session initialized.
+/// A server over the standard catalogue with `options` and `scope`.
 fn governed(options: ExposureOptions, scope: Option<&[&str]>) -> (Server, SessionId) {
-    let exposed = bb_core::Catalogue::standard().expose(&options).unwrap();
-    let mut config = ServerConfig::new(exposed, "test");
-    config.audit = true;
-    config.scope = scope.map(|s| std::sync::Arc::new(bb_core::Scope::parse(s.iter().copied()).unwrap()));
-    let mut server = Server::new(config, bb_core::Caches::new());
-    let session = server.open();
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
-        "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    feed(&mut server, session, init, 1);
-    (server, session)
+    serve(&bb_core::Catalogue::standard(), options, scope)
 }
 
 fn denial(out: &[Out]) -> &AuditEvent {

@@ -29,6 +29,15 @@ pub(crate) struct About {
     pub(crate) project: String,
     pub(crate) repo: String,
     pub(crate) id: u64,
+    /// The repository's default merge strategy, its name and id, when it was asked for and Bitbucket said.
+    pub(crate) strategy: Option<(String, String)>,
+}
+
+impl About {
+    /// The pull request a call names, nothing read yet.
+    pub(crate) fn new(project: String, repo: String, id: u64) -> About {
+        About { project, repo, id, strategy: None }
+    }
 }
 
 impl About {
@@ -70,7 +79,7 @@ pub(crate) fn about_pull_request(about: About, args: &Map<String, Value>, strate
     if strategy {
         first.push((Read::Strategy, settings_request(&about.project, &about.repo)));
     }
-    Step::wait(Ask { about, args: args.clone(), make, pr: None, strategy: strategy.then_some(None) }, first)
+    Step::wait(Ask { about, args: args.clone(), make, pr: None }, first)
 }
 
 /// `GET …/settings/pull-requests`: the repository's pull request settings, its merge strategy among them.
@@ -90,8 +99,6 @@ struct Ask {
     args: Map<String, Value>,
     make: Make,
     pr: Option<Result<PullRequest, String>>,
-    /// `Some` when the strategy is read: `Some(None)` until it is, then the name and id (or none).
-    strategy: Option<Option<Option<(String, String)>>>,
 }
 
 impl Plan for Ask {
@@ -104,7 +111,7 @@ impl Plan for Ask {
                 self.pr = Some(errors::json::<PullRequest>(&outcome, subject, None).map_err(|e| e.to_string()))
             }
             // A strategy Bitbucket does not say (an older server, no permission) is named as the repository's.
-            Read::Strategy => self.strategy = Some(Some(strategy_of(&outcome))),
+            Read::Strategy => self.about.strategy = strategy_of(&outcome),
         }
         if f.waiting() > 0 {
             return None;
@@ -113,12 +120,7 @@ impl Plan for Ask {
             Ok(pr) => pr,
             Err(e) => return Some(ToolResult::error(format!("{e} Nobody was asked; nothing was changed."))),
         };
-        let mut args = self.args.clone();
-        if let Some(Some(Some((name, id)))) = &self.strategy {
-            args.insert("_strategy_name".into(), Value::from(name.clone()));
-            args.insert("_strategy_id".into(), Value::from(id.clone()));
-        }
-        match (self.make)(&self.about, &pr, &args) {
+        match (self.make)(&self.about, &pr, &self.args) {
             Ok(question) => {
                 f.ask(question);
                 None

@@ -94,7 +94,7 @@ struct AutoMerge {
 fn start_enable(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     if call.confirming == Confirming::Ask {
-        return ask::about_pull_request(About { project, repo, id }, args, false, enable_question);
+        return ask::about_pull_request(About::new(project, repo, id), args, false, enable_question);
     }
     let first =
         vec![(Read::Version, server::request()), (Read::PullRequest, pull_request::request(&project, &repo, id))];
@@ -108,7 +108,7 @@ fn start_enable(args: &Map<String, Value>, call: &Call<'_>) -> Step {
 fn start_disable(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     if call.confirming == Confirming::Ask {
-        return ask::about_pull_request(About { project, repo, id }, args, false, disable_question);
+        return ask::about_pull_request(About::new(project, repo, id), args, false, disable_question);
     }
     let request = writes::pull_request::cancel_auto_merge(&project, &repo, id);
     Step::wait(

@@ -57,7 +57,7 @@ fn start_delete(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     let comment = number(args, "comment_id").unwrap_or(0);
     if call.confirming == Confirming::Ask {
-        return ask::about_pull_request(About { project, repo, id }, args, false, delete_question);
+        return ask::about_pull_request(About::new(project, repo, id), args, false, delete_question);
     }
     let first = pull_request::comment_request(&project, &repo, id, comment);
     Step::wait(Delete { project, repo, id, comment, read: None }, vec![(DeleteRead::Comment, first)])
@@ -216,7 +216,7 @@ fn apply_question(about: &About, pr: &PullRequest, args: &Map<String, Value>) ->
 fn start_apply(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     if call.confirming == Confirming::Ask {
         let (project, repo, id) = crate::args::pull_request(args);
-        return ask::about_pull_request(About { project, repo, id }, args, false, apply_question);
+        return ask::about_pull_request(About::new(project, repo, id), args, false, apply_question);
     }
     let (project, repo, id) = crate::args::pull_request(args);
     let comment = number(args, "comment_id").unwrap_or(0);

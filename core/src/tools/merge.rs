@@ -50,7 +50,7 @@ fn schema() -> Value {
 fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     let (version, strategy) = match call.confirming {
-        Confirming::Ask => return ask::about_pull_request(About { project, repo, id }, args, true, question),
+        Confirming::Ask => return ask::about_pull_request(About::new(project, repo, id), args, true, question),
         Confirming::Confirmed(pin) => {
             (ask::pinned_version(pin).unwrap_or(0), pin.get("strategy").and_then(Value::as_str).map(str::to_owned))
         }
@@ -78,14 +78,13 @@ fn question(about: &About, pr: &PullRequest, args: &Map<String, Value>) -> Resul
             about.id, about.project, about.repo
         ));
     }
-    let strategy = string(args, "_strategy_name");
-    let how = match strategy {
-        Some(name) => format!("with the merge strategy {}", quoted(name, 60)),
+    let how = match &about.strategy {
+        Some((name, _)) => format!("with the merge strategy {}", quoted(name, 60)),
         None => "with the repository's default merge strategy".to_owned(),
     };
     let mut pin = ask::pin(pr);
-    if let Some(id) = string(args, "_strategy_id") {
-        pin["strategy"] = Value::from(id);
+    if let Some((_, id)) = &about.strategy {
+        pin["strategy"] = Value::from(id.as_str());
     }
     Ok(Question {
         message: format!("Merge {}, {how}. A merge cannot be undone.", about.named(pr)),

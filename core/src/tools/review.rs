@@ -104,7 +104,7 @@ fn question(about: &About, pr: &PullRequest, args: &Map<String, Value>) -> Resul
 fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     let (project, repo, id) = crate::args::pull_request(args);
     if call.confirming == Confirming::Ask {
-        return ask::about_pull_request(About { project, repo, id }, args, false, question);
+        return ask::about_pull_request(About::new(project, repo, id), args, false, question);
     }
     let (status, verb) = match string(args, "action") {
         Some("approve") => (Some("APPROVED"), "approved"),

@@ -91,7 +91,7 @@ fn draft_question(about: &About, pr: &PullRequest, args: &Map<String, Value>) ->
 fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     if call.confirming == Confirming::Ask {
         let (project, repo, id) = crate::args::pull_request(args);
-        return ask::about_pull_request(About { project, repo, id }, args, false, draft_question);
+        return ask::about_pull_request(About::new(project, repo, id), args, false, draft_question);
     }
     let (project, repo, id) = crate::args::pull_request(args);
     let u = Update {
