@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bb_core::{FetchErrorKind, FetchOutcome, FetchRequest, Level, ServerConfig};
-use bb_drive::{Bitbucket, Cancel, Logger, PersonalToken, Process, Requester};
+use bb_drive::{Bitbucket, Cancel, Lane, Logger, PersonalToken, Process, Requester};
 use bb_http::{BearerToken, HttpOptions, HttpServer, Limits, MetricsServer};
 
 use crate::cli::HttpServe;
@@ -252,13 +252,13 @@ struct PerPerson(Client);
 
 impl Bitbucket for PerPerson {
     fn fetch(&self, request: FetchRequest, person: Option<&PersonalToken>, cancel: &Cancel) -> FetchOutcome {
-        self.fetch_for(request, Requester { queue: 0, person }, cancel)
+        self.fetch_for(request, Requester { queue: 0, person, lane: Lane::Call }, cancel)
     }
 
     fn fetch_for(&self, request: FetchRequest, requester: Requester<'_>, cancel: &Cancel) -> FetchOutcome {
         match requester.person {
             Some(person) => {
-                let outcome = self.0.fetch_as(request.clone(), person, requester.queue, cancel);
+                let outcome = self.0.fetch_as(request.clone(), person, (requester.queue, requester.lane), cancel);
                 // A login's token Bitbucket refused: renewed (or found still good) and sent once more,
                 // or the person is told their login ended.
                 let refused = matches!(&outcome, FetchOutcome::Response(r) if r.status == 401);
@@ -266,7 +266,7 @@ impl Bitbucket for PerPerson {
                 match grant.refused(person.secret()) {
                     Ok(token) if token != person.secret() && !cancel.is_cancelled() => {
                         let renewed = PersonalToken::of_login(token, user, Arc::clone(grant));
-                        self.0.fetch_as(request, &renewed, requester.queue, cancel)
+                        self.0.fetch_as(request, &renewed, (requester.queue, requester.lane), cancel)
                     }
                     Ok(_) => outcome,
                     Err(sentence) => FetchOutcome::failed(FetchErrorKind::NotConfigured, sentence),

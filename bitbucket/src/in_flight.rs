@@ -1,31 +1,37 @@
 //! The bound on Bitbucket requests in flight: a counting semaphore for blocking threads that hands
-//! its permits out fairly.
+//! its permits out fairly, by lane and then by queue.
 //!
-//! Each waiter names a queue (a session, or a person in per-person mode). A freed permit goes to the
-//! queue whose turn it is, round-robin over the queues that wait, oldest waiter first within a queue:
-//! one session's many requests cannot starve another's one. It is work-conserving: a queue alone
-//! takes every permit but one ([`InFlight::per_queue`]); the one it may not take is the reserve that
-//! lets another queue's request in at once, even while the first queue's requests hang until their
-//! timeout (a permit cannot be taken back from a request on the wire). `enter` blocks until the waiter is
-//! granted a permit, or until its request is cancelled; dropping the [`Permit`] grants the next. A
-//! panic elsewhere never wedges it: a poisoned lock is taken over, since the state stays consistent.
+//! Each waiter names a lane ([`Lane`]) and a queue (a session, or a person in per-person mode). A
+//! freed permit goes first to a new person's token check (while checks hold fewer than a quarter of
+//! the permits), then to a model's call, then to a refresh (while refreshes hold fewer than all but a
+//! quarter): so a refresh burst never holds every connection, and a model's call or a first check
+//! waits for the next permit to come free, not behind the burst (issue 58). Within a lane, the queue
+//! whose turn it is, round-robin over the queues that wait, oldest waiter first within a queue: one
+//! session's many requests cannot starve another's one. It is work-conserving within those shares: a
+//! queue alone takes every permit but one ([`InFlight::per_queue`]); the one it may not take is the
+//! reserve that lets another queue's request in at once, even while the first queue's requests hang
+//! until their timeout (a permit cannot be taken back from a request on the wire). `enter` blocks until
+//! the waiter is granted a permit, or until its request is cancelled; dropping the [`Permit`] grants
+//! the next. A panic elsewhere never wedges it: a poisoned lock is taken over, since the state stays
+//! consistent.
 //!
 //! ```text
-//!   queues  A: a1 a2 a3      turn: A → B → C → A …     a permit freed ──▶ grant the turn's oldest
-//!           B: b1                                       the queue goes to the back if it still waits
-//!           C: c1 c2
+//!   lanes   Check   (≤ ¼ of the permits)   a permit freed ──▶ the first lane with a waiter and room in its share
+//!           Call    A: a1 a2 a3             ──▶ in it, the turn's oldest (turn: A → B → C → A …)
+//!                   B: b1                    the queue goes to the back if it still waits
+//!           Refresh C: c1 c2 (≤ ¾)
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use bb_drive::Cancel;
+use bb_drive::{Cancel, Lane};
 
 /// How often a waiter looks at its cancel while no permit is granted to it.
 const CANCEL_CHECK: Duration = Duration::from_millis(20);
 
-/// A counting semaphore with a fixed number of permits, granted round-robin over queues.
+/// A counting semaphore with a fixed number of permits, granted by lane, then round-robin over queues.
 #[derive(Debug)]
 pub struct InFlight {
     state: Mutex<State>,
@@ -37,60 +43,92 @@ pub struct InFlight {
 #[derive(Debug, Default)]
 struct State {
     inside: usize,
-    /// Permits out, by queue (only queues that hold one).
+    /// Permits out, by queue (only queues that hold one), whatever their lane.
     held: BTreeMap<u64, usize>,
     most_inside: usize,
     next_waiter: u64,
-    /// Waiters by queue, oldest first; a queue is here only while it has waiters.
-    queues: BTreeMap<u64, VecDeque<u64>>,
-    /// The queues that wait, in the order of their turns.
-    turns: VecDeque<u64>,
+    /// The waiters of each lane, in [`Lane::ALL`]'s order.
+    lanes: [Line; 3],
     /// Waiters granted a permit that have not yet taken it.
     granted: BTreeSet<u64>,
 }
 
+/// One lane's waiters and the permits it holds.
+#[derive(Debug, Default)]
+struct Line {
+    /// Waiters by queue, oldest first; a queue is here only while it has waiters.
+    queues: BTreeMap<u64, VecDeque<u64>>,
+    /// The queues that wait, in the order of their turns.
+    turns: VecDeque<u64>,
+    /// Permits this lane holds.
+    inside: usize,
+}
+
 impl State {
-    /// Grants free permits to the waiters whose turn it is; a queue holding `per_queue` permits
-    /// keeps its turn for later.
+    /// Grants free permits: to the first lane with a waiter and room in its share, in it to the
+    /// waiter whose queue's turn it is; a queue holding `per_queue` permits keeps its turn for later.
     fn grant(&mut self, limit: usize, per_queue: usize) -> bool {
         let mut any = false;
-        while self.inside < limit {
-            let held = &self.held;
-            let Some(at) = self.turns.iter().position(|q| held.get(q).copied().unwrap_or(0) < per_queue) else {
-                break;
-            };
-            let Some(queue) = self.turns.remove(at) else { break };
-            let Some(waiters) = self.queues.get_mut(&queue) else { continue };
-            let Some(waiter) = waiters.pop_front() else { continue };
-            if waiters.is_empty() {
-                self.queues.remove(&queue);
-            } else {
-                self.turns.push_back(queue);
+        'grants: while self.inside < limit {
+            for lane in Lane::ALL {
+                let line = &mut self.lanes[lane.index()];
+                if line.inside >= lane.most_of(limit) {
+                    continue;
+                }
+                let held = &self.held;
+                let Some(at) = line.turns.iter().position(|q| held.get(q).copied().unwrap_or(0) < per_queue) else {
+                    continue;
+                };
+                let Some(queue) = line.turns.remove(at) else { continue };
+                let Some(waiters) = line.queues.get_mut(&queue) else { continue };
+                let Some(waiter) = waiters.pop_front() else { continue };
+                if waiters.is_empty() {
+                    line.queues.remove(&queue);
+                } else {
+                    line.turns.push_back(queue);
+                }
+                line.inside += 1;
+                self.granted.insert(waiter);
+                *self.held.entry(queue).or_default() += 1;
+                self.inside += 1;
+                self.most_inside = self.most_inside.max(self.inside);
+                any = true;
+                continue 'grants;
             }
-            self.granted.insert(waiter);
-            *self.held.entry(queue).or_default() += 1;
-            self.inside += 1;
-            self.most_inside = self.most_inside.max(self.inside);
-            any = true;
+            break;
         }
         any
     }
 
     /// Takes a waiter that gave up out of its queue.
-    fn forget(&mut self, queue: u64, waiter: u64) {
-        if let Some(waiters) = self.queues.get_mut(&queue) {
+    fn forget(&mut self, lane: Lane, queue: u64, waiter: u64) {
+        let line = &mut self.lanes[lane.index()];
+        if let Some(waiters) = line.queues.get_mut(&queue) {
             waiters.retain(|w| *w != waiter);
             if waiters.is_empty() {
-                self.queues.remove(&queue);
-                self.turns.retain(|q| *q != queue);
+                line.queues.remove(&queue);
+                line.turns.retain(|q| *q != queue);
+            }
+        }
+    }
+
+    /// Gives back a permit of `queue` in `lane`.
+    fn release(&mut self, lane: Lane, queue: u64) {
+        self.inside -= 1;
+        let line = &mut self.lanes[lane.index()];
+        line.inside = line.inside.saturating_sub(1);
+        if let Some(held) = self.held.get_mut(&queue) {
+            *held -= 1;
+            if *held == 0 {
+                self.held.remove(&queue);
             }
         }
     }
 }
 
-/// One permit of a queue; released on drop.
+/// One permit of a queue in a lane; released on drop.
 #[derive(Debug)]
-pub struct Permit<'a>(&'a InFlight, u64);
+pub struct Permit<'a>(&'a InFlight, Lane, u64);
 
 impl InFlight {
     /// A bound that lets `limit` (at least 1) holders in at once, each queue all but one of them.
@@ -106,25 +144,27 @@ impl InFlight {
         self.per_queue
     }
 
-    /// Waits in `queue` for a permit; `None` once `cancel` is set (checked at least every 20 ms while waiting).
-    pub fn enter(&self, queue: u64, cancel: &Cancel) -> Option<Permit<'_>> {
+    /// Waits in `lane`, in `queue`, for a permit; `None` once `cancel` is set (checked at least every
+    /// 20 ms while waiting).
+    pub fn enter(&self, lane: Lane, queue: u64, cancel: &Cancel) -> Option<Permit<'_>> {
         let mut state = self.lock();
         let waiter = state.next_waiter;
         state.next_waiter += 1;
-        let waiters = state.queues.entry(queue).or_default();
+        let line = &mut state.lanes[lane.index()];
+        let waiters = line.queues.entry(queue).or_default();
         waiters.push_back(waiter);
         if waiters.len() == 1 {
-            state.turns.push_back(queue);
+            line.turns.push_back(queue);
         }
         if state.grant(self.limit, self.per_queue) {
             self.granted.notify_all();
         }
         loop {
             if state.granted.remove(&waiter) {
-                return Some(Permit(self, queue));
+                return Some(Permit(self, lane, queue));
             }
             if cancel.is_cancelled() {
-                state.forget(queue, waiter);
+                state.forget(lane, queue, waiter);
                 return None;
             }
             state = self.granted.wait_timeout(state, CANCEL_CHECK).unwrap_or_else(|p| p.into_inner()).0;
@@ -138,7 +178,12 @@ impl InFlight {
 
     /// How many wait for a permit now.
     pub fn waiting(&self) -> usize {
-        self.lock().queues.values().map(VecDeque::len).sum()
+        self.lock().lanes.iter().flat_map(|l| l.queues.values()).map(VecDeque::len).sum()
+    }
+
+    /// How many permits `lane` holds now.
+    pub fn inside(&self, lane: Lane) -> usize {
+        self.lock().lanes[lane.index()].inside
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -149,13 +194,7 @@ impl InFlight {
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
         let mut state = self.0.lock();
-        state.inside -= 1;
-        if let Some(held) = state.held.get_mut(&self.1) {
-            *held -= 1;
-            if *held == 0 {
-                state.held.remove(&self.1);
-            }
-        }
+        state.release(self.1, self.2);
         state.grant(self.0.limit, self.0.per_queue);
         drop(state);
         self.0.granted.notify_all();
@@ -177,7 +216,7 @@ mod tests {
             .map(|_| {
                 let (bound, done) = (bound.clone(), done.clone());
                 std::thread::spawn(move || {
-                    let _p = bound.enter(0, &Cancel::new());
+                    let _p = bound.enter(Lane::Call, 0, &Cancel::new());
                     std::thread::yield_now();
                     done.fetch_add(1, Ordering::SeqCst);
                 })
@@ -194,21 +233,21 @@ mod tests {
     #[test]
     fn a_zero_limit_still_lets_one_in() {
         let bound = InFlight::new(0);
-        let p = bound.enter(0, &Cancel::new());
+        let p = bound.enter(Lane::Call, 0, &Cancel::new());
         assert!(p.is_some());
         drop(p);
-        let _again = bound.enter(0, &Cancel::new());
+        let _again = bound.enter(Lane::Call, 0, &Cancel::new());
         assert_eq!(bound.most_inside(), 1);
     }
 
     #[test]
     fn a_cancelled_waiter_gives_up_its_place_and_takes_no_permit() {
         let bound = Arc::new(InFlight::new(1));
-        let held = bound.enter(0, &Cancel::new());
+        let held = bound.enter(Lane::Call, 0, &Cancel::new());
         let cancel = Cancel::new();
         let waiter = {
             let (bound, cancel) = (Arc::clone(&bound), cancel.clone());
-            std::thread::spawn(move || bound.enter(0, &cancel).is_some())
+            std::thread::spawn(move || bound.enter(Lane::Call, 0, &cancel).is_some())
         };
         cancel.cancel();
         assert!(!waiter.join().unwrap_or(true));
@@ -220,12 +259,12 @@ mod tests {
     #[test]
     fn freed_permits_go_round_robin_between_queues_not_to_the_longest_queue() {
         let bound = Arc::new(InFlight::new(1));
-        let held = bound.enter(9, &Cancel::new());
+        let held = bound.enter(Lane::Call, 9, &Cancel::new());
         let order = Arc::new(std::sync::Mutex::new(Vec::new()));
         let wait_in = |queue: u64, label: &'static str| {
             let (bound, order) = (Arc::clone(&bound), Arc::clone(&order));
             std::thread::spawn(move || {
-                let permit = bound.enter(queue, &Cancel::new());
+                let permit = bound.enter(Lane::Call, queue, &Cancel::new());
                 order.lock().unwrap().push(label);
                 drop(permit);
             })
@@ -250,17 +289,17 @@ mod tests {
     fn a_queue_alone_takes_all_permits_but_one_and_another_queue_gets_the_reserve_at_once() {
         let bound = Arc::new(InFlight::new(4));
         // Queue 1 holds three permits (as requests that hang would) and waits for more.
-        let held: Vec<_> = (0..3).map(|_| bound.enter(1, &Cancel::new()).unwrap()).collect();
+        let held: Vec<_> = (0..3).map(|_| bound.enter(Lane::Call, 1, &Cancel::new()).unwrap()).collect();
         let more = {
             let bound = Arc::clone(&bound);
-            std::thread::spawn(move || bound.enter(1, &Cancel::new()).is_some())
+            std::thread::spawn(move || bound.enter(Lane::Call, 1, &Cancel::new()).is_some())
         };
         while bound.waiting() < 1 {
             std::thread::yield_now();
         }
         assert_eq!(bound.most_inside(), 3, "the fourth permit is kept for another queue");
         // Queue 2 gets it without anyone leaving.
-        let other = bound.enter(2, &Cancel::new());
+        let other = bound.enter(Lane::Call, 2, &Cancel::new());
         assert!(other.is_some());
         assert_eq!(bound.most_inside(), 4);
         drop(other);
@@ -278,9 +317,10 @@ mod tests {
         // Queue 1 has 100 waiting, queue 2 has 10, queue 3 has 40.
         for (queue, n) in [(1u64, 100), (2, 10), (3, 40)] {
             for _ in 0..n {
-                state.queues.entry(queue).or_default().push_back(next);
-                if state.queues[&queue].len() == 1 {
-                    state.turns.push_back(queue);
+                let line = &mut state.lanes[Lane::Call.index()];
+                line.queues.entry(queue).or_default().push_back(next);
+                if line.queues[&queue].len() == 1 {
+                    line.turns.push_back(queue);
                 }
                 next += 1;
             }
@@ -303,21 +343,104 @@ mod tests {
                 holding.push_back(w);
             }
             // While all three wait, none is more than one grant ahead of another.
-            if state.queues.len() == 3 {
+            if state.lanes[Lane::Call.index()].queues.len() == 3 {
                 let (lo, hi) = (granted.values().min().unwrap(), granted.values().max().unwrap());
                 assert!(hi - lo <= 1, "{granted:?}");
             }
             // The oldest holder's request ends; its permit goes to the queue whose turn it is.
             let Some(done) = holding.pop_front() else { break };
             let queue = owner(done);
-            state.inside -= 1;
-            *state.held.get_mut(&queue).unwrap() -= 1;
-            if state.held[&queue] == 0 {
-                state.held.remove(&queue);
-            }
+            state.release(Lane::Call, queue);
             state.grant(limit, per_queue);
         }
         assert_eq!(granted.values().sum::<u64>(), 150, "every waiter got in: {granted:?}");
         assert_eq!(granted[&2], 10);
+    }
+
+    /// Grants alone, without threads: `waiting` waiters queued in the order given, each `(lane, queue)`.
+    fn queued(waiting: &[(Lane, u64)]) -> State {
+        let mut state = State::default();
+        for (waiter, (lane, queue)) in waiting.iter().enumerate() {
+            let line = &mut state.lanes[lane.index()];
+            line.queues.entry(*queue).or_default().push_back(waiter as u64);
+            if line.queues[queue].len() == 1 {
+                line.turns.push_back(*queue);
+            }
+        }
+        state
+    }
+
+    #[test]
+    fn refreshes_never_hold_every_permit_and_a_call_takes_the_next_one_free() {
+        let (limit, per_queue) = (48, 47);
+        // A burst: 1,000 people's refreshes, 9 reads each, queued before one model's call.
+        let mut waiting: Vec<(Lane, u64)> = (0..9_000).map(|i| (Lane::Refresh, i / 9)).collect();
+        waiting.push((Lane::Call, 7));
+        let mut state = queued(&waiting);
+        state.grant(limit, per_queue);
+        assert_eq!(state.lanes[Lane::Refresh.index()].inside, 36, "a quarter stays for calls and checks");
+        assert!(state.granted.contains(&9_000), "the call went in at once, beside the burst");
+        assert_eq!(state.inside, 37);
+        // Another call comes while the burst waits: it too goes in at once.
+        let line = &mut state.lanes[Lane::Call.index()];
+        line.queues.entry(8).or_default().push_back(9_001);
+        line.turns.push_back(8);
+        state.grant(limit, per_queue);
+        assert!(state.granted.contains(&9_001));
+        // A refresh ends: its permit goes to the next refresh, and the refreshes hold 36 again.
+        state.release(Lane::Refresh, 0);
+        state.grant(limit, per_queue);
+        assert_eq!(state.lanes[Lane::Refresh.index()].inside, 36);
+    }
+
+    #[test]
+    fn a_freed_permit_goes_to_a_waiting_check_then_a_call_before_any_refresh() {
+        let (limit, per_queue) = (4, 3);
+        let mut state = queued(&[(Lane::Refresh, 1), (Lane::Refresh, 2), (Lane::Refresh, 3), (Lane::Refresh, 4)]);
+        state.grant(limit, per_queue);
+        assert_eq!(state.inside, 3, "the fourth permit is kept from refreshes");
+        // Two calls and a check wait now; the free permit goes to the check.
+        let mut order = Vec::new();
+        for (waiter, lane, queue) in [(10, Lane::Call, 5), (11, Lane::Call, 6), (12, Lane::Check, 0)] {
+            let line = &mut state.lanes[Lane::index(lane)];
+            line.queues.entry(queue).or_default().push_back(waiter);
+            line.turns.push_back(queue);
+        }
+        state.granted.clear();
+        state.grant(limit, per_queue);
+        order.extend(std::mem::take(&mut state.granted));
+        for queue in [1, 2] {
+            state.release(Lane::Refresh, queue);
+            state.grant(limit, per_queue);
+            order.extend(std::mem::take(&mut state.granted));
+        }
+        assert_eq!(order, [12, 10, 11], "the check, then the calls, while a refresh still waits");
+        assert_eq!(state.lanes[Lane::Refresh.index()].queues.len(), 1);
+    }
+
+    #[test]
+    fn checks_take_at_most_a_quarter_of_the_permits() {
+        let (limit, per_queue) = (8, 7);
+        let mut waiting: Vec<(Lane, u64)> = (0..20).map(|_| (Lane::Check, 0)).collect();
+        waiting.extend((0..20).map(|i| (Lane::Call, 1 + i % 3)));
+        let mut state = queued(&waiting);
+        state.grant(limit, per_queue);
+        assert_eq!(state.lanes[Lane::Check.index()].inside, 2);
+        assert_eq!(state.lanes[Lane::Call.index()].inside, 6, "calls take the rest");
+    }
+
+    #[test]
+    fn a_lane_alone_is_work_conserving_within_its_share() {
+        let bound = InFlight::new(4);
+        let refreshes: Vec<_> = (0..3).map(|q| bound.enter(Lane::Refresh, q, &Cancel::new()).unwrap()).collect();
+        assert_eq!(bound.inside(Lane::Refresh), 3);
+        let call = bound.enter(Lane::Call, 9, &Cancel::new());
+        assert!(call.is_some(), "the quarter kept from refreshes lets a call in without waiting");
+        drop(refreshes);
+        drop(call);
+        // With nothing else waiting, calls may take every permit but one per queue.
+        let calls: Vec<_> = (0..4).map(|q| bound.enter(Lane::Call, q, &Cancel::new()).unwrap()).collect();
+        assert_eq!(bound.inside(Lane::Call), 4);
+        drop(calls);
     }
 }

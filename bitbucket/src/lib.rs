@@ -2,7 +2,8 @@
 //!
 //! ```text
 //!   fetch(request, person, cancel) ──▶ rate.take(identity)     (the user's rate limit: go, wait, or defer a refresh)
-//!                                  ──▶ in_flight.enter(cancel)  (at most max_in_flight at once)
+//!                                  ──▶ in_flight.enter(lane, queue, cancel)  (at most max_in_flight at once;
+//!                                      a check, then a call, then a refresh: [`bb_drive::Lane`])
 //!                      attempt: ureq call ──▶ status + body (capped)   or   failure::classify(error)
 //!                      permit released
 //!                  ◀── retry::decide(policy, method, attempt, outcome, jitter)
@@ -45,7 +46,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use bb_core::retry::{self, Decision};
 use bb_core::{Credential, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse, Method};
 use bb_drive::metrics::Metrics;
-use bb_drive::{Bitbucket, Cancel, PersonalToken, Requester, Secrets};
+use bb_drive::{Bitbucket, Cancel, Lane, PersonalToken, Requester, Secrets};
 use ureq::unversioned::resolver::DefaultResolver;
 use ureq::unversioned::transport::{Connector, DefaultConnector};
 use ureq::{Agent, RequestBuilder};
@@ -92,6 +93,8 @@ impl Bitbucket for Unconfigured {
 #[derive(Debug, Clone, Copy)]
 struct Who<'a> {
     queue: u64,
+    /// Its lane for a slot (a refresh's reads are `Refresh` whatever this says).
+    lane: Lane,
     /// `None` without credentials: Bitbucket limits only requests with basic or bearer authentication
     /// (reference/bitbucket-dc.md "Rate limiting").
     identity: Option<Identity<'a>>,
@@ -219,9 +222,15 @@ impl Client {
     /// Makes `request` with a person's own token instead of the configured credentials (the HTTP
     /// transport's per-person mode): the same connections, the same bound on requests in flight,
     /// and the person's token is scrubbed from every answer and detail like the configured ones.
-    /// It waits for a slot in `queue` (the person's: [`Requester::queue`]), and spends the person's
-    /// own rate budget (their queue names them; a login's, their Bitbucket user's).
-    pub fn fetch_as(&self, request: FetchRequest, person: &PersonalToken, queue: u64, cancel: &Cancel) -> FetchOutcome {
+    /// It waits for a slot in `queue` (the person's: [`Requester::queue`]) and `lane`, and spends the
+    /// person's own rate budget (their queue names them; a login's, their Bitbucket user's).
+    pub fn fetch_as(
+        &self,
+        request: FetchRequest,
+        person: &PersonalToken,
+        (queue, lane): (u64, Lane),
+        cancel: &Cancel,
+    ) -> FetchOutcome {
         let token = person.secret();
         let mut secrets = self.secrets.clone();
         secrets.add_token(token);
@@ -232,7 +241,7 @@ impl Client {
             Some(user) => rate_store::identity_key(&self.config.base_url, &format!("user {user}")),
             None => rate_store::identity_key(&self.config.base_url, &authorization),
         };
-        let who = Who { queue, identity: Some(Identity { local: queue, key: &key }) };
+        let who = Who { queue, lane, identity: Some(Identity { local: queue, key: &key }) };
         let credential = if person.user().is_some() { Credential::Login } else { Credential::PersonalToken };
         self.run(request, Some((&authorization, credential)), &secrets, who, cancel)
     }
@@ -321,7 +330,8 @@ impl Client {
                 Entry::Cancelled => return None,
             }
         }
-        let Some(_permit) = self.in_flight.enter(who.queue, cancel) else {
+        let lane = if request.refresh.is_some() { Lane::Refresh } else { who.lane };
+        let Some(_permit) = self.in_flight.enter(lane, who.queue, cancel) else {
             if let Some(identity) = who.identity {
                 self.rate.give_back(identity);
             }
@@ -443,13 +453,13 @@ fn with_authorization<B>(rb: RequestBuilder<B>, authorization: Option<&str>) -> 
 impl Bitbucket for Client {
     /// A request in the shared queue 0.
     fn fetch(&self, request: FetchRequest, _: Option<&PersonalToken>, cancel: &Cancel) -> FetchOutcome {
-        let who = Who { queue: 0, identity: self.identity() };
+        let who = Who { queue: 0, lane: Lane::Call, identity: self.identity() };
         self.run(request, self.configured(), &self.secrets, who, cancel)
     }
 
     /// The configured credentials are one Bitbucket user: one rate budget, whichever session asks.
     fn fetch_for(&self, request: FetchRequest, requester: Requester<'_>, cancel: &Cancel) -> FetchOutcome {
-        let who = Who { queue: requester.queue, identity: self.identity() };
+        let who = Who { queue: requester.queue, lane: requester.lane, identity: self.identity() };
         self.run(request, self.configured(), &self.secrets, who, cancel)
     }
 }

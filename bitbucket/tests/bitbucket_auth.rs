@@ -76,6 +76,6 @@ fn an_answer_names_the_kind_of_credential_its_request_carried() {
     assert_eq!(kind(&basic), Credential::Password);
     assert_eq!(kind(&client(&stack, |c| c.auth = Auth::Anonymous)), Credential::Anonymous);
     let bb = client(&stack, |_| {});
-    let own = response(bb.fetch_as(get(PR1), &PersonalToken::new(WRONG), 1, &Cancel::new()));
+    let own = response(bb.fetch_as(get(PR1), &PersonalToken::new(WRONG), (1, bb_drive::Lane::Call), &Cancel::new()));
     assert_eq!((own.status, own.credential), (401, Credential::PersonalToken));
 }

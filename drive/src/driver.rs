@@ -23,7 +23,7 @@ use crate::audit::AuditTrail;
 use crate::cancel::Cancel;
 use crate::log::Logger;
 use crate::process::Process;
-use crate::reach::{Bitbucket, PersonalToken, Requester};
+use crate::reach::{Bitbucket, Lane, PersonalToken, Requester};
 use crate::room::Asked;
 use crate::shared_reads::{OnFetched, SharedReads, credential};
 
@@ -552,7 +552,8 @@ impl Driver {
         let reads = self.reads.clone();
         let logger = self.logger.enabled(Level::Debug).then(|| self.logger.clone());
         let metrics = Arc::clone(self.process.metrics());
-        self.process.reads().run(queue, move || {
+        let lane = Lane::of(&request);
+        self.process.reads().run_in(lane, queue, move || {
             if flag.is_cancelled() {
                 return;
             }
@@ -561,7 +562,7 @@ impl Driver {
             let endpoint = logger.as_ref().map(|_| crate::metrics::endpoint_class(&request.path));
             let method = request.method;
             metrics.read_in_flight(read);
-            let outcome = bitbucket.fetch_for(request, Requester { queue, person: person.as_ref() }, &flag);
+            let outcome = bitbucket.fetch_for(request, Requester { queue, person: person.as_ref(), lane }, &flag);
             metrics.read_in_flight(-read);
             if let (Some(logger), Some(endpoint)) = (&logger, endpoint) {
                 let status = match &outcome {

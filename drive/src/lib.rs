@@ -64,7 +64,7 @@ pub use ledger::{Ledger, MemoryLedger};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};
 pub use process::Process;
-pub use reach::{Bitbucket, Grant, PersonalToken, Requester};
+pub use reach::{Bitbucket, Grant, Lane, PersonalToken, Requester};
 pub use room::{Room, Unsent};
 pub use secrets::Secrets;
 pub use shared_reads::SharedReads;

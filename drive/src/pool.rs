@@ -3,9 +3,12 @@
 //! smol's blocking pool grows to 500 threads and keeps them a while; a burst of slow or cancelled
 //! reads left bb at 504 threads and 55 MB. Reads need far fewer: the Bitbucket client lets a
 //! bounded number in flight at once (48 by default), so [`READ_THREADS`] threads let every slot be used
-//! while a few more wait for a slot or sleep before a retry. Jobs queue by [`Requester::queue`]
-//! and threads take them round-robin over the queues, like the client's slots: a session with many
-//! reads queued cannot keep another's read from a thread.
+//! while a few more wait for a slot or sleep before a retry. Jobs queue by lane and by
+//! [`Requester::queue`], and threads take them like the client's slots: a call's job before a
+//! refresh's, refreshes on at most all but a quarter of the threads (so a refresh burst waiting for
+//! connections never holds every thread and a model's read finds one, [`Lane`]), and within a lane
+//! round-robin over the queues: a session with many reads queued cannot keep another's read from a
+//! thread.
 //!
 //! A thread is started only when a job finds no idle thread and fewer than the bound run; a thread
 //! idle for [`IDLE`] exits.
@@ -22,6 +25,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use bb_core::limits;
 use std::time::{Duration, Instant};
+
+use crate::reach::Lane;
 
 /// The most threads bb's reads run on ([`limits::READ_THREADS`]).
 pub const READ_THREADS: usize = limits::READ_THREADS;
@@ -55,8 +60,8 @@ struct Shared {
 
 #[derive(Default)]
 struct State {
-    queues: BTreeMap<u64, VecDeque<Job>>,
-    turns: VecDeque<u64>,
+    /// The jobs of each lane, in [`Lane::ALL`]'s order.
+    lanes: [Line; 3],
     queued: usize,
     threads: usize,
     idle: usize,
@@ -66,19 +71,36 @@ struct State {
     started: u64,
 }
 
+/// One lane's jobs, and how many of them run.
+#[derive(Default)]
+struct Line {
+    queues: BTreeMap<u64, VecDeque<Job>>,
+    turns: VecDeque<u64>,
+    running: usize,
+}
+
 impl State {
-    /// The next job, round-robin over the queues.
-    fn next(&mut self) -> Option<Job> {
-        let queue = self.turns.pop_front()?;
-        let jobs = self.queues.get_mut(&queue)?;
-        let job = jobs.pop_front()?;
-        if jobs.is_empty() {
-            self.queues.remove(&queue);
-        } else {
-            self.turns.push_back(queue);
+    /// The next job and its lane: of the first lane with a job and room in its share of `threads`,
+    /// round-robin over its queues.
+    fn next(&mut self, threads: usize) -> Option<(Lane, Job)> {
+        for lane in Lane::ALL {
+            let line = &mut self.lanes[lane.index()];
+            if line.running >= lane.most_of(threads) {
+                continue;
+            }
+            let Some(queue) = line.turns.pop_front() else { continue };
+            let Some(jobs) = line.queues.get_mut(&queue) else { continue };
+            let Some(job) = jobs.pop_front() else { continue };
+            if jobs.is_empty() {
+                line.queues.remove(&queue);
+            } else {
+                line.turns.push_back(queue);
+            }
+            line.running += 1;
+            self.queued -= 1;
+            return Some((lane, job));
         }
-        self.queued -= 1;
-        Some(job)
+        None
     }
 }
 
@@ -141,11 +163,19 @@ impl Pool {
     /// Runs `job` on a thread of the pool, after the jobs queued before it in `queue` and in turn
     /// with the other queues.
     pub fn run(&self, queue: u64, job: impl FnOnce() + Send + 'static) {
+        self.run_in(Lane::Call, queue, job);
+    }
+
+    /// Runs `job` on a thread of the pool in `lane`: after the jobs of the lanes before it, within
+    /// the lane's share of the threads, after the jobs queued before it in `queue` and in turn with
+    /// the lane's other queues.
+    pub fn run_in(&self, lane: Lane, queue: u64, job: impl FnOnce() + Send + 'static) {
         let mut state = self.lock();
-        let jobs = state.queues.entry(queue).or_default();
+        let line = &mut state.lanes[lane.index()];
+        let jobs = line.queues.entry(queue).or_default();
         jobs.push_back(Box::new(job));
         if jobs.len() == 1 {
-            state.turns.push_back(queue);
+            line.turns.push_back(queue);
         }
         state.queued += 1;
         // Every queued job has an idle thread to wake, or starts one while the bound allows.
@@ -166,9 +196,9 @@ impl Pool {
         }
     }
 
-    /// How many jobs wait in `queue`.
+    /// How many jobs wait in `queue`, in any lane.
     pub fn queued_in(&self, queue: u64) -> usize {
-        self.lock().queues.get(&queue).map_or(0, VecDeque::len)
+        self.lock().lanes.iter().filter_map(|l| l.queues.get(&queue)).map(VecDeque::len).sum()
     }
 
     /// How many threads the pool runs now: 0 once each has been idle for `IDLE` (5 s).
@@ -184,7 +214,8 @@ impl Pool {
     fn work(&self) {
         let mut state = self.lock();
         loop {
-            if let Some(job) = state.next() {
+            let bound = self.bound(&state);
+            if let Some((lane, job)) = state.next(bound) {
                 let started = state.started;
                 state.started += 1;
                 if self.0.stuck.is_some() {
@@ -195,6 +226,9 @@ impl Pool {
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
                 state = self.lock();
                 state.running.remove(&started);
+                state.lanes[lane.index()].running -= 1;
+                // A job of a lane that was at its share may go now, on a thread that waits.
+                self.0.work.notify_one();
                 continue;
             }
             state.idle += 1;
@@ -304,5 +338,35 @@ mod tests {
         release.send(()).unwrap();
         assert_eq!(done.recv_timeout(Duration::from_secs(60)), Ok("fourth"));
         release.send(()).unwrap();
+    }
+
+    #[test]
+    fn refreshes_run_on_at_most_three_quarters_of_the_threads_and_a_call_finds_one() {
+        let pool = Pool::new(4, Duration::from_secs(60));
+        let (release, held) = mpsc::channel::<()>();
+        let held = Arc::new(Mutex::new(held));
+        let (started_tx, started) = mpsc::channel();
+        // Ten refreshes that block (as reads waiting for a connection would).
+        for i in 0..10 {
+            let (held, started_tx) = (Arc::clone(&held), started_tx.clone());
+            pool.run_in(Lane::Refresh, i, move || {
+                started_tx.send("refresh").unwrap();
+                let _ = held.lock().unwrap().recv();
+            });
+        }
+        for _ in 0..3 {
+            assert_eq!(started.recv().unwrap(), "refresh");
+        }
+        // The fourth thread is the calls': a call's job runs while every refresh still blocks.
+        let tx = started_tx.clone();
+        pool.run(42, move || tx.send("call").unwrap());
+        assert_eq!(started.recv().unwrap(), "call");
+        for _ in 0..10 {
+            release.send(()).unwrap();
+        }
+        for _ in 0..7 {
+            assert_eq!(started.recv().unwrap(), "refresh");
+        }
+        assert!(pool.most_threads() <= 4);
     }
 }

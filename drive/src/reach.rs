@@ -25,6 +25,57 @@ pub trait Bitbucket: Send + Sync + 'static {
     }
 }
 
+/// Which kind of work a Bitbucket request is, which decides its place among the others for a thread
+/// and a connection (issue 58: a thousand people's refreshes filled every connection to Bitbucket, and
+/// a model's call and a new person's token check queued behind them).
+///
+/// ```text
+///   a connection comes free ──▶ Check (a quarter of them at most) ──▶ Call ──▶ Refresh (never the last quarter)
+/// ```
+///
+/// A `Check` goes first, within a bounded share, so a thousand people connecting at once cannot take
+/// the model's connections; a `Call` next; a `Refresh` only while a quarter of the connections (and of
+/// the read threads) stay free for the other two, so a refresh burst never holds them all. Within a lane,
+/// queues take turns as before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Lane {
+    /// Whether a new person's token is a Bitbucket user's (the HTTP transport's per-person mode),
+    /// asked before their first session.
+    Check,
+    /// A request of a model's call (or of anything else a person waits on).
+    #[default]
+    Call,
+    /// A live view's refresh ([`FetchRequest::refresh`]): nobody waits on it but the view.
+    Refresh,
+}
+
+impl Lane {
+    /// The lanes in the order they are served.
+    pub const ALL: [Lane; 3] = [Lane::Check, Lane::Call, Lane::Refresh];
+
+    /// The lane of `request` made for a call: a refresh's reads are `Refresh`, the rest `Call`.
+    pub fn of(request: &FetchRequest) -> Lane {
+        if request.refresh.is_some() { Lane::Refresh } else { Lane::Call }
+    }
+
+    /// Its place in [`Lane::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// How many of `total` places (threads, connections) this lane may hold at once: a check a
+    /// quarter (at least one), a call all, a refresh all but a quarter (at least one left for the
+    /// others, when there are two or more).
+    pub fn most_of(self, total: usize) -> usize {
+        let quarter = (total / 4).max(1);
+        match self {
+            Lane::Check => quarter.min(total),
+            Lane::Call => total,
+            Lane::Refresh => total.saturating_sub(quarter).max(1).min(total),
+        }
+    }
+}
+
 /// Whom a request is for.
 #[derive(Debug, Clone, Copy)]
 pub struct Requester<'a> {
@@ -33,6 +84,8 @@ pub struct Requester<'a> {
     pub queue: u64,
     /// The person whose token it carries, in per-person mode.
     pub person: Option<&'a PersonalToken>,
+    /// Its lane: which requests it goes before and after.
+    pub lane: Lane,
 }
 
 /// A closure is a Bitbucket: for tests and small adapters.

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bb_core::{FetchOutcome, FetchRequest};
-use bb_drive::{Bitbucket, Cancel, PersonalToken, now_ms};
+use bb_drive::{Bitbucket, Cancel, Lane, PersonalToken, Requester, now_ms};
 
 use crate::peer::Peer;
 
@@ -135,7 +135,12 @@ impl Persons {
         let cancel = CancelOnDrop(Cancel::new());
         let (bitbucket, person, flag) = (Arc::clone(bitbucket), token.clone(), cancel.0.clone());
         let request = FetchRequest::get("/rest/api/latest/users", vec![("limit".into(), "1".into())]);
-        let outcome = smol::unblock(move || bitbucket.fetch(request, Some(&person), &flag)).await;
+        // A check has its own lane: ahead of every call and refresh, within a quarter of the connections
+        // to Bitbucket, so a person connecting during a refresh burst is not kept waiting (issue 58).
+        let outcome = smol::unblock(move || {
+            bitbucket.fetch_for(request, Requester { queue: 0, person: Some(&person), lane: Lane::Check }, &flag)
+        })
+        .await;
         let verdict = match outcome {
             FetchOutcome::Response(r) if (200..300).contains(&r.status) => Ok(Verdict::Accepted),
             FetchOutcome::Response(r) if matches!(r.status, 401 | 403) => Ok(Verdict::Refused(r.status)),
