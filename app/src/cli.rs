@@ -79,6 +79,8 @@ pub struct HttpServe {
     pub write_timeout_s: Option<u64>,
     /// `--keep-alive-idle SECONDS`: how long a connection may sit idle between requests.
     pub keepalive_idle_s: Option<u64>,
+    /// `--max-connections N`: connections held at once (default: as many as the open-file limit allows).
+    pub max_connections: Option<usize>,
 }
 
 /// How long calls in flight may finish after SIGTERM or Ctrl-C, unless `--grace` says otherwise.
@@ -205,6 +207,10 @@ Streamable HTTP (instead of stdio):
                       https://bb.example.com (https unless loopback; default with --oauth: the
                       loopback address bb listens on)
   --max-sessions N    sessions alive at once (default: 4096)
+  --max-connections N connections held at once, or BB_MAX_CONNECTIONS (default: as many as the open-file
+                      limit holds, two files each after 256, at most 10000; bb raises its soft limit to
+                      the hard one at start). At the cap, idle connections are closed first, then ones
+                      that never carried a session; only new, unproven connections are refused
   --session-idle S    end a session unused for S seconds, 1 to 604800 (default: 1800)
   --grace S           on SIGTERM or Ctrl-C, stop taking connections, answer /readyz with 503,
                       send no Bitbucket write not already sent, and let calls in flight finish
@@ -262,6 +268,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
         ready_interval_s: None,
         write_timeout_s: None,
         keepalive_idle_s: None,
+        max_connections: None,
     };
     let mut help = false;
     let mut seen_options: Vec<&'static str> = Vec::new();
@@ -456,6 +463,11 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                     Some(n.ok_or_else(|| format!("--max-sessions `{value}` is not a positive number"))?);
                 seen_options.push("--max-sessions");
             }
+            Long("max-connections") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--max-connections")?;
+                http_flags.max_connections = Some(crate::files::parse_max_connections(&value, "--max-connections")?);
+                seen_options.push("--max-connections");
+            }
             Long("metrics") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--metrics")?;
                 let loopback = value.parse::<u16>().ok().map(|port| std::net::SocketAddr::from(([127, 0, 0, 1], port)));
@@ -574,13 +586,14 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
 }
 
 /// The flags that only mean something with `--http`.
-const HTTP_ONLY: [&str; 11] = [
+const HTTP_ONLY: [&str; 12] = [
     "--oauth",
     "--public-url",
     "--allow-origin",
     "--allow-host",
     "--per-user-token-header",
     "--max-sessions",
+    "--max-connections",
     "--session-idle",
     "--grace",
     "--ready-interval",
@@ -877,6 +890,8 @@ mod tests {
             "10",
             "--session-idle",
             "60",
+            "--max-connections",
+            "2000",
         ])
         .unwrap() else {
             panic!("expected serve");
@@ -887,6 +902,7 @@ mod tests {
         assert_eq!(h.allow_hosts, ["bb.example.com"]);
         assert_eq!(h.per_user_token_header.as_deref(), Some("X-Bitbucket-Token"));
         assert_eq!((h.max_sessions, h.session_idle_s), (Some(10), Some(60)));
+        assert_eq!(h.max_connections, Some(2000));
         let Command::Serve(o) = p(&["ai", "mcp", "serve"]).unwrap() else { panic!() };
         assert_eq!(o.http, None);
         assert!(p(&["ai", "mcp", "serve", "--allow-origin", "https://a.example"]).unwrap_err().contains("add --http"));
@@ -901,6 +917,9 @@ mod tests {
         let e = p(&["ai", "mcp", "serve", "--http", "127.0.0.1:0", "--per-user-token-header", "Authorization"]);
         assert!(e.unwrap_err().contains("already uses"));
         assert!(p(&["ai", "mcp", "serve", "--http", "127.0.0.1:0", "--max-sessions", "0"]).is_err());
+        let e = p(&["ai", "mcp", "serve", "--http", "127.0.0.1:0", "--max-connections", "lots"]).unwrap_err();
+        assert!(e.contains("--max-connections `lots` is not a positive number"), "{e}");
+        assert!(p(&["ai", "mcp", "serve", "--max-connections", "10"]).unwrap_err().contains("add --http"));
         assert!(p(&["ai", "mcp", "tools", "--http", "127.0.0.1:0"]).unwrap_err().contains("not an option"));
     }
 

@@ -17,6 +17,51 @@ use crate::cli::HttpServe;
 use crate::config::{Auth, BitbucketConfig};
 use bb_bitbucket::Client;
 
+/// How many connections bb holds at once: `--max-connections`, else `BB_MAX_CONNECTIONS`, else as many
+/// as the open-file limit holds (raised to its hard limit first, [`crate::files`]); and what bb says
+/// of it at start.
+fn max_connections(flags: &HttpServe) -> Result<(usize, Vec<(Level, String)>), String> {
+    let limit = crate::files::raise();
+    let files = limit.files.map_or_else(|| "unlimited".to_owned(), |n| n.to_string());
+    let raised = limit.raised_from.map(|n| format!(", raised from {n}")).unwrap_or_default();
+    let given = match flags.max_connections {
+        Some(n) => Some((n, "--max-connections")),
+        None => match std::env::var("BB_MAX_CONNECTIONS").ok().filter(|v| !v.trim().is_empty()) {
+            Some(v) => Some((crate::files::parse_max_connections(&v, "BB_MAX_CONNECTIONS")?, "BB_MAX_CONNECTIONS")),
+            None => None,
+        },
+    };
+    let mut said = Vec::new();
+    let n = match given {
+        Some((n, from)) => {
+            let need = crate::files::files_for(n);
+            if limit.files.is_some_and(|files| files < need) {
+                said.push((
+                    Level::Warning,
+                    format!(
+                        "{from} {n} may run out of open files: {n} connections and as many waiting to be admitted need \
+                         about {need}, and the limit is {files}; raise it (ulimit -n, LimitNOFILE=) or lower {from}"
+                    ),
+                ));
+            }
+            said.push((Level::Notice, format!("connections: up to {n} at once ({from}; open files: {files}{raised})")));
+            n
+        }
+        None => {
+            let n = crate::files::connections_for(limit.files);
+            said.push((
+                Level::Notice,
+                format!(
+                    "connections: up to {n} at once, as the open-file limit allows ({files}{raised}); \
+                     --max-connections or BB_MAX_CONNECTIONS sets it"
+                ),
+            ));
+            n
+        }
+    };
+    Ok((n, said))
+}
+
 /// Binds, prints the URL as the first line on stderr (and a generated token, once), then serves
 /// until SIGTERM or SIGINT, then stops gracefully (see [`bb_http::Running::stop`]) and returns.
 /// Everything counts in, and takes room of, `process` (the application's).
@@ -77,6 +122,8 @@ pub fn serve_http(
     if let Some(s) = flags.keepalive_idle_s {
         limits.keepalive_idle = Duration::from_secs(s);
     }
+    let (max_connections, connections_said) = max_connections(flags)?;
+    limits.max_connections = max_connections;
     let mut options = HttpOptions {
         allow_origins: flags.allow_origins.clone(),
         allow_hosts: flags.allow_hosts.clone(),
@@ -112,7 +159,7 @@ pub fn serve_http(
     announce(&logger, &server, &token, !loopback && flags.allow_hosts.is_empty());
     // What the configuration says at start (read-only, asking off), after the address: a client that
     // reads bb's first line for its URL still finds it there.
-    for (level, said) in after_listening {
+    for (level, said) in after_listening.iter().chain(&connections_said) {
         logger.log(*level, said);
     }
     let cores = std::thread::available_parallelism().map_or(2, usize::from);

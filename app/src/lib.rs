@@ -16,6 +16,7 @@ pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod confirm;
+pub mod files;
 pub mod http;
 mod metadata_fetch;
 pub mod oauth;

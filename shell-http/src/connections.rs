@@ -43,7 +43,11 @@
 //! When a request that passes the gate finds the cap taken, a connection with no request in flight
 //! makes room: the admitted one that has not proven itself and was admitted first; if there is none,
 //! the proven one idle the longest (least recently active). Only when every admitted connection has
-//! a request in flight (an SSE answer counts until its last event) is the newcomer told "busy". So a
+//! a request in flight (an SSE answer counts until its last event) is the newcomer told "busy"; and
+//! a newcomer whose request is someone's already in (it names a live session, or carries a token
+//! Bitbucket accepted) is not even then, while an unproven connection is admitted: that one is closed,
+//! whatever it waits for (an `initialize` stalled on its token check), [`Held::admit_as_known`]. So
+//! bb refuses only new, unproven connections. So a
 //! client that holds places without using them never keeps out one that passes the gate; a proven
 //! connection closed this way loses nothing but the connection (its sessions live on, and its client
 //! connects again). Every connection, waiting or admitted, counts against its peer's share.
@@ -199,6 +203,33 @@ impl Held {
         let Some(Waiting { close, .. }) = s.waiting.remove(&self.id) else { return false };
         let active = s.touch();
         s.admitted.insert(self.id, Admitted { close, busy: 0, proven: false, active });
+        self.admitted.store(true, Ordering::Relaxed);
+        true
+    }
+
+    /// Admits the connection for a request of someone already in (a live session's, or a person's
+    /// whose token Bitbucket accepted): as [`Held::admit`], and when every admitted connection has a
+    /// request in flight, by closing the first admitted one that never proved itself, whatever it is
+    /// doing (an `initialize` stalled on its token check, a client holding a slow request): a
+    /// connection stalled on admission never keeps out one that carries a session (issue 58). Only
+    /// when every admitted connection is proven and busy is the newcomer refused.
+    pub(crate) fn admit_as_known(&self) -> bool {
+        if self.admit() {
+            return true;
+        }
+        let mut s = self.pool.lock();
+        if !s.waiting.contains_key(&self.id) {
+            return false;
+        }
+        let Some(id) = s.admitted.iter().find(|(_, a)| !a.proven).map(|(id, _)| *id) else { return false };
+        if let Some(a) = s.admitted.remove(&id) {
+            let _ = a.close.try_send(());
+        }
+        let Some(Waiting { close, .. }) = s.waiting.remove(&self.id) else { return false };
+        let active = s.touch();
+        // It carries someone already in: proven from the start, so the next such newcomer does not
+        // close it in turn while its first request is in flight.
+        s.admitted.insert(self.id, Admitted { close, busy: 0, proven: true, active });
         self.admitted.store(true, Ordering::Relaxed);
         true
     }
@@ -444,5 +475,27 @@ mod tests {
         let (other, _) = arrive(&pool, "10.0.0.5");
         let places: Vec<InFlight> = (0..5).filter_map(|_| other.begin_anonymous()).collect();
         assert_eq!(places.len(), 4, "every place came back, and no more");
+    }
+
+    #[test]
+    fn a_request_of_someone_already_in_closes_a_busy_unproven_connection_rather_than_be_refused() {
+        let pool = Connections::new(2, 10, 1);
+        let (stalled, stalled_closed) = arrive(&pool, "10.0.0.1");
+        let (proven, proven_closed) = arrive(&pool, "10.0.0.2");
+        assert!(stalled.admit() && proven.admit());
+        request(&proven, true);
+        // Both busy: an initialize waiting for its token check, and a person's SSE answer.
+        let _initialize = stalled.begin();
+        let _stream = proven.begin();
+        let (newcomer, _) = arrive(&pool, "10.0.0.3");
+        assert!(!newcomer.admit(), "a new, unproven connection is refused");
+        let (known, _) = arrive(&pool, "10.0.0.4");
+        assert!(known.admit_as_known(), "a live session's request gets in");
+        assert!(stalled_closed.try_recv().is_ok(), "the unproven connection made room, busy as it was");
+        assert!(proven_closed.try_recv().is_err(), "the proven one is kept");
+        // Now every admitted connection is proven and busy: even someone already in is told busy.
+        let _busy = known.begin();
+        let (another, _) = arrive(&pool, "10.0.0.5");
+        assert!(!another.admit_as_known());
     }
 }

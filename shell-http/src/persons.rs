@@ -170,6 +170,11 @@ impl Persons {
         }
     }
 
+    /// Whether Bitbucket accepted `token` lately (a remembered verdict; nothing is asked).
+    pub(crate) fn accepted(&self, token: &PersonalToken) -> bool {
+        self.remembered(self.key(token), now_ms()) == Some(Verdict::Accepted)
+    }
+
     fn unanswered_lately(&self, key: PersonKey, now_ms: u64) -> Option<String> {
         lock(&self.unanswered).get(&key).filter(|(_, until)| now_ms < *until).map(|(why, _)| why.clone())
     }

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bb_core::{Level, ServerConfig};
-use bb_drive::{Bitbucket, Logger, Process, now_ms};
+use bb_drive::{Bitbucket, Logger, PersonalToken, Process, now_ms};
 use bb_hyper_smol::{HeadClock, Heard, SmolIo, Watched, WriteClock};
 use hyper::body::{Body, Bytes, Frame, SizeHint};
 use hyper::header::HeaderName;
@@ -418,7 +418,7 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
                 r.extensions_mut().remove::<Proven>();
                 return Ok(r.map(|body| Counted { body, _in_flight: Some(in_flight) }));
             }
-            if passes && held.admit() {
+            if passes && (held.admit() || (known(&endpoint, req.headers()) && held.admit_as_known())) {
                 return Ok(counted(&held, respond(endpoint, peer, req)).await);
             }
             if passes {
@@ -479,6 +479,19 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
             .log(Level::Debug, "connection ended: the client read nothing of an answer within the write timeout");
     };
     smol::future::or(serve, smol::future::or(made_room, smol::future::or(too_slow, unread))).await;
+}
+
+/// Whether a request is someone's already in: it names a live session, or (per-person mode) carries
+/// a token Bitbucket accepted lately. Such a request is not refused for a cap full of connections
+/// that never proved themselves ([`crate::connections::Held::admit_as_known`]). Its session or token is
+/// checked again as the request is served; this only decides its place.
+fn known(endpoint: &Endpoint, h: &hyper::HeaderMap) -> bool {
+    let value = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty());
+    if value("mcp-session-id").is_some_and(|id| endpoint.sessions.find(id).is_some()) {
+        return true;
+    }
+    let token = endpoint.per_user_header.as_ref().and_then(|name| value(name.as_str()));
+    token.is_some_and(|t| endpoint.persons.accepted(&PersonalToken::new(t)))
 }
 
 /// Serves an admitted connection's request, counting it in flight until its answer's last byte is

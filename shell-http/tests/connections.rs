@@ -204,3 +204,64 @@ fn a_connection_streaming_an_answer_keeps_its_place_until_the_answer_ends() {
     assert_eq!(status, 200);
     assert!(closed_by_server(&mut streaming));
 }
+
+/// Issue 58: with the cap full of connections whose `initialize` waits for its token check, a person
+/// already in still gets their call answered: the stalled connection admitted first is closed for
+/// them (its check cancelled), while a new person is told busy.
+#[test]
+fn a_stalled_initialize_cannot_refuse_a_session_s_call() {
+    use std::io::Write;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const HEADER: &str = "X-Bitbucket-Token";
+    let (stalled, cancelled) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (in_check, gave_up) = (Arc::clone(&stalled), Arc::clone(&cancelled));
+    // Bitbucket answers alice's token at once; a `stalled-` token's check hangs until it is cancelled.
+    let fetch: Arc<dyn bb_drive::Bitbucket> = Arc::new(
+        move |req: bb_core::FetchRequest, person: Option<&bb_http::PersonalToken>, cancel: &bb_drive::Cancel| {
+            if person.is_some_and(|p| p.secret().starts_with("stalled-")) {
+                in_check.fetch_add(1, Ordering::SeqCst);
+                let deadline = Instant::now() + Duration::from_secs(60);
+                while !cancel.is_cancelled() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                gave_up.fetch_add(1, Ordering::SeqCst);
+                return bb_core::FetchOutcome::response(503, "gave up");
+            }
+            bb_core::FetchOutcome::response(200, format!("thing {}", req.path))
+        },
+    );
+    let limits = Limits { max_connections: 2, max_connections_per_peer: Some(100), ..Limits::default() };
+    let options = HttpOptions { per_user_token_header: Some(HEADER.into()), limits, ..HttpOptions::default() };
+    let s = start(options, fetch);
+    let alice = common::initialize_with(s.addr, &[(HEADER, "token-of-alice")]);
+    // Two people connect, and their initialize waits on the token check: both places are busy.
+    let mut waiting = Vec::new();
+    for n in 1..=2 {
+        let mut c = connect(s.addr);
+        c.write_all(&Req::post(INITIALIZE).header(HEADER, &format!("stalled-{n}")).bytes(s.addr)).unwrap();
+        waiting.push(c);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while stalled.load(Ordering::SeqCst) < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(stalled.load(Ordering::SeqCst), n, "the check of stalled-{n} began");
+    }
+    // A new person is told busy: only new, unproven connections are refused.
+    let bob = Req::post(INITIALIZE).header(HEADER, "token-of-bob").send(s.addr);
+    assert_eq!(bob.status, 503, "{bob:?}");
+    // Alice, already in, is answered on a new connection; the stalled connection admitted first made room.
+    let list = Req::post(request("tools/list", serde_json::json!({})))
+        .session(&alice)
+        .header(HEADER, "token-of-alice")
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .send(s.addr);
+    assert_eq!(list.status, 200, "{list:?} {:?}", s.logs.lock().unwrap());
+    assert!(list.body.contains("get_thing"), "{list:?}");
+    assert!(closed_by_server(&mut waiting[0]), "the first stalled initialize was closed");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while cancelled.load(Ordering::SeqCst) < 1 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(cancelled.load(Ordering::SeqCst), 1, "its token check was cancelled; the other still waits");
+}
