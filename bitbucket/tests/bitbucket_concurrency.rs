@@ -42,3 +42,51 @@ fn a_bound_of_one_serialises_requests() {
     assert!(threads.into_iter().all(|t| t.join().unwrap() == 200));
     assert_eq!(Control::new(&ctl).requests()["maxInFlight"], 1);
 }
+
+/// Issue 58: a burst of live views' refreshes, from many people, never holds every connection to
+/// Bitbucket: a model's call goes out beside them at once, while every refresh still waits on a slow
+/// Bitbucket.
+#[test]
+fn refreshes_never_hold_every_connection_and_a_call_goes_out_beside_them() {
+    use bb_drive::{Lane, Requester};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let stack = stack();
+    let ctl = control_client(&stack, |_| {});
+    let bb = Arc::new(client(&stack, |c| c.max_in_flight = 4));
+    // The pull request answers after a minute; the repository at once.
+    Control::new(&ctl).latency(PR1, 60_000);
+    let finished = Arc::new(AtomicUsize::new(0));
+    let cancels: Vec<Cancel> = (0..8).map(|_| Cancel::new()).collect();
+    let refreshes: Vec<_> = cancels
+        .iter()
+        .enumerate()
+        .map(|(i, cancel)| {
+            let (bb, cancel, finished) = (bb.clone(), cancel.clone(), Arc::clone(&finished));
+            std::thread::spawn(move || {
+                let mut request = get(PR1);
+                request.refresh = Some(bb_core::Batch { id: i as u64, reads: 1 });
+                // Each person's own queue, as per-person mode has it.
+                let who = Requester { queue: i as u64 + 1, person: None, lane: Lane::Call };
+                let _ = bb.fetch_for(request, who, &cancel);
+                finished.fetch_add(1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    let in_flight = |ctl: &bb_bitbucket::Client| Control::new(ctl).requests()["inFlight"].as_u64().unwrap();
+    for _ in 0..2_000 {
+        if in_flight(&ctl) >= 3 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(in_flight(&ctl), 3, "refreshes take all but a quarter of the four connections");
+    let call = response(bb.fetch(get("/rest/api/latest/projects/BB/repos/api"), None, &Cancel::new()));
+    assert_eq!(call.status, 200);
+    assert_eq!(finished.load(Ordering::SeqCst), 0, "the call went out while every refresh still waited");
+    for cancel in &cancels {
+        cancel.cancel();
+    }
+    for t in refreshes {
+        t.join().unwrap();
+    }
+}
