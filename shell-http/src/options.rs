@@ -23,6 +23,9 @@ pub struct HttpOptions {
     /// When set, people log in with Bitbucket (`--oauth`): every request to `/mcp` carries bb's own
     /// access token, and each session acts with its person's Bitbucket grant.
     pub oauth: Option<crate::oauth::OAuthOptions>,
+    /// The proxies whose PROXY protocol v2 header and `X-Forwarded-For` name the person
+    /// (`--trusted-proxy`); their own addresses hold no connection share. Empty: none.
+    pub trusted_proxies: crate::proxies::TrustedProxies,
 }
 
 /// Bounds on what one client can make the server hold.
