@@ -5,9 +5,9 @@
 //! one. Only for a connection from a trusted proxy does bb read who the person is from what the proxy
 //! says: a PROXY protocol v2 header (`proxy_header`), which names the connection's source, or
 //! `X-Forwarded-For`, which names each request's. From anyone else neither is read: a client cannot
-//! choose its own address. The rules and their sources: `docs/reference/proxies.md`.
+//! choose its own address (`docs/reference/proxies.md "Only a trusted proxy is believed"`).
 //!
-//! `X-Forwarded-For` is read from the right (reference/proxies.md "X-Forwarded-For"): each proxy
+//! `X-Forwarded-For` is read from the right (`docs/reference/proxies.md "X-Forwarded-For"`): each proxy
 //! appends the address it heard from, so the right-most address that is not a trusted proxy is the
 //! last one a trusted proxy wrote, and everything left of it may be the client's own invention. A
 //! header that cannot be read whole is not read at all: the request is the connection's.

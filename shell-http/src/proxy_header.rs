@@ -2,7 +2,7 @@
 //! `send-proxy-v2`), naming the source of the connection it relays: read only from a trusted proxy
 //! (`proxies`), within the request head's deadline, and at most [`MAX_ADDRESS_BLOCK`] bytes past
 //! its fixed part. The layout, and what a receiver must do with each value:
-//! `docs/reference/proxies.md` "PROXY protocol v2".
+//! `docs/reference/proxies.md "PROXY protocol v2"`.
 //!
 //! ```text
 //!   bytes 0..12   signature \r\n\r\n\0\r\nQUIT\n        anything else: not a header, the bytes are HTTP

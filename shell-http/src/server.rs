@@ -345,7 +345,8 @@ async fn accept(listener: TcpListener, door: Arc<Door>, executor: Weak<Executor<
 
 /// A connection from a trusted proxy: a PROXY protocol v2 header it begins with is read (within the
 /// head's deadline; a broken or stalled one drops the connection) and names the connection's source,
-/// which then holds the connection share; without one the source is the proxy, which holds none.
+/// which then holds the connection share; without one the source is the proxy, which holds none
+/// (`docs/reference/proxies.md "A trusted proxy's own address"`).
 async fn through_proxy(
     stream: TcpStream,
     proxy: IpAddr,
