@@ -1,7 +1,7 @@
 //! Sockets and threads: bind, accept (turning away a peer's connections beyond its share with 503;
-//! see `connections` for which connections are held), serve HTTP/1.1 with hyper on a smol executor
-//! run by one thread per core, and end idle sessions. Repeated warnings are written at most once a
-//! second, with a count.
+//! see `connections` for which connections are held; from a trusted proxy, its PROXY header read
+//! first), serve HTTP/1.1 with hyper on a smol executor run by one thread per core, and end idle
+//! sessions. Repeated warnings are written at most once a second, with a count.
 
 use std::convert::Infallible;
 use std::io;
@@ -316,8 +316,7 @@ async fn accept(listener: TcpListener, door: Arc<Door>, executor: Weak<Executor<
             Ok((stream, from)) => {
                 let _ = stream.set_nodelay(true);
                 if door.endpoint.options.trusted_proxies.trusts(from.ip()) {
-                    let task = through_proxy(stream, from.ip(), Arc::clone(&door), executor.clone(), late);
-                    spawn_on(&executor, task);
+                    spawn_on(&executor, through_proxy(stream, from.ip(), Arc::clone(&door), late));
                     continue;
                 }
                 let peer = Peer::of(from);
@@ -347,13 +346,7 @@ async fn accept(listener: TcpListener, door: Arc<Door>, executor: Weak<Executor<
 /// head's deadline; a broken or stalled one drops the connection) and names the connection's source,
 /// which then holds the connection share; without one the source is the proxy, which holds none
 /// (`docs/reference/proxies.md "A trusted proxy's own address"`).
-async fn through_proxy(
-    stream: TcpStream,
-    proxy: IpAddr,
-    door: Arc<Door>,
-    executor: Weak<Executor<'static>>,
-    late: bool,
-) {
+async fn through_proxy(stream: TcpStream, proxy: IpAddr, door: Arc<Door>, late: bool) {
     let endpoint = &door.endpoint;
     let (stream, source) = match proxy_header::read(stream, endpoint.options.limits.header_timeout).await {
         Ok((stream, named)) => (stream, named.unwrap_or(proxy)),
@@ -369,7 +362,7 @@ async fn through_proxy(
         door.connections.arrive(peer)
     };
     match arrival {
-        Ok(arrival) => spawn_on(&executor, connection(stream, Arc::clone(&door), source, arrival, late)),
+        Ok(arrival) => connection(stream, Arc::clone(&door), source, arrival, late).await,
         Err(_) => {
             let limit = endpoint.options.limits.connections_per_peer();
             turned_away(&door, &format!("the address {peer} holds its limit of {limit} connections"));
