@@ -81,6 +81,8 @@ pub struct HttpServe {
     pub keepalive_idle_s: Option<u64>,
     /// `--max-connections N`: connections held at once (default: as many as the open-file limit allows).
     pub max_connections: Option<usize>,
+    /// `--trusted-proxy CIDR`, repeatable, checked (empty: `BB_TRUSTED_PROXY`, else none).
+    pub trusted_proxies: Vec<bb_http::Cidr>,
 }
 
 /// How long calls in flight may finish after SIGTERM or Ctrl-C, unless `--grace` says otherwise.
@@ -224,6 +226,13 @@ Streamable HTTP (instead of stdio):
   --keep-alive-idle S keep a connection open S seconds between requests (1 to 3600; default: 75), so a
                       client between two refreshes keeps it; a request head, once begun, must arrive
                       within 15 s
+  --trusted-proxy CIDR
+                      a load balancer bb sits behind, as an address (10.0.0.5) or a network
+                      (10.0.0.0/8, fd00::/8); repeatable, or BB_TRUSTED_PROXY=A,B. From it
+                      only, bb counts each person by the right-most address in X-Forwarded-For
+                      that is no trusted proxy (haproxy: option forwardfor), or by the source of a
+                      PROXY protocol v2 header (send-proxy-v2), for the limits kept per address; its
+                      own address holds no share of connections. From anyone else both are ignored
 ";
 
 /// Help of `bb ai mcp tools`.
@@ -269,6 +278,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
         write_timeout_s: None,
         keepalive_idle_s: None,
         max_connections: None,
+        trusted_proxies: Vec::new(),
     };
     let mut help = false;
     let mut seen_options: Vec<&'static str> = Vec::new();
@@ -497,6 +507,13 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
                 http_flags.write_timeout_s = Some(seconds(&value, "--write-timeout", WRITE_TIMEOUT_S)?);
                 seen_options.push("--write-timeout");
             }
+            Long("trusted-proxy") => {
+                let value = plain(parser.value().map_err(|e| e.to_string())?, "--trusted-proxy")?;
+                http_flags
+                    .trusted_proxies
+                    .push(bb_http::Cidr::parse(&value).map_err(|e| format!("--trusted-proxy {e}"))?);
+                seen_options.push("--trusted-proxy");
+            }
             Long("session-idle") => {
                 let value = plain(parser.value().map_err(|e| e.to_string())?, "--session-idle")?;
                 http_flags.session_idle_s = Some(seconds(&value, "--session-idle", SESSION_IDLE_S)?);
@@ -586,7 +603,7 @@ pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Command, Strin
 }
 
 /// The flags that only mean something with `--http`.
-const HTTP_ONLY: [&str; 12] = [
+const HTTP_ONLY: [&str; 13] = [
     "--oauth",
     "--public-url",
     "--allow-origin",
@@ -599,6 +616,7 @@ const HTTP_ONLY: [&str; 12] = [
     "--ready-interval",
     "--write-timeout",
     "--keep-alive-idle",
+    "--trusted-proxy",
 ];
 
 /// on/off, true/false, 1/0.
@@ -660,6 +678,31 @@ pub fn scope_from_env(
     let Some(value) = env("BB_SCOPE").filter(|v| !v.trim().is_empty()) else { return Ok(None) };
     let entries = value.split(',').map(str::trim).filter(|e| !e.is_empty());
     bb_core::Scope::parse(entries).map(Some).map_err(|e| format!("BB_SCOPE: {e}"))
+}
+
+/// The proxies bb believes: `--trusted-proxy` entries, else `BB_TRUSTED_PROXY` (comma-separated
+/// addresses and networks); none when neither names one. A malformed entry is an error sentence.
+pub fn trusted_proxies_from_env(
+    flags: &[bb_http::Cidr],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<bb_http::TrustedProxies, String> {
+    if !flags.is_empty() {
+        return Ok(bb_http::TrustedProxies::new(flags.to_vec()));
+    }
+    let Some(value) = env("BB_TRUSTED_PROXY").filter(|v| !v.trim().is_empty()) else {
+        return Ok(bb_http::TrustedProxies::default());
+    };
+    let entries = value.split(',').map(str::trim).filter(|e| !e.is_empty());
+    let cidrs = entries.map(|e| bb_http::Cidr::parse(e).map_err(|why| format!("BB_TRUSTED_PROXY {why}")));
+    cidrs.collect::<Result<Vec<_>, _>>().map(bb_http::TrustedProxies::new)
+}
+
+/// What bb logs once at start when it trusts proxies.
+pub fn trusted_proxies_said(proxies: &bb_http::TrustedProxies) -> String {
+    format!(
+        "trusted proxies: {}; from them only, X-Forwarded-For and PROXY protocol v2 headers name each person",
+        proxies.words()
+    )
 }
 
 /// What bb logs once at start with a scope.
@@ -869,6 +912,31 @@ mod tests {
         let both = with(&["127.0.0.1:8080", "--oauth", "--per-user-token-header", "X-Bitbucket-Token"]);
         assert!(serve(&both).unwrap_err().contains("do not go together"));
         assert!(p(&["ai", "mcp", "serve", "--oauth"]).unwrap_err().contains("--oauth applies to the HTTP server"));
+    }
+
+    #[test]
+    fn trusted_proxies_come_from_the_flag_repeated_or_else_from_bb_trusted_proxy() {
+        let serve = |args: &[&str]| match p(args) {
+            Ok(Command::Serve(o)) => Ok(o.http.map(|h| h.trusted_proxies).unwrap_or_default()),
+            Ok(_) => Err("not serve".to_owned()),
+            Err(e) => Err(e),
+        };
+        let base = ["ai", "mcp", "serve", "--http", "127.0.0.1:0"];
+        let with = |rest: &[&'static str]| base.iter().chain(rest).copied().collect::<Vec<_>>();
+        let flags = serve(&with(&["--trusted-proxy", "10.0.0.0/8", "--trusted-proxy=::1"])).unwrap();
+        let env = |k: &str| (k == "BB_TRUSTED_PROXY").then(|| " 192.0.2.7, fd00::/8 ,".to_string());
+        assert_eq!(trusted_proxies_from_env(&flags, &env).unwrap().words(), "10.0.0.0/8, ::1/128", "the flag wins");
+        assert_eq!(trusted_proxies_from_env(&[], &env).unwrap().words(), "192.0.2.7/32, fd00::/8");
+        assert!(trusted_proxies_from_env(&[], &|_| None).unwrap().is_empty());
+        let e = serve(&with(&["--trusted-proxy", "haproxy.internal"])).unwrap_err();
+        assert!(e.starts_with("--trusted-proxy `haproxy.internal` is not an address or network"), "{e}");
+        let e = serve(&with(&["--trusted-proxy", "10.0.0.1/8"])).unwrap_err();
+        assert!(e.contains("the network is 10.0.0.0/8"), "{e}");
+        let bad = |k: &str| (k == "BB_TRUSTED_PROXY").then(|| "10.0.0.0/8,10.0.0.0/40".to_string());
+        let e = trusted_proxies_from_env(&[], &bad).unwrap_err();
+        assert!(e.starts_with("BB_TRUSTED_PROXY `10.0.0.0/40` has a prefix longer"), "{e}");
+        let e = p(&["ai", "mcp", "serve", "--trusted-proxy", "10.0.0.5"]).unwrap_err();
+        assert!(e.contains("--trusted-proxy applies to the HTTP server"), "{e}");
     }
 
     #[test]

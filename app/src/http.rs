@@ -131,12 +131,14 @@ pub fn serve_http(
         per_user_token_header: flags.per_user_token_header.clone(),
         limits,
         oauth,
+        trusted_proxies: crate::cli::trusted_proxies_from_env(&flags.trusted_proxies, &|n| std::env::var(n).ok())?,
     };
     if let Some(o) = &options.oauth {
         // People's browsers and clients reach bb by its public URL's host.
         let authority = o.public_url.split_once("://").map_or("", |(_, r)| r).split('/').next().unwrap_or_default();
         options.allow_hosts.push(authority.to_owned());
     }
+    let trusted = options.trusted_proxies.clone();
     let per_user = flags.per_user_token_header.is_some() || options.oauth.is_some();
     // In per-person mode the sessions' Bitbucket refuses a request without a person; `/readyz`'s
     // probe asks anonymously (application-properties answers anyone).
@@ -157,6 +159,9 @@ pub fn serve_http(
         server = server.probe_anonymously(probe);
     }
     announce(&logger, &server, &token, !loopback && flags.allow_hosts.is_empty());
+    if !trusted.is_empty() {
+        logger.log(Level::Notice, &crate::cli::trusted_proxies_said(&trusted));
+    }
     // What the configuration says at start (read-only, asking off), after the address: a client that
     // reads bb's first line for its URL still finds it there.
     for (level, said) in after_listening.iter().chain(&connections_said) {

@@ -144,9 +144,19 @@ impl Connections {
     /// request in flight, else the longest-waiting one, if every waiting place is taken), unless its
     /// peer holds its share already.
     pub(crate) fn arrive(self: &Arc<Self>, peer: Peer) -> Result<Arrival, PeerFull> {
+        self.enter(peer, self.per_peer)
+    }
+
+    /// A connection from a trusted proxy arrives: as [`Connections::arrive`], but the proxy carries
+    /// many people, so its address holds no share (the caps still hold).
+    pub(crate) fn arrive_from_proxy(self: &Arc<Self>, proxy: Peer) -> Result<Arrival, PeerFull> {
+        self.enter(proxy, usize::MAX)
+    }
+
+    fn enter(self: &Arc<Self>, peer: Peer, share: usize) -> Result<Arrival, PeerFull> {
         let mut s = self.lock();
         let held = s.peers.get(&peer).copied().unwrap_or(0);
-        if held >= self.per_peer {
+        if held >= share {
             return Err(PeerFull);
         }
         *s.peers.entry(peer).or_default() += 1;

@@ -31,7 +31,9 @@
 //! answer holds of the memory budget until written), `server` (sockets,
 //! threads), `connections` (which connections are held: waiting, admitted, per peer, and the share of
 //! anonymous login requests), `peer` (who
-//! a client is, for fairness), `throttle` (how often a repeated warning is logged), `drain` (a
+//! a client is, for fairness), `proxies` (which proxies bb believes, `--trusted-proxy`, and whom a
+//! request through one is from: `X-Forwarded-For`), `proxy_header` (a trusted proxy's PROXY
+//! protocol v2 header, naming a connection's source), `throttle` (how often a repeated warning is logged), `drain` (a
 //! graceful stop: what is refused, what finishes, what is cut, which Bitbucket writes are held),
 //! `health` (`/healthz`, `/readyz` and the probe behind it), `observe` (what each request adds to
 //! the metrics), `scrape` (the `--metrics` listener). Imports point
@@ -50,6 +52,8 @@ mod observe;
 pub mod options;
 mod peer;
 mod persons;
+mod proxies;
+mod proxy_header;
 mod registry;
 mod reply;
 mod request;
@@ -66,5 +70,21 @@ pub use drain::Stopped;
 pub use oauth::store::{Kind, MemoryStore, Store, StoreError};
 pub use oauth::{ACCESS_TTL_MS, LOG_IN_AGAIN, OAuthOptions, Provider, ProviderError, Tokens};
 pub use options::{BearerToken, HttpOptions, Limits};
+pub use proxies::{Cidr, TrustedProxies};
 pub use scrape::MetricsServer;
 pub use server::{FLUSH, HttpServer, Running};
+
+/// The proptest configuration the unit properties run with: a pinned seed (`BB_PROPTEST_SEED`,
+/// default 0xbb), `BB_PROPTEST_CASES` cases (default 256), and no failure files: a counterexample
+/// becomes a named test instead (as core's `tests/common`).
+#[cfg(test)]
+pub(crate) fn proptest_config() -> proptest::test_runner::Config {
+    let seed = std::env::var("BB_PROPTEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xbb);
+    let cases = std::env::var("BB_PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(256);
+    proptest::test_runner::Config {
+        cases,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    }
+}

@@ -23,6 +23,9 @@ pub struct HttpOptions {
     /// When set, people log in with Bitbucket (`--oauth`): every request to `/mcp` carries bb's own
     /// access token, and each session acts with its person's Bitbucket grant.
     pub oauth: Option<crate::oauth::OAuthOptions>,
+    /// The proxies whose PROXY protocol v2 header and `X-Forwarded-For` name the person
+    /// (`--trusted-proxy`); their own addresses hold no connection share. Empty: none.
+    pub trusted_proxies: crate::proxies::TrustedProxies,
 }
 
 /// Bounds on what one client can make the server hold.
@@ -64,7 +67,7 @@ pub struct Limits {
     pub max_connections: usize,
     /// Connections one peer (an IPv4 address, or an IPv6 /64) may hold, admitted or not; more are
     /// answered 503 and closed. `None`: a quarter of `max_connections`. Behind a reverse proxy every
-    /// client is the proxy's address: raise it to `max_connections`.
+    /// client is the proxy's address: name it in [`HttpOptions::trusted_proxies`].
     pub max_connections_per_peer: Option<usize>,
     /// Sessions alive at once. At the limit, an `initialize` ends the session idle longest (no
     /// POST waiting on it) to make room, or gets 503 with a JSON-RPC error when every session is busy.

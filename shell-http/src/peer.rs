@@ -12,7 +12,12 @@ pub(crate) struct Peer(IpAddr);
 impl Peer {
     /// The peer of a connection from `addr`.
     pub(crate) fn of(addr: SocketAddr) -> Peer {
-        match addr.ip() {
+        Peer::of_ip(addr.ip())
+    }
+
+    /// The peer of the address `ip`: a connection's, or the one a trusted proxy names (`proxies`).
+    pub(crate) fn of_ip(ip: IpAddr) -> Peer {
+        match ip {
             IpAddr::V4(v4) => Peer(IpAddr::V4(v4)),
             IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
                 Some(v4) => Peer(IpAddr::V4(v4)),

@@ -1,11 +1,11 @@
 //! Sockets and threads: bind, accept (turning away a peer's connections beyond its share with 503;
-//! see `connections` for which connections are held), serve HTTP/1.1 with hyper on a smol executor
-//! run by one thread per core, and end idle sessions. Repeated warnings are written at most once a
-//! second, with a count.
+//! see `connections` for which connections are held; from a trusted proxy, its PROXY header read
+//! first), serve HTTP/1.1 with hyper on a smol executor run by one thread per core, and end idle
+//! sessions. Repeated warnings are written at most once a second, with a count.
 
 use std::convert::Infallible;
 use std::io;
-use std::net::{SocketAddr, TcpListener as StdListener};
+use std::net::{IpAddr, SocketAddr, TcpListener as StdListener};
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
@@ -34,6 +34,7 @@ use crate::oauth;
 use crate::options::{HttpOptions, strong_enough};
 use crate::peer::Peer;
 use crate::persons::Persons;
+use crate::proxy_header::{self, Prefixed};
 use crate::reply::{Reply, closing, refusal};
 use crate::sessions::Sessions;
 use crate::throttle::{Throttle, and_more};
@@ -314,9 +315,18 @@ async fn accept(listener: TcpListener, door: Arc<Door>, executor: Weak<Executor<
         match accepted {
             Ok((stream, from)) => {
                 let _ = stream.set_nodelay(true);
+                if door.endpoint.options.trusted_proxies.trusts(from.ip()) {
+                    spawn_on(&executor, through_proxy(stream, from.ip(), Arc::clone(&door), late));
+                    continue;
+                }
                 let peer = Peer::of(from);
                 match door.connections.arrive(peer) {
-                    Ok(arrival) => spawn_on(&executor, connection(stream, Arc::clone(&door), peer, arrival, late)),
+                    Ok(arrival) => {
+                        spawn_on(
+                            &executor,
+                            connection(Prefixed::plain(stream), Arc::clone(&door), from.ip(), arrival, late),
+                        );
+                    }
                     Err(_) => {
                         let limit = door.endpoint.options.limits.connections_per_peer();
                         turned_away(&door, &format!("the address {peer} holds its limit of {limit} connections"));
@@ -328,6 +338,35 @@ async fn accept(listener: TcpListener, door: Arc<Door>, executor: Weak<Executor<
             Err(_) => {
                 smol::Timer::after(Duration::from_millis(10)).await;
             }
+        }
+    }
+}
+
+/// A connection from a trusted proxy: a PROXY protocol v2 header it begins with is read (within the
+/// head's deadline; a broken or stalled one drops the connection) and names the connection's source,
+/// which then holds the connection share; without one the source is the proxy, which holds none
+/// (`docs/reference/proxies.md "A trusted proxy's own address"`).
+async fn through_proxy(stream: TcpStream, proxy: IpAddr, door: Arc<Door>, late: bool) {
+    let endpoint = &door.endpoint;
+    let (stream, source) = match proxy_header::read(stream, endpoint.options.limits.header_timeout).await {
+        Ok((stream, named)) => (stream, named.unwrap_or(proxy)),
+        Err(e) => {
+            endpoint.logger.log(Level::Debug, &format!("connection from the proxy {proxy} dropped: {e}"));
+            return;
+        }
+    };
+    let peer = Peer::of_ip(source);
+    let arrival = if endpoint.options.trusted_proxies.trusts(source) {
+        door.connections.arrive_from_proxy(peer)
+    } else {
+        door.connections.arrive(peer)
+    };
+    match arrival {
+        Ok(arrival) => connection(stream, Arc::clone(&door), source, arrival, late).await,
+        Err(_) => {
+            let limit = endpoint.options.limits.connections_per_peer();
+            turned_away(&door, &format!("the address {peer} holds its limit of {limit} connections"));
+            turn_away(stream.into_tcp()).await;
         }
     }
 }
@@ -377,8 +416,9 @@ fn spawn_on(executor: &Weak<Executor<'static>>, task: impl Future<Output = ()> +
 /// (see `connections`: those that never did work for a verified session or person go first).
 ///
 /// A `late` connection (taken from the listen queue after the stop began) is served one request
-/// and closed.
-async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, closed): Arrival, late: bool) {
+/// and closed. Each request is from `source` (the TCP peer, or the source a trusted proxy's PROXY
+/// header named), or, when that is a trusted proxy, from whom its `X-Forwarded-For` names (`proxies`).
+async fn connection(stream: Prefixed, door: Arc<Door>, source: IpAddr, (held, closed): Arrival, late: bool) {
     let endpoint = Arc::clone(&door.endpoint);
     let _open = endpoint.drain.open();
     let limits = &endpoint.options.limits;
@@ -401,6 +441,7 @@ async fn connection(stream: TcpStream, door: Arc<Door>, peer: Peer, (held, close
             // back of the queue before each answer serves the connections in turn.
             smol::future::yield_now().await;
             let endpoint = Arc::clone(&door.endpoint);
+            let peer = endpoint.options.trusted_proxies.peer_of(source, req.headers());
             if held.is_admitted() {
                 return Ok::<_, Infallible>(counted(&held, respond(endpoint, peer, req)).await);
             }
