@@ -13,8 +13,14 @@ use serde_json::{Value, json};
 use stack_harness::StackHarness;
 
 /// The budget of every tool definition the model sees with `--allow-writes` (issue #17; #30's get_code_insights
-/// added 655 bytes, see core/tests/tools_catalogue.rs).
+/// added 655 bytes, see core/tests/tools_catalogue.rs): its name, description and input schema, what a host
+/// gives a model. The title and the four hints (issue #53) are the host's, and printed beside it.
 const TOOL_LIST_BUDGET: usize = 26_260;
+
+/// A `tools/list` entry as a host gives it to a model: name, description, input schema.
+fn model_part(t: &Value) -> Value {
+    json!({"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]})
+}
 
 fn main() {
     let mut d = StackHarness::new();
@@ -23,9 +29,11 @@ fn main() {
     let e = Catalogue::standard().expose(&ExposureOptions::everything()).unwrap();
     let for_model: Vec<Value> =
         e.listed().iter().filter(|t| t["_meta"]["ui"]["visibility"] != json!(["app"])).cloned().collect();
-    let bytes = Value::Array(for_model.clone()).to_string().len();
+    let listed = Value::Array(for_model.clone()).to_string().len();
+    let bytes = Value::Array(for_model.iter().map(model_part).collect()).to_string().len();
     println!(
-        "tools/list with --allow-writes: {} tools for the model in {bytes} bytes (budget {TOOL_LIST_BUDGET})",
+        "tools/list with --allow-writes: {} tools for the model in {bytes} bytes (budget {TOOL_LIST_BUDGET}); \
+         {listed} bytes listed with titles and hints",
         for_model.len()
     );
     if bytes > TOOL_LIST_BUDGET {
@@ -113,17 +121,18 @@ fn main() {
 /// The tool list the model sees for each toolset choice: alone, the default (without a session, and as a
 /// session sees it, with `enable_toolset`), every group, and every group with `writes` (README "Toolsets").
 fn toolsets_table() {
-    let for_model = |e: &Exposed| -> (usize, usize) {
+    let for_model = |e: &Exposed| -> (usize, usize, usize) {
         let listed: Vec<Value> =
             e.listed().into_iter().filter(|t| t["_meta"]["ui"]["visibility"] != json!(["app"])).collect();
-        (listed.len(), Value::Array(listed).to_string().len())
+        let model = Value::Array(listed.iter().map(model_part).collect()).to_string().len();
+        (listed.len(), Value::Array(listed).to_string().len(), model)
     };
     let catalogue = Catalogue::standard();
     let with = |list: &str| ExposureOptions {
         toolsets: Some(Toolsets::parse_list(list).unwrap()),
         ..ExposureOptions::default()
     };
-    println!("{:<44} {:>6} {:>8}", "--toolsets", "tools", "bytes");
+    println!("{:<44} {:>6} {:>8} {:>8}", "--toolsets", "tools", "bytes", "model B");
     let mut rows: Vec<(String, ExposureOptions, bool)> =
         bb_core::GROUPS.iter().map(|g| (g.name().to_owned(), with(g.name()), false)).collect();
     rows.push(("default (no session: 2026-07-28)".into(), ExposureOptions::default(), false));
@@ -133,7 +142,7 @@ fn toolsets_table() {
     for (label, options, session) in rows {
         let e = catalogue.expose(&options).unwrap();
         let e = if session { std::sync::Arc::new(e.session_sees(Toolsets::NONE).unwrap()) } else { e };
-        let (tools, bytes) = for_model(&e);
-        println!("{label:<44} {tools:>6} {bytes:>8}");
+        let (tools, bytes, model) = for_model(&e);
+        println!("{label:<44} {tools:>6} {bytes:>8} {model:>8}");
     }
 }

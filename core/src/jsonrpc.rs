@@ -24,6 +24,8 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// Invalid method parameters (also: unknown tool, bad cursor).
 pub const INVALID_PARAMS: i64 = -32602;
+/// Internal error: bb could not do what was asked (a resource Bitbucket could not be read for).
+pub const INTERNAL_ERROR: i64 = -32603;
 /// MCP: the resource does not exist (2025-11-25 and earlier; 2026-07-28 uses [`INVALID_PARAMS`]).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 /// MCP 2026-07-28: the request's protocol version is one the server does not serve that way.

@@ -94,6 +94,7 @@ mod plan;
 mod protocol;
 mod reads;
 mod requirements;
+mod resources;
 pub mod retry;
 mod scope;
 mod server;

@@ -90,13 +90,14 @@ pub(crate) fn server_info(version: &str) -> Value {
     json!({"name": "bb", "title": "bb for Bitbucket Data Center", "version": version})
 }
 
-/// The capabilities bb declares: tools and resources, per-request logging, and the MCP Apps extension
+/// The capabilities bb declares: tools and resources (the view page and the `bitbucket://` templates; no
+/// subscriptions yet), per-request logging, and the MCP Apps extension
 /// (bb has a view; whether a request's client renders it is that request's own capability). The tool
 /// list changes only in a session that may turn toolsets on (`enable_toolset`), which is told so.
 pub(crate) fn capabilities(tools_change: bool) -> Value {
     json!({
         "tools": {"listChanged": tools_change},
-        "resources": {"listChanged": false},
+        "resources": {"listChanged": false, "subscribe": false},
         "logging": {},
         "extensions": {UI_EXTENSION: {}},
     })
@@ -136,10 +137,17 @@ pub(crate) fn input_required(mut result: Value, version: &str) -> Value {
 }
 
 /// A result a client (and, being the same for every person, any shared cache) may keep `ttl_ms`.
-pub(crate) fn cacheable(mut result: Value, ttl_ms: u64) -> Value {
+pub(crate) fn cacheable(result: Value, ttl_ms: u64) -> Value {
+    cacheable_for(result, ttl_ms, "public")
+}
+
+/// A result a client may keep `ttl_ms` within `scope`: `"public"` (any cache, any person) or `"private"`
+/// (only for the credentials that read it: what Bitbucket let this person see). Schema 2026-07-28
+/// `CacheableResult`.
+pub(crate) fn cacheable_for(mut result: Value, ttl_ms: u64, scope: &str) -> Value {
     if let Value::Object(map) = &mut result {
         map.insert("ttlMs".into(), Value::from(ttl_ms));
-        map.insert("cacheScope".into(), Value::from("public"));
+        map.insert("cacheScope".into(), Value::from(scope));
     }
     result
 }

@@ -48,8 +48,10 @@ pub enum Access {
     UnsafeWrite,
 }
 
-/// MCP tool annotations. `tools/list` leaves out a hint equal to MCP's documented default ([`Annotations::DEFAULT`]),
-/// which every client applies to a missing hint, and states every other explicitly.
+/// MCP tool annotations: all four hints, each decided by what the tool does, and every one stated in
+/// `tools/list` (MCP schema `ToolAnnotations`, 2025-03-26 and later). Hosts give a model a tool's name,
+/// description and input schema; the hints and the title are for the host (whether to ask the person
+/// first, what to call the tool), so stating them costs the person's screen, not the model's context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Annotations {
     /// The tool does not modify its environment.
@@ -63,8 +65,8 @@ pub struct Annotations {
 }
 
 impl Annotations {
-    /// What MCP assumes of a hint left out (schema `ToolAnnotations`, 2025-06-18 and later: readOnlyHint false,
-    /// destructiveHint true, idempotentHint false, openWorldHint true).
+    /// What MCP assumes of a hint left out (schema `ToolAnnotations`, 2025-03-26 and later: readOnlyHint false,
+    /// destructiveHint true, idempotentHint false, openWorldHint true): what a tool that says nothing is taken for.
     pub const DEFAULT: Annotations =
         Annotations { read_only: false, destructive: true, idempotent: false, open_world: true };
     /// Reads Bitbucket; calling again changes nothing.
@@ -77,24 +79,15 @@ impl Annotations {
     pub const IRREVERSIBLE: Annotations =
         Annotations { read_only: false, destructive: true, idempotent: false, open_world: true };
 
-    /// The hints that differ from MCP's defaults, as `tools/list` carries them. A read-only tool's
-    /// destructive and idempotent hints are left out too: MCP's schema says they are "meaningful only
-    /// when `readOnlyHint == false`" (ToolAnnotations, 2025-06-18 and later).
+    /// The four hints as `tools/list` carries them, every one stated: a host shows or acts on what it is
+    /// given, and one that reads a missing hint as MCP's default takes a read for a destructive write.
     pub fn listed(self) -> Value {
-        let d = Annotations::DEFAULT;
-        let mut out = Map::new();
-        for (key, value, default) in [
-            ("readOnlyHint", self.read_only, d.read_only),
-            ("destructiveHint", self.destructive, d.destructive),
-            ("idempotentHint", self.idempotent, d.idempotent),
-            ("openWorldHint", self.open_world, d.open_world),
-        ] {
-            let moot = self.read_only && matches!(key, "destructiveHint" | "idempotentHint");
-            if value != default && !moot {
-                out.insert(key.into(), Value::from(value));
-            }
-        }
-        Value::Object(out)
+        json!({
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        })
     }
 }
 
@@ -195,13 +188,15 @@ pub type StartFn = fn(&Map<String, Value>, &Call<'_>) -> Step;
 pub struct ToolSpec {
     /// The tool's name (snake_case).
     pub name: &'static str,
-    /// A human title; `tools/list` carries it only when it says more than the name ([`repeats_name`]).
+    /// A human title, as `tools/list` carries it (MCP `BaseMetadata.title`, 2025-06-18 and later: what a host
+    /// shows in place of the name).
     pub title: &'static str,
     /// What the model reads to decide whether to call it.
     pub description: &'static str,
     /// The input schema; `show`'s is built from the kinds it offers instead.
     pub input_schema: fn() -> Value,
-    /// MCP's hints about its effects; `tools/list` carries those that differ from MCP's defaults.
+    /// MCP's four hints about its effects, each decided for the tool (`core/tests/tool_hints.rs` holds them
+    /// to a table with the reason).
     pub annotations: Annotations,
     /// Whether it writes.
     pub access: Access,
@@ -213,15 +208,6 @@ pub struct ToolSpec {
     pub role: Role,
     /// Runs a call.
     pub start: StartFn,
-}
-
-/// Whether a title only says the name again in words (`list_tags`, "List tags"; "pull request" for `pr`,
-/// a hyphen for `_`): then
-/// `tools/list` leaves it out, as clients show the name when there is no title (MCP `BaseMetadata`: a display
-/// name falls back to `name`), and the model would read it twice. The catalogue and the CLI keep it.
-fn repeats_name(title: &str, name: &str) -> bool {
-    let words = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], " ").replace("pull request", "pr");
-    words(title) == words(name)
 }
 
 /// One kind of `show`: a view of the answer of one data tool.
@@ -420,9 +406,7 @@ impl Exposed {
     fn render(&self, t: &ToolSpec) -> Value {
         let mut entry = Map::new();
         entry.insert("name".into(), Value::from(t.name));
-        if !repeats_name(t.title, t.name) {
-            entry.insert("title".into(), Value::from(t.title));
-        }
+        entry.insert("title".into(), Value::from(t.title));
         entry.insert("description".into(), Value::from(t.description));
         entry.insert("inputSchema".into(), self.input_schema(t));
         entry.insert("annotations".into(), t.annotations.listed());

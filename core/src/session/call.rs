@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::read::Dress;
 use super::{Answer, Session, scoped, truncate};
 use crate::confirm::{self, Answered, CONFIRM_KEY, Confirming, Question, Spent};
 use crate::fetch::{FetchOutcome, Ticket};
@@ -32,6 +33,9 @@ use crate::shared::Shared;
 use crate::stateless;
 use crate::tool::{Call, Exposed, Role, ToolSpec};
 use crate::work::Kind;
+
+/// The dress of a call that asks the person: a write, which links to nothing.
+const ASKED: Dress = Dress::Tool { link: None };
 
 /// What a large call is answered when the process has no room for it.
 pub(crate) const BUSY: &str = "bb is busy: other large diffs hold the memory it sets aside for them (see --memory-budget). \
@@ -47,6 +51,8 @@ pub(super) struct Pending {
     pub(super) batch: Option<u64>,
     /// A 2026-07-28 call: its answer is completed ([`stateless::complete`]).
     stateless: bool,
+    /// How its answer is dressed: a tool's result, or a resource's contents.
+    dress: Dress,
 }
 
 /// Where a call is.
@@ -80,6 +86,8 @@ struct Again {
     args: Map<String, Value>,
     client: ClientProfile,
     exposed: Arc<Exposed>,
+    /// The `bitbucket://` URI a `resources/read` reads through this call; `None` for `tools/call`.
+    resource: Option<String>,
 }
 
 impl Pending {
@@ -94,7 +102,8 @@ impl Pending {
 
 impl Session {
     /// Starts a tool call. `stateless` is the client a 2026-07-28 request declared; `None` for the
-    /// session's own.
+    /// session's own. `resource`: the URI a `resources/read` reads through the call (`session/read.rs`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn tools_call(
         &mut self,
         id: &Id,
@@ -102,6 +111,7 @@ impl Session {
         stateless: Option<ClientProfile>,
         tag: u64,
         batch: Option<u64>,
+        resource: Option<String>,
         sh: &mut Shared,
     ) -> Answer {
         let version = sh.config.version;
@@ -189,14 +199,14 @@ impl Session {
         let client = stateless.unwrap_or_else(|| self.client.clone());
         let asks = sh.config.confirm && tool.asks.applies(&args);
         if !asks {
-            let again = Again { tool, args, client, exposed };
+            let again = Again { tool, args, client, exposed, resource };
             return self.launch(id, again, Mode::Off, tag, batch, is_stateless, sh);
         }
         if !client.asks_forms {
             self.denied(id, tool.name, Some(&args), "the client cannot show a confirmation", sh);
             return self.cannot_ask(id, &tool, is_stateless, sh);
         }
-        let again = Again { tool, args, client, exposed };
+        let again = Again { tool, args, client, exposed, resource };
         if is_stateless && params.get("requestState").is_some() {
             return self.retried(id, params, again, tag, sh);
         }
@@ -224,10 +234,16 @@ impl Session {
         sh: &mut Shared,
     ) -> Answer {
         let version = sh.config.version;
-        let finish = |result: ToolResult| {
-            let v = result.into_value();
-            Answer::Now(Ok(if is_stateless { stateless::complete(v, version) } else { v }))
+        let dress = match &again.resource {
+            Some(uri) => Dress::Resource { uri: uri.clone() },
+            None => Dress::Tool {
+                link: self
+                    .takes_links(is_stateless)
+                    .then(|| crate::resources::link(again.tool.name, &again.args))
+                    .flatten(),
+            },
         };
+        let finish = |result: ToolResult| Answer::Now(dress.finish(id, result.into_value(), is_stateless, version));
         self.audit_args(id, &again.args);
         let confirming = match &mode {
             Mode::Off => Confirming::Off,
@@ -288,7 +304,7 @@ impl Session {
                 }
                 let again = may_ask.then(|| Box::new(again));
                 let state = State::Running(plan, again);
-                self.pending.insert(id.clone(), Pending { state, tag, batch, stateless: is_stateless });
+                self.pending.insert(id.clone(), Pending { state, tag, batch, stateless: is_stateless, dress });
                 Answer::Later
             }
         }
@@ -368,7 +384,7 @@ Ask the person to do it in Bitbucket, or to use a client that can ask them.",
         // The call's deadline: a step at it is the last (no answer came).
         sh.work.ask_step(self.id, id, sh.now_ms.saturating_add(sh.config.answer_within_ms), &mut sh.out);
         let state = State::Asking { ask, question, again };
-        self.pending.insert(id.clone(), Pending { state, tag, batch: None, stateless: false });
+        self.pending.insert(id.clone(), Pending { state, tag, batch: None, stateless: false, dress: ASKED });
         Answer::Later
     }
 
@@ -428,7 +444,7 @@ Ask the person to do it in Bitbucket, or to use a client that can ask them.",
         }
         sh.work.ask_spend(self.id, id, state_id, state.expires_ms, &mut sh.out);
         let state = State::Spending { pin: state.pin, again: Box::new(again) };
-        self.pending.insert(id.clone(), Pending { state, tag, batch: None, stateless: true });
+        self.pending.insert(id.clone(), Pending { state, tag, batch: None, stateless: true, dress: ASKED });
         Answer::Later
     }
 
@@ -672,8 +688,10 @@ impl Session {
     }
 
     fn answer_later(&mut self, id: &Id, pending: Pending, result: Value, sh: &mut Shared) {
-        let result = if pending.stateless { stateless::complete(result, sh.config.version) } else { result };
-        let answer = jsonrpc::result_value(id, result);
+        let answer = match pending.dress.finish(id, result, pending.stateless, sh.config.version) {
+            Ok(result) => jsonrpc::result_value(id, result),
+            Err(reply) => reply.to_value(),
+        };
         match pending.batch {
             Some(b) => self.batch_answered(b, answer, sh),
             None => self.send(answer, Some(pending.tag), sh),

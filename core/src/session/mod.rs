@@ -25,6 +25,7 @@
 mod audit;
 mod batch;
 mod call;
+mod read;
 mod route;
 mod scoped;
 mod toolsets;

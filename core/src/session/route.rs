@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::{Answer, Session, truncate};
-use crate::jsonrpc::{ErrorReply, INVALID_PARAMS, INVALID_REQUEST, Id, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND};
+use crate::jsonrpc::{ErrorReply, INVALID_PARAMS, INVALID_REQUEST, Id, METHOD_NOT_FOUND};
 use crate::listing;
 use crate::logging::Level;
 use crate::made::Made;
@@ -14,6 +14,9 @@ use crate::protocol::{ClientProfile, ProtocolVersion};
 use crate::shared::Shared;
 use crate::stateless::{self, Era, RequestMeta};
 use crate::tool::VIEW_URI;
+
+/// The scheme of the resources the templates name (`crate::resources`); `ui://` is the view page's.
+const URI_SCHEME: &str = "bitbucket://";
 
 /// On whose terms a request is served.
 enum Terms {
@@ -112,11 +115,29 @@ impl Session {
                     Err(m) => err(INVALID_PARAMS, m),
                 }
             }
-            ("tools/call", Terms::Alone(meta)) => self.tools_call(id, params, Some(meta.client), tag, batch, sh),
-            ("tools/call", Terms::Session) => self.tools_call(id, params, None, tag, batch, sh),
+            ("tools/call", Terms::Alone(meta)) => self.tools_call(id, params, Some(meta.client), tag, batch, None, sh),
+            ("tools/call", Terms::Session) => self.tools_call(id, params, None, tag, batch, None, sh),
             ("resources/list", _) => done(json!({"resources": []}), Some(stateless::LIST_TTL_MS)),
-            ("resources/templates/list", _) => done(json!({"resourceTemplates": []}), Some(stateless::LIST_TTL_MS)),
-            ("resources/read", _) => resources_read(id, params, alone),
+            // The templates whose tool the request's exposure has: a session's widens with its toolsets.
+            ("resources/templates/list", terms) => {
+                let exposed = match terms {
+                    Terms::Alone(_) => std::sync::Arc::clone(&sh.config.exposed),
+                    Terms::Session => self.exposed(sh),
+                };
+                done(crate::resources::templates(&exposed), Some(stateless::LIST_TTL_MS))
+            }
+            ("resources/read", terms) => {
+                let uri = params.get("uri").and_then(Value::as_str);
+                match (uri, terms) {
+                    (Some(uri), Terms::Alone(meta)) if uri.starts_with(URI_SCHEME) => {
+                        self.read_resource(id, uri, Some(meta.client), tag, batch, sh)
+                    }
+                    (Some(uri), Terms::Session) if uri.starts_with(URI_SCHEME) => {
+                        self.read_resource(id, uri, None, tag, batch, sh)
+                    }
+                    _ => resources_read(id, params, alone),
+                }
+            }
             ("logging/setLevel", Terms::Session) => {
                 match params.get("level").and_then(Value::as_str).and_then(Level::parse) {
                     Some(level) => {
@@ -198,7 +219,7 @@ fn scoped(instructions: &str, sh: &Shared) -> String {
     }
 }
 
-/// Reads the view page; `alone` answers as 2026-07-28 does (complete and cacheable, and an unknown
+/// Reads the view page (a `bitbucket://` URI is read by its tool, `session/read.rs`); `alone` answers as 2026-07-28 does (complete and cacheable, and an unknown
 /// URI is invalid params rather than -32002).
 fn resources_read(id: &Id, params: &Value, alone: bool) -> Answer {
     let Some(uri) = params.get("uri").and_then(Value::as_str) else {
@@ -209,11 +230,7 @@ fn resources_read(id: &Id, params: &Value, alone: bool) -> Answer {
         )));
     };
     if uri != VIEW_URI {
-        let code = if alone { INVALID_PARAMS } else { RESOURCE_NOT_FOUND };
-        let mut reply =
-            ErrorReply::new(Some(id.clone()), code, format!("Resource not found: `{}`.", truncate(uri, 200)));
-        reply.data = Some(json!({"uri": uri}));
-        return Answer::Now(Err(reply));
+        return Answer::Now(Err(super::read::not_found(id, uri, alone, ".")));
     }
     Answer::Made(if alone { Made::StatelessView } else { Made::View })
 }

@@ -123,12 +123,31 @@ impl StackHarness {
         StackHarness::with_settings(world, capabilities, templates, confirm, None)
     }
 
+    /// The committed seed and a session initialized on `version` (`None`: never initialized, for
+    /// 2026-07-28 requests, each of which says its own revision in `_meta`).
+    #[allow(dead_code)]
+    pub fn speaking(version: Option<&str>) -> StackHarness {
+        StackHarness::with_all(World::from_default_seed().unwrap(), json!({}), false, false, None, version)
+    }
+
     fn with_settings(
         world: World,
         capabilities: Value,
         templates: bool,
         confirm: bool,
         scope: Option<bb_core::Scope>,
+    ) -> StackHarness {
+        let version = if confirm { "2025-11-25" } else { "2025-06-18" };
+        StackHarness::with_all(world, capabilities, templates, confirm, scope, Some(version))
+    }
+
+    fn with_all(
+        world: World,
+        capabilities: Value,
+        templates: bool,
+        confirm: bool,
+        scope: Option<bb_core::Scope>,
+        version: Option<&str>,
     ) -> StackHarness {
         let options = ExposureOptions::everything();
         let exposed = Catalogue::standard().expose(&options).unwrap();
@@ -161,10 +180,11 @@ impl StackHarness {
             next_id: 1,
         };
         let session = d.session;
+        let Some(version) = version else { return d };
         d.server.handle(
             Input::Message {
                 session,
-                bytes: json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": if confirm { "2025-11-25" } else { "2025-06-18" },
+                bytes: json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": version,
                     "capabilities": capabilities, "clientInfo": {"name": "stack-driver", "version": "1"}}})
                 .to_string()
                 .as_bytes(),
@@ -233,12 +253,29 @@ impl StackHarness {
 
     /// Calls a tool and runs it to its answer, serving every request in the order asked.
     pub fn call(&mut self, name: &str, arguments: Value) -> Answer {
+        let raw = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        // A JSON-RPC error (an unknown tool): its message as the text, the whole answer as `raw`.
+        if let Some(message) = raw["error"]["message"].as_str() {
+            return Answer { text: message.to_owned(), is_error: true, raw };
+        }
+        let result = raw.get("result").cloned().unwrap_or_else(|| panic!("no result: {raw}"));
+        let text = result["content"]
+            .as_array()
+            .map(|c| c.iter().filter_map(|t| t["text"].as_str()).collect::<Vec<_>>().join("\n"))
+            .unwrap_or_default();
+        Answer { text, is_error: result["isError"] == true, raw: result }
+    }
+
+    /// Sends one request of any method in the session and carries out its work against the stand-in
+    /// until it is answered: the whole JSON-RPC answer.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let name = method;
         self.requests.clear();
         self.bodies.clear();
         self.raw_bytes = 0;
         let id = self.next_id;
         self.next_id += 1;
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.now += 1;
         let session = self.session;
         self.server.handle(Input::Message { session, bytes: line.to_string().as_bytes(), tag: 1 }, self.now);
@@ -334,17 +371,7 @@ impl StackHarness {
             self.now += 1;
             self.server.handle(Input::Fetched { ticket, outcome }, self.now);
         }
-        let raw = answer.unwrap();
-        // A JSON-RPC error (an unknown tool): its message as the text, the whole answer as `raw`.
-        if let Some(message) = raw["error"]["message"].as_str() {
-            return Answer { text: message.to_owned(), is_error: true, raw };
-        }
-        let result = raw.get("result").cloned().unwrap_or_else(|| panic!("no result: {raw}"));
-        let text = result["content"]
-            .as_array()
-            .map(|c| c.iter().filter_map(|t| t["text"].as_str()).collect::<Vec<_>>().join("\n"))
-            .unwrap_or_default();
-        Answer { text, is_error: result["isError"] == true, raw: result }
+        answer.unwrap()
     }
 
     /// Reads `path` (with its query) from the stack as the user `slug`, not as bb: what another person sees.
