@@ -240,10 +240,22 @@ struct State {
 /// Whose budget a request spends: this process's name for the identity, and the store's.
 #[derive(Debug, Clone, Copy)]
 pub struct Identity<'a> {
-    /// The identity's number in this process (0: the configured credentials; else the person's queue).
+    /// The identity's number in this process (0: the configured credentials; else [`local_of`] its key).
     pub local: u64,
     /// Its key in the shared store ([`super::rate_store::identity_key`]).
     pub key: &'a str,
+}
+
+/// The number in this process of the identity whose store key is `key` (never 0, the configured
+/// credentials'): the first 64 bits of its digest, so every request of one person or Bitbucket user
+/// counts in one bucket whichever queue it waits in.
+pub fn local_of(key: &str) -> u64 {
+    let hex = key.strip_prefix("bb:rate:").unwrap_or(key);
+    let n = hex.get(..16).and_then(|h| u64::from_str_radix(h, 16).ok()).unwrap_or_else(|| {
+        // Not a digest (a test's key): FNV-1a over its bytes.
+        key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    });
+    n | 1 << 63
 }
 
 /// Where a take's tokens come from: the shared store while it answers, else the process's own bucket
@@ -729,5 +741,28 @@ mod tests {
         assert_eq!(wait_for(1.0, l(-5.0)), Duration::ZERO);
         assert_eq!(wait_for(1.0, l(f64::INFINITY)), Duration::ZERO);
         assert_eq!(wait_for(1.0, l(0.5)), Duration::from_secs(2));
+    }
+
+    /// Issue 58: a hundred people's token checks, all in one queue (the checks' lane), each spend from
+    /// their own person's bucket; before, they shared the one of bb's own credentials and the second
+    /// had to wait.
+    #[test]
+    fn each_person_s_requests_count_in_their_own_bucket_whatever_queue_they_wait_in() {
+        let rate = Rate::new(Some(RateLimit { capacity: 1.0, refill_per_s: 0.001 }));
+        let given_up = Cancel::new();
+        given_up.cancel();
+        let keys: Vec<String> =
+            (0..100).map(|n| crate::rate_store::identity_key("http://bb.test", &format!("Bearer t{n}"))).collect();
+        for key in &keys {
+            let who = Identity { local: local_of(key), key };
+            assert_eq!(rate.enter(who, 0, None, &given_up), Entry::Go, "a token of its own bucket, at once");
+        }
+        // The same person again, from another queue (their session's): their bucket is spent.
+        let who = Identity { local: local_of(&keys[7]), key: &keys[7] };
+        assert_eq!(rate.enter(who, 42, None, &given_up), Entry::Cancelled);
+        // Numbers are never the configured credentials', and differ per person.
+        let locals: std::collections::BTreeSet<u64> = keys.iter().map(|k| local_of(k)).collect();
+        assert_eq!(locals.len(), 100);
+        assert!(!locals.contains(&0) && local_of("a test key") != 0);
     }
 }
