@@ -4,14 +4,17 @@
 //!
 //! - `GET /_stack`: the base URL, the users with their tokens and passwords, the logical clock.
 //! - `POST /_stack/reset`: data back to the seed; faults, latency, the rate limit (off, buckets emptied), the
-//!   counters and the request log cleared.
+//!   counters and the request log cleared. The latency goes back to the baseline the stack started with:
+//!   `STACK_LATENCY_MS` in the binary's environment (`StackConfig::latency_ms`), held as prefix `/`, or none.
 //! - `GET /_stack/requests`: `{total, requests: {"METHOD /path": n}, inFlight, maxInFlight, rateLimited}`.
 //!   `inFlight` is the Bitbucket requests being served now and `maxInFlight` the most served at once since the
 //!   counters were reset, so a client's concurrency bound can be checked without timing; `rateLimited` is how many
 //!   requests the rate limit refused. `DELETE /_stack/requests` (or `POST /_stack/requests/reset`) resets them.
 //! - `GET|POST|DELETE /_stack/faults`: the queued faults; `POST` queues one (`{kind: status|echo|hang|truncate,
 //!   status, retryAfter, count, pathPrefix}`), `DELETE` clears them.
-//! - `GET|PUT|POST|DELETE /_stack/latency`: added latency by path prefix (`{pathPrefix, millis}`; 0 removes one).
+//! - `GET|PUT|POST|DELETE /_stack/latency`: added latency by path prefix (`{pathPrefix, millis}`, `/` when left
+//!   out; 0 removes one). It starts as `STACK_LATENCY_MS` at prefix `/` when that is set; `DELETE` clears it too
+//!   (until the next reset).
 //! - `GET|POST|PUT|DELETE /_stack/rate-limit`: Bitbucket Data Center's rate limit ([`crate::rate_limit`]), off by
 //!   default. `POST {"capacity": 60, "refill": 5}` turns it on: every user (the one the credentials name) gets a full
 //!   bucket of `capacity` tokens, each request takes one, `refill` tokens (per second, may be fractional) come back
@@ -367,6 +370,22 @@ mod tests {
         assert_eq!(c.admit("GET", "/rest/api/x").0, Some(Duration::from_millis(30)));
         assert_eq!(c.admit("GET", "/rest/ui/x").0, Some(Duration::from_millis(10)));
         assert_eq!(c.admit("GET", "/users/x").0, None);
+    }
+
+    #[test]
+    fn a_baseline_latency_applies_to_every_path_and_a_reset_keeps_it() {
+        let mut world = World::from_default_seed().unwrap();
+        world.base_latency_ms = 100;
+        world.control = world.fresh_control();
+        assert_eq!(world.control.admit("GET", "/rest/api/x").0, Some(Duration::from_millis(100)));
+        set_latency(&mut world.control, &json!({ "pathPrefix": "/rest/api", "millis": 30 }));
+        assert_eq!(world.control.admit("GET", "/rest/api/x").0, Some(Duration::from_millis(30)));
+        world.reset().unwrap();
+        assert_eq!(world.control.latency, [("/".to_string(), 100)].into());
+        assert_eq!(world.control.admit("GET", "/plugins/x").0, Some(Duration::from_millis(100)));
+        world.base_latency_ms = 0;
+        world.reset().unwrap();
+        assert_eq!(world.control.admit("GET", "/rest/api/x").0, None);
     }
 
     #[test]

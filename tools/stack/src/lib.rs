@@ -116,6 +116,9 @@ pub struct StackConfig {
     pub tls: Option<tls::StackTls>,
     /// Answer code search as a server without a search index does (until `/_stack/search` switches it on).
     pub no_search: bool,
+    /// Milliseconds added to every Bitbucket answer, kept as the baseline a reset goes back to (the binary reads it
+    /// from `STACK_LATENCY_MS`); 0 for none.
+    pub latency_ms: u64,
 }
 
 /// Starts stacks.
@@ -145,6 +148,8 @@ impl Stack {
         world.context_path = context_path;
         world.no_search = config.no_search;
         world.model.search_off = config.no_search;
+        world.base_latency_ms = config.latency_ms;
+        world.control = world.fresh_control();
         let token = world.default_token();
         let shared = Arc::new(server::Shared::new(world));
         let (stop_tx, stop_rx) = smol::channel::bounded(1);

@@ -6,6 +6,9 @@
 //! `--require-client-cert` also requires a client certificate signed by the test CA (`certs/client.pem`);
 //! `--client-ca FILE` requires one signed by the CA in FILE instead (both imply `--tls`). `--no-search` answers code
 //! search as a server without a search index does (`/_stack/search` switches it).
+//!
+//! `STACK_LATENCY_MS=100` in the environment adds 100 ms to every Bitbucket answer from the start, as `/_stack/latency`
+//! with path prefix `/` does, and a reset keeps it (see `control`).
 
 use std::io::Write;
 
@@ -25,6 +28,13 @@ fn main() {
 fn run() -> Result<(), String> {
     use lexopt::prelude::*;
     let mut config = bb_stack::StackConfig::default();
+    if let Some(ms) = std::env::var_os("STACK_LATENCY_MS") {
+        let ms = ms.to_string_lossy();
+        config.latency_ms = ms
+            .trim()
+            .parse()
+            .map_err(|_| format!("STACK_LATENCY_MS must be a whole number of milliseconds, not {ms:?}"))?;
+    }
     let mut parser = lexopt::Parser::from_env();
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {

@@ -24,6 +24,9 @@ pub struct World {
     pub context_path: String,
     /// Code search starts (and resets) switched off (`--no-search`).
     pub no_search: bool,
+    /// Milliseconds added to every Bitbucket answer from the start (`STACK_LATENCY_MS`), and again after a reset:
+    /// the baseline, as if `/_stack/latency` had been posted `{"millis": ms}` (path prefix `/`). 0 for none.
+    pub base_latency_ms: u64,
 }
 
 impl World {
@@ -39,6 +42,7 @@ impl World {
             base_url: "http://127.0.0.1".into(),
             context_path: String::new(),
             no_search: false,
+            base_latency_ms: 0,
         })
     }
 
@@ -47,12 +51,22 @@ impl World {
         World::from_seed_text(seed::DEFAULT_SEED, None)
     }
 
-    /// Back to the seed: data, faults, latency, the rate limit (off), counters and the request log alike.
+    /// Back to the seed: data, faults, latency (to the baseline, [`World::base_latency_ms`]), the rate limit (off),
+    /// counters and the request log alike.
     pub fn reset(&mut self) -> Result<(), String> {
         self.model = seed::build(&self.seed, self.token.as_deref())?;
         self.model.search_off = self.no_search;
-        self.control = Control::default();
+        self.control = self.fresh_control();
         Ok(())
+    }
+
+    /// What the control API holds at the start and after a reset: nothing set but the baseline latency.
+    pub fn fresh_control(&self) -> Control {
+        let mut control = Control::default();
+        if self.base_latency_ms > 0 {
+            control.latency.insert("/".into(), self.base_latency_ms);
+        }
+        control
     }
 
     /// The rendering context for a request, before it is known who asks (`viewer` none).
