@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::avatar_cache::AvatarCache;
 use crate::caches::Caches;
 use crate::commit_cache::CommitCache;
+use crate::completion::CompletionCache;
 use crate::config::ServerConfig;
 use crate::contract::Output;
 use crate::highlight_cache::HighlightCache;
@@ -37,6 +38,8 @@ pub(crate) struct Shared {
     pub(crate) made: Arc<MadeOnce>,
     /// The audit trail could not be written: tool calls are refused ([`crate::Server::set_audit_failing`]).
     pub(crate) audit_failing: bool,
+    /// The listings `completion/complete` answered lately, per person ([`crate::completion`]).
+    pub(crate) completions: CompletionCache,
 }
 
 impl Shared {
@@ -52,6 +55,7 @@ impl Shared {
             now_ms: 0,
             out: VecDeque::new(),
             audit_failing: false,
+            completions: CompletionCache::default(),
         }
     }
 

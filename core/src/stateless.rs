@@ -91,23 +91,29 @@ pub(crate) fn server_info(version: &str) -> Value {
 }
 
 /// The capabilities bb declares: tools and resources (the view page and the `bitbucket://` templates; no
-/// subscriptions yet), per-request logging, and the MCP Apps extension
+/// subscriptions yet), prompts when it offers any (`prompts`: their tools are exposed), completions,
+/// per-request logging, and the MCP Apps extension
 /// (bb has a view; whether a request's client renders it is that request's own capability). The tool
 /// list changes only in a session that may turn toolsets on (`enable_toolset`), which is told so.
-pub(crate) fn capabilities(tools_change: bool) -> Value {
-    json!({
+pub(crate) fn capabilities(tools_change: bool, prompts: bool) -> Value {
+    let mut caps = json!({
         "tools": {"listChanged": tools_change},
         "resources": {"listChanged": false, "subscribe": false},
+        "completions": {},
         "logging": {},
         "extensions": {UI_EXTENSION: {}},
-    })
+    });
+    if prompts {
+        caps["prompts"] = json!({"listChanged": false});
+    }
+    caps
 }
 
 /// The `server/discover` result, already complete and cacheable.
-pub(crate) fn discover(version: &str, instructions: &str) -> Value {
+pub(crate) fn discover(version: &str, instructions: &str, prompts: bool) -> Value {
     let result = json!({
         "supportedVersions": supported_versions(),
-        "capabilities": capabilities(false),
+        "capabilities": capabilities(false, prompts),
         "instructions": instructions,
     });
     cacheable(complete(result, version), LIST_TTL_MS)

@@ -96,7 +96,7 @@ fn ping_answers_an_empty_object() {
 #[test]
 fn an_unknown_method_is_method_not_found() {
     let mut h = Harness::initialized("2025-11-25", false);
-    assert_eq!(code(&h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"}))), -32601);
+    assert_eq!(code(&h.request(json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage"}))), -32601);
 }
 
 #[test]

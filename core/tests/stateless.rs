@@ -179,7 +179,7 @@ fn a_request_with_neither_a_handshake_nor_a_revision_is_still_told_to_initialize
 #[test]
 fn ping_set_level_and_subscriptions_are_not_part_of_the_stateless_era() {
     let mut h = Harness::new();
-    for method in ["ping", "logging/setLevel", "subscriptions/listen", "prompts/list"] {
+    for method in ["ping", "logging/setLevel", "subscriptions/listen"] {
         let a = h.request(stateless(1, method, json!({"level": "debug"}), false));
         assert_eq!(code(&a), -32601, "{method}");
     }

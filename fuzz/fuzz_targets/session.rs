@@ -98,6 +98,8 @@ const METHODS: &[&str] = &[
     "resources/templates/list",
     "logging/setLevel",
     "prompts/list",
+    "prompts/get",
+    "completion/complete",
     "x",
 ];
 

@@ -82,6 +82,11 @@ pub(crate) fn templates(exposed: &Exposed) -> Value {
     json!({"resourceTemplates": listed})
 }
 
+/// The template `uri` is, when `exposed` offers it (a `ref/resource` of `completion/complete` names one).
+pub(crate) fn offered_template(uri: &str, exposed: &Exposed) -> Option<&'static str> {
+    TEMPLATES.iter().find(|t| t.uri_template == uri && exposed.get(t.tool).is_some()).map(|t| t.uri_template)
+}
+
 /// Whether a client on `version` may be sent a `resource_link` (added in 2025-06-18; 2026-07-28 has it).
 pub(crate) fn links_for(version: ProtocolVersion) -> bool {
     version >= ProtocolVersion::V2025_06_18

@@ -86,11 +86,28 @@ struct Again {
     args: Map<String, Value>,
     client: ClientProfile,
     exposed: Arc<Exposed>,
-    /// The `bitbucket://` URI a `resources/read` reads through this call; `None` for `tools/call`.
-    resource: Option<String>,
+    /// How the answer is dressed when not as the tool's result (a resource read, a prompt's part);
+    /// `None` for `tools/call`.
+    dress: Option<Dress>,
 }
 
 impl Pending {
+    /// A request that waits on `plan`'s reads and is answered as `dress` says (a completion).
+    pub(super) fn reading(
+        plan: Box<dyn Waiting>,
+        tag: u64,
+        batch: Option<u64>,
+        stateless: bool,
+        dress: Dress,
+    ) -> Pending {
+        Pending { state: State::Running(plan, None), tag, batch, stateless, dress }
+    }
+
+    /// Whether the call reads a part of a prompt (`session/prompt.rs`): it is cancelled with its prompt.
+    pub(super) fn is_part(&self) -> bool {
+        matches!(self.dress, Dress::Embedded { .. })
+    }
+
     /// Whether the call waits on the person.
     pub(super) fn asking(&self) -> Option<&Id> {
         match &self.state {
@@ -102,7 +119,8 @@ impl Pending {
 
 impl Session {
     /// Starts a tool call. `stateless` is the client a 2026-07-28 request declared; `None` for the
-    /// session's own. `resource`: the URI a `resources/read` reads through the call (`session/read.rs`).
+    /// session's own. `dress`: how a `resources/read` or a prompt's part is answered (`session/read.rs`);
+    /// `None` for `tools/call`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn tools_call(
         &mut self,
@@ -111,7 +129,7 @@ impl Session {
         stateless: Option<ClientProfile>,
         tag: u64,
         batch: Option<u64>,
-        resource: Option<String>,
+        dress: Option<Dress>,
         sh: &mut Shared,
     ) -> Answer {
         let version = sh.config.version;
@@ -199,14 +217,14 @@ impl Session {
         let client = stateless.unwrap_or_else(|| self.client.clone());
         let asks = sh.config.confirm && tool.asks.applies(&args);
         if !asks {
-            let again = Again { tool, args, client, exposed, resource };
+            let again = Again { tool, args, client, exposed, dress };
             return self.launch(id, again, Mode::Off, tag, batch, is_stateless, sh);
         }
         if !client.asks_forms {
             self.denied(id, tool.name, Some(&args), "the client cannot show a confirmation", sh);
             return self.cannot_ask(id, &tool, is_stateless, sh);
         }
-        let again = Again { tool, args, client, exposed, resource };
+        let again = Again { tool, args, client, exposed, dress };
         if is_stateless && params.get("requestState").is_some() {
             return self.retried(id, params, again, tag, sh);
         }
@@ -234,8 +252,8 @@ impl Session {
         sh: &mut Shared,
     ) -> Answer {
         let version = sh.config.version;
-        let dress = match &again.resource {
-            Some(uri) => Dress::Resource { uri: uri.clone() },
+        let dress = match &again.dress {
+            Some(dress) => dress.clone(),
             None => Dress::Tool {
                 link: self
                     .takes_links(is_stateless)
@@ -688,7 +706,18 @@ impl Session {
     }
 
     fn answer_later(&mut self, id: &Id, pending: Pending, result: Value, sh: &mut Shared) {
-        let answer = match pending.dress.finish(id, result, pending.stateless, sh.config.version) {
+        // A completion's listing is kept for the person's next keystrokes; a failed one is not.
+        if let Dress::Completion { source, .. } = &pending.dress
+            && let Some(listed) = crate::completion::listed(&result)
+        {
+            let person = self.principal();
+            sh.completions.put(&person, source.clone(), listed, sh.now_ms);
+        }
+        let dressed = pending.dress.finish(id, result, pending.stateless, sh.config.version);
+        if let Dress::Embedded { prompt, index, .. } = &pending.dress {
+            return self.gathered(id, prompt, *index, dressed, sh);
+        }
+        let answer = match dressed {
             Ok(result) => jsonrpc::result_value(id, result),
             Err(reply) => reply.to_value(),
         };

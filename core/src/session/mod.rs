@@ -8,6 +8,9 @@
 //! | [`route`] | the one table of methods, for both eras: the handshake's and 2026-07-28's |
 //! | [`call`] | tool calls: starting a plan, feeding it outcomes and steps, answering when it does |
 //! | [`batch`] | JSON-RPC batches (2025-03-26): answered together once the last request is |
+//! | [`read`] | `resources/read` of a `bitbucket://` URI, run as its tool's call; how an answer is dressed |
+//! | [`prompt`] | `prompts/get`: each embedded resource read as its own call, the prompt answered with the last |
+//! | [`complete`] | `completion/complete`: values from the per-person cache, or one plan of reads |
 //!
 //! ```text
 //!   Server.handle(Message) ─▶ Session: decode, route ──▶ Output::Send (answers), Output::Done
@@ -25,6 +28,8 @@
 mod audit;
 mod batch;
 mod call;
+mod complete;
+mod prompt;
 mod read;
 mod route;
 mod scoped;
@@ -75,6 +80,8 @@ pub struct Session {
     next_ask: u64,
     /// Tool calls the audit trail records when they are answered ([`audit`]).
     calls: BTreeMap<Id, audit::Started>,
+    /// `prompts/get` requests waiting on their parts ([`prompt`]), each part a call in `pending`.
+    prompts: BTreeMap<Id, prompt::Gathering>,
 }
 
 impl Session {
@@ -94,6 +101,7 @@ impl Session {
             principal: None,
             next_ask: 0,
             calls: BTreeMap::new(),
+            prompts: BTreeMap::new(),
         }
     }
 
@@ -162,6 +170,7 @@ impl Session {
             self.audit_cancelled(&id, "the session ended before the call was answered", sh);
         }
         let mut open_tags: BTreeSet<u64> = std::mem::take(&mut self.pending).into_values().map(|p| p.tag).collect();
+        open_tags.extend(std::mem::take(&mut self.prompts).into_values().map(|g| g.tag));
         sh.work.cancel_session(self.id, &mut sh.out);
         open_tags.extend(std::mem::take(&mut self.batches).into_values().map(|b| b.tag));
         // An input still owed an answer is complete now: none will come.
@@ -201,7 +210,7 @@ impl Session {
                 None
             }
             Message::Request { id, method, params } => {
-                if self.pending.contains_key(&id) {
+                if self.pending.contains_key(&id) || self.prompts.contains_key(&id) {
                     let reply = ErrorReply::new(
                         Some(id),
                         INVALID_REQUEST,
@@ -249,6 +258,10 @@ impl Session {
 
     /// Drops a call the client cancelled: its work is withdrawn and it gets no answer.
     fn cancel(&mut self, id: &Id, sh: &mut Shared) {
+        // A prompt's parts are cancelled with it, and only with it.
+        if self.cancel_prompt(id, sh) || self.pending.get(id).is_some_and(Pending::is_part) {
+            return;
+        }
         let Some(pending) = self.pending.remove(id) else { return };
         self.audit_cancelled(id, "the client cancelled the call", sh);
         // A question still open for the call is withdrawn: the person need not answer it.

@@ -38,6 +38,24 @@ pub(super) enum Dress {
         /// The URI read.
         uri: String,
     },
+    /// As the contents of the resource at `uri`, part `index` of the prompt answering request `prompt`
+    /// (`session/prompt.rs`): dressed as `resources/read` dresses it, and embedded in the prompt.
+    Embedded {
+        /// The URI read.
+        uri: String,
+        /// The `prompts/get` request it belongs to.
+        prompt: Id,
+        /// Which of the prompt's parts.
+        index: usize,
+    },
+    /// As a `completion/complete` result: the candidates listed from `source` that start with `typed`
+    /// (`session/complete.rs`).
+    Completion {
+        /// What was listed.
+        source: crate::completion::Source,
+        /// What the person typed.
+        typed: String,
+    },
 }
 
 impl Dress {
@@ -64,6 +82,12 @@ impl Dress {
                 }
                 Ok(if stateless { stateless::complete(result, version) } else { result })
             }
+            Dress::Completion { typed, .. } => {
+                let answer = crate::completion::answer(typed, crate::completion::listed(&result).as_ref());
+                Ok(if stateless { stateless::complete(answer, version) } else { answer })
+            }
+            // A prompt's part is what a handshake's `resources/read` answers; the prompt completes its own answer.
+            Dress::Embedded { uri, .. } => Dress::Resource { uri: uri.clone() }.finish(id, result, false, version),
             Dress::Resource { uri } if failed => {
                 let said = text();
                 let code = if crate::errors::says_missing(&said) { missing(stateless) } else { INTERNAL_ERROR };
@@ -122,7 +146,8 @@ impl Session {
         };
         let (tool, args) = named.call();
         let params = json!({"name": tool, "arguments": args});
-        match self.tools_call(id, &params, client, tag, batch, Some(uri.to_owned()), sh) {
+        let dress = Dress::Resource { uri: uri.to_owned() };
+        match self.tools_call(id, &params, client, tag, batch, Some(dress), sh) {
             // Refused before the tool ran (its arguments, the scope, read-only): a resource this bb does not
             // serve, in the refusal's words. (A dressed answer never carries `isError`.)
             Answer::Now(Ok(v)) if v.get("isError").is_some() => {

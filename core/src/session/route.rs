@@ -96,7 +96,8 @@ impl Session {
             ("initialize", Terms::Session) => self.initialize(id, params, sh),
             ("ping", Terms::Session) => Answer::Now(Ok(json!({}))),
             ("server/discover", Terms::Alone(_)) => {
-                Answer::Now(Ok(stateless::discover(version, &scoped(sh.made.instructions(), sh))))
+                let prompts = crate::prompts::any_offered(&sh.config.exposed);
+                Answer::Now(Ok(stateless::discover(version, &scoped(sh.made.instructions(), sh), prompts)))
             }
             // The tools only views call are listed to a client that renders views, and to no other.
             ("tools/list", Terms::Alone(meta)) if no_cursor => {
@@ -117,6 +118,17 @@ impl Session {
             }
             ("tools/call", Terms::Alone(meta)) => self.tools_call(id, params, Some(meta.client), tag, batch, None, sh),
             ("tools/call", Terms::Session) => self.tools_call(id, params, None, tag, batch, None, sh),
+            // The prompts whose tools the request's exposure has, as the templates are.
+            ("prompts/list", terms) => {
+                let exposed = match terms {
+                    Terms::Alone(_) => std::sync::Arc::clone(&sh.config.exposed),
+                    Terms::Session => self.exposed(sh),
+                };
+                done(crate::prompts::list(&exposed), Some(stateless::LIST_TTL_MS))
+            }
+            ("prompts/get", Terms::Alone(meta)) => self.get_prompt(id, params, Some(meta.client), tag, batch, sh),
+            ("prompts/get", Terms::Session) => self.get_prompt(id, params, None, tag, batch, sh),
+            ("completion/complete", _) => self.complete(id, params, alone, tag, batch, sh),
             ("resources/list", _) => done(json!({"resources": []}), Some(stateless::LIST_TTL_MS)),
             // The templates whose tool the request's exposure has: a session's widens with its toolsets.
             ("resources/templates/list", terms) => {
@@ -199,7 +211,7 @@ impl Session {
         );
         Answer::Now(Ok(json!({
             "protocolVersion": version.as_str(),
-            "capabilities": stateless::capabilities(self.sees.is_some()),
+            "capabilities": stateless::capabilities(self.sees.is_some(), crate::prompts::any_offered(&self.exposed(sh))),
             "serverInfo": stateless::server_info(sh.config.version),
             "instructions": scoped(self.made(Made::ToolsList { apps: false }, sh).instructions(), sh),
         })))

@@ -130,6 +130,13 @@ impl StackHarness {
         StackHarness::with_all(World::from_default_seed().unwrap(), json!({}), false, false, None, version)
     }
 
+    /// The committed seed, a 2025-11-25 session, and what `options` expose (`--tools`, `--exclude`, …).
+    #[allow(dead_code)]
+    pub fn exposing(options: ExposureOptions) -> StackHarness {
+        let world = World::from_default_seed().unwrap();
+        StackHarness::with_exposure(world, json!({}), false, false, None, Some("2025-11-25"), options)
+    }
+
     fn with_settings(
         world: World,
         capabilities: Value,
@@ -150,6 +157,18 @@ impl StackHarness {
         version: Option<&str>,
     ) -> StackHarness {
         let options = ExposureOptions::everything();
+        StackHarness::with_exposure(world, capabilities, templates, confirm, scope, version, options)
+    }
+
+    fn with_exposure(
+        world: World,
+        capabilities: Value,
+        templates: bool,
+        confirm: bool,
+        scope: Option<bb_core::Scope>,
+        version: Option<&str>,
+        options: ExposureOptions,
+    ) -> StackHarness {
         let exposed = Catalogue::standard().expose(&options).unwrap();
         let mut config = ServerConfig::new(exposed, "0.0.0-test");
         config.base_url = Some("http://stack.test/bitbucket".into());
