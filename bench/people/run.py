@@ -510,11 +510,13 @@ class Person:
         """One JSON-RPC request; (message or None, t0). Errors are counted under `kind`; never raises but
         CancelledError."""
         self.next_id += 1
+        # This request's own id: the person's refreshes and model calls run at once, so the counter moves on.
+        rid = self.next_id
         msg = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             msg["params"] = params
         if not notification:
-            msg["id"] = self.next_id
+            msg["id"] = rid
         body = json.dumps(msg).encode()
         started = time.monotonic()
         try:
@@ -547,7 +549,7 @@ class Person:
             if self.run.counted(t0):
                 self.run.error(f"{kind}: HTTP {status}")
             return {"status": status, "retry_after": headers.get("retry-after")}, t0
-        message = jsonrpc_of(headers, answer, self.next_id)
+        message = jsonrpc_of(headers, answer, rid)
         if kind in ("initialize", "show") or self.run.in_window(t0):
             self.run.samples.setdefault(kind, []).append((t0, seconds))
         if message is None:

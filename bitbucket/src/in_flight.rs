@@ -147,6 +147,17 @@ impl InFlight {
     /// Waits in `lane`, in `queue`, for a permit; `None` once `cancel` is set (checked at least every
     /// 20 ms while waiting).
     pub fn enter(&self, lane: Lane, queue: u64, cancel: &Cancel) -> Option<Permit<'_>> {
+        self.enter_until(lane, queue, cancel, None)
+    }
+
+    /// [`InFlight::enter`], giving up (`None`) at `deadline` too, when one is given.
+    pub fn enter_until(
+        &self,
+        lane: Lane,
+        queue: u64,
+        cancel: &Cancel,
+        deadline: Option<std::time::Instant>,
+    ) -> Option<Permit<'_>> {
         let mut state = self.lock();
         let waiter = state.next_waiter;
         state.next_waiter += 1;
@@ -163,11 +174,13 @@ impl InFlight {
             if state.granted.remove(&waiter) {
                 return Some(Permit(self, lane, queue));
             }
-            if cancel.is_cancelled() {
+            let now = std::time::Instant::now();
+            if cancel.is_cancelled() || deadline.is_some_and(|d| now >= d) {
                 state.forget(lane, queue, waiter);
                 return None;
             }
-            state = self.granted.wait_timeout(state, CANCEL_CHECK).unwrap_or_else(|p| p.into_inner()).0;
+            let wait = deadline.map_or(CANCEL_CHECK, |d| (d - now).min(CANCEL_CHECK));
+            state = self.granted.wait_timeout(state, wait).unwrap_or_else(|p| p.into_inner()).0;
         }
     }
 
@@ -442,5 +455,20 @@ mod tests {
         let calls: Vec<_> = (0..4).map(|q| bound.enter(Lane::Call, q, &Cancel::new()).unwrap()).collect();
         assert_eq!(bound.inside(Lane::Call), 4);
         drop(calls);
+    }
+
+    #[test]
+    fn a_waiter_with_a_deadline_gives_up_at_it_and_takes_no_permit() {
+        let bound = InFlight::new(1);
+        let held = bound.enter(Lane::Call, 1, &Cancel::new());
+        let deadline = std::time::Instant::now() + Duration::from_millis(30);
+        assert!(bound.enter_until(Lane::Refresh, 2, &Cancel::new(), Some(deadline)).is_none());
+        assert!(std::time::Instant::now() >= deadline);
+        assert_eq!(bound.waiting(), 0);
+        drop(held);
+        assert!(
+            bound.enter_until(Lane::Refresh, 2, &Cancel::new(), Some(deadline)).is_some(),
+            "a free permit is taken"
+        );
     }
 }

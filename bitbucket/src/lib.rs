@@ -335,11 +335,19 @@ impl Client {
             }
         }
         let lane = if request.refresh.is_some() { Lane::Refresh } else { who.lane };
-        let Some(_permit) = self.in_flight.enter(lane, who.queue, cancel) else {
+        // A refresh waits for a connection only so long: past it, Bitbucket is busy with more than
+        // the refreshes' share, and the view is better answered unchanged now than late.
+        let deadline = (lane == Lane::Refresh)
+            .then(|| std::time::Instant::now() + Duration::from_millis(bb_core::limits::REFRESH_WAIT_MS));
+        let Some(_permit) = self.in_flight.enter_until(lane, who.queue, cancel, deadline) else {
             if let Some(identity) = who.identity {
                 self.rate.give_back(identity);
             }
-            return None;
+            if cancel.is_cancelled() {
+                return None;
+            }
+            self.metrics.refresh_put_off();
+            return Some(FetchOutcome::put_off(jitter()));
         };
         // The cancel may have come while this thread took the slot: the request must not leave then.
         if cancel.is_cancelled() {

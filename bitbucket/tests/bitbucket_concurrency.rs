@@ -45,7 +45,7 @@ fn a_bound_of_one_serialises_requests() {
 
 /// Issue 58: a burst of live views' refreshes, from many people, never holds every connection to
 /// Bitbucket: a model's call goes out beside them at once, while every refresh still waits on a slow
-/// Bitbucket.
+/// Bitbucket; and a refresh that finds no connection for a second is put off, unsent.
 #[test]
 fn refreshes_never_hold_every_connection_and_a_call_goes_out_beside_them() {
     use bb_drive::{Lane, Requester};
@@ -55,20 +55,25 @@ fn refreshes_never_hold_every_connection_and_a_call_goes_out_beside_them() {
     let bb = Arc::new(client(&stack, |c| c.max_in_flight = 4));
     // The pull request answers after a minute; the repository at once.
     Control::new(&ctl).latency(PR1, 60_000);
-    let finished = Arc::new(AtomicUsize::new(0));
+    let (finished, put_off) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let cancels: Vec<Cancel> = (0..8).map(|_| Cancel::new()).collect();
     let refreshes: Vec<_> = cancels
         .iter()
         .enumerate()
         .map(|(i, cancel)| {
-            let (bb, cancel, finished) = (bb.clone(), cancel.clone(), Arc::clone(&finished));
+            let (bb, cancel, finished, put_off) =
+                (bb.clone(), cancel.clone(), Arc::clone(&finished), Arc::clone(&put_off));
             std::thread::spawn(move || {
                 let mut request = get(PR1);
                 request.refresh = Some(bb_core::Batch { id: i as u64, reads: 1 });
                 // Each person's own queue, as per-person mode has it.
                 let who = Requester { queue: i as u64 + 1, person: None, lane: Lane::Call };
-                let _ = bb.fetch_for(request, who, &cancel);
-                finished.fetch_add(1, Ordering::SeqCst);
+                match bb.fetch_for(request, who, &cancel) {
+                    bb_core::FetchOutcome::Failed(e) if matches!(e.kind, bb_core::FetchErrorKind::Deferred { .. }) => {
+                        put_off.fetch_add(1, Ordering::SeqCst)
+                    }
+                    _ => finished.fetch_add(1, Ordering::SeqCst),
+                };
             })
         })
         .collect();
@@ -83,6 +88,15 @@ fn refreshes_never_hold_every_connection_and_a_call_goes_out_beside_them() {
     let call = response(bb.fetch(get("/rest/api/latest/projects/BB/repos/api"), None, &Cancel::new()));
     assert_eq!(call.status, 200);
     assert_eq!(finished.load(Ordering::SeqCst), 0, "the call went out while every refresh still waited");
+    // The five refreshes that found no connection are put off, unsent, within a second or so.
+    for _ in 0..2_000 {
+        if put_off.load(Ordering::SeqCst) == 5 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(put_off.load(Ordering::SeqCst), 5, "a refresh waits for a connection only so long");
+    assert_eq!(Control::new(&ctl).count(&format!("GET {PR1}")), 3, "the put-off ones were never sent");
     for cancel in &cancels {
         cancel.cancel();
     }

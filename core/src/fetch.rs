@@ -253,6 +253,19 @@ impl FetchOutcome {
     pub fn failed(kind: FetchErrorKind, detail: impl Into<String>) -> FetchOutcome {
         FetchOutcome::Failed(FetchError { kind, detail: detail.into(), may_have_arrived: false })
     }
+
+    /// A live view's refresh read put off, unsent, because no read thread or connection to Bitbucket
+    /// came free within [`crate::limits::REFRESH_WAIT_MS`]: asked again after
+    /// [`crate::limits::REFRESH_PUT_OFF_MS`] and `spread` (out of `u16::MAX`) of as much again, so the
+    /// views put off together come back apart.
+    pub fn put_off(spread: u16) -> FetchOutcome {
+        let base = crate::limits::REFRESH_PUT_OFF_MS;
+        let after_ms = base + base * u64::from(spread) / u64::from(u16::MAX);
+        FetchOutcome::failed(
+            FetchErrorKind::Deferred { after_ms },
+            "put off while Bitbucket is busy (a refresh; the model's calls come first for its threads and connections)",
+        )
+    }
 }
 
 /// A complete HTTP answer from Bitbucket.

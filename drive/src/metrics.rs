@@ -114,6 +114,7 @@ pub struct Metrics {
     mcp_errors: Family<KindLabel, Counter>,
     bitbucket_requests: Family<BitbucketLabel, Counter>,
     bitbucket_retries: Counter,
+    refreshes_put_off: Counter,
     bitbucket_rate_limited: Counter,
     bitbucket_retry_after: Counter<f64, AtomicU64>,
     reads_shared: Counter,
@@ -142,6 +143,7 @@ impl Metrics {
             mcp_errors: Family::default(),
             bitbucket_requests: Family::default(),
             bitbucket_retries: Counter::default(),
+            refreshes_put_off: Counter::default(),
             bitbucket_rate_limited: Counter::default(),
             bitbucket_retry_after: Counter::default(),
             reads_shared: Counter::default(),
@@ -170,6 +172,11 @@ impl Metrics {
             m.bitbucket_requests.clone(),
         );
         r.register("bitbucket_retries", "Bitbucket requests sent again after a failure", m.bitbucket_retries.clone());
+        r.register(
+            "refreshes_put_off",
+            "Live views' refresh reads put off (answered unchanged, asked again later) because no thread or connection came free in time",
+            m.refreshes_put_off.clone(),
+        );
         r.register("bitbucket_rate_limited", "Bitbucket answers 429 (rate limited)", m.bitbucket_rate_limited.clone());
         r.register(
             "bitbucket_retry_after_seconds",
@@ -247,6 +254,11 @@ impl Metrics {
     /// A Bitbucket request is sent again.
     pub fn bitbucket_retry(&self) {
         self.bitbucket_retries.inc();
+    }
+
+    /// A refresh's read is put off: no read thread or connection to Bitbucket came free in time.
+    pub fn refresh_put_off(&self) {
+        self.refreshes_put_off.inc();
     }
 
     /// Bitbucket answered 429, asking for `seconds` of wait.

@@ -310,7 +310,7 @@ pub fn deferred(drawn: Fingerprint, after_ms: u64) -> ToolResult {
     );
     ToolResult {
         text: vec![format!(
-            "Unchanged: not read again yet, to keep within the Bitbucket user's rate limit; asks again in {} s.",
+            "Unchanged: not read again yet (the model's calls come first for Bitbucket's rate limit and connections); asks again in {} s.",
             next / 1000
         )],
         structured: None,
