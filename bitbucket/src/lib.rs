@@ -35,7 +35,7 @@ mod rate;
 mod rate_store;
 mod tls;
 
-pub use in_flight::InFlight;
+pub use in_flight::{InFlight, Refused};
 pub use rate::{Bucket, Entry, Identity, REFILL_SHARE, Rate, RateLimit};
 pub use rate_store::store_client;
 pub use tls::tls_config;
@@ -334,20 +334,24 @@ impl Client {
                 Entry::Cancelled => return None,
             }
         }
-        let lane = if request.refresh.is_some() { Lane::Refresh } else { who.lane };
-        // A refresh waits for a connection only so long: past it, Bitbucket is busy with more than
-        // the refreshes' share, and the view is better answered unchanged now than late.
-        let deadline = (lane == Lane::Refresh)
-            .then(|| std::time::Instant::now() + Duration::from_millis(bb_core::limits::REFRESH_WAIT_MS));
-        let Some(_permit) = self.in_flight.enter_until(lane, who.queue, cancel, deadline) else {
-            if let Some(identity) = who.identity {
-                self.rate.give_back(identity);
+        // A refresh's batch goes whole or is put off, unsent, when the refreshes going now leave it no
+        // room: a slow Bitbucket's backlog is answered "unchanged" at once rather than late.
+        let entered = match request.refresh {
+            Some(batch) => self.in_flight.enter_refresh(who.queue, batch, cancel),
+            None => self.in_flight.enter(who.lane, who.queue, cancel).ok_or(Refused::Cancelled),
+        };
+        let _permit = match entered {
+            Ok(permit) => permit,
+            Err(refused) => {
+                if let Some(identity) = who.identity {
+                    self.rate.give_back(identity);
+                }
+                if refused == Refused::Cancelled || cancel.is_cancelled() {
+                    return None;
+                }
+                self.metrics.refresh_put_off();
+                return Some(FetchOutcome::put_off(jitter()));
             }
-            if cancel.is_cancelled() {
-                return None;
-            }
-            self.metrics.refresh_put_off();
-            return Some(FetchOutcome::put_off(jitter()));
         };
         // The cancel may have come while this thread took the slot: the request must not leave then.
         if cancel.is_cancelled() {

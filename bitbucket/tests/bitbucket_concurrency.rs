@@ -45,7 +45,7 @@ fn a_bound_of_one_serialises_requests() {
 
 /// Issue 58: a burst of live views' refreshes, from many people, never holds every connection to
 /// Bitbucket: a model's call goes out beside them at once, while every refresh still waits on a slow
-/// Bitbucket; and a refresh that finds no connection for a second is put off, unsent.
+/// Bitbucket; and refreshes beyond what the connections can take soon are put off, unsent.
 #[test]
 fn refreshes_never_hold_every_connection_and_a_call_goes_out_beside_them() {
     use bb_drive::{Lane, Requester};
@@ -88,14 +88,15 @@ fn refreshes_never_hold_every_connection_and_a_call_goes_out_beside_them() {
     let call = response(bb.fetch(get("/rest/api/latest/projects/BB/repos/api"), None, &Cancel::new()));
     assert_eq!(call.status, 200);
     assert_eq!(finished.load(Ordering::SeqCst), 0, "the call went out while every refresh still waited");
-    // The five refreshes that found no connection are put off, unsent, within a second or so.
+    // Six one-read batches go (twice the three connections refreshes may hold); the other two are put
+    // off at once, unsent.
     for _ in 0..2_000 {
-        if put_off.load(Ordering::SeqCst) == 5 {
+        if put_off.load(Ordering::SeqCst) == 2 {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    assert_eq!(put_off.load(Ordering::SeqCst), 5, "a refresh waits for a connection only so long");
+    assert_eq!(put_off.load(Ordering::SeqCst), 2, "batches beyond the refreshes' room are put off");
     assert_eq!(Control::new(&ctl).count(&format!("GET {PR1}")), 3, "the put-off ones were never sent");
     for cancel in &cancels {
         cancel.cancel();

@@ -254,8 +254,8 @@ impl FetchOutcome {
         FetchOutcome::Failed(FetchError { kind, detail: detail.into(), may_have_arrived: false })
     }
 
-    /// A live view's refresh read put off, unsent, because no read thread or connection to Bitbucket
-    /// came free within [`crate::limits::REFRESH_WAIT_MS`]: asked again after
+    /// A live view's refresh read put off, unsent, because the refreshes going left its batch no room
+    /// among the connections to Bitbucket: asked again after
     /// [`crate::limits::REFRESH_PUT_OFF_MS`] and `spread` (out of `u16::MAX`) of as much again, so the
     /// views put off together come back apart.
     pub fn put_off(spread: u16) -> FetchOutcome {
@@ -263,7 +263,7 @@ impl FetchOutcome {
         let after_ms = base + base * u64::from(spread) / u64::from(u16::MAX);
         FetchOutcome::failed(
             FetchErrorKind::Deferred { after_ms },
-            "put off while Bitbucket is busy (a refresh; the model's calls come first for its threads and connections)",
+            "put off while Bitbucket is busy (a refresh; the model's calls come first for its connections)",
         )
     }
 }

@@ -50,15 +50,12 @@ pub const BITBUCKET_CONNECTIONS: usize = 48;
 /// waiting for a slot, for their rate limit's token or sleeping before a retry. Idle ones exit.
 pub const READ_THREADS: usize = 64;
 
-/// How long a live view's refresh read may wait for a read thread, and then again for a connection
-/// to Bitbucket, before the refresh is put off (answered unchanged, asked again later): when Bitbucket
-/// is slow and a thousand views ask, their reads would otherwise queue for tens of seconds, and the
-/// views' clients give up (issue 58: 475 refreshes timed out at 1,000 people with 100 ms added to every
-/// Bitbucket answer). A model's read never is put off.
-pub const REFRESH_WAIT_MS: u64 = 1_000;
-
 /// How long a refresh put off for a busy Bitbucket waits before it asks again, at least (each view
-/// adds a share of as much again, so the views put off together do not come back together).
+/// adds a share of as much again, so the views put off together do not come back together). A
+/// refresh is put off when the refreshes going now leave its reads no room among the connections to
+/// Bitbucket: when Bitbucket is slow and a thousand views ask, their reads would otherwise queue for
+/// tens of seconds and the views' clients give up (issue 58: 475 refreshes timed out at 1,000 people
+/// with 100 ms added to every Bitbucket answer). A model's read never is put off.
 pub const REFRESH_PUT_OFF_MS: u64 = 5_000;
 
 /// The most highlighting jobs waiting for one of the CPU threads, all sessions together; past it a

@@ -553,20 +553,8 @@ impl Driver {
         let logger = self.logger.enabled(Level::Debug).then(|| self.logger.clone());
         let metrics = Arc::clone(self.process.metrics());
         let lane = Lane::of(&request);
-        let queued = Instant::now();
         self.process.reads().run_in(lane, queue, move || {
             if flag.is_cancelled() {
-                return;
-            }
-            // A refresh's read that waited too long for a thread is put off, unsent: the reads ahead
-            // of it are a slow Bitbucket's backlog, and the view is better answered unchanged now.
-            if lane == Lane::Refresh && queued.elapsed() >= Duration::from_millis(limits::REFRESH_WAIT_MS) {
-                metrics.refresh_put_off();
-                let outcome = FetchOutcome::put_off(spread_of(ticket));
-                match flight {
-                    Some(flight) => reads.finish(flight, outcome),
-                    None => on_fetched(ticket, outcome),
-                }
                 return;
             }
             let read = i64::from(request.method == Method::Get);
@@ -658,12 +646,6 @@ impl Drop for Driver {
             self.stop(ticket, f.waits);
         }
     }
-}
-
-/// A stable share out of `u16::MAX` for a read put off ([`FetchOutcome::put_off`]): reads put off
-/// together come back apart.
-fn spread_of(ticket: Ticket) -> u16 {
-    (ticket.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as u16
 }
 
 #[cfg(test)]

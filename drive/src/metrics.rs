@@ -174,7 +174,7 @@ impl Metrics {
         r.register("bitbucket_retries", "Bitbucket requests sent again after a failure", m.bitbucket_retries.clone());
         r.register(
             "refreshes_put_off",
-            "Live views' refresh reads put off (answered unchanged, asked again later) because no thread or connection came free in time",
+            "Live views' refresh reads put off, unsent (the view answered unchanged, asked again later): the refreshes going left no room among the connections to Bitbucket",
             m.refreshes_put_off.clone(),
         );
         r.register("bitbucket_rate_limited", "Bitbucket answers 429 (rate limited)", m.bitbucket_rate_limited.clone());
@@ -256,7 +256,7 @@ impl Metrics {
         self.bitbucket_retries.inc();
     }
 
-    /// A refresh's read is put off: no read thread or connection to Bitbucket came free in time.
+    /// A refresh's read is put off, unsent: the refreshes going left it no room.
     pub fn refresh_put_off(&self) {
         self.refreshes_put_off.inc();
     }
