@@ -305,7 +305,7 @@ fn slow_bodies(addresses: &[Address]) -> Option<String> {
 const HEADER: &str = "
 ## Logins under attack
 
-bb with `--oauth` (the real binary, a child process, bb's defaults: 512 connections, so an anonymous share
+bb with `--oauth` (the real binary, a child process, bb's defaults but `--max-connections 512`, so an anonymous share
 of 128 login requests at once and 128 connections per address) against a fresh stand-in for each row.
 Before each attack two people, alice and carol, log in fully from 127.0.0.1, each with their own client
 registration and browser cookie (bb's registration, its consent page, Bitbucket's consent as the user, the

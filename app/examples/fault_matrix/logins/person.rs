@@ -78,7 +78,18 @@ impl Bb {
         assert_eq!(added.status, 200, "the stand-in took bb's link: {}", added.body);
         let listen = format!("127.0.0.1:{port}");
         let mut child = Command::new(binary())
-            .args(["ai", "mcp", "serve", "--http", &listen, "--oauth", "--public-url", &public])
+            .args([
+                "ai",
+                "mcp",
+                "serve",
+                "--http",
+                &listen,
+                "--oauth",
+                "--public-url",
+                &public,
+                "--max-connections",
+                "512",
+            ])
             .env("BITBUCKET_URL", &stack.base_url)
             .env("BITBUCKET_TOKEN", &stack.token)
             .env("BB_OAUTH_CLIENT_ID", LINK_ID)
