@@ -327,6 +327,7 @@ fn add_link(world: &mut World, body: &Value) -> Response {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::admission::{Admission, echo_response};
     use std::time::{Duration, Instant};
