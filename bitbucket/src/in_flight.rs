@@ -22,12 +22,12 @@
 //!           Refresh C: c1 c2 (≤ ¾)
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use bb_core::Batch;
-use bb_drive::{Cancel, Lane};
+use bb_drive::{Cancel, Lane, Lanes};
 
 /// How often a waiter looks at its cancel while no permit is granted to it.
 const CANCEL_CHECK: Duration = Duration::from_millis(20);
@@ -48,8 +48,8 @@ struct State {
     held: BTreeMap<u64, usize>,
     most_inside: usize,
     next_waiter: u64,
-    /// The waiters of each lane, in [`Lane::ALL`]'s order.
-    lanes: [Line; 3],
+    /// The waiters by lane and queue, and the permits each lane holds.
+    lanes: Lanes<u64>,
     /// Waiters granted a permit that have not yet taken it.
     granted: BTreeSet<u64>,
     /// The refresh batches that go, by id.
@@ -60,63 +60,27 @@ struct State {
     put_off: HashMap<u64, std::time::Instant>,
 }
 
-/// One lane's waiters and the permits it holds.
-#[derive(Debug, Default)]
-struct Line {
-    /// Waiters by queue, oldest first; a queue is here only while it has waiters.
-    queues: BTreeMap<u64, VecDeque<u64>>,
-    /// The queues that wait, in the order of their turns.
-    turns: VecDeque<u64>,
-    /// Permits this lane holds.
-    inside: usize,
-}
-
 impl State {
     /// Grants free permits: to the first lane with a waiter and room in its share, in it to the
     /// waiter whose queue's turn it is; a queue holding `per_queue` permits keeps its turn for later.
     fn grant(&mut self, limit: usize, per_queue: usize) -> bool {
         let mut any = false;
-        'grants: while self.inside < limit {
-            for lane in Lane::ALL {
-                let line = &mut self.lanes[lane.index()];
-                if line.inside >= lane.most_of(limit) {
-                    continue;
-                }
-                let held = &self.held;
-                let Some(at) = line.turns.iter().position(|q| held.get(q).copied().unwrap_or(0) < per_queue) else {
-                    continue;
-                };
-                let Some(queue) = line.turns.remove(at) else { continue };
-                let Some(waiters) = line.queues.get_mut(&queue) else { continue };
-                let Some(waiter) = waiters.pop_front() else { continue };
-                if waiters.is_empty() {
-                    line.queues.remove(&queue);
-                } else {
-                    line.turns.push_back(queue);
-                }
-                line.inside += 1;
-                self.granted.insert(waiter);
-                *self.held.entry(queue).or_default() += 1;
-                self.inside += 1;
-                self.most_inside = self.most_inside.max(self.inside);
-                any = true;
-                continue 'grants;
-            }
-            break;
+        while self.inside < limit {
+            let held = &self.held;
+            let may = |q: u64| held.get(&q).copied().unwrap_or(0) < per_queue;
+            let Some((_, queue, waiter)) = self.lanes.next(limit, may) else { break };
+            self.granted.insert(waiter);
+            *self.held.entry(queue).or_default() += 1;
+            self.inside += 1;
+            self.most_inside = self.most_inside.max(self.inside);
+            any = true;
         }
         any
     }
 
     /// Takes a waiter that gave up out of its queue.
     fn forget(&mut self, lane: Lane, queue: u64, waiter: u64) {
-        let line = &mut self.lanes[lane.index()];
-        if let Some(waiters) = line.queues.get_mut(&queue) {
-            waiters.retain(|w| *w != waiter);
-            if waiters.is_empty() {
-                line.queues.remove(&queue);
-                line.turns.retain(|q| *q != queue);
-            }
-        }
+        self.lanes.remove(lane, queue, |w| *w == waiter);
     }
 
     /// A read of going batch `id` is done (answered, or cancelled): the batch ends with its last.
@@ -150,8 +114,7 @@ impl State {
     /// Gives back a permit of `queue` in `lane`.
     fn release(&mut self, lane: Lane, queue: u64) {
         self.inside -= 1;
-        let line = &mut self.lanes[lane.index()];
-        line.inside = line.inside.saturating_sub(1);
+        self.lanes.done(lane);
         if let Some(held) = self.held.get_mut(&queue) {
             *held -= 1;
             if *held == 0 {
@@ -256,12 +219,7 @@ impl InFlight {
     ) -> Option<Permit<'a>> {
         let waiter = state.next_waiter;
         state.next_waiter += 1;
-        let line = &mut state.lanes[lane.index()];
-        let waiters = line.queues.entry(queue).or_default();
-        waiters.push_back(waiter);
-        if waiters.len() == 1 {
-            line.turns.push_back(queue);
-        }
+        state.lanes.push(lane, queue, waiter);
         if state.grant(self.limit, self.per_queue) {
             self.granted.notify_all();
         }
@@ -287,12 +245,12 @@ impl InFlight {
 
     /// How many wait for a permit now.
     pub fn waiting(&self) -> usize {
-        self.lock().lanes.iter().flat_map(|l| l.queues.values()).map(VecDeque::len).sum()
+        self.lock().lanes.waiting()
     }
 
     /// How many permits `lane` holds now.
     pub fn inside(&self, lane: Lane) -> usize {
-        self.lock().lanes[lane.index()].inside
+        self.lock().lanes.inside(lane)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -429,11 +387,7 @@ mod tests {
         // Queue 1 has 100 waiting, queue 2 has 10, queue 3 has 40.
         for (queue, n) in [(1u64, 100), (2, 10), (3, 40)] {
             for _ in 0..n {
-                let line = &mut state.lanes[Lane::Call.index()];
-                line.queues.entry(queue).or_default().push_back(next);
-                if line.queues[&queue].len() == 1 {
-                    line.turns.push_back(queue);
-                }
+                state.lanes.push(Lane::Call, queue, next);
                 next += 1;
             }
         }
@@ -447,7 +401,7 @@ mod tests {
             }
         };
         let mut granted: BTreeMap<u64, u64> = BTreeMap::new();
-        let mut holding: VecDeque<u64> = VecDeque::new();
+        let mut holding: std::collections::VecDeque<u64> = std::collections::VecDeque::new();
         state.grant(limit, per_queue);
         for _ in 0..150 {
             for w in std::mem::take(&mut state.granted) {
@@ -455,7 +409,7 @@ mod tests {
                 holding.push_back(w);
             }
             // While all three wait, none is more than one grant ahead of another.
-            if state.lanes[Lane::Call.index()].queues.len() == 3 {
+            if state.lanes.queues_waiting(Lane::Call) == 3 {
                 let (lo, hi) = (granted.values().min().unwrap(), granted.values().max().unwrap());
                 assert!(hi - lo <= 1, "{granted:?}");
             }
@@ -473,11 +427,7 @@ mod tests {
     fn queued(waiting: &[(Lane, u64)]) -> State {
         let mut state = State::default();
         for (waiter, (lane, queue)) in waiting.iter().enumerate() {
-            let line = &mut state.lanes[lane.index()];
-            line.queues.entry(*queue).or_default().push_back(waiter as u64);
-            if line.queues[queue].len() == 1 {
-                line.turns.push_back(*queue);
-            }
+            state.lanes.push(*lane, *queue, waiter as u64);
         }
         state
     }
@@ -490,19 +440,17 @@ mod tests {
         waiting.push((Lane::Call, 7));
         let mut state = queued(&waiting);
         state.grant(limit, per_queue);
-        assert_eq!(state.lanes[Lane::Refresh.index()].inside, 36, "a quarter stays for calls and checks");
+        assert_eq!(state.lanes.inside(Lane::Refresh), 36, "a quarter stays for calls and checks");
         assert!(state.granted.contains(&9_000), "the call went in at once, beside the burst");
         assert_eq!(state.inside, 37);
         // Another call comes while the burst waits: it too goes in at once.
-        let line = &mut state.lanes[Lane::Call.index()];
-        line.queues.entry(8).or_default().push_back(9_001);
-        line.turns.push_back(8);
+        state.lanes.push(Lane::Call, 8, 9_001);
         state.grant(limit, per_queue);
         assert!(state.granted.contains(&9_001));
         // A refresh ends: its permit goes to the next refresh, and the refreshes hold 36 again.
         state.release(Lane::Refresh, 0);
         state.grant(limit, per_queue);
-        assert_eq!(state.lanes[Lane::Refresh.index()].inside, 36);
+        assert_eq!(state.lanes.inside(Lane::Refresh), 36);
     }
 
     #[test]
@@ -514,9 +462,7 @@ mod tests {
         // Two calls and a check wait now; the free permit goes to the check.
         let mut order = Vec::new();
         for (waiter, lane, queue) in [(10, Lane::Call, 5), (11, Lane::Call, 6), (12, Lane::Check, 0)] {
-            let line = &mut state.lanes[Lane::index(lane)];
-            line.queues.entry(queue).or_default().push_back(waiter);
-            line.turns.push_back(queue);
+            state.lanes.push(lane, queue, waiter);
         }
         state.granted.clear();
         state.grant(limit, per_queue);
@@ -527,7 +473,7 @@ mod tests {
             order.extend(std::mem::take(&mut state.granted));
         }
         assert_eq!(order, [12, 10, 11], "the check, then the calls, while a refresh still waits");
-        assert_eq!(state.lanes[Lane::Refresh.index()].queues.len(), 1);
+        assert_eq!(state.lanes.queues_waiting(Lane::Refresh), 1);
     }
 
     #[test]
@@ -537,8 +483,8 @@ mod tests {
         waiting.extend((0..20).map(|i| (Lane::Call, 1 + i % 3)));
         let mut state = queued(&waiting);
         state.grant(limit, per_queue);
-        assert_eq!(state.lanes[Lane::Check.index()].inside, 2);
-        assert_eq!(state.lanes[Lane::Call.index()].inside, 6, "calls take the rest");
+        assert_eq!(state.lanes.inside(Lane::Check), 2);
+        assert_eq!(state.lanes.inside(Lane::Call), 6, "calls take the rest");
     }
 
     #[test]

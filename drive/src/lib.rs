@@ -46,6 +46,7 @@
 mod audit;
 mod cancel;
 mod driver;
+mod lanes;
 mod ledger;
 mod log;
 pub mod metrics;
@@ -60,6 +61,7 @@ mod timer;
 pub use audit::{Audit, AuditTrail};
 pub use cancel::Cancel;
 pub use driver::{Delivery, Driver, Wake, now_ms, principal};
+pub use lanes::Lanes;
 pub use ledger::{Ledger, MemoryLedger};
 pub use log::Logger;
 pub use pool::{Pool, READ_THREADS};

@@ -20,12 +20,13 @@
 //!
 //! [`Requester::queue`]: crate::Requester::queue
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use bb_core::limits;
 use std::time::{Duration, Instant};
 
+use crate::lanes::Lanes;
 use crate::reach::Lane;
 
 /// The most threads bb's reads run on ([`limits::READ_THREADS`]).
@@ -60,8 +61,8 @@ struct Shared {
 
 #[derive(Default)]
 struct State {
-    /// The jobs of each lane, in [`Lane::ALL`]'s order.
-    lanes: [Line; 3],
+    /// The jobs waiting, by lane and queue; and how many of each lane run.
+    lanes: Lanes<Job>,
     queued: usize,
     threads: usize,
     idle: usize,
@@ -69,39 +70,6 @@ struct State {
     /// When each running job started, by the order it started in.
     running: BTreeMap<u64, Instant>,
     started: u64,
-}
-
-/// One lane's jobs, and how many of them run.
-#[derive(Default)]
-struct Line {
-    queues: BTreeMap<u64, VecDeque<Job>>,
-    turns: VecDeque<u64>,
-    running: usize,
-}
-
-impl State {
-    /// The next job and its lane: of the first lane with a job and room in its share of `threads`,
-    /// round-robin over its queues.
-    fn next(&mut self, threads: usize) -> Option<(Lane, Job)> {
-        for lane in Lane::ALL {
-            let line = &mut self.lanes[lane.index()];
-            if line.running >= lane.most_of(threads) {
-                continue;
-            }
-            let Some(queue) = line.turns.pop_front() else { continue };
-            let Some(jobs) = line.queues.get_mut(&queue) else { continue };
-            let Some(job) = jobs.pop_front() else { continue };
-            if jobs.is_empty() {
-                line.queues.remove(&queue);
-            } else {
-                line.turns.push_back(queue);
-            }
-            line.running += 1;
-            self.queued -= 1;
-            return Some((lane, job));
-        }
-        None
-    }
 }
 
 impl Pool {
@@ -171,12 +139,7 @@ impl Pool {
     /// the lane's other queues.
     pub fn run_in(&self, lane: Lane, queue: u64, job: impl FnOnce() + Send + 'static) {
         let mut state = self.lock();
-        let line = &mut state.lanes[lane.index()];
-        let jobs = line.queues.entry(queue).or_default();
-        jobs.push_back(Box::new(job));
-        if jobs.len() == 1 {
-            line.turns.push_back(queue);
-        }
+        state.lanes.push(lane, queue, Box::new(job));
         state.queued += 1;
         // Every queued job has an idle thread to wake, or starts one while the bound allows.
         let start = state.queued > state.idle && state.threads < self.bound(&state);
@@ -198,7 +161,7 @@ impl Pool {
 
     /// How many jobs wait in `queue`, in any lane.
     pub fn queued_in(&self, queue: u64) -> usize {
-        self.lock().lanes.iter().filter_map(|l| l.queues.get(&queue)).map(VecDeque::len).sum()
+        self.lock().lanes.waiting_in(queue)
     }
 
     /// How many threads the pool runs now: 0 once each has been idle for `IDLE` (5 s).
@@ -215,7 +178,8 @@ impl Pool {
         let mut state = self.lock();
         loop {
             let bound = self.bound(&state);
-            if let Some((lane, job)) = state.next(bound) {
+            if let Some((lane, _, job)) = state.lanes.next(bound, |_| true) {
+                state.queued -= 1;
                 let started = state.started;
                 state.started += 1;
                 if self.0.stuck.is_some() {
@@ -226,7 +190,7 @@ impl Pool {
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
                 state = self.lock();
                 state.running.remove(&started);
-                state.lanes[lane.index()].running -= 1;
+                state.lanes.done(lane);
                 // A job of a lane that was at its share may go now, on a thread that waits.
                 self.0.work.notify_one();
                 continue;

@@ -211,21 +211,19 @@ fn a_connection_streaming_an_answer_keeps_its_place_until_the_answer_ends() {
 #[test]
 fn a_stalled_initialize_cannot_refuse_a_session_s_call() {
     use std::io::Write;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex, mpsc};
     const HEADER: &str = "X-Bitbucket-Token";
-    let (stalled, cancelled) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let (in_check, gave_up) = (Arc::clone(&stalled), Arc::clone(&cancelled));
+    // What the stalled checks do, as it happens: one began, one gave up (its cancel came).
+    let (said, heard) = mpsc::channel::<&'static str>();
+    let said = Mutex::new(said);
     // Bitbucket answers alice's token at once; a `stalled-` token's check hangs until it is cancelled.
     let fetch: Arc<dyn bb_drive::Bitbucket> = Arc::new(
         move |req: bb_core::FetchRequest, person: Option<&bb_http::PersonalToken>, cancel: &bb_drive::Cancel| {
             if person.is_some_and(|p| p.secret().starts_with("stalled-")) {
-                in_check.fetch_add(1, Ordering::SeqCst);
-                let deadline = Instant::now() + Duration::from_secs(60);
-                while !cancel.is_cancelled() && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(5));
+                let _ = said.lock().unwrap().send("began");
+                if cancel.sleep(Duration::from_secs(120)) {
+                    let _ = said.lock().unwrap().send("gave up");
                 }
-                gave_up.fetch_add(1, Ordering::SeqCst);
                 return bb_core::FetchOutcome::response(503, "gave up");
             }
             bb_core::FetchOutcome::response(200, format!("thing {}", req.path))
@@ -241,11 +239,7 @@ fn a_stalled_initialize_cannot_refuse_a_session_s_call() {
         let mut c = connect(s.addr);
         c.write_all(&Req::post(INITIALIZE).header(HEADER, &format!("stalled-{n}")).bytes(s.addr)).unwrap();
         waiting.push(c);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while stalled.load(Ordering::SeqCst) < n && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert_eq!(stalled.load(Ordering::SeqCst), n, "the check of stalled-{n} began");
+        assert_eq!(heard.recv_timeout(Duration::from_secs(60)), Ok("began"), "the check of stalled-{n} began");
     }
     // A new person is told busy: only new, unproven connections are refused.
     let bob = Req::post(INITIALIZE).header(HEADER, "token-of-bob").send(s.addr);
@@ -259,9 +253,6 @@ fn a_stalled_initialize_cannot_refuse_a_session_s_call() {
     assert_eq!(list.status, 200, "{list:?} {:?}", s.logs.lock().unwrap());
     assert!(list.body.contains("get_thing"), "{list:?}");
     assert!(closed_by_server(&mut waiting[0]), "the first stalled initialize was closed");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while cancelled.load(Ordering::SeqCst) < 1 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    assert_eq!(cancelled.load(Ordering::SeqCst), 1, "its token check was cancelled; the other still waits");
+    assert_eq!(heard.recv_timeout(Duration::from_secs(60)), Ok("gave up"), "its token check was cancelled");
+    assert!(heard.try_recv().is_err(), "the other check still waits");
 }
