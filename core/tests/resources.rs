@@ -180,3 +180,89 @@ fn initialize_says_resources_have_no_subscriptions() {
     let found = s.request("server/discover", stateless(json!({})));
     assert_eq!(found["result"]["capabilities"]["resources"], json!({"listChanged": false, "subscribe": false}));
 }
+
+/// The URIs of a `resources/list` answer.
+fn listed_uris(listed: &Value) -> Vec<String> {
+    let resources = listed["result"]["resources"].as_array().unwrap_or_else(|| panic!("{listed}"));
+    resources.iter().map(|r| r["uri"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn resources_list_offers_the_persons_pull_requests_and_those_awaiting_their_review() {
+    let mut d = StackHarness::new();
+    let listed = d.request("resources/list", json!({}));
+    let uris = listed_uris(&listed);
+    // The stand-in's person authors 8 open pull requests and is asked to review 14.
+    assert_eq!(uris.len(), 22, "{listed}");
+    assert!(listed["result"].get("nextCursor").is_none(), "{listed}");
+    let mine = listed["result"]["resources"].as_array().unwrap().iter().find(|r| r["uri"] == PR).unwrap();
+    assert_eq!(mine["name"], "BB/api#1");
+    assert_eq!(mine["title"], "Add retry with backoff to the HTTP client");
+    assert!(mine["description"].as_str().unwrap().starts_with("Your pull request · BB/api #1 · "), "{mine}");
+    assert_eq!(mine["mimeType"], "text/plain");
+    assert!(mine["annotations"]["lastModified"].as_str().unwrap().ends_with('Z'), "{mine}");
+    let reviewing = "bitbucket://projects/BB/repos/api/pull-requests/11";
+    let theirs = listed["result"]["resources"].as_array().unwrap().iter().find(|r| r["uri"] == reviewing).unwrap();
+    assert!(theirs["description"].as_str().unwrap().starts_with("Reviewing · by "), "{theirs}");
+    // Two reads: the dashboard (author, open) and the reviewer inbox, 25 of each.
+    assert_eq!(d.requests.len(), 2, "{:?}", d.requests);
+    assert!(d.requests.iter().any(|r| r.contains("/dashboard/pull-requests") && r.contains("role=AUTHOR")));
+    assert!(d.requests.iter().any(|r| r.contains("/inbox/pull-requests") && r.contains("limit=25")));
+    // A listed resource reads.
+    let read = d.request("resources/read", json!({"uri": reviewing}));
+    assert!(read["result"]["contents"][0]["text"].as_str().unwrap().contains("#11"), "{read}");
+}
+
+#[test]
+fn resources_list_pages_each_list_with_its_own_cursor() {
+    let mut d = StackHarness::new();
+    // The inbox says it goes on at 25; the dashboard has ended.
+    d.rewrite_answers(|request, answer| {
+        if request.path.contains("/inbox/pull-requests") && !request.path.ends_with("/count") {
+            answer["isLastPage"] = json!(false);
+            answer["nextPageStart"] = json!(25);
+        }
+    });
+    let first = d.request("resources/list", json!({}));
+    let cursor = first["result"]["nextCursor"].as_str().unwrap().to_owned();
+    let second = d.request("resources/list", json!({"cursor": cursor}));
+    // Only the list that goes on is read again, from where it stopped.
+    assert_eq!(d.requests.len(), 1, "{:?}", d.requests);
+    assert!(d.requests[0].contains("/inbox/pull-requests") && d.requests[0].contains("start=25"), "{:?}", d.requests);
+    assert!(listed_uris(&second).iter().all(|u| listed_uris(&first).contains(u)), "{second}");
+    // A cursor bb did not give is invalid params, and nothing is read.
+    for bad in [json!("bb1:-:-"), json!("elsewhere"), json!(7)] {
+        let refused = d.request("resources/list", json!({"cursor": bad}));
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        assert!(d.requests.is_empty());
+    }
+}
+
+#[test]
+fn resources_list_keeps_to_the_admins_scope() {
+    let mut d = StackHarness::scoped(&["BB/api"]);
+    let listed = d.request("resources/list", json!({}));
+    let uris = listed_uris(&listed);
+    assert!(!uris.is_empty(), "{listed}");
+    assert!(uris.iter().all(|u| u.starts_with("bitbucket://projects/BB/repos/api/")), "{uris:?}");
+}
+
+#[test]
+fn resources_list_on_2026_07_28_is_complete_and_private_to_its_reader() {
+    let mut s = StackHarness::speaking(None);
+    let listed = s.request("resources/list", stateless(json!({})));
+    assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
+    assert_eq!(listed["result"]["cacheScope"], "private");
+    assert!(listed["result"]["ttlMs"].as_u64().is_some_and(|t| t > 0));
+    assert_eq!(listed_uris(&listed).len(), 22);
+}
+
+#[test]
+fn resources_list_that_cannot_read_bitbucket_says_why_rather_than_list_half() {
+    let mut d = StackHarness::new();
+    d.fault("/rest/api/latest/inbox/pull-requests", 500, 100, None);
+    let listed = d.request("resources/list", json!({}));
+    assert_eq!(listed["error"]["code"], -32603, "{listed}");
+    let said = listed["error"]["message"].as_str().unwrap();
+    assert!(said.starts_with("Could not list the pull requests awaiting your review: "), "{said}");
+}

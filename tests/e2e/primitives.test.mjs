@@ -76,3 +76,16 @@ test("completing project B offers BB, and a repository of BB", async () => {
   const repos = await client.complete({ ref, argument: { name: "repo", value: "a" }, context: { arguments: { project: "BB" } } });
   assert.ok(repos.completion.values.includes("api"), JSON.stringify(repos));
 });
+
+test("resources/list offers the person's pull requests and those awaiting their review, and one reads", async () => {
+  const { resources, nextCursor } = await client.listResources();
+  assert.equal(nextCursor, undefined);
+  const mine = resources.find((r) => r.uri === PR);
+  assert.ok(mine, JSON.stringify(resources.map((r) => r.uri)));
+  assert.equal(mine.title, "Add retry with backoff to the HTTP client");
+  assert.match(mine.description, /^Your pull request · BB\/api #1 · /);
+  assert.ok(resources.some((r) => r.description.startsWith("Reviewing · by ")));
+  const read = await client.readResource({ uri: resources[0].uri });
+  assert.equal(read.contents[0].uri, resources[0].uri);
+  assert.match(read.contents[0].text, /#\d+/);
+});

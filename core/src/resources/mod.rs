@@ -5,6 +5,7 @@
 //!
 //! The view page, `ui://bb/view`, is a resource of its own (`made.rs`), outside these templates.
 
+pub(crate) mod listing;
 pub(crate) mod uri;
 
 use serde_json::{Value, json};

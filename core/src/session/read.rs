@@ -13,8 +13,11 @@
 
 use serde_json::{Value, json};
 
+use super::call::Pending;
 use super::{Answer, Session, truncate};
 use crate::jsonrpc::{ErrorReply, INTERNAL_ERROR, INVALID_PARAMS, Id, RESOURCE_NOT_FOUND};
+use crate::logging::Level;
+use crate::plan::Step;
 use crate::protocol::ClientProfile;
 use crate::resources::{self, MIME};
 use crate::shared::Shared;
@@ -48,6 +51,8 @@ pub(super) enum Dress {
         /// Which of the prompt's parts.
         index: usize,
     },
+    /// As a `resources/list` result: the person's pull requests, listed (`resources/listing.rs`).
+    Listing,
     /// As a `completion/complete` result: the candidates listed from `source` that start with `typed`
     /// (`session/complete.rs`).
     Completion {
@@ -86,6 +91,13 @@ impl Dress {
                 let answer = crate::completion::answer(typed, crate::completion::listed(&result).as_ref());
                 Ok(if stateless { stateless::complete(answer, version) } else { answer })
             }
+            Dress::Listing => match resources::listing::answer(&result) {
+                Ok(listed) if stateless => {
+                    Ok(stateless::cacheable_for(stateless::complete(listed, version), RESOURCE_TTL_MS, "private"))
+                }
+                Ok(listed) => Ok(listed),
+                Err(said) => Err(ErrorReply::new(Some(id.clone()), INTERNAL_ERROR, said)),
+            },
             // A prompt's part is what a handshake's `resources/read` answers; the prompt completes its own answer.
             Dress::Embedded { uri, .. } => Dress::Resource { uri: uri.clone() }.finish(id, result, false, version),
             Dress::Resource { uri } if failed => {
@@ -163,6 +175,49 @@ impl Session {
             }
             other => other,
         }
+    }
+
+    /// Answers `resources/list`: a page of the person's open pull requests and of those awaiting their
+    /// review, read as a completion's listing is (the table of work, its limits and cancellation);
+    /// nothing while no tool reads a pull request. `stateless` for a 2026-07-28 request.
+    pub(super) fn list_resources(
+        &mut self,
+        id: &Id,
+        params: &Value,
+        stateless: bool,
+        tag: u64,
+        batch: Option<u64>,
+        sh: &mut Shared,
+    ) -> Answer {
+        let at = match resources::listing::Cursor::read(params) {
+            Ok(at) => at,
+            Err(why) => return Answer::Now(Err(ErrorReply::new(Some(id.clone()), INVALID_PARAMS, why))),
+        };
+        let exposed = if stateless { std::sync::Arc::clone(&sh.config.exposed) } else { self.exposed(sh) };
+        if exposed.get("get_pull_request").is_none() {
+            let none = json!({"resources": []});
+            return Answer::Now(Ok(if stateless {
+                stateless::cacheable_for(stateless::complete(none, sh.config.version), RESOURCE_TTL_MS, "private")
+            } else {
+                none
+            }));
+        }
+        let annotated = self.takes_links(stateless);
+        let Step::Wait(mut plan) = resources::listing::plan(at, sh.config.scope.as_deref(), annotated) else {
+            return Answer::Now(Ok(json!({"resources": []})));
+        };
+        let mut desk = sh.desk();
+        plan.begin(&mut desk);
+        let issued = desk.take();
+        self.log(Level::Debug, format!("resources/list waits on {} Bitbucket request(s)", issued.reads.len()), sh);
+        for (ticket, request) in issued.reads {
+            sh.work.file_read(self.id, id, ticket, request, &mut sh.out);
+        }
+        if let Some(b) = batch {
+            self.batch_waits_on_one(b);
+        }
+        self.pending.insert(id.clone(), Pending::reading(plan, tag, batch, stateless, Dress::Listing));
+        Answer::Later
     }
 
     /// Whether this request's client may be sent a `resource_link`: 2025-06-18 or later.

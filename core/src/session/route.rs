@@ -129,7 +129,7 @@ impl Session {
             ("prompts/get", Terms::Alone(meta)) => self.get_prompt(id, params, Some(meta.client), tag, batch, sh),
             ("prompts/get", Terms::Session) => self.get_prompt(id, params, None, tag, batch, sh),
             ("completion/complete", _) => self.complete(id, params, alone, tag, batch, sh),
-            ("resources/list", _) => done(json!({"resources": []}), Some(stateless::LIST_TTL_MS)),
+            ("resources/list", _) => self.list_resources(id, params, alone, tag, batch, sh),
             // The templates whose tool the request's exposure has: a session's widens with its toolsets.
             ("resources/templates/list", terms) => {
                 let exposed = match terms {
