@@ -179,6 +179,7 @@ impl Sim {
                     | Output::Log { .. }
                     | Output::Compute { .. }
                     | Output::PastDeadline { .. }
+                    | Output::Timer { .. }
                     | Output::Spend { .. } => {}
                 }
             }

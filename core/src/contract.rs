@@ -17,6 +17,8 @@
 //!                                                                                          the core's last
 //!                                                      └─▶ Output::Admit{ticket}    ─┐ room in the process's
 //!         ─ Input::Admitted{ticket, granted} ◀─────────────────────────────────────┘ memory for a large call
+//!                                                      └─▶ Output::Timer{ticket, at_ms} ─┐ the core acts on its own
+//!         ─ Input::Timer{ticket}           ◀───────────────────────────────────────┘ at at_ms (a subscription)
 //!                                                      └─▶ Output::Cancel{ticket}      any of them, dropped
 //! ```
 //!
@@ -86,6 +88,11 @@ pub enum Input<'a> {
         ticket: Ticket,
         /// What happened.
         outcome: FetchOutcome,
+    },
+    /// The time asked for with [`Output::Timer`] has come (fed with a `now_ms` at or past its `at_ms`).
+    Timer {
+        /// The ticket of [`Output::Timer`].
+        ticket: Ticket,
     },
     /// What the ledger of used confirmations answered for an [`Output::Spend`].
     Spent {
@@ -209,6 +216,19 @@ pub enum Output {
         ticket: Ticket,
         /// How much room, in bytes.
         bytes: u64,
+    },
+    /// Feed [`Input::Timer`] with this ticket once the time reaches `at_ms` (epoch milliseconds, the
+    /// clock of `now_ms`): the core acts then on its own, with no message to answer (a subscription's next
+    /// read of the pull request it watches, at the live views' cadence). One input per ticket; its
+    /// [`Output::Cancel`] forgets it. The shell keeps the clock, the core the policy (str0m's
+    /// `Output::Timeout`).
+    Timer {
+        /// The session it is for.
+        session: SessionId,
+        /// Identifies it.
+        ticket: Ticket,
+        /// When, epoch milliseconds.
+        at_ms: u64,
     },
     /// Mark the confirmation `id` (an accepted 2026-07-28 state) used until `until_ms` (epoch
     /// milliseconds) in the ledger every replica shares, and answer [`Input::Spent`]: a state is

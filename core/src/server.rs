@@ -135,6 +135,13 @@ impl Server {
                     s.refused_room(call, &mut self.shared);
                 }
             }
+            Input::Timer { ticket } => {
+                if let Some((owner, call)) = self.shared.work.complete(ticket, Kind::Timer, &mut self.shared.out)
+                    && let Some(s) = self.sessions.get_mut(&owner)
+                {
+                    s.timer(call, &mut self.shared);
+                }
+            }
             Input::Spent { ticket, spent } => {
                 if let Some((owner, call)) = self.shared.work.complete(ticket, Kind::Spend, &mut self.shared.out)
                     && let Some(s) = self.sessions.get_mut(&owner)

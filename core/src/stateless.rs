@@ -95,10 +95,10 @@ pub(crate) fn server_info(version: &str) -> Value {
 /// per-request logging, and the MCP Apps extension
 /// (bb has a view; whether a request's client renders it is that request's own capability). The tool
 /// list changes only in a session that may turn toolsets on (`enable_toolset`), which is told so.
-pub(crate) fn capabilities(tools_change: bool, prompts: bool) -> Value {
+pub(crate) fn capabilities(tools_change: bool, prompts: bool, subscribe: bool) -> Value {
     let mut caps = json!({
         "tools": {"listChanged": tools_change},
-        "resources": {"listChanged": false, "subscribe": false},
+        "resources": {"listChanged": false, "subscribe": subscribe},
         "completions": {},
         "logging": {},
         "extensions": {UI_EXTENSION: {}},
@@ -110,10 +110,10 @@ pub(crate) fn capabilities(tools_change: bool, prompts: bool) -> Value {
 }
 
 /// The `server/discover` result, already complete and cacheable.
-pub(crate) fn discover(version: &str, instructions: &str, prompts: bool) -> Value {
+pub(crate) fn discover(version: &str, instructions: &str, prompts: bool, subscribe: bool) -> Value {
     let result = json!({
         "supportedVersions": supported_versions(),
-        "capabilities": capabilities(false, prompts),
+        "capabilities": capabilities(false, prompts, subscribe),
         "instructions": instructions,
     });
     cacheable(complete(result, version), LIST_TTL_MS)

@@ -9,6 +9,7 @@
 //! | [`Kind::Steps`] | [`Output::Work`] (with the call's deadline) | [`crate::Input::Work`], asked again per step; a step at or past the deadline is the last ([`Output::PastDeadline`]) | the call's deadline runs |
 //! | [`Kind::Room`] | [`Output::Admit`] | [`crate::Input::Admitted`] | asked for, then held until the call ends |
 //! | [`Kind::Spend`] | [`Output::Spend`] | [`crate::Input::Spent`] | the ledger replicas share is asked |
+//! | [`Kind::Timer`] | [`Output::Timer`] | [`crate::Input::Timer`] | until its time (a subscription's next read) |
 //!
 //! Whatever its kind, one [`Output::Cancel`] withdraws it ([`Work::cancel_call`] when its call is
 //! answered or cancelled, [`Work::cancel_session`] when its session closes). A read waits in its
@@ -45,6 +46,8 @@ pub(crate) enum Kind {
     Room,
     /// An accepted confirmation marked used in the ledger replicas share: one per retry.
     Spend,
+    /// A time the core acts at on its own: a watched pull request's next read (`session/watch.rs`).
+    Timer,
 }
 
 #[derive(Debug)]
@@ -135,6 +138,13 @@ impl Work {
             }
         };
         out.push_back(Output::Work { session, ticket, deadline_ms });
+    }
+
+    /// Asks the shell for [`crate::Input::Timer`] at `at_ms`, under `call` (a watch's own id).
+    pub(crate) fn ask_timer(&mut self, session: SessionId, call: &Id, at_ms: u64, out: &mut VecDeque<Output>) {
+        let ticket = self.new_ticket();
+        self.insert(ticket, session, call, Kind::Timer);
+        out.push_back(Output::Timer { session, ticket, at_ms });
     }
 
     /// Asks the shell to mark the confirmation `id` used until `until_ms` ([`Output::Spend`]).

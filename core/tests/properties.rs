@@ -113,6 +113,7 @@ fn run(ops: &[Op]) -> Run {
                 | Output::Work { .. }
                 | Output::Compute { .. }
                 | Output::PastDeadline { .. }
+                | Output::Timer { .. }
                 | Output::Admit { .. }
                 | Output::Spend { .. } => {}
             }

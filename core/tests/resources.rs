@@ -174,13 +174,6 @@ fn a_client_older_than_2025_06_18_gets_no_link_and_2026_07_28_gets_one() {
     assert_eq!(links(&answer["result"]).len(), 1, "{answer}");
 }
 
-#[test]
-fn initialize_says_resources_have_no_subscriptions() {
-    let mut s = StackHarness::speaking(None);
-    let found = s.request("server/discover", stateless(json!({})));
-    assert_eq!(found["result"]["capabilities"]["resources"], json!({"listChanged": false, "subscribe": false}));
-}
-
 /// The URIs of a `resources/list` answer.
 fn listed_uris(listed: &Value) -> Vec<String> {
     let resources = listed["result"]["resources"].as_array().unwrap_or_else(|| panic!("{listed}"));

@@ -92,6 +92,8 @@ pub struct Driver {
     work: HashMap<Ticket, u64>,
     /// Work to step, in the order asked.
     work_queue: VecDeque<Ticket>,
+    /// The core's timers ([`Output::Timer`]) not yet fed: each one's time, epoch milliseconds.
+    timers: HashMap<Ticket, u64>,
     /// Where a job's outcome and a call's deadline go when the shell takes them ([`Driver::on_wake`]);
     /// without it, jobs run at once on the driver's thread.
     wake: Option<Arc<dyn Fn(Wake) + Send + Sync>>,
@@ -136,6 +138,8 @@ pub enum Wake {
     Spent(Ticket, bb_core::Spent),
     /// The audit trail's writer has room again: what was held for it goes on.
     AuditRoom,
+    /// The time the core asked for with [`Output::Timer`] has come.
+    Timer(Ticket),
 }
 
 /// After how long a job on bb's threads for CPU work counts as stuck ([`limits::JOB_STUCK_AFTER_MS`]).
@@ -206,6 +210,7 @@ impl Driver {
             queues: HashMap::new(),
             work: HashMap::new(),
             work_queue: VecDeque::new(),
+            timers: HashMap::new(),
             wake: None,
             jobs: VecDeque::new(),
             computing: HashMap::new(),
@@ -386,6 +391,12 @@ impl Driver {
             }
             Wake::Admitted(ticket, granted) => self.server.handle(Input::Admitted { ticket, granted }, now_ms()),
             Wake::Spent(ticket, spent) => self.server.handle(Input::Spent { ticket, spent }, now_ms()),
+            Wake::Timer(ticket) => {
+                // A timer cancelled meanwhile (its subscription ended) is gone from the map.
+                let Some(at_ms) = self.timers.remove(&ticket) else { return };
+                // Kept on the monotonic clock: the time has come even if the wall clock says a moment less.
+                self.server.handle(Input::Timer { ticket }, now_ms().max(at_ms));
+            }
             Wake::Deadline(ticket) => {
                 // A call answered before its deadline has had its work cancelled, and a step fed past
                 // it has had its deadline handled (Output::PastDeadline): nothing to do.
@@ -498,6 +509,14 @@ impl Driver {
                         self.process.metrics().highlight_past_deadline();
                     }
                     Output::Admit { session, ticket, bytes } => self.admit(session, ticket, bytes),
+                    Output::Timer { ticket, at_ms, .. } => {
+                        // Without threads (tests), a timer is kept and never fires: nothing waits on it.
+                        self.timers.insert(ticket, at_ms);
+                        if let Some(wake) = self.wake.clone() {
+                            let at = Instant::now() + Duration::from_millis(at_ms.saturating_sub(now_ms()));
+                            self.process.timer().at(at, move || wake(Wake::Timer(ticket)));
+                        }
+                    }
                     Output::Cancel(ticket) => self.cancel(ticket),
                     Output::Spend { session, ticket, id, until_ms } => self.spend(session, ticket, id, until_ms),
                     Output::Log { level, message } => self.logger.log(level, &message),
@@ -611,6 +630,7 @@ impl Driver {
     }
 
     fn cancel(&mut self, ticket: Ticket) {
+        self.timers.remove(&ticket);
         if self.rooms.remove(&ticket) {
             self.process.room().give_back((self.id, ticket));
         }

@@ -706,6 +706,10 @@ impl Session {
     }
 
     fn answer_later(&mut self, id: &Id, pending: Pending, result: Value, sh: &mut Shared) {
+        // A watch's read is no request's: what it read decides whom to tell (`session/watch.rs`).
+        if let Dress::Watch = pending.dress {
+            return self.watched(id, &result, sh);
+        }
         // A completion's listing is kept for the person's next keystrokes; a failed one is not.
         if let Dress::Completion { source, .. } = &pending.dress
             && let Some(listed) = crate::completion::listed(&result)

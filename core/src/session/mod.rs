@@ -11,6 +11,7 @@
 //! | [`read`] | `resources/read` of a `bitbucket://` URI, run as its tool's call; how an answer is dressed |
 //! | [`prompt`] | `prompts/get`: each embedded resource read as its own call, the prompt answered with the last |
 //! | [`complete`] | `completion/complete`: values from the per-person cache, or one plan of reads |
+//! | [`watch`] | resource subscriptions: a watched pull request read as a live card is, its subscribers told of a change |
 //!
 //! ```text
 //!   Server.handle(Message) ─▶ Session: decode, route ──▶ Output::Send (answers), Output::Done
@@ -34,6 +35,7 @@ mod read;
 mod route;
 mod scoped;
 mod toolsets;
+mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -82,6 +84,8 @@ pub struct Session {
     calls: BTreeMap<Id, audit::Started>,
     /// `prompts/get` requests waiting on their parts ([`prompt`]), each part a call in `pending`.
     prompts: BTreeMap<Id, prompt::Gathering>,
+    /// The pull requests watched for subscribers, and the open `subscriptions/listen` streams ([`watch`]).
+    watches: watch::Watches,
 }
 
 impl Session {
@@ -102,6 +106,7 @@ impl Session {
             next_ask: 0,
             calls: BTreeMap::new(),
             prompts: BTreeMap::new(),
+            watches: watch::Watches::default(),
         }
     }
 
@@ -137,12 +142,15 @@ impl Session {
 
     /// Whether the input tagged `tag` still owes an answer (a tool call or a batch waiting on Bitbucket).
     fn awaits(&self, tag: u64) -> bool {
-        self.pending.values().any(|p| p.tag == tag && p.batch.is_none()) || self.batches.values().any(|b| b.tag == tag)
+        self.pending.values().any(|p| p.tag == tag && p.batch.is_none())
+            || self.batches.values().any(|b| b.tag == tag)
+            || self.watches.holds_open(tag)
     }
 
     /// Says the input tagged `tag` is complete, once nothing more is owed for it.
     fn settle(&mut self, tag: u64, sh: &mut Shared) {
-        if !self.awaits(tag) {
+        // A watch's reads came with no input.
+        if tag != watch::WATCH_TAG && !self.awaits(tag) {
             sh.out.push_back(Output::Done { session: self.id, tag });
         }
     }
@@ -173,6 +181,8 @@ impl Session {
         open_tags.extend(std::mem::take(&mut self.prompts).into_values().map(|g| g.tag));
         sh.work.cancel_session(self.id, &mut sh.out);
         open_tags.extend(std::mem::take(&mut self.batches).into_values().map(|b| b.tag));
+        open_tags.extend(self.watches.take_streams());
+        open_tags.remove(&watch::WATCH_TAG);
         // An input still owed an answer is complete now: none will come.
         for tag in open_tags {
             sh.out.push_back(Output::Done { session: self.id, tag });
@@ -258,6 +268,10 @@ impl Session {
 
     /// Drops a call the client cancelled: its work is withdrawn and it gets no answer.
     fn cancel(&mut self, id: &Id, sh: &mut Shared) {
+        // A listen's stream ends; a watch's own reads are no client's to cancel.
+        if self.end_stream(id, sh) || self.watches.owns(id) {
+            return;
+        }
         // A prompt's parts are cancelled with it, and only with it.
         if self.cancel_prompt(id, sh) || self.pending.get(id).is_some_and(Pending::is_part) {
             return;

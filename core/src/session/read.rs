@@ -53,6 +53,8 @@ pub(super) enum Dress {
     },
     /// As a `resources/list` result: the person's pull requests, listed (`resources/listing.rs`).
     Listing,
+    /// Not sent: a watch's read of the pull request it watches (`session/watch.rs` takes the result).
+    Watch,
     /// As a `completion/complete` result: the candidates listed from `source` that start with `typed`
     /// (`session/complete.rs`).
     Completion {
@@ -91,6 +93,7 @@ impl Dress {
                 let answer = crate::completion::answer(typed, crate::completion::listed(&result).as_ref());
                 Ok(if stateless { stateless::complete(answer, version) } else { answer })
             }
+            Dress::Watch => Ok(result),
             Dress::Listing => match resources::listing::answer(&result) {
                 Ok(listed) if stateless => {
                     Ok(stateless::cacheable_for(stateless::complete(listed, version), RESOURCE_TTL_MS, "private"))
@@ -195,9 +198,10 @@ impl Session {
         };
         let exposed = if stateless { std::sync::Arc::clone(&sh.config.exposed) } else { self.exposed(sh) };
         if exposed.get("get_pull_request").is_none() {
+            // Nobody's: the same for every person, as long as bb runs.
             let none = json!({"resources": []});
             return Answer::Now(Ok(if stateless {
-                stateless::cacheable_for(stateless::complete(none, sh.config.version), RESOURCE_TTL_MS, "private")
+                stateless::cacheable(stateless::complete(none, sh.config.version), stateless::LIST_TTL_MS)
             } else {
                 none
             }));

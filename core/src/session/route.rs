@@ -97,7 +97,8 @@ impl Session {
             ("ping", Terms::Session) => Answer::Now(Ok(json!({}))),
             ("server/discover", Terms::Alone(_)) => {
                 let prompts = crate::prompts::any_offered(&sh.config.exposed);
-                Answer::Now(Ok(stateless::discover(version, &scoped(sh.made.instructions(), sh), prompts)))
+                let watches = sh.config.exposed.kind("pull_request").is_some();
+                Answer::Now(Ok(stateless::discover(version, &scoped(sh.made.instructions(), sh), prompts, watches)))
             }
             // The tools only views call are listed to a client that renders views, and to no other.
             ("tools/list", Terms::Alone(meta)) if no_cursor => {
@@ -169,10 +170,15 @@ impl Session {
                     "Method not found: `{method}` is not part of 2026-07-28 (set `io.modelcontextprotocol/logLevel` in a request's `_meta` for its log messages)."
                 ),
             ),
-            ("subscriptions/listen", Terms::Alone(_)) => err(
+            ("resources/subscribe", Terms::Session) => self.subscribe(id, params, sh),
+            ("resources/unsubscribe", Terms::Session) => self.unsubscribe(id, params, sh),
+            ("resources/subscribe" | "resources/unsubscribe", Terms::Alone(_)) => err(
                 METHOD_NOT_FOUND,
-                "Method not found: bb's tools and resources never change while it runs, so it has nothing to send on `subscriptions/listen`.".into(),
+                format!(
+                    "Method not found: `{method}` is not part of 2026-07-28; send `subscriptions/listen` with `notifications.resourceSubscriptions`."
+                ),
             ),
+            ("subscriptions/listen", Terms::Alone(_)) if batch.is_none() => self.listen(id, params, tag, sh),
             (other, _) => err(METHOD_NOT_FOUND, format!("Method not found: `{}`.", truncate(other, 100))),
         }
     }
@@ -211,7 +217,11 @@ impl Session {
         );
         Answer::Now(Ok(json!({
             "protocolVersion": version.as_str(),
-            "capabilities": stateless::capabilities(self.sees.is_some(), crate::prompts::any_offered(&self.exposed(sh))),
+            "capabilities": stateless::capabilities(
+                self.sees.is_some(),
+                crate::prompts::any_offered(&self.exposed(sh)),
+                self.exposed(sh).kind("pull_request").is_some()
+            ),
             "serverInfo": stateless::server_info(sh.config.version),
             "instructions": scoped(self.made(Made::ToolsList { apps: false }, sh).instructions(), sh),
         })))

@@ -143,7 +143,8 @@ impl Harness {
                 | Output::Audit { .. }
                 | Output::Work { .. }
                 | Output::Compute { .. }
-                | Output::PastDeadline { .. } => {}
+                | Output::PastDeadline { .. }
+                | Output::Timer { .. } => {}
             }
         }
         answers

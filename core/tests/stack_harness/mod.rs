@@ -56,6 +56,14 @@ pub struct StackHarness {
     /// the harness asks ([`StackHarness::asking`]); the questions asked, in order.
     pub person: Option<Person>,
     pub questions: Vec<Value>,
+    /// The core's timers not yet fed (`Output::Timer`): ticket and time.
+    pub timers: Vec<(Ticket, u64)>,
+    /// Messages without an id the session sent (notifications), in order, with the tag they went with.
+    pub notes: Vec<(Option<u64>, Value)>,
+    /// Reads asked for that no answer waited on (a watch's), served by [`StackHarness::run_background`].
+    background: VecDeque<(Ticket, FetchRequest)>,
+    /// Tags the core said are done (`Output::Done`).
+    pub done_tags: Vec<u64>,
     now: u64,
     next_id: i64,
 }
@@ -195,6 +203,10 @@ impl StackHarness {
             past_deadline: Vec::new(),
             person: None,
             questions: Vec::new(),
+            timers: Vec::new(),
+            notes: Vec::new(),
+            background: VecDeque::new(),
+            done_tags: Vec::new(),
             now: 1_000,
             next_id: 1,
         };
@@ -308,14 +320,22 @@ impl StackHarness {
         loop {
             while let Some(out) = self.server.poll_output() {
                 match out {
-                    Output::Send { message, .. } => {
+                    Output::Send { message, tag, .. } => {
                         let v: Value = serde_json::from_slice(&message).unwrap();
                         if v["id"] == json!(id) {
                             answer = Some(v);
                         } else if v["method"] == "elicitation/create" {
                             self.questions.push(v["params"].clone());
                             asked.push_back(v);
+                        } else if v.get("id").is_none() {
+                            self.notes.push((tag, v));
                         }
+                    }
+                    Output::Timer { ticket, at_ms, .. } => self.timers.push((ticket, at_ms)),
+                    Output::Done { tag, .. } => self.done_tags.push(tag),
+                    Output::Cancel(ticket) => {
+                        self.timers.retain(|(t, _)| *t != ticket);
+                        self.background.retain(|(t, _)| *t != ticket);
                     }
                     Output::Fetch { ticket, request, .. } => queue.push_back((ticket, request)),
                     Output::Work { ticket, deadline_ms, .. } => work.push_back((ticket, deadline_ms)),
@@ -347,6 +367,8 @@ impl StackHarness {
                 continue;
             }
             if answer.is_some() {
+                // Reads nobody's answer waits on (a watch's) are served later, by run_background.
+                self.background.extend(queue.drain(..));
                 // As a shell's CPU threads do, the jobs the answer did not wait for come back after it.
                 for (ticket, job) in std::mem::take(&mut computes) {
                     self.now += 1;
@@ -391,6 +413,74 @@ impl StackHarness {
             self.server.handle(Input::Fetched { ticket, outcome }, self.now);
         }
         answer.unwrap()
+    }
+
+    /// Sends a request with `id` under input tag `tag` without waiting for its answer (a stream that stays
+    /// open), then serves what it led to in the background.
+    pub fn open_request(&mut self, id: i64, method: &str, params: Value, tag: u64) {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.now += 1;
+        let session = self.session;
+        self.server.handle(Input::Message { session, bytes: line.to_string().as_bytes(), tag }, self.now);
+        self.run_background();
+    }
+
+    /// Sends a notification (no answer is waited for), then serves what it led to in the background.
+    pub fn notify(&mut self, method: &str, params: Value) {
+        let line = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.now += 1;
+        let session = self.session;
+        self.server.handle(Input::Message { session, bytes: line.to_string().as_bytes(), tag: 3 }, self.now);
+        self.run_background();
+    }
+
+    /// Serves the reads no answer waits on (a watch's), and those they lead to, until none is left;
+    /// notifications and timers are kept.
+    pub fn run_background(&mut self) {
+        loop {
+            while let Some(out) = self.server.poll_output() {
+                match out {
+                    Output::Send { message, tag, .. } => {
+                        let v: Value = serde_json::from_slice(&message).unwrap();
+                        if v.get("id").is_none() {
+                            self.notes.push((tag, v));
+                        }
+                    }
+                    Output::Fetch { ticket, request, .. } => self.background.push_back((ticket, request)),
+                    Output::Timer { ticket, at_ms, .. } => self.timers.push((ticket, at_ms)),
+                    Output::Done { tag, .. } => self.done_tags.push(tag),
+                    Output::Cancel(ticket) => {
+                        self.timers.retain(|(t, _)| *t != ticket);
+                        self.background.retain(|(t, _)| *t != ticket);
+                    }
+                    _ => {}
+                }
+            }
+            let Some((ticket, request)) = self.background.pop_front() else { break };
+            let outcome = self.serve(&request);
+            self.now += 1;
+            self.server.handle(Input::Fetched { ticket, outcome }, self.now);
+        }
+    }
+
+    /// Moves the clock to `ms` (epoch milliseconds), feeding each timer due by then at its time, in
+    /// order, and serving what each leads to.
+    pub fn run_until(&mut self, ms: u64) {
+        self.run_background();
+        loop {
+            self.timers.sort_by_key(|(_, at)| *at);
+            let Some(&(ticket, at)) = self.timers.first().filter(|(_, at)| *at <= ms) else { break };
+            self.timers.remove(0);
+            self.now = self.now.max(at);
+            self.server.handle(Input::Timer { ticket }, self.now);
+            self.run_background();
+        }
+        self.now = self.now.max(ms);
+    }
+
+    /// The clock of the session, epoch milliseconds.
+    pub fn now(&self) -> u64 {
+        self.now
     }
 
     /// Reads `path` (with its query) from the stack as the user `slug`, not as bb: what another person sees.

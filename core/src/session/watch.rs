@@ -1,0 +1,368 @@
+//! Resource subscriptions: bb tells a subscriber `notifications/resources/updated` when a pull request
+//! it watches changes. A watch reads what a live card of the pull request reads, at a card's cadence
+//! and on the person's grid (`views/refresh.rs`), so no subscription costs Bitbucket more than a live
+//! card would, and a person's watch and live card of the same pull request share their reads. Its
+//! pull request, diff and threads resources are one watch: a change to the pull request (its state,
+//! reviewers, builds, comments, tasks or commits) is told for each of them that is subscribed.
+//!
+//! ```text
+//!   resources/subscribe {uri}           (before 2026-07-28) ─┐
+//!   subscriptions/listen {notifications: {resourceSubscriptions}} (2026-07-28: the request stays open,
+//!        acknowledged first, each notification with its subscriptionId) ─┤
+//!                                                                      ▼
+//!   Watch ── now: the card's reads (Asked::Open) ──▶ fingerprint, next ──▶ Output::Timer{at: now + next}
+//!     ▲                                                                           │
+//!     └──────── Input::Timer: the card's reads again (Asked::Refresh(fingerprint)) ◀┘
+//!               other hash ──▶ notifications/resources/updated {uri} to each listener
+//!               next null (closed and still) ──▶ no more reads, the subscription stands
+//! ```
+//!
+//! A watch's timer and reads are filed in the table of work under its own id (`bb/watch/N`), so
+//! closing the session, unsubscribing or cancelling a listen withdraws them. [docs/reference/mcp.md
+//! "Resource subscriptions"]
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+use super::call::Pending;
+use super::read::Dress;
+use super::{Answer, Session, truncate};
+use crate::confirm::Confirming;
+use crate::jsonrpc::{self, ErrorReply, INVALID_PARAMS, Id};
+use crate::logging::Level;
+use crate::plan::Step;
+use crate::resources::uri::{self, What};
+use crate::shared::Shared;
+use crate::tool::{Call, spread_of};
+use crate::views::refresh::{self, Fingerprint};
+
+/// Pull requests one session (or one 2026-07-28 request's stream) watches at most: each costs what a
+/// live card costs. [assumed: more than a person keeps open; a host that asks for more gets the first]
+pub(crate) const MOST_WATCHED: usize = 100;
+/// The tag a watch's reads are filed with: no input waits on them.
+pub(super) const WATCH_TAG: u64 = u64::MAX;
+/// The `_meta` key a 2026-07-28 stream's messages name their subscription with.
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Who hears of a watched resource's changes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Listener {
+    /// The session (`resources/subscribe`): a notification tied to no input.
+    Session,
+    /// A `subscriptions/listen` stream (2026-07-28), by its request's id.
+    Stream(Id),
+}
+
+/// A pull request: project, repository, id.
+type Key = (String, String, u64);
+
+#[derive(Debug)]
+struct Watch {
+    /// Each subscribed URI of the pull request, and who listens to it.
+    heard: BTreeMap<String, BTreeSet<Listener>>,
+    /// The state last read.
+    drawn: Option<Fingerprint>,
+    /// Its own id: its timer and its reads are filed under it.
+    id: Id,
+}
+
+/// A session's watches and open streams.
+#[derive(Debug, Default)]
+pub(super) struct Watches {
+    by_pr: BTreeMap<Key, Watch>,
+    by_id: BTreeMap<Id, Key>,
+    /// Open `subscriptions/listen` requests: their input's tag.
+    streams: BTreeMap<Id, u64>,
+    next: u64,
+}
+
+impl Watches {
+    /// Whether the input tagged `tag` is a stream still open.
+    pub(super) fn holds_open(&self, tag: u64) -> bool {
+        self.streams.values().any(|t| *t == tag)
+    }
+
+    /// Whether `id` is a watch's own (its reads are no client's to cancel).
+    pub(super) fn owns(&self, id: &Id) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    /// The open streams' tags, for a closing session.
+    pub(super) fn take_streams(&mut self) -> Vec<u64> {
+        self.by_pr.clear();
+        self.by_id.clear();
+        std::mem::take(&mut self.streams).into_values().collect()
+    }
+}
+
+impl Session {
+    /// The pull request a subscribable URI names, or why it cannot be watched (-32602, or not found).
+    fn watchable(&self, id: &Id, uri: &str, stateless: bool, sh: &Shared) -> Result<Key, ErrorReply> {
+        let refuse = |why: String| {
+            let mut reply = ErrorReply::new(Some(id.clone()), INVALID_PARAMS, why);
+            reply.data = Some(json!({"uri": uri}));
+            reply
+        };
+        let Some(named) = uri::parse(uri) else {
+            return Err(super::read::not_found(
+                id,
+                uri,
+                stateless,
+                ": bb tells changes of the pull request resources resources/templates/list gives.",
+            ));
+        };
+        let pr = match named.what {
+            What::PullRequest(id) | What::Diff(id) | What::Threads(id) => id,
+            What::File { .. } | What::Commit(_) => {
+                return Err(refuse(format!(
+                    "Invalid params: bb tells changes of pull requests, their diffs and threads; `{}` does not change \
+                     on its own (read it again when you need it).",
+                    truncate(uri, 200)
+                )));
+            }
+        };
+        if self.exposed(sh).kind("pull_request").is_none() {
+            return Err(refuse("Invalid params: this bb does not offer pull requests, so it watches none.".into()));
+        }
+        if let Some(scope) = &sh.config.scope
+            && !scope.holds(&named.project, &named.repo)
+        {
+            return Err(refuse(format!(
+                "Invalid params: `{}` is outside the repositories this bb works in ({}).",
+                truncate(uri, 200),
+                scope.words()
+            )));
+        }
+        Ok((named.project, named.repo, pr))
+    }
+
+    /// `resources/subscribe` (before 2026-07-28): the session hears of `uri`'s changes from now on.
+    pub(super) fn subscribe(&mut self, id: &Id, params: &Value, sh: &mut Shared) -> Answer {
+        let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+            return refused(id, "Invalid params: `resources/subscribe` needs a `uri`.".into());
+        };
+        let key = match self.watchable(id, uri, false, sh) {
+            Ok(key) => key,
+            Err(reply) => return Answer::Now(Err(reply)),
+        };
+        if !self.watch(key, uri, Listener::Session, sh) {
+            return refused(id, format!("Invalid params: bb watches at most {MOST_WATCHED} pull requests a session."));
+        }
+        Answer::Now(Ok(json!({})))
+    }
+
+    /// `resources/unsubscribe`: the session no longer hears of `uri` (nothing to undo is no error).
+    pub(super) fn unsubscribe(&mut self, id: &Id, params: &Value, sh: &mut Shared) -> Answer {
+        let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+            return refused(id, "Invalid params: `resources/unsubscribe` needs a `uri`.".into());
+        };
+        self.unwatch(|u, l| u == uri && *l == Listener::Session, sh);
+        Answer::Now(Ok(json!({})))
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the request stays open as the stream its notifications go
+    /// on, acknowledged first with what bb honours: the pull request resources it can watch (the lists
+    /// never change while bb runs, so no list's change is ever sent).
+    pub(super) fn listen(&mut self, id: &Id, params: &Value, tag: u64, sh: &mut Shared) -> Answer {
+        let wanted = params.pointer("/notifications/resourceSubscriptions");
+        let uris: Vec<&str> = match wanted {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(uris)) if uris.iter().all(Value::is_string) => {
+                uris.iter().filter_map(Value::as_str).collect()
+            }
+            Some(_) => {
+                return refused(
+                    id,
+                    "Invalid params: `notifications.resourceSubscriptions` must be an array of URIs.".into(),
+                );
+            }
+        };
+        self.watches.streams.insert(id.clone(), tag);
+        let mut honoured = Vec::new();
+        for uri in uris {
+            if honoured.contains(&uri) {
+                continue;
+            }
+            match self.watchable(id, uri, true, sh) {
+                Ok(key) => {
+                    if self.watch(key, uri, Listener::Stream(id.clone()), sh) {
+                        honoured.push(uri);
+                    } else {
+                        let shown = truncate(uri, 200);
+                        self.log(
+                            Level::Info,
+                            format!("listen: past {MOST_WATCHED} pull requests; {shown} left out"),
+                            sh,
+                        );
+                    }
+                }
+                Err(why) => {
+                    let shown = truncate(uri, 200);
+                    self.log(Level::Debug, format!("listen: {shown} left out: {}", why.message), sh);
+                }
+            }
+        }
+        let mut notifications = Map::new();
+        if !honoured.is_empty() {
+            notifications.insert("resourceSubscriptions".into(), json!(honoured));
+        }
+        let ack = jsonrpc::notification_value(
+            "notifications/subscriptions/acknowledged",
+            json!({"_meta": {SUBSCRIPTION_ID: id.to_value()}, "notifications": notifications}),
+        );
+        self.send(ack, Some(tag), sh);
+        Answer::Later
+    }
+
+    /// Ends the stream `id` (the client cancelled it): its watches go with it, unanswered.
+    pub(super) fn end_stream(&mut self, id: &Id, sh: &mut Shared) -> bool {
+        let Some(tag) = self.watches.streams.remove(id) else { return false };
+        let listener = Listener::Stream(id.clone());
+        self.unwatch(|_, l| *l == listener, sh);
+        self.settle(tag, sh);
+        true
+    }
+
+    /// Adds `listener` to `uri` of the pull request `key`, reading it now when nobody watched it:
+    /// `false` when the session already watches as many pull requests as it may.
+    fn watch(&mut self, key: Key, uri: &str, listener: Listener, sh: &mut Shared) -> bool {
+        if let Some(w) = self.watches.by_pr.get_mut(&key) {
+            w.heard.entry(uri.to_owned()).or_default().insert(listener);
+            return true;
+        }
+        if self.watches.by_pr.len() >= MOST_WATCHED {
+            return false;
+        }
+        self.watches.next += 1;
+        let Some(id) = Id::from_value(&json!(format!("bb/watch/{}", self.watches.next))) else { return false };
+        let mut heard = BTreeMap::new();
+        heard.insert(uri.to_owned(), BTreeSet::from([listener]));
+        self.watches.by_id.insert(id.clone(), key.clone());
+        self.watches.by_pr.insert(key, Watch { heard, drawn: None, id: id.clone() });
+        self.read_watch(&id, sh);
+        true
+    }
+
+    /// Takes away the listeners `gone` matches; a pull request nobody listens to any more is no longer
+    /// read (its timer and reads are withdrawn).
+    fn unwatch(&mut self, gone: impl Fn(&str, &Listener) -> bool, sh: &mut Shared) {
+        let mut ended = Vec::new();
+        for (key, w) in &mut self.watches.by_pr {
+            for (uri, listeners) in &mut w.heard {
+                listeners.retain(|l| !gone(uri, l));
+            }
+            w.heard.retain(|_, listeners| !listeners.is_empty());
+            if w.heard.is_empty() {
+                ended.push(key.clone());
+            }
+        }
+        for key in ended {
+            if let Some(w) = self.watches.by_pr.remove(&key) {
+                self.watches.by_id.remove(&w.id);
+                self.pending.remove(&w.id);
+                sh.work.cancel_call(self.id, &w.id, &mut sh.out);
+            }
+        }
+    }
+
+    /// A watch's time has come: its pull request is read again.
+    pub(crate) fn timer(&mut self, call: Id, sh: &mut Shared) {
+        if self.watches.owns(&call) {
+            self.read_watch(&call, sh);
+        }
+    }
+
+    /// Reads the pull request watch `id` watches, as a card of it is read.
+    fn read_watch(&mut self, id: &Id, sh: &mut Shared) {
+        let Some(key) = self.watches.by_id.get(id).cloned() else { return };
+        if self.pending.contains_key(id) {
+            return;
+        }
+        let drawn = self.watches.by_pr.get(&key).and_then(|w| w.drawn);
+        let mut args = Map::new();
+        args.insert("project".into(), Value::from(key.0.as_str()));
+        args.insert("repo".into(), Value::from(key.1.as_str()));
+        args.insert("pr_id".into(), Value::from(key.2));
+        let (client, exposed) = (self.client.clone(), self.exposed(sh));
+        let call = Call {
+            client: &client,
+            exposed: &exposed,
+            now_ms: sh.now_ms,
+            bitbucket_user: self.bitbucket_user.as_deref(),
+            base_url: sh.config.base_url.as_deref(),
+            highlight_templates: sh.config.highlight_templates,
+            confirming: Confirming::Off,
+            asks: sh.config.confirm,
+            scope: sh.config.scope.as_deref(),
+            spread: spread_of(self.principal.as_deref()),
+        };
+        match refresh::watch(&args, drawn, &call) {
+            Step::Done(result) => self.watched(id, &result.into_value(), sh),
+            // A card only reads; were it to ask, the watch would wait as an unreadable one does.
+            Step::Ask(_) => self.watched(id, &json!({"isError": true}), sh),
+            Step::Wait(mut plan) => {
+                let mut desk = sh.desk();
+                plan.begin(&mut desk);
+                let issued = desk.take();
+                for (ticket, request) in issued.reads {
+                    sh.work.file_read(self.id, id, ticket, request, &mut sh.out);
+                }
+                for (ticket, job) in issued.jobs {
+                    sh.work.file_job(self.id, id, ticket, job, &mut sh.out);
+                }
+                self.pending.insert(id.clone(), Pending::reading(plan, WATCH_TAG, None, false, Dress::Watch));
+            }
+        }
+    }
+
+    /// What a watch's read answered (a card's result): a state other than the one last read is told
+    /// to each listener, and the next read is timed as a live card's would be.
+    pub(super) fn watched(&mut self, id: &Id, result: &Value, sh: &mut Shared) {
+        let Some(key) = self.watches.by_id.get(id).cloned() else { return };
+        let data = result.pointer(&format!("/_meta/{}", crate::views::META_KEY.replace('/', "~1")));
+        let read = data.and_then(|d| d.get("fingerprint")).and_then(Value::as_str).and_then(Fingerprint::parse);
+        // A read that failed, and said nothing of when to ask again: as a card that could not be read.
+        let next = match data.map(|d| d.get("next")) {
+            Some(Some(Value::Null)) => None,
+            Some(Some(n)) => n.as_u64(),
+            _ => Some(refresh::ERROR_MS),
+        };
+        let Some(w) = self.watches.by_pr.get_mut(&key) else { return };
+        let changed = matches!((w.drawn, read), (Some(before), Some(now)) if before.hash != now.hash);
+        if let Some(now) = read {
+            w.drawn = Some(now);
+        }
+        let heard: Vec<(String, Listener)> = if changed {
+            w.heard.iter().flat_map(|(u, ls)| ls.iter().map(|l| (u.clone(), l.clone()))).collect()
+        } else {
+            Vec::new()
+        };
+        if let Some(next) = next {
+            sh.work.ask_timer(self.id, id, sh.now_ms.saturating_add(next), &mut sh.out);
+        }
+        for (uri, listener) in heard {
+            match listener {
+                Listener::Session => {
+                    let note = jsonrpc::notification_value("notifications/resources/updated", json!({"uri": uri}));
+                    self.send(note, None, sh);
+                }
+                Listener::Stream(stream) => {
+                    let Some(tag) = self.watches.streams.get(&stream).copied() else { continue };
+                    let note = jsonrpc::notification_value(
+                        "notifications/resources/updated",
+                        json!({"_meta": {SUBSCRIPTION_ID: stream.to_value()}, "uri": uri}),
+                    );
+                    self.send(note, Some(tag), sh);
+                }
+            }
+        }
+        if changed {
+            self.log(Level::Debug, format!("{}/{} #{} changed: told its subscribers", key.0, key.1, key.2), sh);
+        }
+    }
+}
+
+fn refused(id: &Id, why: String) -> Answer {
+    Answer::Now(Err(ErrorReply::new(Some(id.clone()), INVALID_PARAMS, why)))
+}
