@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bb_core::{Level, ProtocolVersion};
 use bb_drive::{Bitbucket, Logger, PersonalToken, Process, now_ms};
 use hyper::body::Incoming;
-use hyper::header::{
+use hyper::header::{ACCEPT, 
     ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
     ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CONTENT_LENGTH, HeaderMap, HeaderName,
     HeaderValue, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
@@ -36,7 +36,7 @@ use crate::throttle::{Throttle, and_more};
 const ENDPOINT: &str = "/mcp";
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
-const METHODS: &str = "POST, DELETE, OPTIONS";
+const METHODS: &str = "GET, POST, DELETE, OPTIONS";
 /// The methods of the login's paths.
 const OAUTH_METHODS: &str = "GET, POST, OPTIONS";
 /// The headers a browser-resident client's script may read: the session id, and the 401's
@@ -168,6 +168,7 @@ async fn route(endpoint: &Endpoint, peer: Peer, parts: Parts, body: Incoming) ->
     match parts.method {
         Method::POST => post(endpoint, peer, parts, body, login).await,
         Method::DELETE => delete(endpoint, &parts, login.as_ref()),
+        Method::GET if parts.headers.contains_key(SESSION_ID) => get_stream(endpoint, &parts, login.as_ref()),
         _ => {
             let mut r = refusal(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -561,6 +562,43 @@ async fn answer(
     endpoint.sessions.stream(session, tag);
     let cut = (endpoint.drain.cut_signal(), id);
     reply::sse(SseStream::new(got, rx, endpoint.options.limits.sse_keepalive, guard, cut, timing))
+}
+
+/// `GET /mcp` with a session: the session's stream of messages tied to no request (a subscription's
+/// `notifications/resources/updated`, log messages), as SSE until the client closes it or the session
+/// ends. One per session (409 for a second); 406 unless the client accepts `text/event-stream`. A GET
+/// without a session has nothing to push (405): 2026-07-28 has no GET stream (`subscriptions/listen`
+/// replaces it). [docs/reference/mcp.md "Resource subscriptions"; MCP 2025-11-25 "Transports →
+/// Streamable HTTP", "Listening for Messages from the Server"]
+fn get_stream(endpoint: &Endpoint, parts: &Parts, login: Option<&PersonalToken>) -> Response<Reply> {
+    let accepts = parts
+        .headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.split(',').any(|t| t.trim().split(';').next().is_some_and(|m| m.trim() == "text/event-stream")));
+    if !accepts {
+        let message = "Not acceptable: a GET stream is sent as text/event-stream; accept it.";
+        return unread(refusal(StatusCode::NOT_ACCEPTABLE, None, message), parts);
+    }
+    let Some(id) = parts.headers.get(SESSION_ID) else {
+        return unread(refusal(StatusCode::BAD_REQUEST, None, "Bad request: Mcp-Session-Id is required."), parts);
+    };
+    let session = match session_for(endpoint, &parts.headers, id, login) {
+        Ok(session) => session,
+        Err(r) => return unread(*r, parts),
+    };
+    if !endpoint.sessions.initialized(session) {
+        let message = "Bad request: the session is not initialized; send `initialize` first.";
+        return unread(refusal(StatusCode::BAD_REQUEST, None, message), parts);
+    }
+    let Some((tag, rx)) = endpoint.sessions.open_stream(session) else {
+        let message = "Conflict: this session's GET stream is open already; its messages go there.";
+        return unread(refusal(StatusCode::CONFLICT, None, message), parts);
+    };
+    let guard = WaiterGuard::new(&endpoint.sessions, session, tag);
+    let cut = (endpoint.drain.cut_signal(), Value::Null);
+    proven(reply::sse(SseStream::new(Vec::new(), rx, endpoint.options.limits.sse_keepalive, guard, cut, None)))
 }
 
 fn delete(endpoint: &Endpoint, parts: &Parts, login: Option<&PersonalToken>) -> Response<Reply> {

@@ -73,11 +73,13 @@ struct State {
     next_tag: u64,
 }
 
-/// A POST waiting for its answer.
+/// A POST waiting for its answer, or a session's GET stream.
 struct Waiter {
     tx: Sender<Part>,
     // Answers by SSE, so messages tied to no input may join it.
     streaming: bool,
+    /// The session's GET stream: it answers no input, and takes the messages tied to none first.
+    get: bool,
 }
 
 impl Sessions {
@@ -178,9 +180,24 @@ impl Sessions {
         let tag = state.next_tag;
         state.next_tag += 1;
         state.registry.touch(session.id, now_ms(), turn);
-        state.waiters.insert((session.id, tag), Waiter { tx, streaming: stream });
+        state.waiters.insert((session.id, tag), Waiter { tx, streaming: stream, get: false });
         state.feed(Input::Message { session: session.id, bytes: body, tag });
         (tag, rx)
+    }
+
+    /// Opens `session`'s GET stream: the messages tied to no input (a subscription's
+    /// `notifications/resources/updated`, log messages) go on it while it is open. `None` when the
+    /// session already has one (a session gets one: the next would only ever stay silent).
+    pub(crate) fn open_stream(&self, session: SessionRef) -> Option<(u64, Receiver<Part>)> {
+        let mut state = self.lock(session.shard);
+        if state.waiters.range((session.id, 0)..=(session.id, u64::MAX)).any(|(_, w)| w.get) {
+            return None;
+        }
+        let (tx, rx) = smol::channel::unbounded();
+        let tag = state.next_tag;
+        state.next_tag += 1;
+        state.waiters.insert((session.id, tag), Waiter { tx, streaming: true, get: true });
+        Some((tag, rx))
     }
 
     /// Whether the session negotiated a protocol version (its `initialize` succeeded).
@@ -356,7 +373,8 @@ impl State {
                 }
                 Delivery::Send { session, tag: None, message, .. } => {
                     let mut open = self.waiters.range((session, 0)..=(session, u64::MAX)).filter(|(_, w)| w.streaming);
-                    if let Some((_, w)) = open.next() {
+                    let get = self.waiters.range((session, 0)..=(session, u64::MAX)).find(|(_, w)| w.get);
+                    if let Some((_, w)) = get.or_else(|| open.next()) {
                         let _ = w.tx.try_send(Part::Interim(charged(message, &room)));
                     }
                 }

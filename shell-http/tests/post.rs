@@ -152,11 +152,16 @@ fn a_body_over_the_limit_gets_413() {
 }
 
 #[test]
-fn get_gets_405_and_other_paths_404() {
+fn get_without_a_session_gets_405_and_other_paths_404() {
     let s = start_default();
     let a = Req::new("GET").header("Accept", "text/event-stream").send(s.addr);
     assert_eq!(a.status, 405);
-    assert_eq!(a.header("allow"), Some("POST, DELETE, OPTIONS"));
+    assert_eq!(a.header("allow"), Some("GET, POST, DELETE, OPTIONS"));
+    // With a session: its stream needs text/event-stream, and a session that exists.
+    let id = initialize(s.addr);
+    assert_eq!(Req::new("GET").session(&id).header("Accept", "application/json").send(s.addr).status, 406);
+    let unknown = Req::new("GET").session("0123456789abcdef0123456789abcdef").header("Accept", "text/event-stream");
+    assert_eq!(unknown.send(s.addr).status, 404);
     assert_eq!(Req::post(common::INITIALIZE).path("/other").send(s.addr).status, 404);
 }
 

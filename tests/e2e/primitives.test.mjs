@@ -8,6 +8,8 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BB, firstLines } from "./bb.mjs";
 
 const STACK = process.env.BB_STACK_BIN || path.join(path.dirname(BB), "bb-stack");
@@ -15,6 +17,7 @@ const PR = "bitbucket://projects/BB/repos/api/pull-requests/1";
 
 let stack; // the stand-in's process
 let client;
+let stackUrl, stackToken;
 
 before(async () => {
   if (!process.env.BB_BIN && (!existsSync(BB) || !existsSync(STACK))) {
@@ -22,6 +25,7 @@ before(async () => {
   }
   stack = spawn(STACK, ["--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
   const [url, token] = await firstLines(stack, "stdout", 2, "bb-stack");
+  [stackUrl, stackToken] = [url, token];
   stack.stdout.resume();
   client = new Client({ name: "bb-e2e-primitives", version: "1.0.0" }, { capabilities: {} });
   await client.connect(new StdioClientTransport({
@@ -88,4 +92,49 @@ test("resources/list offers the person's pull requests and those awaiting their 
   const read = await client.readResource({ uri: resources[0].uri });
   assert.equal(read.contents[0].uri, resources[0].uri);
   assert.match(read.contents[0].text, /#\d+/);
+});
+
+/** Another person comments on BB/api #1 through the stand-in's control API, as Bitbucket would record it. */
+async function bobComments(text) {
+  const res = await fetch(`${stackUrl}/_stack/comments`, { method: "POST", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ project: "BB", repo: "api", pullRequest: 1, user: "bob", text }) });
+  assert.ok(res.ok, `${res.status} ${await res.text()}`);
+}
+
+/** Resolves with the first `notifications/resources/updated` `c` receives for `uri`, or rejects after 60 s. */
+function updated(c, uri) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no notifications/resources/updated for ${uri} within 60 s`)), 60000);
+    c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      if (n.params.uri === uri) { clearTimeout(timer); resolve(n.params); }
+    });
+  });
+}
+
+test("a subscriber over stdio is told when pull request #1 changes", async () => {
+  assert.equal(client.getServerCapabilities().resources.subscribe, true);
+  await client.subscribeResource({ uri: PR });
+  const told = updated(client, PR);
+  await bobComments("Subscribed over stdio: is the backoff capped?");
+  assert.deepEqual(await told, { uri: PR });
+  await client.unsubscribeResource({ uri: PR });
+  await assert.rejects(client.subscribeResource({ uri: "bitbucket://projects/BB/repos/api/files/README.md" }), (e) => e.code === -32602);
+});
+
+test("a subscriber over Streamable HTTP is told on the session's GET stream", async () => {
+  const bb = spawn(BB, ["ai", "mcp", "serve", "--http", "127.0.0.1:0", "--log-level", "warning"], {
+    stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, BITBUCKET_URL: stackUrl, BITBUCKET_TOKEN: stackToken },
+  });
+  try {
+    const [url] = await firstLines(bb, "stderr", 1, "bb --http");
+    const http = new Client({ name: "bb-e2e-subscribe", version: "1.0.0" }, { capabilities: {} });
+    await http.connect(new StreamableHTTPClientTransport(new URL(url)));
+    await http.subscribeResource({ uri: `${PR}/threads` });
+    const told = updated(http, `${PR}/threads`);
+    await bobComments("Subscribed over HTTP: and the jitter?");
+    assert.deepEqual(await told, { uri: `${PR}/threads` });
+    await http.close();
+  } finally {
+    if (bb.exitCode === null) await new Promise((done) => { bb.once("exit", done); bb.kill(); });
+  }
 });
