@@ -193,3 +193,37 @@ test("stdio, v2 client in legacy mode: initialize keeps its session", async () =
     await client.close();
   }
 });
+
+/** Another person comments on BB/api #1 through the stand-in's control API. */
+async function bobComments(text) {
+  const res = await fetch(`${stack.url}/_stack/comments`, { method: "POST", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ project: "BB", repo: "api", pullRequest: 1, user: "bob", text }) });
+  assert.ok(res.ok, `${res.status} ${await res.text()}`);
+}
+
+const PR_URI = "bitbucket://projects/BB/repos/api/pull-requests/1";
+
+for (const transport of ["HTTP", "stdio"]) {
+  test(`${transport}, v2 client: subscriptions/listen is acknowledged with what bb honours, then tells pull request #1's change`, async () => {
+    const { client } = transport === "HTTP" ? await httpClient({ pin: MODERN }) : await stdioClient({ pin: MODERN });
+    try {
+      assert.equal(client.getDiscoverResult().capabilities.resources.subscribe, true);
+      const told = new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("no notifications/resources/updated within 60 s")), 60000);
+        client.setNotificationHandler("notifications/resources/updated", (n) => {
+          if (n.params.uri === PR_URI) { clearTimeout(timer); resolve(n.params); }
+        });
+      });
+      const sub = await client.listen({ toolsListChanged: true, resourceSubscriptions: [PR_URI, "bitbucket://projects/BB/repos/api/commits/main"] });
+      // The tool list never changes and a commit does not change on its own: neither is honoured.
+      assert.deepEqual(sub.honoredFilter, { resourceSubscriptions: [PR_URI] });
+      await bobComments(`Listened over ${transport}: what about the timeout?`);
+      const params = await told;
+      assert.equal(params.uri, PR_URI);
+      await sub.close();
+      assert.equal(await sub.closed, "local");
+    } finally {
+      await client.close();
+    }
+  });
+}
