@@ -121,18 +121,19 @@ fn main() {
 /// The tool list the model sees for each toolset choice: alone, the default (without a session, and as a
 /// session sees it, with `enable_toolset`), every group, and every group with `writes` (README "Toolsets").
 fn toolsets_table() {
-    let for_model = |e: &Exposed| -> (usize, usize, usize) {
+    let for_model = |e: &Exposed| -> (usize, usize, usize, usize) {
         let listed: Vec<Value> =
             e.listed().into_iter().filter(|t| t["_meta"]["ui"]["visibility"] != json!(["app"])).collect();
         let model = Value::Array(listed.iter().map(model_part).collect()).to_string().len();
-        (listed.len(), Value::Array(listed).to_string().len(), model)
+        let before = Value::Array(listed.iter().map(before_hints).collect()).to_string().len();
+        (listed.len(), Value::Array(listed).to_string().len(), model, before)
     };
     let catalogue = Catalogue::standard();
     let with = |list: &str| ExposureOptions {
         toolsets: Some(Toolsets::parse_list(list).unwrap()),
         ..ExposureOptions::default()
     };
-    println!("{:<44} {:>6} {:>8} {:>8}", "--toolsets", "tools", "bytes", "model B");
+    println!("{:<44} {:>6} {:>8} {:>8} {:>8} {:>7}", "--toolsets", "tools", "bytes", "model B", "before", "growth");
     let mut rows: Vec<(String, ExposureOptions, bool)> =
         bb_core::GROUPS.iter().map(|g| (g.name().to_owned(), with(g.name()), false)).collect();
     rows.push(("default (no session: 2026-07-28)".into(), ExposureOptions::default(), false));
@@ -142,7 +143,33 @@ fn toolsets_table() {
     for (label, options, session) in rows {
         let e = catalogue.expose(&options).unwrap();
         let e = if session { std::sync::Arc::new(e.session_sees(Toolsets::NONE).unwrap()) } else { e };
-        let (tools, bytes, model) = for_model(&e);
-        println!("{label:<44} {tools:>6} {bytes:>8} {model:>8}");
+        let (tools, bytes, model, before) = for_model(&e);
+        let growth = (bytes as f64 / before as f64 - 1.0) * 100.0;
+        println!("{label:<44} {tools:>6} {bytes:>8} {model:>8} {before:>8} {growth:>6.1}%");
     }
+}
+
+/// An entry as `tools/list` wrote it before every tool stated a title and its four hints (issue 53): the
+/// title only when it says more than the name, and only the hints that differ from MCP's defaults (a
+/// read-only tool's destructive and idempotent hints not at all). The baseline the hints' bytes are held to.
+fn before_hints(t: &Value) -> Value {
+    let mut e = t.clone();
+    let words = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], " ").replace("pull request", "pr");
+    if let (Some(title), Some(name)) = (t["title"].as_str(), t["name"].as_str())
+        && words(title) == words(name)
+    {
+        e.as_object_mut().unwrap().remove("title");
+    }
+    let read_only = t["annotations"]["readOnlyHint"] == json!(true);
+    if let Some(hints) = e["annotations"].as_object_mut() {
+        for (key, default) in
+            [("readOnlyHint", false), ("destructiveHint", true), ("idempotentHint", false), ("openWorldHint", true)]
+        {
+            let moot = read_only && matches!(key, "destructiveHint" | "idempotentHint");
+            if hints.get(key) == Some(&json!(default)) || moot {
+                hints.remove(key);
+            }
+        }
+    }
+    e
 }
