@@ -254,12 +254,6 @@ pub fn json<T: DeserializeOwned>(
         .map_err(|e| BitbucketError::Failed(format!("Bitbucket's answer could not be read ({e}).")))
 }
 
-/// Whether a tool's error sentence is one of Bitbucket's 404s as [`status_sentence`] says them: what a
-/// `resources/read` answers as a missing resource rather than a failure to read one.
-pub(crate) fn says_missing(said: &str) -> bool {
-    said.contains("Bitbucket found nothing there (404)") || said.contains(" does not exist")
-}
-
 fn status_sentence(r: &FetchResponse, about: Subject<'_>) -> String {
     let (status, retry_after_s) = (r.status, r.retry_after_s);
     let parsed: ErrorBody = serde_json::from_slice(&r.body).unwrap_or_default();

@@ -259,3 +259,25 @@ fn resources_list_that_cannot_read_bitbucket_says_why_rather_than_list_half() {
     let said = listed["error"]["message"].as_str().unwrap();
     assert!(said.starts_with("Could not list the pull requests awaiting your review: "), "{said}");
 }
+
+#[test]
+fn not_found_is_bitbucket_s_404_not_the_words_of_a_sentence() {
+    // A server error whose message happens to say "does not exist" is a failure to read (-32603)…
+    let mut d = StackHarness::new();
+    d.answer_with(|r| {
+        r.path.ends_with("/pull-requests/1").then(|| {
+            stack_harness::error_body(500, "java.lang.IllegalStateException", "Pull request #1 does not exist", json!({}))
+        })
+    });
+    let read = d.request("resources/read", json!({"uri": PR}));
+    assert_eq!(read["error"]["code"], -32603, "{read}");
+    // …and Bitbucket's 404, whatever it says, is a missing resource.
+    let mut d = StackHarness::new();
+    d.answer_with(|r| {
+        r.path.ends_with("/pull-requests/1").then(|| {
+            stack_harness::error_body(404, "com.example.SomethingElseException", "Gone fishing", json!({}))
+        })
+    });
+    let read = d.request("resources/read", json!({"uri": PR}));
+    assert_eq!(read["error"]["code"], -32002, "{read}");
+}

@@ -574,7 +574,10 @@ impl Session {
         {
             self.bitbucket_user = Some(user.clone());
         }
-        let Some((pending, mut plan, again)) = self.running(&call) else { return };
+        let Some((mut pending, mut plan, again)) = self.running(&call) else { return };
+        if matches!(&outcome, FetchOutcome::Response(r) if r.status == 404) {
+            pending.dress.saw_missing();
+        }
         let mut desk = sh.desk();
         let answer = plan.resume(ticket, outcome, &mut desk);
         let issued = desk.take();

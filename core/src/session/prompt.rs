@@ -65,7 +65,7 @@ impl Session {
         for (index, part) in named.iter().enumerate() {
             let (tool, args) = part.call();
             let sub = part_id(id, index);
-            let dress = Dress::Embedded { uri: part.uri(), prompt: id.clone(), index };
+            let dress = Dress::Embedded { uri: part.uri(), missing: false, prompt: id.clone(), index };
             let params = json!({"name": tool, "arguments": args});
             let now = match self.tools_call(&sub, &params, client.clone(), tag, None, Some(dress), sh) {
                 Answer::Later => continue,

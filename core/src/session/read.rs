@@ -40,12 +40,16 @@ pub(super) enum Dress {
     Resource {
         /// The URI read.
         uri: String,
+        /// Bitbucket answered one of the call's reads 404: a failed read is of a missing resource.
+        missing: bool,
     },
     /// As the contents of the resource at `uri`, part `index` of the prompt answering request `prompt`
     /// (`session/prompt.rs`): dressed as `resources/read` dresses it, and embedded in the prompt.
     Embedded {
         /// The URI read.
         uri: String,
+        /// As [`Dress::Resource`]'s.
+        missing: bool,
         /// The `prompts/get` request it belongs to.
         prompt: Id,
         /// Which of the prompt's parts.
@@ -66,6 +70,14 @@ pub(super) enum Dress {
 }
 
 impl Dress {
+    /// Notes that Bitbucket answered one of the call's reads 404 (a resource's read then failed for want
+    /// of it, rather than failed to read it).
+    pub(super) fn saw_missing(&mut self) {
+        if let Dress::Resource { missing, .. } | Dress::Embedded { missing, .. } = self {
+            *missing = true;
+        }
+    }
+
     /// The answer to request `id`, from the tool's `result` (a `CallToolResult`): completed for 2026-07-28
     /// (`stateless`) with the server's `version`.
     pub(super) fn finish(
@@ -102,15 +114,18 @@ impl Dress {
                 Err(said) => Err(ErrorReply::new(Some(id.clone()), INTERNAL_ERROR, said)),
             },
             // A prompt's part is what a handshake's `resources/read` answers; the prompt completes its own answer.
-            Dress::Embedded { uri, .. } => Dress::Resource { uri: uri.clone() }.finish(id, result, false, version),
-            Dress::Resource { uri } if failed => {
+            Dress::Embedded { uri, missing, .. } => {
+                Dress::Resource { uri: uri.clone(), missing: *missing }.finish(id, result, false, version)
+            }
+            Dress::Resource { uri, missing: absent } if failed => {
                 let said = text();
-                let code = if crate::errors::says_missing(&said) { missing(stateless) } else { INTERNAL_ERROR };
+                // Bitbucket's own 404, seen among the call's reads: not the words of its sentence.
+                let code = if *absent { missing(stateless) } else { INTERNAL_ERROR };
                 let mut reply = ErrorReply::new(Some(id.clone()), code, said);
                 reply.data = Some(json!({"uri": uri}));
                 Err(reply)
             }
-            Dress::Resource { uri } => {
+            Dress::Resource { uri, .. } => {
                 let contents = json!({"contents": [{"uri": uri, "mimeType": MIME, "text": text()}]});
                 Ok(if stateless {
                     stateless::cacheable_for(stateless::complete(contents, version), RESOURCE_TTL_MS, "private")
@@ -161,7 +176,7 @@ impl Session {
         };
         let (tool, args) = named.call();
         let params = json!({"name": tool, "arguments": args});
-        let dress = Dress::Resource { uri: uri.to_owned() };
+        let dress = Dress::Resource { uri: uri.to_owned(), missing: false };
         match self.tools_call(id, &params, client, tag, batch, Some(dress), sh) {
             // Refused before the tool ran (its arguments, the scope, read-only): a resource this bb does not
             // serve, in the refusal's words. (A dressed answer never carries `isError`.)
