@@ -96,15 +96,17 @@ pub(crate) fn server_info(version: &str) -> Value {
 /// (bb has a view; whether a request's client renders it is that request's own capability). The tool
 /// list changes only in a session that may turn toolsets on (`enable_toolset`), which is told so.
 pub(crate) fn capabilities(tools_change: bool, prompts: bool, subscribe: bool) -> Value {
+    // A session that may turn groups on (`tools_change`) may gain prompts, templates and pull requests to
+    // watch: it is told each list's change, so each is declared as one that changes.
     let mut caps = json!({
         "tools": {"listChanged": tools_change},
-        "resources": {"listChanged": false, "subscribe": subscribe},
+        "resources": {"listChanged": tools_change, "subscribe": subscribe || tools_change},
         "completions": {},
         "logging": {},
         "extensions": {UI_EXTENSION: {}},
     });
-    if prompts {
-        caps["prompts"] = json!({"listChanged": false});
+    if prompts || tools_change {
+        caps["prompts"] = json!({"listChanged": tools_change});
     }
     caps
 }

@@ -266,7 +266,12 @@ fn not_found_is_bitbucket_s_404_not_the_words_of_a_sentence() {
     let mut d = StackHarness::new();
     d.answer_with(|r| {
         r.path.ends_with("/pull-requests/1").then(|| {
-            stack_harness::error_body(500, "java.lang.IllegalStateException", "Pull request #1 does not exist", json!({}))
+            stack_harness::error_body(
+                500,
+                "java.lang.IllegalStateException",
+                "Pull request #1 does not exist",
+                json!({}),
+            )
         })
     });
     let read = d.request("resources/read", json!({"uri": PR}));
@@ -274,9 +279,9 @@ fn not_found_is_bitbucket_s_404_not_the_words_of_a_sentence() {
     // …and Bitbucket's 404, whatever it says, is a missing resource.
     let mut d = StackHarness::new();
     d.answer_with(|r| {
-        r.path.ends_with("/pull-requests/1").then(|| {
-            stack_harness::error_body(404, "com.example.SomethingElseException", "Gone fishing", json!({}))
-        })
+        r.path
+            .ends_with("/pull-requests/1")
+            .then(|| stack_harness::error_body(404, "com.example.SomethingElseException", "Gone fishing", json!({})))
     });
     let read = d.request("resources/read", json!({"uri": PR}));
     assert_eq!(read["error"]["code"], -32002, "{read}");

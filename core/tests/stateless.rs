@@ -185,7 +185,8 @@ fn ping_set_level_and_resources_subscribe_are_not_part_of_the_stateless_era() {
     }
     // subscriptions/listen is (core/tests/subscriptions.rs): asked for nothing bb sends, it is acknowledged
     // with nothing honoured, and stays open.
-    let a = h.request(stateless(1, "subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}), false));
+    let a =
+        h.request(stateless(1, "subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}), false));
     assert_eq!(a["method"], "notifications/subscriptions/acknowledged", "{a}");
     assert_eq!(a["params"]["notifications"], json!({}));
     // The handshake era keeps ping.

@@ -63,7 +63,14 @@ fn turning_a_group_on_is_this_sessions_alone() {
         ..Default::default()
     });
     let out = h.call(1, "enable_toolset", json!({"toolset": "code"}));
-    let said = text(&out[1]);
+    // The tools, then the templates they read (a file, a commit) changed; the answer last.
+    let methods: Vec<&Value> = out.iter().map(|m| &m["method"]).collect();
+    assert_eq!(
+        methods[..2],
+        [&json!("notifications/tools/list_changed"), &json!("notifications/resources/list_changed")],
+        "{out:?}"
+    );
+    let said = text(out.last().unwrap());
     assert!(said.contains("get_file") && said.contains("show can draw compare, file too."), "{said}");
     assert!(said.contains("Still off: one of builds (") && said.contains("repositories ("), "{said}");
     // The second session of the same server sees the operator's groups only.
@@ -156,4 +163,40 @@ fn a_page_of_the_list_follows_the_sessions_groups() {
         }
     }
     assert!(names.contains(&"list_tags".to_string()) && !names.contains(&"enable_toolset".to_string()), "{names:?}");
+}
+
+#[test]
+fn prompts_and_templates_follow_their_tools_when_a_group_is_turned_on() {
+    let mut h = Harness::of(
+        &Catalogue::standard(),
+        ExposureOptions { toolsets: Some(Toolsets::parse_list("builds").unwrap()), ..Default::default() },
+        100,
+    );
+    let init = h.request(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
+    // No prompt yet, but the session may gain them: declared as a list that changes.
+    assert_eq!(init["result"]["capabilities"]["prompts"], json!({"listChanged": true}), "{init}");
+    assert_eq!(init["result"]["capabilities"]["resources"]["listChanged"], true, "{init}");
+    let prompts = |h: &mut Harness| {
+        h.request(json!({"jsonrpc": "2.0", "id": 80, "method": "prompts/list"}))["result"]["prompts"].clone()
+    };
+    assert_eq!(prompts(&mut h), json!([]));
+    let out = h.call(1, "enable_toolset", json!({"toolset": "pull_requests"}));
+    let methods: Vec<&str> = out.iter().filter_map(|m| m["method"].as_str()).collect();
+    assert_eq!(
+        methods,
+        [
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed"
+        ],
+        "{out:?}"
+    );
+    let names: Vec<String> =
+        prompts(&mut h).as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(names, ["review_pull_request", "explain_pull_request"]);
+    // Turning on a group that brings neither tells only the tools' change.
+    let out = h.call(2, "enable_toolset", json!({"toolset": "repositories"}));
+    let methods: Vec<&str> = out.iter().filter_map(|m| m["method"].as_str()).collect();
+    assert_eq!(methods, ["notifications/tools/list_changed"], "{out:?}");
 }

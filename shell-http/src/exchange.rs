@@ -8,8 +8,8 @@ use std::sync::Arc;
 use bb_core::{Level, ProtocolVersion};
 use bb_drive::{Bitbucket, Logger, PersonalToken, Process, now_ms};
 use hyper::body::Incoming;
-use hyper::header::{ACCEPT, 
-    ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
+use hyper::header::{
+    ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
     ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CONTENT_LENGTH, HeaderMap, HeaderName,
     HeaderValue, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
 };

@@ -3,7 +3,8 @@
 //! groups, its tool list kept as bytes like the server's), and its client is told with
 //! `notifications/tools/list_changed`, sent before the answer on the same input (over HTTP, the POST's
 //! event stream), so that a client that lists again finds the tools there by the time the model reads
-//! the answer.
+//! the answer. When the group brings prompts or resource templates (their tools' group), the client is
+//! told `notifications/prompts/list_changed` and `notifications/resources/list_changed` the same way.
 
 use serde_json::{Value, json};
 
@@ -48,6 +49,13 @@ impl Session {
         self.widened = widened;
         self.sees = Some(made);
         self.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}), Some(tag), sh);
+        // The prompts and the resource templates follow the tools they are read with.
+        if crate::prompts::list(&before) != crate::prompts::list(&after) {
+            self.send(json!({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"}), Some(tag), sh);
+        }
+        if crate::resources::templates(&before) != crate::resources::templates(&after) {
+            self.send(json!({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}), Some(tag), sh);
+        }
         self.log(Level::Info, format!("toolset {name} turned on for the session"), sh);
 
         let added: Vec<&str> = after.tools().iter().filter(|t| before.get(t.name).is_none()).map(|t| t.name).collect();
