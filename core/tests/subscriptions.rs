@@ -196,3 +196,33 @@ fn closing_the_session_withdraws_its_watches() {
     d.run_background();
     assert!(d.timers.is_empty(), "{:?}", d.timers);
 }
+
+#[test]
+fn a_listen_of_thousands_of_uris_watches_at_most_a_hundred_pull_requests() {
+    let mut s = StackHarness::speaking(None);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let uris: Vec<String> = (1..=5000)
+        .map(|i| format!("bitbucket://projects/BB/repos/api/pull-requests/{i}"))
+        .chain([PR.to_owned()])
+        .collect();
+    s.open_request(
+        7,
+        "subscriptions/listen",
+        json!({"_meta": meta, "notifications": {"resourceSubscriptions": uris}}),
+        4,
+    );
+    let (_, ack) = s.notes.first().cloned().unwrap();
+    let honoured = ack["params"]["notifications"]["resourceSubscriptions"].as_array().unwrap();
+    assert_eq!(honoured.len(), 100);
+    assert_eq!(s.timers.len(), 100, "one timer a pull request watched");
+    // One subscribe too many on a handshake session is refused with a sentence.
+    let mut d = StackHarness::new();
+    for i in 1..=100 {
+        let uri = format!("bitbucket://projects/BB/repos/api/pull-requests/{i}");
+        assert_eq!(d.request("resources/subscribe", json!({"uri": uri}))["result"], json!({}));
+    }
+    let refused =
+        d.request("resources/subscribe", json!({"uri": "bitbucket://projects/BB/repos/api/pull-requests/101"}));
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("at most 100"));
+}

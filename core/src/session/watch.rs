@@ -179,22 +179,23 @@ impl Session {
             }
         };
         self.watches.streams.insert(id.clone(), tag);
-        let mut honoured = Vec::new();
+        let mut honoured: Vec<&str> = Vec::new();
+        let mut seen = BTreeSet::new();
+        // Past the most a stream may watch, the rest are only counted: a request of thousands of URIs
+        // costs no more than one of a hundred.
+        let mut left_out = 0usize;
         for uri in uris {
-            if honoured.contains(&uri) {
+            if !seen.insert(uri) {
+                continue;
+            }
+            if self.watches.by_pr.len() >= MOST_WATCHED {
+                left_out += 1;
                 continue;
             }
             match self.watchable(id, uri, true, sh) {
                 Ok(key) => {
                     if self.watch(key, uri, Listener::Stream(id.clone()), sh) {
                         honoured.push(uri);
-                    } else {
-                        let shown = truncate(uri, 200);
-                        self.log(
-                            Level::Info,
-                            format!("listen: past {MOST_WATCHED} pull requests; {shown} left out"),
-                            sh,
-                        );
                     }
                 }
                 Err(why) => {
@@ -202,6 +203,9 @@ impl Session {
                     self.log(Level::Debug, format!("listen: {shown} left out: {}", why.message), sh);
                 }
             }
+        }
+        if left_out > 0 {
+            self.log(Level::Info, format!("listen: {left_out} URI(s) left out past {MOST_WATCHED} pull requests"), sh);
         }
         let mut notifications = Map::new();
         if !honoured.is_empty() {
