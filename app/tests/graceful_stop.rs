@@ -84,3 +84,59 @@ fn a_second_signal_while_stopping_ends_bb_at_once() {
     assert_eq!(bb.exit_code(Duration::from_secs(20)), Some(1));
     stack.shutdown();
 }
+
+#[test]
+fn streams_that_answer_no_call_end_at_once_when_bb_stops_a_listen_with_its_graceful_answer() {
+    let stack = bb_stack::Stack::start(bb_stack::StackConfig::default()).unwrap();
+    // A grace period far longer than the test may take: the streams must not hold the stop.
+    let mut bb = Bb::start(&stack.base_url, &stack.token, &["--grace", "600", "--log-level", "notice"]);
+    // A 2026-07-28 subscriptions/listen: a POST whose answer stays open.
+    let addr = bb.addr.clone();
+    let listen = std::thread::spawn(move || {
+        let uri = "bitbucket://projects/BB/repos/api/pull-requests/1";
+        call(&addr, "subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [uri]}}))
+    });
+    // A 2025-11-25 session's GET stream.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let json_headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    let (status, headers, _) = service::request(&bb.addr, "POST", "/mcp", &json_headers, &init);
+    assert_eq!(status, 200);
+    let session = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .map(|s| s.trim().to_owned())
+        .expect("a session id");
+    // Opened here, and read until bb's first comment says the stream is open; the rest on a thread.
+    let mut get = TcpStream::connect(&bb.addr).unwrap();
+    get.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let head = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n",
+        bb.addr
+    );
+    std::io::Write::write_all(&mut get, head.as_bytes()).unwrap();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !String::from_utf8_lossy(&seen).contains(": bb") {
+        assert_eq!(std::io::Read::read(&mut get, &mut byte).unwrap(), 1, "the GET stream ended before it opened");
+        seen.push(byte[0]);
+    }
+    assert!(String::from_utf8_lossy(&seen).starts_with("HTTP/1.1 200"), "{}", String::from_utf8_lossy(&seen));
+    let get = std::thread::spawn(move || {
+        let mut rest = Vec::new();
+        std::io::Read::read_to_end(&mut get, &mut rest).map(|_| rest.len())
+    });
+    until("the listen's watch read the pull request", || {
+        stack.with_world(|w| w.control.requests.keys().any(|k| k.contains("/pull-requests/1")))
+    });
+    bb.signal("TERM");
+    let (status, v) = listen.join().unwrap();
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["id"], 7, "{v}");
+    assert_eq!(v["result"]["resultType"], "complete", "{v}");
+    assert_eq!(v["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7, "{v}");
+    assert!(get.join().unwrap().is_ok(), "the GET stream ended when the stop began");
+    assert_eq!(bb.exit_code(Duration::from_secs(20)), Some(0));
+    stack.shutdown();
+}

@@ -131,6 +131,7 @@ pub use logging::{Level, rfc3339};
 pub use protocol::{ClientProfile, ProtocolVersion};
 pub use server::Server;
 pub use session::Session;
+pub use stateless::listen_ended;
 
 // The catalogue and what the operator exposes of it.
 pub use catalogue::{Catalogue, ExposureOptions};

@@ -134,6 +134,16 @@ pub(crate) fn complete(mut result: Value, version: &str) -> Value {
     result
 }
 
+/// The answer that ends a `subscriptions/listen` stream on the server's own initiative (a stop): a
+/// complete result that names the subscription, the listen request's `id` (MCP 2026-07-28 "Basic →
+/// Patterns → Subscriptions", "Graceful Closure"; docs/reference/mcp.md "Resource subscriptions"). A
+/// shell writes it when it ends the stream.
+pub fn listen_ended(id: &Value, version: &str) -> Value {
+    let mut result = complete(json!({}), version);
+    result["_meta"]["io.modelcontextprotocol/subscriptionId"] = id.clone();
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
 /// A 2026-07-28 `InputRequiredResult` (`inputRequests`, `requestState`): `resultType:
 /// "input_required"` and bb's `serverInfo` in `_meta`. Only `tools/call` answers one.
 pub(crate) fn input_required(mut result: Value, version: &str) -> Value {

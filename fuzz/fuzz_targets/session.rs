@@ -61,6 +61,8 @@ enum Operation {
     Room { which: u8, granted: bool },
     /// The clock moves (or tries to move back).
     Clock(i32),
+    /// A time the core asked for comes (a watched pull request's next read).
+    Timer { which: u8 },
 }
 
 /// A call in a batch: tool, kind, (property, value) choices, as in [`Operation::Call`].
@@ -100,6 +102,8 @@ const METHODS: &[&str] = &[
     "prompts/list",
     "prompts/get",
     "completion/complete",
+    "resources/subscribe",
+    "resources/unsubscribe",
     "x",
 ];
 
@@ -330,6 +334,10 @@ struct Ledger {
     past: Option<Ticket>,
     /// Large calls' rooms asked for and not yet granted or refused.
     rooms: Vec<Ticket>,
+    /// Times the core asked for (`Output::Timer`) and not yet fed or cancelled.
+    timers: Vec<(Ticket, u64)>,
+    /// Tags of `subscriptions/listen` requests: a stream stays open until cancelled or its session closes.
+    listens: BTreeSet<u64>,
     /// Highlighting jobs handed out and not yet run.
     jobs: Vec<(Ticket, bb_core::HighlightJob)>,
     /// Request ids the driver made (each used once), and whether each was answered.
@@ -362,6 +370,9 @@ impl Ledger {
 
     fn input(&mut self, server: &mut Server, session: SessionId, bytes: &[u8], now: u64) {
         let tag = self.next_tag;
+        if bytes.windows(20).any(|w| w == b"subscriptions/listen") {
+            self.listens.insert(tag);
+        }
         self.next_tag += 1;
         self.waiting.insert(tag, session);
         server.handle(Input::Message { session, bytes, tag }, now);
@@ -389,6 +400,7 @@ impl Ledger {
                 Output::Work { ticket, deadline_ms, .. } => self.work.push((ticket, deadline_ms)),
                 Output::Compute { ticket, job, .. } => self.jobs.push((ticket, *job)),
                 Output::Admit { ticket, .. } => self.rooms.push(ticket),
+                Output::Timer { ticket, at_ms, .. } => self.timers.push((ticket, at_ms)),
                 Output::PastDeadline { ticket, .. } => {
                     assert_eq!(self.past.take(), Some(ticket), "a stop at the deadline for a step not fed past it");
                 }
@@ -396,6 +408,7 @@ impl Ledger {
                     self.outstanding.retain(|o| *o != t);
                     self.work.retain(|(o, _)| *o != t);
                     self.rooms.retain(|o| *o != t);
+                    self.timers.retain(|(o, _)| *o != t);
                 }
                 Output::Send { tag, message, .. } => {
                     let value: Value = serde_json::from_slice(&message).expect("bb sends JSON");
@@ -557,9 +570,9 @@ fuzz_target!(|run: Run| {
                 let id = ledger.id(s, param.is_multiple_of(2));
                 let p = param as usize;
                 let version = ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1"][p % 5];
-                let uri = ["ui://bb/view", "ui://bb/other", "file:///etc/passwd"][p % 3];
+                let uri = ["ui://bb/view", "ui://bb/other", "file:///etc/passwd", PR_URI][p % 4];
                 let level = ["debug", "info", "error", "nope"][p % 4];
-                let cursor = ["", "100", "x", "1"][p % 4];
+                let cursor = ["", "100", "x", "1", "bb1:25:-"][p % 5];
                 let params = json!({"protocolVersion": version, "uri": uri, "level": level, "cursor": cursor,
                     "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}});
                 let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -581,9 +594,10 @@ fuzz_target!(|run: Run| {
                 } else {
                     let id = ledger.id(s, param.is_multiple_of(2));
                     let p = param as usize;
-                    let uri = ["ui://bb/view", "ui://bb/other", "file:///etc/passwd"][p % 3];
+                    let uri = ["ui://bb/view", "ui://bb/other", "file:///etc/passwd", PR_URI][p % 4];
                     let level = ["debug", "info", "error", "nope"][p % 4];
-                    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"uri": uri, "level": level}})
+                    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"uri": uri, "level": level,
+                        "notifications": {"toolsListChanged": true, "resourceSubscriptions": [uri, PR_URI]}}})
                 };
                 if let Some(m) = modern_meta(meta, run.ui != param.is_multiple_of(3)) {
                     message["params"]["_meta"] = m;
@@ -682,6 +696,14 @@ fuzz_target!(|run: Run| {
                 }
             }
             Operation::Clock(step) => now = now.saturating_add_signed(i64::from(step)),
+            Operation::Timer { which } => {
+                if !ledger.timers.is_empty() {
+                    let (ticket, at_ms) = ledger.timers.remove(which as usize % ledger.timers.len());
+                    now = now.max(at_ms);
+                    server.handle(Input::Timer { ticket }, now);
+                    ledger.drain(&mut server);
+                }
+            }
         }
     }
 
@@ -711,9 +733,17 @@ fuzz_target!(|run: Run| {
     assert!(ledger.work.is_empty(), "work asked for after its last step");
     assert!(ledger.rooms.is_empty(), "a room asked for after every other was granted");
     assert!(ledger.outstanding.is_empty(), "plans keep reading after every read failed");
-    assert!(ledger.waiting.is_empty(), "inputs never done: {:?}", ledger.waiting);
+    // A listen's stream stays open until it is cancelled or its session closes (below).
+    let listens = std::mem::take(&mut ledger.listens);
+    let never: Vec<_> = ledger.waiting.keys().filter(|t| !listens.contains(t)).collect();
+    assert!(never.is_empty(), "inputs never done: {never:?}");
     for s in ledger.open.clone() {
         server.close(s);
         ledger.drain(&mut server);
     }
+    assert!(ledger.waiting.is_empty(), "a closed session left inputs without their Done: {:?}", ledger.waiting);
+    assert!(ledger.timers.is_empty(), "a closed session's timers were not withdrawn: {:?}", ledger.timers);
 });
+
+/// A pull request resource the stand-in's seed has, to subscribe to.
+const PR_URI: &str = "bitbucket://projects/BB/repos/api/pull-requests/1";

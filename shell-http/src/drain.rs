@@ -97,6 +97,11 @@ impl Drain {
         let _ = self.cut_rx.recv().await;
     }
 
+    /// A receiver that yields `None` once the stop has begun (for a stream that ends then, not at the cut).
+    pub(crate) fn begin_signal(&self) -> Receiver<()> {
+        self.begin_rx.clone()
+    }
+
     /// A receiver that yields `None` once the grace period is over (for a stream to poll).
     pub(crate) fn cut_signal(&self) -> Receiver<()> {
         self.cut_rx.clone()

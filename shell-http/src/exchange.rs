@@ -560,8 +560,12 @@ async fn answer(
         }
     }
     endpoint.sessions.stream(session, tag);
+    let listen = once && parsed.and_then(|v| v.get("method")).and_then(Value::as_str) == Some("subscriptions/listen");
+    let ended = listen.then(|| bb_core::listen_ended(&id, endpoint.sessions.version()).to_string().into_bytes());
     let cut = (endpoint.drain.cut_signal(), id);
-    reply::sse(SseStream::new(got, rx, endpoint.options.limits.sse_keepalive, guard, cut, timing))
+    let stream = SseStream::new(got, rx, endpoint.options.limits.sse_keepalive, guard, cut, timing);
+    // A listen answers no call: at a stop it ends at once, gracefully, rather than hold the stop.
+    reply::sse(if listen { stream.ending_at_stop(endpoint.drain.begin_signal(), ended) } else { stream })
 }
 
 /// `GET /mcp` with a session: the session's stream of messages tied to no request (a subscription's
@@ -598,7 +602,9 @@ fn get_stream(endpoint: &Endpoint, parts: &Parts, login: Option<&PersonalToken>)
     };
     let guard = WaiterGuard::new(&endpoint.sessions, session, tag);
     let cut = (endpoint.drain.cut_signal(), Value::Null);
-    proven(reply::sse(SseStream::new(Vec::new(), rx, endpoint.options.limits.sse_keepalive, guard, cut, None)))
+    let stream = SseStream::new(Vec::new(), rx, endpoint.options.limits.sse_keepalive, guard, cut, None)
+        .ending_at_stop(endpoint.drain.begin_signal(), None);
+    proven(reply::sse(stream))
 }
 
 fn delete(endpoint: &Endpoint, parts: &Parts, login: Option<&PersonalToken>) -> Response<Reply> {

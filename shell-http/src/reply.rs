@@ -72,9 +72,16 @@ pub(crate) struct SseStream {
     cut: (Pin<Box<smol::channel::Receiver<()>>>, Value),
     /// The request's timing, ended by its answer (for the metrics).
     timing: Option<Timing>,
+    /// For a stream that answers no call (a session's GET stream, a `subscriptions/listen`): yields `None`
+    /// once the stop begins, when the stream ends at once, with the answer given here (a listen's
+    /// graceful closure) or none, rather than hold the stop for its grace period.
+    stop: Option<AtStop>,
     // Unregisters the waiter when the stream ends or the client goes away.
     _guard: WaiterGuard,
 }
+
+/// What ends a stream at the stop: the signal that the stop began, and the answer sent last (if any).
+type AtStop = (Pin<Box<smol::channel::Receiver<()>>>, Option<Bytes>);
 
 impl SseStream {
     /// A stream that first sends `already` (messages received before the switch to SSE).
@@ -111,8 +118,16 @@ impl SseStream {
             done,
             cut,
             timing,
+            stop: None,
             _guard: guard,
         }
+    }
+
+    /// Ends the stream as soon as the stop begins (`begun` yields `None`), sending `answer` last when
+    /// given: for a stream that waits for no call, which would otherwise hold the stop.
+    pub(crate) fn ending_at_stop(mut self, begun: smol::channel::Receiver<()>, answer: Option<Vec<u8>>) -> SseStream {
+        self.stop = Some((Box::pin(begun), answer.map(Bytes::from)));
+        self
     }
 
     fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
@@ -140,6 +155,15 @@ impl SseStream {
                 return Poll::Ready(None);
             }
             Poll::Pending => {}
+        }
+        if let Some((begun, answer)) = &mut self.stop
+            && let Poll::Ready(None) = begun.as_mut().poll_next(cx)
+        {
+            self.done = true;
+            if let Some(answer) = answer.take() {
+                self.queued.extend(event(answer));
+            }
+            return Poll::Ready(self.queued.pop_front());
         }
         if let Poll::Ready(None) = self.cut.0.as_mut().poll_next(cx) {
             if let Some(t) = self.timing.take() {

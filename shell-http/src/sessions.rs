@@ -200,6 +200,11 @@ impl Sessions {
         Some((tag, rx))
     }
 
+    /// bb's version, as its answers name it.
+    pub(crate) fn version(&self) -> &'static str {
+        self.lock(0).driver.server().config().version
+    }
+
     /// Whether the session negotiated a protocol version (its `initialize` succeeded).
     pub(crate) fn initialized(&self, session: SessionRef) -> bool {
         self.lock(session.shard).driver.server().session(session.id).is_some_and(|s| s.protocol_version().is_some())
