@@ -92,7 +92,11 @@ fn a_connection_idle_between_requests_outlives_the_head_timeout_until_the_keep_a
     let _ = probe.read_to_end(&mut rest);
     c.write_all(options.as_bytes()).unwrap();
     let n = c.read(&mut buf).unwrap();
-    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 204"), "the connection was kept");
+    assert!(
+        String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 204"),
+        "the connection was kept: {:?}",
+        String::from_utf8_lossy(&buf[..n])
+    );
     // Then idle: the server closes it (EOF or a reset) once the idle time has passed.
     c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let started = std::time::Instant::now();
