@@ -73,6 +73,7 @@ mod bitbucket;
 mod caches;
 mod catalogue;
 mod coalesce;
+mod codeowners;
 mod commit_cache;
 mod completion;
 mod config;
