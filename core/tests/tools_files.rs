@@ -397,3 +397,20 @@ fn a_file_view_of_wide_lines_carries_at_most_its_bytes_and_says_the_file_goes_on
         a.text
     );
 }
+
+#[test]
+fn the_diff_of_a_changed_picture_carries_its_sides_and_an_added_one_has_no_before() {
+    let mut d = StackHarness::with_views();
+    let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 9}));
+    assert!(!a.is_error, "{}", a.text);
+    let diffs = a.raw["_meta"]["bb/view"]["diff"]["diffs"].as_array().unwrap();
+    let logo = diffs.iter().find(|x| x["path"] == "assets/logo.png").unwrap();
+    assert_eq!(logo["binary"], true);
+    assert_eq!(logo["pictures"]["before"], Value::Null, "added: nothing before");
+    assert_eq!(logo["pictures"]["after"]["mimeType"], "image/png");
+    assert!(logo["pictures"]["after"]["data"].as_str().is_some_and(|b| b.starts_with("iVBORw0KGgo")));
+    // The new side at the source's tip, read once; no picture is read for a file that is no picture.
+    let raws: Vec<&String> = d.requests.iter().filter(|r| r.contains("/raw/")).collect();
+    assert_eq!(raws.len(), 1, "{raws:?}");
+    assert!(raws[0].starts_with("GET /rest/api/latest/projects/BB/repos/api/raw/assets/logo.png?at="), "{raws:?}");
+}

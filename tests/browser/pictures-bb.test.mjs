@@ -58,3 +58,75 @@ test("the file view of assets/icon.png draws the picture from the bytes bb sent,
     }
   }
 });
+
+test("the diff of a changed picture shows before and after: BB/api #9 adds assets/logo.png, drawn as After only", async () => {
+  for (const theme of ["light", "dark"]) {
+    for (const mount of [{ width: 700 }, { displayMode: "fullscreen" }]) {
+      const v = await open(browser, { bb: bb.mcp, show: { kind: "diff", project: "BB", repo: "api", pr_id: 9 }, colorScheme: theme, mount: { ...mount, theme } });
+      await v.frame.locator(".bb-diff, .bb-dfile, .bb-dmsg").first().waitFor({ timeout: 20000 });
+      const data = v.bb.result._meta["bb/view"];
+      const logo = data.diff.diffs.find((d) => d.path === "assets/logo.png");
+      assert.ok(logo && logo.binary === true, JSON.stringify(data.diff.diffs.map((d) => d.path)));
+      assert.equal(logo.pictures.before, null, "an added picture has no before");
+      assert.equal(logo.pictures.after.mimeType, "image/png");
+      // Inline the first file is drawn, in full screen one file at a time: open the picture's from the file tree
+      // (a path inline, a name under its folder in full screen).
+      await v.frame.getByText(/^(assets\/)?logo\.png$/).first().click();
+      const side = v.frame.locator('.bb-pic-side[data-side="after"]');
+      await side.waitFor({ timeout: 10000 });
+      assert.equal(await v.frame.locator('.bb-pic-side[data-side="before"]').count(), 0);
+      assert.equal(await side.locator(".bb-pic-word").textContent(), "After");
+      const img = side.locator("img.bb-pic-img");
+      assert.deepEqual(await img.evaluate(async (i) => { await i.decode(); return [i.naturalWidth, i.alt]; }), [10, "logo.png, after"]);
+      assert.equal(await v.frame.getByText("This file can't be viewed in your browser.").count(), 0, "the picture instead of the binary note");
+      assert.deepEqual(v.requests, []);
+      assert.deepEqual(realErrors(v.errors), []);
+      await shot(v.page, `pictures-diff-added-${mount.width ? "700" : "full"}-${theme}`);
+      await v.page.close();
+    }
+  }
+});
+
+test("a modified picture's diff draws before and after side by side, and a picture past the cap is said, not drawn", async () => {
+  const first = await open(browser, { bb: bb.mcp, show: { kind: "diff", project: "BB", repo: "api", pr_id: 9 }, mount: { width: 700 } });
+  await first.frame.locator(".bb-dmsg, .bb-diff").first().waitFor({ timeout: 20000 });
+  const data = structuredClone(first.bb.result._meta["bb/view"]);
+  await first.page.close();
+  const logo = data.diff.diffs.find((d) => d.path === "assets/logo.png");
+  const icon = (await (async () => {
+    const v = await open(browser, { bb: bb.mcp, show: ICON, mount: { width: 700 } });
+    await v.frame.locator(".bb-pic-img").waitFor({ timeout: 15000 });
+    const p = v.bb.result._meta["bb/view"].file.picture;
+    await v.page.close();
+    return p;
+  })());
+  logo.pictures.before = icon;
+  const entry = data.diff.files.find((f) => f.path === "assets/logo.png");
+  if (entry) entry.type = "MODIFY";
+  for (const theme of ["light", "dark"]) {
+    const v = await open(browser, { colorScheme: theme, mount: { input: data.call, result: { content: [{ type: "text", text: "Shown." }], _meta: { "bb/view": data } }, width: 700, theme } });
+    await v.frame.locator(".bb-dmsg, .bb-diff").first().waitFor({ timeout: 10000 });
+    await v.frame.getByText("assets/logo.png").first().click();
+    await v.frame.locator('.bb-pic-side[data-side="before"]').waitFor({ timeout: 10000 });
+    const sides = await v.frame.locator(".bb-pic-side").evaluateAll((n) => n.map((s) => [s.dataset.side, s.querySelector("img").src.slice(0, 22)]));
+    assert.deepEqual(sides, [["before", "data:image/png;base64,"], ["after", "data:image/png;base64,"]]);
+    // Side by side at 700 px: the after picture is to the right of the before.
+    const [b, a] = await Promise.all(["before", "after"].map((s) => v.frame.locator(`.bb-pic-side[data-side="${s}"]`).boundingBox()));
+    assert.ok(a.x > b.x + b.width - 1 && Math.abs(a.y - b.y) < 2, `${JSON.stringify(b)} ${JSON.stringify(a)}`);
+    assert.deepEqual(v.errors, []);
+    await shot(v.page, `pictures-diff-modified-700-${theme}`);
+    await v.page.close();
+  }
+  // Past the cap: no bytes, a sentence; markup in the data is never a picture.
+  logo.pictures.after = { mimeType: "image/png", name: "PNG", width: 4000, height: 4000, over: 2097152 };
+  logo.pictures.before = { mimeType: "text/html", data: "PHNjcmlwdD4=" };
+  const v = await open(browser, { mount: { input: data.call, result: { content: [{ type: "text", text: "Shown." }], _meta: { "bb/view": data } }, width: 700 } });
+  await v.frame.locator(".bb-dmsg, .bb-diff").first().waitFor({ timeout: 10000 });
+  await v.frame.getByText("assets/logo.png").first().click();
+  await v.frame.locator(".bb-pic-side").first().waitFor({ timeout: 10000 });
+  assert.equal(await v.frame.locator('.bb-pic-side[data-side="before"]').count(), 0, "a type that is no picture's is not drawn");
+  assert.match(await v.frame.locator('.bb-pic-side[data-side="after"]').textContent(), /This picture is larger than the 2 MB a view carries/);
+  assert.equal(await v.frame.locator("img.bb-pic-img").count(), 0);
+  assert.deepEqual(v.errors, []);
+  await v.page.close();
+});

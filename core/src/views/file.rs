@@ -247,7 +247,7 @@ impl Plan for FileView {
 }
 
 /// The picture a raw read holds, for the view: `None` when it could not be read or is no picture bb draws.
-fn picture_of(place: &Place, outcome: &FetchOutcome) -> Option<Value> {
+pub(super) fn picture_of(place: &Place, outcome: &FetchOutcome) -> Option<Value> {
     let raw = files::raw(outcome, place, crate::pictures::VIEW_BYTES).ok()?;
     let picture = crate::pictures::of(&place.path, &raw.bytes)?;
     let mut v = picture.to_value();
