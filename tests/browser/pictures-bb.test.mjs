@@ -130,3 +130,30 @@ test("a modified picture's diff draws before and after side by side, and a pictu
   assert.deepEqual(v.errors, []);
   await v.page.close();
 });
+
+test("an SVG is drawn only as an image: its script never runs and its markup never enters the page", async () => {
+  const v0 = await open(browser, { bb: bb.mcp, show: ICON, mount: { width: 700 } });
+  await v0.frame.locator(".bb-pic-img").waitFor({ timeout: 15000 });
+  const data = structuredClone(v0.bb.result._meta["bb/view"]);
+  await v0.page.close();
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20" onload="top.postMessage('svg-ran','*')"><script>top.postMessage('svg-ran','*');document.title='ran'</script><rect width="40" height="20" fill="#36b37e"/><foreignObject><div xmlns="http://www.w3.org/1999/xhtml" id="injected">x</div></foreignObject></svg>`;
+  data.file.path = "docs/diagram.svg";
+  data.file.binary = false;
+  data.file.picture = { mimeType: "image/svg+xml", name: "SVG", width: null, height: null, bytes: svg.length, data: Buffer.from(svg).toString("base64") };
+  data.file.lines = [{ n: 1, s: svg }];
+  Object.assign(data.file, { start: 1, end: 1, last: true, total: 1, language: null });
+  for (const theme of ["light", "dark"]) {
+    const v = await open(browser, { colorScheme: theme, mount: { input: data.call, result: { content: [{ type: "text", text: "Shown." }], _meta: { "bb/view": data } }, width: 700, theme } });
+    await v.page.evaluate(() => { window.svgRan = 0; window.addEventListener("message", (e) => { if (e.data === "svg-ran") window.svgRan++; }); });
+    const img = v.frame.locator("img.bb-pic-img");
+    await img.waitFor({ timeout: 10000 });
+    assert.deepEqual(await img.evaluate(async (i) => { await i.decode(); return [i.src.slice(0, 26), i.naturalWidth]; }), ["data:image/svg+xml;base64,", 40]);
+    assert.equal(await v.frame.locator('#injected, foreignObject, rect[fill="#36b37e"]').count(), 0, "none of the SVG's elements in the page");
+    assert.notEqual(await v.frame.locator("body").evaluate(() => document.title), "ran");
+    assert.equal(await v.frame.locator("tr#L1 .bb-dcode").count(), 1, "its source is still there, as text");
+    assert.equal(await v.page.evaluate(() => window.svgRan), 0, "its script did not run");
+    assert.deepEqual(v.errors, []);
+    await shot(v.page, `pictures-svg-700-${theme}`);
+    await v.page.close();
+  }
+});
