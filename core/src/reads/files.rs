@@ -199,6 +199,21 @@ pub fn raw(outcome: &FetchOutcome, place: &Place, cap: usize) -> Result<BytesAns
     errors::body(outcome, place.subject(), None).map(|b| BytesAnswer::of(b, cap))
 }
 
+/// The picture a raw read holds, for the view: `None` when it could not be read or is no picture bb draws.
+pub fn picture(place: &Place, outcome: &FetchOutcome) -> Option<Value> {
+    let raw = raw(outcome, place, crate::pictures::VIEW_BYTES).ok()?;
+    let picture = crate::pictures::of(&place.path, &raw.bytes)?;
+    let mut v = picture.to_value();
+    if raw.whole {
+        v["bytes"] = serde_json::json!(raw.bytes.len());
+        v["data"] = serde_json::json!(crate::encoding::base64(&raw.bytes));
+    } else {
+        // Past the cap: the page says so and offers the file in Bitbucket.
+        v["over"] = serde_json::json!(crate::pictures::VIEW_BYTES);
+    }
+    Some(v)
+}
+
 /// A page of file paths under a folder.
 pub fn files(outcome: &FetchOutcome, place: &Place) -> Result<Page<String>, BitbucketError> {
     errors::json::<RawPage>(outcome, place.subject(), None).map(RawPage::decode::<String>)

@@ -254,7 +254,7 @@ impl Plan for DiffView {
                         path: side.and_then(|p| p.whole.clone()).unwrap_or_else(|| path.clone()),
                         at: None,
                     };
-                    let got = super::file::picture_of(&place, &outcome).unwrap_or(Value::Null);
+                    let got = crate::reads::files::picture(&place, &outcome).unwrap_or(Value::Null);
                     self.pictures.entry(path.clone()).or_insert([Value::Null, Value::Null])[usize::from(after)] = got;
                 }
             }

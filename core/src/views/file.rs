@@ -185,7 +185,7 @@ impl Plan for FileView {
             }
             FileRead::Avatar(a) => self.avatars.on(a, &outcome, f),
             FileRead::Highlight => {}
-            FileRead::Raw => self.picture = picture_of(&self.place, &outcome),
+            FileRead::Raw => self.picture = files::picture(&self.place, &outcome),
             FileRead::Branch => {
                 let about = crate::errors::Subject { project: &self.place.project, repo: &self.place.repo, pr: None };
                 if let Ok(b) = crate::reads::repository::default_branch(&outcome, about) {
@@ -244,21 +244,6 @@ impl Plan for FileView {
         self.awaited = false;
         Some(self.finish())
     }
-}
-
-/// The picture a raw read holds, for the view: `None` when it could not be read or is no picture bb draws.
-pub(super) fn picture_of(place: &Place, outcome: &FetchOutcome) -> Option<Value> {
-    let raw = files::raw(outcome, place, crate::pictures::VIEW_BYTES).ok()?;
-    let picture = crate::pictures::of(&place.path, &raw.bytes)?;
-    let mut v = picture.to_value();
-    if raw.whole {
-        v["bytes"] = json!(raw.bytes.len());
-        v["data"] = json!(crate::encoding::base64(&raw.bytes));
-    } else {
-        // Past the cap: the page says so and offers the file in Bitbucket.
-        v["over"] = json!(crate::pictures::VIEW_BYTES);
-    }
-    Some(v)
 }
 
 /// "a PNG picture, 10×10 pixels (812 bytes), drawn" for the model's sentence.
