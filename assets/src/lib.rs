@@ -55,6 +55,7 @@ page![
     "people.js",
     "markdown.js",
     "code.js",
+    "picture.js",
     "kinds.js",
     "context.js",
     "changes.js",

@@ -151,14 +151,17 @@ const card = (() => {
       })), note);
   }
 
-  const BUILD_WORDS = { SUCCESSFUL: ["Successful", "✓", "ok"], FAILED: ["Failed", "✕", "bad"], INPROGRESS: ["In progress", "◔", "run"], CANCELLED: ["Cancelled", "⊘", "off"], UNKNOWN: ["Unknown", "?", "off"], MISSING: ["No build yet", "○", "bad"] };
+  const BUILD_WORDS = { SUCCESSFUL: ["Successful", "✓", "ok"], FAILED: ["Failed", "✕", "bad"], INPROGRESS: ["In progress", "◔", "run"], CANCELLED: ["Cancelled", "⊘", "off"], UNKNOWN: ["Unknown", "?", "off"], MISSING: ["Not yet run", "○", "off"] };
   const buildWords = (state) => BUILD_WORDS[state] || BUILD_WORDS.UNKNOWN;
 
   function requirements(b) {
     const r = b.requirements;
     if (!r || typeof r !== "object" || Array.isArray(r)) return null;
     const keys = arr(r.keys).filter((k) => str(k.key));
-    return { summary: str(r.summary), blocking: r.blocking === true || keys.some((k) => k.state !== "SUCCESSFUL"), keys };
+    // Red only for a build that ran and did not pass: a required key with no build yet (a new pull request, before
+    // any build could run) is not yet run, neutral, as Bitbucket draws it; the merge check still waits for it.
+    const failed = keys.some((k) => k.state !== "SUCCESSFUL" && k.state !== "MISSING" && k.state !== "INPROGRESS");
+    return { summary: str(r.summary), blocking: failed, keys };
   }
 
   function keyRow(k) {

@@ -424,6 +424,19 @@ const diffView = (() => {
     return !o || !n ? o + n : null;
   }
   // What Bitbucket says instead of, or above, the lines of a file; `drawn`: the lines this block draws.
+
+  // Before and after of a changed picture, or null when neither side is a picture bb carried.
+  function pictureSides(raw, path) {
+    const p = raw && typeof raw === "object" ? raw : {};
+    const name = str(path).split("/").pop() || "picture";
+    const side = (x, word) => {
+      const drawn = x ? picture.draw(x, `${name}, ${word.toLowerCase()}`) : null;
+      return drawn ? el("div", { class: "bb-pic-side", "data-side": word.toLowerCase() }, el("div", { class: "bb-pic-word bb-muted" }, word), drawn) : null;
+    };
+    const before = side(p.before, "Before");
+    const after = side(p.after, "After");
+    return before || after ? el("div", { class: "bb-pic-diff" }, before, after) : null;
+  }
   function messages(entry, pr, drawn) {
     const d = entry.diff;
     const out = [];
@@ -439,7 +452,11 @@ const diffView = (() => {
     }
     const hunks = arr(d.hunks);
     const type = str(entry.file.type);
-    if (d.binary === true) out.push(message("bb-dmsg-info", "Binary file", "This file can't be viewed in your browser. ", open, "."));
+    // A changed picture: before and after, side by side (an added one has no before, a deleted one no after),
+    // each drawn by picture.js from the bytes bb carried.
+    const pics = d.binary === true ? pictureSides(d.pictures, entry.path) : null;
+    if (pics) out.push(pics);
+    else if (d.binary === true) out.push(message("bb-dmsg-info", "Binary file", "This file can't be viewed in your browser. ", open, "."));
     else if (d.truncated === true && !hunks.length) out.push(message("bb-dmsg-warn", "The diff for this file is too large to render", open, "."));
     else if (d.truncated === true || lineNo(d.leftOut)) {
       // Bitbucket's cut (`truncated`), the view's (`leftOut`: lines past its share, skipped as read), or both: what

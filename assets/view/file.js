@@ -6,7 +6,8 @@
 // draws them again). In full screen, Blame (Bitbucket's word) adds a column grouped by commit: the
 // author's avatar and name, the short commit id, the date, the subject in its title; read with refresh_view
 // when the data has none. A call with `blame: true` opens with it; inline (where Blame is offered only when the
-// data has it) the column is the avatar and the date. A binary file and an empty one are one line each.
+// data has it) the column is the avatar and the date. A binary file and an empty one are one line each; a picture
+// (picture.js) is drawn as an image with its size, an SVG above its source.
 const fileView = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
   const arr = (x) => (Array.isArray(x) ? x.filter((i) => i && typeof i === "object") : []);
@@ -200,13 +201,18 @@ const fileView = (() => {
     const start = pos(f.start) || 1;
     const total = pos(f.total);
     const note = (...words) => el("div", { class: "bb-dmsg bb-fmsg", role: "note" }, ...words);
+    // A picture (PNG, JPEG, GIF, WebP; an SVG beside its source) drawn as an image, with its size.
+    const name = str(f.path).split("/").pop() || "picture";
+    const pic = picture.draw(f.picture, name, link(f.url, { class: "bb-link" }, "Open it in Bitbucket"));
     return el("article", { class: "bb-fileview", "data-path": str(f.path).slice(0, 1000) },
-      // A binary file's one line opens it in Bitbucket: the bar would only say it again.
-      el("div", { class: "bb-fvhead" }, crumbs(f), refChip(f), f.binary === true ? null :
+      // A binary file's one line opens it in Bitbucket: the bar would only say it again. A picture keeps the bar
+      // (Open in Bitbucket, Download), as Bitbucket's page of an image has them.
+      el("div", { class: "bb-fvhead" }, crumbs(f), refChip(f), f.binary === true && !pic ? null :
         el("div", { class: "bb-fvbar" }, count, str(f.language) ? el("span", { class: "bb-muted" }, str(f.language).slice(0, 40)) : null,
           blame ? el("span", { class: "bb-seg" }, blame) : null, link(f.url, { class: "bb-link bb-open-file" }, "Open in Bitbucket"),
           save.button(Object.assign({ project: str(f.project), repo: str(f.repo), path: str(f.path) }, str(f.at) ? { at: str(f.at) } : {}), "Download"), problem)),
-      f.binary === true ? note("This file can't be viewed in your browser. ", link(f.url, { class: "bb-link" }, "Open it in Bitbucket"), ".")
+      pic,
+      f.binary === true ? (pic ? null : note("This file can't be viewed in your browser. ", link(f.url, { class: "bb-link" }, "Open it in Bitbucket"), "."))
         : lines.length ? [earlier, el("div", { class: "bb-fwrap" }, table), more]
           : note(start <= 1 && (f.last === true || total === 0) ? "This file is empty."
             : total !== null ? `This file has ${fmt.count(total, "line", "lines")}: none from line ${fmt.num(start)}.` : `No lines from line ${fmt.num(start)}.`));

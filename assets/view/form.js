@@ -17,11 +17,14 @@ const prForm = (() => {
     const names = {};
     for (const r of defaults) names[r.slug] = r;
     const given = arr(f.reviewers).filter((r) => typeof r === "string" && r);
+    // Code owners (.bitbucket/CODEOWNERS on the target): added as Bitbucket adds them, each saying why.
+    const owners = arr(f.codeOwners).map(obj).filter((r) => str(r.slug));
+    for (const r of owners) if (!names[r.slug]) names[r.slug] = r;
     return {
       call: data.call, project: str(f.project), repo: str(f.repo), from: str(f.from), to: str(f.to),
       title: str(f.title) || str(f.suggestedTitle), titleTouched: Boolean(str(f.title)), description: str(f.description),
-      draft: f.draft === true, reviewers: [...new Set([...given, ...defaults.map((r) => r.slug)])],
-      defaults: new Set(defaults.map((r) => r.slug)), names, commits: f.commits, files: f.files, existing: f.existing,
+      draft: f.draft === true, reviewers: [...new Set([...given, ...defaults.map((r) => r.slug), ...owners.map((r) => r.slug)])],
+      defaults: new Set(defaults.map((r) => r.slug)), owners: new Map(owners.map((r) => [r.slug, str(r.why)])), names, commits: f.commits, files: f.files, existing: f.existing,
       preview: null, tab: "write", busy: false, problem: null, options: {}, who: "",
       // A field bb found wrong (a source branch that does not exist): marked, its words said once, under it.
       invalid: str(obj(f.invalid).field) || null, fieldError: str(obj(f.invalid).message) || null,
@@ -62,6 +65,11 @@ const prForm = (() => {
           state.reviewers = state.reviewers.filter((x) => !state.defaults.has(x));
           state.defaults = new Set(slugs.map((x) => x.slug));
           for (const x of slugs) { state.names[x.slug] = x; if (!state.reviewers.includes(x.slug)) state.reviewers.push(x.slug); }
+          // The pair's code owners replace the last pair's, as its default reviewers do.
+          const owners = arr(r.owners).map(obj).filter((x) => str(x.slug));
+          state.reviewers = state.reviewers.filter((x) => !state.owners.has(x) || state.defaults.has(x));
+          state.owners = new Map(owners.map((x) => [x.slug, str(x.why)]));
+          for (const x of owners) { if (!state.names[x.slug]) state.names[x.slug] = x; if (!state.reviewers.includes(x.slug)) state.reviewers.push(x.slug); }
         }
         redrawn();
       });
@@ -109,6 +117,8 @@ const prForm = (() => {
       const p = person(Object.assign({}, state.names, users), slug);
       return el("li", { class: "bb-f-chip" }, avatar(p, "sm"), el("bdi", {}, p.name),
         state.defaults.has(slug) ? el("span", { class: "bb-loz bb-plain", title: "Default reviewer for these branches" }, "Default") : null,
+        state.owners.has(slug) ? [el("span", { class: "bb-loz bb-plain bb-f-owner", title: "Code owner of files these branches change" }, "Code owner"),
+          state.owners.get(slug) ? el("bdi", { class: "bb-muted bb-f-why" }, state.owners.get(slug).slice(0, 300)) : null] : null,
         el("button", { type: "button", class: "bb-link-button", "aria-label": `Remove ${p.name}`,
           onclick: () => { state.reviewers = state.reviewers.filter((x) => x !== slug); paint(); } }, "×"));
     });
@@ -228,18 +238,22 @@ const prForm = (() => {
     const label = (forId, word) => el("label", { class: "bb-f-label", for: forId }, word);
     const title = el("input", { id: "bb-f-title", class: "bb-input", value: state.title, "aria-invalid": state.invalid === "title" ? "true" : null,
       oninput: (e) => { state.title = e.target.value; state.titleTouched = true; } });
-    const draft = el("input", { type: "checkbox", id: "bb-f-draft", checked: state.draft ? "" : null, onchange: (e) => { state.draft = e.target.checked; } });
+    const draft = el("input", { type: "checkbox", id: "bb-f-draft", checked: state.draft ? "" : null, disabled: state.busy || (state.problem && state.problem.done) ? "" : null, onchange: (e) => { state.draft = e.target.checked; } });
     // A pull request already open between the branches is said as soon as both are chosen, and Create waits.
     const dup = obj(state.existing);
     const open1 = Number.isInteger(dup.id) ? dup : null;
     const create = el("button", { type: "button", class: "bb-button bb-primary bb-f-create", disabled: state.busy || open1 || (state.problem && state.problem.done) ? "" : null, "aria-busy": state.busy ? "true" : null,
       onclick: () => submit(data) }, state.busy ? "Creating…" : "Create");
+    // Created (on the path where the card cannot open in place) or creating: what was sent stays as it was sent, read
+    // only, as Bitbucket's page leaves the form once it has created the pull request.
+    const locked = state.busy || Boolean(state.problem && state.problem.done);
     return el("div", { class: "bb-form" },
       el("h2", { class: "bb-title" }, "Create pull request"),
-      el("div", { class: "bb-f-ends" }, end("Source", "from"), el("span", { class: "bb-arrow", "aria-hidden": "true" }, "→"), end("Destination", "to")),
-      label("bb-f-title", "Title"), title,
-      el("div", { class: "bb-f-label" }, "Description"), description(),
-      label("bb-f-people", "Reviewers"), reviewers(data, ctx.users),
+      el("fieldset", { class: "bb-f-fields", disabled: locked ? "" : null },
+        el("div", { class: "bb-f-ends" }, end("Source", "from"), el("span", { class: "bb-arrow", "aria-hidden": "true" }, "→"), end("Destination", "to")),
+        label("bb-f-title", "Title"), title,
+        el("div", { class: "bb-f-label" }, "Description"), description(),
+        label("bb-f-people", "Reviewers"), reviewers(data, ctx.users)),
       problem(data),
       open1 ? el("div", { class: "bb-f-problem bb-f-exists", role: "status" }, el("p", { dir: "auto" }, `A pull request from these branches is already open: #${open1.id} `, el("bdi", {}, str(open1.title).slice(0, 300))),
         KINDS.has("pull_request") && actions.offers(data, "refresh_view") ? el("p", {}, el("button", { type: "button", class: "bb-link-button bb-f-open",

@@ -93,6 +93,9 @@ pub enum Keep {
     Diff(Share),
     /// A browse answer (`…/browse/{path}`): this share of a window's lines.
     Lines(LineShare),
+    /// A file's bytes (`…/raw/{path}`): at most this many; a longer file is said to be, its bytes past
+    /// the cap never read.
+    Bytes(usize),
 }
 
 /// An answer the shell decoded while it read it, keeping the request's [`Keep`].
@@ -102,6 +105,8 @@ pub enum Decoded {
     Diff(DiffAnswer),
     /// A browse answer: a window of lines, a folder's page, or a binary file.
     Lines(LinesAnswer),
+    /// A file's first bytes, within [`Keep::Bytes`]' cap.
+    Bytes(BytesAnswer),
 }
 
 impl Decoded {
@@ -111,7 +116,40 @@ impl Decoded {
         match self {
             Decoded::Diff(d) => Decoded::Diff(d.scrub(scrub)),
             Decoded::Lines(l) => Decoded::Lines(l.scrub(scrub)),
+            Decoded::Bytes(b) => Decoded::Bytes(b.scrub(scrub)),
         }
+    }
+}
+
+/// A file's bytes as the shell read them, within the request's cap: the bytes, and whether the file
+/// ended within it (`false`: it is longer, and the bytes past the cap were not read). Cheap to clone.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BytesAnswer {
+    /// The bytes read, at most the cap.
+    pub bytes: Arc<Vec<u8>>,
+    /// The file ended within the cap.
+    pub whole: bool,
+}
+
+impl std::fmt::Debug for BytesAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BytesAnswer({} byte(s), whole: {})", self.bytes.len(), self.whole)
+    }
+}
+
+impl BytesAnswer {
+    /// Runs `scrub` over the bytes when they are text (an SVG): a credential in a file is removed as from
+    /// any answer; bytes that are not UTF-8 carry no text a credential could be read in.
+    pub fn scrub(self, scrub: impl Fn(&str) -> Option<String>) -> BytesAnswer {
+        match std::str::from_utf8(&self.bytes).ok().and_then(&scrub) {
+            Some(clean) => BytesAnswer { bytes: Arc::new(clean.into_bytes()), whole: self.whole },
+            None => self,
+        }
+    }
+
+    /// The first `cap` bytes of a whole body (a shell that hands bytes, not a decode).
+    pub fn of(body: &[u8], cap: usize) -> BytesAnswer {
+        BytesAnswer { bytes: Arc::new(body[..body.len().min(cap)].to_vec()), whole: body.len() <= cap }
     }
 }
 
@@ -223,6 +261,14 @@ pub fn decode(keep: Keep, body: &mut dyn std::io::Read) -> std::io::Result<Decod
                 Err(e) if e.is_io() => Err(std::io::Error::from(e)),
                 Err(e) => Ok(Decoded::Lines(LinesAnswer(Arc::new(Err(unreadable(e)))))),
             }
+        }
+        Keep::Bytes(cap) => {
+            // One byte past the cap tells a longer file from one that fills it; the rest is never read.
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::Read::take(reader, cap as u64 + 1), &mut bytes)?;
+            let whole = bytes.len() <= cap;
+            bytes.truncate(cap);
+            Ok(Decoded::Bytes(BytesAnswer { bytes: Arc::new(bytes), whole }))
         }
     }
 }

@@ -73,6 +73,7 @@ mod bitbucket;
 mod caches;
 mod catalogue;
 mod coalesce;
+mod codeowners;
 mod commit_cache;
 mod completion;
 mod config;
@@ -91,6 +92,7 @@ mod listing;
 mod logging;
 mod made;
 mod markdown;
+mod pictures;
 mod plan;
 mod prompts;
 mod protocol;
@@ -123,8 +125,8 @@ pub use config::ServerConfig;
 pub use confirm::{ANSWER_WITHIN_MS, Seal, Spent};
 pub use contract::{Input, Output, Said, SessionId};
 pub use fetch::{
-    Batch, Credential, Decoded, DiffAnswer, FetchError, FetchErrorKind, FetchOutcome, FetchRequest, FetchResponse,
-    Keep, LineShare, LinesAnswer, Method, Share, Ticket, decode,
+    Batch, BytesAnswer, Credential, Decoded, DiffAnswer, FetchError, FetchErrorKind, FetchOutcome, FetchRequest,
+    FetchResponse, Keep, LineShare, LinesAnswer, Method, Share, Ticket, decode,
 };
 pub use highlight::{HighlightJob, Highlighted};
 pub use logging::{Level, rfc3339};

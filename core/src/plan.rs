@@ -37,12 +37,14 @@ pub struct ToolResult {
     pub is_error: bool,
     /// `_meta` of the result (view data travels here).
     pub meta: Option<Map<String, Value>>,
+    /// Pictures for the model, after the text: MCP image content, `(mimeType, base64 data)`.
+    pub images: Vec<(String, String)>,
 }
 
 impl ToolResult {
     /// A plain text answer.
     pub fn text(text: impl Into<String>) -> Self {
-        ToolResult { text: vec![text.into()], structured: None, is_error: false, meta: None }
+        ToolResult { text: vec![text.into()], structured: None, is_error: false, meta: None, images: Vec::new() }
     }
 
     /// An error the model can act on (`isError: true`).
@@ -58,7 +60,7 @@ impl ToolResult {
     /// The result as MCP JSON, taking it: a view's data (megabytes for a large diff) is moved, never copied.
     pub fn into_value(self) -> Value {
         // Every text the model reads, with control and bidi characters made visible.
-        let content: Vec<Value> = self
+        let mut content: Vec<Value> = self
             .text
             .into_iter()
             .map(|t| {
@@ -69,6 +71,9 @@ impl ToolResult {
                 json!({"type": "text", "text": t})
             })
             .collect();
+        content.extend(
+            self.images.into_iter().map(|(mime, data)| json!({"type": "image", "data": data, "mimeType": mime})),
+        );
         let mut out = Map::new();
         out.insert("content".into(), Value::Array(content));
         if let Some(s) = self.structured {

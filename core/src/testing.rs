@@ -23,6 +23,11 @@ pub mod instructions {
     pub use crate::instructions::for_exposed;
 }
 
+/// How bb writes bytes as text.
+pub mod encoding {
+    pub use crate::encoding::base64_decode;
+}
+
 /// The glob matcher, and `list_files`'s path globs on it.
 pub mod glob {
     pub use crate::glob::Glob;

@@ -46,8 +46,9 @@ fn the_form_carries_the_draft_the_default_branch_its_default_reviewers_and_commi
     assert_eq!(d.count("POST", ""), 0, "nothing is written: {:?}", d.requests);
     let reads = d.requests.iter().filter(|r| !r.contains("/avatar.png")).count();
     assert_eq!(
-        reads, 8,
-        "7 (the source branch's newest commit and the source's open pull requests among them), and one for the named reviewer: {:?}",
+        reads, 10,
+        "7 (the source branch's newest commit and the source's open pull requests among them), one for the named reviewer, \
+         and for the code owners .bitbucket/CODEOWNERS and the changed files again (the drive shares it in flight): {:?}",
         d.requests
     );
     assert_eq!(
@@ -116,6 +117,41 @@ fn the_default_reviewers_of_a_branch_pair_are_suggested() {
     assert_eq!(d.count("GET", "/rest/default-reviewers/"), 1);
     let none = suggest(&mut d, json!({"want": "reviewers", "from_ref": "main", "to_ref": "develop"}));
     assert_eq!(none["reviewers"], json!([]), "no condition targets develop");
+}
+
+#[test]
+fn the_code_owners_of_the_changed_files_are_suggested_each_saying_why() {
+    let mut d = StackHarness::with_views();
+    // feature/retry changes src/client.rs, src/retry.rs and docs/retry.md; BB/api's CODEOWNERS on main gives src/**
+    // to @dave and docs/ to frank by e-mail; the line with no owner is skipped, the group left out.
+    let s = suggest(&mut d, json!({"want": "reviewers", "from_ref": "feature/retry", "to_ref": "main"}));
+    let owners: Vec<(&str, &str)> = s["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["slug"].as_str().unwrap(), o["why"].as_str().unwrap()))
+        .collect();
+    assert_eq!(owners, [("dave", "owns src/**"), ("frank", "owns docs/")]);
+    assert_eq!(s["owners"][0]["name"], "Dave Diaz");
+    assert_eq!(d.count("GET", "/browse/.bitbucket/CODEOWNERS?at=refs/heads/main"), 1, "{:?}", d.requests);
+    // The form offers the same, and tells the model.
+    let a = d.call(
+        "show",
+        json!({"kind": "pull_request_form", "project": "BB", "repo": "api", "from_ref": "feature/retry"}),
+    );
+    let form = &a.raw["_meta"]["bb/view"]["form"];
+    assert_eq!(form["codeOwners"][1]["why"], "owns docs/", "{form}");
+    assert!(a.text.contains("code owners of the changed files: dave (owns src/**), frank (owns docs/)."), "{}", a.text);
+}
+
+#[test]
+fn a_repository_without_code_owners_suggests_none_and_says_nothing_failed() {
+    let mut d = StackHarness::with_views();
+    let s = suggest(
+        &mut d,
+        json!({"project": "BB", "repo": "cli", "want": "reviewers", "from_ref": "main", "to_ref": "main"}),
+    );
+    assert_eq!(s["owners"], json!([]), "{s}");
 }
 
 #[test]

@@ -49,6 +49,19 @@ fn the_five_templates_are_listed_with_name_title_description_and_mime_type() {
 }
 
 #[test]
+fn reading_a_picture_gives_its_sentence_and_its_bytes_as_a_blob() {
+    let mut d = StackHarness::new();
+    let uri = "bitbucket://projects/BB/repos/api/files/assets/icon.png";
+    let read = d.request("resources/read", json!({"uri": uri}));
+    let contents = read["result"]["contents"].as_array().unwrap();
+    assert_eq!(contents.len(), 2, "{read}");
+    assert!(contents[0]["text"].as_str().unwrap().contains("a PNG picture, 10×10 pixels"), "{read}");
+    assert_eq!(contents[1]["uri"], uri);
+    assert_eq!(contents[1]["mimeType"], "image/png");
+    assert!(contents[1]["blob"].as_str().is_some_and(|b| b.starts_with("iVBORw0KGgo")), "{read}");
+}
+
+#[test]
 fn reading_a_pull_request_gives_the_text_get_pull_request_gives() {
     let mut d = StackHarness::new();
     let tool = d.call("get_pull_request", json!({"project": "BB", "repo": "api", "pr_id": 1}));

@@ -77,12 +77,42 @@ fn a_folder_a_binary_a_submodule_a_missing_path_and_a_missing_ref_are_one_senten
         said(&mut d, "src", None),
         "src at the default branch in BB/api is a folder, not a file: list_files lists it."
     );
-    assert!(said(&mut d, "assets/icon.png", None).contains("is a binary file: bb reads text files only"));
     assert!(said(&mut d, "vendor/common", None).contains("is neither a text file nor a folder (a submodule"));
     let missing = said(&mut d, "src/nope.rs", None);
     assert!(missing.contains("The path \"src/nope.rs\" does not exist at revision"), "{missing}");
     let no_ref = said(&mut d, "README.md", Some("nowhere"));
     assert!(no_ref.contains("Commit 'nowhere' does not exist"), "{no_ref}");
+}
+
+#[test]
+fn a_picture_reaches_the_model_as_image_content_with_its_type_and_size() {
+    let mut d = StackHarness::new();
+    let a = d.call("get_file", api(json!({"path": "assets/icon.png"})));
+    assert!(!a.is_error, "{}", a.text);
+    // The window says binary; then the file's bytes, to the model's cap.
+    assert_eq!(
+        d.requests,
+        [
+            "GET /rest/api/latest/projects/BB/repos/api/browse/assets/icon.png?start=0&limit=200",
+            "GET /rest/api/latest/projects/BB/repos/api/raw/assets/icon.png?",
+        ]
+    );
+    // The sentence, the picture, and the resource link every tool answer carries.
+    let content = a.raw["content"].as_array().unwrap();
+    let kinds: Vec<&str> = content.iter().filter_map(|c| c["type"].as_str()).collect();
+    assert_eq!(kinds, ["text", "image", "resource_link"]);
+    assert_eq!(content[0]["type"], "text");
+    assert!(
+        a.text.starts_with("assets/icon.png at the default branch in BB/api: a PNG picture, 10×10 pixels ("),
+        "{}",
+        a.text
+    );
+    assert_eq!(content[1]["type"], "image");
+    assert_eq!(content[1]["mimeType"], "image/png");
+    // The bytes are the stand-in's file, whole.
+    let want = bb_stack::sources::png("BB", "api");
+    let data = content[1]["data"].as_str().unwrap();
+    assert_eq!(bb_core::testing::encoding::base64_decode(data).as_deref(), Some(want.as_slice()));
 }
 
 #[test]
@@ -366,4 +396,21 @@ fn a_file_view_of_wide_lines_carries_at_most_its_bytes_and_says_the_file_goes_on
         "{}",
         a.text
     );
+}
+
+#[test]
+fn the_diff_of_a_changed_picture_carries_its_sides_and_an_added_one_has_no_before() {
+    let mut d = StackHarness::with_views();
+    let a = d.call("show", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 9}));
+    assert!(!a.is_error, "{}", a.text);
+    let diffs = a.raw["_meta"]["bb/view"]["diff"]["diffs"].as_array().unwrap();
+    let logo = diffs.iter().find(|x| x["path"] == "assets/logo.png").unwrap();
+    assert_eq!(logo["binary"], true);
+    assert_eq!(logo["pictures"]["before"], Value::Null, "added: nothing before");
+    assert_eq!(logo["pictures"]["after"]["mimeType"], "image/png");
+    assert!(logo["pictures"]["after"]["data"].as_str().is_some_and(|b| b.starts_with("iVBORw0KGgo")));
+    // The new side at the source's tip, read once; no picture is read for a file that is no picture.
+    let raws: Vec<&String> = d.requests.iter().filter(|r| r.contains("/raw/")).collect();
+    assert_eq!(raws.len(), 1, "{raws:?}");
+    assert!(raws[0].starts_with("GET /rest/api/latest/projects/BB/repos/api/raw/assets/logo.png?at="), "{raws:?}");
 }

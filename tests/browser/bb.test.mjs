@@ -98,7 +98,7 @@ test("BB/api #1 from bb: title, Open, reviewers Approved / Needs work / not yet,
     const row = own.length ? frame.locator(`.bb-builds > li.bb-build[data-key="${own[0].key}"]`) : frame.locator(`.bb-builds > li.bb-req-key[data-key="${key}"]`);
     assert.equal(await row.count(), 1, `${key} (${state}) is drawn without a click`);
   }
-  if (blocking.some(([, s]) => s === "MISSING")) assert.equal(await frame.locator('.bb-req-key[data-state="MISSING"] .bb-build-state').first().textContent(), "○ No build yet");
+  if (blocking.some(([, s]) => s === "MISSING")) assert.equal(await frame.locator('.bb-req-key[data-state="MISSING"] .bb-build-state').first().textContent(), "○ Not yet run");
   assert.equal(await frame.locator('.bb-builds .bb-build[data-state="FAILED"]').count(), p.builds.items.filter((b) => b.state === "FAILED").length);
   const required = p.builds.items.filter((b) => b.required === true).length;
   const more = frame.getByRole("button", { name: /^Show \d+ more builds?$/ });

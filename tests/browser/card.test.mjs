@@ -213,7 +213,7 @@ test("a_card_with_a_failed_and_a_missing_required_build_shows_both_up_front_with
   ]);
   assert.deepEqual(await texts(rows), [
     "✕ FailedUnit testsRequiredCI-UNIT-7 · 3 failed · 1 min 1 s · 120 passed, 3 failed, 1 skipped",
-    "○ No build yetCI-SECURITYRequired",
+    "○ Not yet runCI-SECURITYRequired",
     "✓ SuccessfulLintRequiredCI-LINT-7 · clean · 21 s", "✓ SuccessfulDocsCI-DOCS · 45 s", "✓ SuccessfulAuditCI-AUDIT · 9 s",
   ]);
   assert.deepEqual(await texts(frame.locator(".bb-waits")), ["The merge check waits for a build under the required key with no build yet."], "said once, under the list");
@@ -340,4 +340,43 @@ test("a card with no builds draws no empty Builds heading; an empty listing says
   await v.frame.locator(".bb-card").waitFor();
   assert.equal(await v.frame.locator('[aria-label="Builds"]').textContent(), "No builds");
   assert.equal(await v.frame.locator('[aria-label="Builds"] h3').count(), 0, "no empty heading");
+});
+
+test("a new pull request's required builds, none run yet, are drawn not yet run and neutral: no pink rows, no red count (issue 54 item 9)", async () => {
+  const data = fixture("pr-required");
+  const b = data.pullRequest.builds;
+  const keys = ["CI-UNIT", "CI-LINT", "CI-SECURITY", "CI-DOCS", "CI-AUDIT", "CI-E2E"];
+  b.items = [];
+  b.counts = {};
+  b.shown = b.total = 0;
+  b.requirements.keys = keys.map((key) => ({ key, state: "MISSING" }));
+  b.requirements.summary = "0 of 6 required builds passed";
+  for (const theme of ["light", "dark"]) {
+    for (const mount of [{ width: 700 }, { displayMode: "fullscreen" }]) {
+      const v = await open(browser, { colorScheme: theme, mount: { input: data.call, result: result(data), theme, ...mount } });
+      await v.frame.locator(".bb-card").waitFor({ timeout: 10000 });
+      const rows = v.frame.locator(".bb-builds > li.bb-build");
+      assert.equal(await rows.count(), 6, "every required key, up front");
+      assert.deepEqual(await texts(rows.locator(".bb-build-state")), Array(6).fill("○ Not yet run"));
+      // Neutral: neither the failed rows' background nor the failed colour, on the rows or the count.
+      const look = await v.frame.locator("body").evaluate(() => {
+        const probe = document.createElement("span");
+        probe.className = "bb-build bb-bad";
+        document.body.append(probe);
+        const bad = getComputedStyle(probe).backgroundColor;
+        probe.remove();
+        const rowBgs = [...document.querySelectorAll(".bb-builds > li.bb-build")].map((r) => getComputedStyle(r).backgroundColor);
+        const summary = document.querySelector(".bb-req-summary");
+        const muted = getComputedStyle(document.querySelector(".bb-build-state")).color;
+        return { bad, rowBgs, summaryNeed: summary.classList.contains("bb-need"), summaryColor: getComputedStyle(summary).color, muted };
+      });
+      assert.ok(look.rowBgs.every((c) => c !== look.bad), `no row in the failed background: ${look.rowBgs}`);
+      assert.equal(look.summaryNeed, false, "the count is not marked as failing");
+      assert.equal(await v.frame.locator(".bb-req-summary").textContent(), "0 of 6 required builds passed");
+      assert.equal(await v.frame.locator(".bb-waits").textContent(), "The merge check waits for a build under each required key with no build yet.");
+      assert.deepEqual(v.errors, []);
+      await shot(v.page, `card-builds-not-yet-run-${mount.width ? "700" : "full"}-${theme}`);
+      await v.page.close();
+    }
+  }
 });

@@ -179,6 +179,12 @@ test("without refresh_view the created pull request is said with its link, and D
     assert.match(await frame.locator(".bb-f-done").textContent(), /^Pull request #\d+ created\. Open it in Bitbucket/);
     assert.match(await frame.locator(".bb-f-done .bb-f-web").getAttribute("href"), /\/projects\/BB\/repos\/api\/pull-requests\/\d+$/);
     assert.equal(await frame.locator(".bb-f-create").isDisabled(), true, "created once: Create does not create another");
+    // What was sent stays as sent: every field read only, no reviewer to remove (issue 54 item 9).
+    for (const id of ["#bb-f-from", "#bb-f-to", "#bb-f-title", "#bb-f-desc", "#bb-f-people", "#bb-f-draft"]) {
+      assert.equal(await frame.locator(id).isEditable(), false, `${id} is read only once created`);
+    }
+    assert.equal(await frame.locator(".bb-f-chip .bb-link-button").filter({ visible: true }).count(), 0, "no × on the reviewers");
+    assert.equal(await frame.getByRole("button", { name: "Done" }).isEnabled(), true, "Done still closes it");
     assert.equal((await v.log()).teardownRequests, 0, "nothing closes by itself");
     await shot(page, "form-created-done-700-light");
     await frame.getByRole("button", { name: "Done" }).click();
@@ -187,5 +193,26 @@ test("without refresh_view the created pull request is said with its link, and D
     await page.close();
   } finally {
     await own.stop();
+  }
+});
+
+test("the code owners of the changed files are offered beside the default reviewers, each saying why (issue 54 item 15)", async () => {
+  for (const theme of ["light", "dark"]) {
+    for (const mount of [{ width: 700 }, { displayMode: "fullscreen" }]) {
+      const v = await form({ kind: "pull_request_form", project: "BB", repo: "api", from_ref: "feature/retry", to_ref: "main" }, { ...mount, theme });
+      const { frame, page } = v;
+      // BB/api's .bitbucket/CODEOWNERS on main: src/** @dave, docs/ frank@example.invalid; feature/retry changes both.
+      const owners = frame.locator(".bb-f-chip").filter({ has: frame.locator(".bb-f-owner") });
+      await owners.first().waitFor({ timeout: 15000 });
+      assert.deepEqual(await owners.evaluateAll((n) => n.map((c) => [c.querySelector("bdi").textContent, c.querySelector(".bb-f-why").textContent])),
+        [["Dave Diaz", "owns src/**"], ["Frank Fischer", "owns docs/"]]);
+      assert.equal(await frame.locator(".bb-f-chip").filter({ hasText: "Default" }).count(), 2, "beside the default reviewers bob and carol");
+      const drawn = v.bb.result._meta["bb/view"].form;
+      assert.deepEqual(drawn.codeOwners.map((o) => o.why), ["owns src/**", "owns docs/"]);
+      assert.match(v.bb.result.content[0].text, /code owners of the changed files: dave \(owns src\/\*\*\), frank \(owns docs\/\)\./);
+      assert.deepEqual(realErrors(v.errors), []);
+      await shot(page, `form-code-owners-${mount.width ? "700" : "full"}-${theme}`);
+      await page.close();
+    }
   }
 });

@@ -13,6 +13,8 @@
 //!   recorded].
 //! - `GET …/repos/{slug}/files/{path}?at&start&limit`: a page of every file path under the folder,
 //!   relative to it [assumed: relative].
+//! - `GET …/repos/{slug}/raw/{path}?at`: the file's bytes, as they are in the repository (a picture's, for
+//!   `get_file` and the views); read only to a cap, the bytes past it never read.
 //!
 //! `at` is a branch, tag or commit; without it Bitbucket reads the default branch. A path that is not there
 //! answers 404 `NoSuchPathException` ("The path \"…\" does not exist at revision \"…\""), a ref that is not
@@ -27,7 +29,7 @@ use crate::bitbucket::model::Path;
 use crate::bitbucket::window::{self, BrowseJson, LineShare};
 use crate::bitbucket::{Page, RawPage, file_path, repo_path};
 use crate::errors::{self, BitbucketError, Subject};
-use crate::fetch::{Decoded, FetchOutcome, FetchRequest};
+use crate::fetch::{BytesAnswer, Decoded, FetchOutcome, FetchRequest};
 
 /// A place in a repository: a path (empty for the root) at a ref (the default branch when `None`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,6 +70,13 @@ impl Place {
         let mut query = vec![("blame".into(), "true".into()), ("noContent".into(), "true".into())];
         query.extend(page(first, count));
         self.request("browse", query)
+    }
+
+    /// The file's bytes, of which the call keeps `cap` ([`crate::fetch::Keep::Bytes`]).
+    pub fn raw_request(&self, cap: usize) -> FetchRequest {
+        let mut r = self.request("raw", Vec::new());
+        r.keep = Some(crate::fetch::Keep::Bytes(cap));
+        r
     }
 
     /// A page of every file path under the folder.
@@ -178,6 +187,31 @@ fn of(b: BrowseJson) -> Browsed {
         return Browsed::Binary;
     }
     Browsed::Other
+}
+
+/// A file's bytes within `cap` (the shell's decode, else the body cut the same way), or why they could not be read.
+pub fn raw(outcome: &FetchOutcome, place: &Place, cap: usize) -> Result<BytesAnswer, BitbucketError> {
+    if let FetchOutcome::Response(r) = outcome
+        && let Some(Decoded::Bytes(answer)) = &r.decoded
+    {
+        return Ok(answer.clone());
+    }
+    errors::body(outcome, place.subject(), None).map(|b| BytesAnswer::of(b, cap))
+}
+
+/// The picture a raw read holds, for the view: `None` when it could not be read or is no picture bb draws.
+pub fn picture(place: &Place, outcome: &FetchOutcome) -> Option<Value> {
+    let raw = raw(outcome, place, crate::pictures::VIEW_BYTES).ok()?;
+    let picture = crate::pictures::of(&place.path, &raw.bytes)?;
+    let mut v = picture.to_value();
+    if raw.whole {
+        v["bytes"] = serde_json::json!(raw.bytes.len());
+        v["data"] = serde_json::json!(crate::encoding::base64(&raw.bytes));
+    } else {
+        // Past the cap: the page says so and offers the file in Bitbucket.
+        v["over"] = serde_json::json!(crate::pictures::VIEW_BYTES);
+    }
+    Some(v)
 }
 
 /// A page of file paths under a folder.

@@ -12,7 +12,7 @@
 //! | [`builds`] | the pull request page's build listing (paged), or the source commit's legacy listing and totals | get_pull_request, get_build_status, list_required_builds, the card |
 //! | [`conditions`] | every page of required-build conditions, then the branching model when a matcher needs it; one page of them | get_build_status, list_required_builds, the card |
 //! | [`refs`] | a page of branches or of tags; a page of a branch's or a range's commits; one commit; the files a commit changed and one file's diff in it; the commit a ref names | list_branches, list_tags, resolve_ref, list_commits, get_commit, the form's branch suggestions (and the decoding of commits for list_pr_commits and compare_refs, of a tag for create_tag) |
-//! | [`files`] | a window of a file's lines or a folder's entries; every path under a folder; the blame of a range of lines | get_file, list_files, blame_file, the file view, the diff view's "Show more" |
+//! | [`files`] | a window of a file's lines or a folder's entries; every path under a folder; the blame of a range of lines; a file's bytes to a cap (a picture) | get_file, list_files, blame_file, the file view, the diff view's "Show more" and changed pictures, the form's code owners (`.bitbucket/CODEOWNERS`) |
 //! | [`insights`] | every page of a commit's Code Insights reports; the commit's annotations, filtered | get_code_insights, get_pull_request, the card, the diff view |
 //! | [`search`] | a page of code search results | search_code |
 //! | [`repository`] | the repository (its id, clone addresses); its default branch; the search across projects | search_repositories, get_repository_clone_info, create_pull_request, the form and its suggestions |

@@ -8,7 +8,8 @@
 //!   resources/read {uri} ──parse──▶ (tool, args) ──tools_call──▶ Answer::Now ─┐
 //!                         └─ names nothing: -32002 (-32602 on 2026-07-28)     └▶ Later: Pending.dress
 //!   Dress::Tool{link}     CallToolResult + {type: resource_link} when not an error
-//!   Dress::Resource{uri}  {contents: [{uri, mimeType, text}]}; a tool error: not found, else -32603
+//!   Dress::Resource{uri}  {contents: [{uri, mimeType, text}]} (and a picture's {uri, mimeType, blob}); a tool
+//!                         error: not found, else -32603
 //! ```
 
 use serde_json::{Value, json};
@@ -126,7 +127,13 @@ impl Dress {
                 Err(reply)
             }
             Dress::Resource { uri, .. } => {
-                let contents = json!({"contents": [{"uri": uri, "mimeType": MIME, "text": text()}]});
+                // A picture (get_file of an image) comes as the resource's bytes beside its sentence.
+                let mut items = vec![json!({"uri": uri, "mimeType": MIME, "text": text()})];
+                let blocks = result.get("content").and_then(Value::as_array).into_iter().flatten();
+                items.extend(blocks.filter(|b| b.get("type").and_then(Value::as_str) == Some("image")).map(|b| {
+                    json!({"uri": uri, "mimeType": b.get("mimeType").cloned().unwrap_or(Value::Null), "blob": b.get("data").cloned().unwrap_or(Value::Null)})
+                }));
+                let contents = json!({"contents": items});
                 Ok(if stateless {
                     stateless::cacheable_for(stateless::complete(contents, version), RESOURCE_TTL_MS, "private")
                 } else {

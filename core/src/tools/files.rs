@@ -143,7 +143,7 @@ fn start_get(args: &Map<String, Value>, _: &Call<'_>) -> Step {
     };
     let (first, count) = lines_asked(args, 200);
     let request = place.window_request(first - 1, count, WINDOW_SHARE);
-    Step::wait(GetFile { place, first, count }, vec![((), request)])
+    Step::wait(GetFile { place, first, count }, vec![(GetRead::Window, request)])
 }
 
 /// What a `get_file` window keeps of Bitbucket's answer as it is read: lines cut at [`LINE_CHARS`], and
@@ -157,19 +157,34 @@ struct GetFile {
     count: u64,
 }
 
-impl Plan for GetFile {
-    type Read = ();
+/// `get_file`'s reads: the window, then a binary file's bytes when its name says picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GetRead {
+    Window,
+    Raw,
+}
 
-    fn on(&mut self, _: (), outcome: FetchOutcome, _: &mut Fetches<'_, '_, ()>) -> Option<ToolResult> {
+impl Plan for GetFile {
+    type Read = GetRead;
+
+    fn on(&mut self, read: GetRead, outcome: FetchOutcome, f: &mut Fetches<'_, '_, GetRead>) -> Option<ToolResult> {
         let name = self.place.name();
+        if read == GetRead::Raw {
+            return Some(self.picture(&outcome));
+        }
         Some(match files::browsed_within(&outcome, &self.place, WINDOW_SHARE) {
             Err(e) => ToolResult::error(e),
             Ok(Browsed::Lines(page)) => ToolResult::text(numbered(&name, &page, self.first, self.count)),
             Ok(Browsed::Folder(_)) => {
                 ToolResult::error(format!("{name} is a folder, not a file: list_files lists it."))
             }
+            // A picture's bytes are read (to the model's cap) and handed over as image content.
+            Ok(Browsed::Binary) if crate::pictures::named(&self.place.path) => {
+                f.fetch(GetRead::Raw, self.place.raw_request(crate::pictures::MODEL_BYTES));
+                return None;
+            }
             Ok(Browsed::Binary) => ToolResult::error(format!(
-                "{name} is a binary file: bb reads text files only; Bitbucket's page shows it."
+                "{name} is a binary file: bb reads text files and pictures (PNG, JPEG, GIF, WebP) only; Bitbucket's page shows it."
             )),
             Ok(Browsed::Other) => ToolResult::error(format!(
                 "{name} is neither a text file nor a folder (a submodule, or an entry bb cannot read)."
@@ -178,9 +193,42 @@ impl Plan for GetFile {
     }
 
     /// A window's room in the process's memory: what its read holds while Bitbucket's answer streams
-    /// through it (the lines kept, one line being read) and the answer.
+    /// through it (the lines kept, one line being read) and the answer; a picture's bytes and their base64.
     fn room(&self) -> Option<u64> {
-        Some(limits::WINDOW_ROOM)
+        Some(limits::WINDOW_ROOM.max(3 * crate::pictures::MODEL_BYTES as u64))
+    }
+}
+
+impl GetFile {
+    /// A picture's answer: one sentence and the image, or the sentence that says why the model gets none.
+    fn picture(&self, outcome: &FetchOutcome) -> ToolResult {
+        let name = self.place.name();
+        let cap = crate::pictures::MODEL_BYTES;
+        let raw = match files::raw(outcome, &self.place, cap) {
+            Ok(r) => r,
+            Err(e) => return ToolResult::error(e),
+        };
+        let Some(picture) = crate::pictures::of(&self.place.path, &raw.bytes) else {
+            return ToolResult::error(format!(
+                "{name} is a binary file that is no picture bb can read (PNG, JPEG, GIF, WebP); Bitbucket's page shows it."
+            ));
+        };
+        if !raw.whole {
+            return ToolResult::text(format!(
+                "{name} is {}, larger than the {} bb hands the model; Bitbucket's page shows it.",
+                picture.words(),
+                crate::pictures::bytes_words(cap as u64)
+            ));
+        }
+        let text = format!(
+            "{name}: {} ({}); the picture follows.",
+            picture.words(),
+            crate::pictures::bytes_words(raw.bytes.len() as u64)
+        );
+        ToolResult {
+            images: vec![(picture.mime.to_owned(), crate::encoding::base64(&raw.bytes))],
+            ..ToolResult::text(text)
+        }
     }
 }
 

@@ -35,6 +35,7 @@ use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::avatars::{Avatar, AvatarStage, People};
 use crate::reads::compare::Refs;
 use crate::reads::diff::{Range, Since};
+use crate::reads::files::Place;
 use crate::reads::insights::{Filter, InsightsRead, InsightsReader};
 use crate::reads::{diff, pull_request, review};
 use crate::tool::Call;
@@ -63,6 +64,8 @@ pub enum DiffRead {
     Insights(InsightsRead),
     /// The first page of the commits one ref has that the other lacks (two refs' diff only: its Commits tab).
     Commits,
+    /// A changed picture's bytes, of the file at this index: before (`false`) or after (`true`).
+    Picture(usize, bool),
 }
 
 /// What a diff view shows the changes of.
@@ -132,6 +135,8 @@ pub(super) fn open(
         drafts: Value::Null,
         insights: None,
         commits: Value::Null,
+        pictures: BTreeMap::new(),
+        pictures_asked: false,
     };
     Step::wait(view, first)
 }
@@ -172,6 +177,10 @@ struct DiffView {
     insights: Option<InsightsReader>,
     /// Two refs' commits (`commits` in VIEW_DATA.md, kind "compare"); null when not read.
     commits: Value,
+    /// Changed pictures' two sides, by path: `[before, after]`, each the file view's `picture` or null.
+    pictures: BTreeMap<String, [Value; 2]>,
+    /// The pictures' reads were asked for (once every diff is in).
+    pictures_asked: bool,
 }
 
 impl Plan for DiffView {
@@ -236,6 +245,19 @@ impl Plan for DiffView {
                     reader.on(r, &outcome, &mut |r, q| f.fetch(DiffRead::Insights(r), q));
                 }
             }
+            DiffRead::Picture(i, after) => {
+                if let Some((path, Some(Ok(d)))) = self.files.get(i) {
+                    let side = if after { d.destination.as_ref() } else { d.source.as_ref() };
+                    let place = Place {
+                        project: self.project.clone(),
+                        repo: self.repo.clone(),
+                        path: side.and_then(|p| p.whole.clone()).unwrap_or_else(|| path.clone()),
+                        at: None,
+                    };
+                    let got = crate::reads::files::picture(&place, &outcome).unwrap_or(Value::Null);
+                    self.pictures.entry(path.clone()).or_insert([Value::Null, Value::Null])[usize::from(after)] = got;
+                }
+            }
             DiffRead::Commits => match crate::reads::refs::commits(&outcome, about) {
                 Ok(page) => {
                     let repo_url =
@@ -248,6 +270,12 @@ impl Plan for DiffView {
         let read_all = self.changes.is_some() && (self.pr.is_some() || matches!(self.of, Of::Refs(..)));
         if f.waiting() > 0 || !read_all {
             return None;
+        }
+        if !self.pictures_asked {
+            self.pictures_asked = true;
+            if self.ask_pictures(f) {
+                return None;
+            }
         }
         if self.built.is_none() {
             self.built = Some(self.view(f.highlights()));
@@ -549,6 +577,9 @@ impl DiffView {
                     let index = diffs.len();
                     let (mut value, job) = self.file(&path, &d, index, cache);
                     value["conflicted"] = json!(conflicted.contains(&path));
+                    if let Some([before, after]) = self.pictures.remove(&path) {
+                        value["pictures"] = json!({"before": before, "after": after});
+                    }
                     if let Some((_, (list, more))) = drawn.iter().find(|(p, _)| *p == path) {
                         value["annotations"] = list.clone();
                         value["annotationsMore"] = json!(more);
@@ -599,6 +630,36 @@ impl DiffView {
             },
             "review": self.review,
         })
+    }
+
+    /// Each changed picture's two sides (issue 54: a changed image's diff shows before and after): the old file at
+    /// the target's tip (Bitbucket's diff is from the merge base, which holds the same file unless the target changed
+    /// it since [bb's choice]) and the new at the source's, each to [`crate::pictures::VIEW_BYTES`]; an added file
+    /// has no before, a deleted one no after. Whether any was asked for.
+    fn ask_pictures(&mut self, f: &mut Fetches<'_, '_, DiffRead>) -> bool {
+        let (new, old) = match (&self.of, &self.pr) {
+            (Of::Refs(refs, _), _) => (Some(refs.from.clone()), Some(refs.to.clone())),
+            (Of::PullRequest { .. }, Some(pr)) => (
+                pr.from_ref.as_ref().and_then(|r| r.latest_commit.clone()),
+                pr.to_ref.as_ref().and_then(|r| r.latest_commit.clone()),
+            ),
+            _ => (None, None),
+        };
+        let mut asked = false;
+        for (i, (path, got)) in self.files.iter().enumerate() {
+            let Some(Ok(d)) = got else { continue };
+            if d.binary != Some(true) || !crate::pictures::named(path) {
+                continue;
+            }
+            for (after, side, at) in [(false, d.source.as_ref(), &old), (true, d.destination.as_ref(), &new)] {
+                let (Some(side), Some(at)) = (side.and_then(|p| p.whole.clone()), at) else { continue };
+                let place =
+                    Place { project: self.project.clone(), repo: self.repo.clone(), path: side, at: Some(at.clone()) };
+                f.fetch(DiffRead::Picture(i, after), place.raw_request(crate::pictures::VIEW_BYTES));
+                asked = true;
+            }
+        }
+        asked
     }
 
     /// The annotations read whole and each report's title; `None` without them (a compare view, a server without

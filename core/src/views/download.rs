@@ -137,6 +137,7 @@ impl Plan for Download {
             structured: None,
             is_error: false,
             meta: Some(meta),
+            images: Vec::new(),
         })
     }
 }

@@ -50,6 +50,8 @@ pub enum FileRead {
     Avatar(Avatar),
     /// The default branch, for the ref chip's name when the call names no ref.
     Branch,
+    /// A picture's bytes (a binary file whose name says picture, or an SVG), to draw it.
+    Raw,
 }
 
 /// The argument only the view takes (the page asks for it): blame beside the lines.
@@ -96,6 +98,8 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         people: People::default(),
         avatars: AvatarStage::default(),
         users: json!({}),
+        picture: None,
+        binary: false,
     };
     Step::wait(view, first)
 }
@@ -122,6 +126,11 @@ struct FileView {
     avatars: AvatarStage,
     /// The view's `users`, made when the view is built.
     users: Value,
+    /// The picture the file is, read to [`crate::pictures::VIEW_BYTES`]: `{mimeType, name, width, height,
+    /// bytes, data}` (`data` base64, absent past the cap).
+    picture: Option<Value>,
+    /// Bitbucket said the file is binary.
+    binary: bool,
 }
 
 impl Plan for FileView {
@@ -133,6 +142,14 @@ impl Plan for FileView {
                 Ok(Browsed::Lines(l)) => {
                     self.dropped = l.dropped;
                     self.lines = Some(l);
+                    // An SVG is text to Bitbucket's browse; the view draws it as the picture it is too.
+                    if crate::pictures::is_svg_name(&self.place.path) {
+                        f.fetch(FileRead::Raw, self.place.raw_request(crate::pictures::VIEW_BYTES));
+                    }
+                }
+                Ok(Browsed::Binary) if crate::pictures::named(&self.place.path) => {
+                    self.binary = true;
+                    f.fetch(FileRead::Raw, self.place.raw_request(crate::pictures::VIEW_BYTES));
                 }
                 Ok(Browsed::Binary) => return Some(self.binary()),
                 Ok(Browsed::Folder(_)) => {
@@ -168,6 +185,7 @@ impl Plan for FileView {
             }
             FileRead::Avatar(a) => self.avatars.on(a, &outcome, f),
             FileRead::Highlight => {}
+            FileRead::Raw => self.picture = files::picture(&self.place, &outcome),
             FileRead::Branch => {
                 let about = crate::errors::Subject { project: &self.place.project, repo: &self.place.repo, pr: None };
                 if let Ok(b) = crate::reads::repository::default_branch(&outcome, about) {
@@ -178,6 +196,9 @@ impl Plan for FileView {
         }
         if f.waiting() > 0 || self.built.is_some() {
             return None;
+        }
+        if self.binary {
+            return Some(self.binary());
         }
         let now = f.now_ms();
         self.users = self.people.to_value(&f.avatars(), now, self.base_url.as_deref());
@@ -225,6 +246,22 @@ impl Plan for FileView {
     }
 }
 
+/// "a PNG picture, 10×10 pixels (812 bytes), drawn" for the model's sentence.
+fn picture_words(p: &Value) -> String {
+    let name = p["name"].as_str().unwrap_or("picture");
+    let size = match (p["width"].as_u64(), p["height"].as_u64()) {
+        (Some(w), Some(h)) => format!(", {w}×{h} pixels"),
+        _ => String::new(),
+    };
+    match p["bytes"].as_u64() {
+        Some(n) => format!("a {name} picture{size} ({}), drawn as Bitbucket draws it", crate::pictures::bytes_words(n)),
+        None => format!(
+            "a {name} picture{size}, larger than the {} a view carries: Bitbucket's page shows it",
+            crate::pictures::bytes_words(crate::pictures::VIEW_BYTES as u64)
+        ),
+    }
+}
+
 /// Sets each line's runs, or why it is plain.
 fn apply(view: &mut Value, marks: &[Mark]) {
     super::diff::mark_lines(view["lines"].as_array_mut().into_iter().flatten(), marks);
@@ -258,15 +295,19 @@ impl FileView {
                "atLabel": p.at.as_deref().or(self.branch.as_deref()).unwrap_or("default branch"), "commit": commit})
     }
 
-    fn binary(&self) -> ToolResult {
+    fn binary(&mut self) -> ToolResult {
         let mut part = self.part();
         part["binary"] = json!(true);
         part["lines"] = json!([]);
         part["url"] = json!(self.url(1));
-        let text = format!(
-            "Showing {} to the person: a binary file, which Bitbucket shows on its own page.",
-            self.place.name()
-        );
+        let what = match &self.picture {
+            Some(p) => picture_words(p),
+            None => "a binary file, which Bitbucket shows on its own page".to_owned(),
+        };
+        if let Some(p) = self.picture.take() {
+            part["picture"] = p;
+        }
+        let text = format!("Showing {} to the person: {what}.", self.place.name());
         self.header.result(text, json!({}), Vec::new(), ("file", part))
     }
 
@@ -302,6 +343,9 @@ impl FileView {
         part["binary"] = json!(false);
         part["lines"] = Value::Array(lines);
         part["blame"] = self.blame_value(start, end);
+        if let Some(p) = self.picture.take() {
+            part["picture"] = p;
+        }
         if let Some(marks) = cached {
             apply(&mut part, marks);
         }

@@ -7,7 +7,8 @@
 //! when the draft names one (a 404: the branch does not exist, the form marks the field and reads nothing of
 //! the pair) and, when the draft names no target, the default branch, in parallel; then, with both branches
 //! known, the default reviewers for
-//! the pair, the commits between them and the files they change, in parallel; with the first stage,
+//! the pair, the commits between them and the files they change, and `.bitbucket/CODEOWNERS` at the target
+//! (then each code owner it gives the changed files, for their name), in parallel; with the first stage,
 //! each reviewer the draft names, for their name (6 requests and one per named reviewer, 10 at most);
 //! then the avatars of the reviewers not cached yet. The same
 //! reads answer the page's `suggest_form_values` as the person changes the branches.
@@ -45,6 +46,7 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     g.to = string(args, "to_ref").map(crate::reads::pull_requests::full_ref);
     g.want_reviewers = flag(args, "default_reviewers") != Some(false);
     g.want_commits = true;
+    g.want_owners = true;
     let mut first = vec![(Read::Repo, g.repo_request())];
     if let Some(from) = g.from.as_deref() {
         first.push((Read::Source, crate::reads::refs::resolve_request(&g.project, &g.repo, from)));
@@ -116,6 +118,7 @@ impl Form {
             "description": string(&self.args, "description").unwrap_or(""),
             "reviewers": reviewers,
             "defaultReviewers": found("reviewers"),
+            "codeOwners": found("owners"),
             "draft": flag(&self.args, "draft") == Some(true),
             "commits": found("commits"),
             "files": found("files"),
@@ -124,8 +127,22 @@ impl Form {
         });
         let now = f.now_ms();
         let users = g.people.to_value(&f.avatars(), now, self.base_url.as_deref());
+        // The code owners Bitbucket will suggest, said to the model as the form offers them.
+        let owners: Vec<String> = g
+            .found
+            .get("owners")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|o| Some(format!("{} ({})", o["slug"].as_str()?, o["why"].as_str()?)))
+            .collect();
+        let owners = if owners.is_empty() {
+            String::new()
+        } else {
+            format!(" The form offers the code owners of the changed files: {}.", owners.join(", "))
+        };
         let text = format!(
-            "The person sees the form to create a pull request in {}/{}{}; nothing is created unless they press Create, and you will be told if they do.{}",
+            "The person sees the form to create a pull request in {}/{}{}; nothing is created unless they press Create, and you will be told if they do.{owners}{}",
             g.project,
             g.repo,
             match (&from, &to) {

@@ -309,6 +309,7 @@ impl Header {
             structured: None,
             is_error: false,
             meta: Some(Header::meta(data)),
+            images: Vec::new(),
         }
     }
 }

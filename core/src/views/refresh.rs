@@ -298,7 +298,13 @@ pub fn finish_at(mut result: ToolResult, asked: Asked, now_ms: u64, spread: u64)
                 super::META_KEY.into(),
                 json!({"v": super::VIEW_DATA_VERSION, "unchanged": true, "fingerprint": fingerprint, "next": next, "readAt": now_ms}),
             );
-            ToolResult { text: vec!["Unchanged.".into()], structured: None, is_error: false, meta: Some(meta) }
+            ToolResult {
+                text: vec!["Unchanged.".into()],
+                structured: None,
+                is_error: false,
+                meta: Some(meta),
+                images: Vec::new(),
+            }
         }
         Asked::Refresh(_) | Asked::Open => {
             data.insert("fingerprint".into(), json!(fingerprint));
@@ -327,6 +333,7 @@ pub fn deferred(drawn: Fingerprint, after_ms: u64) -> ToolResult {
         structured: None,
         is_error: false,
         meta: Some(meta),
+        images: Vec::new(),
     }
 }
 
@@ -676,7 +683,13 @@ mod tests {
         let result = |data: &Map<String, Value>| {
             let mut meta = Map::new();
             meta.insert("bb/view".into(), Value::Object(data.clone()));
-            ToolResult { text: vec!["t".into()], structured: None, is_error: false, meta: Some(meta) }
+            ToolResult {
+                text: vec!["t".into()],
+                structured: None,
+                is_error: false,
+                meta: Some(meta),
+                images: Vec::new(),
+            }
         };
         let t = 10_000_000_000;
         let shown = finish_at(result(&data), Asked::Show, t, 0);

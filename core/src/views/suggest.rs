@@ -5,7 +5,7 @@
 //! |-------------|-----------------------------------------------------------------|-----------------------------------------|
 //! | `branches`  | `…/branches?filterText=&orderBy=MODIFICATION&limit=10`          | `{"branches": [{"id","name","default"}]}` |
 //! | `people`    | `/rest/api/latest/users?filter=&limit=10` (the user search)     | `{"people": [{"slug","name"}]}`           |
-//! | `reviewers` | the repository (its id), then the default reviewers of the pair | `{"reviewers": [{"slug","name"}]}`        |
+//! | `reviewers` | the repository (its id), then the default reviewers of the pair; beside them `.bitbucket/CODEOWNERS` at the target and the changed files, then each code owner they name | `{"reviewers": [{"slug","name"}], "owners": [{"slug","name","why"}]}` |
 //! | `commits`   | `…/compare/commits`, `…/compare/changes` and the source's open pull requests, in parallel | `{"commits", "files", "title", "existing"}` |
 //! | `preview`   | none: bb's Markdown tree (`core/src/markdown.rs`)               | `{"preview": tree}`                       |
 //!
@@ -81,6 +81,7 @@ fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         "people" => vec![(Read::People, users::search_request(text, SUGGESTIONS))],
         "reviewers" if g.from.is_some() && g.to.is_some() => {
             g.want_reviewers = true;
+            g.want_owners = true;
             vec![(Read::Repo, g.repo_request())]
         }
         "commits" if g.from.is_some() && g.to.is_some() => g.compare_requests(),
@@ -122,6 +123,30 @@ pub enum Read {
     Source,
     /// An avatar of someone the form shows.
     Avatar(Avatar),
+    /// `.bitbucket/CODEOWNERS` on the target branch (crate::codeowners).
+    CodeOwners,
+    /// The files the source changes, for the code owners' patterns (the same read as [`Read::Changes`]: the
+    /// drive shares an identical read in flight).
+    OwnedPaths,
+    /// The code owner of this index, by user name or e-mail, for their name.
+    Owner(u8),
+}
+
+/// What the form keeps of `.bitbucket/CODEOWNERS` as it is read: its lines, each cut at 1,000 characters, to
+/// 64 KiB of text (bb's choice; a longer file's rules past it are not read).
+const OWNERS_SHARE: crate::fetch::LineShare = crate::fetch::LineShare { bytes: 64 * 1024, line_chars: 1000 };
+
+/// Code owners found for the pair, in the file's order, and what each read of them found.
+#[derive(Debug, Default)]
+pub struct Owners {
+    /// The rules, once read (none when the file is missing or unreadable).
+    rules: Option<Vec<crate::codeowners::Rule>>,
+    /// The changed paths, once read.
+    paths: Option<Vec<String>>,
+    /// Each owner the rules give the paths, with the pattern that names them, and the person once read.
+    found: Vec<(crate::codeowners::Owner, String, Option<Value>)>,
+    /// The owners' reads were asked for.
+    asked: bool,
 }
 
 /// The reads of the form and of its suggestions, and what they found.
@@ -148,6 +173,10 @@ pub struct Gather {
     /// The draft's source branch does not exist: the form marks its field with these words, once, and reads
     /// nothing of the pair.
     pub(super) bad_source: Option<String>,
+    /// Read the code owners once both branches are known.
+    pub(super) want_owners: bool,
+    /// The code owners, as their reads come in.
+    owners: Owners,
 }
 
 impl Gather {
@@ -165,7 +194,56 @@ impl Gather {
             missing: Vec::new(),
             failed: None,
             bad_source: None,
+            want_owners: false,
+            owners: Owners::default(),
         }
+    }
+
+    /// `.bitbucket/CODEOWNERS` on the target, and the files the source changes, in parallel.
+    fn owners_requests(&self) -> Vec<(Read, FetchRequest)> {
+        let place = crate::reads::files::Place {
+            project: self.project.clone(),
+            repo: self.repo.clone(),
+            path: ".bitbucket/CODEOWNERS".into(),
+            at: self.to.clone(),
+        };
+        let refs = Refs {
+            project: self.project.clone(),
+            repo: self.repo.clone(),
+            from: self.from.clone().unwrap_or_default(),
+            to: self.to.clone().unwrap_or_default(),
+        };
+        vec![
+            (Read::CodeOwners, place.window_request(0, crate::codeowners::MAX_RULES as u64, OWNERS_SHARE)),
+            (Read::OwnedPaths, refs.changes_request(None, FILES)),
+        ]
+    }
+
+    /// Once the rules and the paths are in: each owner's read, for their name (a missing file asks for none).
+    fn ask_owners(&mut self, f: &mut Fetches<'_, '_, Read>) {
+        let o = &mut self.owners;
+        let (Some(rules), Some(paths)) = (&o.rules, &o.paths) else {
+            return;
+        };
+        if o.asked {
+            return;
+        }
+        o.asked = true;
+        let owners = crate::codeowners::owners_of(rules, paths.iter().map(String::as_str));
+        for (i, (owner, pattern)) in owners.into_iter().enumerate() {
+            let request = match &owner {
+                crate::codeowners::Owner::User(slug) => users::request(slug),
+                crate::codeowners::Owner::Email(mail) => users::search_request(mail, 5),
+            };
+            f.fetch(Read::Owner(i as u8), request);
+            o.found.push((owner, pattern, None));
+        }
+    }
+
+    /// The code owners read, for the answer: `[{slug, name, initials, why}]`, in the file's order.
+    fn owners_value(&self) -> Option<Value> {
+        let o = &self.owners;
+        o.asked.then(|| Value::Array(o.found.iter().filter_map(|(_, _, p)| p.clone()).collect()))
     }
 
     pub(super) fn repo_request(&self) -> FetchRequest {
@@ -296,6 +374,59 @@ impl Gather {
             }
             // The form takes its avatars itself.
             Read::Avatar(_) => None,
+            // A missing or unreadable file suggests no one; a line bb cannot read is skipped (codeowners.rs).
+            Read::CodeOwners => {
+                let place =
+                    crate::reads::files::Place { project: project.clone(), repo: repo.clone(), ..Default::default() };
+                self.owners.rules = Some(match crate::reads::files::browsed_within(outcome, &place, OWNERS_SHARE) {
+                    Ok(crate::reads::files::Browsed::Lines(l)) => {
+                        crate::codeowners::parse(l.lines.iter().map(String::as_str))
+                    }
+                    _ => Vec::new(),
+                });
+                self.ask_owners(f);
+                None
+            }
+            Read::OwnedPaths => {
+                let paths = errors::json::<RawPage>(outcome, about, None)
+                    .map(|p| {
+                        p.values
+                            .iter()
+                            .filter_map(|c| c.pointer("/path/toString")?.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                self.owners.paths = Some(paths);
+                self.ask_owners(f);
+                None
+            }
+            // An owner Bitbucket does not know (or who cannot read the repository) is left out, as Bitbucket leaves them.
+            Read::Owner(i) => {
+                let user = match self.owners.found.get(usize::from(i)).map(|o| &o.0) {
+                    Some(crate::codeowners::Owner::User(_)) => errors::json::<User>(outcome, about, None).ok(),
+                    // The user search matches an e-mail address in part: the one whose address it is, whole.
+                    Some(crate::codeowners::Owner::Email(mail)) => {
+                        errors::json::<RawPage>(outcome, about, None).ok().and_then(|p| {
+                            let same = |v: &&Value| {
+                                v.get("emailAddress")
+                                    .and_then(Value::as_str)
+                                    .is_some_and(|a| a.eq_ignore_ascii_case(mail))
+                            };
+                            p.values.iter().find(same).and_then(|v| serde_json::from_value::<User>(v.clone()).ok())
+                        })
+                    }
+                    None => None,
+                };
+                if let Some(u) = user {
+                    let mut person = self.user(&u);
+                    let pattern = self.owners.found.get(usize::from(i)).map(|o| o.1.clone()).unwrap_or_default();
+                    person["why"] = json!(format!("owns {}", one_line(&pattern)));
+                    if let Some(o) = self.owners.found.get_mut(usize::from(i)) {
+                        o.2 = Some(person);
+                    }
+                }
+                None
+            }
             Read::Changes => match errors::json::<RawPage>(outcome, about, None) {
                 Ok(p) => {
                     let more = p.is_last_page == Some(false);
@@ -347,6 +478,17 @@ impl Gather {
             for (r, q) in self.compare_requests() {
                 f.fetch(r, q);
             }
+        }
+        if self.want_owners && pair {
+            self.want_owners = false;
+            for (r, q) in self.owners_requests() {
+                f.fetch(r, q);
+            }
+        }
+        if f.waiting() == 0
+            && let Some(owners) = self.owners_value()
+        {
+            self.found.insert("owners".into(), owners);
         }
     }
 

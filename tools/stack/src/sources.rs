@@ -15,6 +15,8 @@ pub const BIG_FILE_LINES: usize = 5000;
 pub const BINARY_FILE: &str = "assets/icon.png";
 /// The submodule every repository holds.
 pub const SUBMODULE: &str = "vendor/common";
+/// Where Bitbucket Data Center reads code owners (reference "Code owners"); `BB/api` holds one.
+pub const CODEOWNERS: &str = ".bitbucket/CODEOWNERS";
 /// The identifier that appears in files of more than one repository, for code search.
 pub const SHARED_IDENTIFIER: &str = "retry_with_backoff";
 
@@ -86,10 +88,28 @@ pub fn base_files(
             format!("- {first_subject} ({})", &first_id[..7.min(first_id.len())]),
         ],
     );
+    if (project, slug) == ("BB", "api") {
+        text(CODEOWNERS, code_owners());
+    }
     t.insert(BIG_FILE.to_string(), Entry::Text(big_file()));
     t.insert(BINARY_FILE.to_string(), Entry::Binary(Arc::new(png(project, slug))));
     t.insert(SUBMODULE.to_string(), Entry::Submodule(commit_id(&format!("COMMON/common@{project}/{slug}"))));
     t
+}
+
+/// `BB/api`'s code owners: a rule a line, a pattern then owners by `@username` or e-mail; one line names no owner
+/// (Bitbucket skips it) and one names a group bb does not read.
+fn code_owners() -> Vec<String> {
+    [
+        "# Code owners: a path pattern, then its owners (@username or e-mail).",
+        "src/** @dave",
+        "docs/ frank@example.invalid",
+        "web/** @heidi @@frontend",
+        "this-line-names-no-owner",
+        "*.toml @ivan",
+    ]
+    .map(str::to_string)
+    .to_vec()
 }
 
 /// A small PNG, a colour of its own per name.
