@@ -344,6 +344,7 @@ pub fn motion(data: &Map<String, Value>) -> Motion {
         Pace::PullRequest => part("pullRequest").map_or(still, pull_request_motion),
         Pace::List => part("list").map_or(still, list_motion),
         Pace::Diff => part("diff").map_or(still, diff_motion),
+        Pace::Threads => part("threads").map_or(still, threads_motion),
         Pace::Still => still,
     }
 }
@@ -392,6 +393,17 @@ fn diff_motion(diff: &Map<String, Value>) -> Motion {
         last_change: diff.get("updated").and_then(Value::as_u64).max(newest_comment(diff)),
         closed_at: diff.get("state").and_then(Value::as_str).is_some_and(|s| s != "OPEN").then_some(0),
         settled: diff.get("compare").is_some_and(Value::is_object),
+    }
+}
+
+/// A pull request's threads: at the card's pace, from its update and its newest thread activity; closed.
+fn threads_motion(t: &Map<String, Value>) -> Motion {
+    let newest = t.get("threads").and_then(|x| x.pointer("/0/at")).and_then(Value::as_u64);
+    Motion {
+        moving: false,
+        last_change: t.get("updated").and_then(Value::as_u64).max(newest),
+        closed_at: t.get("state").and_then(Value::as_str).is_some_and(|s| s != "OPEN").then_some(0),
+        settled: false,
     }
 }
 
