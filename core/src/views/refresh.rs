@@ -632,6 +632,19 @@ mod tests {
     }
 
     #[test]
+    fn threads_follow_their_newest_activity_and_stop_once_closed() {
+        let now = 10_000_000_000;
+        let data = json!({"v": 1, "kind": "threads", "threads": {"state": "OPEN", "updated": now - 3_600_000,
+                          "threads": [{"at": now - 60_000}, {"at": now - 7_200_000}]}});
+        let m = motion(data.as_object().unwrap());
+        assert_eq!(m.last_change, Some(now - 60_000), "a reply a minute ago is the last change");
+        assert!(!m.moving && m.closed_at.is_none());
+        let mut merged = data.clone();
+        merged["threads"]["state"] = json!("MERGED");
+        assert!(motion(merged.as_object().unwrap()).closed_at.is_some());
+    }
+
+    #[test]
     fn two_refs_diff_is_read_as_a_quiet_view_no_more_often_than_a_minute() {
         let now = 10_000_000_000;
         let data = json!({"v": 1, "kind": "compare", "diff": {"compare": {"from": "a", "to": "b"}, "files": []}});
