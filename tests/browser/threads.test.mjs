@@ -73,7 +73,7 @@ test("a line comment comes under the diff lines leading to it, the last its own 
   assert.ok(constant, "bob's comment on src/client.rs line 12");
   assert.ok(Array.isArray(constant.lines) && constant.lines.length > 1 && constant.lines.length <= 5);
   const last = constant.lines[constant.lines.length - 1];
-  assert.deepEqual([last.t, last.n], ["ADDED", 12]);
+  assert.deepEqual([last.t, last.o, last.n], ["ADDED", null, 12], "an added line has no old number, as the diff draws it");
   const li = frame.locator(`.bb-thread[data-thread="${constant.comment.id}"]`);
   assert.match(await li.locator(".bb-tpath").textContent(), /src\/client\.rs · line 12/);
   assert.equal(await li.locator(".bb-tlines tr").count(), constant.lines.length);
@@ -84,6 +84,8 @@ test("a line comment comes under the diff lines leading to it, the last its own 
   const old = data.threads.threads.find((x) => /drops the original error kind/.test(JSON.stringify(x.comment.text)));
   assert.equal(old.lines[old.lines.length - 1].t, "REMOVED");
   assert.equal(old.lines[old.lines.length - 1].o, 11);
+  assert.equal(old.lines[old.lines.length - 1].n, null);
+  assert.deepEqual(await frame.locator(`.bb-thread[data-thread="${old.comment.id}"] .bb-tlines tr`).last().locator(".bb-ln").evaluateAll((n) => n.map((x) => x.textContent)), ["11", ""]);
 });
 
 test("the filters narrow what is drawn, never Bitbucket's counts; Mine is the person's own threads", async () => {
@@ -132,4 +134,15 @@ test("View in diff opens the diff in place at the thread, its file chosen, and B
     await frame.locator(".bb-threadsview").waitFor({ timeout: 15000 });
     assert.deepEqual(realErrors(errors), []);
   }
+});
+
+test("BB/api #7's threads: hostile text is drawn as text, and no script from the data runs", async () => {
+  const { data, frame, page, errors, log } = await show({ kind: "threads", project: "BB", repo: "api", pr_id: 7 }, { displayMode: "fullscreen", width: 1342 });
+  assert.ok(data.threads.threads.length >= 1, "#7 has comments");
+  assert.equal(await frame.locator("script").count(), 1, "only the page's own script");
+  assert.equal(await frame.locator(".bb-threadsview img:not(.bb-face), .bb-threadsview iframe, .bb-threadsview object").count(), 0);
+  assert.deepEqual((await log()).pwned, [], "the canary did not fire");
+  assert.equal(await frame.locator("body").evaluate(() => window.__pwned), undefined);
+  assert.deepEqual(realErrors(errors), []);
+  await shot(page, "threads-hostile-fullscreen");
 });
