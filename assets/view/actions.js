@@ -17,7 +17,7 @@ const actions = (() => {
     const c = obj(data.call);
     return { project: c.project, repo: c.repo, pr_id: c.pr_id };
   };
-  const prOf = (data) => obj(data.pullRequest || data.diff);
+  const prOf = (data) => obj(data.pullRequest || data.diff || data.threads);
 
   // Calls `tool` with `args` through the host. `button` (and every button in `more.within`) is busy meanwhile;
   // `problem` shows bb's words when it fails. On success `more.said` gets the answer's text, the view is

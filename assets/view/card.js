@@ -379,7 +379,7 @@ const card = (() => {
       dates(pr), reviewers(pr, ctx), mergeIssues(found), summary(pr), tasks(pr, ctx),
       builds(pr, ctx), insights.section(pr, ctx), description(pr, ctx), activity(pr, ctx), pr.state === "OPEN" ? actions.newComment(data) : null);
   }
-  return { draw };
+  return { draw, comment };
 })();
 
 registerKind("pull_request", card.draw);

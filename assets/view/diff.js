@@ -821,4 +821,17 @@ const diffView = (() => {
   return { draw, open };
 })();
 
-registerKind("diff", diffView.draw);
+// A pull request's diff, or its Commits tab when the person chose it (the tabs are navigate.js's).
+registerKind("diff", (data, ctx) => {
+  const article = diffView.draw(data, ctx);
+  const d = data.diff && typeof data.diff === "object" ? data.diff : {};
+  const c = data.call && typeof data.call === "object" ? data.call : {};
+  if (!commitsTab.read(d.commits) || commitsTab.tab(commitsTab.ofPull(c.project, c.repo, c.pr_id)) !== "commits") return article;
+  const head = article.firstElementChild;
+  const said = head && head.querySelector(".bb-dtab");
+  if (said) said.textContent = " · Commits";
+  const none = "This pull request has no commits that its target branch lacks.";
+  const more = typeof d.url === "string" ? `${d.url.replace(/\/(overview|diff)?$/, "")}/commits` : null;
+  article.replaceChildren(...[head, commitsTab.list(d.commits, ctx, none, more)].filter(Boolean));
+  return article;
+});

@@ -1,5 +1,5 @@
 // Opening in place (ADR-101) through refresh_view with another show call and no fingerprint:
-// Overview/Diff tabs, a list's pull request, its State tabs; "← Back" redraws the view before and
+// Overview/Diff/Commits tabs, a list's pull request, its State tabs; "← Back" redraws the view before and
 // resumes its refresh. Only kinds the server offers; each opening told to the model.
 const navigate = (() => {
   const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
@@ -61,17 +61,34 @@ const navigate = (() => {
     : c.kind === "file" ? `${String(c.path).slice(0, 300)} in ${where(c)}`
     : c.kind === "compare" ? `the diff of ${c.from_ref} against ${c.to_ref} in ${where(c)}`
     : c.kind === "pull_request" ? `PR #${c.pr_id} in ${where(c)}`
+    : c.kind === "threads" ? `the comment threads of PR #${c.pr_id} in ${where(c)}`
       : `${c.state === "ALL" ? "all" : `the ${String(c.state || "open").toLowerCase()}`} pull requests of ${where(c)}`);
   const button = (cls, word, call, current, more) => el("button", Object.assign({ type: "button", class: cls, "aria-current": current ? "page" : null,
     onclick: current ? null : (e) => open(call, `The person opened ${named(call)}`, e.currentTarget) }, more), word);
 
   const backButton = () => (stack.length ? el("button", { type: "button", class: "bb-mode bb-back", onclick: back }, "← Back") : null);
 
+  // Bitbucket's pull request tabs: Overview (the card), Diff and Commits (both the diff kind's, whose data carries the
+  // Commits tab's page: switching between the two draws again, no call).
   function tabs(data) {
     const c = obj(data.call);
     if ((data.kind !== "pull_request" && data.kind !== "diff") || !Number.isInteger(c.pr_id) || !can(data, "pull_request") || !can(data, "diff")) return null;
-    const tab = (kind, word) => button("bb-tab", word, { kind, project: c.project, repo: c.repo, pr_id: c.pr_id }, data.kind === kind, { "data-kind": kind });
-    return el("nav", { class: "bb-tabs", "aria-label": "Pull request" }, tab("pull_request", "Overview"), tab("diff", "Diff"));
+    const key = commitsTab.ofPull(c.project, c.repo, c.pr_id);
+    const listed = data.kind === "diff" && commitsTab.read(obj(data.diff).commits);
+    const shown = data.kind === "pull_request" ? "pull_request" : listed && commitsTab.tab(key) === "commits" ? "commits" : "diff";
+    const diffCall = { kind: "diff", project: c.project, repo: c.repo, pr_id: c.pr_id };
+    const local = (t) => () => { commitsTab.choose(key, t); redraw(); const b = root.querySelector(`.bb-tabs [data-kind="${t}"]`); if (b) b.focus(); };
+    const tab = (kind, word) => {
+      if (kind === shown) return el("button", { type: "button", class: "bb-tab", "aria-current": "page", "data-kind": kind }, word);
+      if (kind === "pull_request") return button("bb-tab", word, { kind, project: c.project, repo: c.repo, pr_id: c.pr_id }, false, { "data-kind": kind });
+      // Diff and Commits: drawn from the diff's data when it is this view's, else the diff opened at that tab.
+      if (data.kind === "diff") return el("button", { type: "button", class: "bb-tab", "data-kind": kind, onclick: local(kind) }, word);
+      const told = kind === "commits" ? `The person opened the commits of PR #${c.pr_id} in ${where(c)}` : `The person opened ${named(diffCall)}`;
+      return el("button", { type: "button", class: "bb-tab", "data-kind": kind,
+        onclick: (e) => { commitsTab.choose(key, kind); open(diffCall, told, e.currentTarget); } }, word);
+    };
+    return el("nav", { class: "bb-tabs", "aria-label": "Pull request" }, tab("pull_request", "Overview"), tab("diff", "Diff"),
+      data.kind === "pull_request" || listed ? tab("commits", "Commits") : null);
   }
 
   function states(data, now) {

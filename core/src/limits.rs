@@ -83,6 +83,13 @@ pub const MOST_STUCK_JOBS: usize = 2;
 pub const VIEW_DIFF_LINES: usize = 20_000;
 /// Bytes of line text one view carries, all its files together, shared as the lines are.
 pub const VIEW_DIFF_BYTES: usize = 2 * 1024 * 1024;
+/// Comment threads one threads view carries at most, newest activity first; the view says how many it left out.
+pub const VIEW_THREADS: usize = 100;
+/// Bytes of view data one threads view's threads take at most (their text, replies and lines), as a diff view's
+/// lines are bounded: a thread past it is left out, and the view says so.
+pub const VIEW_THREADS_BYTES: usize = 512 * 1024;
+/// Diff lines drawn above a line comment in the threads view: the commented line and those leading to it.
+pub const THREAD_DIFF_LINES: usize = 5;
 /// The least share of lines one file of a view gets.
 pub const FILE_DIFF_LINES: usize = 1_000;
 /// The least share of line text one file of a view gets.

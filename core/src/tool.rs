@@ -242,6 +242,8 @@ pub enum Pace {
     List,
     /// A diff (`diff`): a pull request's (closed, its updates and comments) or two refs' (settled).
     Diff,
+    /// A pull request's comment threads (`threads`): its updates and comments, closed.
+    Threads,
     /// Nothing it draws moves of itself (a draft form, a file at a ref): the quiet steps alone.
     Still,
 }

@@ -261,6 +261,7 @@ fn cases() -> Vec<Case> {
             args: json!({"kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1}),
         },
         v("diff view", json!({"kind": "diff", "project": "BB", "repo": "api", "pr_id": 1})),
+        v("threads view", json!({"kind": "threads", "project": "BB", "repo": "api", "pr_id": 1})),
         v("diff view large", json!({"kind": "diff", "project": "OPS", "repo": "infra", "pr_id": 1})),
         v(
             "compare view",

@@ -27,8 +27,9 @@ fn every_tool_definition_the_model_sees_together_is_at_most_26260_bytes_of_json(
     // for 36 tools (peers: 20,689 bytes for 25 tools; 57,386 bytes for 59; 125,649 bytes for 121). #30's
     // get_code_insights costs 655 bytes (its 6 arguments, filters described in one word): 26,260 for 37 tools.
     assert!(bytes <= 26_260, "{bytes} bytes");
+    // #54's threads kind costs show 51 bytes more listed (its name in the enum and the kind's description, its tool).
     let listed = Value::Array(for_model.clone()).to_string().len();
-    assert!(listed <= 29_700, "{listed} bytes listed with titles and hints");
+    assert!(listed <= 29_760, "{listed} bytes listed with titles and hints");
     assert!(for_model.len() < e.listed().len(), "refresh_view is listed, for views");
     for t in e.listed() {
         for (name, p) in t["inputSchema"]["properties"].as_object().unwrap() {
@@ -98,7 +99,8 @@ fn the_default_toolsets_cost_the_model_a_fifth_less_than_every_tool() {
     println!("default in a session: {tools} tools, {bytes} bytes; everything: {all_tools} tools, {all_bytes} bytes");
     // 28 tools and 20,814 bytes listed when the toolsets came (#39), 19,557 of them name, description and schema:
     // a reviewer's whole job, and enable_toolset for the rest.
-    assert!(tools <= 28 && bytes <= 19_600, "{tools} tools, {bytes} bytes");
+    // #54's threads kind: 61 bytes of show's (its name in the enum, "threads (its comments)", "threads: list_pr_comments").
+    assert!(tools <= 28 && bytes <= 19_620, "{tools} tools, {bytes} bytes");
     assert!(bytes * 5 <= all_bytes * 4, "{bytes} of {all_bytes}");
     let enable = session.listed().into_iter().find(|t| t["name"] == "enable_toolset").unwrap();
     assert_eq!(

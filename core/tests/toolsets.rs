@@ -92,7 +92,7 @@ fn turning_a_group_on_is_this_sessions_alone() {
         .unwrap();
     assert_eq!(
         show["inputSchema"]["properties"]["kind"]["enum"],
-        json!(["pull_request", "pull_requests", "diff", "compare", "pull_request_form", "file"])
+        json!(["pull_request", "pull_requests", "threads", "diff", "compare", "pull_request_form", "file"])
     );
 }
 

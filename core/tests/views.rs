@@ -36,7 +36,7 @@ fn the_card_carries_everything_it_draws_with_bitbuckets_counts() {
     assert_eq!(view["server"]["url"], "http://stack.test/bitbucket");
     assert_eq!(
         view["server"]["kinds"],
-        json!(["pull_request", "pull_requests", "diff", "compare", "pull_request_form", "file"])
+        json!(["pull_request", "pull_requests", "threads", "diff", "compare", "pull_request_form", "file"])
     );
     assert!(view["server"]["tools"].as_array().unwrap().iter().any(|t| t == "merge_pull_request"));
     let pr = &view["pullRequest"];

@@ -444,6 +444,9 @@ pub struct Activity {
     pub removed_reviewers: Vec<User>,
     /// MERGED: the merge commit, `{id, displayId}`. [rec]
     pub commit: Option<CommitRef>,
+    /// COMMENTED on a line: the diff of what the comment is anchored to, which Bitbucket's overview draws above
+    /// it (`PullRequestCommentActivity.getDiff`, 5.0+: reference "Activity"). [spec; its lines assumed]
+    pub diff: Option<Diff>,
 }
 
 /// The commits a RESCOPED activity added or removed: Bitbucket's `total`, and the ones it lists. [rec]

@@ -89,6 +89,13 @@ impl People {
         slug
     }
 
+    /// Notes everyone `other` noted (a part of a view drawn apart, then kept).
+    pub fn merge(&mut self, other: People) {
+        for (slug, user) in other.known {
+            self.known.entry(slug).or_insert(user);
+        }
+    }
+
     /// The slugs whose avatars are not cached yet, at most [`MAX_FETCHES_PER_VIEW`].
     pub fn to_fetch(&self, cache: &AvatarCache, now_ms: u64) -> Vec<String> {
         let missing = |s: &&String| *s != "?" && cache.get(s, now_ms) == Known::Nothing;

@@ -21,7 +21,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Header;
-use super::diff::{self, DiffRead, FILES_LIMIT, Of, RefsKind};
+use super::diff::{self, COMMITS_LIMIT, DiffRead, FILES_LIMIT, Of, RefsKind};
 use crate::args::string;
 use crate::plan::Step;
 use crate::reads::compare::Refs;
@@ -32,8 +32,6 @@ use crate::tool::Call;
 pub const KIND: &str = "compare";
 /// Lines of context around each change (what compare_refs asks for).
 pub const CONTEXT_LINES: u64 = 3;
-/// Commits the Commits tab lists: Bitbucket's page shows the first 25 and loads more as one scrolls [assumed].
-pub const COMMITS_LIMIT: u64 = 25;
 /// How the diff plan asks for this kind's files and words it.
 static WORDS: RefsKind = RefsKind { context_lines: CONTEXT_LINES, part, text };
 

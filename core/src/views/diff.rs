@@ -44,6 +44,8 @@ use crate::tool::Call;
 pub const MAX_FILES: usize = 20;
 /// Changed files listed: one page of Bitbucket's file tree.
 pub const FILES_LIMIT: u64 = 100;
+/// Commits a Commits tab lists: Bitbucket's page shows the first 25 and loads more as one scrolls [assumed].
+pub const COMMITS_LIMIT: u64 = 25;
 
 /// The reads of a diff view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +64,8 @@ pub enum DiffRead {
     Drafts,
     /// The source commit's Code Insights (a pull request's diff only), for the annotations on its lines.
     Insights(InsightsRead),
-    /// The first page of the commits one ref has that the other lacks (two refs' diff only: its Commits tab).
+    /// The first page of the commits shown: a pull request's, or those one ref has that the other lacks (the
+    /// Commits tab of Bitbucket's pull request page and of its compare page).
     Commits,
     /// A changed picture's bytes, of the file at this index: before (`false`) or after (`true`).
     Picture(usize, bool),
@@ -100,6 +103,8 @@ pub fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
         first.push((DiffRead::Changes, diff::changes_request(&project, &repo, id, 0, FILES_LIMIT, None)));
     }
     first.push((DiffRead::Drafts, review::request(&project, &repo, id)));
+    // The pull request page's Commits tab, its first page beside the rest: no round added.
+    first.push((DiffRead::Commits, pull_request::commits_request(&project, &repo, id, 0, COMMITS_LIMIT)));
     open(Header::new("diff", args, call), call, project, repo, Of::PullRequest { id, since }, first)
 }
 
@@ -175,7 +180,7 @@ struct DiffView {
     drafts: Value,
     /// The source commit's Code Insights, asked for once the pull request names the commit.
     insights: Option<InsightsReader>,
-    /// Two refs' commits (`commits` in VIEW_DATA.md, kind "compare"); null when not read.
+    /// The Commits tab's first page (`commits` in VIEW_DATA.md); null when not read.
     commits: Value,
     /// Changed pictures' two sides, by path: `[before, after]`, each the file view's `picture` or null.
     pictures: BTreeMap<String, [Value; 2]>,
@@ -629,6 +634,7 @@ impl DiffView {
                 _ => Value::Null,
             },
             "review": self.review,
+            "commits": self.commits,
         })
     }
 

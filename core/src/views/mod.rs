@@ -16,6 +16,7 @@ pub mod insights;
 pub mod list;
 pub mod refresh;
 pub mod suggest;
+pub mod threads;
 
 use serde_json::{Map, Value, json};
 
@@ -51,6 +52,15 @@ pub const KINDS: &[KindSpec] = &[
         words: "a list",
         args: None,
         pace: Pace::List,
+    },
+    KindSpec {
+        name: threads::KIND,
+        tool: "list_pr_comments",
+        start: threads::start,
+        page: "threads.js",
+        words: "its comments",
+        args: Some(threads::args_schema),
+        pace: Pace::Threads,
     },
     KindSpec {
         name: "diff",
@@ -345,7 +355,7 @@ mod tests {
     fn show_s_description_names_the_kinds_of_the_table_in_its_order_with_their_words() {
         assert_eq!(
             SHOW.description,
-            "Show the person Bitbucket's own view: pull_request (its page), pull_requests (a list), diff or compare (a pull request's or two refs' changes, only for what the person cannot open in their own editor), pull_request_form (your draft, which only the person submits: create a pull request asked for yourself; show the form only when they want a say first) or file (lines of a file at a ref), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own."
+            "Show the person Bitbucket's own view: pull_request (its page), pull_requests (a list), threads (its comments), diff or compare (a pull request's or two refs' changes, only for what the person cannot open in their own editor), pull_request_form (your draft, which only the person submits: create a pull request asked for yourself; show the form only when they want a say first) or file (lines of a file at a ref), with the arguments of the kind's tool. The other tools answer you; call show once your answer is ready, for a person who is there to see it, never while working on your own."
         );
         for k in KINDS {
             assert!(SHOW.description.contains(k.name) && SHOW.description.contains(k.words), "{}", k.name);

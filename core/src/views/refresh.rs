@@ -362,6 +362,7 @@ pub fn motion(data: &Map<String, Value>) -> Motion {
         Pace::PullRequest => part("pullRequest").map_or(still, pull_request_motion),
         Pace::List => part("list").map_or(still, list_motion),
         Pace::Diff => part("diff").map_or(still, diff_motion),
+        Pace::Threads => part("threads").map_or(still, threads_motion),
         Pace::Still => still,
     }
 }
@@ -410,6 +411,17 @@ fn diff_motion(diff: &Map<String, Value>) -> Motion {
         last_change: diff.get("updated").and_then(Value::as_u64).max(newest_comment(diff)),
         closed_at: diff.get("state").and_then(Value::as_str).is_some_and(|s| s != "OPEN").then_some(0),
         settled: diff.get("compare").is_some_and(Value::is_object),
+    }
+}
+
+/// A pull request's threads: at the card's pace, from its update and its newest thread activity; closed.
+fn threads_motion(t: &Map<String, Value>) -> Motion {
+    let newest = t.get("threads").and_then(|x| x.pointer("/0/at")).and_then(Value::as_u64);
+    Motion {
+        moving: false,
+        last_change: t.get("updated").and_then(Value::as_u64).max(newest),
+        closed_at: t.get("state").and_then(Value::as_str).is_some_and(|s| s != "OPEN").then_some(0),
+        settled: false,
     }
 }
 
@@ -635,6 +647,19 @@ mod tests {
         assert!(interval_ms(merged, 0, now).is_some(), "just merged: the activity may still move");
         assert_eq!(interval_ms(merged, STILL_MS, now), None);
         assert_eq!(interval_ms(merged, 0, now + CLOSED_LONG_AGO_MS), None);
+    }
+
+    #[test]
+    fn threads_follow_their_newest_activity_and_stop_once_closed() {
+        let now = 10_000_000_000;
+        let data = json!({"v": 1, "kind": "threads", "threads": {"state": "OPEN", "updated": now - 3_600_000,
+                          "threads": [{"at": now - 60_000}, {"at": now - 7_200_000}]}});
+        let m = motion(data.as_object().unwrap());
+        assert_eq!(m.last_change, Some(now - 60_000), "a reply a minute ago is the last change");
+        assert!(!m.moving && m.closed_at.is_none());
+        let mut merged = data.clone();
+        merged["threads"]["state"] = json!("MERGED");
+        assert!(motion(merged.as_object().unwrap()).closed_at.is_some());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! A pull request's activity, newest first.
 //!
 //! Source: reference "Activity" [spec][rec]: newest first, the OPENED activity last; COMMENTED carries
-//! `commentAction`, `comment` and, for file and line comments, `commentAnchor`.
+//! `commentAction`, `comment` and, for file and line comments, `commentAnchor`; for a line comment, `diff`: the
+//! hunk it sits in (`api::diffs::comment_diff`).
 //!
 //! Drafts (7.7+, `drafts`): the activities of a pending comment are listed for its author only, and a
 //! REVIEW_DISCARDED for who discarded the review only. [assumed: the brief of issue #28; Bitbucket's own rule is not
@@ -33,6 +34,19 @@ pub fn list(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str) -> Repl
         })
         .collect();
     acts.sort_by(|a, b| b.created.cmp(&a.created).then(b.id.cmp(&a.id)));
-    let all = acts.into_iter().map(|a| render::activity(&cx.v, cx.m, pr, a)).collect();
+    let all = acts
+        .into_iter()
+        .map(|a| {
+            let mut out = render::activity(&cx.v, cx.m, pr, a);
+            // A line comment's activity carries the lines it was written on (`diff`), as Bitbucket's does.
+            if a.action == "COMMENTED"
+                && let Some(d) =
+                    a.comment_id.and_then(|c| pr.comments.get(&c)).and_then(|c| super::diffs::comment_diff(cx.m, pr, c))
+            {
+                out["diff"] = d;
+            }
+            out
+        })
+        .collect();
     Ok(Response::json(200, &page_of(req, all)))
 }

@@ -565,6 +565,32 @@ pub fn commit_diff(cx: &ReadCx, req: &Request, key: &str, slug: &str, id: &str, 
     diff_response(&cx.v, cx.m, req, &range, &[], None, path)
 }
 
+/// The `diff` of a COMMENTED activity whose comment sits on a line: the hunk of the pull request's effective diff
+/// that holds the line, with the comment's id on it, as Bitbucket's activity carries it for its overview to draw
+/// the lines leading to the comment (`PullRequestCommentActivity.getDiff`, since 5.0: "the diff of the contents
+/// that the comment is anchored to, or null if this is a general comment or a comment not associated with
+/// contents changed as part of this pull request (e.g. a file comment)"). `None` for a general, file or outdated
+/// comment. [assumed: the hunk whole, at the diff's default context; which lines Bitbucket's REST answer keeps is
+/// not public]
+pub fn comment_diff(m: &Model, pr: &PullRequest, c: &Comment) -> Option<Value> {
+    let anchor = c.anchor.as_ref()?;
+    anchor.get("line")?;
+    if c.is_orphaned() {
+        return None;
+    }
+    let path = anchor.get("path").and_then(Value::as_str)?;
+    let src = anchor.get("srcPath").and_then(Value::as_str).unwrap_or(path);
+    let range = effective_range(m, pr);
+    let hunks = trees::file_hunks(range.before.get(src), range.after.get(path), trees::DEFAULT_CONTEXT);
+    let roots = [c];
+    let hunk = hunks
+        .iter()
+        .find(|h| h.segments.iter().any(|s| s.lines.iter().any(|l| on_line(c, s.kind, l.source, l.destination))))?;
+    let source = if range.before.get(src).is_some() { path_json(src) } else { Value::Null };
+    let destination = if range.after.get(path).is_some() { path_json(path) } else { Value::Null };
+    Some(json!({"source": source, "destination": destination, "hunks": [hunk_json(hunk, &roots)], "truncated": false}))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
