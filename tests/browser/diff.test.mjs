@@ -551,3 +551,35 @@ test("since your last review: the two choices in Bitbucket's words, each opening
   await u.page.close();
   await none.page.close();
 });
+
+// Issue 54 item 2: a press on a line of an inline diff (the start of a drag that selects) neither grows the frame nor
+// scrolls it: the focus a press gives the file's section is not a keyboard move to bring into view.
+test("inline, pressing a line and dragging selects those lines: the frame neither grows, scrolls nor turns into a scroll box", async () => {
+  const { frame, page } = await diff("diff-view", { width: 700 });
+  const clip = frame.locator(".bb-clip");
+  const state = () => clip.evaluate((c) => ({ h: c.getBoundingClientRect().height, top: c.scrollTop, scrolls: c.classList.contains("bb-scrolls") }));
+  const before = await state();
+  assert.deepEqual([before.top, before.scrolls], [0, false]);
+  // The code lines drawn above the frame's edge: the press is on the first, the drag ends on the third.
+  const seen = await frame.locator("tr.bb-dl").evaluateAll((rows) => {
+    const edge = document.querySelector(".bb-clip").getBoundingClientRect().bottom;
+    return rows.map((r, i) => (r.getBoundingClientRect().bottom < edge - 2 ? i : -1)).filter((i) => i >= 0);
+  });
+  assert.ok(seen.length >= 3, `three lines shown inline (${seen})`);
+  const first = frame.locator("tr.bb-dl").nth(seen[0]).locator(".bb-dcode");
+  const last = frame.locator("tr.bb-dl").nth(seen[2]).locator(".bb-dcode");
+  const a = await first.boundingBox();
+  const b = await last.boundingBox();
+  await page.mouse.move(a.x + 2, a.y + a.height / 2);
+  await page.mouse.down();
+  // Two frames for the focus handler's work to land, if it would.
+  await frame.locator("body").evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  assert.deepEqual(await state(), before, "the press moved nothing");
+  await page.mouse.move(b.x + b.width - 2, b.y + b.height / 2, { steps: 5 });
+  await page.mouse.up();
+  const selected = await frame.locator("body").evaluate(() => String(document.getSelection()));
+  const want = [(await first.textContent()).trim(), (await last.textContent()).trim().slice(-12)];
+  assert.ok(want.every((w) => w && selected.includes(w)), `the drag selected the lines it crossed (${JSON.stringify(want)}): ${JSON.stringify(selected.slice(0, 300))}`);
+  assert.deepEqual(await state(), before, "nor did the drag");
+  await shot(page, "diff-press-drag-700-light");
+});
