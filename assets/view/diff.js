@@ -424,7 +424,7 @@ const diffView = (() => {
     return !o || !n ? o + n : null;
   }
   // What Bitbucket says instead of, or above, the lines of a file; `drawn`: the lines this block draws.
-  function messages(entry, pr, drawn) {
+  function messages(entry, pr, drawn, inline) {
     const d = entry.diff;
     const out = [];
     const open = link(diffUrl(pr, entry.path), { class: "bb-link" }, "Open it in Bitbucket");
@@ -444,12 +444,17 @@ const diffView = (() => {
     else if (d.truncated === true || lineNo(d.leftOut)) {
       // Bitbucket's cut (`truncated`), the view's (`leftOut`: lines past its share, skipped as read), or both: what
       // is drawn of the file's lines (all of them counted where known), and, inline, what full screen draws.
+      // Inline, the diff's one count above the files says what is drawn of the whole and what full screen shows
+      // (issue 54 item 6: one sentence, one total); here, only that the file is cut and by whom.
       const carried = countLines(d);
       const total = fileLines(d);
-      const of = total !== null && total > drawn ? ` of its ${fmt.num(total)} lines are` : drawn === 1 ? " line is" : " lines are";
-      const here = drawn < carried ? ` shown here${fullscreenOffered() ? `; full screen shows ${fmt.num(carried)}` : ""}. ` : " shown. ";
-      const by = d.truncated === true && !lineNo(d.leftOut) ? "Bitbucket truncated it: " : "";
-      out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", `${by}${fmt.num(drawn)}${of}${here}`, open, "."));
+      const by = d.truncated === true && !lineNo(d.leftOut) ? "Bitbucket truncated it" : "";
+      if (inline) out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", by ? `${by}. ` : "", open, "."));
+      else {
+        const of = total !== null && total > drawn ? ` of its ${fmt.num(total)} lines are` : drawn === 1 ? " line is" : " lines are";
+        const here = drawn < carried ? " shown here. " : " shown. ";
+        out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", `${by ? `${by}: ` : ""}${fmt.num(drawn)}${of}${here}`, open, "."));
+      }
     }
     else if (!hunks.length) {
       const c = change(entry);
@@ -504,7 +509,7 @@ const diffView = (() => {
         if (rest > 0) parts.push(el("p", { class: "bb-dnote bb-rest", "data-note": "rest" }, `${fmt.count(rest, "more line", "more lines")} of this file ${rest === 1 ? "is" : "are"} not drawn here.`));
       }
     } else if (d) parts.push(threads(d.fileComments, ctx, " bb-fcomments"));
-    parts[1] = messages(entry, pr, drawn);
+    parts[1] = messages(entry, pr, drawn, limit !== Infinity);
     return { node: el("section", { class: "bb-file", "data-file": entry.path, "aria-label": entry.path.slice(0, 300), tabindex: "-1" }, parts), drawn };
   }
 
@@ -574,6 +579,9 @@ const diffView = (() => {
   function inline(d, ctx, pr, list) {
     const carried = list.filter((e) => e.diff);
     const all = carried.reduce((n, e) => n + countLines(e.diff), 0);
+    // Bitbucket's count of the carried files' lines where it is known (a file cut by Bitbucket or past the view's
+    // share has more than the view carries): the one total the count says.
+    const whole = carried.reduce((n, e) => n + Math.max(countLines(e.diff), fileLines(e.diff) ?? 0), 0);
     const blocks = el("div", { class: "bb-files" });
     const tally = el("p", { class: "bb-dnote bb-tally-lines", "data-note": "lines" });
     let budget = INLINE_LINES;
@@ -600,9 +608,10 @@ const diffView = (() => {
       state.drawnLines = lines;
       state.drawnFiles = files;
       const left = all - lines;
-      tally.replaceChildren(left > 0
-        ? `${fmt.num(lines)} of ${fmt.count(all, "line", "lines")} drawn here, from ${fmt.num(files)} of ${fmt.count(carried.length, "file", "files")}${fullscreenOffered() ? "; full screen shows them all, one file at a time" : ""}.`
-        : `${fmt.count(all, "line", "lines")} in ${fmt.count(carried.length, "file", "files")}.`);
+      const full = !fullscreenOffered() ? "" : all < whole ? `; full screen shows ${fmt.num(all)} of them, one file at a time` : "; full screen shows them all, one file at a time";
+      tally.replaceChildren(lines < whole
+        ? `${fmt.num(lines)} of ${fmt.count(whole, "line", "lines")} drawn here, from ${fmt.num(files)} of ${fmt.count(carried.length, "file", "files")}${lines < all ? full : ""}.`
+        : `${fmt.count(whole, "line", "lines")} in ${fmt.count(carried.length, "file", "files")}.`);
       more.hidden = left <= 0;
       more.textContent = `Show ${fmt.num(Math.min(STEP_LINES, left))} more lines`;
     }
