@@ -483,7 +483,11 @@ const diffView = (() => {
     return el("div", { class: "bb-fhead" },
       el(tag, { class: "bb-fname", title: entry.src && entry.src !== entry.path ? c.tip : null },
         el("span", { class: "bb-i-doc", "aria-hidden": "true" }), el("bdi", {}, text(entry.path))),
-      el("span", { class: `bb-loz bb-ctl-loz ${c.cls}`, title: c.tip || null }, c.word), marks(entry),
+      el("span", { class: `bb-loz bb-ctl-loz ${c.cls}`, title: c.tip || null }, c.word),
+      // A moved, renamed or copied file says where it came from, its lines changed or not (issue 54 item 10).
+      entry.src && ["MOVE", "RENAME", "COPY"].includes(str(entry.file.type))
+        ? el("span", { class: "bb-muted bb-fsrc" }, "from ", el("bdi", {}, text(entry.src))) : null,
+      marks(entry),
       entry.diff && str(entry.diff.language) ? el("span", { class: "bb-muted bb-lang" }, str(entry.diff.language).slice(0, 40)) : null);
   }
   function fileBlock(entry, ctx, pr, layout, limit) {

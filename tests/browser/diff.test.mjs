@@ -611,3 +611,21 @@ test("inline, pressing a line and dragging selects those lines: the frame neithe
   assert.deepEqual(await state(), before, "nor did the drag");
   await shot(page, "diff-press-drag-700-light");
 });
+
+// Issue 54 item 10: a moved file whose lines changed names the path it came from in its header, as a copy's does,
+// inline and in full screen.
+test("a moved or copied file with changed lines names where it came from in its header, inline and in full screen", async () => {
+  const data = fixture("diff-view");
+  Object.assign(data.diff.files[0], { type: "MOVE", srcPath: "lib/client.rs" });
+  Object.assign(data.diff.files[1], { type: "COPY", srcPath: "src/backoff.rs" });
+  for (const mode of [{ width: 700 }, { displayMode: "fullscreen", width: 1000 }]) {
+    const v = await open(browser, { mount: { input: data.call, result: result(data), ...mode } });
+    await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+    const head = v.frame.locator('.bb-file[data-file="src/client.rs"] .bb-fhead');
+    assert.equal(await head.locator(".bb-fsrc").textContent(), "from lib/client.rs");
+    assert.ok(await v.frame.locator('.bb-file[data-file="src/client.rs"] tr.bb-dl').count() > 0, "its changed lines drawn");
+    if (!mode.displayMode) assert.equal(await v.frame.locator('.bb-file[data-file="src/retry.rs"] .bb-fsrc').textContent(), "from src/backoff.rs");
+    await shot(v.page, `diff-moved-from-${mode.displayMode || "700"}`);
+    await v.page.close();
+  }
+});
