@@ -244,7 +244,9 @@ const actions = (() => {
       ? button("bb-button bb-act-ready", "Mark as ready", () => run("update_pull_request", Object.assign(where(data), { draft: false }), ready, problem,
         `The person marked ${id} as ready for review.`, { declined: "Still a draft: you declined." })) : null;
     return el("section", { class: "bb-draft-note", role: "note", "aria-label": "Draft" },
-      el("p", {}, el("strong", {}, "This pull request is a draft."), " It can't be merged until it is marked as ready for review."),
+      // In the words of the merge check's veto ("A draft pull request cannot be merged. Publish it first."), so the
+      // notice and Merge issues say one thing (issue 54 item 10).
+      el("p", {}, el("strong", {}, "This pull request is a draft."), ready ? " It can't be merged until it is published: Mark as ready publishes it." : " It can't be merged until it is published."),
       ready, problem);
   }
 

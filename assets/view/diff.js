@@ -437,7 +437,7 @@ const diffView = (() => {
     const after = side(p.after, "After");
     return before || after ? el("div", { class: "bb-pic-diff" }, before, after) : null;
   }
-  function messages(entry, pr, drawn) {
+  function messages(entry, pr, drawn, inline) {
     const d = entry.diff;
     const out = [];
     const open = link(diffUrl(pr, entry.path), { class: "bb-link" }, "Open it in Bitbucket");
@@ -461,12 +461,17 @@ const diffView = (() => {
     else if (d.truncated === true || lineNo(d.leftOut)) {
       // Bitbucket's cut (`truncated`), the view's (`leftOut`: lines past its share, skipped as read), or both: what
       // is drawn of the file's lines (all of them counted where known), and, inline, what full screen draws.
+      // Inline, the diff's one count above the files says what is drawn of the whole and what full screen shows
+      // (issue 54 item 6: one sentence, one total); here, only that the file is cut and by whom.
       const carried = countLines(d);
       const total = fileLines(d);
-      const of = total !== null && total > drawn ? ` of its ${fmt.num(total)} lines are` : drawn === 1 ? " line is" : " lines are";
-      const here = drawn < carried ? ` shown here${fullscreenOffered() ? `; full screen shows ${fmt.num(carried)}` : ""}. ` : " shown. ";
-      const by = d.truncated === true && !lineNo(d.leftOut) ? "Bitbucket truncated it: " : "";
-      out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", `${by}${fmt.num(drawn)}${of}${here}`, open, "."));
+      const by = d.truncated === true && !lineNo(d.leftOut) ? "Bitbucket truncated it" : "";
+      if (inline) out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", by ? `${by}. ` : "", open, "."));
+      else {
+        const of = total !== null && total > drawn ? ` of its ${fmt.num(total)} lines are` : drawn === 1 ? " line is" : " lines are";
+        const here = drawn < carried ? " shown here. " : " shown. ";
+        out.push(message("bb-dmsg-warn", "The diff for this file is too large to render in full", `${by ? `${by}: ` : ""}${fmt.num(drawn)}${of}${here}`, open, "."));
+      }
     }
     else if (!hunks.length) {
       const c = change(entry);
@@ -495,7 +500,11 @@ const diffView = (() => {
     return el("div", { class: "bb-fhead" },
       el(tag, { class: "bb-fname", title: entry.src && entry.src !== entry.path ? c.tip : null },
         el("span", { class: "bb-i-doc", "aria-hidden": "true" }), el("bdi", {}, text(entry.path))),
-      el("span", { class: `bb-loz bb-ctl-loz ${c.cls}`, title: c.tip || null }, c.word), marks(entry),
+      el("span", { class: `bb-loz bb-ctl-loz ${c.cls}`, title: c.tip || null }, c.word),
+      // A moved, renamed or copied file says where it came from, its lines changed or not (issue 54 item 10).
+      entry.src && ["MOVE", "RENAME", "COPY"].includes(str(entry.file.type))
+        ? el("span", { class: "bb-muted bb-fsrc" }, "from ", el("bdi", {}, text(entry.src))) : null,
+      marks(entry),
       entry.diff && str(entry.diff.language) ? el("span", { class: "bb-muted bb-lang" }, str(entry.diff.language).slice(0, 40)) : null);
   }
   function fileBlock(entry, ctx, pr, layout, limit) {
@@ -521,7 +530,7 @@ const diffView = (() => {
         if (rest > 0) parts.push(el("p", { class: "bb-dnote bb-rest", "data-note": "rest" }, `${fmt.count(rest, "more line", "more lines")} of this file ${rest === 1 ? "is" : "are"} not drawn here.`));
       }
     } else if (d) parts.push(threads(d.fileComments, ctx, " bb-fcomments"));
-    parts[1] = messages(entry, pr, drawn);
+    parts[1] = messages(entry, pr, drawn, limit !== Infinity);
     return { node: el("section", { class: "bb-file", "data-file": entry.path, "aria-label": entry.path.slice(0, 300), tabindex: "-1" }, parts), drawn };
   }
 
@@ -591,6 +600,9 @@ const diffView = (() => {
   function inline(d, ctx, pr, list) {
     const carried = list.filter((e) => e.diff);
     const all = carried.reduce((n, e) => n + countLines(e.diff), 0);
+    // Bitbucket's count of the carried files' lines where it is known (a file cut by Bitbucket or past the view's
+    // share has more than the view carries): the one total the count says.
+    const whole = carried.reduce((n, e) => n + Math.max(countLines(e.diff), fileLines(e.diff) ?? 0), 0);
     const blocks = el("div", { class: "bb-files" });
     const tally = el("p", { class: "bb-dnote bb-tally-lines", "data-note": "lines" });
     let budget = INLINE_LINES;
@@ -617,9 +629,10 @@ const diffView = (() => {
       state.drawnLines = lines;
       state.drawnFiles = files;
       const left = all - lines;
-      tally.replaceChildren(left > 0
-        ? `${fmt.num(lines)} of ${fmt.count(all, "line", "lines")} drawn here, from ${fmt.num(files)} of ${fmt.count(carried.length, "file", "files")}${fullscreenOffered() ? "; full screen shows them all, one file at a time" : ""}.`
-        : `${fmt.count(all, "line", "lines")} in ${fmt.count(carried.length, "file", "files")}.`);
+      const full = !fullscreenOffered() ? "" : all < whole ? `; full screen shows ${fmt.num(all)} of them, one file at a time` : "; full screen shows them all, one file at a time";
+      tally.replaceChildren(lines < whole
+        ? `${fmt.num(lines)} of ${fmt.count(whole, "line", "lines")} drawn here, from ${fmt.num(files)} of ${fmt.count(carried.length, "file", "files")}${lines < all ? full : ""}.`
+        : `${fmt.count(whole, "line", "lines")} in ${fmt.count(carried.length, "file", "files")}.`);
       more.hidden = left <= 0;
       more.textContent = `Show ${fmt.num(Math.min(STEP_LINES, left))} more lines`;
     }

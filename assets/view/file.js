@@ -62,8 +62,8 @@ const fileView = (() => {
     return by;
   }
   // A blame group's first cell: the author's avatar (as the card draws them) and name, the short commit and the
-  // date, the name giving way first so the date is never cut; compact (inline) it is the avatar and the date,
-  // the rest in its title.
+  // date (past a month the day alone, the time in its title), the name giving way first; compact (inline) it is the
+  // avatar and the date, the rest in its title, the date cut with … only where even it has no room.
   function blameCell(b, users, first, compact) {
     if (!b || !first) return el("td", { class: "bb-blame" });
     const p = person(users, b.author);
@@ -74,7 +74,7 @@ const fileView = (() => {
       el("div", { class: "bb-blame-in" }, avatar(p, "sm"),
         compact ? null : el("bdi", { class: "bb-blame-name", title: p.name.slice(0, 200) }, p.name.slice(0, 200)),
         compact ? null : el("code", { class: "bb-blame-commit" }, commit),
-        fmt.time(b.at)));
+        fmt.time(b.at, "", true)));
   }
   // Line `line`'s row; a blame group goes on while the commit is the one of the row above (`prev`).
   function row(line, blame, users, prev, select, compact) {

@@ -12,7 +12,12 @@ const fmt = (() => {
     const options = { dateStyle: "medium", timeStyle: "short", timeZone };
     try { return new Date(ms).toLocaleString(locale, options); } catch { return new Date(ms).toLocaleString(); }
   }
-  function ago(ms, now = Date.now()) {
+  // A day without its time ("Nov 24, 2025"), where a column has room for a date and no more (blame).
+  function day(ms) {
+    if (!isTime(ms)) return "";
+    try { return new Date(ms).toLocaleDateString(locale, { dateStyle: "medium", timeZone }); } catch { return new Date(ms).toLocaleDateString(); }
+  }
+  function ago(ms, now = Date.now(), short = false) {
     if (!isTime(ms)) return "";
     const seconds = Math.round((now - ms) / 1000);
     if (seconds < 45) return "just now";
@@ -23,7 +28,7 @@ const fmt = (() => {
     const days = Math.round(hours / 24);
     if (days < 2) return "yesterday";
     if (days < 30) return `${days} days ago`;
-    return date(ms);
+    return short ? day(ms) : date(ms);
   }
   const isCount = (n) => typeof n === "number" && Number.isFinite(n) && n >= 0;
   function num(n) {
@@ -38,13 +43,15 @@ const fmt = (() => {
     if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
     return `${Math.floor(m / 60)} h ${m % 60} min`;
   }
-  function time(ms, prefix = "") {
+  // `short`: past a month the day alone, the whole date and time in the title.
+  function time(ms, prefix = "", short = false) {
     if (!isTime(ms)) return null;
-    return el("time", { class: "bb-time", title: date(ms), datetime: new Date(ms).toISOString(), "data-at": ms, "data-prefix": prefix }, prefix + ago(ms));
+    return el("time", { class: "bb-time", title: date(ms), datetime: new Date(ms).toISOString(), "data-at": ms, "data-prefix": prefix, "data-short": short ? "" : null },
+      prefix + ago(ms, Date.now(), short));
   }
   function tick(root) {
     for (const node of root.querySelectorAll("time[data-at]")) {
-      node.textContent = (node.dataset.prefix || "") + ago(Number(node.dataset.at));
+      node.textContent = (node.dataset.prefix || "") + ago(Number(node.dataset.at), Date.now(), node.hasAttribute("data-short"));
     }
   }
   return { setPlace, date, ago, num, count, duration, time, tick, isCount };

@@ -63,9 +63,10 @@ function checkCaps(root) {
 // The inline frame: about one screen high (the host's containerDimensions, else 560 px), its edge
 // between lines, never through one; below it a "Show more" that is always visible and grows it a
 // step (the body's new size goes to the host as ui/notifications/size-changed) up to what the host
-// allows; past that the view scrolls in its frame. A focused item below the edge grows it too.
+// allows; past that the view scrolls in its frame. An item the keyboard focuses below the edge grows it too;
+// focus a press gives (a line's file section, at the start of a drag that selects) moves nothing.
 const shape = (() => {
-  const s = { root: null, clip: null, flow: null, foot: null, target: null, context: {}, full: null, queued: false, observer: null };
+  const s = { root: null, clip: null, flow: null, foot: null, target: null, context: {}, full: null, queued: false, observer: null, pressed: false };
   function limits() {
     const d = Object(s.context.containerDimensions);
     const ok = (n) => Number.isFinite(n) && n >= 120;
@@ -168,6 +169,7 @@ const shape = (() => {
   }
   function onFocus(event) {
     const t = event.target;
+    if (s.pressed) return;
     requestAnimationFrame(() => {
       if (!s.clip || !s.flow.contains(t)) return;
       const below = t.getBoundingClientRect().bottom - s.clip.getBoundingClientRect().bottom;
@@ -179,7 +181,7 @@ const shape = (() => {
   function mount(root, nodes, context, full) {
     Object.assign(s, { root, context: context || {}, full });
     s.flow = el("div", { class: "bb-flow" }, nodes);
-    s.clip = el("div", { class: "bb-clip", onfocusin: onFocus }, s.flow);
+    s.clip = el("div", { class: "bb-clip", onfocusin: onFocus, onpointerdown: () => { s.pressed = true; } }, s.flow);
     s.foot = el("div", { class: "bb-foot", hidden: "" });
     root.replaceChildren(s.clip, s.foot);
     if (s.observer) s.observer.disconnect();
@@ -188,6 +190,7 @@ const shape = (() => {
     layout();
   }
   window.addEventListener("resize", () => s.root && queue());
+  for (const end of ["pointerup", "pointercancel", "dragend", "keydown"]) window.addEventListener(end, () => { s.pressed = false; }, true);
   return {
     mount,
     setContext: (context) => { s.context = context || {}; if (s.root) queue(); },

@@ -104,15 +104,17 @@ const insights = (() => {
     return { mark, row };
   }
   const opened = new Set(); // path and line of each line whose annotations the person opened
-  // The annotations no drawn line holds, at the file's top, each saying where it is; and what was left out.
+  // The annotations no drawn line holds, at the file's top, each saying where it is; and, apart, how many bb did not
+  // carry: those are in Bitbucket only, wherever their lines are (issue 54 item 5: never counted as off the lines shown).
   function top(list, more) {
-    const extra = fmt.isCount(more) && more > 0 ? el("p", { class: "bb-muted" }, `${fmt.count(more, "more annotation", "more annotations")} on this file in Bitbucket.`) : null;
-    if (!list.length && !extra) return null;
-    // A few stay open; more are one line the person opens, so the code stays on the first screen.
-    const n = list.length + (extra ? more : 0);
-    return el("details", { class: "bb-an-top", "data-note": "annotations", open: n <= 2 ? "" : null },
-      el("summary", { class: "bb-threads-sum" }, `${fmt.count(n, "annotation", "annotations")} not on the lines shown here`),
+    const extra = fmt.isCount(more) && more > 0 ? el("p", { class: "bb-muted bb-an-more", "data-note": "annotations-more" },
+      `${fmt.count(more, "more annotation", "more annotations")} on this file ${more === 1 ? "is" : "are"} only in Bitbucket, not marked here.`) : null;
+    if (!list.length) return extra;
+    // One stays open; more are one line the person opens, so the code stays on the first screen.
+    const off = el("details", { class: "bb-an-top", "data-note": "annotations", open: list.length === 1 ? "" : null },
+      el("summary", { class: "bb-threads-sum" }, `${fmt.count(list.length, "annotation", "annotations")} not on the lines shown here`),
       list.map((a) => annotation(a, Number.isInteger(a.line) && a.line > 0 ? ` · line ${a.line}` : " · this file")), extra);
+    return off;
   }
   // The file list's mark: how many annotations the file has (Bitbucket's count, else those carried).
   function fileMark(entry) {

@@ -44,7 +44,9 @@ const point = (() => {
     const cell = at(r.startContainer) && at(r.startContainer).closest("td");
     const sbs = first.closest("table") && first.closest("table").dataset.layout === "side-by-side";
     let side;
-    if (sbs) side = cell && [...first.children].indexOf(cell) >= 2 ? "new" : "old";
+    // (The half a press marked, when there was one: a drag's start may sit on the row, not in a cell.)
+    const pick = sbs ? first.closest("table").dataset.pick : "";
+    if (sbs) side = pick === "new" || pick === "old" ? pick : cell && [...first.children].indexOf(cell) >= 2 ? "new" : "old";
     else side = mine.every((row) => row.classList.contains("bb-dl-R")) ? "old" : "new";
     const key = side === "new" ? "new" : "old";
     const ns = mine.map((row) => Number(row.dataset[key])).filter((n) => Number.isInteger(n) && n > 0);
@@ -145,7 +147,9 @@ const point = (() => {
       b.disabled = true;
       message(text).then(() => { sent.textContent = "Sent to the chat."; }, () => { sent.textContent = "The host did not take it."; }).finally(() => { b.disabled = false; });
     } }, label);
-    bar.replaceChildren(el("span", { class: "bb-point-where" }, `${p.path.split("/").pop()} ${range(p.from, p.to)}`),
+    // A diff's selection is on one side: the bar says which (side-by-side, either half).
+    const side = p.kind === "file" ? "" : ` of the ${p.side} file`;
+    bar.replaceChildren(el("span", { class: "bb-point-where" }, `${p.path.split("/").pop()} ${range(p.from, p.to)}${side}`),
       act("Ask about this", ask(p)),
       // replaceChildren, unlike el(), would draw a null as the word: only what is there is passed.
       ...(p.kind === "diff" && p.pr !== null && p.anchor && offers("add_pr_comment") ? [act("Draft a comment here", draft(p))] : []), sent);
@@ -175,6 +179,21 @@ const point = (() => {
     }
     showBar(p);
   }
+  // Side-by-side, a selection stays in the half it starts in (as the lines it names do): a press marks the table with
+  // that half (data-pick), and diff.css makes the other half's cells unselectable until a press elsewhere.
+  document.addEventListener("pointerdown", (e) => {
+    const cell = e.target instanceof Element ? e.target.closest("table.bb-sbs td") : null;
+    for (const t of root.querySelectorAll("table.bb-sbs[data-pick]")) if (!cell || t !== cell.closest("table")) delete t.dataset.pick;
+    if (!cell) return;
+    const row = cell.parentElement;
+    const half = row.classList.contains("bb-dl") ? ([...row.children].indexOf(cell) >= 2 ? "new" : "old")
+      : cell.classList.contains("bb-dc-new") || cell.classList.contains("bb-an-new") ? "new" : cell.classList.contains("bb-dc-old") || cell.classList.contains("bb-an-old") ? "old" : null;
+    const table = cell.closest("table");
+    // A press in the other half starts a selection there: the one in this half is let go first, else the press
+    // would drag it (its range runs through the other half's cells, unselectable as they are).
+    if (half && table.dataset.pick && table.dataset.pick !== half) document.getSelection().removeAllRanges();
+    if (half) table.dataset.pick = half; else delete table.dataset.pick;
+  }, true);
   // A press on the bar keeps the selection it is about (and focus where it was); its click still acts.
   bar.addEventListener("mousedown", (e) => e.preventDefault());
   document.addEventListener("selectionchange", () => {

@@ -349,24 +349,52 @@ test("from bb: show kind diff draws every line bb sent, and each thread right af
   }
 });
 
-test("a file past the view's share says how many of its lines are only in Bitbucket, inline and fullscreen", async () => {
+test("a file past the view's share says how many of its lines are only in Bitbucket: in full screen on the file, inline in the one count", async () => {
   const data = fixture("diff-view");
   // Every file: fullscreen opens on one of them.
   for (const d of data.diff.diffs) d.leftOut = 6000;
+  const carried = data.diff.diffs.reduce((n, d) => n + d.hunks.reduce((m, h) => m + h.lines.length, 0), 0);
+  const n = (x) => Number(String(x).replace(/,/g, ""));
   for (const mode of [{}, { displayMode: "fullscreen" }]) {
     const v = await open(browser, { mount: { input: data.call, result: result(data), ...mode } });
     await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
     const warn = v.frame.locator(".bb-dmsg-warn", { hasText: "too large to render in full" }).first();
     await warn.waitFor({ timeout: 10000 });
-    // What is drawn of all the file's lines: those carried and the 6,000 left out, counted alike.
-    const [, drawn, all] = /(\d[\d,]*) of its (\d[\d,]*) lines are shown(?: here)?[.;]/.exec(await warn.textContent()) || [];
-    const n = (x) => Number(String(x).replace(/,/g, ""));
-    const file = warn.locator("xpath=ancestor::section[contains(@class, 'bb-file')]");
-    assert.equal(n(drawn), await file.locator("tr.bb-dl").count(), "the count drawn is the rows drawn");
-    assert.equal(n(all), n(drawn) + 6000 + (mode.displayMode ? 0 : n((/^(\d[\d,]*) more/.exec(await file.locator('[data-note="rest"]').textContent().catch(() => "0")) || [0, 0])[1])));
     assert.match(await warn.textContent(), /Open it in Bitbucket\.$/);
+    if (mode.displayMode) {
+      // What is drawn of all the file's lines: those carried and the 6,000 left out, counted alike.
+      const [, drawn, all] = /(\d[\d,]*) of its (\d[\d,]*) lines are shown(?: here)?[.;]/.exec(await warn.textContent()) || [];
+      const file = warn.locator("xpath=ancestor::section[contains(@class, 'bb-file')]");
+      assert.equal(n(drawn), await file.locator("tr.bb-dl").count(), "the count drawn is the rows drawn");
+      assert.equal(n(all), n(drawn) + 6000);
+    } else {
+      // Inline: one sentence, one total (Bitbucket's, the left-out lines counted); the file's own message counts nothing.
+      assert.doesNotMatch(await warn.textContent(), /\d/);
+      const tally = await v.frame.locator(".bb-tally-lines").textContent();
+      assert.equal(tally, `${carried} of ${(carried + 18000).toLocaleString("en-US")} lines drawn here, from 3 of 3 files.`);
+    }
     await shot(v.page, `diff-left-out-${mode.displayMode || "inline"}`);
   }
+});
+
+// Issue 54 item 6: a file of 12,000 lines of which the view carries 4,000, beside a small one; inline draws 120.
+test("inline, a file cut at the view's share and a small one: one sentence with one total says what is drawn and what full screen shows", async () => {
+  const data = fixture("diff-view");
+  const [big] = data.diff.diffs;
+  const lines = Array.from({ length: 4000 }, (_, i) => ({ t: "A", n: i + 1, s: `line ${i + 1}` }));
+  big.hunks = [{ old: [0, 0], new: [1, 12000], lines }];
+  big.leftOut = 8000;
+  data.diff.files[0].type = "ADD";
+  const others = data.diff.diffs.slice(1).reduce((m, d) => m + d.hunks.reduce((k, h) => k + h.lines.length, 0), 0);
+  const v = await open(browser, { mount: { input: data.call, result: result(data), width: 700 } });
+  await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+  const tally = await v.frame.locator(".bb-tally-lines").textContent();
+  assert.equal(tally, `120 of ${(12000 + others).toLocaleString("en-US")} lines drawn here, from 1 of 3 files; full screen shows ${(4000 + others).toLocaleString("en-US")} of them, one file at a time.`);
+  const said = await v.frame.locator(".bb-files").evaluate((b) => b.textContent);
+  assert.doesNotMatch(said, /full screen shows/, "no second account of what full screen shows");
+  assert.doesNotMatch(said, /12,000/, "no second total");
+  await shot(v.page, "diff-one-total-700-light");
+  await v.page.close();
 });
 
 // ---- Show more between hunks, and the iterative review choice (fixture diff-expand: src/client.rs in two
@@ -550,4 +578,54 @@ test("since your last review: the two choices in Bitbucket's words, each opening
   assert.equal(await none.frame.locator(".bb-review").count(), 0);
   await u.page.close();
   await none.page.close();
+});
+
+// Issue 54 item 2: a press on a line of an inline diff (the start of a drag that selects) neither grows the frame nor
+// scrolls it: the focus a press gives the file's section is not a keyboard move to bring into view.
+test("inline, pressing a line and dragging selects those lines: the frame neither grows, scrolls nor turns into a scroll box", async () => {
+  const { frame, page } = await diff("diff-view", { width: 700 });
+  const clip = frame.locator(".bb-clip");
+  const state = () => clip.evaluate((c) => ({ h: c.getBoundingClientRect().height, top: c.scrollTop, scrolls: c.classList.contains("bb-scrolls") }));
+  const before = await state();
+  assert.deepEqual([before.top, before.scrolls], [0, false]);
+  // The code lines drawn above the frame's edge: the press is on the first, the drag ends on the third.
+  const seen = await frame.locator("tr.bb-dl").evaluateAll((rows) => {
+    const edge = document.querySelector(".bb-clip").getBoundingClientRect().bottom;
+    return rows.map((r, i) => (r.getBoundingClientRect().bottom < edge - 2 ? i : -1)).filter((i) => i >= 0);
+  });
+  assert.ok(seen.length >= 3, `three lines shown inline (${seen})`);
+  const first = frame.locator("tr.bb-dl").nth(seen[0]).locator(".bb-dcode");
+  const last = frame.locator("tr.bb-dl").nth(seen[2]).locator(".bb-dcode");
+  const a = await first.boundingBox();
+  const b = await last.boundingBox();
+  await page.mouse.move(a.x + 2, a.y + a.height / 2);
+  await page.mouse.down();
+  // Two frames for the focus handler's work to land, if it would.
+  await frame.locator("body").evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  assert.deepEqual(await state(), before, "the press moved nothing");
+  await page.mouse.move(b.x + b.width - 2, b.y + b.height / 2, { steps: 5 });
+  await page.mouse.up();
+  const selected = await frame.locator("body").evaluate(() => String(document.getSelection()));
+  const want = [(await first.textContent()).trim(), (await last.textContent()).trim().slice(-12)];
+  assert.ok(want.every((w) => w && selected.includes(w)), `the drag selected the lines it crossed (${JSON.stringify(want)}): ${JSON.stringify(selected.slice(0, 300))}`);
+  assert.deepEqual(await state(), before, "nor did the drag");
+  await shot(page, "diff-press-drag-700-light");
+});
+
+// Issue 54 item 10: a moved file whose lines changed names the path it came from in its header, as a copy's does,
+// inline and in full screen.
+test("a moved or copied file with changed lines names where it came from in its header, inline and in full screen", async () => {
+  const data = fixture("diff-view");
+  Object.assign(data.diff.files[0], { type: "MOVE", srcPath: "lib/client.rs" });
+  Object.assign(data.diff.files[1], { type: "COPY", srcPath: "src/backoff.rs" });
+  for (const mode of [{ width: 700 }, { displayMode: "fullscreen", width: 1000 }]) {
+    const v = await open(browser, { mount: { input: data.call, result: result(data), ...mode } });
+    await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
+    const head = v.frame.locator('.bb-file[data-file="src/client.rs"] .bb-fhead');
+    assert.equal(await head.locator(".bb-fsrc").textContent(), "from lib/client.rs");
+    assert.ok(await v.frame.locator('.bb-file[data-file="src/client.rs"] tr.bb-dl').count() > 0, "its changed lines drawn");
+    if (!mode.displayMode) assert.equal(await v.frame.locator('.bb-file[data-file="src/retry.rs"] .bb-fsrc').textContent(), "from src/backoff.rs");
+    await shot(v.page, `diff-moved-from-${mode.displayMode || "700"}`);
+    await v.page.close();
+  }
 });

@@ -283,7 +283,11 @@ test("a cut 12,000-line file inline at 700 px: what is drawn here, what full scr
     const big = frame.locator('.bb-file[data-file="data/big.rs"]');
     const drawn = await big.locator("tr.bb-dl").count();
     assert.equal(drawn, 120);
-    assert.equal(await big.locator(".bb-dmsg-warn .bb-dmsg-more").textContent(), "120 of its 12,000 lines are shown here; full screen shows 4,000. Open it in Bitbucket.");
+    // One sentence, one total (issue 54 item 6): the diff's count says what is drawn of Bitbucket's whole (the
+    // 12,000 lines of data/big.rs, data/long.rs's 1,521, the other files' 25) and what full screen shows; the
+    // file's own message only that it is cut.
+    assert.equal(await big.locator(".bb-dmsg-warn .bb-dmsg-more").textContent(), "Open it in Bitbucket.");
+    assert.equal(await frame.locator(".bb-tally-lines").textContent(), "120 of 13,546 lines drawn here, from 1 of 5 files; full screen shows 5,025 of them, one file at a time.");
     assert.equal(await big.locator('[data-note="rest"]').textContent(), "3,880 more lines of this file are not drawn here.");
     await countsAlike(frame, "data/big.rs");
     assert.deepEqual(v.errors, []);

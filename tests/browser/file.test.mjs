@@ -207,6 +207,44 @@ test("show with blame: true opens with the blame column: avatars as the card's, 
   await v.page.close();
 });
 
+// Issue 54 item 7: a commit older than a month (its date then a day, the time in its title), at 1,342 px and at 1,000 px
+// full screen and 700 px inline, light and dark: the name whole (an ordinary one), the date whole or cut with an
+// ellipsis, never clipped mid-text, and every row one code line high, a group's first as tall as the others.
+test("blame: an old commit's day, the author's name whole at 1,342 and 1,000 px, the date never clipped at 700 px, every row as high as the others", async () => {
+  const modes = [["fullscreen", 1342, "light"], ["fullscreen", 1000, "dark"], ["inline", 700, "light"], ["inline", 700, "dark"]];
+  for (const [mode, width, theme] of modes) {
+    const blamed = fixture("file-blame");
+    for (const b of blamed.file.blame) if (b.author === "alice") b.at -= 400 * 86400000;
+    const v = await open(browser, { colorScheme: theme, mount: { theme, input: blamed.call, result: result(blamed), width, ...(mode === "fullscreen" ? { displayMode: "fullscreen" } : {}) } });
+    const { frame, page } = v;
+    await frame.locator("td.bb-blame-first").first().waitFor({ timeout: 10000 });
+    const seen = await frame.locator("table.bb-source").evaluate((t) => {
+      const cells = [...t.querySelectorAll("td.bb-blame-first")];
+      const clipped = (e) => e.scrollWidth > e.clientWidth + 0.5 && getComputedStyle(e).textOverflow !== "ellipsis";
+      const outside = (e, c) => e.getBoundingClientRect().right > c.getBoundingClientRect().right + 0.5;
+      // Rows whose code is one short line: the same height, group starts or not.
+      const heights = [...t.querySelectorAll("tr.bb-sl")].filter((r) => r.querySelector(".bb-scode").textContent.length < 30)
+        .map((r) => ({ start: r.classList.contains("bb-blame-start"), h: r.getBoundingClientRect().height }));
+      return {
+        names: cells.map((c) => c.querySelector(".bb-blame-name")).filter(Boolean).filter((n) => n.scrollWidth > n.clientWidth + 0.5).map((n) => n.textContent),
+        dates: cells.map((c) => c.querySelector("time")).filter((d) => clipped(d) || outside(d, d.closest("td"))).map((d) => d.textContent),
+        old: t.querySelector("tr#L1 time").textContent, title: t.querySelector("tr#L1 time").title,
+        heights: [...new Set(heights.map((x) => Math.round(x.h * 2) / 2))], starts: heights.filter((x) => x.start).length,
+      };
+    });
+    const what = `${mode} ${width} px ${theme}`;
+    assert.doesNotMatch(seen.old, /:|ago/, `${what}: an old commit's date is its day (${seen.old})`);
+    assert.match(seen.title, /\d:\d\d/, "the time in its title");
+    assert.deepEqual(seen.dates, [], `${what}: no date clipped mid-text`);
+    if (mode === "fullscreen") assert.deepEqual(seen.names.filter((n) => !n.includes("<b>")), [], `${what}: every ordinary name whole`);
+    assert.ok(seen.starts > 1, "group starts among the rows measured");
+    assert.equal(seen.heights.length, 1, `${what}: every one-line row as high as the others (${seen.heights})`);
+    assert.deepEqual(await blameCut(frame), [], `${what}: no date or commit cut`);
+    await shot(page, `file-blame-old-${width}-${theme}`);
+    await page.close();
+  }
+});
+
 test("a window opened past line 1 offers the lines before it: read with refresh_view, drawn above, kept by a refresh of the same text", async () => {
   for (const [mode, theme] of [["inline", "light"], ["fullscreen", "dark"]]) {
     // The model showed lines 30–74 (the file's end): Show lines 1–29 reads them.

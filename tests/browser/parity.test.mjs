@@ -106,6 +106,9 @@ test("a draft pull request says so with Mark as ready, which is update_pull_requ
     const v = await mount(data, { ...m, theme, answer: host({ update_pull_request: () => said("Marked PR #4 in BB/api as ready for review.") }, ready) });
     const note = v.frame.locator(".bb-draft-note");
     assert.match(await note.textContent(), /This pull request is a draft\./);
+    // One account of what it takes: the notice says publish, as the merge check's veto does (issue 54 item 10).
+    assert.match(await note.textContent(), /can't be merged until it is published: Mark as ready publishes it\./);
+    assert.doesNotMatch(await note.textContent(), /ready for review/);
     const button = note.locator(".bb-act-ready");
     assert.equal(await button.textContent(), "Mark as ready");
     await shot(v.page, `parity-draft-${mode}-${theme}`);

@@ -51,7 +51,7 @@ for (const [mode, theme] of [["inline", "light"], ["fullscreen", "dark"]]) {
     // The bar on the selection: Ask about this sends one message naming the place exactly.
     const bar = frame.locator(".bb-point");
     await bar.waitFor({ state: "visible" });
-    assert.equal(await bar.locator(".bb-point-where").textContent(), "client.rs lines 11–13");
+    assert.equal(await bar.locator(".bb-point-where").textContent(), "client.rs lines 11–13 of the new file");
     await shot(v.page, `point-diff-selected-${mode === "inline" ? "700" : "fullscreen"}-${theme}`);
     await bar.getByRole("button", { name: "Ask about this" }).click();
     await until("the message", async () => (await v.log()).messages.length === 1);
@@ -145,6 +145,42 @@ test("a pull request's diff offers Draft a comment here; a comment thread has As
   assert.deepEqual(await contexts(none), []);
   await none.page.close();
 });
+
+// Issue 54 item 8: a drag in one half of a side-by-side diff selects (and highlights) that half only, and the bar names
+// the side. src/client.rs: old 11 removed beside new 11 added, new 12 added alone, old 12 / new 13 context.
+for (const theme of ["light", "dark"]) {
+  test(`side-by-side, a drag selects in the half it starts in only, and the bar names the side (${theme})`, async () => {
+    const data = diffData();
+    const v = await open(browser, { colorScheme: theme, mount: { theme, input: data.call, result: result(data), displayMode: "fullscreen", width: 1000, caps: { message: { text: {} } } } });
+    const { frame, page } = v;
+    await frame.locator(".bb-pane").waitFor({ timeout: 10000 });
+    await frame.locator('.bb-segbtn[data-focus="sbs"]').click();
+    await frame.locator('.bb-pane[data-layout="side-by-side"]').waitFor();
+    const drag = async (from, to) => {
+      const a = await frame.locator(from).boundingBox();
+      const b = await frame.locator(to).boundingBox();
+      await page.mouse.move(a.x + 16, a.y + a.height / 2); // past the sign, which takes no selection
+      await page.mouse.down();
+      await page.mouse.move(b.x + b.width - 3, b.y + b.height / 2, { steps: 6 });
+      await page.mouse.up();
+      return frame.locator("body").evaluate(() => String(document.getSelection()));
+    };
+    const bar = frame.locator(".bb-point-where");
+    const left = await drag('tr.bb-dl[data-old="11"] td:nth-child(2)', 'tr.bb-dl[data-old="12"] td:nth-child(2)');
+    assert.match(left, /self\.send\(Request::get\(url\)\)/, "the old line is selected");
+    assert.doesNotMatch(left, /let req = Request::get\(url\);|send_with_retry/, `nothing of the new half: ${JSON.stringify(left)}`);
+    await until("the bar names the old side", async () => (await bar.textContent().catch(() => "")) === "client.rs lines 11–12 of the old file");
+    // The new half's cells are drawn unselected: they cannot be selected while the old half is.
+    assert.equal(await frame.locator('tr.bb-dl[data-new="11"] td:nth-child(4)').evaluate((td) => getComputedStyle(td).userSelect), "none");
+    await shot(page, `point-sbs-old-half-${theme}`);
+    const right = await drag('tr.bb-dl[data-new="11"] td:nth-child(4)', 'tr.bb-dl[data-new="13"] td:nth-child(4)');
+    assert.match(right, /let req = Request::get\(url\);/);
+    assert.doesNotMatch(right, /self\.send\(Request::get\(url\)\)/, `nothing of the old half: ${JSON.stringify(right)}`);
+    await until("the bar names the new side", async () => (await bar.textContent().catch(() => "")) === "client.rs lines 11–13 of the new file");
+    assert.deepEqual(v.errors, []);
+    await page.close();
+  });
+}
 
 for (const theme of ["light", "dark"]) {
   test(`a streaming host's partial arguments draw the kind's skeleton, no taller than the view, then the view (${theme})`, async () => {
