@@ -12,6 +12,10 @@ use crate::toolsets::Toolsets;
 /// The URI of bb's one view page.
 pub const VIEW_URI: &str = "ui://bb/view";
 
+/// The key of a view's data in a result's `_meta` (`crate::views::META_KEY`): what a watch reads its
+/// fingerprint and `next` from, as a view does.
+pub const VIEW_META_KEY: &str = "bb/view";
+
 /// What part a tool plays in the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {

@@ -9,6 +9,7 @@
 //! | [`call`] | tool calls: starting a plan, feeding it outcomes and steps, answering when it does |
 //! | [`batch`] | JSON-RPC batches (2025-03-26): answered together once the last request is |
 //! | [`read`] | `resources/read` of a `bitbucket://` URI, run as its tool's call; how an answer is dressed |
+//! | [`listing`] | `resources/list`: the person's pull requests, one plan of reads |
 //! | [`prompt`] | `prompts/get`: each embedded resource read as its own call, the prompt answered with the last |
 //! | [`complete`] | `completion/complete`: values from the per-person cache, or one plan of reads |
 //! | [`watch`] | resource subscriptions: a watched pull request read as a live card is, its subscribers told of a change |
@@ -30,6 +31,7 @@ mod audit;
 mod batch;
 mod call;
 mod complete;
+mod listing;
 mod prompt;
 mod read;
 mod route;

@@ -14,11 +14,8 @@
 
 use serde_json::{Value, json};
 
-use super::call::Pending;
 use super::{Answer, Session, truncate};
 use crate::jsonrpc::{ErrorReply, INTERNAL_ERROR, INVALID_PARAMS, Id, RESOURCE_NOT_FOUND};
-use crate::logging::Level;
-use crate::plan::Step;
 use crate::protocol::ClientProfile;
 use crate::resources::{self, MIME};
 use crate::shared::Shared;
@@ -200,50 +197,6 @@ impl Session {
             }
             other => other,
         }
-    }
-
-    /// Answers `resources/list`: a page of the person's open pull requests and of those awaiting their
-    /// review, read as a completion's listing is (the table of work, its limits and cancellation);
-    /// nothing while no tool reads a pull request. `stateless` for a 2026-07-28 request.
-    pub(super) fn list_resources(
-        &mut self,
-        id: &Id,
-        params: &Value,
-        stateless: bool,
-        tag: u64,
-        batch: Option<u64>,
-        sh: &mut Shared,
-    ) -> Answer {
-        let at = match resources::listing::Cursor::read(params) {
-            Ok(at) => at,
-            Err(why) => return Answer::Now(Err(ErrorReply::new(Some(id.clone()), INVALID_PARAMS, why))),
-        };
-        let exposed = if stateless { std::sync::Arc::clone(&sh.config.exposed) } else { self.exposed(sh) };
-        if exposed.get("get_pull_request").is_none() {
-            // Nobody's: the same for every person, as long as bb runs.
-            let none = json!({"resources": []});
-            return Answer::Now(Ok(if stateless {
-                stateless::cacheable(stateless::complete(none, sh.config.version), stateless::LIST_TTL_MS)
-            } else {
-                none
-            }));
-        }
-        let annotated = self.takes_links(stateless);
-        let Step::Wait(mut plan) = resources::listing::plan(at, sh.config.scope.as_deref(), annotated) else {
-            return Answer::Now(Ok(json!({"resources": []})));
-        };
-        let mut desk = sh.desk();
-        plan.begin(&mut desk);
-        let issued = desk.take();
-        self.log(Level::Debug, format!("resources/list waits on {} Bitbucket request(s)", issued.reads.len()), sh);
-        for (ticket, request) in issued.reads {
-            sh.work.file_read(self.id, id, ticket, request, &mut sh.out);
-        }
-        if let Some(b) = batch {
-            self.batch_waits_on_one(b);
-        }
-        self.pending.insert(id.clone(), Pending::reading(plan, tag, batch, stateless, Dress::Listing));
-        Answer::Later
     }
 
     /// Whether this request's client may be sent a `resource_link`: 2025-06-18 or later.

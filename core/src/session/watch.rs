@@ -1,6 +1,7 @@
 //! Resource subscriptions: bb tells a subscriber `notifications/resources/updated` when a pull request
 //! it watches changes. A watch reads what a live card of the pull request reads, at a card's cadence
-//! and on the person's grid (`views/refresh.rs`), so no subscription costs Bitbucket more than a live
+//! and on the person's grid (it is read by `refresh_view`, the card's own refresh: `views/refresh.rs`), so no
+//! subscription costs Bitbucket more than a live
 //! card would, and a person's watch and live card of the same pull request share their reads. Its
 //! pull request, diff and threads resources are one watch: a change to the pull request (its state,
 //! reviewers, builds, comments, tasks or commits) is told for each of them that is subscribed.
@@ -34,14 +35,19 @@ use crate::logging::Level;
 use crate::plan::Step;
 use crate::resources::uri::{self, What};
 use crate::shared::Shared;
-use crate::tool::{Call, spread_of};
-use crate::views::refresh::{self, Fingerprint};
+use crate::tool::{Call, VIEW_META_KEY, spread_of};
 
 /// Pull requests one session (or one 2026-07-28 request's stream) watches at most: each costs what a
 /// live card costs. [assumed: more than a person keeps open; a host that asks for more gets the first]
 pub(crate) const MOST_WATCHED: usize = 100;
 /// The tag a watch's reads are filed with: no input waits on them.
 pub(super) const WATCH_TAG: u64 = u64::MAX;
+/// The tool a watch reads with: a live card's own refresh, so a watch reads what the card reads, at its
+/// cadence (`views/refresh.rs`).
+const REFRESH: &str = "refresh_view";
+/// A watch whose read failed and said nothing of when to ask again asks after this, as a card that could
+/// not be read does (`views/refresh.rs` `ERROR_MS`).
+const AFTER_FAILURE_MS: u64 = 60_000;
 /// The `_meta` key a 2026-07-28 stream's messages name their subscription with.
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -61,8 +67,8 @@ type Key = (String, String, u64);
 struct Watch {
     /// Each subscribed URI of the pull request, and who listens to it.
     heard: BTreeMap<String, BTreeSet<Listener>>,
-    /// The state last read.
-    drawn: Option<Fingerprint>,
+    /// The fingerprint of the state last read, as `refresh_view` gives it (`hash.since`).
+    drawn: Option<String>,
     /// Its own id: its timer and its reads are filed under it.
     id: Id,
 }
@@ -122,7 +128,8 @@ impl Session {
                 )));
             }
         };
-        if self.exposed(sh).kind("pull_request").is_none() {
+        let exposed = self.exposed(sh);
+        if exposed.kind("pull_request").is_none() || exposed.get(REFRESH).is_none() {
             return Err(refuse("Invalid params: this bb does not offer pull requests, so it watches none.".into()));
         }
         if let Some(scope) = &sh.config.scope
@@ -283,12 +290,22 @@ impl Session {
         if self.pending.contains_key(id) {
             return;
         }
-        let drawn = self.watches.by_pr.get(&key).and_then(|w| w.drawn);
+        let drawn = self.watches.by_pr.get(&key).and_then(|w| w.drawn.clone());
+        let mut show = Map::new();
+        show.insert("kind".into(), Value::from("pull_request"));
+        show.insert("project".into(), Value::from(key.0.as_str()));
+        show.insert("repo".into(), Value::from(key.1.as_str()));
+        show.insert("pr_id".into(), Value::from(key.2));
         let mut args = Map::new();
-        args.insert("project".into(), Value::from(key.0.as_str()));
-        args.insert("repo".into(), Value::from(key.1.as_str()));
-        args.insert("pr_id".into(), Value::from(key.2));
-        let (client, exposed) = (self.client.clone(), self.exposed(sh));
+        args.insert("show".into(), Value::Object(show));
+        if let Some(drawn) = drawn {
+            args.insert("fingerprint".into(), Value::from(drawn));
+        }
+        let exposed = self.exposed(sh);
+        let Some(tool) = exposed.get(REFRESH).copied() else { return };
+        // The card is read for nobody's screen: as a client that renders it would have it read.
+        let mut client = self.client.clone();
+        client.renders_views = true;
         let call = Call {
             client: &client,
             exposed: &exposed,
@@ -301,7 +318,7 @@ impl Session {
             scope: sh.config.scope.as_deref(),
             spread: spread_of(self.principal.as_deref()),
         };
-        match refresh::watch(&args, drawn, &call) {
+        match (tool.start)(&args, &call) {
             Step::Done(result) => self.watched(id, &result.into_value(), sh),
             // A card only reads; were it to ask, the watch would wait as an unreadable one does.
             Step::Ask(_) => self.watched(id, &json!({"isError": true}), sh),
@@ -324,16 +341,18 @@ impl Session {
     /// to each listener, and the next read is timed as a live card's would be.
     pub(super) fn watched(&mut self, id: &Id, result: &Value, sh: &mut Shared) {
         let Some(key) = self.watches.by_id.get(id).cloned() else { return };
-        let data = result.pointer(&format!("/_meta/{}", crate::views::META_KEY.replace('/', "~1")));
-        let read = data.and_then(|d| d.get("fingerprint")).and_then(Value::as_str).and_then(Fingerprint::parse);
+        let data = result.get("_meta").and_then(|m| m.get(VIEW_META_KEY));
+        let read = data.and_then(|d| d.get("fingerprint")).and_then(Value::as_str).map(str::to_owned);
         // A read that failed, and said nothing of when to ask again: as a card that could not be read.
         let next = match data.map(|d| d.get("next")) {
             Some(Some(Value::Null)) => None,
             Some(Some(n)) => n.as_u64(),
-            _ => Some(refresh::ERROR_MS),
+            _ => Some(AFTER_FAILURE_MS),
         };
         let Some(w) = self.watches.by_pr.get_mut(&key) else { return };
-        let changed = matches!((w.drawn, read), (Some(before), Some(now)) if before.hash != now.hash);
+        // The state is the fingerprint's hash; what follows its dot is since when it held.
+        let hash = |f: &str| f.split('.').next().unwrap_or_default().to_owned();
+        let changed = matches!((&w.drawn, &read), (Some(before), Some(now)) if hash(before) != hash(now));
         if let Some(now) = read {
             w.drawn = Some(now);
         }

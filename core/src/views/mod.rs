@@ -24,7 +24,7 @@ use crate::plan::{Step, ToolResult};
 use crate::tool::{Access, Annotations, Asks, Call, KindSpec, Pace, Role, Scoped, ToolSpec};
 
 /// The key of the view data in a result's `_meta`.
-pub const META_KEY: &str = "bb/view";
+pub const META_KEY: &str = crate::tool::VIEW_META_KEY;
 /// The version of the view data (assets/VIEW_DATA.md).
 pub const VIEW_DATA_VERSION: u64 = 1;
 /// Every kind of `show`: its name, the data tool whose answer it shows (and whose arguments it

@@ -142,17 +142,6 @@ fn start(args: &Map<String, Value>, call: &Call<'_>) -> Step {
     finishing(super::show_kind(show, call), asked, call.now_ms, call.spread)
 }
 
-/// A subscription's read of the pull request `args` names (`project`, `repo`, `pr_id`): a card's reads,
-/// at a card's cadence, so a watched pull request costs Bitbucket what a live card of it costs and
-/// shares its reads with the person's live cards of it (`session/watch.rs`). Without `drawn` (the first
-/// read) the state is learned; with it, the answer says whether it still holds.
-pub(crate) fn watch(args: &Map<String, Value>, drawn: Option<Fingerprint>, call: &Call<'_>) -> Step {
-    let mut show = args.clone();
-    show.insert("kind".into(), Value::from("pull_request"));
-    let asked = drawn.map_or(Asked::Open, Asked::Refresh);
-    finishing(super::show_kind(&show, call), asked, call.now_ms, call.spread)
-}
-
 /// Who asks for a view's data, which decides what the answer says besides it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Asked {
