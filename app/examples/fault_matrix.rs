@@ -159,6 +159,7 @@ fn args_for(tool: &str) -> Option<Value> {
         "show pull_request" => json!({ "kind": "pull_request", "project": "BB", "repo": "api", "pr_id": 1 }),
         "show pull_requests" => json!({ "kind": "pull_requests", "project": "BB", "repo": "api" }),
         "show diff" => json!({ "kind": "diff", "project": "BB", "repo": "api", "pr_id": 1 }),
+        "show threads" => json!({ "kind": "threads", "project": "BB", "repo": "api", "pr_id": 1 }),
         "show file" => json!({ "kind": "file", "project": "BB", "repo": "api", "path": "src/lib.rs" }),
         "show compare" => {
             json!({ "kind": "compare", "project": "BB", "repo": "api", "from_ref": "feature/retry", "to_ref": "main" })
