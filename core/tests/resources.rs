@@ -299,3 +299,11 @@ fn not_found_is_bitbucket_s_404_not_the_words_of_a_sentence() {
     let read = d.request("resources/read", json!({"uri": PR}));
     assert_eq!(read["error"]["code"], -32002, "{read}");
 }
+
+#[test]
+fn resources_list_of_a_bb_with_no_bitbucket_configured_is_empty_not_an_error() {
+    let mut d = StackHarness::new();
+    d.answer_with(|_| Some(stack_harness::failed(bb_core::FetchErrorKind::NotConfigured, "no server", false)));
+    let listed = d.request("resources/list", json!({}));
+    assert_eq!(listed["result"], json!({"resources": []}), "{listed}");
+}

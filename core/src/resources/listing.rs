@@ -12,7 +12,7 @@
 //! ```
 //!
 //! A read that fails fails the list (-32603, in the read's words): a person is never shown half their
-//! pull requests as if that were all. [docs/reference/mcp.md "Resource lists"; the reads:
+//! pull requests as if that were all. A bb with no Bitbucket configured lists nothing, as a failure it is not. [docs/reference/mcp.md "Resource lists"; the reads:
 //! docs/reference/bitbucket-dc.md "Pull request lists across repositories: the dashboard and the reviewer inbox"]
 
 use serde_json::{Map, Value, json};
@@ -21,7 +21,7 @@ use crate::args::paging;
 use crate::bitbucket::model::PullRequest;
 use crate::bitbucket::{Page, RawPage};
 use crate::errors::{self, Subject};
-use crate::fetch::{FetchOutcome, FetchRequest};
+use crate::fetch::{FetchErrorKind, FetchOutcome, FetchRequest};
 use crate::plan::{Fetches, Plan, Step, ToolResult};
 use crate::reads::pull_requests::in_scope;
 use crate::resources::uri::{Named, What};
@@ -130,6 +130,14 @@ impl Plan for Listing {
 
     fn on(&mut self, read: Read, outcome: FetchOutcome, f: &mut Fetches<'_, '_, Read>) -> Option<ToolResult> {
         let about = Subject { project: "", repo: "", pr: None };
+        // No Bitbucket configured: nobody's pull requests to list, which is no failure of a read (a host lists
+        // resources as it connects; the tools say what to set).
+        if let FetchOutcome::Failed(e) = &outcome
+            && e.kind == FetchErrorKind::NotConfigured
+        {
+            self.pages.push((read, Page { values: Vec::new(), unreadable: 0, start: 0, next: None }));
+            return (f.waiting() == 0).then(|| self.done());
+        }
         match errors::json::<RawPage>(&outcome, about, None) {
             Ok(page) => self.pages.push((read, page.decode())),
             Err(e) => {
