@@ -51,9 +51,11 @@ fn a_subscriber_is_told_once_when_the_pull_request_changes_and_not_while_it_does
     let mut d = StackHarness::new();
     let answer = d.request("resources/subscribe", json!({"uri": PR}));
     assert_eq!(answer["result"], json!({}), "{answer}");
-    // The first read learns the state; it tells nobody.
+    // Answered once the first read has learnt the state subscribed to: a change made while that read was in
+    // flight would otherwise be taken for it, and never told.
+    assert!(d.requests.iter().any(|r| r.contains("/pull-requests/1?")), "{:?}", d.requests);
+    // The first read tells nobody.
     d.run_background();
-    assert!(!d.requests.is_empty(), "the watch read the pull request");
     assert!(updates(&d).is_empty(), "{:?}", d.notes);
     assert_eq!(d.timers.len(), 1, "one timer: the next read");
     // Quiet for two minutes: read again at the card's cadence, nobody told.
@@ -161,6 +163,8 @@ fn a_2026_07_28_listen_is_acknowledged_first_and_each_message_names_its_subscrip
     let params = json!({"_meta": meta, "notifications": {"toolsListChanged": true,
         "resourceSubscriptions": [PR, "bitbucket://projects/BB/repos/api/files/README.md"]}});
     s.open_request(41, "subscriptions/listen", params, 9);
+    // Acknowledged once the first read has learnt the state listened to.
+    assert!(s.requests.iter().any(|r| r.contains("/pull-requests/1?")), "{:?}", s.requests);
     let (tag, ack) = s.notes.first().cloned().unwrap();
     assert_eq!(tag, Some(9), "on the listen request's stream");
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");

@@ -271,7 +271,7 @@ impl Session {
     /// Drops a call the client cancelled: its work is withdrawn and it gets no answer.
     fn cancel(&mut self, id: &Id, sh: &mut Shared) {
         // A listen's stream ends; a watch's own reads are no client's to cancel.
-        if self.end_stream(id, sh) || self.watches.owns(id) {
+        if self.end_stream(id, sh) || self.cancel_awaiting(id, sh) || self.watches.owns(id) {
             return;
         }
         // A prompt's parts are cancelled with it, and only with it.

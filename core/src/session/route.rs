@@ -170,7 +170,7 @@ impl Session {
                     "Method not found: `{method}` is not part of 2026-07-28 (set `io.modelcontextprotocol/logLevel` in a request's `_meta` for its log messages)."
                 ),
             ),
-            ("resources/subscribe", Terms::Session) => self.subscribe(id, params, sh),
+            ("resources/subscribe", Terms::Session) => self.subscribe(id, params, tag, batch.is_some(), sh),
             ("resources/unsubscribe", Terms::Session) => self.unsubscribe(id, params, sh),
             ("resources/subscribe" | "resources/unsubscribe", Terms::Alone(_)) => err(
                 METHOD_NOT_FOUND,

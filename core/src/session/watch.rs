@@ -71,6 +71,21 @@ struct Watch {
     drawn: Option<String>,
     /// Its own id: its timer and its reads are filed under it.
     id: Id,
+    /// Its first read has answered: the state a change is told against is known (or could not be read).
+    first_done: bool,
+}
+
+/// A request answered once the first read of each pull request it watches has answered, so that every
+/// change after its answer is told (a change made while the first read is in flight would otherwise be
+/// taken for the state subscribed to).
+#[derive(Debug)]
+struct Awaiting {
+    /// The input it came with.
+    tag: u64,
+    /// `resources/subscribe` (answered `{}`), or a listen's acknowledgment to send.
+    ack: Option<Value>,
+    /// The pull requests whose first read it waits for.
+    keys: BTreeSet<Key>,
 }
 
 /// A session's watches and open streams.
@@ -80,13 +95,15 @@ pub(super) struct Watches {
     by_id: BTreeMap<Id, Key>,
     /// Open `subscriptions/listen` requests: their input's tag.
     streams: BTreeMap<Id, u64>,
+    /// Subscribes and listens waiting for their pull requests' first reads.
+    awaiting: BTreeMap<Id, Awaiting>,
     next: u64,
 }
 
 impl Watches {
     /// Whether the input tagged `tag` is a stream still open.
     pub(super) fn holds_open(&self, tag: u64) -> bool {
-        self.streams.values().any(|t| *t == tag)
+        self.streams.values().any(|t| *t == tag) || self.awaiting.values().any(|a| a.tag == tag)
     }
 
     /// Whether `id` is a watch's own (its reads are no client's to cancel).
@@ -98,7 +115,8 @@ impl Watches {
     pub(super) fn take_streams(&mut self) -> Vec<u64> {
         self.by_pr.clear();
         self.by_id.clear();
-        std::mem::take(&mut self.streams).into_values().collect()
+        let waiting = std::mem::take(&mut self.awaiting).into_values().map(|a| a.tag);
+        std::mem::take(&mut self.streams).into_values().chain(waiting).collect()
     }
 }
 
@@ -145,7 +163,7 @@ impl Session {
     }
 
     /// `resources/subscribe` (before 2026-07-28): the session hears of `uri`'s changes from now on.
-    pub(super) fn subscribe(&mut self, id: &Id, params: &Value, sh: &mut Shared) -> Answer {
+    pub(super) fn subscribe(&mut self, id: &Id, params: &Value, tag: u64, batch: bool, sh: &mut Shared) -> Answer {
         let Some(uri) = params.get("uri").and_then(Value::as_str) else {
             return refused(id, "Invalid params: `resources/subscribe` needs a `uri`.".into());
         };
@@ -153,10 +171,15 @@ impl Session {
             Ok(key) => key,
             Err(reply) => return Answer::Now(Err(reply)),
         };
-        if !self.watch(key, uri, Listener::Session, sh) {
+        if !self.watch(key.clone(), uri, Listener::Session, sh) {
             return refused(id, format!("Invalid params: bb watches at most {MOST_WATCHED} pull requests a session."));
         }
-        Answer::Now(Ok(json!({})))
+        // Answered once the state subscribed to is known (a batch's answer cannot wait on it).
+        if batch || self.watches.by_pr.get(&key).is_none_or(|w| w.first_done) {
+            return Answer::Now(Ok(json!({})));
+        }
+        self.watches.awaiting.insert(id.clone(), Awaiting { tag, ack: None, keys: BTreeSet::from([key]) });
+        Answer::Later
     }
 
     /// `resources/unsubscribe`: the session no longer hears of `uri` (nothing to undo is no error).
@@ -187,6 +210,7 @@ impl Session {
         };
         self.watches.streams.insert(id.clone(), tag);
         let mut honoured: Vec<&str> = Vec::new();
+        let mut keys = BTreeSet::new();
         let mut seen = BTreeSet::new();
         // Past the most a stream may watch, the rest are only counted: a request of thousands of URIs
         // costs no more than one of a hundred.
@@ -201,8 +225,9 @@ impl Session {
             }
             match self.watchable(id, uri, true, sh) {
                 Ok(key) => {
-                    if self.watch(key, uri, Listener::Stream(id.clone()), sh) {
+                    if self.watch(key.clone(), uri, Listener::Stream(id.clone()), sh) {
                         honoured.push(uri);
+                        keys.insert(key);
                     }
                 }
                 Err(why) => {
@@ -222,13 +247,63 @@ impl Session {
             "notifications/subscriptions/acknowledged",
             json!({"_meta": {SUBSCRIPTION_ID: id.to_value()}, "notifications": notifications}),
         );
-        self.send(ack, Some(tag), sh);
+        // Acknowledged once the state listened to is known, so every change after the acknowledgment is told.
+        keys.retain(|k| self.watches.by_pr.get(k).is_some_and(|w| !w.first_done));
+        if keys.is_empty() {
+            self.send(ack, Some(tag), sh);
+        } else {
+            self.watches.awaiting.insert(id.clone(), Awaiting { tag, ack: Some(ack), keys });
+        }
         Answer::Later
+    }
+
+    /// Drops a subscribe still waiting for its first read (the client cancelled it): its subscription goes
+    /// with it, unanswered.
+    pub(super) fn cancel_awaiting(&mut self, id: &Id, sh: &mut Shared) -> bool {
+        let Some(a) = self.watches.awaiting.remove(id) else { return false };
+        if a.ack.is_none() {
+            let keys = a.keys;
+            let uris: BTreeSet<String> = self
+                .watches
+                .by_pr
+                .iter()
+                .filter(|(k, _)| keys.contains(*k))
+                .flat_map(|(_, w)| w.heard.keys().cloned())
+                .collect();
+            self.unwatch(|u, l| uris.contains(u) && *l == Listener::Session, sh);
+        }
+        self.settle(a.tag, sh);
+        true
+    }
+
+    /// The first read of `key` has answered (or its watch ended): the requests waiting only on it are
+    /// answered now.
+    fn first_read(&mut self, key: &Key, sh: &mut Shared) {
+        let ready: Vec<Id> = self
+            .watches
+            .awaiting
+            .iter_mut()
+            .filter_map(|(id, a)| {
+                a.keys.remove(key);
+                a.keys.is_empty().then(|| id.clone())
+            })
+            .collect();
+        for id in ready {
+            let Some(a) = self.watches.awaiting.remove(&id) else { continue };
+            match a.ack {
+                Some(ack) => self.send(ack, Some(a.tag), sh),
+                None => {
+                    self.send(jsonrpc::result_value(&id, json!({})), Some(a.tag), sh);
+                    self.settle(a.tag, sh);
+                }
+            }
+        }
     }
 
     /// Ends the stream `id` (the client cancelled it): its watches go with it, unanswered.
     pub(super) fn end_stream(&mut self, id: &Id, sh: &mut Shared) -> bool {
         let Some(tag) = self.watches.streams.remove(id) else { return false };
+        self.watches.awaiting.remove(id);
         let listener = Listener::Stream(id.clone());
         self.unwatch(|_, l| *l == listener, sh);
         self.settle(tag, sh);
@@ -250,7 +325,7 @@ impl Session {
         let mut heard = BTreeMap::new();
         heard.insert(uri.to_owned(), BTreeSet::from([listener]));
         self.watches.by_id.insert(id.clone(), key.clone());
-        self.watches.by_pr.insert(key, Watch { heard, drawn: None, id: id.clone() });
+        self.watches.by_pr.insert(key, Watch { heard, drawn: None, id: id.clone(), first_done: false });
         self.read_watch(&id, sh);
         true
     }
@@ -273,6 +348,7 @@ impl Session {
                 self.watches.by_id.remove(&w.id);
                 self.pending.remove(&w.id);
                 sh.work.cancel_call(self.id, &w.id, &mut sh.out);
+                self.first_read(&key, sh);
             }
         }
     }
@@ -350,6 +426,8 @@ impl Session {
             _ => Some(AFTER_FAILURE_MS),
         };
         let Some(w) = self.watches.by_pr.get_mut(&key) else { return };
+        let was_first = !w.first_done;
+        w.first_done = true;
         // The state is the fingerprint's hash; what follows its dot is since when it held.
         let hash = |f: &str| f.split('.').next().unwrap_or_default().to_owned();
         let changed = matches!((&w.drawn, &read), (Some(before), Some(now)) if hash(before) != hash(now));
@@ -382,6 +460,9 @@ impl Session {
         }
         if changed {
             self.log(Level::Debug, format!("{}/{} #{} changed: told its subscribers", key.0, key.1, key.2), sh);
+        }
+        if was_first {
+            self.first_read(&key, sh);
         }
     }
 }
