@@ -57,9 +57,9 @@ test("teardown is answered and the view stops: no more size reports, no late res
 // suggestions and the form's and card's second pass took the last of it; 184 KB / 50 KB until Code Insights, the
 // card's Reports and the diff's annotations, added 8 KB / 3 KB; 200 KB / 55 KB until the third look at the views and
 // pointing at code — a compare's Commits tab, blame as asked, earlier lines, the selection's context and Ask about this,
-// skeletons from streamed arguments — added about 16 KB / 4 KB; 240 KB until the fourth pass — the threads kind,
-// pictures, a pull request's Commits tab — added about 16 KB). Still under half the bundle.
-test("the page weighs under 256 KB (64 KB gzipped), beside the reference SDK's self-contained bundle", () => {
+// skeletons from streamed arguments — added about 16 KB / 4 KB; 240 KB / 64 KB until the fourth pass — the threads
+// kind, pictures, a pull request's Commits tab — added about 16 KB / 8 KB). Still under half the bundle.
+test("the page weighs under 256 KB (72 KB gzipped), beside the reference SDK's self-contained bundle", () => {
   const html = view();
   const bytes = Buffer.byteLength(html);
   const gz = gzipSync(html, { level: 9 }).length;
@@ -67,5 +67,5 @@ test("the page weighs under 256 KB (64 KB gzipped), beside the reference SDK's s
   console.log(line);
   save("weight.txt", `${line}\n`);
   assert.ok(bytes < 256 * 1024, line);
-  assert.ok(gz < 64 * 1024, line);
+  assert.ok(gz < 72 * 1024, line);
 });

@@ -222,7 +222,7 @@ test("the card's Diff tab opens the diff in place; Back returns to the card and 
   const card = live("pr-open");
   const diff = live("diff-view", (d) => { d.fingerprint = "d1"; return d; });
   const v = await mount(card, (p) => (p.arguments.fingerprint ? unchanged(p.arguments.fingerprint) : p.arguments.show.kind === "diff" ? result(diff) : result(card)));
-  assert.deepEqual(await v.frame.locator(".bb-tab").evaluateAll((n) => n.map((t) => [t.textContent, t.getAttribute("aria-current")])), [["Overview", "page"], ["Diff", null]]);
+  assert.deepEqual(await v.frame.locator(".bb-tab").evaluateAll((n) => n.map((t) => [t.textContent, t.getAttribute("aria-current")])), [["Overview", "page"], ["Diff", null], ["Commits", null]]);
   await v.frame.getByRole("button", { name: "Diff", exact: true }).click();
   await v.frame.locator(".bb-diffview").waitFor({ timeout: 8000 });
   const opened = (await refreshes(v.log)).find((c) => !c.arguments.fingerprint);
