@@ -3,7 +3,7 @@
 // told in one line, and on failure the person's words stay where they wrote them.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot, startBb } from "./harness.mjs";
+import { fixture, launch, open, realErrors, result, shot, startBb } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -16,7 +16,6 @@ after(async () => {
   await bb?.stop();
 });
 
-const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 // Approve and Needs work ask the person first (issue 51): the test host answers bb's question by itself,
 // accepting with the box ticked (mount.confirm "accept"; --confirm off is not on this branch).
 const card = async (pr_id, opts = {}) => {

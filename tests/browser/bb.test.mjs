@@ -4,7 +4,7 @@
 // drawn is checked against the view data bb sent in the same result's _meta.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, open, shot, startBb, view } from "./harness.mjs";
+import { launch, open, realErrors, shot, startBb, texts, view } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -19,10 +19,8 @@ after(async () => {
 
 // Bidi controls are drawn as marked tokens (⟨U+202E⟩): what bb sent, as the page shows it.
 const vis = (t) => (typeof t === "string" ? t.replace(/[\u202A-\u202E\u2066-\u2069]/g, (c) => `⟨U+${c.codePointAt(0).toString(16).toUpperCase()}⟩`) : t);
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 // The host page's SDK client opens a GET stream that bb answers 405 (it has nothing to push): the
 // browser logs that as a failed load. Every other error counts.
-const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 const STATE_WORDS = { OPEN: "Open", MERGED: "Merged", DECLINED: "Declined" };
 // A reviewer with no verdict: "Reviewed" when they have seen the head, else no word (Bitbucket draws none).
 const REVIEW_WORDS = { APPROVED: "Approved", NEEDS_WORK: "Needs work", UNAPPROVED: "" };

@@ -1,7 +1,7 @@
 // The pull request card: what it draws from the fixtures, inline and fullscreen, light and dark.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot } from "./harness.mjs";
+import { fixture, launch, open, result, shot, texts } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -13,7 +13,6 @@ async function card(name, mount = {}, edit = (d) => d) {
   await v.frame.locator(".bb-card").waitFor({ timeout: 10000 });
   return { ...v, data };
 }
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 
 test("an open pull request is drawn as Bitbucket's page: title, lozenge, branches, reviewers in order, counts", async () => {
   const { frame, page, errors } = await card("pr-open");

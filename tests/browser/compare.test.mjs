@@ -4,7 +4,7 @@
 // that does not exist in Bitbucket's words with the compare page to open.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, open, shot, startBb, view } from "./harness.mjs";
+import { launch, open, realErrors, shot, startBb, texts, view } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -20,8 +20,6 @@ after(async () => {
   await bb?.stop();
 });
 
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
-const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 const COMPARE = { kind: "compare", project: "BB", repo: "api", from_ref: "feature/retry", to_ref: "main" };
 
 async function show(args, mount = {}, wait = ".bb-diffview") {

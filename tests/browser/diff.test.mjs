@@ -4,7 +4,7 @@
 // host answers its refresh_view reads from the file fixture) and the iterative review choice.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot, startBb, until, view } from "./harness.mjs";
+import { fixture, launch, open, result, shot, startBb, texts, until, view } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -17,7 +17,6 @@ async function diff(name, mount = {}) {
   await v.frame.locator(".bb-diffview").waitFor({ timeout: 10000 });
   return { ...v, data };
 }
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 const frameHeight = (page) => page.locator("iframe#view").evaluate((f) => f.getBoundingClientRect().height);
 // The element right after the row of a code line, and what it holds.
 const nextRow = (frame, selector) => frame.locator(selector).evaluate((row) => {

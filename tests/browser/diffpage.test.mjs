@@ -4,13 +4,12 @@
 // tree hides, side-by-side only where it fits). Inline at 700 px and fullscreen, light and dark.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot, until } from "./harness.mjs";
+import { fixture, launch, open, result, shot, texts, until } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 
 // Opens `path` from the file tree, shown first where it starts hidden (a narrow full screen).
 async function pick(frame, path) {

@@ -4,13 +4,12 @@
 // and an empty one. The test host answers the page's refresh_view calls from the fixtures.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot, until } from "./harness.mjs";
+import { fixture, launch, open, result, shot, texts, until } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 const calls = async (v) => (await v.log()).calls.filter((c) => c.name === "refresh_view").map((c) => c.arguments);
 // The file as bb would answer for a window of it: lines [start, start + count) of file-client.json.
 function windowOf(call) {

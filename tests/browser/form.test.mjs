@@ -4,7 +4,7 @@
 // and the model is told; a pull request already open is shown with a way to it.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, open, shot, startBb, until } from "./harness.mjs";
+import { launch, open, realErrors, shot, startBb, until } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -19,7 +19,6 @@ after(async () => {
 
 const POSTS = "POST /rest/api/latest/projects/BB/repos/api/pull-requests";
 const posts = async () => ((await (await fetch(`${bb.stack}/_stack/requests`)).json()).requests[POSTS] || 0);
-const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 const calls = async (v, name) => (await v.log()).calls.filter((c) => c && c.name === name);
 const told = async (v) => (await v.log()).context.map((c) => c.content.map((b) => b.text).join(""));
 const DRAFT = { kind: "pull_request_form", project: "BB", repo: "api", from_ref: "docs/typo",

@@ -176,4 +176,10 @@ export async function until(what, check, ms = 20000) {
   }
 }
 
+/** A page's console errors less the 405 of a GET of /mcp that names no session (bb pushes nothing there). */
+export const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
+
+/** The trimmed text of each node `locator` finds. */
+export const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
+
 export function save(name, text) { writeFileSync(join(RESULTS, name), text); }

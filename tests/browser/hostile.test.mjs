@@ -2,10 +2,9 @@
 // data: one is made, no link leaves except through the host to a web address, nothing is fetched.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot } from "./harness.mjs";
+import { fixture, launch, open, result, shot, texts } from "./harness.mjs";
 
 const vis = (t) => t.replace(/[\u202A-\u202E\u2066-\u2069]/g, (c) => `⟨U+${c.codePointAt(0).toString(16).toUpperCase()}⟩`);
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 
 let browser;
 before(async () => { browser = await launch(); });

@@ -3,7 +3,7 @@
 // (data-new), the rest at the file's top. What is drawn is checked against the view data of the same result.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, open, shot, startBb } from "./harness.mjs";
+import { launch, open, realErrors, shot, startBb } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -16,7 +16,6 @@ after(async () => {
   await bb?.stop();
 });
 
-const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 async function show(args, mount = {}, wait = ".bb-card") {
   const v = await open(browser, { bb: bb.mcp, show: args, mount });
   await v.frame.locator(wait).waitFor({ timeout: 15000 });

@@ -4,13 +4,12 @@
 // hostile text stays text. Inline at a chat's width and fullscreen, light and dark.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot, until } from "./harness.mjs";
+import { fixture, launch, open, result, shot, texts, until } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 const HOSTILE = `<img src=x onerror="parent.postMessage({pwned:1},'*')"> ${"long ".repeat(20000)}`;
 
 function withReports() {

@@ -2,7 +2,7 @@
 // counts that agree with the rows drawn.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot, until } from "./harness.mjs";
+import { fixture, launch, open, result, shot, texts, until } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -14,7 +14,6 @@ async function list(mount = {}, edit = (d) => d) {
   await v.frame.locator(".bb-list").waitFor({ timeout: 10000 });
   return { ...v, data };
 }
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 
 test("rows carry title, #id, author, branches, build status, conflict and needs-work marks, reviewers, counts and age", async () => {
   const { frame, page, data, errors } = await list();

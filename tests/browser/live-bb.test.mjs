@@ -4,7 +4,7 @@
 // compresses time (timeScale) so that bb's 5 s are half a second here.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, open, shot, startBb, until } from "./harness.mjs";
+import { launch, open, realErrors, shot, startBb, until } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -25,7 +25,6 @@ const control = async (what, body) => {
   const res = await fetch(`${bb.stack}/_stack/${what}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   assert.ok(res.ok, `${what}: ${res.status} ${await res.text()}`);
 };
-const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 const refreshes = async (log) => (await log()).calls.filter((c) => c.name === "refresh_view");
 const told = async (log) => (await log()).context.map((c) => c.content.map((b) => b.text).join(""));
 async function show(args, mount = {}, wait = ".bb-card") {

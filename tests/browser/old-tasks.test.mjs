@@ -6,7 +6,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { HERE, RESULTS, launch, open, shot, startBb } from "./harness.mjs";
+import { HERE, RESULTS, launch, open, realErrors, shot, startBb } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -23,7 +23,6 @@ after(async () => {
   await bb?.stop();
 });
 
-const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 const PR1 = { kind: "pull_request", project: "BB", repo: "api", pr_id: 1 };
 async function card(mount = {}) {
   const v = await open(browser, { bb: bb.mcp, show: PR1, mount, colorScheme: mount.theme === "dark" ? "dark" : "light" });

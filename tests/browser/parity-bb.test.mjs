@@ -4,7 +4,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { RESULTS, launch, open, shot, startBb, until } from "./harness.mjs";
+import { RESULTS, launch, open, realErrors, shot, startBb, until } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -17,7 +17,6 @@ after(async () => {
   await bb?.stop();
 });
 
-const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 const calls = async (v, name) => (await v.log()).calls.filter((c) => c && c.name === name);
 // apply_pr_suggestion asks the person first (issue 51): the test host answers bb's question by itself,
 // accepting with the box ticked (mount.confirm "accept"; --confirm off is not on this branch).

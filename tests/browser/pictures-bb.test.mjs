@@ -4,7 +4,7 @@
 // inline at 700 px and in full screen, light and dark. Nothing the bytes hold is ever parsed as markup.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, open, shot, startBb } from "./harness.mjs";
+import { launch, open, realErrors, shot, startBb } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -16,7 +16,6 @@ after(async () => {
   await browser?.close();
   await bb?.stop();
 });
-const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 const ICON = { kind: "file", project: "BB", repo: "api", path: "assets/icon.png" };
 
 test("get_file of assets/icon.png gives the model the picture as image/png content, with a sentence of its size", async () => {

@@ -6,7 +6,7 @@
 // test host answers the view's tool calls; every button is a tools/call of the model's own tool.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot, until } from "./harness.mjs";
+import { fixture, launch, open, result, shot, texts, until } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -14,7 +14,6 @@ after(async () => { await browser?.close(); });
 
 const HEAD = "c0ffee1e9c72b20d1a5f3e0b7d4c2a9f8e6b5a4d";
 const WHERE = { project: "BB", repo: "api", pr_id: 1 };
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 const said = (text) => ({ content: [{ type: "text", text }] });
 const refused = (text) => ({ isError: true, content: [{ type: "text", text }] });
 const copy = (x) => JSON.parse(JSON.stringify(x));

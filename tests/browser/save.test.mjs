@@ -3,7 +3,7 @@
 // ui/download-file; a host that does not is offered neither. 700 px and full screen, light and dark.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, open, shot, startBb, until } from "./harness.mjs";
+import { launch, open, realErrors, shot, startBb, until } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -15,7 +15,6 @@ after(async () => {
   await browser?.close();
   await bb?.stop();
 });
-const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e));
 
 async function show(args, mount) {
   const v = await open(browser, { bb: bb.mcp, show: args, mount, colorScheme: mount.theme === "dark" ? "dark" : "light" });

@@ -3,13 +3,12 @@
 // build once, each reply once, bidi controls visible, accessible statuses, errors a person can act on.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fixture, launch, open, result, shot, until } from "./harness.mjs";
+import { fixture, launch, open, result, shot, texts, until } from "./harness.mjs";
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 async function mount(name, mount = {}, edit = (d) => d, wait = ".bb-flow, main.bb-fullscreen > *") {
   const data = edit(fixture(name));
   const v = await open(browser, { mount: { input: data.call, result: result(data), width: 700, ...mount } });

@@ -4,7 +4,7 @@
 // and "View in diff" opening the diff in place at the thread; at chat width (700 px) and full screen, light and dark.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, open, shot, startBb, until, view } from "./harness.mjs";
+import { launch, open, realErrors, shot, startBb, texts, until, view } from "./harness.mjs";
 
 let browser;
 let bb;
@@ -17,8 +17,6 @@ after(async () => {
   await bb?.stop();
 });
 
-const realErrors = (errors) => errors.filter((e) => !/status of 405/.test(e)); // the host's GET of /mcp (no SSE stream)
-const texts = (locator) => locator.evaluateAll((nodes) => nodes.map((n) => n.textContent.trim()));
 const THREADS = { kind: "threads", project: "BB", repo: "api", pr_id: 1 };
 
 async function show(args, mount = {}) {

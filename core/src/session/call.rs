@@ -708,6 +708,37 @@ impl Session {
         self.settle(tag, sh);
     }
 
+    /// Starts `plan` for request `id` (a completion, `resources/list`, a watch's read): its reads and jobs
+    /// filed in the table of work as a tool call's are, the request answered as `dress` says once it
+    /// answers. `what` names it in the debug log.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn read_later(
+        &mut self,
+        id: &Id,
+        mut plan: Box<dyn Waiting>,
+        what: &str,
+        tag: u64,
+        batch: Option<u64>,
+        stateless: bool,
+        dress: Dress,
+        sh: &mut Shared,
+    ) {
+        let mut desk = sh.desk();
+        plan.begin(&mut desk);
+        let issued = desk.take();
+        self.log(Level::Debug, format!("{what} waits on {} Bitbucket request(s)", issued.reads.len()), sh);
+        for (ticket, request) in issued.reads {
+            sh.work.file_read(self.id, id, ticket, request, &mut sh.out);
+        }
+        for (ticket, job) in issued.jobs {
+            sh.work.file_job(self.id, id, ticket, job, &mut sh.out);
+        }
+        if let Some(b) = batch {
+            self.batch_waits_on_one(b);
+        }
+        self.pending.insert(id.clone(), Pending::reading(plan, tag, batch, stateless, dress));
+    }
+
     fn answer_later(&mut self, id: &Id, pending: Pending, result: Value, sh: &mut Shared) {
         // A watch's read is no request's: what it read decides whom to tell (`session/watch.rs`).
         if let Dress::Watch = pending.dress {

@@ -12,12 +12,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::call::Pending;
 use super::read::Dress;
 use super::{Answer, Session};
 use crate::completion;
 use crate::jsonrpc::{ErrorReply, INVALID_PARAMS, Id};
-use crate::logging::Level;
 use crate::plan::Step;
 use crate::shared::Shared;
 use crate::stateless;
@@ -50,21 +48,11 @@ impl Session {
         if let Some(listed) = sh.completions.get(&person, &asked.source, sh.now_ms) {
             return now(completion::answer(&asked.typed, Some(listed)));
         }
-        let Step::Wait(mut plan) = asked.source.plan(scope.as_deref()) else {
+        let Step::Wait(plan) = asked.source.plan(scope.as_deref()) else {
             return now(completion::answer("", None));
         };
-        let mut desk = sh.desk();
-        plan.begin(&mut desk);
-        let issued = desk.take();
-        self.log(Level::Debug, format!("completion waits on {} Bitbucket request(s)", issued.reads.len()), sh);
-        for (ticket, request) in issued.reads {
-            sh.work.file_read(self.id, id, ticket, request, &mut sh.out);
-        }
-        if let Some(b) = batch {
-            self.batch_waits_on_one(b);
-        }
         let dress = Dress::Completion { source: asked.source, typed: asked.typed };
-        self.pending.insert(id.clone(), Pending::reading(plan, tag, batch, is_stateless, dress));
+        self.read_later(id, plan, "completion", tag, batch, is_stateless, dress, sh);
         Answer::Later
     }
 }

@@ -4,11 +4,9 @@
 
 use serde_json::{Value, json};
 
-use super::call::Pending;
 use super::read::Dress;
 use super::{Answer, Session};
 use crate::jsonrpc::{ErrorReply, INVALID_PARAMS, Id};
-use crate::logging::Level;
 use crate::plan::Step;
 use crate::resources;
 use crate::shared::Shared;
@@ -42,20 +40,10 @@ impl Session {
             }));
         }
         let annotated = self.takes_links(stateless);
-        let Step::Wait(mut plan) = resources::listing::plan(at, sh.config.scope.as_deref(), annotated) else {
+        let Step::Wait(plan) = resources::listing::plan(at, sh.config.scope.as_deref(), annotated) else {
             return Answer::Now(Ok(json!({"resources": []})));
         };
-        let mut desk = sh.desk();
-        plan.begin(&mut desk);
-        let issued = desk.take();
-        self.log(Level::Debug, format!("resources/list waits on {} Bitbucket request(s)", issued.reads.len()), sh);
-        for (ticket, request) in issued.reads {
-            sh.work.file_read(self.id, id, ticket, request, &mut sh.out);
-        }
-        if let Some(b) = batch {
-            self.batch_waits_on_one(b);
-        }
-        self.pending.insert(id.clone(), Pending::reading(plan, tag, batch, stateless, Dress::Listing));
+        self.read_later(id, plan, "resources/list", tag, batch, stateless, Dress::Listing, sh);
         Answer::Later
     }
 }

@@ -26,7 +26,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
-use super::call::Pending;
 use super::read::Dress;
 use super::{Answer, Session, truncate};
 use crate::confirm::Confirming;
@@ -398,18 +397,7 @@ impl Session {
             Step::Done(result) => self.watched(id, &result.into_value(), sh),
             // A card only reads; were it to ask, the watch would wait as an unreadable one does.
             Step::Ask(_) => self.watched(id, &json!({"isError": true}), sh),
-            Step::Wait(mut plan) => {
-                let mut desk = sh.desk();
-                plan.begin(&mut desk);
-                let issued = desk.take();
-                for (ticket, request) in issued.reads {
-                    sh.work.file_read(self.id, id, ticket, request, &mut sh.out);
-                }
-                for (ticket, job) in issued.jobs {
-                    sh.work.file_job(self.id, id, ticket, job, &mut sh.out);
-                }
-                self.pending.insert(id.clone(), Pending::reading(plan, WATCH_TAG, None, false, Dress::Watch));
-            }
+            Step::Wait(plan) => self.read_later(id, plan, "a watch", WATCH_TAG, None, false, Dress::Watch, sh),
         }
     }
 
